@@ -1,0 +1,87 @@
+/*
+ * libmcrepl admission (RFC "Admission Policy", "Proposal Contract").
+ *
+ * This header is the contract: what is not declared here is private.
+ *
+ * mcrepl_admit() is a pure function of its input: the config, the proposal,
+ * the host's view of the object, the master's own heat count, the key's
+ * pending/cooldown state and now_ms. The proposal carries no hit count or
+ * QPS: only the master's window admits. Thread-safe.
+ */
+#ifndef MCREPL_ADMIT_H
+#define MCREPL_ADMIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mcrepl/config.h"
+#include "mcrepl/error.h"
+#include "mcrepl/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A replica action proposal. Strings are borrowed for the call only. */
+typedef struct mcrepl_proposal {
+	mcrepl_action action;	     /* MCREPL_ACTION_ADD */
+	const char *proposal_id;     /* idempotency id, 1..PROPOSAL_ID_MAX */
+	const char *tenant;	     /* NULL = "" */
+	const char *key;	     /* required */
+	const char *requester_domain; /* stage 1: must be NULL or "" */
+	const char *target_domain;    /* stage 1: must be NULL or "" */
+	uint64_t observed_version;   /* object version the proposer saw */
+	uint64_t expected_size;	     /* object size the proposer saw */
+	mcrepl_segment_id preferred_target; /* 0 = none */
+	uint64_t expires_at_ms;	     /* proposal deadline (same clock) */
+} mcrepl_proposal;
+
+/* The host's view of the object the proposal names. */
+typedef struct mcrepl_object_view {
+	bool exists;
+	uint64_t version;
+	uint64_t size;
+	uint32_t readable_memory_replicas; /* all COMPLETE MEMORY replicas */
+	bool busy; /* another (non-dynamic) replication or exclusive op runs */
+} mcrepl_object_view;
+
+/* Pending and cooldown state of one admission key (lease table output). */
+typedef struct mcrepl_key_state {
+	bool pending;			   /* unexpired pending dynamic lease */
+	uint64_t action_cooldown_until_ms; /* 0 = none */
+	uint64_t recreate_after_ms;	   /* 0 = none */
+} mcrepl_key_state;
+
+typedef struct mcrepl_admit_input {
+	const mcrepl_config *cfg;
+	const mcrepl_proposal *proposal;
+	const mcrepl_object_view *object;
+	uint32_t heat_count; /* the master's windowed count for this key */
+	mcrepl_key_state key_state;
+	uint64_t now_ms;
+} mcrepl_admit_input;
+
+/*
+ * Decide admission. Returns MCREPL_REASON_NONE to admit, or the first
+ * failing rule, checked in this order:
+ *   MODE_OFF; INVALID_PROPOSAL (NULL/empty key or id, unknown action);
+ *   EXPIRED (expires_at_ms <= now); DOMAIN_HINT_UNSUPPORTED (stage 1 and a
+ *   non-empty requester/target domain); UNKNOWN_OBJECT; VERSION_MISMATCH;
+ *   SIZE_MISMATCH; BELOW_THRESHOLD (heat_count < the effective threshold);
+ *   IN_FLIGHT (pending lease or busy object); REPLICA_LIMIT
+ *   (readable_memory_replicas >= max_memory_replicas); ACTION_COOLDOWN;
+ *   RECREATE_COOLDOWN; MODE_OBSERVE (everything passed in observe mode:
+ *   the caller counts a would-propose).
+ * The effective threshold is mcrepl_config_threshold(cfg), multiplied by
+ * max(1, readable replicas) when cfg->scale_threshold_by_replicas is set.
+ */
+MCREPL_API mcrepl_reason mcrepl_admit(const mcrepl_admit_input *in);
+
+/* The effective threshold mcrepl_admit() applies for this replica count. */
+MCREPL_API uint32_t mcrepl_admit_threshold(const mcrepl_config *cfg,
+					   uint32_t readable_replicas);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

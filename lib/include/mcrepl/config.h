@@ -1,0 +1,111 @@
+/*
+ * libmcrepl configuration: the RFC knobs plus the constants upstream
+ * Mooncake hard-codes, made configurable with the same defaults.
+ *
+ * This header is the contract: what is not declared here is private.
+ *
+ * Every knob has a text name used by mcrepl_config_set() so that daemons,
+ * config files and embedding hosts share one spelling (Mooncake's flag names,
+ * e.g. "dynamic_replication_mode"). Durations are given in seconds in text
+ * (fractions allowed: "0.25") and kept in milliseconds in the struct.
+ *
+ * Thread-safety: all functions are pure with respect to their arguments; a
+ * config that is not being written may be read from any thread.
+ */
+#ifndef MCREPL_CONFIG_H
+#define MCREPL_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcrepl/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mcrepl_mode {
+	MCREPL_MODE_OFF = 0,	 /* no heat work at all (the default) */
+	MCREPL_MODE_OBSERVE = 1, /* heat + admission counted, nothing copied */
+	MCREPL_MODE_ENFORCE = 2	 /* admitted keys get dynamic replicas */
+} mcrepl_mode;
+
+typedef struct mcrepl_config {
+	/* Set by mcrepl_config_init() to sizeof(mcrepl_config); lets later
+	 * versions add fields at the end without breaking callers. */
+	uint32_t struct_size;
+	mcrepl_mode mode;		  /* off */
+	uint64_t heat_window_ms;	  /* 10000 */
+	double admission_qps_threshold;	  /* 0.8 */
+	uint32_t max_memory_replicas;	  /* 2: all readable MEMORY replicas */
+	uint64_t action_cooldown_ms;	  /* 30000 after a completed copy */
+	uint64_t lease_ttl_ms;		  /* 30000 */
+	uint64_t recreate_cooldown_ms;	  /* 60000 after a dynamic replica goes */
+	uint64_t heat_max_entries;	  /* 1000000 keys in the heat table */
+	uint32_t admission_queue_limit;	  /* 10000 queued triggers */
+	double target_high_watermark;	  /* 0.85 used/capacity after the copy */
+	bool domain_aware;		  /* false: first-stage behaviour */
+	bool scale_threshold_by_replicas; /* false: RFC threshold */
+	bool read_load_aware_placement;	  /* false: RFC target order */
+	uint32_t proposal_retention_limit; /* 100000 idempotency records */
+} mcrepl_config;
+
+/* Fill every field with its default (mode off). Never fails. */
+MCREPL_API void mcrepl_config_init(mcrepl_config *cfg);
+
+/*
+ * Check a config for nonsense. Returns MCREPL_OK, or MCREPL_EINVAL /
+ * MCREPL_ERANGE and, when field_out is not NULL, points *field_out at the
+ * static text name of the first offending knob.
+ */
+MCREPL_API mcrepl_status mcrepl_config_validate(const mcrepl_config *cfg,
+						const char **field_out);
+
+/*
+ * Set one knob from its text name and value. Accepts the full name
+ * ("dynamic_replication_heat_window_seconds") or the name without the
+ * "dynamic_replication_" prefix. Returns MCREPL_ENOENT for an unknown name,
+ * MCREPL_EPARSE for a value that does not parse, MCREPL_ERANGE for a value
+ * outside the knob's range; cfg is left unchanged on failure.
+ * Both strings are read only during the call.
+ */
+MCREPL_API mcrepl_status mcrepl_config_set(mcrepl_config *cfg,
+					   const char *name, const char *value);
+
+/* Parse one "name=value" string (surrounding blanks ignored) and set it. */
+MCREPL_API mcrepl_status mcrepl_config_parse(mcrepl_config *cfg,
+					     const char *name_eq_value);
+
+/* Description of one knob, for --help texts and documentation. */
+typedef struct mcrepl_config_knob {
+	const char *name;	   /* full text name */
+	const char *default_text;  /* default as text */
+	const char *help;	   /* one line */
+} mcrepl_config_knob;
+
+/* The table of knobs (static storage); *count receives its length. */
+MCREPL_API const mcrepl_config_knob *mcrepl_config_knobs(size_t *count);
+
+/*
+ * Write the current value of knob `name` as text into buf (NUL terminated).
+ * Returns MCREPL_ENOENT for unknown names, MCREPL_ENOSPC if cap is too small.
+ */
+MCREPL_API mcrepl_status mcrepl_config_get(const mcrepl_config *cfg,
+					   const char *name, char *buf,
+					   size_t cap);
+
+/* "off" / "observe" / "enforce"; "unknown" otherwise. */
+MCREPL_API const char *mcrepl_mode_name(mcrepl_mode mode);
+
+/*
+ * The admission hit count: max(1, ceil(qps * window_seconds)), computed so
+ * that 0.8 * 10 is exactly 8 (no floating-point surprise). Saturates at
+ * MCREPL_HEAT_MAX_THRESHOLD.
+ */
+MCREPL_API uint32_t mcrepl_config_threshold(const mcrepl_config *cfg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
