@@ -69,9 +69,9 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
 
-$(SHLIB): $(LIB_PIC)
+$(SHLIB): $(LIB_PIC) lib/libmcrepl.map Makefile
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libmcrepl.map \
-		$(LIB_PIC) -o $@ $(ALL_LDFLAGS)
+		$(LIB_PIC) -o $@ $(ALL_LDFLAGS) -lm
 	ln -sf libmcrepl.so.$(VERSION) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $(BUILD)/libmcrepl.so
 $(STLIB): $(LIB_OBJ)
@@ -85,8 +85,8 @@ $(PCFILE): pkgconfig/libmcrepl.pc.in $(VERSION_H)
 lib: $(SHLIB) $(STLIB) $(PCFILE)
 
 # ---- examples ------------------------------------------------------------
-EXAMPLES := $(BUILD)/examples/embed_master $(BUILD)/examples/hot_key_demo \
-	$(BUILD)/examples/embed_cpp
+EXAMPLES := $(BUILD)/examples/embed_master $(BUILD)/examples/embed_cpp
+# Examples include <mcrepl/mcrepl.h> as an installed user would.
 $(BUILD)/examples/%: $(BUILD)/obj/examples/%.o $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $< $(STLIB) -o $@ $(ALL_LDFLAGS) -lm
@@ -111,7 +111,7 @@ $(BUILD)/tests/suites.h: $(TEST_SRC) Makefile
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -I$(BUILD)/tests -c $< -o $@
-$(BUILD)/obj/tests/main.o: $(BUILD)/tests/suites.h
+$(TEST_OBJ): $(BUILD)/tests/suites.h
 # Tests link the static library; malloc is wrapped so tests can make it fail.
 $(TEST_BIN): $(TEST_OBJ) $(STLIB)
 	$(CC) $(TEST_OBJ) $(STLIB) -o $@ -Wl,--wrap=malloc -Wl,--wrap=calloc \
@@ -131,10 +131,9 @@ deps:
 
 check: deps all $(TEST_BIN)
 	$(TEST_BIN)
-	$(BUILD)/examples/hot_key_demo > /dev/null
 	$(BUILD)/examples/embed_master > /dev/null
 	$(BUILD)/examples/embed_cpp > /dev/null
-	@sh scripts/install-test.sh "$(MAKE)" "$(BUILD)"
+	@SANFLAGS="$(SANFLAGS)" sh scripts/install-test.sh "$(MAKE)" "$(BUILD)"
 	@echo "check: all tests passed"
 
 valgrind: all $(TEST_BIN)
@@ -145,7 +144,7 @@ bench: all
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
 demo: deps all
-	$(BUILD)/examples/hot_key_demo
+	$(BUILD)/examples/embed_master
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/mcrepl $(DESTDIR)$(PKGCONFIGDIR)
@@ -154,7 +153,9 @@ install: lib
 	ln -sf libmcrepl.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libmcrepl.so
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(PCFILE) $(DESTDIR)$(PKGCONFIGDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    pkgconfig/libmcrepl.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libmcrepl.pc
 
 uninstall:
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/mcrepl

@@ -1,4 +1,5 @@
 /* Test allocator: the test binary links with -Wl,--wrap=malloc etc. */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "testutil.h"
@@ -10,25 +11,28 @@ void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t n, size_t m);
 void *__wrap_realloc(void *p, size_t n);
 
-static long fail_after = -1;
-static long count;
+/* Atomics: threaded tests allocate from several threads at once. */
+static _Atomic long fail_after = -1;
+static _Atomic long count;
 
 void test_fail_alloc_after(long n)
 {
-	fail_after = n;
-	count = 0;
+	atomic_store(&count, 0);
+	atomic_store(&fail_after, n);
 }
 
 long test_alloc_count(void)
 {
-	return count;
+	return atomic_load(&count);
 }
 
 static int should_fail(void)
 {
-	long seen = count++;
+	long limit = atomic_load(&fail_after);
 
-	return fail_after >= 0 && seen >= fail_after;
+	if (limit < 0)
+		return 0;
+	return atomic_fetch_add(&count, 1) >= limit;
 }
 
 void *__wrap_malloc(size_t n)

@@ -22,7 +22,8 @@ extern "C" {
 /* d itself, or "default" when d is NULL or "". Never NULL. */
 MCREPL_API const char *mcrepl_domain_name(const char *d);
 
-/* True when both name the same domain after mapping empty to default. */
+/* True when both name the same domain after mapping empty to default
+ * (byte-exact, case-sensitive). */
 MCREPL_API bool mcrepl_domain_equal(const char *a, const char *b);
 
 /* 0 for the same domain, 1 across domains. */

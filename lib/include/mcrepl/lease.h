@@ -58,6 +58,7 @@ typedef struct mcrepl_lease {
 	uint64_t granted_at_ms;
 	uint64_t expires_at_ms; /* min(now + lease_ttl, proposal deadline) */
 	bool started;		/* copy_start succeeded */
+	/* domain-aware: the admission domain; else the target's domain */
 	char target_domain[MCREPL_DOMAIN_MAX + 1];
 } mcrepl_lease;
 
@@ -96,19 +97,25 @@ typedef struct mcrepl_propose_result {
  * Rejections return MCREPL_EREJECTED with the reason; a malformed input
  * MCREPL_EINVAL (reason INVALID_PROPOSAL); allocation failure MCREPL_ENOMEM
  * with the table unchanged.
+ * Idempotency records (proposal id -> 64-bit digest of every content field,
+ * and the lease): at most cfg->proposal_retention_limit, the oldest
+ * forgotten first; each kept at least lease_ttl after its lease ends (then
+ * forgotten by sweep). abort forgets the id at once.
  */
 MCREPL_API mcrepl_status mcrepl_leases_propose(mcrepl_leases *t,
 					       const mcrepl_propose_input *in,
 					       mcrepl_propose_result *res);
 
 /* Record the REPLICA_COPY task created for a lease. MCREPL_ENOENT if the
- * lease is gone (it expired or was aborted meanwhile: fail the task). */
+ * lease is gone (it expired or was aborted meanwhile: fail the task);
+ * MCREPL_EINVAL for task id 0. */
 MCREPL_API mcrepl_status mcrepl_leases_bind_task(mcrepl_leases *t,
 						 mcrepl_lease_id id,
 						 mcrepl_task_id task);
 
 /* Task creation failed: roll the lease back (pending cleared, no cooldown,
- * the proposal id forgotten). MCREPL_ENOENT if unknown. */
+ * the proposal id forgotten). MCREPL_ENOENT if unknown; MCREPL_EBUSY if
+ * the copy has started (revoke it instead). */
 MCREPL_API mcrepl_status mcrepl_leases_abort(mcrepl_leases *t,
 					     mcrepl_lease_id id);
 
@@ -131,8 +138,10 @@ typedef struct mcrepl_fence {
  * at the lease's version (VERSION_MISMATCH or UNKNOWN_OBJECT: the lease is
  * dead, pending cleared), not already started (STALE_LEASE). On MCREPL_OK
  * the lease is marked started and copied to *out (may be NULL). Rejections
- * return MCREPL_EREJECTED and *why (may be NULL). A stale start never
- * touches a newer pending lease of the same key.
+ * return MCREPL_EREJECTED and *why (may be NULL). A rejection that retires
+ * the lease (LEASE_EXPIRED, VERSION_MISMATCH, UNKNOWN_OBJECT) copies the
+ * retired lease to *out too. A stale start never touches a newer pending
+ * lease of the same key.
  */
 MCREPL_API mcrepl_status mcrepl_leases_copy_start(mcrepl_leases *t,
 						  const mcrepl_fence *f,
@@ -142,7 +151,8 @@ MCREPL_API mcrepl_status mcrepl_leases_copy_start(mcrepl_leases *t,
 
 /* The host could not reserve the target after a successful copy_start:
  * clear the pending state (only if this lease is the key's pending one) so
- * the key is not stuck and an ordinary Copy may proceed. */
+ * the key is not stuck and an ordinary Copy may proceed. The lease is
+ * retired, with no cooldown. MCREPL_ENOENT if unknown. */
 MCREPL_API mcrepl_status mcrepl_leases_copy_start_failed(mcrepl_leases *t,
 							 mcrepl_lease_id id,
 							 uint64_t now_ms);
@@ -151,7 +161,8 @@ MCREPL_API mcrepl_status mcrepl_leases_copy_start_failed(mcrepl_leases *t,
  * DynamicReplicaCopyEnd / DynamicReplicaCopyRevoke. The fence must name the
  * recorded lease id and version (UNKNOWN_LEASE / STALE_LEASE otherwise, and
  * nothing changes) of a started lease (STALE_LEASE if not started). An
- * expired lease is refused with LEASE_EXPIRED and retired as by sweep.
+ * expired lease is refused with LEASE_EXPIRED and retired as by sweep
+ * (*out gets the retired lease).
  * End: pending cleared, the key enters the action cooldown, *out gets the
  * lease (the host marks the target replica readable). Revoke: pending
  * cleared, action cooldown, *out gets the lease (the host frees the target).
@@ -192,6 +203,7 @@ MCREPL_API mcrepl_status mcrepl_leases_replica_removed(mcrepl_leases *t,
  * clears any unstarted pending lease of the key (in every domain), copies it
  * to *cleared when not NULL and sets *n_cleared (0 or more; at most cap),
  * and returns MCREPL_OK: the cleared lease's task will fail its fence.
+ * Leases beyond cap are cleared too, only not copied. No cooldown is set.
  */
 MCREPL_API mcrepl_status mcrepl_leases_object_removed(mcrepl_leases *t,
 						      const char *tenant,
@@ -200,8 +212,10 @@ MCREPL_API mcrepl_status mcrepl_leases_object_removed(mcrepl_leases *t,
 						      size_t cap,
 						      size_t *n_cleared);
 
-/* Pending/cooldown state of an admission key at now_ms. An expired pending
- * lease reports pending = false (it never blocks an ordinary Copy). */
+/* Pending/cooldown state of an admission key at now_ms, as propose judges
+ * it. An expired pending lease reports pending = false (it never blocks an
+ * ordinary Copy); until the sweep retires it, recreate_after_ms reads as if
+ * it had been retired at now_ms. Cooldowns already over read as 0. */
 MCREPL_API void mcrepl_leases_key_state(mcrepl_leases *t, const char *tenant,
 					const char *key, const char *domain,
 					uint64_t now_ms, mcrepl_key_state *out);

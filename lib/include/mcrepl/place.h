@@ -4,14 +4,14 @@
  * reader should try a key's replicas.
  *
  * This header is the contract: what is not declared here is private.
- * All functions are pure: they read the arrays passed in, allocate nothing
- * (except mcrepl_order_replicas' fixed stack) and are thread-safe.
- * Every "no" comes with an mcrepl_reason.
+ * All functions are pure: they read the arrays passed in, allocate nothing,
+ * keep nothing and are thread-safe. Every "no" comes with an mcrepl_reason.
+ * NULL strings (tenant, key, host, domain) read as "".
  *
  * STABLE TIE-BREAK. Candidates that tie on every rule are ordered by
- * rendezvous hashing: score = hash64(tenant, key, segment id), highest wins.
- * Different keys therefore spread over equal candidates and the choice never
- * depends on the order of the input array.
+ * rendezvous hashing: score = mcrepl_rendezvous(tenant, key, segment id, 0),
+ * highest wins. Different keys therefore spread over equal candidates and the
+ * choice never depends on the order of the input array.
  */
 #ifndef MCREPL_PLACE_H
 #define MCREPL_PLACE_H
@@ -64,11 +64,14 @@ typedef struct mcrepl_place_request {
 
 /*
  * Choose the source replica. Candidates: readable MEMORY replicas whose
- * client can copy. Order: (domain-aware) a replica in the target domain;
- * then lowest domain cost to the target domain; then lowest inflight; then
- * the rendezvous tie-break. On MCREPL_OK *pick is an index into replicas.
+ * client can copy. Order: (domain-aware with a non-empty target_domain) a
+ * replica in the target domain; then lowest domain cost to the target domain
+ * (otherwise all costs are equal); then lowest inflight; then the rendezvous
+ * tie-break. On MCREPL_OK *pick is an index into replicas and *why = NONE.
  * Otherwise MCREPL_EREJECTED with *why = NO_SOURCE (no readable MEMORY
  * replica) or NO_CAPABLE_SOURCE (only replicas whose client cannot copy).
+ * MCREPL_EINVAL when cfg, req or pick is NULL, or n_replicas > 0 and
+ * replicas is NULL. why may be NULL. *pick is written only on MCREPL_OK.
  */
 MCREPL_API mcrepl_status mcrepl_place_source(
     const mcrepl_config *cfg, const mcrepl_place_request *req,
@@ -76,16 +79,26 @@ MCREPL_API mcrepl_status mcrepl_place_source(
     mcrepl_reason *why);
 
 /*
- * Choose the target segment. A valid target is allocatable, holds no
- * replica of the key (readable or not), has room for req->size, stays at or
- * under cfg->target_high_watermark of its capacity after the copy, and (in
- * domain-aware mode, when req->target_domain is set) lies in that domain.
+ * Choose the target segment. A valid target has a non-zero id and a non-zero
+ * capacity, is allocatable, holds no replica of the key (readable or not:
+ * any replica whose segment is its id), has room for req->size
+ * (used + size <= capacity), stays at or under cfg->target_high_watermark of
+ * its capacity after the copy, and (in domain-aware mode, when
+ * req->target_domain is non-empty) lies in that domain.
  * Among valid targets: req->preferred_target if it is valid; else those on a
- * host holding no readable replica of the key before those on such hosts;
- * then (read_load_aware_placement) lower read_load; then lower utilization
- * after the copy; then the rendezvous tie-break.
- * On MCREPL_OK *pick indexes segments. Otherwise MCREPL_EREJECTED with *why
- * NO_TARGET, or NO_TARGET_IN_DOMAIN when domain filtering left nothing.
+ * host holding no readable replica of the key before those on such hosts
+ * (an unknown host, NULL or "", matches no host); then
+ * (read_load_aware_placement) lower read_load; then lower utilization after
+ * the copy, (used + size) / capacity; then the rendezvous tie-break.
+ * EXACT ARITHMETIC. The watermark is rounded to 9 decimal places,
+ * w = round(watermark * 1e9) (clamped to 0..1e9), and the test is
+ * (used + size) * 1e9 <= w * capacity in 128-bit integers: 0.85 means
+ * exactly 85/100. Utilizations are compared by cross-multiplication.
+ * On MCREPL_OK *pick indexes segments and *why = NONE. Otherwise
+ * MCREPL_EREJECTED with *why NO_TARGET_IN_DOMAIN when some segment would be
+ * valid but for the domain filter, else NO_TARGET. MCREPL_EINVAL when cfg,
+ * req or pick is NULL, or a count is > 0 and its array is NULL. why may be
+ * NULL. *pick is written only on MCREPL_OK.
  */
 MCREPL_API mcrepl_status mcrepl_place_target(
     const mcrepl_config *cfg, const mcrepl_place_request *req,
@@ -101,13 +114,15 @@ MCREPL_API mcrepl_status mcrepl_place_target(
  * counter) spreads reads of one key over its equal replicas; with a fixed
  * salt the order is stable. Unreadable replicas go last in input order.
  * order_out receives n indexes. Local-first stays the reader's choice.
- * Returns MCREPL_EINVAL if n > 0 and an array is NULL.
+ * Returns MCREPL_EINVAL if n > 0 and replicas or order_out is NULL.
+ * Insertion sort in order_out: O(n^2), meant for one key's replicas.
  */
 MCREPL_API mcrepl_status mcrepl_order_replicas(
     const char *tenant, const char *key, const mcrepl_replica_view *replicas,
     const uint64_t *load, size_t n, uint64_t salt, size_t *order_out);
 
-/* The rendezvous score used by every tie-break (exposed for hosts/tests). */
+/* The rendezvous score used by every tie-break (exposed for hosts/tests).
+ * Byte-order independent: the same inputs give the same score everywhere. */
 MCREPL_API uint64_t mcrepl_rendezvous(const char *tenant, const char *key,
 				      uint64_t segment, uint64_t salt);
 

@@ -1,0 +1,572 @@
+/*
+ * bench_heat: heat record() cost beside a baseline built like upstream
+ * Mooncake's (one global mutex, a chained hash map of heap nodes holding a
+ * copied key, a tumbling window per key, a FIFO of keys for cleanup).
+ *
+ *   bench_heat [--quick]     (or MCREPL_BENCH_QUICK=1): skips 10M keys
+ *
+ * Streams of "block-<n>" keys (Zipf 0.99 or uniform) are generated before
+ * the timed loops; the synthetic clock advances 1 ms per 10k reads. Every
+ * figure is the median of RUNS runs. The last line is machine-readable.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "mcrepl/config.h"
+#include "mcrepl/heat.h"
+
+#define RUNS 5
+#define OPS (2u << 20)	  /* reads per thread per run */
+#define OPS_PER_MS 10000u /* synthetic clock: 1 ms per 10k reads */
+#define KEY_CAP 16	  /* "block-9999999" fits */
+#define WINDOW_MS 10000u  /* RFC default window */
+#define THRESHOLD 8u	  /* RFC default 0.8 QPS x 10 s */
+#define CELL_OBJECTS (1u << 20)
+#define PREFETCH_AHEAD 16
+#define ZIPF_THETA 0.99
+
+typedef char bench_key[KEY_CAP];
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (!p) {
+		fprintf(stderr, "bench_heat: out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- key streams ------------------------------------------------------- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static double rng_unit(uint64_t *s)
+{
+	return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Gray et al. "Quickly generating billion-record synthetic databases"
+ * (the YCSB Zipfian generator): rank 0 is the most popular. */
+struct zipf {
+	uint64_t n;
+	double theta, alpha, zetan, eta, two_cut;
+};
+
+static void zipf_init(struct zipf *z, uint64_t n, double theta)
+{
+	double zeta2 = 1.0 + pow(0.5, theta);
+
+	z->n = n;
+	z->theta = theta;
+	z->zetan = 0;
+	for (uint64_t i = 1; i <= n; i++)
+		z->zetan += pow((double)i, -theta);
+	z->alpha = 1.0 / (1.0 - theta);
+	z->eta = (1.0 - pow(2.0 / (double)n, 1.0 - theta)) /
+		 (1.0 - zeta2 / z->zetan);
+	z->two_cut = zeta2;
+}
+
+static uint64_t zipf_next(const struct zipf *z, uint64_t *s)
+{
+	double u = rng_unit(s), uz = u * z->zetan;
+	uint64_t r;
+
+	if (uz < 1.0)
+		return 0;
+	if (uz < z->two_cut)
+		return 1;
+	r = (uint64_t)((double)z->n * pow(z->eta * u - z->eta + 1, z->alpha));
+	return r < z->n ? r : z->n - 1;
+}
+
+/* Spread ranks over ids so popular keys are not neighbours. */
+static uint64_t rank_to_id(uint64_t rank, uint64_t n)
+{
+	return (rank * 2654435761u) % n;
+}
+
+static void key_format(bench_key k, uint64_t id)
+{
+	char digits[24];
+	int nd = 0;
+
+	memcpy(k, "block-", 6);
+	do {
+		digits[nd++] = (char)('0' + id % 10);
+		id /= 10;
+	} while (id);
+	for (int i = 0; i < nd; i++)
+		k[6 + i] = digits[nd - 1 - i];
+	k[6 + nd] = '\0';
+}
+
+/* ids of OPS reads: Zipf when z is given, else uniform over n */
+static uint32_t *ids_make(uint64_t n, const struct zipf *z, uint64_t seed)
+{
+	uint32_t *ids = xcalloc(OPS, sizeof(*ids));
+
+	for (uint32_t i = 0; i < OPS; i++) {
+		uint64_t r = z ? zipf_next(z, &seed) : rng_next(&seed) % n;
+
+		ids[i] = (uint32_t)rank_to_id(r, n);
+	}
+	return ids;
+}
+
+static bench_key *stream_make(uint64_t n, const struct zipf *z, uint64_t seed)
+{
+	uint32_t *ids = ids_make(n, z, seed);
+	bench_key *keys = xcalloc(OPS, sizeof(*keys));
+
+	for (uint32_t i = 0; i < OPS; i++)
+		key_format(keys[i], ids[i]);
+	free(ids);
+	return keys;
+}
+
+/* ---- the baseline: upstream's shape ------------------------------------ */
+
+struct bnode {
+	struct bnode *next;
+	uint64_t hash;
+	char *key; /* strdup'd */
+	uint64_t window_start_ms;
+	uint32_t hits;
+};
+
+struct baseline {
+	pthread_mutex_t mu;
+	struct bnode **buckets;
+	uint64_t mask;
+	char **fifo; /* ring of strdup'd keys, oldest first */
+	uint64_t fifo_head, size, max;
+	uint64_t bytes; /* sum of the sizes malloc was asked for */
+};
+
+static struct baseline *baseline_create(uint64_t max)
+{
+	struct baseline *b = xcalloc(1, sizeof(*b));
+	uint64_t nb = 1;
+
+	while (nb < max)
+		nb <<= 1;
+	pthread_mutex_init(&b->mu, NULL);
+	b->buckets = xcalloc(nb, sizeof(*b->buckets));
+	b->mask = nb - 1;
+	b->fifo = xcalloc(max, sizeof(*b->fifo));
+	b->max = max;
+	b->bytes =
+	    sizeof(*b) + nb * sizeof(*b->buckets) + max * sizeof(*b->fifo);
+	return b;
+}
+
+static char *baseline_dup(struct baseline *b, const char *key)
+{
+	size_t n = strlen(key) + 1;
+	char *d = malloc(n);
+
+	if (!d)
+		exit(1);
+	memcpy(d, key, n);
+	b->bytes += n;
+	return d;
+}
+
+static struct bnode **baseline_find(struct baseline *b, const char *key,
+				    uint64_t h)
+{
+	struct bnode **pp = &b->buckets[h & b->mask];
+
+	while (*pp && ((*pp)->hash != h || strcmp((*pp)->key, key) != 0))
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static void baseline_evict_oldest(struct baseline *b)
+{
+	char *key = b->fifo[b->fifo_head];
+	struct bnode **pp = baseline_find(b, key, mcrepl__hash_str(key, 0));
+	struct bnode *n = *pp;
+
+	if (!n)
+		abort(); /* every key in the FIFO is in the map */
+	*pp = n->next;
+	b->bytes -= sizeof(*n) + 2 * (strlen(key) + 1);
+	free(n->key);
+	free(n);
+	free(key);
+	b->fifo_head = (b->fifo_head + 1) % b->max;
+	b->size--;
+}
+
+static struct bnode *baseline_insert(struct baseline *b, struct bnode **pp,
+				     const char *key, uint64_t h, uint64_t now)
+{
+	struct bnode *n;
+
+	if (b->size == b->max) {
+		baseline_evict_oldest(b);
+		pp = baseline_find(b, key, h);
+	}
+	n = malloc(sizeof(*n));
+	if (!n)
+		exit(1);
+	*n = (struct bnode){NULL, h, baseline_dup(b, key), now, 0};
+	b->bytes += sizeof(*n);
+	*pp = n;
+	b->fifo[(b->fifo_head + b->size++) % b->max] = baseline_dup(b, key);
+	return n;
+}
+
+static bool baseline_record(struct baseline *b, const char *key, uint64_t now)
+{
+	uint64_t h = mcrepl__hash_str(key, 0);
+	struct bnode **pp, *n;
+	bool hot;
+
+	pthread_mutex_lock(&b->mu);
+	pp = baseline_find(b, key, h);
+	n = *pp ? *pp : baseline_insert(b, pp, key, h, now);
+	if (now - n->window_start_ms >= WINDOW_MS) {
+		n->window_start_ms = now;
+		n->hits = 0;
+	}
+	hot = ++n->hits >= THRESHOLD;
+	pthread_mutex_unlock(&b->mu);
+	return hot;
+}
+
+static void baseline_destroy(struct baseline *b)
+{
+	for (uint64_t i = 0; i <= b->mask; i++) {
+		for (struct bnode *n = b->buckets[i], *next; n; n = next) {
+			next = n->next;
+			free(n->key);
+			free(n);
+		}
+	}
+	for (uint64_t i = 0; i < b->size; i++)
+		free(b->fifo[(b->fifo_head + i) % b->max]);
+	free(b->fifo);
+	free(b->buckets);
+	pthread_mutex_destroy(&b->mu);
+	free(b);
+}
+
+/* ---- timed runs ---------------------------------------------------------- */
+
+enum impl { IMPL_HEAT, IMPL_BASELINE };
+
+struct job {
+	enum impl impl;
+	mcrepl_heat *heat;
+	struct baseline *base;
+	const bench_key *keys;
+	uint64_t t0_ms;
+	unsigned nthreads;
+	pthread_barrier_t *start;
+	uint64_t elapsed_ns;
+	uint64_t hot; /* keeps the results alive */
+};
+
+static void *job_run(void *arg)
+{
+	struct job *j = arg;
+	unsigned tick = OPS_PER_MS / j->nthreads, c = 0;
+	uint64_t now = j->t0_ms, hot = 0, t;
+
+	pthread_barrier_wait(j->start);
+	t = now_ns();
+	for (uint32_t i = 0; i < OPS; i++) {
+		if (j->impl == IMPL_HEAT)
+			hot += mcrepl_heat_record(j->heat, NULL, j->keys[i],
+						  NULL, now, NULL) != 0;
+		else
+			hot += baseline_record(j->base, j->keys[i], now);
+		if (++c == tick) {
+			c = 0;
+			now++;
+		}
+	}
+	j->elapsed_ns = now_ns() - t;
+	j->hot = hot;
+	return NULL;
+}
+
+struct target {
+	mcrepl_heat *heat;
+	struct baseline *base;
+	uint64_t now_ms; /* synthetic clock, shared by both for fairness */
+};
+
+/* One run: returns Mops/s over all threads; *ns_op gets ns per read. */
+static double run_once(struct target *tg, enum impl impl,
+		       bench_key *const streams[2], unsigned nthreads,
+		       double *ns_op)
+{
+	pthread_barrier_t start;
+	pthread_t tid[2];
+	struct job jobs[2];
+	uint64_t worst = 0;
+
+	pthread_barrier_init(&start, NULL, nthreads);
+	for (unsigned i = 0; i < nthreads; i++) {
+		jobs[i] = (struct job){impl,	   tg->heat,   tg->base,
+				       streams[i], tg->now_ms, nthreads,
+				       &start,	   0,	       0};
+		pthread_create(&tid[i], NULL, job_run, &jobs[i]);
+	}
+	for (unsigned i = 0; i < nthreads; i++) {
+		pthread_join(tid[i], NULL);
+		if (jobs[i].elapsed_ns > worst)
+			worst = jobs[i].elapsed_ns;
+	}
+	pthread_barrier_destroy(&start);
+	tg->now_ms += OPS / OPS_PER_MS + 1;
+	*ns_op = (double)worst / OPS;
+	return (double)OPS * nthreads * 1000.0 / (double)worst;
+}
+
+struct result {
+	double ns, mops;
+};
+
+static struct result run_median(struct target *tg, enum impl impl,
+				bench_key *const streams[2], unsigned nthreads)
+{
+	double ns[RUNS], mops[RUNS];
+	struct result r;
+
+	for (int i = 0; i < RUNS; i++)
+		mops[i] = run_once(tg, impl, streams, nthreads, &ns[i]);
+	r.ns = median(ns, RUNS);
+	r.mops = median(mops, RUNS);
+	return r;
+}
+
+/* ---- one key count --------------------------------------------------------- */
+
+struct summary {
+	double heat_ns, base_ns, heat_mops_1t, heat_mops_2t, bytes_per_key;
+	double cell_ns, cell_cold_ns;
+};
+
+static mcrepl_heat *heat_make(uint64_t max)
+{
+	mcrepl_config cfg;
+	mcrepl_heat *h;
+
+	mcrepl_config_init(&cfg);
+	cfg.heat_max_entries = max;
+	if (mcrepl_heat_create(&cfg, &h) != MCREPL_OK) {
+		fprintf(stderr, "bench_heat: mcrepl_heat_create failed\n");
+		exit(1);
+	}
+	return h;
+}
+
+static void prefill(struct target *tg, uint64_t n)
+{
+	bench_key k;
+
+	for (uint64_t id = 0; id < n; id++) {
+		key_format(k, id);
+		mcrepl_heat_record(tg->heat, NULL, k, NULL, tg->now_ms, NULL);
+		baseline_record(tg->base, k, tg->now_ms);
+	}
+	tg->now_ms += 1;
+}
+
+static const char *count_name(uint64_t n)
+{
+	return n >= 10000000 ? "10M" : n >= 1000000 ? "1M" : "10k";
+}
+
+static void print_row(const char *impl, uint64_t n, const char *dist,
+		      unsigned thr, struct result r, double bpk)
+{
+	printf("%-9s %5s %-8s %3u %10.1f %10.2f %10.1f\n", impl, count_name(n),
+	       dist, thr, r.ns, r.mops, bpk);
+}
+
+static void bench_dist(struct target *tg, uint64_t n, const struct zipf *z,
+		       double bpk[2], struct summary *sum)
+{
+	const char *dist = z ? "zipf" : "uniform";
+	bench_key *streams[2] = {stream_make(n, z, 11), stream_make(n, z, 23)};
+
+	for (unsigned thr = 1; thr <= 2; thr++) {
+		struct result rh = run_median(tg, IMPL_HEAT, streams, thr);
+		struct result rb = run_median(tg, IMPL_BASELINE, streams, thr);
+
+		print_row("heat", n, dist, thr, rh, bpk[0]);
+		print_row("baseline", n, dist, thr, rb, bpk[1]);
+		if (n == 1000000 && z && thr == 1) {
+			sum->heat_ns = rh.ns;
+			sum->base_ns = rb.ns;
+			sum->heat_mops_1t = rh.mops;
+		}
+		if (n == 1000000 && z && thr == 2)
+			sum->heat_mops_2t = rh.mops;
+	}
+	free(streams[0]);
+	free(streams[1]);
+}
+
+static void bench_keys(uint64_t n, struct summary *sum)
+{
+	struct target tg = {heat_make(n), baseline_create(n), 1000000};
+	mcrepl_heat_stats st;
+	struct zipf z;
+	double bpk[2];
+
+	prefill(&tg, n);
+	mcrepl_heat_get_stats(tg.heat, &st);
+	bpk[0] = (double)st.bytes / (double)st.max_entries;
+	bpk[1] = (double)tg.base->bytes / (double)n;
+	printf("# %s keys: table resident after one pass %.2f%%\n",
+	       count_name(n), 100.0 * (double)st.entries / (double)n);
+	if (n == 1000000)
+		sum->bytes_per_key = bpk[0];
+	zipf_init(&z, n, ZIPF_THETA);
+	bench_dist(&tg, n, &z, bpk, sum);
+	bench_dist(&tg, n, NULL, bpk, sum);
+	mcrepl_heat_destroy(tg.heat);
+	baseline_destroy(tg.base);
+}
+
+/* ---- the embeddable cell ---------------------------------------------------- */
+
+/* A host's per-object metadata with the cell inside, one line per object. */
+struct object {
+	uint64_t id, size, version;
+	uint32_t nreplicas, flags;
+	mcrepl_heat_cell heat;
+	uint64_t pad;
+};
+
+/* warm: the host's lookup touched the object PREFETCH_AHEAD reads ago
+ * (modelled by a prefetch); cold: the object is wherever it is. */
+static double cell_run(struct object *const *stream, bool warm,
+		       const mcrepl_heat_params *p, uint64_t *now)
+{
+	uint64_t t, hot = 0, c = 0, id = 0;
+
+	t = now_ns();
+	for (uint32_t i = 0; i < OPS; i++) {
+		struct object *o = stream[i];
+
+		if (warm)
+			__builtin_prefetch(stream[(i + PREFETCH_AHEAD) % OPS],
+					   1);
+		id ^= o->id; /* the host's key compare */
+		hot += mcrepl_heat_cell_record(&o->heat, p, *now, NULL) != 0;
+		if (++c == OPS_PER_MS) {
+			c = 0;
+			(*now)++;
+		}
+	}
+	t = now_ns() - t;
+	if (hot + id == 1)
+		printf("#\n");
+	return (double)t / OPS;
+}
+
+static void bench_cell(struct summary *sum)
+{
+	struct object *objs = xcalloc(CELL_OBJECTS, sizeof(*objs));
+	struct object **stream = xcalloc(OPS, sizeof(*stream));
+	uint32_t *ids;
+	mcrepl_heat_params p;
+	mcrepl_config cfg;
+	struct zipf z;
+	double warm[RUNS], cold[RUNS];
+	uint64_t now = 1000000;
+
+	mcrepl_config_init(&cfg);
+	mcrepl_heat_params_init(&p, &cfg);
+	zipf_init(&z, CELL_OBJECTS, ZIPF_THETA);
+	ids = ids_make(CELL_OBJECTS, &z, 37);
+	for (uint32_t i = 0; i < CELL_OBJECTS; i++)
+		objs[i].id = i;
+	for (uint32_t i = 0; i < OPS; i++)
+		stream[i] = &objs[ids[i]];
+	for (int r = 0; r < RUNS; r++) {
+		warm[r] = cell_run(stream, true, &p, &now);
+		cold[r] = cell_run(stream, false, &p, &now);
+	}
+	sum->cell_ns = median(warm, RUNS);
+	sum->cell_cold_ns = median(cold, RUNS);
+	printf("%-9s %5s %-8s %3u %10.1f %10.2f %10.1f  (object line warm)\n",
+	       "cell", "1M", "zipf", 1u, sum->cell_ns, 1000.0 / sum->cell_ns,
+	       (double)sizeof(mcrepl_heat_cell));
+	printf("%-9s %5s %-8s %3u %10.1f %10.2f %10.1f  (object line cold)\n",
+	       "cell", "1M", "zipf", 1u, sum->cell_cold_ns,
+	       1000.0 / sum->cell_cold_ns, (double)sizeof(mcrepl_heat_cell));
+	free(ids);
+	free(stream);
+	free(objs);
+}
+
+int main(int argc, char **argv)
+{
+	static const uint64_t counts[] = {10000, 1000000, 10000000};
+	const char *env = getenv("MCREPL_BENCH_QUICK");
+	bool quick = env && env[0] && strcmp(env, "0") != 0;
+	struct summary sum = {0};
+
+	for (int i = 1; i < argc; i++)
+		quick |= strcmp(argv[i], "--quick") == 0;
+	printf("# heat record(): median of %d runs of %u reads per thread; "
+	       "window %u ms, threshold %u, clock +1 ms per %u reads\n",
+	       RUNS, OPS, WINDOW_MS, THRESHOLD, OPS_PER_MS);
+	printf("%-9s %5s %-8s %3s %10s %10s %10s\n", "impl", "keys", "dist",
+	       "thr", "ns/op", "Mops/s", "bytes/key");
+	for (size_t i = 0; i < (quick ? 2u : 3u); i++)
+		bench_keys(counts[i], &sum);
+	bench_cell(&sum);
+	printf("heat_1m_ns=%.0f baseline_1m_ns=%.0f speedup=%.2f "
+	       "bytes_per_key=%.0f scaling_2t=%.2f cell_1m_ns=%.1f\n",
+	       sum.heat_ns, sum.base_ns, sum.base_ns / sum.heat_ns,
+	       sum.bytes_per_key, sum.heat_mops_2t / sum.heat_mops_1t,
+	       sum.cell_ns);
+	return 0;
+}

@@ -1,0 +1,294 @@
+/* Blocking RPC client, status names and method lookup (see rpc_client.h). */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "netutil.h"
+#include "rpc_client.h"
+
+#define HOST_MAX 256
+
+struct rpc_client {
+	rpc_client_config cfg;
+	char host[HOST_MAX];
+	uint16_t port;
+	int fd; /* -1 = not connected */
+	uint64_t next_id;
+};
+
+const char *rpc_status_str(int status)
+{
+	const ProtobufCEnumValue *v;
+
+	switch (status) {
+#define RPC_STATUS_CASE(name, value, text)                                     \
+	case name:                                                             \
+		return text;
+		RPC_STATUS_MAP(RPC_STATUS_CASE)
+#undef RPC_STATUS_CASE
+	default:
+		break;
+	}
+	v = protobuf_c_enum_descriptor_get_value(&mcrepl__code__descriptor,
+						 status);
+	return v ? v->name : "unknown status";
+}
+
+int rpc_method_index(const ProtobufCServiceDescriptor *desc, const char *name)
+{
+	const ProtobufCMethodDescriptor *m;
+
+	m = protobuf_c_service_descriptor_get_method_by_name(desc, name);
+	return m ? (int)(m - desc->methods) : -1;
+}
+
+void rpc_client_config_init(rpc_client_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->connect_timeout_ms = 3000;
+	cfg->call_timeout_ms = 5000;
+	cfg->max_frame_bytes = RPC_FRAME_DEFAULT_MAX_BYTES;
+}
+
+static void set_err(char *err, size_t errlen, const char *text)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "%s", text);
+}
+
+static void drop(rpc_client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+/* With no call outstanding, anything readable is EOF, an error or a
+ * server's parting notice: the connection is of no further use. */
+static int is_stale(int fd)
+{
+	struct pollfd pfd = {fd, POLLIN, 0};
+
+	return poll(&pfd, 1, 0) != 0;
+}
+
+static int ensure_connected(rpc_client *c, int64_t deadline, char *err,
+			    size_t errlen)
+{
+	int timeout = net_remaining_ms(deadline);
+
+	if (c->fd >= 0 && is_stale(c->fd))
+		drop(c);
+	if (c->fd >= 0)
+		return RPC_OK;
+	if (timeout < 0 || timeout > c->cfg.connect_timeout_ms)
+		timeout = c->cfg.connect_timeout_ms;
+	c->fd = net_connect(c->host, c->port, timeout, err, errlen);
+	return c->fd < 0 ? RPC_E_UNAVAILABLE : RPC_OK;
+}
+
+/* Waits for fd to become ready for `events` until deadline. */
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+	struct pollfd pfd = {fd, events, 0};
+	int rc;
+
+	do {
+		rc = poll(&pfd, 1, net_remaining_ms(deadline));
+	} while (rc < 0 && errno == EINTR);
+	if (rc == 0)
+		return RPC_E_TIMEOUT;
+	return rc < 0 ? RPC_E_UNAVAILABLE : RPC_OK;
+}
+
+static int send_all(int fd, const uint8_t *buf, size_t len, int64_t deadline)
+{
+	ssize_t n;
+	int st;
+
+	while (len > 0) {
+		n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			return RPC_E_UNAVAILABLE;
+		st = wait_fd(fd, POLLOUT, deadline);
+		if (st)
+			return st;
+	}
+	return RPC_OK;
+}
+
+static int recv_all(int fd, uint8_t *buf, size_t len, int64_t deadline)
+{
+	ssize_t n;
+	int st;
+
+	while (len > 0) {
+		n = recv(fd, buf, len, 0);
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return RPC_E_UNAVAILABLE;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return RPC_E_UNAVAILABLE;
+		st = wait_fd(fd, POLLIN, deadline);
+		if (st)
+			return st;
+	}
+	return RPC_OK;
+}
+
+static int send_request(rpc_client *c, uint64_t id, uint32_t method,
+			const ProtobufCMessage *req, int64_t deadline)
+{
+	rpc_frame_head head = {id, method, MCREPL__CODE__OK, NULL};
+	uint8_t *frame;
+	size_t len;
+	int st;
+
+	if (rpc_frame_encode_msg(&head, req, &frame, &len) != RPC_FRAME_OK)
+		return RPC_E_NOMEM;
+	if (len - RPC_FRAME_PREFIX_BYTES > c->cfg.max_frame_bytes)
+		st = RPC_E_INVALID;
+	else
+		st = send_all(c->fd, frame, len, deadline);
+	free(frame);
+	return st;
+}
+
+static int recv_reply(rpc_client *c, int64_t deadline, Mcrepl__Envelope **env)
+{
+	uint8_t prefix[RPC_FRAME_PREFIX_BYTES], *frame;
+	size_t total, used;
+	int st;
+
+	st = recv_all(c->fd, prefix, sizeof(prefix), deadline);
+	if (st)
+		return st;
+	if (rpc_frame_peek(prefix, sizeof(prefix), c->cfg.max_frame_bytes,
+			   &total) != RPC_FRAME_OK)
+		return RPC_E_PROTOCOL;
+	frame = malloc(total);
+	if (!frame)
+		return RPC_E_NOMEM;
+	memcpy(frame, prefix, sizeof(prefix));
+	st = recv_all(c->fd, frame + sizeof(prefix), total - sizeof(prefix),
+		      deadline);
+	if (st == RPC_OK &&
+	    rpc_frame_parse(frame, total, c->cfg.max_frame_bytes, env, &used) !=
+		RPC_FRAME_OK)
+		st = RPC_E_PROTOCOL;
+	free(frame);
+	return st;
+}
+
+/* Turns a reply envelope into the call's status and response. */
+static int take_reply(rpc_client *c, const Mcrepl__Envelope *env, uint64_t id,
+		      const ProtobufCMessageDescriptor *resp_desc,
+		      ProtobufCMessage **resp_out, char *err, size_t errlen)
+{
+	if (env->request_id != id) {
+		drop(c);
+		if (env->status == MCREPL__CODE__OK) {
+			set_err(err, errlen, "reply for another request");
+			return RPC_E_PROTOCOL;
+		}
+	}
+	if (env->status != MCREPL__CODE__OK) {
+		set_err(err, errlen, env->error);
+		return (int)env->status;
+	}
+	*resp_out = protobuf_c_message_unpack(resp_desc, NULL, env->body.len,
+					      env->body.data);
+	if (!*resp_out) {
+		set_err(err, errlen, "reply body does not parse");
+		return RPC_E_PROTOCOL;
+	}
+	return RPC_OK;
+}
+
+int rpc_call(rpc_client *client, uint32_t method, const ProtobufCMessage *req,
+	     const ProtobufCMessageDescriptor *resp_desc,
+	     ProtobufCMessage **resp_out, char *err, size_t errlen)
+{
+	int timeout = client->cfg.call_timeout_ms;
+	int64_t deadline = timeout < 0 ? -1 : net_now_ms() + timeout;
+	uint64_t id = ++client->next_id;
+	Mcrepl__Envelope *env = NULL;
+	int st;
+
+	*resp_out = NULL;
+	set_err(err, errlen, "");
+	st = ensure_connected(client, deadline, err, errlen);
+	if (st)
+		return st;
+	st = send_request(client, id, method, req, deadline);
+	if (st == RPC_OK)
+		st = recv_reply(client, deadline, &env);
+	if (st) {
+		drop(client);
+		set_err(err, errlen, rpc_status_str(st));
+		return st;
+	}
+	st = take_reply(client, env, id, resp_desc, resp_out, err, errlen);
+	protobuf_c_message_free_unpacked(&env->base, NULL);
+	return st;
+}
+
+int rpc_client_open(rpc_client **out, const char *addr,
+		    const rpc_client_config *cfg, char *err, size_t errlen)
+{
+	rpc_client *c;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		set_err(err, errlen, "out of memory");
+		return RPC_E_NOMEM;
+	}
+	if (cfg)
+		c->cfg = *cfg;
+	else
+		rpc_client_config_init(&c->cfg);
+	if (!c->cfg.max_frame_bytes)
+		c->cfg.max_frame_bytes = RPC_FRAME_DEFAULT_MAX_BYTES;
+	c->fd = -1;
+	if (net_split_hostport(addr, c->host, sizeof(c->host), &c->port)) {
+		snprintf(err, errlen, "bad address \"%s\" (want host:port)",
+			 addr);
+		free(c);
+		return RPC_E_INVALID;
+	}
+	c->fd = net_connect(c->host, c->port, c->cfg.connect_timeout_ms, err,
+			    errlen);
+	if (c->fd < 0) {
+		free(c);
+		return RPC_E_UNAVAILABLE;
+	}
+	*out = c;
+	return RPC_OK;
+}
+
+void rpc_client_close(rpc_client *client)
+{
+	if (!client)
+		return;
+	drop(client);
+	free(client);
+}

@@ -1,0 +1,23 @@
+/* mcrepl-master command line and config file: Mooncake's flag names. */
+#ifndef MCREPL_MASTER_FLAGS_H
+#define MCREPL_MASTER_FLAGS_H
+
+#include <stdint.h>
+
+#include "store.h"
+
+struct master_flags {
+	struct master_opts opts;
+	char rpc_address[64];
+	uint32_t rpc_port;     /* 50051; 0 = ephemeral */
+	uint32_t metrics_port; /* 9003; 0 = ephemeral */
+	uint64_t max_frame_bytes;
+	uint32_t sweep_interval_ms;
+	uint32_t admission_batch;
+};
+
+/* Parse argv (and any --config FILE). Returns 0 to run, 1 when --help or
+ * --version was printed, -1 after printing one clear error line. */
+int master_flags_parse(struct master_flags *f, int argc, char **argv);
+
+#endif

@@ -1,0 +1,715 @@
+/* RPC handlers of mcrepl-master: protobuf in, store operation, protobuf
+ * out. Every input is validated by the store; bad input gets a Result with
+ * a code and one clear line, never a crash. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service.h"
+
+#define SVC(s) ((struct master_service *)(void *)(s))
+#define MAX_TASKS_PER_FETCH 256
+
+struct reply {
+	Mcrepl__Result result;
+	char msg[256];
+};
+
+static void reply_init(struct reply *r, Mcrepl__Code code, const char *reason)
+{
+	mcrepl__result__init(&r->result);
+	r->result.code = code;
+	r->result.reason = (char *)(uintptr_t)(reason ? reason : "");
+	r->result.message = r->msg;
+	if (!r->msg[0] && code != MCREPL__CODE__OK)
+		snprintf(r->msg, sizeof(r->msg), "%s",
+			 protobuf_c_enum_descriptor_get_value(
+			     &mcrepl__code__descriptor, (int)code)
+			     ? protobuf_c_enum_descriptor_get_value(
+				   &mcrepl__code__descriptor, (int)code)
+				   ->name
+			     : "error");
+}
+
+static char *mut(const char *s)
+{
+	return (char *)(uintptr_t)(s ? s : "");
+}
+
+/* A replica message for r (strings borrowed from the store). */
+static void fill_replica(struct store *s, Mcrepl__Replica *m,
+			 const struct replica *r, bool with_grant)
+{
+	struct segment *seg = store_segment(s, r->segment_id);
+
+	mcrepl__replica__init(m);
+	m->segment_id = r->segment_id;
+	m->offset = r->offset;
+	m->size = r->size;
+	m->status = r->status == REPLICA_COMPLETE
+			? MCREPL__REPLICA_STATUS__COMPLETE
+			: MCREPL__REPLICA_STATUS__PROCESSING;
+	m->dynamic = r->dynamic;
+	if (with_grant)
+		m->write_token = store_grant(s, r);
+	if (!seg)
+		return;
+	m->client_id = seg->client_id;
+	m->host_id = seg->host;
+	m->domain = seg->domain;
+	m->endpoint = seg->endpoint;
+	m->remote_addr = seg->base_addr + r->offset;
+	m->rkey = seg->rkey;
+}
+
+/* ---- segments ------------------------------------------------------------ */
+
+static bool has_cap(const Mcrepl__MountSegmentRequest *req, const char *cap)
+{
+	for (size_t i = 0; i < req->n_capabilities; i++)
+		if (strcmp(req->capabilities[i], cap) == 0)
+			return true;
+	return false;
+}
+
+static void h_mount(Mcrepl__Master_Service *svc,
+		    const Mcrepl__MountSegmentRequest *req,
+		    Mcrepl__MountSegmentResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	struct mount_args a = {req->client_id, req->host_id, req->domain,
+			       req->name, req->endpoint, req->capacity,
+			       req->base_addr, req->rkey,
+			       has_cap(req, "dynamic_copy")};
+	Mcrepl__MountSegmentResponse resp;
+	struct reply r = {0};
+	Mcrepl__Code code;
+
+	mcrepl__mount_segment_response__init(&resp);
+	store_lock(s);
+	code = store_mount(s, &a, SVC(svc)->now_ms(), &resp.segment_id, r.msg,
+			   sizeof(r.msg));
+	resp.heartbeat_interval_ms = (uint32_t)(s->opts.client_ttl_ms / 4);
+	resp.grant_key = s->grant_key;
+	store_unlock(s);
+	reply_init(&r, code, NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+static void h_unmount(Mcrepl__Master_Service *svc,
+		      const Mcrepl__UnmountSegmentRequest *req,
+		      Mcrepl__UnmountSegmentResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__UnmountSegmentResponse resp;
+	struct reply r = {0};
+
+	mcrepl__unmount_segment_response__init(&resp);
+	store_lock(s);
+	reply_init(&r,
+		   store_unmount(s, req->client_id, req->segment_id,
+				 SVC(svc)->now_ms()),
+		   NULL);
+	store_unlock(s);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+static void h_heartbeat(Mcrepl__Master_Service *svc,
+			const Mcrepl__HeartbeatRequest *req,
+			Mcrepl__HeartbeatResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__HeartbeatResponse resp;
+	struct reply r = {0};
+	size_t n = req->n_segment_ids < req->n_segment_reads
+		       ? req->n_segment_ids
+		       : req->n_segment_reads;
+
+	mcrepl__heartbeat_response__init(&resp);
+	store_lock(s);
+	reply_init(&r,
+		   store_heartbeat(s, req->client_id, req->segment_ids,
+				   req->segment_reads, n, SVC(svc)->now_ms()),
+		   NULL);
+	store_unlock(s);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+/* ---- puts ---------------------------------------------------------------- */
+
+static void h_put_start(Mcrepl__Master_Service *svc,
+			const Mcrepl__PutStartRequest *req,
+			Mcrepl__PutStartResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__PutStartResponse resp;
+	Mcrepl__Replica msgs[16], *ptrs[16];
+	struct reply r = {0};
+	struct object *o = NULL;
+	Mcrepl__Code code;
+
+	mcrepl__put_start_response__init(&resp);
+	store_lock(s);
+	code = store_put_start(s, req->tenant, req->key, req->size,
+			       req->replica_num, SVC(svc)->now_ms(), &o, r.msg,
+			       sizeof(r.msg));
+	if (code == MCREPL__CODE__OK) {
+		resp.version = o->version;
+		for (size_t i = 0; i < o->n_replicas && i < 16; i++) {
+			fill_replica(s, &msgs[i], &o->replicas[i], true);
+			ptrs[i] = &msgs[i];
+		}
+		resp.n_replicas = o->n_replicas;
+		resp.replicas = ptrs;
+	}
+	reply_init(&r, code, NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+	store_unlock(s);
+}
+
+static void h_put_end(Mcrepl__Master_Service *svc,
+		      const Mcrepl__PutEndRequest *req,
+		      Mcrepl__PutEndResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__PutEndResponse resp;
+	struct reply r = {0};
+
+	mcrepl__put_end_response__init(&resp);
+	store_lock(s);
+	reply_init(&r, store_put_end(s, req->tenant, req->key, req->version),
+		   NULL);
+	store_unlock(s);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+static void h_put_revoke(Mcrepl__Master_Service *svc,
+			 const Mcrepl__PutRevokeRequest *req,
+			 Mcrepl__PutRevokeResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__PutRevokeResponse resp;
+	struct reply r = {0};
+
+	mcrepl__put_revoke_response__init(&resp);
+	store_lock(s);
+	reply_init(&r,
+		   store_put_revoke(s, req->tenant, req->key, req->version),
+		   NULL);
+	store_unlock(s);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+/* ---- reads --------------------------------------------------------------- */
+
+/* One key's answer; replica messages live in msgs/ptrs (MAX each). */
+struct get_answer {
+	Mcrepl__GetReplicaListResponse resp;
+	struct reply r;
+	Mcrepl__Replica msgs[MASTER_MAX_REPLICAS];
+	Mcrepl__Replica *ptrs[MASTER_MAX_REPLICAS];
+};
+
+static void answer_get(struct store *s, struct get_answer *a,
+		       const char *tenant, const char *key, const char *domain,
+		       uint64_t now)
+{
+	size_t order[MASTER_MAX_REPLICAS], n = 0;
+	struct object *o = NULL;
+	Mcrepl__Code code;
+
+	mcrepl__get_replica_list_response__init(&a->resp);
+	a->r.msg[0] = '\0';
+	code = store_get(s, tenant, key, domain, now, &o, order,
+			 MASTER_MAX_REPLICAS, &n);
+	a->resp.key = mut(key);
+	if (code == MCREPL__CODE__OK) {
+		a->resp.version = o->version;
+		a->resp.size = o->size;
+		a->resp.lease_ttl_ms = s->opts.kv_lease_ttl_ms;
+		for (size_t i = 0; i < n; i++) {
+			fill_replica(s, &a->msgs[i], &o->replicas[order[i]],
+				     false);
+			a->ptrs[i] = &a->msgs[i];
+		}
+		a->resp.n_replicas = n;
+		a->resp.replicas = a->ptrs;
+	}
+	reply_init(&a->r, code, NULL);
+	a->resp.result = &a->r.result;
+}
+
+static void h_get(Mcrepl__Master_Service *svc,
+		  const Mcrepl__GetReplicaListRequest *req,
+		  Mcrepl__GetReplicaListResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	struct get_answer *a = calloc(1, sizeof(*a));
+	Mcrepl__GetReplicaListResponse oom;
+	struct reply r = {0};
+
+	if (!a) {
+		mcrepl__get_replica_list_response__init(&oom);
+		reply_init(&r, MCREPL__CODE__INTERNAL, NULL);
+		oom.result = &r.result;
+		done(&oom, cd);
+		return;
+	}
+	store_lock(s);
+	s->gets++;
+	answer_get(s, a, req->tenant, req->key, req->requester_domain,
+		   SVC(svc)->now_ms());
+	done(&a->resp, cd);
+	store_unlock(s);
+	free(a);
+}
+
+static void h_batch_get(Mcrepl__Master_Service *svc,
+			const Mcrepl__BatchGetReplicaListRequest *req,
+			Mcrepl__BatchGetReplicaListResponse_Closure done,
+			void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__BatchGetReplicaListResponse resp;
+	struct get_answer *a = NULL;
+	Mcrepl__GetReplicaListResponse **ptrs = NULL;
+	struct reply r = {0};
+	Mcrepl__Code code = MCREPL__CODE__OK;
+	uint64_t now = SVC(svc)->now_ms();
+
+	mcrepl__batch_get_replica_list_response__init(&resp);
+	if (req->n_keys == 0 || req->n_keys > s->opts.max_batch_keys) {
+		code = req->n_keys ? MCREPL__CODE__TOO_MANY
+				   : MCREPL__CODE__INVALID_ARGUMENT;
+		snprintf(r.msg, sizeof(r.msg), "a batch holds 1..%u keys, not "
+					       "%zu",
+			 s->opts.max_batch_keys, req->n_keys);
+	} else {
+		a = calloc(req->n_keys, sizeof(*a));
+		ptrs = calloc(req->n_keys, sizeof(*ptrs));
+		if (!a || !ptrs)
+			code = MCREPL__CODE__INTERNAL;
+	}
+	store_lock(s);
+	if (code == MCREPL__CODE__OK) {
+		s->gets++;
+		for (size_t i = 0; i < req->n_keys; i++) {
+			answer_get(s, &a[i], req->tenant, req->keys[i],
+				   req->requester_domain, now);
+			ptrs[i] = &a[i].resp;
+		}
+		resp.n_entries = req->n_keys;
+		resp.entries = ptrs;
+	}
+	reply_init(&r, code, NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+	store_unlock(s);
+	free(a);
+	free(ptrs);
+}
+
+static void h_exist(Mcrepl__Master_Service *svc, const Mcrepl__ExistRequest *req,
+		    Mcrepl__ExistResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__ExistResponse resp;
+	struct reply r = {0};
+	struct object *o;
+
+	mcrepl__exist_response__init(&resp);
+	store_lock(s);
+	o = req->key[0] ? store_find(s, req->tenant, req->key) : NULL;
+	resp.exists = o && o->complete;
+	store_unlock(s);
+	reply_init(&r, req->key[0] ? MCREPL__CODE__OK
+				   : MCREPL__CODE__INVALID_ARGUMENT,
+		   NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+static void h_remove(Mcrepl__Master_Service *svc,
+		     const Mcrepl__RemoveRequest *req,
+		     Mcrepl__RemoveResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__RemoveResponse resp;
+	struct reply r = {0};
+	Mcrepl__Code code;
+
+	mcrepl__remove_response__init(&resp);
+	store_lock(s);
+	code = store_remove(s, req->tenant, req->key, SVC(svc)->now_ms(), r.msg,
+			    sizeof(r.msg));
+	store_unlock(s);
+	reply_init(&r, code, NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+/* ---- tasks ---------------------------------------------------------------- */
+
+static void h_fetch_tasks(Mcrepl__Master_Service *svc,
+			  const Mcrepl__FetchTasksRequest *req,
+			  Mcrepl__FetchTasksResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__FetchTasksResponse resp;
+	struct task *tasks[MAX_TASKS_PER_FETCH];
+	Mcrepl__Task *ptrs[MAX_TASKS_PER_FETCH];
+	size_t max = req->max_tasks ? req->max_tasks : 16, n;
+	struct reply r = {0};
+	Mcrepl__Code code = MCREPL__CODE__OK;
+
+	mcrepl__fetch_tasks_response__init(&resp);
+	if (max > MAX_TASKS_PER_FETCH)
+		max = MAX_TASKS_PER_FETCH;
+	store_lock(s);
+	n = store_fetch_tasks(s, req->client_id, tasks, max, SVC(svc)->now_ms());
+	for (size_t i = 0; i < n; i++)
+		ptrs[i] = &tasks[i]->msg;
+	resp.n_tasks = n;
+	resp.tasks = ptrs;
+	if (n == 0 && !store_client_known(s, req->client_id))
+		code = MCREPL__CODE__UNKNOWN_CLIENT;
+	reply_init(&r, code, NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+	store_unlock(s);
+}
+
+static void h_mark_task(Mcrepl__Master_Service *svc,
+			const Mcrepl__MarkTaskToCompleteRequest *req,
+			Mcrepl__MarkTaskToCompleteResponse_Closure done,
+			void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__MarkTaskToCompleteResponse resp;
+	struct reply r = {0};
+	Mcrepl__Code code = MCREPL__CODE__OK;
+	struct task *t;
+
+	mcrepl__mark_task_to_complete_response__init(&resp);
+	store_lock(s);
+	t = store_task(s, req->task_id);
+	if (!t)
+		code = MCREPL__CODE__NOT_FOUND;
+	else if (t->client_id != req->client_id)
+		code = MCREPL__CODE__PERMISSION_DENIED;
+	else
+		store_task_reported(s, t);
+	store_unlock(s);
+	reply_init(&r, code, NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+/* ---- ordinary copy -------------------------------------------------------- */
+
+static void h_copy_start(Mcrepl__Master_Service *svc,
+			 const Mcrepl__CopyStartRequest *req,
+			 Mcrepl__CopyStartResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__CopyStartResponse resp;
+	Mcrepl__Replica src_m, dst_m;
+	struct replica src, dst;
+	struct reply r = {0};
+	Mcrepl__Code code;
+
+	mcrepl__copy_start_response__init(&resp);
+	store_lock(s);
+	code = store_copy_start(s, req->tenant, req->key,
+				req->source_segment_id, req->target_segment_id,
+				SVC(svc)->now_ms(), &src, &dst, r.msg,
+				sizeof(r.msg));
+	if (code == MCREPL__CODE__OK) {
+		fill_replica(s, &src_m, &src, false);
+		fill_replica(s, &dst_m, &dst, true);
+		resp.source = &src_m;
+		resp.target = &dst_m;
+		resp.write_token = dst_m.write_token;
+	}
+	reply_init(&r, code, NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+	store_unlock(s);
+}
+
+static Mcrepl__Code copy_finish(Mcrepl__Master_Service *svc,
+				const char *tenant, const char *key, bool ok)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__Code code;
+
+	store_lock(s);
+	code = store_copy_finish(s, tenant, key, ok, SVC(svc)->now_ms());
+	store_unlock(s);
+	return code;
+}
+
+static void h_copy_end(Mcrepl__Master_Service *svc,
+		       const Mcrepl__CopyEndRequest *req,
+		       Mcrepl__CopyEndResponse_Closure done, void *cd)
+{
+	Mcrepl__CopyEndResponse resp;
+	struct reply r = {0};
+
+	mcrepl__copy_end_response__init(&resp);
+	reply_init(&r, copy_finish(svc, req->tenant, req->key, true), NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+static void h_copy_revoke(Mcrepl__Master_Service *svc,
+			  const Mcrepl__CopyRevokeRequest *req,
+			  Mcrepl__CopyRevokeResponse_Closure done, void *cd)
+{
+	Mcrepl__CopyRevokeResponse resp;
+	struct reply r = {0};
+
+	mcrepl__copy_revoke_response__init(&resp);
+	reply_init(&r, copy_finish(svc, req->tenant, req->key, false), NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+/* ---- dynamic copy --------------------------------------------------------- */
+
+static mcrepl_fence fence_of(uint64_t lease, uint64_t version,
+			     uint64_t client, uint64_t src, uint64_t dst)
+{
+	mcrepl_fence f = {{lease}, version, {client}, {src}, {dst}, 0};
+
+	return f;
+}
+
+static void h_dyn_start(Mcrepl__Master_Service *svc,
+			const Mcrepl__DynamicReplicaCopyStartRequest *req,
+			Mcrepl__DynamicReplicaCopyStartResponse_Closure done,
+			void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__DynamicReplicaCopyStartResponse resp;
+	mcrepl_fence f = fence_of(req->lease_id, req->version, req->client_id,
+				  req->source_segment_id,
+				  req->target_segment_id);
+	Mcrepl__Replica src_m, dst_m;
+	struct replica src, dst;
+	const char *reason = NULL;
+	struct reply r = {0};
+	Mcrepl__Code code;
+
+	mcrepl__dynamic_replica_copy_start_response__init(&resp);
+	store_lock(s);
+	code = dyn_copy_start(s, &f, req->tenant, req->key, req->task_id,
+			      SVC(svc)->now_ms(), &src, &dst, &reason);
+	if (code == MCREPL__CODE__OK) {
+		fill_replica(s, &src_m, &src, false);
+		fill_replica(s, &dst_m, &dst, true);
+		resp.source = &src_m;
+		resp.target = &dst_m;
+		resp.write_token = dst_m.write_token;
+	}
+	reply_init(&r, code, reason);
+	resp.result = &r.result;
+	done(&resp, cd);
+	store_unlock(s);
+}
+
+static void h_dyn_end(Mcrepl__Master_Service *svc,
+		      const Mcrepl__DynamicReplicaCopyEndRequest *req,
+		      Mcrepl__DynamicReplicaCopyEndResponse_Closure done,
+		      void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__DynamicReplicaCopyEndResponse resp;
+	mcrepl_fence f = fence_of(req->lease_id, req->version, req->client_id,
+				  0, 0);
+	const char *reason = NULL;
+	struct reply r = {0};
+	Mcrepl__Code code;
+
+	mcrepl__dynamic_replica_copy_end_response__init(&resp);
+	store_lock(s);
+	code = dyn_copy_end(s, &f, req->tenant, req->key, SVC(svc)->now_ms(),
+			    &reason);
+	store_unlock(s);
+	reply_init(&r, code, reason);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+static void h_dyn_revoke(Mcrepl__Master_Service *svc,
+			 const Mcrepl__DynamicReplicaCopyRevokeRequest *req,
+			 Mcrepl__DynamicReplicaCopyRevokeResponse_Closure done,
+			 void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__DynamicReplicaCopyRevokeResponse resp;
+	mcrepl_fence f = fence_of(req->lease_id, req->version, req->client_id,
+				  0, 0);
+	const char *reason = NULL;
+	struct reply r = {0};
+	Mcrepl__Code code;
+
+	mcrepl__dynamic_replica_copy_revoke_response__init(&resp);
+	store_lock(s);
+	code = dyn_copy_revoke(s, &f, req->tenant, req->key,
+			       SVC(svc)->now_ms(), &reason);
+	store_unlock(s);
+	reply_init(&r, code, reason);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+/* ---- proposals and stats -------------------------------------------------- */
+
+static Mcrepl__Code status_code(mcrepl_status st)
+{
+	switch (st) {
+	case MCREPL_OK:
+		return MCREPL__CODE__OK;
+	case MCREPL_EREJECTED:
+		return MCREPL__CODE__REJECTED;
+	case MCREPL_ECONFLICT:
+		return MCREPL__CODE__ALREADY_EXISTS;
+	case MCREPL_EINVAL:
+		return MCREPL__CODE__INVALID_ARGUMENT;
+	default:
+		return MCREPL__CODE__INTERNAL;
+	}
+}
+
+static void h_propose(Mcrepl__Master_Service *svc,
+		      const Mcrepl__SubmitReplicaActionProposalRequest *req,
+		      Mcrepl__SubmitReplicaActionProposalResponse_Closure done,
+		      void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__SubmitReplicaActionProposalResponse resp;
+	Mcrepl__ReplicaActionLease lm;
+	mcrepl_propose_result res = {0};
+	struct reply r = {0};
+	uint64_t now = SVC(svc)->now_ms();
+	mcrepl_proposal p = {MCREPL_ACTION_ADD, req->proposal_id, req->tenant,
+			     req->key, req->requester_domain, req->target_domain,
+			     req->observed_version, req->expected_size,
+			     {req->preferred_target_segment_id},
+			     now + (req->expires_in_ms ? req->expires_in_ms
+						       : s->opts.cfg.lease_ttl_ms)};
+	Mcrepl__Code code = MCREPL__CODE__UNAVAILABLE;
+
+	mcrepl__submit_replica_action_proposal_response__init(&resp);
+	mcrepl__replica_action_lease__init(&lm);
+	store_lock(s);
+	if (!s->opts.enable_proposal_rpc) {
+		snprintf(r.msg, sizeof(r.msg), "SubmitReplicaActionProposal is "
+					       "internal; start the master "
+					       "with --enable_proposal_rpc");
+	} else {
+		code = status_code(dyn_propose(s, &p, now, &res));
+	}
+	if (code == MCREPL__CODE__OK) {
+		lm = (Mcrepl__ReplicaActionLease){lm.base, mut(req->proposal_id),
+						  res.lease.id.v, mut(req->tenant),
+						  mut(req->key), res.lease.source.v,
+						  res.lease.target.v,
+						  res.lease.target_domain,
+						  res.lease.version,
+						  res.lease.expires_at_ms,
+						  res.lease.task.v};
+		resp.lease = &lm;
+		resp.repeated = res.repeated;
+	}
+	reply_init(&r, code,
+		   code == MCREPL__CODE__UNAVAILABLE
+		       ? NULL
+		       : mcrepl_reason_name(res.reason));
+	resp.result = &r.result;
+	done(&resp, cd);
+	store_unlock(s);
+}
+
+static void h_stats(Mcrepl__Master_Service *svc, const Mcrepl__StatsRequest *req,
+		    Mcrepl__StatsResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__StatsResponse resp;
+	Mcrepl__Segment *msgs = NULL, **ptrs = NULL;
+	char *text = master_metrics(s, NULL);
+	struct reply r = {0};
+
+	(void)req;
+	mcrepl__stats_response__init(&resp);
+	resp.metrics_text = text ? text : mut("");
+	store_lock(s);
+	msgs = calloc(s->n_segs + 1, sizeof(*msgs));
+	ptrs = calloc(s->n_segs + 1, sizeof(*ptrs));
+	for (size_t i = 0; msgs && ptrs && i < s->n_segs; i++) {
+		struct segment *seg = s->segs[i];
+
+		mcrepl__segment__init(&msgs[i]);
+		msgs[i].segment_id = seg->id;
+		msgs[i].name = seg->name;
+		msgs[i].client_id = seg->client_id;
+		msgs[i].host_id = seg->host;
+		msgs[i].domain = seg->domain;
+		msgs[i].capacity = seg->capacity;
+		msgs[i].used = store_used(seg);
+		msgs[i].endpoint = seg->endpoint;
+		msgs[i].dynamic_copy = seg->dynamic_copy;
+		msgs[i].reads = seg->reads_total;
+		resp.capacity += seg->capacity;
+		resp.used += msgs[i].used;
+		ptrs[i] = &msgs[i];
+		resp.n_segments = i + 1;
+	}
+	resp.segments = ptrs;
+	resp.keys = mcrepl__map_size(&s->objects);
+	reply_init(&r, text && msgs && ptrs ? MCREPL__CODE__OK
+					    : MCREPL__CODE__INTERNAL,
+		   NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+	store_unlock(s);
+	free(msgs);
+	free(ptrs);
+	free(text);
+}
+
+void master_service_init(struct master_service *svc, struct store *store,
+			 uint64_t (*now_ms)(void))
+{
+	memset(svc, 0, sizeof(*svc));
+	mcrepl__master__init(&svc->base, NULL);
+	svc->base.mount_segment = h_mount;
+	svc->base.unmount_segment = h_unmount;
+	svc->base.heartbeat = h_heartbeat;
+	svc->base.put_start = h_put_start;
+	svc->base.put_end = h_put_end;
+	svc->base.put_revoke = h_put_revoke;
+	svc->base.get_replica_list = h_get;
+	svc->base.batch_get_replica_list = h_batch_get;
+	svc->base.exist = h_exist;
+	svc->base.remove = h_remove;
+	svc->base.fetch_tasks = h_fetch_tasks;
+	svc->base.mark_task_to_complete = h_mark_task;
+	svc->base.copy_start = h_copy_start;
+	svc->base.copy_end = h_copy_end;
+	svc->base.copy_revoke = h_copy_revoke;
+	svc->base.dynamic_replica_copy_start = h_dyn_start;
+	svc->base.dynamic_replica_copy_end = h_dyn_end;
+	svc->base.dynamic_replica_copy_revoke = h_dyn_revoke;
+	svc->base.submit_replica_action_proposal = h_propose;
+	svc->base.stats = h_stats;
+	svc->store = store;
+	svc->now_ms = now_ms;
+}

@@ -1,0 +1,86 @@
+/* The admission decision: a pure function of its input. */
+#include "internal.h"
+#include "mcrepl/admit.h"
+
+static bool nonempty(const char *s)
+{
+	return s && s[0] != '\0';
+}
+
+uint32_t mcrepl_admit_threshold(const mcrepl_config *cfg,
+				uint32_t readable_replicas)
+{
+	uint64_t t = mcrepl_config_threshold(cfg);
+
+	if (cfg->scale_threshold_by_replicas && readable_replicas > 1)
+		t *= readable_replicas;
+	return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+}
+
+/* Proposal shape and freshness: the checks that need no object. */
+static mcrepl_reason check_proposal(const mcrepl_admit_input *in)
+{
+	const mcrepl_proposal *p = in->proposal;
+
+	if (!p || !nonempty(p->key) || !nonempty(p->proposal_id) ||
+	    p->action != MCREPL_ACTION_ADD)
+		return MCREPL_REASON_INVALID_PROPOSAL;
+	if (p->expires_at_ms <= in->now_ms)
+		return MCREPL_REASON_EXPIRED;
+	if (!in->cfg->domain_aware &&
+	    (nonempty(p->requester_domain) || nonempty(p->target_domain)))
+		return MCREPL_REASON_DOMAIN_HINT_UNSUPPORTED;
+	return MCREPL_REASON_NONE;
+}
+
+/* The object as the proposer saw it versus as the master sees it. */
+static mcrepl_reason check_object(const mcrepl_admit_input *in)
+{
+	const mcrepl_object_view *o = in->object;
+
+	if (!o || !o->exists)
+		return MCREPL_REASON_UNKNOWN_OBJECT;
+	if (o->version != in->proposal->observed_version)
+		return MCREPL_REASON_VERSION_MISMATCH;
+	if (o->size != in->proposal->expected_size)
+		return MCREPL_REASON_SIZE_MISMATCH;
+	return MCREPL_REASON_NONE;
+}
+
+/* Heat, single flight, replica limit and cooldowns. */
+static mcrepl_reason check_state(const mcrepl_admit_input *in)
+{
+	const mcrepl_object_view *o = in->object;
+	const mcrepl_key_state *ks = &in->key_state;
+
+	if (in->heat_count <
+	    mcrepl_admit_threshold(in->cfg, o->readable_memory_replicas))
+		return MCREPL_REASON_BELOW_THRESHOLD;
+	if (ks->pending || o->busy)
+		return MCREPL_REASON_IN_FLIGHT;
+	if (o->readable_memory_replicas >= in->cfg->max_memory_replicas)
+		return MCREPL_REASON_REPLICA_LIMIT;
+	if (in->now_ms < ks->action_cooldown_until_ms)
+		return MCREPL_REASON_ACTION_COOLDOWN;
+	if (in->now_ms < ks->recreate_after_ms)
+		return MCREPL_REASON_RECREATE_COOLDOWN;
+	return MCREPL_REASON_NONE;
+}
+
+mcrepl_reason mcrepl_admit(const mcrepl_admit_input *in)
+{
+	mcrepl_reason r;
+
+	if (!in || !in->cfg)
+		return MCREPL_REASON_INVALID_PROPOSAL;
+	if (in->cfg->mode == MCREPL_MODE_OFF)
+		return MCREPL_REASON_MODE_OFF;
+	r = check_proposal(in);
+	if (r == MCREPL_REASON_NONE)
+		r = check_object(in);
+	if (r == MCREPL_REASON_NONE)
+		r = check_state(in);
+	if (r == MCREPL_REASON_NONE && in->cfg->mode == MCREPL_MODE_OBSERVE)
+		r = MCREPL_REASON_MODE_OBSERVE;
+	return r;
+}

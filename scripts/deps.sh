@@ -1,0 +1,31 @@
+#!/bin/sh
+# Check the build dependencies; install them with apt-get when running as
+# root on Debian/Ubuntu, else say exactly what is missing and how to get it.
+set -u
+missing=""
+have_pc() { pkg-config --exists "$1" 2>/dev/null; }
+command -v cc >/dev/null 2>&1 || missing="$missing gcc"
+command -v make >/dev/null 2>&1 || missing="$missing make"
+command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
+command -v c++ >/dev/null 2>&1 || missing="$missing g++"
+have_pc check || missing="$missing check"
+have_pc libprotobuf-c || missing="$missing libprotobuf-c-dev"
+command -v protoc-c >/dev/null 2>&1 || missing="$missing protobuf-c-compiler"
+have_pc libevent || missing="$missing libevent-dev"
+have_pc libibverbs || missing="$missing libibverbs-dev"
+have_pc librdmacm || missing="$missing librdmacm-dev"
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+	echo "deps: installing:$missing"
+	if ! apt-get install -y -q $missing >/dev/null 2>&1; then
+		apt-get update -q >/dev/null 2>&1
+		apt-get install -y -q $missing || {
+			echo "deps: apt-get install failed for:$missing" >&2
+			exit 1
+		}
+	fi
+	exit 0
+fi
+echo "deps: missing build dependencies:$missing" >&2
+echo "deps: install them with: sudo apt-get install -y$missing" >&2
+exit 1

@@ -1,0 +1,180 @@
+/* Admission: every rule, in order, with its exact reason. */
+#include "mcrepl/mcrepl.h"
+#include "testutil.h"
+
+#define NOW 1000000
+
+struct admit_case {
+	const char *name;
+	mcrepl_mode mode;
+	const char *req_domain, *tgt_domain;
+	uint64_t expires_at, version, size;
+	bool exists, busy, pending;
+	uint32_t replicas, heat;
+	uint64_t action_until, recreate_after;
+	bool scale;
+	mcrepl_reason want;
+};
+
+/* Base: enforce, fresh proposal, object v7 size 4096, 1 replica, heat 8. */
+#define BASE MCREPL_MODE_ENFORCE, NULL, NULL, NOW + 5000, 7, 4096, true, false
+static const struct admit_case cases[] = {
+    {"admitted", BASE, false, 1, 8, 0, 0, false, MCREPL_REASON_NONE},
+    {"mode off", MCREPL_MODE_OFF, NULL, NULL, NOW + 5000, 7, 4096, true,
+     false, false, 1, 8, 0, 0, false, MCREPL_REASON_MODE_OFF},
+    {"observe would propose", MCREPL_MODE_OBSERVE, NULL, NULL, NOW + 5000, 7,
+     4096, true, false, false, 1, 8, 0, 0, false, MCREPL_REASON_MODE_OBSERVE},
+    {"observe still rejects below threshold", MCREPL_MODE_OBSERVE, NULL,
+     NULL, NOW + 5000, 7, 4096, true, false, false, 1, 7, 0, 0, false,
+     MCREPL_REASON_BELOW_THRESHOLD},
+    {"expired at now", MCREPL_MODE_ENFORCE, NULL, NULL, NOW, 7, 4096, true,
+     false, false, 1, 8, 0, 0, false, MCREPL_REASON_EXPIRED},
+    {"requester hint", MCREPL_MODE_ENFORCE, "domain-a", NULL, NOW + 5000, 7,
+     4096, true, false, false, 1, 8, 0, 0, false,
+     MCREPL_REASON_DOMAIN_HINT_UNSUPPORTED},
+    {"target hint", MCREPL_MODE_ENFORCE, "", "domain-b", NOW + 5000, 7, 4096,
+     true, false, false, 1, 8, 0, 0, false,
+     MCREPL_REASON_DOMAIN_HINT_UNSUPPORTED},
+    {"unknown object", MCREPL_MODE_ENFORCE, NULL, NULL, NOW + 5000, 7, 4096,
+     false, false, false, 1, 8, 0, 0, false, MCREPL_REASON_UNKNOWN_OBJECT},
+    {"version", MCREPL_MODE_ENFORCE, NULL, NULL, NOW + 5000, 6, 4096, true,
+     false, false, 1, 8, 0, 0, false, MCREPL_REASON_VERSION_MISMATCH},
+    {"size", MCREPL_MODE_ENFORCE, NULL, NULL, NOW + 5000, 7, 4095, true,
+     false, false, 1, 8, 0, 0, false, MCREPL_REASON_SIZE_MISMATCH},
+    {"below threshold", BASE, false, 1, 7, 0, 0, false,
+     MCREPL_REASON_BELOW_THRESHOLD},
+    {"pending", BASE, true, 1, 8, 0, 0, false, MCREPL_REASON_IN_FLIGHT},
+    {"busy", MCREPL_MODE_ENFORCE, NULL, NULL, NOW + 5000, 7, 4096, true, true,
+     false, 1, 8, 0, 0, false, MCREPL_REASON_IN_FLIGHT},
+    {"replica limit", BASE, false, 2, 8, 0, 0, false,
+     MCREPL_REASON_REPLICA_LIMIT},
+    {"action cooldown", BASE, false, 1, 8, NOW + 1, 0, false,
+     MCREPL_REASON_ACTION_COOLDOWN},
+    {"action cooldown over", BASE, false, 1, 8, NOW, 0, false,
+     MCREPL_REASON_NONE},
+    {"recreate cooldown", BASE, false, 1, 8, 0, NOW + 1, false,
+     MCREPL_REASON_RECREATE_COOLDOWN},
+    {"recreate cooldown over", BASE, false, 1, 8, 0, NOW, false,
+     MCREPL_REASON_NONE},
+    {"scaled threshold, one replica", BASE, false, 1, 8, 0, 0, true,
+     MCREPL_REASON_NONE},
+};
+
+static void run_case(const struct admit_case *tc, mcrepl_config *cfg)
+{
+	mcrepl_proposal p = {MCREPL_ACTION_ADD, "p-1", "t", "k",
+			     tc->req_domain, tc->tgt_domain, tc->version,
+			     tc->size, {0}, tc->expires_at};
+	mcrepl_object_view o = {tc->exists, 7, 4096, tc->replicas, tc->busy};
+	mcrepl_admit_input in = {cfg, &p, &o, tc->heat,
+				 {tc->pending, tc->action_until,
+				  tc->recreate_after},
+				 NOW};
+
+	ck_assert_msg(mcrepl_admit(&in) == tc->want, "%s: got %s want %s",
+		      tc->name, mcrepl_reason_name(mcrepl_admit(&in)),
+		      mcrepl_reason_name(tc->want));
+}
+
+START_TEST(test_admit_rules_in_order)
+{
+	const struct admit_case *tc = &cases[_i];
+	mcrepl_config cfg;
+
+	mcrepl_config_init(&cfg);
+	cfg.mode = tc->mode;
+	cfg.scale_threshold_by_replicas = tc->scale;
+	run_case(tc, &cfg);
+}
+END_TEST
+
+/* RFC test plan: below-threshold admission is rejected. */
+START_TEST(test_below_threshold_admission_is_rejected)
+{
+	mcrepl_config cfg;
+	mcrepl_proposal p = {MCREPL_ACTION_ADD, "p", "t", "k", NULL, NULL, 1, 1,
+			     {0}, NOW + 1};
+	mcrepl_object_view o = {true, 1, 1, 1, false};
+	mcrepl_admit_input in = {&cfg, &p, &o, 0, {false, 0, 0}, NOW};
+
+	mcrepl_config_init(&cfg);
+	cfg.mode = MCREPL_MODE_ENFORCE;
+	for (uint32_t h = 0; h < 8; h++) {
+		in.heat_count = h;
+		ck_assert_int_eq(mcrepl_admit(&in),
+				 MCREPL_REASON_BELOW_THRESHOLD);
+	}
+	in.heat_count = 8;
+	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_NONE);
+}
+END_TEST
+
+/* RFC test plan: non-empty requester/target domain hints are rejected
+ * before domain-aware placement lands; accepted once domain-aware. */
+START_TEST(test_nonempty_domain_hints_rejected_in_first_stage)
+{
+	mcrepl_config cfg;
+	mcrepl_proposal p = {MCREPL_ACTION_ADD, "p", "t", "k", "a", "b", 1, 1,
+			     {0}, NOW + 1};
+	mcrepl_object_view o = {true, 1, 1, 1, false};
+	mcrepl_admit_input in = {&cfg, &p, &o, 8, {false, 0, 0}, NOW};
+
+	mcrepl_config_init(&cfg);
+	cfg.mode = MCREPL_MODE_ENFORCE;
+	ck_assert_int_eq(mcrepl_admit(&in),
+			 MCREPL_REASON_DOMAIN_HINT_UNSUPPORTED);
+	cfg.domain_aware = true;
+	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_NONE);
+}
+END_TEST
+
+START_TEST(test_admit_invalid_proposals)
+{
+	mcrepl_config cfg;
+	mcrepl_proposal p = {MCREPL_ACTION_ADD, "", "t", "k", NULL, NULL, 1, 1,
+			     {0}, NOW + 1};
+	mcrepl_object_view o = {true, 1, 1, 1, false};
+	mcrepl_admit_input in = {&cfg, &p, &o, 8, {false, 0, 0}, NOW};
+
+	mcrepl_config_init(&cfg);
+	cfg.mode = MCREPL_MODE_ENFORCE;
+	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_INVALID_PROPOSAL);
+	p.proposal_id = "p";
+	p.key = NULL;
+	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_INVALID_PROPOSAL);
+	p.key = "k";
+	p.action = (mcrepl_action)7;
+	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_INVALID_PROPOSAL);
+	in.proposal = NULL;
+	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_INVALID_PROPOSAL);
+	ck_assert_int_eq(mcrepl_admit(NULL), MCREPL_REASON_INVALID_PROPOSAL);
+}
+END_TEST
+
+START_TEST(test_admit_scaled_threshold)
+{
+	mcrepl_config cfg;
+
+	mcrepl_config_init(&cfg);
+	ck_assert_uint_eq(mcrepl_admit_threshold(&cfg, 3), 8);
+	cfg.scale_threshold_by_replicas = true;
+	ck_assert_uint_eq(mcrepl_admit_threshold(&cfg, 0), 8);
+	ck_assert_uint_eq(mcrepl_admit_threshold(&cfg, 1), 8);
+	ck_assert_uint_eq(mcrepl_admit_threshold(&cfg, 3), 24);
+}
+END_TEST
+
+Suite *make_admit_suite(void)
+{
+	Suite *s = suite_create("admit");
+	TCase *tc = tcase_create("admit");
+
+	tcase_add_loop_test(tc, test_admit_rules_in_order, 0,
+			    sizeof(cases) / sizeof(cases[0]));
+	tcase_add_test(tc, test_below_threshold_admission_is_rejected);
+	tcase_add_test(tc, test_nonempty_domain_hints_rejected_in_first_stage);
+	tcase_add_test(tc, test_admit_invalid_proposals);
+	tcase_add_test(tc, test_admit_scaled_threshold);
+	suite_add_tcase(s, tc);
+	return s;
+}
