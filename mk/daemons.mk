@@ -52,8 +52,8 @@ $(RPC_LIB): $(RPC_GEN_OBJ) $(RPC_OBJ)
 # ---- daemon tests ----------------------------------------------------------
 DAEMON_TEST_SRC := $(sort $(wildcard tests/daemons/check_*.c))
 DAEMON_SUITES := $(patsubst tests/daemons/check_%.c,%,$(DAEMON_TEST_SRC))
-DAEMON_TEST_OBJ := $(DAEMON_TEST_SRC:%.c=$(BUILD)/obj/%.o) \
-	$(BUILD)/obj/tests/daemons/main.o
+# Every other tests/daemons/*.c (main.c, harness.c, ...) is support code.
+DAEMON_TEST_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/daemons/*.c))
 DAEMON_TEST_BIN := $(BUILD)/tests/check_daemons
 DAEMON_SUITES_H := $(BUILD)/tests/daemons/daemon_suites.h
 
@@ -66,7 +66,7 @@ $(BUILD)/obj/tests/daemons/%.o: tests/daemons/%.c | $(RPC_GEN_H)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DAEMON_CFLAGS) $(CHECK_CFLAGS) \
 		-I$(BUILD)/tests/daemons -c $< -o $@
-$(BUILD)/obj/tests/daemons/main.o: $(DAEMON_SUITES_H)
+$(DAEMON_TEST_OBJ): $(DAEMON_SUITES_H)
 
 $(DAEMON_TEST_BIN): $(DAEMON_TEST_OBJ) $(RPC_LIB) $(STLIB)
 	@mkdir -p $(@D)

@@ -9,3 +9,7 @@ $(MASTER_BIN): $(MASTER_OBJ) $(RPC_LIB) $(STLIB)
 		$(DAEMON_LIBS) -lm
 
 all: $(MASTER_BIN)
+
+# Integration tests start the real daemons from $(BUILD)/bin.
+check-daemons valgrind-daemons: $(MASTER_BIN)
+check-daemons valgrind-daemons: export MCREPL_BIN_DIR := $(abspath $(BUILD)/bin)

@@ -1,0 +1,564 @@
+/*
+ * mcrepl-master integration tests: a real master process on loopback; the
+ * test plays the store workers and readers over RPC. Each test is named for
+ * the RFC test-plan item it covers.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+Suite *make_master_suite(void);
+
+#define MIB (1024 * 1024)
+#define CLIENT_A 0xa1
+#define CLIENT_B 0xb2
+#define CLIENT_C 0xc3
+
+struct cluster {
+	struct proc master;
+	rpc_client *c;
+	uint16_t metrics_port;
+	uint64_t seg_a, seg_b;
+};
+
+static const char *const base_flags[] = {
+    "--dynamic_replication_heat_window_seconds=1",
+    "--dynamic_replication_admission_qps_threshold=5",
+    "--dynamic_replication_action_cooldown_seconds=0",
+    "--default_kv_lease_ttl=50", "--sweep_interval_ms=10", NULL};
+
+static char *mut(const char *s)
+{
+	return (char *)(uintptr_t)s;
+}
+
+static Mcrepl__Code result_code(const ProtobufCMessage *m)
+{
+	/* Every response's first field is `Result result = 1`. */
+	const Mcrepl__Result *r =
+	    *(Mcrepl__Result *const *)(const void *)((const char *)m +
+						       sizeof(ProtobufCMessage));
+
+	return r ? r->code : MCREPL__CODE__OK;
+}
+
+static uint64_t mount(struct cluster *cl, uint64_t client, const char *host,
+		      const char *name, uint64_t cap, bool dynamic_copy)
+{
+	Mcrepl__MountSegmentRequest req;
+	Mcrepl__MountSegmentResponse *resp;
+	char *caps[] = {mut("dynamic_copy")};
+	uint64_t id;
+
+	mcrepl__mount_segment_request__init(&req);
+	req.client_id = client;
+	req.host_id = mut(host);
+	req.name = mut(name);
+	req.capacity = cap;
+	req.endpoint = mut("127.0.0.1:1");
+	req.protocol_version = 1;
+	req.n_capabilities = dynamic_copy ? 1 : 0;
+	req.capabilities = caps;
+	resp = (Mcrepl__MountSegmentResponse *)harness_call(cl->c, "MountSegment",
+							    &req.base, NULL);
+	ck_assert_ptr_nonnull(resp);
+	ck_assert_int_eq(resp->result->code, MCREPL__CODE__OK);
+	id = resp->segment_id;
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	return id;
+}
+
+static void cluster_start_cap(struct cluster *cl, const char *mode,
+			      const char *const *extra, uint64_t cap)
+{
+	const char *flags[32];
+	char mode_flag[64];
+	size_t n = 0;
+
+	snprintf(mode_flag, sizeof(mode_flag), "--dynamic_replication_mode=%s",
+		 mode);
+	flags[n++] = mode_flag;
+	for (size_t i = 0; base_flags[i]; i++)
+		flags[n++] = base_flags[i];
+	for (size_t i = 0; extra && extra[i]; i++)
+		flags[n++] = extra[i];
+	flags[n] = NULL;
+	memset(cl, 0, sizeof(*cl));
+	ck_assert_int_eq(master_start(&cl->master, flags), 0);
+	cl->metrics_port = (uint16_t)proc_field(&cl->master, "metrics_port");
+	cl->c = harness_client((uint16_t)proc_field(&cl->master, "rpc_port"));
+	ck_assert_ptr_nonnull(cl->c);
+	cl->seg_a = mount(cl, CLIENT_A, "host-a", "seg-a", cap, true);
+	cl->seg_b = mount(cl, CLIENT_B, "host-b", "seg-b", cap, true);
+}
+
+static void cluster_start(struct cluster *cl, const char *mode,
+			  const char *const *extra)
+{
+	cluster_start_cap(cl, mode, extra, 64 * MIB);
+}
+
+static void cluster_stop(struct cluster *cl)
+{
+	rpc_client_close(cl->c);
+	ck_assert_int_eq(proc_stop(&cl->master), 0);
+}
+
+/* PutStart + PutEnd with n replicas; returns the version. */
+static uint64_t put_n(struct cluster *cl, const char *tenant, const char *key,
+		      uint64_t size, uint32_t n)
+{
+	Mcrepl__PutStartRequest ps;
+	Mcrepl__PutEndRequest pe;
+	Mcrepl__PutStartResponse *r;
+	ProtobufCMessage *e;
+	uint64_t version;
+
+	mcrepl__put_start_request__init(&ps);
+	ps.tenant = mut(tenant);
+	ps.key = mut(key);
+	ps.size = size;
+	ps.replica_num = n;
+	r = (Mcrepl__PutStartResponse *)harness_call(cl->c, "PutStart",
+						     &ps.base, NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
+	ck_assert_uint_eq(r->n_replicas, n);
+	ck_assert_uint_ne(r->replicas[0]->write_token, 0);
+	version = r->version;
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	mcrepl__put_end_request__init(&pe);
+	pe.tenant = mut(tenant);
+	pe.key = mut(key);
+	pe.version = version;
+	e = harness_call(cl->c, "PutEnd", &pe.base, NULL);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(result_code(e), MCREPL__CODE__OK);
+	protobuf_c_message_free_unpacked(e, NULL);
+	return version;
+}
+
+static uint64_t put(struct cluster *cl, const char *tenant, const char *key,
+		    uint64_t size)
+{
+	return put_n(cl, tenant, key, size, 1);
+}
+
+static Mcrepl__GetReplicaListResponse *get(struct cluster *cl,
+					   const char *tenant, const char *key)
+{
+	Mcrepl__GetReplicaListRequest req;
+
+	mcrepl__get_replica_list_request__init(&req);
+	req.tenant = mut(tenant);
+	req.key = mut(key);
+	return (Mcrepl__GetReplicaListResponse *)harness_call(
+	    cl->c, "GetReplicaList", &req.base, NULL);
+}
+
+/* n reads of key; returns the replica count of the last answer. */
+static size_t read_n(struct cluster *cl, const char *key, int n)
+{
+	size_t replicas = 0;
+
+	for (int i = 0; i < n; i++) {
+		Mcrepl__GetReplicaListResponse *r = get(cl, "t", key);
+
+		ck_assert_ptr_nonnull(r);
+		ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
+		replicas = r->n_replicas;
+		protobuf_c_message_free_unpacked(&r->base, NULL);
+	}
+	return replicas;
+}
+
+static Mcrepl__FetchTasksResponse *fetch(struct cluster *cl, uint64_t client)
+{
+	Mcrepl__FetchTasksRequest req;
+
+	mcrepl__fetch_tasks_request__init(&req);
+	req.client_id = client;
+	return (Mcrepl__FetchTasksResponse *)harness_call(cl->c, "FetchTasks",
+							  &req.base, NULL);
+}
+
+/* Poll FetchTasks for up to wait_ms; a copy of the first task, or id 0. */
+static Mcrepl__Task wait_task(struct cluster *cl, uint64_t client, int wait_ms)
+{
+	Mcrepl__Task t;
+
+	mcrepl__task__init(&t);
+	for (int waited = 0; waited <= wait_ms; waited += 20) {
+		Mcrepl__FetchTasksResponse *r = fetch(cl, client);
+
+		ck_assert_ptr_nonnull(r);
+		if (r->n_tasks > 0) {
+			t = *r->tasks[0];
+			t.tenant = t.key = NULL;
+			protobuf_c_message_free_unpacked(&r->base, NULL);
+			return t;
+		}
+		protobuf_c_message_free_unpacked(&r->base, NULL);
+		sleep_ms(20);
+	}
+	return t;
+}
+
+static Mcrepl__Code dyn_call(struct cluster *cl, const char *method,
+			     uint64_t client, const Mcrepl__Task *t,
+			     uint64_t version, const char *key, char *reason,
+			     size_t reason_cap)
+{
+	Mcrepl__DynamicReplicaCopyStartRequest req;
+	ProtobufCMessage *resp;
+	const Mcrepl__Result *res;
+	Mcrepl__Code code;
+
+	/* Start/End/Revoke share their first six fields' numbers and types. */
+	mcrepl__dynamic_replica_copy_start_request__init(&req);
+	req.client_id = client;
+	req.task_id = t->task_id;
+	req.lease_id = t->lease_id;
+	req.version = version;
+	req.tenant = mut("t");
+	req.key = mut(key);
+	req.source_segment_id = t->source_segment_id;
+	req.target_segment_id = t->target_segment_id;
+	if (strcmp(method, "DynamicReplicaCopyStart") == 0) {
+		resp = harness_call(cl->c, method, &req.base, NULL);
+	} else {
+		Mcrepl__DynamicReplicaCopyEndRequest e;
+
+		mcrepl__dynamic_replica_copy_end_request__init(&e);
+		e.client_id = client;
+		e.task_id = t->task_id;
+		e.lease_id = t->lease_id;
+		e.version = version;
+		e.tenant = mut("t");
+		e.key = mut(key);
+		resp = harness_call(cl->c, method, &e.base, NULL);
+	}
+	ck_assert_ptr_nonnull(resp);
+	res = *(Mcrepl__Result *const *)(const void *)((const char *)resp +
+						       sizeof(ProtobufCMessage));
+	code = res->code;
+	if (reason)
+		snprintf(reason, reason_cap, "%s", res->reason);
+	protobuf_c_message_free_unpacked(resp, NULL);
+	return code;
+}
+
+static long long metric(struct cluster *cl, const char *name)
+{
+	char *page = http_get(cl->metrics_port, "/metrics");
+	long long v;
+
+	ck_assert_ptr_nonnull(page);
+	v = metric_value(page, name);
+	free(page);
+	return v;
+}
+
+/* The hot key's dynamic copy: task for the source, start, end, readable. */
+static void complete_dynamic_copy(struct cluster *cl, const char *key,
+				  uint64_t version)
+{
+	Mcrepl__Task t = wait_task(cl, CLIENT_A, 2000);
+	Mcrepl__GetReplicaListResponse *r;
+
+	ck_assert_uint_ne(t.task_id, 0);
+	ck_assert(t.dynamic);
+	ck_assert_int_eq(t.type, MCREPL__TASK_TYPE__REPLICA_COPY);
+	ck_assert_uint_ne(t.lease_id, 0);
+	ck_assert_uint_eq(t.version, version);
+	ck_assert_uint_eq(t.source_segment_id, cl->seg_a);
+	ck_assert_uint_eq(t.target_segment_id, cl->seg_b);
+	ck_assert_int_eq(dyn_call(cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
+				  version, key, NULL, 0),
+			 MCREPL__CODE__OK);
+	/* a PROCESSING replica is never handed to readers */
+	ck_assert_uint_eq(read_n(cl, key, 1), 1);
+	ck_assert_int_eq(dyn_call(cl, "DynamicReplicaCopyEnd", CLIENT_A, &t,
+				  version, key, NULL, 0),
+			 MCREPL__CODE__OK);
+	r = get(cl, "t", key);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->n_replicas, 2);
+	ck_assert(r->replicas[0]->dynamic != r->replicas[1]->dynamic);
+	ck_assert_int_eq(r->replicas[0]->status, MCREPL__REPLICA_STATUS__COMPLETE);
+	ck_assert_int_eq(r->replicas[1]->status, MCREPL__REPLICA_STATUS__COMPLETE);
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	ck_assert_int_eq(metric(cl, "mcrepl_dynamic_replicas"), 1);
+	ck_assert_int_eq(metric(cl, "mcrepl_dynamic_copy_tasks_completed_total"),
+			 1);
+}
+
+START_TEST(test_enforce_get_path_auto_expansion_after_threshold_crossing)
+{
+	struct cluster cl;
+	uint64_t v;
+
+	cluster_start(&cl, "enforce", NULL);
+	v = put(&cl, "t", "hot", 4096);
+	ck_assert_uint_eq(read_n(&cl, "hot", 4), 1);
+	ck_assert_uint_eq(wait_task(&cl, CLIENT_A, 200).task_id, 0);
+	ck_assert_uint_eq(read_n(&cl, "hot", 1), 1); /* the 5th read crosses */
+	complete_dynamic_copy(&cl, "hot", v);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_admission_accepted_total"),
+			 1);
+	cluster_stop(&cl);
+}
+END_TEST
+
+START_TEST(test_enforce_batch_get_path_auto_expansion_after_threshold_crossing)
+{
+	struct cluster cl;
+	Mcrepl__BatchGetReplicaListRequest req;
+	char *keys[] = {mut("cold"), mut("hot"), mut("missing")};
+	uint64_t v;
+
+	cluster_start(&cl, "enforce", NULL);
+	v = put(&cl, "t", "hot", 4096); /* on seg-a: the emptiest, first */
+	put(&cl, "t", "cold", 4096);
+	mcrepl__batch_get_replica_list_request__init(&req);
+	req.tenant = mut("t");
+	req.keys = keys;
+	req.n_keys = 3;
+	for (int i = 0; i < 5; i++) {
+		Mcrepl__BatchGetReplicaListResponse *r =
+		    (Mcrepl__BatchGetReplicaListResponse *)harness_call(
+			cl.c, "BatchGetReplicaList", &req.base, NULL);
+
+		ck_assert_ptr_nonnull(r);
+		ck_assert_uint_eq(r->n_entries, 3);
+		ck_assert_int_eq(r->entries[0]->result->code, MCREPL__CODE__OK);
+		ck_assert_int_eq(r->entries[2]->result->code,
+				 MCREPL__CODE__NOT_FOUND);
+		protobuf_c_message_free_unpacked(&r->base, NULL);
+		keys[0] = i < 3 ? mut("cold") : mut("hot"); /* cold stays cold */
+	}
+	complete_dynamic_copy(&cl, "hot", v);
+	cluster_stop(&cl);
+}
+END_TEST
+
+START_TEST(test_observe_mode_does_not_queue_a_copy)
+{
+	struct cluster cl;
+
+	cluster_start(&cl, "observe", NULL);
+	put(&cl, "t", "hot", 4096);
+	ck_assert_uint_eq(read_n(&cl, "hot", 20), 1);
+	sleep_ms(100);
+	ck_assert_uint_eq(wait_task(&cl, CLIENT_A, 200).task_id, 0);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_observed_hot_total"), 1);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_would_propose_total"), 1);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_created_total"),
+			 0);
+	cluster_stop(&cl);
+}
+END_TEST
+
+START_TEST(test_max_replica_limit_suppresses_fanout)
+{
+	static const char *const one[] = {
+	    "--dynamic_replication_max_memory_replicas=1", NULL};
+	struct cluster cl;
+	char *page;
+
+	cluster_start(&cl, "enforce", one);
+	put(&cl, "t", "hot", 4096);
+	ck_assert_uint_eq(read_n(&cl, "hot", 20), 1);
+	ck_assert_uint_eq(wait_task(&cl, CLIENT_A, 300).task_id, 0);
+	page = http_get(cl.metrics_port, "/metrics");
+	ck_assert_ptr_nonnull(strstr(page, "mcrepl_dynamic_admission_rejected_"
+					   "total{reason=\"replica_limit\"} 1"));
+	free(page);
+	cluster_stop(&cl);
+}
+END_TEST
+
+START_TEST(test_expired_pending_leases_retire_unconsumed_tasks)
+{
+	static const char *const short_lease[] = {
+	    "--dynamic_replication_lease_ttl_seconds=0.3", NULL};
+	struct cluster cl;
+
+	cluster_start(&cl, "enforce", short_lease);
+	put(&cl, "t", "hot", 4096);
+	read_n(&cl, "hot", 5);
+	sleep_ms(150);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_created_total"),
+			 1);
+	sleep_ms(400); /* the lease expires unconsumed */
+	ck_assert_uint_eq(wait_task(&cl, CLIENT_A, 0).task_id, 0);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_failed_total"), 1);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copies_inflight"), 0);
+	cluster_stop(&cl);
+}
+END_TEST
+
+START_TEST(test_expired_copy_task_cleanup_enters_recreate_cooldown)
+{
+	static const char *const short_lease[] = {
+	    "--dynamic_replication_lease_ttl_seconds=0.3", NULL};
+	struct cluster cl;
+	Mcrepl__Task t;
+	char reason[64];
+	uint64_t v;
+	char *page;
+
+	cluster_start(&cl, "enforce", short_lease);
+	v = put(&cl, "t", "hot", 4096);
+	read_n(&cl, "hot", 5);
+	t = wait_task(&cl, CLIENT_A, 2000);
+	ck_assert_uint_ne(t.task_id, 0);
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t, v,
+				  "hot", NULL, 0),
+			 MCREPL__CODE__OK);
+	sleep_ms(1100); /* the copy outlives its lease; a window passes */
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyEnd", CLIENT_A, &t, v,
+				  "hot", reason, sizeof(reason)),
+			 MCREPL__CODE__STALE);
+	ck_assert_str_eq(reason, "unknown_lease");
+	ck_assert_uint_eq(read_n(&cl, "hot", 12), 1); /* hot again: refused */
+	sleep_ms(100);
+	page = http_get(cl.metrics_port, "/metrics");
+	ck_assert_int_eq(metric_value(page, "mcrepl_dynamic_recreate_cooldown_"
+					    "hits_total"),
+			 1);
+	ck_assert_int_eq(metric_value(page, "mcrepl_master_used_bytes"), 4096);
+	free(page);
+	cluster_stop(&cl);
+}
+END_TEST
+
+START_TEST(test_evicted_dynamic_replica_blocks_immediate_recreate)
+{
+	static const char *const evict[] = {
+	    "--eviction_high_watermark_ratio=0.5", NULL};
+	struct cluster cl;
+	Mcrepl__ExistRequest ex;
+	Mcrepl__ExistResponse *er;
+	uint64_t v;
+	char *page;
+
+	cluster_start_cap(&cl, "enforce", evict, 1 * MIB);
+	v = put(&cl, "t", "hot", 100 * 1024);
+	read_n(&cl, "hot", 5);
+	complete_dynamic_copy(&cl, "hot", v);
+	sleep_ms(80); /* read lease over: the replicas may be evicted */
+	/* a filler on both segments pushes both past the watermark; the
+	 * least recently read object, "hot", is evicted from both */
+	put_n(&cl, "t", "filler", 600 * 1024, 2);
+	sleep_ms(1300);
+	mcrepl__exist_request__init(&ex);
+	ex.tenant = mut("t");
+	ex.key = mut("hot");
+	er = (Mcrepl__ExistResponse *)harness_call(cl.c, "Exist", &ex.base,
+						   NULL);
+	ck_assert_ptr_nonnull(er);
+	ck_assert(!er->exists);
+	protobuf_c_message_free_unpacked(&er->base, NULL);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_replicas"), 0);
+	/* put back and made hot at once: no copy during the cooldown */
+	put(&cl, "t", "hot", 100 * 1024);
+	read_n(&cl, "hot", 5);
+	sleep_ms(200);
+	page = http_get(cl.metrics_port, "/metrics");
+	ck_assert_ptr_nonnull(strstr(page, "mcrepl_dynamic_admission_rejected_"
+					   "total{reason=\"recreate_cooldown\"}"
+					   " 1\n"));
+	ck_assert_int_eq(metric_value(page, "mcrepl_dynamic_copy_tasks_created_"
+					    "total"),
+			 1);
+	ck_assert_int_ge(metric_value(page, "mcrepl_master_evicted_objects_"
+					    "total"),
+			 1);
+	free(page);
+	cluster_stop(&cl);
+}
+END_TEST
+
+START_TEST(test_non_source_clients_cannot_copy_start)
+{
+	struct cluster cl;
+	Mcrepl__Task t;
+	char reason[64];
+	uint64_t v;
+
+	cluster_start(&cl, "enforce", NULL);
+	mount(&cl, CLIENT_C, "host-c", "seg-c", 64 * MIB, true);
+	v = put(&cl, "t", "hot", 4096);
+	read_n(&cl, "hot", 5);
+	t = wait_task(&cl, CLIENT_A, 2000);
+	ck_assert_uint_ne(t.task_id, 0);
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_C, &t, v,
+				  "hot", reason, sizeof(reason)),
+			 MCREPL__CODE__PERMISSION_DENIED);
+	ck_assert_str_eq(reason, "not_source");
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_B, &t, v,
+				  "hot", reason, sizeof(reason)),
+			 MCREPL__CODE__PERMISSION_DENIED);
+	/* the selected source still can */
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t, v,
+				  "hot", NULL, 0),
+			 MCREPL__CODE__OK);
+	cluster_stop(&cl);
+}
+END_TEST
+
+START_TEST(test_version_mismatch_rejects_stale_copy_start_after_reput)
+{
+	struct cluster cl;
+	Mcrepl__RemoveRequest rm;
+	ProtobufCMessage *resp;
+	Mcrepl__Task t;
+	uint64_t v1, v2;
+
+	cluster_start(&cl, "enforce", NULL);
+	v1 = put(&cl, "t", "hot", 4096);
+	read_n(&cl, "hot", 5);
+	t = wait_task(&cl, CLIENT_A, 2000);
+	ck_assert_uint_ne(t.task_id, 0);
+	sleep_ms(80); /* the read lease (50 ms) lapses */
+	mcrepl__remove_request__init(&rm);
+	rm.tenant = mut("t");
+	rm.key = mut("hot");
+	resp = harness_call(cl.c, "Remove", &rm.base, NULL);
+	ck_assert_int_eq(result_code(resp), MCREPL__CODE__OK);
+	protobuf_c_message_free_unpacked(resp, NULL);
+	v2 = put(&cl, "t", "hot", 4096);
+	ck_assert_uint_gt(v2, v1);
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
+				  v1, "hot", NULL, 0),
+			 MCREPL__CODE__STALE);
+	ck_assert_uint_eq(read_n(&cl, "hot", 1), 1);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_failed_total"), 1);
+	cluster_stop(&cl);
+}
+END_TEST
+
+Suite *make_master_suite(void)
+{
+	Suite *s = suite_create("master");
+	TCase *tc = tcase_create("master");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc,
+		       test_enforce_get_path_auto_expansion_after_threshold_crossing);
+	tcase_add_test(
+	    tc, test_enforce_batch_get_path_auto_expansion_after_threshold_crossing);
+	tcase_add_test(tc, test_observe_mode_does_not_queue_a_copy);
+	tcase_add_test(tc, test_max_replica_limit_suppresses_fanout);
+	tcase_add_test(tc, test_expired_pending_leases_retire_unconsumed_tasks);
+	tcase_add_test(tc, test_expired_copy_task_cleanup_enters_recreate_cooldown);
+	tcase_add_test(tc, test_evicted_dynamic_replica_blocks_immediate_recreate);
+	tcase_add_test(tc, test_non_source_clients_cannot_copy_start);
+	tcase_add_test(tc, test_version_mismatch_rejects_stale_copy_start_after_reput);
+	suite_add_tcase(s, tc);
+	return s;
+}

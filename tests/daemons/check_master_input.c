@@ -1,0 +1,327 @@
+/*
+ * Bad input against a real mcrepl-master: broken frames, unknown methods,
+ * empty keys, wrong tenants, absurd batches. The master answers or closes
+ * that one connection, keeps serving everyone else, and exits cleanly
+ * (under ASan, a leak would fail the exit status check).
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "harness.h"
+
+Suite *make_master_input_suite(void);
+
+static struct proc master;
+static rpc_client *client;
+static uint16_t rpc_port;
+
+static char *mut(const char *s)
+{
+	return (char *)(uintptr_t)s;
+}
+
+static void setup(void)
+{
+	ck_assert_int_eq(master_start(&master, NULL), 0);
+	rpc_port = (uint16_t)proc_field(&master, "rpc_port");
+	client = harness_client(rpc_port);
+	ck_assert_ptr_nonnull(client);
+}
+
+static void teardown(void)
+{
+	rpc_client_close(client);
+	ck_assert_int_eq(proc_stop(&master), 0);
+}
+
+static int raw_connect(void)
+{
+	struct sockaddr_in sa = {0};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(rpc_port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* Read one reply frame (or NULL at EOF / timeout). */
+static Mcrepl__Envelope *read_reply(int fd)
+{
+	uint8_t buf[65536];
+	size_t n = 0;
+
+	for (;;) {
+		struct pollfd p = {fd, POLLIN, 0};
+		Mcrepl__Envelope *env = NULL;
+		size_t used = 0;
+		ssize_t r;
+
+		if (n >= 4 && rpc_frame_parse(buf, n, sizeof(buf), &env,
+					      &used) == RPC_FRAME_OK)
+			return env;
+		if (poll(&p, 1, 3000) <= 0)
+			return NULL;
+		r = read(fd, buf + n, sizeof(buf) - n);
+		if (r <= 0)
+			return NULL;
+		n += (size_t)r;
+	}
+}
+
+static bool closed_by_peer(int fd)
+{
+	char b[256];
+	struct pollfd p = {fd, POLLIN, 0};
+
+	while (poll(&p, 1, 6000) > 0) {
+		ssize_t r = read(fd, b, sizeof(b));
+
+		if (r <= 0)
+			return true;
+	}
+	return false;
+}
+
+/* The master still answers a good call on the shared client. */
+static void still_serving(void)
+{
+	Mcrepl__ExistRequest req;
+	Mcrepl__ExistResponse *r;
+
+	mcrepl__exist_request__init(&req);
+	req.key = mut("k");
+	r = (Mcrepl__ExistResponse *)harness_call(client, "Exist", &req.base,
+						  NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+}
+
+START_TEST(test_oversized_length_prefix_is_refused_and_closed)
+{
+	static const uint8_t huge[] = {0x7f, 0xff, 0xff, 0xff, 1, 2, 3};
+	int fd = raw_connect();
+	Mcrepl__Envelope *env;
+
+	ck_assert_int_eq(write(fd, huge, sizeof(huge)), sizeof(huge));
+	env = read_reply(fd);
+	ck_assert_ptr_nonnull(env);
+	ck_assert_int_eq(env->status, MCREPL__CODE__FRAME_TOO_LARGE);
+	protobuf_c_message_free_unpacked(&env->base, NULL);
+	ck_assert(closed_by_peer(fd));
+	close(fd);
+	still_serving();
+}
+END_TEST
+
+START_TEST(test_garbage_bytes_are_refused_and_closed)
+{
+	static const uint8_t junk[] = {0, 0, 0, 6, 0xff, 0xff, 0xff, 0xff,
+				       0xff, 0xff};
+	int fd = raw_connect();
+	Mcrepl__Envelope *env;
+
+	ck_assert_int_eq(write(fd, junk, sizeof(junk)), sizeof(junk));
+	env = read_reply(fd);
+	ck_assert_ptr_nonnull(env);
+	ck_assert_int_eq(env->status, MCREPL__CODE__BAD_REQUEST);
+	protobuf_c_message_free_unpacked(&env->base, NULL);
+	ck_assert(closed_by_peer(fd));
+	close(fd);
+	still_serving();
+}
+END_TEST
+
+START_TEST(test_truncated_frame_then_close_is_harmless)
+{
+	static const uint8_t part[] = {0, 0, 1, 0, 0x08, 0x01};
+	int fd = raw_connect();
+
+	ck_assert_int_eq(write(fd, part, sizeof(part)), sizeof(part));
+	close(fd);
+	still_serving();
+}
+END_TEST
+
+START_TEST(test_unknown_method_keeps_connection)
+{
+	rpc_frame_head h = {7, 999, MCREPL__CODE__OK, NULL};
+	uint8_t *frame = NULL;
+	size_t len = 0;
+	int fd = raw_connect();
+	Mcrepl__Envelope *env;
+
+	ck_assert_int_eq(rpc_frame_encode(&h, NULL, 0, &frame, &len),
+			 RPC_FRAME_OK);
+	ck_assert_int_eq(write(fd, frame, len), (ssize_t)len);
+	env = read_reply(fd);
+	ck_assert_ptr_nonnull(env);
+	ck_assert_int_eq(env->status, MCREPL__CODE__UNKNOWN_METHOD);
+	ck_assert_uint_eq(env->request_id, 7);
+	protobuf_c_message_free_unpacked(&env->base, NULL);
+	free(frame);
+	close(fd);
+	still_serving();
+}
+END_TEST
+
+START_TEST(test_empty_key_is_invalid_argument)
+{
+	Mcrepl__PutStartRequest ps;
+	Mcrepl__PutStartResponse *r;
+
+	mcrepl__put_start_request__init(&ps);
+	ps.key = mut("");
+	ps.size = 10;
+	r = (Mcrepl__PutStartResponse *)harness_call(client, "PutStart",
+						     &ps.base, NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->result->code, MCREPL__CODE__INVALID_ARGUMENT);
+	ck_assert_ptr_nonnull(strstr(r->result->message, "key"));
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+}
+END_TEST
+
+START_TEST(test_wrong_tenant_cannot_read_or_remove)
+{
+	Mcrepl__MountSegmentRequest m;
+	Mcrepl__PutStartRequest ps;
+	Mcrepl__PutEndRequest pe;
+	Mcrepl__GetReplicaListRequest g;
+	Mcrepl__RemoveRequest rm;
+	ProtobufCMessage *r;
+	Mcrepl__PutStartResponse *psr;
+	Mcrepl__GetReplicaListResponse *gr;
+
+	mcrepl__mount_segment_request__init(&m);
+	m.client_id = 9;
+	m.host_id = mut("h");
+	m.name = mut("s");
+	m.endpoint = mut("127.0.0.1:1");
+	m.capacity = 1 << 20;
+	r = harness_call(client, "MountSegment", &m.base, NULL);
+	ck_assert_ptr_nonnull(r);
+	protobuf_c_message_free_unpacked(r, NULL);
+	mcrepl__put_start_request__init(&ps);
+	ps.tenant = mut("alice");
+	ps.key = mut("k");
+	ps.size = 10;
+	psr = (Mcrepl__PutStartResponse *)harness_call(client, "PutStart",
+						       &ps.base, NULL);
+	ck_assert_int_eq(psr->result->code, MCREPL__CODE__OK);
+	mcrepl__put_end_request__init(&pe);
+	pe.tenant = mut("alice");
+	pe.key = mut("k");
+	pe.version = psr->version;
+	protobuf_c_message_free_unpacked(&psr->base, NULL);
+	r = harness_call(client, "PutEnd", &pe.base, NULL);
+	protobuf_c_message_free_unpacked(r, NULL);
+	mcrepl__get_replica_list_request__init(&g);
+	g.tenant = mut("mallory");
+	g.key = mut("k");
+	gr = (Mcrepl__GetReplicaListResponse *)harness_call(
+	    client, "GetReplicaList", &g.base, NULL);
+	ck_assert_int_eq(gr->result->code, MCREPL__CODE__NOT_FOUND);
+	ck_assert_uint_eq(gr->n_replicas, 0);
+	protobuf_c_message_free_unpacked(&gr->base, NULL);
+	mcrepl__remove_request__init(&rm);
+	rm.tenant = mut("mallory");
+	rm.key = mut("k");
+	r = harness_call(client, "Remove", &rm.base, NULL);
+	ck_assert_int_eq(((Mcrepl__RemoveResponse *)r)->result->code,
+			 MCREPL__CODE__NOT_FOUND);
+	protobuf_c_message_free_unpacked(r, NULL);
+	g.tenant = mut("alice");
+	gr = (Mcrepl__GetReplicaListResponse *)harness_call(
+	    client, "GetReplicaList", &g.base, NULL);
+	ck_assert_int_eq(gr->result->code, MCREPL__CODE__OK);
+	ck_assert_uint_eq(gr->n_replicas, 1);
+	protobuf_c_message_free_unpacked(&gr->base, NULL);
+}
+END_TEST
+
+START_TEST(test_absurd_batch_size_is_refused)
+{
+	Mcrepl__BatchGetReplicaListRequest req;
+	Mcrepl__BatchGetReplicaListResponse *r;
+	size_t n = 5000;
+	char **keys = calloc(n, sizeof(*keys));
+
+	for (size_t i = 0; i < n; i++)
+		keys[i] = mut("k");
+	mcrepl__batch_get_replica_list_request__init(&req);
+	req.keys = keys;
+	req.n_keys = n;
+	r = (Mcrepl__BatchGetReplicaListResponse *)harness_call(
+	    client, "BatchGetReplicaList", &req.base, NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->result->code, MCREPL__CODE__TOO_MANY);
+	ck_assert_uint_eq(r->n_entries, 0);
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	req.n_keys = 0;
+	r = (Mcrepl__BatchGetReplicaListResponse *)harness_call(
+	    client, "BatchGetReplicaList", &req.base, NULL);
+	ck_assert_int_eq(r->result->code, MCREPL__CODE__INVALID_ARGUMENT);
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	free(keys);
+	still_serving();
+}
+END_TEST
+
+START_TEST(test_proposal_rpc_is_internal_by_default)
+{
+	Mcrepl__SubmitReplicaActionProposalRequest req;
+	Mcrepl__SubmitReplicaActionProposalResponse *r;
+
+	mcrepl__submit_replica_action_proposal_request__init(&req);
+	req.proposal_id = mut("p1");
+	req.key = mut("k");
+	r = (Mcrepl__SubmitReplicaActionProposalResponse *)harness_call(
+	    client, "SubmitReplicaActionProposal", &req.base, NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->result->code, MCREPL__CODE__UNAVAILABLE);
+	ck_assert_ptr_null(r->lease);
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+}
+END_TEST
+
+START_TEST(test_invalid_flag_is_refused_at_start)
+{
+	static const char *const bad[] = {"--eviction_ratio=2", NULL};
+	static const char *const unknown[] = {"--no_such_flag=1", NULL};
+	struct proc p;
+
+	ck_assert_int_ne(master_start(&p, bad), 0);
+	ck_assert_int_ne(master_start(&p, unknown), 0);
+}
+END_TEST
+
+Suite *make_master_input_suite(void)
+{
+	Suite *s = suite_create("master_input");
+	TCase *tc = tcase_create("master_input");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_oversized_length_prefix_is_refused_and_closed);
+	tcase_add_test(tc, test_garbage_bytes_are_refused_and_closed);
+	tcase_add_test(tc, test_truncated_frame_then_close_is_harmless);
+	tcase_add_test(tc, test_unknown_method_keeps_connection);
+	tcase_add_test(tc, test_empty_key_is_invalid_argument);
+	tcase_add_test(tc, test_wrong_tenant_cannot_read_or_remove);
+	tcase_add_test(tc, test_absurd_batch_size_is_refused);
+	tcase_add_test(tc, test_proposal_rpc_is_internal_by_default);
+	tcase_add_test(tc, test_invalid_flag_is_refused_at_start);
+	suite_add_tcase(s, tc);
+	return s;
+}

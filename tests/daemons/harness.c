@@ -1,0 +1,228 @@
+/* Process-level test harness (see harness.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+const char *harness_bin(const char *name, char *buf, size_t cap)
+{
+	const char *dir = getenv("MCREPL_BIN_DIR");
+
+	snprintf(buf, cap, "%s/%s", dir ? dir : "build/bin", name);
+	return buf;
+}
+
+static int read_line(int fd, char *buf, size_t cap, int timeout_ms)
+{
+	size_t n = 0;
+
+	while (n + 1 < cap) {
+		struct pollfd pfd = {fd, POLLIN, 0};
+		ssize_t r;
+
+		if (poll(&pfd, 1, timeout_ms) <= 0)
+			return -1;
+		r = read(fd, buf + n, 1);
+		if (r <= 0)
+			return -1;
+		if (buf[n] == '\n')
+			break;
+		n++;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+int proc_start(struct proc *p, char *const argv[], const char *ready_prefix,
+	       int timeout_ms)
+{
+	int fds[2];
+
+	memset(p, 0, sizeof(*p));
+	p->pid = -1;
+	if (pipe(fds) != 0)
+		return -1;
+	p->pid = fork();
+	if (p->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fds[1], STDOUT_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	p->out_fd = fds[0];
+	if (p->pid < 0)
+		return -1;
+	while (read_line(p->out_fd, p->ready, sizeof(p->ready), timeout_ms) ==
+	       0) {
+		if (strncmp(p->ready, ready_prefix, strlen(ready_prefix)) == 0)
+			return 0;
+	}
+	proc_kill9(p);
+	return -1;
+}
+
+static int wait_exit(pid_t pid, int timeout_ms)
+{
+	int status;
+
+	for (int waited = 0; waited <= timeout_ms; waited += 10) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status)
+						 : 128 + WTERMSIG(status);
+		sleep_ms(10);
+	}
+	return -1;
+}
+
+int proc_stop(struct proc *p)
+{
+	int rc;
+
+	if (p->pid <= 0)
+		return -1;
+	kill(p->pid, SIGTERM);
+	rc = wait_exit(p->pid, 3000);
+	if (rc < 0) {
+		kill(p->pid, SIGKILL);
+		waitpid(p->pid, NULL, 0);
+	}
+	close(p->out_fd);
+	p->pid = -1;
+	return rc;
+}
+
+void proc_kill9(struct proc *p)
+{
+	if (p->pid <= 0)
+		return;
+	kill(p->pid, SIGKILL);
+	waitpid(p->pid, NULL, 0);
+	close(p->out_fd);
+	p->pid = -1;
+}
+
+uint64_t proc_field(const struct proc *p, const char *name)
+{
+	char pat[64];
+	const char *at;
+
+	snprintf(pat, sizeof(pat), "%s=", name);
+	at = strstr(p->ready, pat);
+	return at ? strtoull(at + strlen(pat), NULL, 10) : 0;
+}
+
+int master_start(struct proc *p, const char *const *flags)
+{
+	char bin[512];
+	const char *argv[64];
+	size_t n = 0;
+
+	argv[n++] = harness_bin("mcrepl-master", bin, sizeof(bin));
+	argv[n++] = "--rpc_address=127.0.0.1";
+	argv[n++] = "--rpc_port=0";
+	argv[n++] = "--metrics_port=0";
+	for (size_t i = 0; flags && flags[i] && n < 62; i++)
+		argv[n++] = flags[i];
+	argv[n] = NULL;
+	return proc_start(p, (char *const *)(uintptr_t)argv,
+			  "mcrepl-master ready", 5000);
+}
+
+rpc_client *harness_client(uint16_t port)
+{
+	char addr[64], err[256];
+	rpc_client *c = NULL;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+	if (rpc_client_open(&c, addr, NULL, err, sizeof(err)) != 0) {
+		fprintf(stderr, "harness: %s\n", err);
+		return NULL;
+	}
+	return c;
+}
+
+ProtobufCMessage *harness_call(rpc_client *c, const char *name,
+			       const ProtobufCMessage *req, int *status)
+{
+	const ProtobufCServiceDescriptor *d = &mcrepl__master__descriptor;
+	int m = rpc_method_index(d, name);
+	ProtobufCMessage *resp = NULL;
+	char err[256] = "";
+	int st;
+
+	if (m < 0)
+		return NULL;
+	st = rpc_call(c, (uint32_t)m, req, d->methods[m].output, &resp, err,
+		      sizeof(err));
+	if (status)
+		*status = st;
+	return st == 0 ? resp : NULL;
+}
+
+char *http_get(uint16_t port, const char *path)
+{
+	struct sockaddr_in sa = {0};
+	char req[256], *buf;
+	size_t n = 0, cap = 1 << 20;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ssize_t r;
+
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	buf = malloc(cap);
+	if (fd < 0 || !buf ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	snprintf(req, sizeof(req),
+		 "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+	if (write(fd, req, strlen(req)) < 0)
+		n = 0;
+	while (n + 1 < cap && (r = read(fd, buf + n, cap - n - 1)) > 0)
+		n += (size_t)r;
+	close(fd);
+	buf[n] = '\0';
+	return buf;
+}
+
+long long metric_value(const char *page, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *l = page; l && *l; l = strchr(l, '\n')) {
+		if (*l == '\n')
+			l++;
+		if (strncmp(l, name, len) == 0 && l[len] == ' ')
+			return strtoll(l + len + 1, NULL, 10);
+	}
+	return -1;
+}

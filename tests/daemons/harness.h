@@ -1,0 +1,50 @@
+/* Process-level test harness: start real daemons on loopback, parse their
+ * ready line, stop them; and a few RPC conveniences for the Master. */
+#ifndef MCREPL_TEST_HARNESS_H
+#define MCREPL_TEST_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "mcrepl.pb-c.h"
+#include "rpc_client.h"
+
+struct proc {
+	pid_t pid;
+	int out_fd;
+	char ready[512];
+};
+
+/* Path of a built binary: $MCREPL_BIN_DIR/name (the Makefile sets it). */
+const char *harness_bin(const char *name, char *buf, size_t cap);
+
+/* Fork/exec argv (NULL-terminated; argv[0] = path) with stdout on a pipe;
+ * wait up to timeout_ms for a stdout line starting with ready_prefix. The
+ * child dies with the test process (PR_SET_PDEATHSIG). 0 or -1. */
+int proc_start(struct proc *p, char *const argv[], const char *ready_prefix,
+	       int timeout_ms);
+/* SIGTERM, wait up to 3 s, then SIGKILL; returns the exit status or -1. */
+int proc_stop(struct proc *p);
+void proc_kill9(struct proc *p);
+/* The number after "name=" in the ready line, or 0. */
+uint64_t proc_field(const struct proc *p, const char *name);
+
+/* A master started with extra flags (NULL-terminated list). */
+int master_start(struct proc *p, const char *const *flags);
+
+/* Blocking client to 127.0.0.1:port; NULL on failure. */
+rpc_client *harness_client(uint16_t port);
+/* Call Master method `name`; returns the unpacked response (caller frees
+ * with protobuf_c_message_free_unpacked) or NULL (err filled). */
+ProtobufCMessage *harness_call(rpc_client *c, const char *name,
+			       const ProtobufCMessage *req, int *status);
+
+/* HTTP GET of 127.0.0.1:port path; malloc'd body or NULL. */
+char *http_get(uint16_t port, const char *path);
+/* The value of an exact metric line "name value" in a /metrics page. */
+long long metric_value(const char *page, const char *name);
+
+void sleep_ms(int ms);
+
+#endif
