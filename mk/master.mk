@@ -13,3 +13,19 @@ all: $(MASTER_BIN)
 # Integration tests start the real daemons from $(BUILD)/bin.
 check-daemons valgrind-daemons: $(MASTER_BIN)
 check-daemons valgrind-daemons: export MCREPL_BIN_DIR := $(abspath $(BUILD)/bin)
+
+# bench_master: mode off vs enforce read throughput of real masters.
+BENCH_MASTER := $(BUILD)/bench/bench_master
+$(BENCH_MASTER): $(BUILD)/obj/bench/daemons/bench_master.o \
+		$(BUILD)/obj/tests/daemons/harness.o $(RPC_LIB) $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
+$(BUILD)/obj/bench/daemons/%.o: bench/daemons/%.c | $(RPC_GEN_H)
+	@mkdir -p $(@D)
+	$(CC) $(DAEMON_CFLAGS) -c $< -o $@
+
+all: $(BENCH_MASTER)
+bench: bench-master
+bench-master: $(BENCH_MASTER) $(MASTER_BIN)
+	MCREPL_BIN_DIR=$(abspath $(BUILD)/bin) $(BENCH_MASTER)
+.PHONY: bench-master

@@ -1,0 +1,289 @@
+/*
+ * bench_master: GetReplicaList and BatchGetReplicaList throughput of a real
+ * mcrepl-master with dynamic replication off vs enforce, measured in the
+ * same run (two masters, loaded alike, measured in alternation; medians).
+ * One client process, pipelined requests on the async client.
+ *
+ *   bench_master [--keys N] [--seconds S] [--reps R]
+ * Last line: master_get_kps_off=<n> master_get_kps_enforce=<n> ratio=<x>
+ * batch_kps=<n>
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "../../tests/daemons/harness.h"
+
+#define WINDOW 64
+#define BATCH 256
+
+struct load {
+	struct event_base *base;
+	rpc_aclient *ac;
+	int m_put_start, m_put_end, m_get, m_batch;
+	uint64_t next, total, done, inflight;
+	uint64_t rng;
+	double deadline;
+	bool batch;
+	char keybuf[WINDOW][BATCH][24];
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t next_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static const ProtobufCMessageDescriptor *out_desc(int m)
+{
+	return mcrepl__master__descriptor.methods[m].output;
+}
+
+static void put_issue(struct load *l);
+
+static void on_put_end(int st, ProtobufCMessage *resp, const char *err,
+		       void *arg)
+{
+	struct load *l = arg;
+
+	if (st != 0)
+		fprintf(stderr, "bench_master: PutEnd: %s\n", err);
+	if (resp)
+		protobuf_c_message_free_unpacked(resp, NULL);
+	l->inflight--;
+	l->done++;
+	put_issue(l);
+}
+
+static void on_put_start(int st, ProtobufCMessage *resp, const char *err,
+			 void *arg)
+{
+	struct load *l = arg;
+	Mcrepl__PutStartResponse *r = (Mcrepl__PutStartResponse *)resp;
+	Mcrepl__PutEndRequest pe;
+
+	if (st != 0 || r->result->code != MCREPL__CODE__OK) {
+		fprintf(stderr, "bench_master: PutStart: %s\n",
+			st ? err : r->result->message);
+		exit(1);
+	}
+	mcrepl__put_end_request__init(&pe);
+	pe.tenant = (char *)(uintptr_t)"";
+	pe.version = r->version;
+	/* one client, in-order replies: version v is key v-1 (slot v) */
+	pe.key = l->keybuf[r->version % WINDOW][0];
+	rpc_aclient_call(l->ac, (uint32_t)l->m_put_end, &pe.base,
+			 out_desc(l->m_put_end), on_put_end, l);
+	protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+static void put_issue(struct load *l)
+{
+	while (l->inflight < WINDOW && l->next < l->total) {
+		Mcrepl__PutStartRequest ps;
+		/* versions are assigned in order: slot by version */
+		char *key = l->keybuf[(l->next + 1) % WINDOW][0];
+
+		snprintf(key, 24, "key-%llu", (unsigned long long)l->next);
+		mcrepl__put_start_request__init(&ps);
+		ps.tenant = (char *)(uintptr_t)"";
+		ps.key = key;
+		ps.size = 1024;
+		ps.replica_num = 1;
+		rpc_aclient_call(l->ac, (uint32_t)l->m_put_start, &ps.base,
+				 out_desc(l->m_put_start), on_put_start, l);
+		l->next++;
+		l->inflight++;
+	}
+	if (l->done == l->total)
+		event_base_loopbreak(l->base);
+}
+
+static void get_issue(struct load *l);
+
+static void on_get(int st, ProtobufCMessage *resp, const char *err, void *arg)
+{
+	struct load *l = arg;
+
+	if (st != 0) {
+		fprintf(stderr, "bench_master: get: %s\n", err);
+		exit(1);
+	}
+	protobuf_c_message_free_unpacked(resp, NULL);
+	l->inflight--;
+	l->done += l->batch ? BATCH : 1;
+	get_issue(l);
+}
+
+static void get_issue(struct load *l)
+{
+	while (l->inflight < (l->batch ? 8 : WINDOW) && now_s() < l->deadline) {
+		char *keys[BATCH];
+		size_t slot = l->next++ % WINDOW, n = l->batch ? BATCH : 1;
+
+		for (size_t i = 0; i < n; i++) {
+			keys[i] = l->keybuf[slot][i];
+			snprintf(keys[i], 24, "key-%llu",
+				 (unsigned long long)(next_rand(&l->rng) %
+						      l->total));
+		}
+		if (l->batch) {
+			Mcrepl__BatchGetReplicaListRequest b;
+
+			mcrepl__batch_get_replica_list_request__init(&b);
+			b.tenant = (char *)(uintptr_t)"";
+			b.keys = keys;
+			b.n_keys = n;
+			rpc_aclient_call(l->ac, (uint32_t)l->m_batch, &b.base,
+					 out_desc(l->m_batch), on_get, l);
+		} else {
+			Mcrepl__GetReplicaListRequest g;
+
+			mcrepl__get_replica_list_request__init(&g);
+			g.tenant = (char *)(uintptr_t)"";
+			g.key = keys[0];
+			rpc_aclient_call(l->ac, (uint32_t)l->m_get, &g.base,
+					 out_desc(l->m_get), on_get, l);
+		}
+		l->inflight++;
+	}
+	if (l->inflight == 0)
+		event_base_loopbreak(l->base);
+}
+
+struct server {
+	struct proc proc;
+	struct load *load;
+};
+
+static int server_start(struct server *s, const char *mode, uint64_t keys)
+{
+	static char mode_flag[64];
+	const char *flags[] = {mode_flag, "--max_batch_keys=4096", NULL};
+	const ProtobufCServiceDescriptor *d = &mcrepl__master__descriptor;
+	char addr[64], err[256];
+	struct load *l = calloc(1, sizeof(*l));
+	rpc_client *c;
+	Mcrepl__MountSegmentRequest m;
+	ProtobufCMessage *r;
+
+	snprintf(mode_flag, sizeof(mode_flag), "--dynamic_replication_mode=%s",
+		 mode);
+	if (!l || master_start(&s->proc, flags) != 0)
+		return -1;
+	c = harness_client((uint16_t)proc_field(&s->proc, "rpc_port"));
+	mcrepl__mount_segment_request__init(&m);
+	m.client_id = 1;
+	m.host_id = (char *)(uintptr_t)"bench-host";
+	m.name = (char *)(uintptr_t)"bench-seg";
+	m.endpoint = (char *)(uintptr_t)"127.0.0.1:1";
+	m.capacity = 1ULL << 40;
+	r = harness_call(c, "MountSegment", &m.base, NULL);
+	if (!r)
+		return -1;
+	protobuf_c_message_free_unpacked(r, NULL);
+	rpc_client_close(c);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%llu",
+		 (unsigned long long)proc_field(&s->proc, "rpc_port"));
+	l->base = event_base_new();
+	l->ac = rpc_aclient_create(l->base, addr, NULL, err, sizeof(err));
+	if (!l->ac)
+		return -1;
+	l->m_put_start = rpc_method_index(d, "PutStart");
+	l->m_put_end = rpc_method_index(d, "PutEnd");
+	l->m_get = rpc_method_index(d, "GetReplicaList");
+	l->m_batch = rpc_method_index(d, "BatchGetReplicaList");
+	l->total = keys;
+	l->rng = 42;
+	s->load = l;
+	put_issue(l);
+	event_base_dispatch(l->base);
+	return l->done == keys ? 0 : -1;
+}
+
+/* keys/s over `seconds` of pipelined reads. */
+static double measure(struct load *l, bool batch, double seconds)
+{
+	double t0 = now_s();
+
+	l->batch = batch;
+	l->done = l->next = l->inflight = 0;
+	l->deadline = t0 + seconds;
+	get_issue(l);
+	event_base_dispatch(l->base);
+	return (double)l->done / (now_s() - t0);
+}
+
+static void server_stop(struct server *s)
+{
+	rpc_aclient_destroy(s->load->ac);
+	event_base_free(s->load->base);
+	free(s->load);
+	proc_stop(&s->proc);
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t keys = 1000000;
+	double secs = 2, off[16], enf[16], bat[16], loaded;
+	int reps = 5;
+	struct server s_off, s_enf;
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--keys"))
+			keys = strtoull(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--seconds"))
+			secs = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--reps"))
+			reps = atoi(argv[i + 1]) % 16;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	loaded = now_s();
+	if (server_start(&s_off, "off", keys) || server_start(&s_enf, "enforce",
+							       keys)) {
+		fprintf(stderr, "bench_master: cannot start/load masters\n");
+		return 1;
+	}
+	printf("loaded %llu keys into two masters in %.1f s\n",
+	       (unsigned long long)keys, now_s() - loaded);
+	printf("%-4s %14s %14s %14s\n", "rep", "get_off_kps", "get_enf_kps",
+	       "batch_enf_kps");
+	for (int r = 0; r < reps; r++) {
+		off[r] = measure(s_off.load, false, secs);
+		enf[r] = measure(s_enf.load, false, secs);
+		bat[r] = measure(s_enf.load, true, secs);
+		printf("%-4d %14.0f %14.0f %14.0f\n", r, off[r], enf[r], bat[r]);
+	}
+	qsort(off, (size_t)reps, sizeof(double), cmp);
+	qsort(enf, (size_t)reps, sizeof(double), cmp);
+	qsort(bat, (size_t)reps, sizeof(double), cmp);
+	server_stop(&s_off);
+	server_stop(&s_enf);
+	printf("master_get_kps_off=%.0f master_get_kps_enforce=%.0f ratio=%.3f "
+	       "batch_kps=%.0f\n",
+	       off[reps / 2], enf[reps / 2], enf[reps / 2] / off[reps / 2],
+	       bat[reps / 2]);
+	return 0;
+}
