@@ -146,7 +146,11 @@ static int read_config(struct master_flags *f, const char *path)
 			return -1;
 		}
 		*eq = '\0';
-		if (apply(f, s, eq + 1, where) != 0) {
+		for (e = eq; e > s && (e[-1] == ' ' || e[-1] == '\t');)
+			*--e = '\0';
+		eq++;
+		eq += strspn(eq, " \t");
+		if (apply(f, s, eq, where) != 0) {
 			fclose(fp);
 			return -1;
 		}

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -542,6 +543,106 @@ START_TEST(test_version_mismatch_rejects_stale_copy_start_after_reput)
 }
 END_TEST
 
+START_TEST(test_source_without_dynamic_copy_capability_is_never_chosen)
+{
+	struct cluster cl;
+	char *page;
+
+	cluster_start(&cl, "enforce", NULL);
+	/* an old worker: no "dynamic_copy" capability, holds the only copy */
+	mount(&cl, CLIENT_C, "host-c", "seg-old", 1024 * MIB, false);
+	put(&cl, "t", "on-old", 4096); /* the emptiest segment: seg-old */
+	read_n(&cl, "on-old", 5);
+	sleep_ms(200);
+	ck_assert_uint_eq(wait_task(&cl, CLIENT_C, 0).task_id, 0);
+	page = http_get(cl.metrics_port, "/metrics");
+	ck_assert_ptr_nonnull(strstr(page, "mcrepl_dynamic_admission_rejected_"
+					   "total{reason=\"no_capable_source\"}"
+					   " 1\n"));
+	free(page);
+	cluster_stop(&cl);
+}
+END_TEST
+
+START_TEST(test_silent_client_loses_segments_after_client_ttl)
+{
+	static const char *const ttl[] = {"--client_ttl=0.3", NULL};
+	struct cluster cl;
+	Mcrepl__GetReplicaListResponse *r;
+	Mcrepl__HeartbeatRequest hb;
+	Mcrepl__HeartbeatResponse *hr;
+
+	cluster_start(&cl, "enforce", ttl);
+	put(&cl, "t", "k", 4096);
+	sleep_ms(700); /* neither client heartbeats */
+	r = get(&cl, "t", "k");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->result->code, MCREPL__CODE__NOT_FOUND);
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_segments"), 0);
+	mcrepl__heartbeat_request__init(&hb);
+	hb.client_id = CLIENT_A;
+	hr = (Mcrepl__HeartbeatResponse *)harness_call(cl.c, "Heartbeat",
+						       &hb.base, NULL);
+	ck_assert_int_eq(hr->result->code, MCREPL__CODE__UNKNOWN_CLIENT);
+	protobuf_c_message_free_unpacked(&hr->base, NULL);
+	cluster_stop(&cl);
+}
+END_TEST
+
+START_TEST(test_remove_refused_under_read_lease)
+{
+	static const char *const lease[] = {"--default_kv_lease_ttl=5000", NULL};
+	struct cluster cl;
+	Mcrepl__RemoveRequest rm;
+	Mcrepl__RemoveResponse *r;
+
+	cluster_start(&cl, "off", lease);
+	put(&cl, "t", "k", 4096);
+	read_n(&cl, "k", 1);
+	mcrepl__remove_request__init(&rm);
+	rm.tenant = mut("t");
+	rm.key = mut("k");
+	r = (Mcrepl__RemoveResponse *)harness_call(cl.c, "Remove", &rm.base,
+						   NULL);
+	ck_assert_int_eq(r->result->code, MCREPL__CODE__BUSY);
+	ck_assert_str_eq(r->result->message, "under read lease");
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_observed_hot_total"), 0);
+	cluster_stop(&cl);
+}
+END_TEST
+
+START_TEST(test_config_file_and_health)
+{
+	char path[] = "/tmp/mcrepl-master-test-XXXXXX";
+	int fd = mkstemp(path);
+	const char *flags[] = {NULL, NULL};
+	char flag[96];
+	struct proc p;
+	char *body;
+	static const char text[] = "# test config\n"
+				   "dynamic_replication_mode = observe\n"
+				   "--client_ttl=5\n";
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, sizeof(text) - 1),
+			 (ssize_t)sizeof(text) - 1);
+	close(fd);
+	snprintf(flag, sizeof(flag), "--config=%s", path);
+	flags[0] = flag;
+	ck_assert_int_eq(master_start(&p, flags), 0);
+	ck_assert_ptr_nonnull(strstr(p.ready, "mode=observe"));
+	body = http_get((uint16_t)proc_field(&p, "metrics_port"), "/health");
+	ck_assert_ptr_nonnull(body);
+	ck_assert_ptr_nonnull(strstr(body, "200 OK"));
+	ck_assert_ptr_nonnull(strstr(body, "\r\n\r\nok\n"));
+	free(body);
+	ck_assert_int_eq(proc_stop(&p), 0);
+	unlink(path);
+}
+END_TEST
+
 Suite *make_master_suite(void)
 {
 	Suite *s = suite_create("master");
@@ -559,6 +660,11 @@ Suite *make_master_suite(void)
 	tcase_add_test(tc, test_evicted_dynamic_replica_blocks_immediate_recreate);
 	tcase_add_test(tc, test_non_source_clients_cannot_copy_start);
 	tcase_add_test(tc, test_version_mismatch_rejects_stale_copy_start_after_reput);
+	tcase_add_test(tc,
+		       test_source_without_dynamic_copy_capability_is_never_chosen);
+	tcase_add_test(tc, test_silent_client_loses_segments_after_client_ttl);
+	tcase_add_test(tc, test_remove_refused_under_read_lease);
+	tcase_add_test(tc, test_config_file_and_health);
 	suite_add_tcase(s, tc);
 	return s;
 }
