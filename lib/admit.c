@@ -23,7 +23,9 @@ static mcrepl_reason check_proposal(const mcrepl_admit_input *in)
 	const mcrepl_proposal *p = in->proposal;
 
 	if (!p || !nonempty(p->key) || !nonempty(p->proposal_id) ||
-	    p->action != MCREPL_ACTION_ADD)
+	    p->action != MCREPL_ACTION_ADD ||
+	    (p->kind != MCREPL_PROPOSAL_HOT &&
+	     (p->kind != MCREPL_PROPOSAL_WARMUP || !in->cfg->domain_aware)))
 		return MCREPL_REASON_INVALID_PROPOSAL;
 	if (p->expires_at_ms <= in->now_ms)
 		return MCREPL_REASON_EXPIRED;
@@ -53,9 +55,13 @@ static mcrepl_reason check_state(const mcrepl_admit_input *in)
 	const mcrepl_object_view *o = in->object;
 	const mcrepl_key_state *ks = &in->key_state;
 
-	if (in->heat_count <
-	    mcrepl_admit_threshold(in->cfg, o->readable_memory_replicas))
+	if (in->proposal->kind == MCREPL_PROPOSAL_WARMUP) {
+		if (o->readable_memory_replicas > 0)
+			return MCREPL_REASON_TARGET_DOMAIN_HAS_REPLICA;
+	} else if (in->heat_count < mcrepl_admit_threshold(
+					in->cfg, o->readable_memory_replicas)) {
 		return MCREPL_REASON_BELOW_THRESHOLD;
+	}
 	if (ks->pending || o->busy)
 		return MCREPL_REASON_IN_FLIGHT;
 	if (o->readable_memory_replicas >= in->cfg->max_memory_replicas)

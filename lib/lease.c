@@ -483,9 +483,9 @@ static uint64_t digest_str(uint64_t h, const char *s)
 /* Every content field of a proposal (everything but its id). */
 static uint64_t proposal_digest(const mcrepl_proposal *p)
 {
-	uint64_t v[5] = {(uint64_t)p->action, p->observed_version,
+	uint64_t v[6] = {(uint64_t)p->action, p->observed_version,
 			 p->expected_size, p->preferred_target.v,
-			 p->expires_at_ms};
+			 p->expires_at_ms, (uint64_t)p->kind};
 	uint64_t h = SEED_DIGEST;
 
 	h = digest_str(h, p->tenant);
@@ -635,6 +635,18 @@ out_free_lease:
 	return MCREPL_ENOMEM;
 }
 
+/* Readable MEMORY replicas in domain (the domain-aware replica count). */
+static uint32_t readable_in_domain(const mcrepl_replica_view *r, size_t n,
+				   const char *domain)
+{
+	uint32_t c = 0;
+
+	for (size_t i = 0; i < n; i++)
+		c += r[i].readable && r[i].memory &&
+		     mcrepl_domain_equal(r[i].domain, domain);
+	return c;
+}
+
 static mcrepl_status propose_locked(mcrepl_leases *t,
 				    const mcrepl_propose_input *in,
 				    mcrepl_propose_result *res)
@@ -643,6 +655,7 @@ static mcrepl_status propose_locked(mcrepl_leases *t,
 	struct prec *pr = prop_find(t, p->proposal_id);
 	const char *domain = akey_domain(t, p->target_domain);
 	struct akey *k;
+	mcrepl_object_view ov;
 	mcrepl_admit_input ai;
 	mcrepl_status st;
 	size_t src, dst;
@@ -657,10 +670,14 @@ static mcrepl_status propose_locked(mcrepl_leases *t,
 		return MCREPL_OK;
 	}
 	k = key_lookup(t, p->tenant, p->key, p->target_domain);
+	ov = *in->object;
+	if (t->cfg.domain_aware)
+		ov.readable_memory_replicas =
+		    readable_in_domain(in->replicas, in->n_replicas, domain);
 	memset(&ai, 0, sizeof(ai));
 	ai.cfg = &t->cfg;
 	ai.proposal = p;
-	ai.object = in->object;
+	ai.object = &ov;
 	ai.heat_count = in->heat_count;
 	ai.now_ms = in->now_ms;
 	key_state_of(t, k, in->now_ms, &ai.key_state);
@@ -673,6 +690,12 @@ static mcrepl_status propose_locked(mcrepl_leases *t,
 	st = place(t, in, domain, &src, &dst, res);
 	if (st != MCREPL_OK)
 		return st;
+	/* A domain that already reads locally gets no cross-domain copy. */
+	if (t->cfg.domain_aware && ov.readable_memory_replicas > 0 &&
+	    !mcrepl_domain_equal(in->replicas[src].domain, domain)) {
+		res->reason = MCREPL_REASON_TARGET_DOMAIN_HAS_REPLICA;
+		return MCREPL_EREJECTED;
+	}
 	if (res->reason == MCREPL_REASON_MODE_OBSERVE)
 		return MCREPL_EREJECTED;
 	return install(t, in, src, dst, k, domain, res);

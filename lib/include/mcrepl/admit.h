@@ -22,6 +22,14 @@
 extern "C" {
 #endif
 
+/* Why a proposal exists. HOT proposals must clear the heat threshold;
+ * WARMUP proposals are master-initiated copies of globally hot objects into
+ * a newly joined domain (domain-aware only) and skip the threshold. */
+typedef enum mcrepl_proposal_kind {
+	MCREPL_PROPOSAL_HOT = 0,
+	MCREPL_PROPOSAL_WARMUP = 1
+} mcrepl_proposal_kind;
+
 /* A replica action proposal. Strings are borrowed for the call only. */
 typedef struct mcrepl_proposal {
 	mcrepl_action action;	     /* MCREPL_ACTION_ADD */
@@ -34,6 +42,7 @@ typedef struct mcrepl_proposal {
 	uint64_t expected_size;	     /* object size the proposer saw */
 	mcrepl_segment_id preferred_target; /* 0 = none */
 	uint64_t expires_at_ms;	     /* proposal deadline (same clock) */
+	mcrepl_proposal_kind kind;   /* HOT (0) unless set */
 } mcrepl_proposal;
 
 /* The host's view of the object the proposal names. */
@@ -41,7 +50,10 @@ typedef struct mcrepl_object_view {
 	bool exists;
 	uint64_t version;
 	uint64_t size;
-	uint32_t readable_memory_replicas; /* all COMPLETE MEMORY replicas */
+	/* COMPLETE MEMORY replicas: all of them in the first stage; in
+	 * domain-aware mode mcrepl_leases_propose() counts only those in the
+	 * target domain, so each domain may hold up to the limit. */
+	uint32_t readable_memory_replicas;
 	bool busy; /* another (non-dynamic) replication or exclusive op runs */
 } mcrepl_object_view;
 
@@ -67,7 +79,10 @@ typedef struct mcrepl_admit_input {
  *   MODE_OFF; INVALID_PROPOSAL (NULL/empty key or id, unknown action);
  *   EXPIRED (expires_at_ms <= now); DOMAIN_HINT_UNSUPPORTED (stage 1 and a
  *   non-empty requester/target domain); UNKNOWN_OBJECT; VERSION_MISMATCH;
- *   SIZE_MISMATCH; BELOW_THRESHOLD (heat_count < the effective threshold);
+ *   SIZE_MISMATCH; INVALID_PROPOSAL (a WARMUP proposal when not
+ *   domain-aware); BELOW_THRESHOLD (heat_count < the effective threshold;
+ *   not for WARMUP); TARGET_DOMAIN_HAS_REPLICA (WARMUP into a domain that
+ *   already holds a readable replica);
  *   IN_FLIGHT (pending lease or busy object); REPLICA_LIMIT
  *   (readable_memory_replicas >= max_memory_replicas); ACTION_COOLDOWN;
  *   RECREATE_COOLDOWN; MODE_OBSERVE (everything passed in observe mode:

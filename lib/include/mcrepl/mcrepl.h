@@ -21,6 +21,7 @@
 #include "mcrepl/lease.h"
 #include "mcrepl/queue.h"
 #include "mcrepl/stats.h"
+#include "mcrepl/warmup.h"
 
 #ifdef __cplusplus
 extern "C" {
