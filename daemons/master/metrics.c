@@ -90,6 +90,10 @@ static void store_figures(struct store *s, struct text *t)
 	      "counter", s->evicted_bytes);
 	gauge(t, "mcrepl_master_admission_queue", "Admission triggers queued",
 	      "gauge", mcrepl_triggers_len(s->triggers));
+	gauge(t, "mcrepl_master_warmup_runs_total", "Warmups of a domain run",
+	      "counter", s->warmup_runs);
+	gauge(t, "mcrepl_master_warmup_copies_total",
+	      "Copies queued by warmups", "counter", s->warmup_queued);
 }
 
 char *master_metrics(struct store *s, size_t *len_out)

@@ -85,10 +85,18 @@ static void h_mount(Mcrepl__Master_Service *svc,
 	struct reply r = {0};
 	Mcrepl__Code code;
 
+	bool new_domain;
+
 	mcrepl__mount_segment_response__init(&resp);
 	store_lock(s);
+	new_domain = s->n_segs > 0 && store_domain_is_new(s, req->domain);
 	code = store_mount(s, &a, SVC(svc)->now_ms(), &resp.segment_id, r.msg,
 			   sizeof(r.msg));
+	/* A domain joining a running cluster is warmed with what is hot. */
+	if (code == MCREPL__CODE__OK && new_domain && s->opts.cfg.domain_aware)
+		dyn_warmup(s, mcrepl_domain_name(req->domain),
+			   s->opts.warmup_max_copies, s->opts.warmup_max_bytes,
+			   SVC(svc)->now_ms());
 	resp.heartbeat_interval_ms = (uint32_t)(s->opts.client_ttl_ms / 4);
 	resp.grant_key = s->grant_key;
 	store_unlock(s);
@@ -685,6 +693,39 @@ static void h_stats(Mcrepl__Master_Service *svc, const Mcrepl__StatsRequest *req
 	free(text);
 }
 
+static void h_warmup(Mcrepl__Master_Service *svc,
+		     const Mcrepl__WarmupRequest *req,
+		     Mcrepl__WarmupResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	Mcrepl__WarmupResponse resp;
+	struct reply r = {0};
+	Mcrepl__Code code = MCREPL__CODE__OK;
+
+	mcrepl__warmup_response__init(&resp);
+	store_lock(s);
+	if (!s->opts.cfg.domain_aware) {
+		code = MCREPL__CODE__UNAVAILABLE;
+		snprintf(r.msg, sizeof(r.msg), "warmup needs "
+					       "--dynamic_replication_domain_"
+					       "aware=true");
+	} else if (!mcrepl_domain_is_valid(req->domain) || !req->domain[0]) {
+		code = MCREPL__CODE__INVALID_ARGUMENT;
+		snprintf(r.msg, sizeof(r.msg), "warmup needs a valid domain");
+	} else {
+		resp.queued = dyn_warmup(
+		    s, req->domain,
+		    req->max_copies ? req->max_copies
+				    : s->opts.warmup_max_copies,
+		    req->max_bytes ? req->max_bytes : s->opts.warmup_max_bytes,
+		    SVC(svc)->now_ms());
+	}
+	store_unlock(s);
+	reply_init(&r, code, NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
 void master_service_init(struct master_service *svc, struct store *store,
 			 uint64_t (*now_ms)(void))
 {
@@ -710,6 +751,7 @@ void master_service_init(struct master_service *svc, struct store *store,
 	svc->base.dynamic_replica_copy_revoke = h_dyn_revoke;
 	svc->base.submit_replica_action_proposal = h_propose;
 	svc->base.stats = h_stats;
+	svc->base.warmup = h_warmup;
 	svc->store = store;
 	svc->now_ms = now_ms;
 }

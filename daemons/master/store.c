@@ -18,6 +18,8 @@ void master_opts_init(struct master_opts *o)
 	o->eviction_ratio = 0.05;
 	o->eviction_high_watermark = 0.90;
 	o->max_batch_keys = 4096;
+	o->warmup_max_copies = 64;
+	o->warmup_max_bytes = 1ULL << 30;
 }
 
 static uint64_t obj_hash(const char *tenant, const char *key)
@@ -69,6 +71,7 @@ int store_create(const struct master_opts *o, uint64_t grant_key,
 
 static void free_object(struct object *o)
 {
+	free(o->dheat);
 	free(o->tenant);
 	free(o->key);
 	free(o->replicas);
@@ -759,20 +762,49 @@ Mcrepl__Code store_remove(struct store *s, const char *tenant,
 	return MCREPL__CODE__OK;
 }
 
+mcrepl_heat_cell *store_heat_cell(const struct store *s, struct object *o,
+				  const char *domain, bool create)
+{
+	struct domain_heat *d;
+
+	if (!s->opts.cfg.domain_aware)
+		return &o->heat;
+	domain = mcrepl_domain_name(domain);
+	for (uint8_t i = 0; i < o->n_dheat; i++)
+		if (strcmp(o->dheat[i].domain, domain) == 0)
+			return &o->dheat[i].cell;
+	if (!create || o->n_dheat == MASTER_MAX_HEAT_DOMAINS ||
+	    strlen(domain) > MCREPL_DOMAIN_MAX)
+		return NULL;
+	d = realloc(o->dheat, (o->n_dheat + 1u) * sizeof(*d));
+	if (!d)
+		return NULL;
+	o->dheat = d;
+	d = &o->dheat[o->n_dheat++];
+	memset(d, 0, sizeof(*d));
+	strcpy(d->domain, domain);
+	return &d->cell;
+}
+
 /* Read path: heat + one deduplicated trigger per hot key per window. */
 static void record_heat(struct store *s, struct object *o, const char *domain,
 			uint64_t now_ms)
 {
+	mcrepl_heat_cell *cell;
 	mcrepl_status st;
 
-	if (s->opts.cfg.mode == MCREPL_MODE_OFF ||
-	    mcrepl_heat_cell_record(&o->heat, &s->heat, now_ms, NULL) !=
-		MCREPL_HEAT_CROSSED)
+	if (s->opts.cfg.mode == MCREPL_MODE_OFF)
+		return;
+	cell = store_heat_cell(s, o, domain, true);
+	if (s->opts.cfg.domain_aware) /* global heat feeds warmup */
+		mcrepl_heat_cell_record(&o->heat, &s->heat, now_ms, NULL);
+	if (!cell || mcrepl_heat_cell_record(cell, &s->heat, now_ms, NULL) !=
+			 MCREPL_HEAT_CROSSED)
 		return;
 	mcrepl_stats_add(s->stats, MCREPL_STAT_OBSERVED_HOT, 1);
-	st = mcrepl_triggers_push(s->triggers, o->tenant, o->key,
-				  s->opts.cfg.domain_aware ? domain : "",
-				  now_ms);
+	st = mcrepl_triggers_push(
+	    s->triggers, o->tenant, o->key,
+	    s->opts.cfg.domain_aware ? mcrepl_domain_name(domain) : "", now_ms);
 	if (st == MCREPL_OK)
 		mcrepl_stats_add(s->stats, MCREPL_STAT_TRIGGERS_QUEUED, 1);
 	else if (st == MCREPL_EFULL)
@@ -901,4 +933,12 @@ void store_task_reported(struct store *s, struct task *t)
 		return;
 	}
 	store_finish_task(s, t);
+}
+
+bool store_domain_is_new(struct store *s, const char *domain)
+{
+	for (size_t i = 0; i < s->n_segs; i++)
+		if (mcrepl_domain_equal(s->segs[i]->domain, domain))
+			return false;
+	return true;
 }

@@ -30,6 +30,8 @@ struct master_opts {
 	double eviction_high_watermark; /* 0.90 */
 	uint32_t max_batch_keys;	/* 4096 */
 	bool enable_proposal_rpc;	/* false */
+	uint32_t warmup_max_copies;	/* 64 per warmup */
+	uint64_t warmup_max_bytes;	/* 1 GiB per warmup */
 };
 
 void master_opts_init(struct master_opts *o);
@@ -57,6 +59,13 @@ struct replica {
 	bool dynamic;
 };
 
+/* Domain-aware heat: one window per requester domain of an object. */
+#define MASTER_MAX_HEAT_DOMAINS 8
+struct domain_heat {
+	char domain[MCREPL_DOMAIN_MAX + 1];
+	mcrepl_heat_cell cell;
+};
+
 struct object {
 	struct mcrepl__map_node node;
 	struct object *lru_prev, *lru_next; /* least recently read first */
@@ -65,7 +74,9 @@ struct object {
 	bool complete;		  /* PutEnd done */
 	struct replica *replicas; /* n_replicas of cap_replicas */
 	size_t n_replicas, cap_replicas;
-	mcrepl_heat_cell heat;
+	mcrepl_heat_cell heat;	/* reads from every domain */
+	struct domain_heat *dheat; /* domain-aware: per requester domain */
+	uint8_t n_dheat;
 	uint64_t lease_until_ms; /* read lease */
 	uint64_t last_read_ms; /* or put start while incomplete */
 	uint64_t reads;	 /* salt for the reader order */
@@ -107,6 +118,7 @@ struct store {
 	/* store's own counters for /metrics */
 	uint64_t evicted_objects, evicted_bytes, evictions_runs;
 	uint64_t puts, gets, get_keys, removes;
+	uint64_t warmup_runs, warmup_queued;
 };
 
 int store_create(const struct master_opts *o, uint64_t grant_key,
@@ -156,6 +168,11 @@ Mcrepl__Code store_remove(struct store *s, const char *tenant,
 Mcrepl__Code store_get(struct store *s, const char *tenant, const char *key,
 		       const char *domain, uint64_t now_ms, struct object **out,
 		       size_t *order, size_t cap, size_t *n_out);
+/* The heat cell for reads from `domain` (the object's own cell unless the
+ * config is domain-aware); NULL when the per-object domain table is full
+ * or memory is short (create: make one). */
+mcrepl_heat_cell *store_heat_cell(const struct store *s, struct object *o,
+				  const char *domain, bool create);
 /* Data-plane grant for a replica's region. */
 uint64_t store_grant(const struct store *s, const struct replica *r);
 /* Room for one more replica in o (false at MASTER_MAX_REPLICAS / OOM). */
@@ -213,6 +230,13 @@ Mcrepl__Code dyn_copy_end(struct store *s, const mcrepl_fence *f,
 Mcrepl__Code dyn_copy_revoke(struct store *s, const mcrepl_fence *f,
 			     const char *tenant, const char *key,
 			     uint64_t now_ms, const char **reason);
+/* Warm `domain` with the hottest objects it lacks (domain-aware only):
+ * queues at most max_copies copies of at most max_bytes in total; returns
+ * how many were queued. */
+uint32_t dyn_warmup(struct store *s, const char *domain, uint32_t max_copies,
+		    uint64_t max_bytes, uint64_t now_ms);
+/* True when no mounted segment is in `domain`. */
+bool store_domain_is_new(struct store *s, const char *domain);
 /* Fail the task of a lease cleared before it ran (Remove, sweep). */
 void store_fail_lease_task(struct store *s, const mcrepl_lease *l);
 /* Expire leases, fail their tasks, free their targets. */

@@ -121,8 +121,11 @@ mcrepl_status dyn_propose(struct store *s, const mcrepl_proposal *p,
 		ov = (mcrepl_object_view){true, o->version, o->size,
 					  readable_count(o),
 					  o->copy_target != 0};
-		in.heat_count = mcrepl_heat_cell_count(&o->heat, &s->heat,
-						       now_ms);
+		mcrepl_heat_cell *cell =
+		    store_heat_cell(s, o, p->requester_domain, false);
+
+		in.heat_count =
+		    cell ? mcrepl_heat_cell_count(cell, &s->heat, now_ms) : 0;
 		replica_views(s, o, rv);
 		in.n_replicas = o->n_replicas;
 	}
@@ -411,4 +414,75 @@ size_t dyn_sweep(struct store *s, uint64_t now_ms)
 		total += n;
 	} while (n == 32 && total < 4096);
 	return total;
+}
+
+/* ---- warmup ----------------------------------------------------------------- */
+
+static bool held_in_domain(struct store *s, const struct object *o,
+			   const char *domain)
+{
+	for (size_t i = 0; i < o->n_replicas; i++) {
+		struct segment *seg = store_segment(s, o->replicas[i].segment_id);
+
+		if (seg && o->replicas[i].status == REPLICA_COMPLETE &&
+		    mcrepl_domain_equal(seg->domain, domain))
+			return true;
+	}
+	return false;
+}
+
+static void warm_one(struct store *s, struct object *o, const char *domain,
+		     uint64_t now_ms, uint32_t *queued)
+{
+	mcrepl_propose_result res;
+	mcrepl_proposal p;
+	char id[48];
+
+	snprintf(id, sizeof(id), "warmup-%llu",
+		 (unsigned long long)++s->next_proposal);
+	p = (mcrepl_proposal){MCREPL_ACTION_ADD,
+			      id,
+			      o->tenant,
+			      o->key,
+			      domain,
+			      domain,
+			      o->version,
+			      o->size,
+			      {0},
+			      now_ms + s->opts.cfg.lease_ttl_ms,
+			      MCREPL_PROPOSAL_WARMUP};
+	if (dyn_propose(s, &p, now_ms, &res) == MCREPL_OK)
+		(*queued)++;
+}
+
+uint32_t dyn_warmup(struct store *s, const char *domain, uint32_t max_copies,
+		    uint64_t max_bytes, uint64_t now_ms)
+{
+	size_t n = mcrepl__map_size(&s->objects), i = 0, chosen;
+	mcrepl_warmup_candidate *c = calloc(n + 1, sizeof(*c));
+	struct object **objs = calloc(n + 1, sizeof(*objs));
+	size_t *pick = calloc((size_t)max_copies + 1, sizeof(*pick));
+	uint32_t queued = 0;
+
+	if (!c || !objs || !pick || !s->opts.cfg.domain_aware)
+		goto out;
+	for (struct object *o = s->lru_head; o && i < n; o = o->lru_next) {
+		if (!o->complete)
+			continue;
+		objs[i] = o;
+		c[i].heat = mcrepl_heat_cell_count(&o->heat, &s->heat, now_ms);
+		c[i].size = o->size;
+		c[i].in_domain = held_in_domain(s, o, domain);
+		i++;
+	}
+	chosen = mcrepl_warmup_select(c, i, max_copies, max_bytes, pick);
+	for (size_t j = 0; j < chosen; j++)
+		warm_one(s, objs[pick[j]], domain, now_ms, &queued);
+	s->warmup_runs++;
+	s->warmup_queued += queued;
+out:
+	free(c);
+	free(objs);
+	free(pick);
+	return queued;
 }

@@ -46,8 +46,9 @@ static Mcrepl__Code result_code(const ProtobufCMessage *m)
 	return r ? r->code : MCREPL__CODE__OK;
 }
 
-static uint64_t mount(struct cluster *cl, uint64_t client, const char *host,
-		      const char *name, uint64_t cap, bool dynamic_copy)
+static uint64_t mount_in(struct cluster *cl, uint64_t client,
+			 const char *host, const char *name, uint64_t cap,
+			 bool dynamic_copy, const char *domain)
 {
 	Mcrepl__MountSegmentRequest req;
 	Mcrepl__MountSegmentResponse *resp;
@@ -57,6 +58,7 @@ static uint64_t mount(struct cluster *cl, uint64_t client, const char *host,
 	mcrepl__mount_segment_request__init(&req);
 	req.client_id = client;
 	req.host_id = mut(host);
+	req.domain = mut(domain);
 	req.name = mut(name);
 	req.capacity = cap;
 	req.endpoint = mut("127.0.0.1:1");
@@ -70,6 +72,12 @@ static uint64_t mount(struct cluster *cl, uint64_t client, const char *host,
 	id = resp->segment_id;
 	protobuf_c_message_free_unpacked(&resp->base, NULL);
 	return id;
+}
+
+static uint64_t mount(struct cluster *cl, uint64_t client, const char *host,
+		      const char *name, uint64_t cap, bool dynamic_copy)
+{
+	return mount_in(cl, client, host, name, cap, dynamic_copy, "");
 }
 
 static void cluster_start_cap(struct cluster *cl, const char *mode,
@@ -148,16 +156,25 @@ static uint64_t put(struct cluster *cl, const char *tenant, const char *key,
 	return put_n(cl, tenant, key, size, 1);
 }
 
-static Mcrepl__GetReplicaListResponse *get(struct cluster *cl,
-					   const char *tenant, const char *key)
+static Mcrepl__GetReplicaListResponse *get_from(struct cluster *cl,
+						const char *tenant,
+						const char *key,
+						const char *domain)
 {
 	Mcrepl__GetReplicaListRequest req;
 
 	mcrepl__get_replica_list_request__init(&req);
 	req.tenant = mut(tenant);
 	req.key = mut(key);
+	req.requester_domain = mut(domain);
 	return (Mcrepl__GetReplicaListResponse *)harness_call(
 	    cl->c, "GetReplicaList", &req.base, NULL);
+}
+
+static Mcrepl__GetReplicaListResponse *get(struct cluster *cl,
+					   const char *tenant, const char *key)
+{
+	return get_from(cl, tenant, key, "");
 }
 
 /* n reads of key; returns the replica count of the last answer. */
@@ -643,6 +660,48 @@ START_TEST(test_config_file_and_health)
 }
 END_TEST
 
+START_TEST(test_domain_aware_copy_lands_in_requester_domain_and_warms_new_domain)
+{
+	static const char *const da[] = {
+	    "--dynamic_replication_domain_aware=true", NULL};
+	struct cluster cl;
+	Mcrepl__Task t;
+	uint64_t v, seg_b2, seg_c;
+
+	cluster_start(&cl, "enforce", da); /* seg-a, seg-b: domain default */
+	seg_b2 = mount_in(&cl, CLIENT_C, "host-d", "seg-b2", 64 * MIB, true,
+			  "zone-b");
+	v = put(&cl, "t", "hot", 4096); /* the emptiest: seg-a (default) */
+	/* hot from zone-b only: zone-b gets the replica */
+	for (int i = 0; i < 5; i++) {
+		Mcrepl__GetReplicaListResponse *r =
+		    get_from(&cl, "t", "hot", "zone-b");
+
+		ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
+		protobuf_c_message_free_unpacked(&r->base, NULL);
+	}
+	t = wait_task(&cl, CLIENT_A, 2000);
+	ck_assert_uint_ne(t.task_id, 0);
+	ck_assert_uint_eq(t.target_segment_id, seg_b2);
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t, v,
+				  "hot", NULL, 0),
+			 MCREPL__CODE__OK);
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyEnd", CLIENT_A, &t, v,
+				  "hot", NULL, 0),
+			 MCREPL__CODE__OK);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_cross_domain_copies_total"),
+			 1);
+	/* a new domain joins: the hot object is warmed into it */
+	seg_c = mount_in(&cl, 0xd4, "host-e", "seg-c", 64 * MIB, true, "zone-c");
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_warmup_copies_total"), 1);
+	t = wait_task(&cl, CLIENT_A, 200);
+	if (t.task_id == 0)
+		t = wait_task(&cl, CLIENT_C, 200);
+	ck_assert_uint_eq(t.target_segment_id, seg_c);
+	cluster_stop(&cl);
+}
+END_TEST
+
 Suite *make_master_suite(void)
 {
 	Suite *s = suite_create("master");
@@ -665,6 +724,9 @@ Suite *make_master_suite(void)
 	tcase_add_test(tc, test_silent_client_loses_segments_after_client_ttl);
 	tcase_add_test(tc, test_remove_refused_under_read_lease);
 	tcase_add_test(tc, test_config_file_and_health);
+	tcase_add_test(
+	    tc,
+	    test_domain_aware_copy_lands_in_requester_domain_and_warms_new_domain);
 	suite_add_tcase(s, tc);
 	return s;
 }
