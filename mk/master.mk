@@ -16,8 +16,8 @@ check-daemons valgrind-daemons: export MCREPL_BIN_DIR := $(abspath $(BUILD)/bin)
 
 # bench_master: mode off vs enforce read throughput of real masters.
 BENCH_MASTER := $(BUILD)/bench/bench_master
-$(BENCH_MASTER): $(BUILD)/obj/bench/daemons/bench_master.o \
-		$(BUILD)/obj/tests/daemons/harness.o $(RPC_LIB) $(STLIB)
+$(BENCH_MASTER): $(BUILD)/obj/bench/daemons/bench_master.o $(RPC_LIB) \
+		$(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
 $(BUILD)/obj/bench/daemons/%.o: bench/daemons/%.c | $(RPC_GEN_H)

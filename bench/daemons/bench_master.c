@@ -17,7 +17,7 @@
 
 #include <event2/event.h>
 
-#include "../../tests/daemons/harness.h"
+#include "harness.h"
 
 #define WINDOW 64
 #define BATCH 256

@@ -1,5 +1,6 @@
-/* Process-level test harness: start real daemons on loopback, parse their
- * ready line, stop them; and a few RPC conveniences for the Master. */
+/* Process harness for the demo, the benches and the tests: start real
+ * daemons on loopback, parse their ready line, stop them; and a few RPC and
+ * HTTP conveniences for the Master. */
 #ifndef MCREPL_TEST_HARNESS_H
 #define MCREPL_TEST_HARNESS_H
 
