@@ -144,7 +144,7 @@ bench: all
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
 demo: deps all
-	$(BUILD)/examples/embed_master
+	MCREPL_BIN_DIR=$(abspath $(BUILD)/bin) $(BUILD)/bin/mcrepl-demo
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/mcrepl $(DESTDIR)$(PKGCONFIGDIR)

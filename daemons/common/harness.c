@@ -16,7 +16,7 @@
 
 #include "harness.h"
 
-void sleep_ms(int ms)
+void harness_sleep_ms(int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 
@@ -94,7 +94,7 @@ static int wait_exit(pid_t pid, int timeout_ms)
 		if (r == pid)
 			return WIFEXITED(status) ? WEXITSTATUS(status)
 						 : 128 + WTERMSIG(status);
-		sleep_ms(10);
+		harness_sleep_ms(10);
 	}
 	return -1;
 }

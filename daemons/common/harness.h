@@ -46,6 +46,6 @@ char *http_get(uint16_t port, const char *path);
 /* The value of an exact metric line "name value" in a /metrics page. */
 long long metric_value(const char *page, const char *name);
 
-void sleep_ms(int ms);
+void harness_sleep_ms(int ms);
 
 #endif

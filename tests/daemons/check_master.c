@@ -220,7 +220,7 @@ static Mcrepl__Task wait_task(struct cluster *cl, uint64_t client, int wait_ms)
 			return t;
 		}
 		protobuf_c_message_free_unpacked(&r->base, NULL);
-		sleep_ms(20);
+		harness_sleep_ms(20);
 	}
 	return t;
 }
@@ -370,7 +370,7 @@ START_TEST(test_observe_mode_does_not_queue_a_copy)
 	cluster_start(&cl, "observe", NULL);
 	put(&cl, "t", "hot", 4096);
 	ck_assert_uint_eq(read_n(&cl, "hot", 20), 1);
-	sleep_ms(100);
+	harness_sleep_ms(100);
 	ck_assert_uint_eq(wait_task(&cl, CLIENT_A, 200).task_id, 0);
 	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_observed_hot_total"), 1);
 	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_would_propose_total"), 1);
@@ -408,10 +408,10 @@ START_TEST(test_expired_pending_leases_retire_unconsumed_tasks)
 	cluster_start(&cl, "enforce", short_lease);
 	put(&cl, "t", "hot", 4096);
 	read_n(&cl, "hot", 5);
-	sleep_ms(150);
+	harness_sleep_ms(150);
 	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_created_total"),
 			 1);
-	sleep_ms(400); /* the lease expires unconsumed */
+	harness_sleep_ms(400); /* the lease expires unconsumed */
 	ck_assert_uint_eq(wait_task(&cl, CLIENT_A, 0).task_id, 0);
 	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_failed_total"), 1);
 	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copies_inflight"), 0);
@@ -437,13 +437,13 @@ START_TEST(test_expired_copy_task_cleanup_enters_recreate_cooldown)
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t, v,
 				  "hot", NULL, 0),
 			 MCREPL__CODE__OK);
-	sleep_ms(1100); /* the copy outlives its lease; a window passes */
+	harness_sleep_ms(1100); /* the copy outlives its lease; a window passes */
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyEnd", CLIENT_A, &t, v,
 				  "hot", reason, sizeof(reason)),
 			 MCREPL__CODE__STALE);
 	ck_assert_str_eq(reason, "unknown_lease");
 	ck_assert_uint_eq(read_n(&cl, "hot", 12), 1); /* hot again: refused */
-	sleep_ms(100);
+	harness_sleep_ms(100);
 	page = http_get(cl.metrics_port, "/metrics");
 	ck_assert_int_eq(metric_value(page, "mcrepl_dynamic_recreate_cooldown_"
 					    "hits_total"),
@@ -468,11 +468,11 @@ START_TEST(test_evicted_dynamic_replica_blocks_immediate_recreate)
 	v = put(&cl, "t", "hot", 100 * 1024);
 	read_n(&cl, "hot", 5);
 	complete_dynamic_copy(&cl, "hot", v);
-	sleep_ms(80); /* read lease over: the replicas may be evicted */
+	harness_sleep_ms(80); /* read lease over: the replicas may be evicted */
 	/* a filler on both segments pushes both past the watermark; the
 	 * least recently read object, "hot", is evicted from both */
 	put_n(&cl, "t", "filler", 600 * 1024, 2);
-	sleep_ms(1300);
+	harness_sleep_ms(1300);
 	mcrepl__exist_request__init(&ex);
 	ex.tenant = mut("t");
 	ex.key = mut("hot");
@@ -485,7 +485,7 @@ START_TEST(test_evicted_dynamic_replica_blocks_immediate_recreate)
 	/* put back and made hot at once: no copy during the cooldown */
 	put(&cl, "t", "hot", 100 * 1024);
 	read_n(&cl, "hot", 5);
-	sleep_ms(200);
+	harness_sleep_ms(200);
 	page = http_get(cl.metrics_port, "/metrics");
 	ck_assert_ptr_nonnull(strstr(page, "mcrepl_dynamic_admission_rejected_"
 					   "total{reason=\"recreate_cooldown\"}"
@@ -542,7 +542,7 @@ START_TEST(test_version_mismatch_rejects_stale_copy_start_after_reput)
 	read_n(&cl, "hot", 5);
 	t = wait_task(&cl, CLIENT_A, 2000);
 	ck_assert_uint_ne(t.task_id, 0);
-	sleep_ms(80); /* the read lease (50 ms) lapses */
+	harness_sleep_ms(80); /* the read lease (50 ms) lapses */
 	mcrepl__remove_request__init(&rm);
 	rm.tenant = mut("t");
 	rm.key = mut("hot");
@@ -570,7 +570,7 @@ START_TEST(test_source_without_dynamic_copy_capability_is_never_chosen)
 	mount(&cl, CLIENT_C, "host-c", "seg-old", 1024 * MIB, false);
 	put(&cl, "t", "on-old", 4096); /* the emptiest segment: seg-old */
 	read_n(&cl, "on-old", 5);
-	sleep_ms(200);
+	harness_sleep_ms(200);
 	ck_assert_uint_eq(wait_task(&cl, CLIENT_C, 0).task_id, 0);
 	page = http_get(cl.metrics_port, "/metrics");
 	ck_assert_ptr_nonnull(strstr(page, "mcrepl_dynamic_admission_rejected_"
@@ -591,7 +591,7 @@ START_TEST(test_silent_client_loses_segments_after_client_ttl)
 
 	cluster_start(&cl, "enforce", ttl);
 	put(&cl, "t", "k", 4096);
-	sleep_ms(700); /* neither client heartbeats */
+	harness_sleep_ms(700); /* neither client heartbeats */
 	r = get(&cl, "t", "k");
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(r->result->code, MCREPL__CODE__NOT_FOUND);

@@ -1,0 +1,677 @@
+/* Blocking store client (see store_client.h). */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "data_proto.h"
+#include "mcrepl.pb-c.h"
+#include "netutil.h"
+#include "rpc_client.h"
+#include "store_client.h"
+
+#define TENANT_MAX 256
+
+struct store_client {
+	rpc_client *rpc;
+	struct store_client_config cfg;
+	char local_host[256];
+	char tenant[TENANT_MAX];
+	char *key; /* mutable copy of the current call's key */
+	char err[512];
+};
+
+void store_client_config_init(struct store_client_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->replicas = 1;
+	cfg->rpc_timeout_ms = 5000;
+	cfg->data_timeout_ms = 30000;
+}
+
+static int fail(store_client *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(store_client *c, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+const char *store_client_error(const store_client *c)
+{
+	return c->err;
+}
+
+int store_client_open(store_client **out, const char *master_addr,
+		      const char *tenant, const struct store_client_config *cfg,
+		      char *err, size_t errlen)
+{
+	rpc_client_config rc;
+	store_client *c;
+	int st;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (cfg)
+		c->cfg = *cfg;
+	else
+		store_client_config_init(&c->cfg);
+	snprintf(c->local_host, sizeof(c->local_host), "%s",
+		 c->cfg.local_host ? c->cfg.local_host : "");
+	c->cfg.local_host = c->local_host[0] ? c->local_host : NULL;
+	snprintf(c->tenant, sizeof(c->tenant), "%s",
+		 tenant ? tenant : "default");
+	rpc_client_config_init(&rc);
+	if (c->cfg.rpc_timeout_ms)
+		rc.call_timeout_ms = c->cfg.rpc_timeout_ms;
+	st = rpc_client_open(&c->rpc, master_addr, &rc, c->err, sizeof(c->err));
+	if (st) {
+		snprintf(err, errlen, "cannot reach master %s: %s", master_addr,
+			 c->err);
+		free(c);
+		return st;
+	}
+	*out = c;
+	return 0;
+}
+
+void store_client_close(store_client *c)
+{
+	if (!c)
+		return;
+	rpc_client_close(c->rpc);
+	free(c->key);
+	free(c);
+}
+
+/* ---- master calls ---------------------------------------------------------- */
+
+static int begin(store_client *c, const char *key)
+{
+	c->err[0] = '\0';
+	if (!key || !key[0])
+		return fail(c, -EINVAL, "empty key");
+	free(c->key);
+	c->key = strdup(key);
+	return c->key ? 0 : fail(c, -ENOMEM, "out of memory");
+}
+
+/* Calls Master method `name`; *resp_out is the reply (caller frees). */
+static int call(store_client *c, const char *name, const ProtobufCMessage *req,
+		const ProtobufCMessageDescriptor *desc,
+		ProtobufCMessage **resp_out)
+{
+	int m = rpc_method_index(&mcrepl__master__descriptor, name);
+	char why[256];
+	int st;
+
+	st = rpc_call(c->rpc, (uint32_t)m, req, desc, resp_out, why,
+		      sizeof(why));
+	if (st)
+		return fail(c, st, "master %s failed: %s (%s)", name,
+			    why[0] ? why : rpc_status_str(st),
+			    rpc_status_str(st));
+	return 0;
+}
+
+static const char *code_name(int code)
+{
+	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+	    &mcrepl__code__descriptor, code);
+
+	return v ? v->name : "UNKNOWN";
+}
+
+/* The Result of a reply: 0, or its code with the reason in c->err. */
+static int result(store_client *c, const Mcrepl__Result *r, const char *what)
+{
+	if (!r || r->code == MCREPL__CODE__OK)
+		return 0;
+	if (r->code == MCREPL__CODE__NOT_FOUND && c->key)
+		return fail(c, r->code, "%s: key '%s' not found", what, c->key);
+	return fail(c, r->code, "%s: %s%s%s%s%s", what, code_name(r->code),
+		    r->message && r->message[0] ? ": " : "",
+		    r->message ? r->message : "",
+		    r->reason && r->reason[0] ? " reason=" : "",
+		    r->reason ? r->reason : "");
+}
+
+#define CALL(c, name, req, type, resp)                                         \
+	call(c, name, &(req).base, &type##__descriptor,                        \
+	     (ProtobufCMessage **)(void *)&(resp))
+
+static void free_msg(void *m)
+{
+	if (m)
+		protobuf_c_message_free_unpacked(m, NULL);
+}
+
+/* ---- raw data plane ---------------------------------------------------------- */
+
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+	struct pollfd pfd = {fd, events, 0};
+	int rc;
+
+	do {
+		rc = poll(&pfd, 1, net_remaining_ms(deadline));
+	} while (rc < 0 && errno == EINTR);
+	if (rc == 0)
+		return -ETIMEDOUT;
+	return rc < 0 ? -errno : 0;
+}
+
+static int send_all(int fd, const uint8_t *p, uint64_t len, int64_t deadline)
+{
+	while (len > 0) {
+		size_t chunk = len > (1u << 20) ? (1u << 20) : (size_t)len;
+		ssize_t n = send(fd, p, chunk, MSG_NOSIGNAL);
+		int st;
+
+		if (n > 0) {
+			p += n;
+			len -= (uint64_t)n;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+		    errno != EINTR)
+			return -errno;
+		st = wait_fd(fd, POLLOUT, deadline);
+		if (st)
+			return st;
+	}
+	return 0;
+}
+
+static int recv_all(int fd, uint8_t *p, uint64_t len, int64_t deadline)
+{
+	while (len > 0) {
+		size_t chunk = len > (1u << 20) ? (1u << 20) : (size_t)len;
+		ssize_t n = recv(fd, p, chunk, 0);
+		int st;
+
+		if (n > 0) {
+			p += n;
+			len -= (uint64_t)n;
+			continue;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -errno;
+		st = wait_fd(fd, POLLIN, deadline);
+		if (st)
+			return st;
+	}
+	return 0;
+}
+
+static int refused(uint16_t status)
+{
+	switch (status) {
+	case DATA_E_DENIED:
+		return -EACCES;
+	case DATA_E_RANGE:
+		return -ERANGE;
+	case DATA_E_NO_SEGMENT:
+		return -ENOENT;
+	case DATA_E_TOO_LARGE:
+		return -EMSGSIZE;
+	default:
+		return -EIO;
+	}
+}
+
+/* Reads the reply header; on a refusal reads its reason into err. */
+static int take_resp(int fd, const char *ep, struct data_resp *r,
+		     int64_t deadline, char *err, size_t errlen)
+{
+	uint8_t hdr[DATA_RESP_BYTES];
+	char text[DATA_ERR_MAX + 1];
+	int st = recv_all(fd, hdr, sizeof(hdr), deadline);
+
+	if (st) {
+		snprintf(err, errlen, "%s: no reply: %s", ep, strerror(-st));
+		return st;
+	}
+	if (data_resp_decode(hdr, r) != 0 ||
+	    (r->status != DATA_OK && r->length > DATA_ERR_MAX)) {
+		snprintf(err, errlen, "%s: malformed reply", ep);
+		return -EPROTO;
+	}
+	if (r->status == DATA_OK)
+		return 0;
+	st = recv_all(fd, (uint8_t *)text, r->length, deadline);
+	text[st ? 0 : r->length] = '\0';
+	snprintf(err, errlen, "%s refused: %s (%s)", ep, text,
+		 data_status_str(r->status));
+	return refused(r->status);
+}
+
+static int data_connect(const char *ep, int timeout_ms, char *err,
+			size_t errlen)
+{
+	char host[256];
+	uint16_t port;
+	int fd;
+
+	if (!ep || net_split_hostport(ep, host, sizeof(host), &port)) {
+		snprintf(err, errlen, "bad data endpoint '%s'", ep ? ep : "");
+		return -EINVAL;
+	}
+	fd = net_connect(host, port, timeout_ms, err, errlen);
+	return fd < 0 ? -ECONNREFUSED : fd;
+}
+
+/* One request (header + optional payload) and its reply header. */
+static int exchange(const char *ep, const struct data_req *req,
+		    const void *payload, int timeout_ms, int *fd_out,
+		    struct data_resp *resp, char *err, size_t errlen)
+{
+	int64_t deadline = net_now_ms() + timeout_ms;
+	uint8_t hdr[DATA_REQ_BYTES];
+	int fd = data_connect(ep, timeout_ms, err, errlen), st;
+
+	if (fd < 0)
+		return fd;
+	data_req_encode(req, hdr);
+	st = send_all(fd, hdr, sizeof(hdr), deadline);
+	if (!st && payload)
+		st = send_all(fd, payload, req->length, deadline);
+	if (st && st != -EPIPE && st != -ECONNRESET) {
+		snprintf(err, errlen, "%s: send failed: %s", ep, strerror(-st));
+		close(fd);
+		return st;
+	}
+	/* A refusal may arrive (and the peer close) before all was sent. */
+	st = take_resp(fd, ep, resp, deadline, err, errlen);
+	if (st) {
+		close(fd);
+		return st;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+int store_data_write(const char *endpoint, uint64_t segment_id, uint64_t offset,
+		     const void *buf, uint64_t len, uint64_t token,
+		     int timeout_ms, char *err, size_t errlen)
+{
+	struct data_req req = {DATA_OP_WRITE, segment_id, offset, len, token};
+	struct data_resp resp;
+	int fd, st;
+
+	st = exchange(endpoint, &req, buf, timeout_ms, &fd, &resp, err, errlen);
+	if (st)
+		return st;
+	close(fd);
+	return 0;
+}
+
+int store_data_read(const char *endpoint, uint64_t segment_id, uint64_t offset,
+		    void *buf, uint64_t len, int timeout_ms, char *err,
+		    size_t errlen)
+{
+	struct data_req req = {DATA_OP_READ, segment_id, offset, len, 0};
+	int64_t deadline = net_now_ms() + timeout_ms;
+	struct data_resp resp;
+	int fd, st;
+
+	st =
+	    exchange(endpoint, &req, NULL, timeout_ms, &fd, &resp, err, errlen);
+	if (st)
+		return st;
+	if (resp.length != len) {
+		snprintf(err, errlen, "%s: read returned %llu bytes, not %llu",
+			 endpoint, (unsigned long long)resp.length,
+			 (unsigned long long)len);
+		close(fd);
+		return -EPROTO;
+	}
+	st = recv_all(fd, buf, len, deadline);
+	if (st)
+		snprintf(err, errlen, "%s: read failed: %s", endpoint,
+			 strerror(-st));
+	close(fd);
+	return st;
+}
+
+/* ---- object operations -------------------------------------------------------- */
+
+static int put_revoke(store_client *c, uint64_t version)
+{
+	Mcrepl__PutRevokeRequest req;
+	Mcrepl__PutRevokeResponse *resp = NULL;
+	int st;
+
+	mcrepl__put_revoke_request__init(&req);
+	req.tenant = c->tenant;
+	req.key = c->key;
+	req.version = version;
+	st = CALL(c, "PutRevoke", req, mcrepl__put_revoke_response, resp);
+	free_msg(resp);
+	return st;
+}
+
+static int put_end(store_client *c, uint64_t version)
+{
+	Mcrepl__PutEndRequest req;
+	Mcrepl__PutEndResponse *resp = NULL;
+	int st;
+
+	mcrepl__put_end_request__init(&req);
+	req.tenant = c->tenant;
+	req.key = c->key;
+	req.version = version;
+	st = CALL(c, "PutEnd", req, mcrepl__put_end_response, resp);
+	if (!st)
+		st = result(c, resp->result, "PutEnd");
+	free_msg(resp);
+	return st;
+}
+
+static int write_replicas(store_client *c, const Mcrepl__PutStartResponse *r,
+			  const void *buf, uint64_t len)
+{
+	char why[400];
+	int st;
+
+	for (size_t i = 0; i < r->n_replicas; i++) {
+		const Mcrepl__Replica *rep = r->replicas[i];
+
+		st = store_data_write(rep->endpoint, rep->segment_id,
+				      rep->offset, buf, len, rep->write_token,
+				      c->cfg.data_timeout_ms, why, sizeof(why));
+		if (st)
+			return fail(
+			    c, st, "put: writing replica %zu of %zu failed: %s",
+			    i + 1, r->n_replicas, why);
+	}
+	return 0;
+}
+
+int store_client_put(store_client *c, const char *key, const void *buf,
+		     uint64_t len)
+{
+	Mcrepl__PutStartRequest req;
+	Mcrepl__PutStartResponse *resp = NULL;
+	int st = begin(c, key);
+
+	if (st)
+		return st;
+	if (len == 0 || !buf)
+		return fail(c, -EINVAL, "put: empty object (0 bytes)");
+	mcrepl__put_start_request__init(&req);
+	req.tenant = c->tenant;
+	req.key = c->key;
+	req.size = len;
+	req.replica_num = c->cfg.replicas ? c->cfg.replicas : 1;
+	st = CALL(c, "PutStart", req, mcrepl__put_start_response, resp);
+	if (!st)
+		st = result(c, resp->result, "PutStart");
+	if (!st && resp->n_replicas == 0)
+		st = fail(c, -EPROTO, "PutStart: master granted no replica");
+	if (!st) {
+		st = write_replicas(c, resp, buf, len);
+		if (st)
+			put_revoke(c, resp->version);
+		else
+			st = put_end(c, resp->version);
+	}
+	free_msg(resp);
+	return st;
+}
+
+static int get_list(store_client *c, const char *key,
+		    Mcrepl__GetReplicaListResponse **out)
+{
+	Mcrepl__GetReplicaListRequest req;
+	char host[256];
+	int st = begin(c, key);
+
+	*out = NULL;
+	if (st)
+		return st;
+	snprintf(host, sizeof(host), "%s", c->local_host);
+	mcrepl__get_replica_list_request__init(&req);
+	req.tenant = c->tenant;
+	req.key = c->key;
+	req.requester_host = host;
+	st = CALL(c, "GetReplicaList", req, mcrepl__get_replica_list_response,
+		  *out);
+	if (!st)
+		st = result(c, (*out)->result, "get");
+	if (!st && (*out)->n_replicas == 0)
+		st = fail(c, MCREPL__CODE__NOT_FOUND,
+			  "get: key '%s' has no readable replica", key);
+	return st;
+}
+
+/* Order to try: replicas on local_host first, then the master's order. */
+static size_t read_order(const store_client *c,
+			 const Mcrepl__GetReplicaListResponse *r, size_t *idx)
+{
+	size_t n = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < r->n_replicas && n < 64; i++) {
+			bool local =
+			    c->local_host[0] &&
+			    strcmp(r->replicas[i]->host_id, c->local_host) == 0;
+
+			if (local == (pass == 0))
+				idx[n++] = i;
+		}
+	}
+	return n;
+}
+
+static void fill_read_info(struct store_read_info *info,
+			   const Mcrepl__GetReplicaListResponse *r,
+			   const Mcrepl__Replica *rep, uint32_t tried)
+{
+	if (!info)
+		return;
+	memset(info, 0, sizeof(*info));
+	info->segment_id = rep->segment_id;
+	info->version = r->version;
+	info->dynamic = rep->dynamic;
+	info->tried = tried;
+	snprintf(info->host_id, sizeof(info->host_id), "%s", rep->host_id);
+	snprintf(info->endpoint, sizeof(info->endpoint), "%s", rep->endpoint);
+}
+
+static int read_any(store_client *c, const Mcrepl__GetReplicaListResponse *r,
+		    uint8_t *buf, struct store_read_info *info)
+{
+	size_t idx[64], n = read_order(c, r, idx);
+	char why[400] = "";
+	int st = -EIO;
+
+	for (size_t k = 0; k < n; k++) {
+		const Mcrepl__Replica *rep = r->replicas[idx[k]];
+
+		st = store_data_read(rep->endpoint, rep->segment_id,
+				     rep->offset, buf, r->size,
+				     c->cfg.data_timeout_ms, why, sizeof(why));
+		if (st == 0) {
+			fill_read_info(info, r, rep, (uint32_t)k + 1);
+			return 0;
+		}
+	}
+	return fail(c, st, "get: all %zu replicas failed; last: %s", n, why);
+}
+
+int store_client_get(store_client *c, const char *key, void **buf_out,
+		     uint64_t *len_out, struct store_read_info *info)
+{
+	Mcrepl__GetReplicaListResponse *r = NULL;
+	uint8_t *buf = NULL;
+	int st;
+
+	*buf_out = NULL;
+	*len_out = 0;
+	st = get_list(c, key, &r);
+	if (!st) {
+		buf = malloc(r->size ? (size_t)r->size : 1);
+		st = buf ? read_any(c, r, buf, info)
+			 : fail(c, -ENOMEM, "get: out of memory");
+	}
+	if (!st) {
+		*buf_out = buf;
+		*len_out = r->size;
+	} else {
+		free(buf);
+	}
+	free_msg(r);
+	return st;
+}
+
+int store_client_remove(store_client *c, const char *key)
+{
+	Mcrepl__RemoveRequest req;
+	Mcrepl__RemoveResponse *resp = NULL;
+	int st = begin(c, key);
+
+	if (st)
+		return st;
+	mcrepl__remove_request__init(&req);
+	req.tenant = c->tenant;
+	req.key = c->key;
+	st = CALL(c, "Remove", req, mcrepl__remove_response, resp);
+	if (!st)
+		st = result(c, resp->result, "remove");
+	free_msg(resp);
+	return st;
+}
+
+int store_client_exist(store_client *c, const char *key, bool *exists)
+{
+	Mcrepl__ExistRequest req;
+	Mcrepl__ExistResponse *resp = NULL;
+	int st = begin(c, key);
+
+	*exists = false;
+	if (st)
+		return st;
+	mcrepl__exist_request__init(&req);
+	req.tenant = c->tenant;
+	req.key = c->key;
+	st = CALL(c, "Exist", req, mcrepl__exist_response, resp);
+	if (!st)
+		st = result(c, resp->result, "exist");
+	if (!st)
+		*exists = resp->exists;
+	free_msg(resp);
+	return st;
+}
+
+static void fill_replica_info(struct store_replica_info *o,
+			      const Mcrepl__Replica *r)
+{
+	memset(o, 0, sizeof(*o));
+	o->segment_id = r->segment_id;
+	o->client_id = r->client_id;
+	o->offset = r->offset;
+	o->size = r->size;
+	o->complete = r->status == MCREPL__REPLICA_STATUS__COMPLETE;
+	o->dynamic = r->dynamic;
+	snprintf(o->host_id, sizeof(o->host_id), "%s", r->host_id);
+	snprintf(o->domain, sizeof(o->domain), "%s", r->domain);
+	snprintf(o->endpoint, sizeof(o->endpoint), "%s", r->endpoint);
+}
+
+int store_client_stat(store_client *c, const char *key,
+		      struct store_object_info *out)
+{
+	Mcrepl__GetReplicaListResponse *r = NULL;
+	int st = get_list(c, key, &r);
+
+	memset(out, 0, sizeof(*out));
+	if (!st) {
+		out->version = r->version;
+		out->size = r->size;
+		for (size_t i = 0; i < r->n_replicas && i < 64; i++)
+			fill_replica_info(&out->replicas[i], r->replicas[i]);
+		out->n_replicas = r->n_replicas < 64 ? r->n_replicas : 64;
+	}
+	free_msg(r);
+	return st;
+}
+
+static void fill_segment_info(struct store_segment_info *o,
+			      const Mcrepl__Segment *s)
+{
+	memset(o, 0, sizeof(*o));
+	o->segment_id = s->segment_id;
+	o->client_id = s->client_id;
+	o->capacity = s->capacity;
+	o->used = s->used;
+	o->reads = s->reads;
+	o->dynamic_copy = s->dynamic_copy;
+	snprintf(o->name, sizeof(o->name), "%s", s->name);
+	snprintf(o->host_id, sizeof(o->host_id), "%s", s->host_id);
+	snprintf(o->domain, sizeof(o->domain), "%s", s->domain);
+	snprintf(o->endpoint, sizeof(o->endpoint), "%s", s->endpoint);
+}
+
+static int copy_stats(store_client *c, const Mcrepl__StatsResponse *r,
+		      struct store_segment_info **segs, size_t *n_segs,
+		      char **text_out)
+{
+	if (segs) {
+		*segs = calloc(r->n_segments + 1, sizeof(**segs));
+		if (!*segs)
+			return fail(c, -ENOMEM, "stats: out of memory");
+		for (size_t i = 0; i < r->n_segments; i++)
+			fill_segment_info(&(*segs)[i], r->segments[i]);
+		*n_segs = r->n_segments;
+	}
+	if (text_out) {
+		*text_out = strdup(r->metrics_text ? r->metrics_text : "");
+		if (!*text_out) {
+			if (segs) {
+				free(*segs);
+				*segs = NULL;
+			}
+			return fail(c, -ENOMEM, "stats: out of memory");
+		}
+	}
+	return 0;
+}
+
+int store_client_stats(store_client *c, struct store_segment_info **segs,
+		       size_t *n_segs, char **text_out)
+{
+	Mcrepl__StatsRequest req;
+	Mcrepl__StatsResponse *resp = NULL;
+	int st;
+
+	c->err[0] = '\0';
+	if (segs)
+		*segs = NULL;
+	if (n_segs)
+		*n_segs = 0;
+	if (text_out)
+		*text_out = NULL;
+	mcrepl__stats_request__init(&req);
+	st = CALL(c, "Stats", req, mcrepl__stats_response, resp);
+	if (!st)
+		st = result(c, resp->result, "stats");
+	if (!st)
+		st = copy_stats(c, resp, segs, n_segs, text_out);
+	free_msg(resp);
+	return st;
+}

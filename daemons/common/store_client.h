@@ -1,0 +1,116 @@
+/*
+ * A blocking Mooncake-Store-style client: object operations through the
+ * master's RPC, object bytes straight to and from the workers' data ports
+ * (data_proto.h). Used by mcrepl-cli, the demo and the tests.
+ *
+ * Status of a call (int): 0 on success; a positive value is the master's
+ * Mcrepl__Code for the operation (NOT_FOUND, ALREADY_EXISTS, NO_SPACE, ...);
+ * a negative value is a local failure (RPC transport, data plane, bad
+ * argument, out of memory). After any non-zero status
+ * store_client_error() holds one clear line.
+ *
+ * Reads: GetReplicaList returns COMPLETE replicas in the master's order
+ * (the master spreads load over equal replicas). The client reads from a
+ * replica on its own host when local_host is set and one exists, else from
+ * the first replica; on a data-plane error it falls back to the next one.
+ *
+ * Thread-safety: a client must not be used by two threads at once;
+ * distinct clients are independent.
+ */
+#ifndef MCREPL_DAEMON_STORE_CLIENT_H
+#define MCREPL_DAEMON_STORE_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct store_client store_client;
+
+struct store_client_config {
+	const char *local_host; /* prefer replicas on this host_id; NULL none */
+	uint32_t replicas;	/* replicas per put; 0 = 1 */
+	int rpc_timeout_ms;	/* per master call; 5000 */
+	int data_timeout_ms;	/* per data-plane transfer; 30000 */
+};
+
+void store_client_config_init(struct store_client_config *cfg);
+
+/* Connects to the master at master_addr ("host:port"); tenant NULL =
+ * "default"; cfg NULL = defaults (copied, strings too). On 0 *out is the
+ * client (store_client_close()); else *out is NULL and err says why. */
+int store_client_open(store_client **out, const char *master_addr,
+		      const char *tenant, const struct store_client_config *cfg,
+		      char *err, size_t errlen);
+
+/* Closes connections, frees. Accepts NULL. */
+void store_client_close(store_client *c);
+
+/* The last failure's one-line reason ("" after success). Owned by c. */
+const char *store_client_error(const store_client *c);
+
+/* Where a get was served from. */
+struct store_read_info {
+	uint64_t segment_id, version;
+	char host_id[256];
+	char endpoint[256];
+	bool dynamic;
+	uint32_t tried; /* replicas tried, the serving one included */
+};
+
+/* PutStart, a data-plane WRITE of buf to every replica with its token,
+ * PutEnd; PutRevoke when any write fails. len must be > 0. */
+int store_client_put(store_client *c, const char *key, const void *buf,
+		     uint64_t len);
+
+/* Reads the object into a malloc'd buffer (*buf_out, caller frees, of
+ * *len_out bytes). info may be NULL. */
+int store_client_get(store_client *c, const char *key, void **buf_out,
+		     uint64_t *len_out, struct store_read_info *info);
+
+int store_client_remove(store_client *c, const char *key);
+int store_client_exist(store_client *c, const char *key, bool *exists);
+
+struct store_replica_info {
+	uint64_t segment_id, client_id, offset, size;
+	char host_id[256], domain[128], endpoint[256];
+	bool complete, dynamic;
+};
+
+struct store_object_info {
+	uint64_t version, size;
+	size_t n_replicas;
+	struct store_replica_info replicas[64];
+};
+
+/* The readable replicas of key, in the master's order. Note: the master
+ * has no stat RPC, so this is a GetReplicaList and counts as a read for
+ * heat (it records no data-plane traffic). */
+int store_client_stat(store_client *c, const char *key,
+		      struct store_object_info *out);
+
+struct store_segment_info {
+	uint64_t segment_id, client_id, capacity, used, reads;
+	char name[256], host_id[256], domain[128], endpoint[256];
+	bool dynamic_copy;
+};
+
+/* The master's segments (malloc'd array, caller frees) and, when text_out
+ * is not NULL, its Prometheus metrics text (malloc'd, caller frees). */
+int store_client_stats(store_client *c, struct store_segment_info **segs,
+		       size_t *n_segs, char **text_out);
+
+/* ---- raw data plane (tools and tests) -------------------------------- */
+
+/* One WRITE of len bytes to endpoint's segment at offset with token.
+ * 0, or a negative errno with a reason in err (the worker's own text when
+ * it refused: -EACCES token, -ERANGE range, -ENOENT segment). */
+int store_data_write(const char *endpoint, uint64_t segment_id, uint64_t offset,
+		     const void *buf, uint64_t len, uint64_t token,
+		     int timeout_ms, char *err, size_t errlen);
+
+/* One READ of len bytes into buf; as store_data_write. */
+int store_data_read(const char *endpoint, uint64_t segment_id, uint64_t offset,
+		    void *buf, uint64_t len, int timeout_ms, char *err,
+		    size_t errlen);
+
+#endif

@@ -1,0 +1,234 @@
+/*
+ * The RDMA copy engine's private structures and the entry point tests use
+ * to run it against a fake device. Not part of the copy_engine interface:
+ * the worker uses copy_engine.h only.
+ *
+ * What the engine does (the contract copy_engine.h leaves to engines):
+ *
+ * Device. cfg->rdma_device names one (as ibv_devices lists it); NULL picks
+ *   the first device with an ACTIVE port. The engine takes the device
+ *   contexts rdma_cm opened (rdma_get_devices) so that the PD, the memory
+ *   registered in it and the QPs rdma_cm creates all share one context.
+ *   A connection whose route goes through another device is refused.
+ *
+ * Memory. register_memory registers [base, base+len) once with
+ *   LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ; registering a range that is
+ *   already covered registers nothing and answers the covering MR's rkey.
+ *   A range above the device's max_mr_size is registered as consecutive
+ *   MRs of max_mr_size bytes (the last shorter). The engine keeps them in a
+ *   table: as a SOURCE the whole range works (each work request takes the
+ *   lkey of the MR it lies in and never crosses an MR boundary). As a
+ *   TARGET only the first MR is reachable: *addr_out is base and *rkey_out
+ *   the first MR's rkey, and a warning is logged, since peers are handed a
+ *   single rkey; a remote write beyond base + max_mr_size completes with a
+ *   remote access error. NICs usually report a max_mr_size far above any
+ *   segment size; one that must receive copies has to stay below it.
+ *
+ * Peers. copy_target.endpoint is "host:data_port" (as the master hands it
+ *   out); the engine connects to host at the rdma_cm port, which is
+ *   cluster-wide: cfg->rdma_port, or RDMA_DEFAULT_PORT when that is 0.
+ *   Every engine listens on that port (all addresses) and accepts QPs in
+ *   its PD, so that peers can write into the memory it registered; inbound
+ *   QPs carry no work of their own. "host:data_port/rdma_port" names a
+ *   peer's port explicitly: the way to reach workers that share a host and
+ *   so cannot share a port (the worker must learn a peer's port from the
+ *   master, as it learns its address and rkey). One RC QP per peer
+ *   (host, port), created on the first copy to it and reused; a connection
+ *   that fails is torn down and made again by the next copy. Host names
+ *   resolve with getaddrinfo (blocking); the master hands out addresses.
+ *
+ * Writes. One-sided RDMA WRITE from registered memory to remote_addr/rkey
+ *   (remote_addr is the region's own address: the master adds the offset).
+ *   A copy is split at the port's max message size and at local MR
+ *   boundaries; at most max_wr = min(max_qp_wr, RDMA_MAX_SEND_WR) work
+ *   requests are outstanding per QP, the rest wait in the connection's
+ *   queue (FIFO) and are posted as completions free room. The last WR of a
+ *   copy is signalled, and so is every signal_every-th WR in between
+ *   (max_wr / 2) so the send queue drains. wr_id is the copy's context.
+ *   Completion of the last WR -> callback(0). An error completion, a
+ *   flushed WR outside teardown, a CM DISCONNECTED/ERROR/REJECTED/... event
+ *   or a failed post tears the connection down: every copy on it gets
+ *   callback(-EIO, reason), once. Flushed WRs found while tearing down are
+ *   expected and neither logged nor reported. A copy still running after
+ *   cfg->timeout_ms gets -ETIMEDOUT; if it had WRs posted its connection is
+ *   torn down too (a WR cannot be withdrawn), failing the others with -EIO.
+ *   cfg->max_inflight and max_inflight_bytes are not enforced here: the
+ *   worker bounds its copies; the engine bounds work requests.
+ *
+ * Events. The CM event channel and completion channel fds are non-blocking
+ *   and watched by the event_base: CM events are acked as soon as they are
+ *   read; CQ events are acked in batches of RDMA_CQ_ACK_BATCH (and before
+ *   a CQ is destroyed), the CQ is re-armed, then drained. Callbacks run
+ *   from an event made active (never inside post_write); destroy runs the
+ *   outstanding ones itself (-ECANCELED for copies not finished).
+ *   Destroying the engine from inside a completion callback is allowed.
+ *   A successful copy's callback gets error NULL.
+ *
+ * register_memory accepts NULL addr_out / rkey_out.
+ */
+#ifndef MCREPL_DAEMON_COPY_ENGINE_RDMA_H
+#define MCREPL_DAEMON_COPY_ENGINE_RDMA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include "copy_engine.h"
+#include "rdma_verbs.h"
+
+#define RDMA_DEFAULT_PORT 20886 /* rdma_cm port when cfg->rdma_port is 0 */
+#define RDMA_MAX_SEND_WR 128	/* outstanding WRs per QP, at most */
+#define RDMA_CQ_ACK_BATCH 16	/* CQ events acked together */
+#define RDMA_CM_TIMEOUT_MS 2000 /* address and route resolution */
+#define RDMA_POLL_BATCH 16	/* completions per ibv_poll_cq */
+#define RDMA_ERRLEN 512		/* longest callback reason, with NUL */
+#define RDMA_HOSTLEN 256
+
+enum rdma_conn_state {
+	RDMA_CONN_RESOLVING_ADDR,
+	RDMA_CONN_RESOLVING_ROUTE,
+	RDMA_CONN_CONNECTING,
+	RDMA_CONN_ACCEPTING, /* inbound: accepted, not yet established */
+	RDMA_CONN_CONNECTED,
+};
+
+struct rdma_conn;
+struct rdma_engine;
+
+/* One post_write: queued on its connection until fully posted, then in
+ * flight until its last WR completes, then on the engine's done list. */
+struct rdma_copy {
+	TAILQ_ENTRY(rdma_copy) link;
+	struct rdma_engine *e;
+	struct rdma_conn *conn;
+	const char *src;
+	uint64_t len;
+	uint64_t posted; /* bytes handed to post_send */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	copy_done_cb cb;
+	void *arg;
+	struct event *timer;
+	int status;
+	char error[RDMA_ERRLEN];
+};
+TAILQ_HEAD(rdma_copy_list, rdma_copy);
+
+/* A signalled WR still outstanding: completions of one QP arrive in post
+ * order, so the ring's head is the next one to complete. */
+struct rdma_signal {
+	uint64_t seq;
+	struct rdma_copy *copy;
+	bool last;
+};
+
+struct rdma_conn {
+	TAILQ_ENTRY(rdma_conn) link;
+	struct rdma_engine *e;
+	char host[RDMA_HOSTLEN];
+	uint16_t port;
+	char peer[RDMA_HOSTLEN + 8]; /* "host:port" for messages */
+	bool inbound;
+	bool closing;
+	enum rdma_conn_state state;
+	struct rdma_cm_id *id;
+	struct ibv_cq *cq;
+	unsigned int cq_unacked;
+	uint64_t posted_seq; /* WRs posted on this QP */
+	uint64_t done_seq;   /* WRs known complete */
+	uint32_t unsignalled;
+	struct rdma_signal *ring; /* max_wr entries */
+	uint32_t ring_head, ring_count;
+	struct rdma_copy_list queue;
+	struct rdma_copy_list inflight;
+};
+TAILQ_HEAD(rdma_conn_list, rdma_conn);
+
+struct rdma_mr_entry {
+	char *base;
+	size_t len;
+	struct ibv_mr *mr;
+};
+
+struct rdma_engine {
+	struct copy_engine base; /* first: the interface casts to it */
+	const struct rdma_verbs_ops *ops;
+	void *octx;
+	uint32_t timeout_ms;
+	uint16_t rdma_port;
+
+	/* Device and caps. */
+	struct ibv_context **devs;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	char dev_name[IBV_SYSFS_NAME_MAX];
+	uint8_t port_num;
+	uint64_t max_mr_size;
+	uint32_t max_msg;
+	uint32_t max_wr;
+	uint32_t signal_every;
+	int cq_depth;
+
+	/* Registered memory. */
+	struct rdma_mr_entry *mrs;
+	size_t n_mrs, cap_mrs;
+
+	/* Channels watched by the loop. */
+	struct ibv_comp_channel *comp_ch;
+	struct event *comp_ev;
+	struct rdma_event_channel *cm_ch;
+	struct event *cm_ev;
+	struct rdma_cm_id *listen_id;
+
+	struct rdma_conn_list conns;
+	struct rdma_copy_list done;
+	struct event *done_ev;
+	bool delivering;
+	bool destroyed;
+};
+
+/* Like copy_engine_rdma_create, calling verbs through ops (with ops_ctx as
+ * their first argument) instead of libibverbs/librdmacm. ops must outlive
+ * the engine. NULL with a one-line reason in err. */
+struct copy_engine *copy_engine_rdma_create_with(
+    struct event_base *base, const struct copy_engine_config *cfg,
+    const struct rdma_verbs_ops *ops, void *ops_ctx, char *err, size_t errlen);
+
+/* Splits endpoint "host:port", "[v6]:port" or either followed by
+ * "/rdma_port" into host (hostlen bytes) and the rdma_cm port to dial:
+ * the explicit one, else default_port. 0, or -1 when malformed or when no
+ * port results (default_port 0 and none given). */
+int rdma_parse_endpoint(const char *endpoint, uint16_t default_port, char *host,
+			size_t hostlen, uint16_t *port);
+
+/* ---- internal, shared by the engine's files --------------------------- */
+
+/* rdma_dev.c: device, PD and caps; the MR table. */
+int rdma_dev_open(struct rdma_engine *e, const char *want, char *err,
+		  size_t errlen);
+void rdma_dev_close(struct rdma_engine *e);
+int rdma_register_memory(struct copy_engine *ce, void *base, size_t len,
+			 uint64_t *addr_out, uint32_t *rkey_out);
+const struct rdma_mr_entry *rdma_mr_find(const struct rdma_engine *e,
+					 const char *p);
+bool rdma_mr_covers(const struct rdma_engine *e, const char *p, uint64_t len);
+void rdma_mr_release_all(struct rdma_engine *e);
+
+/* rdma_conn.c: connections over rdma_cm. */
+int rdma_cm_open(struct rdma_engine *e, char *err, size_t errlen);
+void rdma_cm_close(struct rdma_engine *e);
+struct rdma_conn *rdma_conn_get(struct rdma_engine *e, const char *host,
+				uint16_t port, int *rc);
+/* Tears conn down (QP, then CQ, then id) and fails its copies with status
+ * and the formatted reason (logged unless quiet). Frees conn. */
+void rdma_conn_fail(struct rdma_conn *conn, int status, bool quiet,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* copy_engine_rdma.c: the data path the connection code calls back. */
+void rdma_conn_pump(struct rdma_conn *conn);
+void rdma_conn_drain_closing(struct rdma_conn *conn);
+void rdma_copy_finish(struct rdma_copy *c, int status, const char *error);
+void rdma_log(const struct rdma_engine *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

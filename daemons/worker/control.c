@@ -1,0 +1,262 @@
+/* The worker's link to the master: mount, heartbeat (re-mount when the
+ * master answers UNKNOWN_CLIENT), unmount at shutdown. All asynchronous. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "netutil.h"
+#include "worker.h"
+
+#define MOUNT_RETRY_MS 1000
+
+void worker_call(struct worker *w, const char *name,
+		 const ProtobufCMessage *req,
+		 const ProtobufCMessageDescriptor *resp_desc, rpc_aclient_cb cb,
+		 void *arg)
+{
+	int m = rpc_method_index(&mcrepl__master__descriptor, name);
+	int st = m < 0 ? RPC_E_INVALID
+		       : rpc_aclient_call(w->rpc, (uint32_t)m, req, resp_desc,
+					  cb, arg);
+
+	if (st != RPC_OK)
+		cb(st, NULL, rpc_status_str(st), arg);
+}
+
+struct wseg *worker_segment(struct worker *w, uint64_t id)
+{
+	for (uint32_t i = 0; id && i < w->n_segs; i++)
+		if (w->segs[i].id == id && w->segs[i].mounted)
+			return &w->segs[i];
+	return NULL;
+}
+
+bool worker_all_mounted(const struct worker *w)
+{
+	for (uint32_t i = 0; i < w->n_segs; i++)
+		if (!w->segs[i].mounted)
+			return false;
+	return true;
+}
+
+/* Logs a master failure once per outage (the loop retries quietly). */
+static void master_down(struct worker *w, const char *what, const char *why)
+{
+	if (w->master_down_logged)
+		return;
+	w->master_down_logged = true;
+	fprintf(stderr, "mcrepl-worker: %s: master %s: %s (retrying)\n", what,
+		w->flags.master, why);
+}
+
+static Mcrepl__Code code_of(const Mcrepl__Result *r)
+{
+	return r ? r->code : MCREPL__CODE__OK;
+}
+
+static const char *msg_of(const Mcrepl__Result *r)
+{
+	return r && r->message ? r->message : "";
+}
+
+static void print_ready(struct worker *w)
+{
+	printf("mcrepl-worker ready client_id=%llu data_port=%u segments=",
+	       (unsigned long long)w->client_id, data_server_port(w->ds));
+	for (uint32_t i = 0; i < w->n_segs; i++)
+		printf("%s%llu", i ? "," : "",
+		       (unsigned long long)w->segs[i].id);
+	printf(" transport=%s", w->transport);
+	if (w->http)
+		printf(" metrics_port=%u", w->metrics_port);
+	printf("\n");
+	fflush(stdout);
+	w->ready = true;
+}
+
+static void mounted(struct worker *w, struct wseg *s,
+		    const Mcrepl__MountSegmentResponse *r)
+{
+	s->id = r->segment_id;
+	s->mounted = true;
+	w->grant_key = r->grant_key;
+	w->hb_interval_ms =
+	    r->heartbeat_interval_ms ? r->heartbeat_interval_ms : 1000;
+	data_server_bind(w->ds, s->slot, s->id, w->grant_key);
+	w->master_down_logged = false;
+	if (!worker_all_mounted(w))
+		return;
+	w->next_hb_ms = net_now_ms() + w->hb_interval_ms;
+	if (!w->ready)
+		print_ready(w);
+	else
+		fprintf(stderr, "mcrepl-worker: re-mounted %u segment(s)\n",
+			w->n_segs);
+}
+
+static void on_mount(int status, ProtobufCMessage *resp, const char *error,
+		     void *arg)
+{
+	struct wseg *s = arg;
+	struct worker *w = s->w;
+	Mcrepl__MountSegmentResponse *r = (Mcrepl__MountSegmentResponse *)resp;
+
+	s->mount_pending = false;
+	if (status != RPC_OK) {
+		master_down(w, "mount", error);
+	} else if (code_of(r->result) != MCREPL__CODE__OK) {
+		fprintf(stderr, "mcrepl-worker: mount %s refused: %s\n",
+			s->name, msg_of(r->result));
+	} else if (!w->stopping) {
+		mounted(w, s, r);
+	}
+	if (!s->mounted)
+		w->next_mount_ms = net_now_ms() + MOUNT_RETRY_MS;
+	if (resp)
+		protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+static void mount_one(struct worker *w, struct wseg *s)
+{
+	Mcrepl__MountSegmentRequest req;
+	char *caps[] = {w->caps[0], w->caps[1]};
+
+	mcrepl__mount_segment_request__init(&req);
+	req.client_id = w->client_id;
+	req.host_id = w->flags.host_id;
+	req.domain = w->flags.domain;
+	req.name = s->name;
+	req.capacity = s->len;
+	req.endpoint = w->endpoint;
+	req.protocol_version = 1;
+	req.n_capabilities = strcmp(w->transport, "rdma") == 0 ? 2 : 1;
+	req.capabilities = caps;
+	req.base_addr = s->base_addr;
+	req.rkey = s->rkey;
+	s->mount_pending = true;
+	worker_call(w, "MountSegment", &req.base,
+		    &mcrepl__mount_segment_response__descriptor, on_mount, s);
+}
+
+static void mount_all(struct worker *w)
+{
+	for (uint32_t i = 0; i < w->n_segs; i++)
+		if (!w->segs[i].mounted && !w->segs[i].mount_pending)
+			mount_one(w, &w->segs[i]);
+}
+
+void control_remount(struct worker *w)
+{
+	if (w->stopping || !worker_all_mounted(w))
+		return;
+	fprintf(
+	    stderr,
+	    "mcrepl-worker: master does not know client %llu (restarted or expired us): re-mounting\n",
+	    (unsigned long long)w->client_id);
+	w->ctr.remounts++;
+	for (uint32_t i = 0; i < w->n_segs; i++)
+		w->segs[i].mounted = false;
+	w->next_mount_ms = 0;
+}
+
+static void on_heartbeat(int status, ProtobufCMessage *resp, const char *error,
+			 void *arg)
+{
+	struct worker *w = arg;
+	Mcrepl__HeartbeatResponse *r = (Mcrepl__HeartbeatResponse *)resp;
+
+	w->hb_pending = false;
+	if (status != RPC_OK)
+		master_down(w, "heartbeat", error);
+	else if (code_of(r->result) == MCREPL__CODE__UNKNOWN_CLIENT)
+		control_remount(w);
+	else
+		w->master_down_logged = false;
+	if (resp)
+		protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+static void heartbeat(struct worker *w)
+{
+	Mcrepl__HeartbeatRequest req;
+	uint64_t ids[64], reads[64];
+	struct data_stats st;
+
+	mcrepl__heartbeat_request__init(&req);
+	req.client_id = w->client_id;
+	for (uint32_t i = 0; i < w->n_segs && i < 64; i++) {
+		data_server_slot_stats(w->ds, w->segs[i].slot, &st);
+		ids[i] = w->segs[i].id;
+		reads[i] = st.reads;
+	}
+	req.n_segment_ids = req.n_segment_reads = w->n_segs;
+	req.segment_ids = ids;
+	req.segment_reads = reads;
+	w->hb_pending = true;
+	worker_call(w, "Heartbeat", &req.base,
+		    &mcrepl__heartbeat_response__descriptor, on_heartbeat, w);
+}
+
+void control_tick(struct worker *w, int64_t now_ms)
+{
+	if (w->stopping)
+		return;
+	if (!worker_all_mounted(w)) {
+		if (now_ms >= w->next_mount_ms)
+			mount_all(w);
+		return;
+	}
+	if (!w->hb_pending && now_ms >= w->next_hb_ms) {
+		w->next_hb_ms = now_ms + w->hb_interval_ms;
+		heartbeat(w);
+	}
+}
+
+static bool unmounts_pending(const struct worker *w)
+{
+	for (uint32_t i = 0; i < w->n_segs; i++)
+		if (w->segs[i].unmount_pending)
+			return true;
+	return false;
+}
+
+static void on_unmount(int status, ProtobufCMessage *resp, const char *error,
+		       void *arg)
+{
+	struct wseg *s = arg;
+
+	s->unmount_pending = false;
+	if (status != RPC_OK)
+		fprintf(stderr, "mcrepl-worker: unmount %s: %s\n", s->name,
+			error);
+	if (resp)
+		protobuf_c_message_free_unpacked(resp, NULL);
+	if (!unmounts_pending(s->w))
+		event_base_loopbreak(s->w->base);
+}
+
+void control_unmount_all(struct worker *w)
+{
+	Mcrepl__UnmountSegmentRequest req;
+
+	w->unmounting = true;
+	for (uint32_t i = 0; i < w->n_segs; i++)
+		w->segs[i].unmount_pending = w->segs[i].mounted;
+	if (!unmounts_pending(w)) {
+		event_base_loopbreak(w->base);
+		return;
+	}
+	for (uint32_t i = 0; i < w->n_segs; i++) {
+		struct wseg *s = &w->segs[i];
+
+		if (!s->unmount_pending)
+			continue;
+		s->mounted = false;
+		mcrepl__unmount_segment_request__init(&req);
+		req.client_id = w->client_id;
+		req.segment_id = s->id;
+		worker_call(w, "UnmountSegment", &req.base,
+			    &mcrepl__unmount_segment_response__descriptor,
+			    on_unmount, s);
+	}
+}

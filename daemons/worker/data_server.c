@@ -1,0 +1,465 @@
+/* The worker's data port (see data_server.h). */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+
+#include "data_server.h"
+#include "grant.h"
+#include "netutil.h"
+
+struct slot {
+	uint8_t *mem;
+	uint64_t len, id, grant_key;
+	struct data_stats st;
+};
+
+enum conn_state {
+	C_HEADER,  /* waiting for a request header */
+	C_PAYLOAD, /* streaming a granted WRITE into the segment */
+	C_DISCARD, /* dropping the payload of a refused WRITE */
+	C_CLOSING, /* bad stream: flush the reply, then close */
+};
+
+struct conn {
+	struct conn *prev, *next;
+	struct data_server *s;
+	struct bufferevent *bev;
+	enum conn_state state;
+	uint8_t *dst;
+	uint64_t remaining;
+	int slot;
+	uint64_t length; /* of the WRITE being streamed */
+};
+
+struct data_server {
+	struct event_base *base;
+	struct evconnlistener *listener;
+	struct data_server_config cfg;
+	char host[NET_ADDRSTRLEN];
+	uint16_t port;
+	struct slot *slots;
+	int n_slots;
+	struct conn *conns;
+	struct data_server_counters counters;
+};
+
+void data_server_config_init(struct data_server_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->host = "127.0.0.1";
+	cfg->max_io_bytes = 1ull << 30;
+	cfg->out_high_water = 64u << 20;
+}
+
+static struct slot *find_slot(struct data_server *s, uint64_t id, int *idx)
+{
+	for (int i = 0; id && i < s->n_slots; i++) {
+		if (s->slots[i].id == id) {
+			*idx = i;
+			return &s->slots[i];
+		}
+	}
+	return NULL;
+}
+
+static void conn_free(struct conn *c)
+{
+	struct data_server *s = c->s;
+
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	bufferevent_free(c->bev);
+	s->counters.connections--;
+	free(c);
+}
+
+/* Header plus payload; by_ref references payload (segment memory, which
+ * outlives the connection) instead of copying it. */
+static void reply(struct conn *c, enum data_status st, const void *payload,
+		  uint64_t len, bool by_ref)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	struct data_resp r = {(uint16_t)st, len};
+	uint8_t hdr[DATA_RESP_BYTES];
+
+	data_resp_encode(&r, hdr);
+	evbuffer_add(out, hdr, sizeof(hdr));
+	if (len && by_ref)
+		evbuffer_add_reference(out, payload, (size_t)len, NULL, NULL);
+	else if (len)
+		evbuffer_add(out, payload, (size_t)len);
+}
+
+/* An error reply whose payload is one formatted line. */
+static void reply_err(struct conn *c, enum data_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void reply_err(struct conn *c, enum data_status st, const char *fmt, ...)
+{
+	char text[DATA_ERR_MAX + 1];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n > DATA_ERR_MAX)
+		n = DATA_ERR_MAX;
+	reply(c, st, text, (uint64_t)n, false);
+}
+
+static void start_closing(struct conn *c)
+{
+	c->s->counters.bad_streams++;
+	c->state = C_CLOSING;
+	bufferevent_disable(c->bev, EV_READ);
+}
+
+/* Refusal for req against slot sl (NULL = unknown segment): the status and
+ * its reason, or DATA_OK when the request may proceed. */
+static enum data_status judge(struct conn *c, const struct data_req *r,
+			      const struct slot *sl)
+{
+	enum data_status st;
+
+	if (!sl) {
+		reply_err(c, DATA_E_NO_SEGMENT,
+			  "segment %llu is not served here",
+			  (unsigned long long)r->segment_id);
+		return DATA_E_NO_SEGMENT;
+	}
+	st = data_req_check(r, sl->len, c->s->cfg.max_io_bytes);
+	if (st == DATA_E_TOO_LARGE) {
+		reply_err(c, st, "length %llu is above the maximum %llu",
+			  (unsigned long long)r->length,
+			  (unsigned long long)c->s->cfg.max_io_bytes);
+	} else if (st == DATA_E_RANGE) {
+		reply_err(
+		    c, st,
+		    "range [%llu, +%llu) is outside segment %llu (%llu bytes)",
+		    (unsigned long long)r->offset,
+		    (unsigned long long)r->length,
+		    (unsigned long long)r->segment_id,
+		    (unsigned long long)sl->len);
+	} else if (r->op == DATA_OP_WRITE &&
+		   r->write_token != grant_token(sl->grant_key, r->segment_id,
+						 r->offset, r->length)) {
+		st = DATA_E_DENIED;
+		reply_err(c, st,
+			  "write token refused for segment %llu [%llu, +%llu)",
+			  (unsigned long long)r->segment_id,
+			  (unsigned long long)r->offset,
+			  (unsigned long long)r->length);
+	}
+	return st;
+}
+
+static void on_read_req(struct conn *c, const struct data_req *r)
+{
+	int idx = -1;
+	struct slot *sl = find_slot(c->s, r->segment_id, &idx);
+
+	if (judge(c, r, sl) != DATA_OK) {
+		c->s->counters.refused_reads++;
+		return;
+	}
+	sl->st.reads++;
+	sl->st.read_bytes += r->length;
+	reply(c, DATA_OK, sl->mem + r->offset, r->length, true);
+}
+
+static void on_stats_req(struct conn *c, const struct data_req *r)
+{
+	int idx = -1;
+	struct slot *sl = find_slot(c->s, r->segment_id, &idx);
+	uint8_t buf[DATA_STATS_BYTES];
+
+	if (!sl) {
+		judge(c, r, sl);
+		return;
+	}
+	data_stats_encode(&sl->st, buf);
+	reply(c, DATA_OK, buf, sizeof(buf), false);
+}
+
+static void finish_write(struct conn *c)
+{
+	struct slot *sl = &c->s->slots[c->slot];
+
+	sl->st.writes++;
+	sl->st.write_bytes += c->length;
+	c->state = C_HEADER;
+	reply(c, DATA_OK, NULL, 0, false);
+}
+
+static void on_write_req(struct conn *c, const struct data_req *r)
+{
+	int idx = -1;
+	struct slot *sl = find_slot(c->s, r->segment_id, &idx);
+	enum data_status st = judge(c, r, sl);
+
+	if (st != DATA_OK) {
+		c->s->counters.refused_writes++;
+		if (st == DATA_E_TOO_LARGE) {
+			start_closing(c);
+			return;
+		}
+		c->state = r->length ? C_DISCARD : C_HEADER;
+		c->remaining = r->length;
+		return;
+	}
+	c->slot = idx;
+	c->length = r->length;
+	c->dst = sl->mem + r->offset;
+	c->remaining = r->length;
+	c->state = C_PAYLOAD;
+	if (r->length == 0)
+		finish_write(c);
+}
+
+static void on_header(struct conn *c, const uint8_t *hdr)
+{
+	struct data_req r;
+	enum data_decode d = data_req_decode(hdr, &r);
+
+	if (d != DATA_DECODE_OK) {
+		reply_err(c, DATA_E_BAD_REQUEST, "%s; closing",
+			  d == DATA_DECODE_BAD_MAGIC ? "bad magic"
+			  : d == DATA_DECODE_BAD_VERSION
+			      ? "unsupported protocol version"
+			      : "unknown op");
+		start_closing(c);
+		return;
+	}
+	if (r.op == DATA_OP_READ)
+		on_read_req(c, &r);
+	else if (r.op == DATA_OP_WRITE)
+		on_write_req(c, &r);
+	else
+		on_stats_req(c, &r);
+}
+
+/* Moves payload bytes; false when the input is exhausted. */
+static bool take_payload(struct conn *c, struct evbuffer *in)
+{
+	size_t avail = evbuffer_get_length(in);
+	size_t n = c->remaining < avail ? (size_t)c->remaining : avail;
+
+	if (n == 0)
+		return false;
+	if (c->state == C_PAYLOAD) {
+		evbuffer_remove(in, c->dst, n);
+		c->dst += n;
+	} else {
+		evbuffer_drain(in, n);
+	}
+	c->remaining -= n;
+	if (c->remaining == 0 && c->state == C_PAYLOAD)
+		finish_write(c);
+	else if (c->remaining == 0)
+		c->state = C_HEADER;
+	return true;
+}
+
+static bool backlogged(struct conn *c)
+{
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) <=
+	    c->s->cfg.out_high_water)
+		return false;
+	bufferevent_disable(c->bev, EV_READ);
+	return true;
+}
+
+static void process(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	uint8_t hdr[DATA_REQ_BYTES];
+
+	while (c->state != C_CLOSING) {
+		if (c->state != C_HEADER) {
+			if (!take_payload(c, in))
+				return;
+			continue;
+		}
+		if (backlogged(c) || evbuffer_get_length(in) < DATA_REQ_BYTES)
+			return;
+		evbuffer_remove(in, hdr, sizeof(hdr));
+		on_header(c, hdr);
+	}
+	evbuffer_drain(in, evbuffer_get_length(in));
+}
+
+static void read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	process(arg);
+}
+
+/* The output drained completely (low watermark 0). */
+static void write_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	if (c->state == C_CLOSING) {
+		conn_free(c);
+		return;
+	}
+	if (!(bufferevent_get_enabled(bev) & EV_READ)) {
+		bufferevent_enable(bev, EV_READ);
+		process(c);
+	}
+}
+
+static void event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		conn_free(arg);
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+		      struct sockaddr *sa, int salen, void *arg)
+{
+	struct data_server *s = arg;
+	struct conn *c = calloc(1, sizeof(*c));
+
+	(void)l;
+	(void)sa;
+	(void)salen;
+	if (c)
+		c->bev =
+		    bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!c || !c->bev) {
+		free(c);
+		evutil_closesocket(fd);
+		return;
+	}
+	net_set_nodelay(fd);
+	c->s = s;
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	s->counters.connections++;
+	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+static int bound_port(struct evconnlistener *l, uint16_t *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&ss,
+			&sl) != 0)
+		return -1;
+	*port = ntohs(ss.ss_family == AF_INET6
+			  ? ((struct sockaddr_in6 *)(void *)&ss)->sin6_port
+			  : ((struct sockaddr_in *)(void *)&ss)->sin_port);
+	return 0;
+}
+
+struct data_server *data_server_create(struct event_base *base,
+				       const struct data_server_config *cfg,
+				       char *err, size_t errlen)
+{
+	struct data_server *s = calloc(1, sizeof(*s));
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->base = base;
+	s->cfg = *cfg;
+	snprintf(s->host, sizeof(s->host), "%s", cfg->host ? cfg->host : "");
+	s->cfg.host = s->host;
+	if (net_resolve(s->host, cfg->port, 1, &ss, &sl, err, errlen))
+		goto out_free;
+	s->listener = evconnlistener_new_bind(base, accept_cb, s, flags, 128,
+					      (struct sockaddr *)&ss, (int)sl);
+	if (!s->listener) {
+		snprintf(err, errlen, "cannot listen on %s:%u: %s", s->host,
+			 cfg->port, strerror(errno));
+		goto out_free;
+	}
+	if (bound_port(s->listener, &s->port)) {
+		snprintf(err, errlen, "getsockname: %s", strerror(errno));
+		goto out_free_listener;
+	}
+	return s;
+out_free_listener:
+	evconnlistener_free(s->listener);
+out_free:
+	free(s);
+	return NULL;
+}
+
+void data_server_destroy(struct data_server *s)
+{
+	if (!s)
+		return;
+	while (s->conns)
+		conn_free(s->conns);
+	evconnlistener_free(s->listener);
+	free(s->slots);
+	free(s);
+}
+
+uint16_t data_server_port(const struct data_server *s)
+{
+	return s->port;
+}
+
+int data_server_add_segment(struct data_server *s, void *mem, uint64_t len)
+{
+	struct slot *n =
+	    realloc(s->slots, (size_t)(s->n_slots + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	s->slots = n;
+	memset(&n[s->n_slots], 0, sizeof(*n));
+	n[s->n_slots].mem = mem;
+	n[s->n_slots].len = len;
+	return s->n_slots++;
+}
+
+void data_server_bind(struct data_server *s, int slot, uint64_t segment_id,
+		      uint64_t grant_key)
+{
+	if (slot < 0 || slot >= s->n_slots)
+		return;
+	s->slots[slot].id = segment_id;
+	s->slots[slot].grant_key = grant_key;
+}
+
+void data_server_slot_stats(const struct data_server *s, int slot,
+			    struct data_stats *out)
+{
+	if (slot < 0 || slot >= s->n_slots)
+		memset(out, 0, sizeof(*out));
+	else
+		*out = s->slots[slot].st;
+}
+
+void data_server_counters(const struct data_server *s,
+			  struct data_server_counters *out)
+{
+	*out = s->counters;
+}

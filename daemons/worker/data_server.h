@@ -1,0 +1,73 @@
+/*
+ * The worker's data port: serves the protocol of data_proto.h on a libevent
+ * loop. READ of any range inside a bound segment; WRITE only with the token
+ * grant_token(grant_key, segment, offset, length) and only inside the
+ * segment; anything else is refused with a status and a reason, never
+ * written. Payloads stream: a READ reply references segment memory (no
+ * copy) and a WRITE payload goes straight into the segment as it arrives,
+ * so one large transfer never holds up the loop or other connections.
+ *
+ * Segments are registered once (memory the caller owns and keeps mapped
+ * until the server and its event_base are freed) and bound to the master's
+ * segment id and grant key when mounted; a re-mount rebinds. Counters are
+ * cumulative per slot across rebinding.
+ *
+ * Thread-safety: a server belongs to the thread running its event_base;
+ * call everything from that thread (or before the loop runs). The process
+ * must ignore SIGPIPE.
+ */
+#ifndef MCREPL_WORKER_DATA_SERVER_H
+#define MCREPL_WORKER_DATA_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "data_proto.h"
+
+struct data_server;
+
+struct data_server_config {
+	const char *host;      /* bind address; "127.0.0.1" */
+	uint16_t port;	       /* 0 = ephemeral, see data_server_port() */
+	uint64_t max_io_bytes; /* largest READ/WRITE length; 1 GiB */
+	size_t out_high_water; /* stop reading a peer above this backlog */
+};
+
+void data_server_config_init(struct data_server_config *cfg);
+
+/* Binds and listens; cfg is copied. NULL with a reason in err. */
+struct data_server *data_server_create(struct event_base *base,
+				       const struct data_server_config *cfg,
+				       char *err, size_t errlen);
+
+/* Closes every connection and the listener, frees. Accepts NULL. */
+void data_server_destroy(struct data_server *s);
+
+uint16_t data_server_port(const struct data_server *s);
+
+/* Registers [mem, mem+len) (borrowed) as a new slot, unbound (every
+ * request for it is refused until data_server_bind). Returns the slot
+ * (0, 1, ...) or -1 when out of memory. */
+int data_server_add_segment(struct data_server *s, void *mem, uint64_t len);
+
+/* Serves slot as segment_id (0 = unbind) checking writes with grant_key. */
+void data_server_bind(struct data_server *s, int slot, uint64_t segment_id,
+		      uint64_t grant_key);
+
+/* Cumulative counters of a slot (zeros for an unknown slot). */
+void data_server_slot_stats(const struct data_server *s, int slot,
+			    struct data_stats *out);
+
+/* Server-wide counters. */
+struct data_server_counters {
+	uint64_t refused_writes; /* token, range or size refusals */
+	uint64_t refused_reads;
+	uint64_t bad_streams; /* connections closed for bad input */
+	uint64_t connections; /* open now */
+};
+void data_server_counters(const struct data_server *s,
+			  struct data_server_counters *out);
+
+#endif

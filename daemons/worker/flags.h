@@ -1,0 +1,35 @@
+/* mcrepl-worker command line. */
+#ifndef MCREPL_WORKER_FLAGS_H
+#define MCREPL_WORKER_FLAGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct worker_flags {
+	char master[256];	 /* host:port of mcrepl-master */
+	char host_id[256];	 /* default: hostname */
+	char domain[128];	 /* --domain, else $MOONCAKE_STORE_DOMAIN */
+	uint64_t segment_size;	 /* bytes per segment; K/M/G suffixes */
+	uint32_t segments;	 /* how many */
+	bool hugepages;		 /* try MAP_HUGETLB first */
+	char data_address[64];	 /* data port bind and advertised address */
+	uint32_t data_port;	 /* 0 = ephemeral */
+	int32_t metrics_port;	 /* -1 = off, 0 = ephemeral */
+	char transport[16];	 /* auto | tcp | rdma */
+	char rdma_device[64];	 /* "" = first active port */
+	uint32_t rdma_port;	 /* rdma_cm port */
+	uint32_t max_copies;	 /* copies in flight */
+	uint64_t max_copy_bytes; /* bytes in flight */
+	uint32_t copy_timeout_ms;
+	uint32_t poll_interval_ms;
+};
+
+/* Parses argv. Returns 0 to run, 1 when --help was printed, -1 after one
+ * clear error line on stderr. */
+int worker_flags_parse(struct worker_flags *f, int argc, char **argv);
+
+/* "64M" -> 67108864; K, M, G, T (powers of 1024), optional "iB"/"B".
+ * 0 or -1 when malformed or overflowing. */
+int worker_parse_size(const char *s, uint64_t *out);
+
+#endif

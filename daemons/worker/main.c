@@ -1,0 +1,229 @@
+/*
+ * mcrepl-worker: mounts MEMORY segments on mcrepl-master, serves their
+ * bytes on a data port, and executes REPLICA_COPY tasks through a copy
+ * engine (rdma or tcp). One libevent loop: the data server, the async RPC
+ * client, /metrics, and one periodic timer (mount retries, heartbeat,
+ * FetchTasks, shutdown progress). SIGTERM/SIGINT: stop fetching, revoke
+ * the copies in flight, unmount, exit 0.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "netutil.h"
+#include "worker.h"
+
+#define STOP_GRACE_MS 5000
+
+static uint64_t random_id(void)
+{
+	uint64_t id = 0;
+
+	if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
+		id = (uint64_t)net_now_ms() * 0x9e3779b97f4a7c15ULL ^
+		     (uint64_t)getpid();
+	id &= 0x7fffffffffffffffULL; /* readable in any signed tool */
+	return id ? id : 1;
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+	int64_t now = net_now_ms();
+
+	(void)fd;
+	(void)what;
+	control_tick(w, now);
+	tasks_tick(w);
+	if (!w->stopping)
+		return;
+	if (now >= w->stop_deadline_ms) {
+		fprintf(stderr, "mcrepl-worker: shutdown grace period over\n");
+		event_base_loopbreak(w->base);
+	} else if (w->n_tasks == 0 && !w->unmounting) {
+		control_unmount_all(w);
+	}
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct worker *w = arg;
+
+	(void)what;
+	if (w->stopping) {
+		event_base_loopbreak(w->base);
+		return;
+	}
+	fprintf(stderr,
+		"mcrepl-worker: signal %d: stopping (%u task(s) in flight)\n",
+		(int)sig, w->n_tasks);
+	w->stopping = true;
+	w->stop_deadline_ms = net_now_ms() + STOP_GRACE_MS;
+	/* Fails the copies in flight: their tasks revoke and report. */
+	copy_engine_destroy(w->engine);
+	w->engine = NULL;
+}
+
+static int setup_segments(struct worker *w, char *err, size_t errlen)
+{
+	w->segs = calloc(w->flags.segments, sizeof(*w->segs));
+	if (!w->segs) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (uint32_t i = 0; i < w->flags.segments; i++) {
+		struct wseg *s = &w->segs[i];
+
+		s->w = w;
+		if (segment_map(s, w->flags.segment_size, w->flags.hugepages,
+				err, errlen))
+			return -1;
+		w->n_segs = i + 1;
+		s->slot = data_server_add_segment(w->ds, s->mem, s->len);
+		if (s->slot < 0) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		snprintf(s->name, sizeof(s->name), "%s/%016llx/%u",
+			 w->flags.host_id, (unsigned long long)w->client_id, i);
+	}
+	return 0;
+}
+
+static int setup_data(struct worker *w, char *err, size_t errlen)
+{
+	struct data_server_config dc;
+	const char *adv = w->flags.data_address;
+
+	data_server_config_init(&dc);
+	dc.host = w->flags.data_address;
+	dc.port = (uint16_t)w->flags.data_port;
+	dc.max_io_bytes = w->flags.segment_size;
+	w->ds = data_server_create(w->base, &dc, err, errlen);
+	if (!w->ds)
+		return -1;
+	if (!strcmp(adv, "0.0.0.0") || !strcmp(adv, "::") || !adv[0])
+		adv = w->flags.host_id;
+	snprintf(w->endpoint, sizeof(w->endpoint),
+		 strchr(adv, ':') ? "[%s]:%u" : "%s:%u", adv,
+		 data_server_port(w->ds));
+	return 0;
+}
+
+static int setup_engine(struct worker *w, char *err, size_t errlen)
+{
+	struct copy_engine_config cc;
+	const char *why = "";
+
+	copy_engine_config_init(&cc);
+	cc.max_inflight = w->flags.max_copies;
+	cc.max_inflight_bytes = w->flags.max_copy_bytes;
+	cc.timeout_ms = w->flags.copy_timeout_ms;
+	cc.rdma_device = w->flags.rdma_device[0] ? w->flags.rdma_device : NULL;
+	cc.rdma_port = (uint16_t)w->flags.rdma_port;
+	w->engine = copy_engine_select(w->base, w->flags.transport, &cc, &why,
+				       err, errlen);
+	if (!w->engine)
+		return -1;
+	w->transport = w->engine->ops->name;
+	for (uint32_t i = 0; i < w->n_segs; i++)
+		if (w->engine->ops->register_memory(
+			w->engine, w->segs[i].mem, (size_t)w->segs[i].len,
+			&w->segs[i].base_addr, &w->segs[i].rkey) != 0) {
+			snprintf(err, errlen,
+				 "%s engine cannot register segment memory",
+				 w->transport);
+			return -1;
+		}
+	fprintf(stderr, "mcrepl-worker: transport %s (%s)\n", w->transport,
+		why);
+	return 0;
+}
+
+static int setup_loop(struct worker *w, char *err, size_t errlen)
+{
+	int ms = (int)w->flags.poll_interval_ms;
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+
+	w->rpc =
+	    rpc_aclient_create(w->base, w->flags.master, NULL, err, errlen);
+	if (!w->rpc)
+		return -1;
+	w->tick = event_new(w->base, -1, EV_PERSIST, on_tick, w);
+	w->sigterm = evsignal_new(w->base, SIGTERM, on_signal, w);
+	w->sigint = evsignal_new(w->base, SIGINT, on_signal, w);
+	if (!w->tick || !w->sigterm || !w->sigint || event_add(w->tick, &tv) ||
+	    event_add(w->sigterm, NULL) || event_add(w->sigint, NULL)) {
+		snprintf(err, errlen, "event setup failed");
+		return -1;
+	}
+	return 0;
+}
+
+static int start(struct worker *w)
+{
+	char err[512] = "";
+
+	w->client_id = random_id();
+	snprintf(w->caps[0], sizeof(w->caps[0]), "dynamic_copy");
+	snprintf(w->caps[1], sizeof(w->caps[1]), "rdma");
+	w->base = event_base_new();
+	if (!w->base) {
+		fprintf(stderr, "mcrepl-worker: cannot create event loop\n");
+		return -1;
+	}
+	if (setup_data(w, err, sizeof(err)) ||
+	    setup_segments(w, err, sizeof(err)) ||
+	    setup_engine(w, err, sizeof(err)) ||
+	    (w->flags.metrics_port >= 0 &&
+	     metrics_start(w, err, sizeof(err))) ||
+	    setup_loop(w, err, sizeof(err))) {
+		fprintf(stderr, "mcrepl-worker: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void stop(struct worker *w)
+{
+	copy_engine_destroy(w->engine);
+	w->engine = NULL;
+	/* Cancels pending calls: every task's chain ends and frees it. */
+	rpc_aclient_destroy(w->rpc);
+	if (w->tick)
+		event_free(w->tick);
+	if (w->sigterm)
+		event_free(w->sigterm);
+	if (w->sigint)
+		event_free(w->sigint);
+	metrics_stop(w);
+	data_server_destroy(w->ds);
+	if (w->base)
+		event_base_free(w->base);
+	for (uint32_t i = 0; i < w->n_segs; i++)
+		segment_unmap(&w->segs[i]);
+	free(w->segs);
+}
+
+int main(int argc, char **argv)
+{
+	struct worker w;
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	signal(SIGPIPE, SIG_IGN);
+	rc = worker_flags_parse(&w.flags, argc, argv);
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	if (start(&w) != 0) {
+		stop(&w);
+		return 1;
+	}
+	event_base_dispatch(w.base);
+	stop(&w);
+	return 0;
+}

@@ -1,0 +1,50 @@
+/* Segment memory: anonymous mappings, huge pages when asked and available,
+ * normal pages otherwise (the fallback is silent: huge pages are an
+ * optimisation, not a requirement). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "worker.h"
+
+#define HUGE_PAGE (2ull << 20)
+
+static void *map_huge(uint64_t len)
+{
+	void *p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int segment_map(struct wseg *s, uint64_t len, bool hugepages, char *err,
+		size_t errlen)
+{
+	void *p = NULL;
+
+	s->huge = false;
+	if (hugepages && len % HUGE_PAGE == 0) {
+		p = map_huge(len);
+		s->huge = p != NULL;
+	}
+	if (!p) {
+		p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED) {
+			snprintf(err, errlen, "cannot map %llu bytes: %s",
+				 (unsigned long long)len, strerror(errno));
+			return -1;
+		}
+	}
+	s->mem = p;
+	s->len = len;
+	return 0;
+}
+
+void segment_unmap(struct wseg *s)
+{
+	if (s->mem)
+		munmap(s->mem, (size_t)s->len);
+	s->mem = NULL;
+}

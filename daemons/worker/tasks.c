@@ -1,0 +1,463 @@
+/*
+ * REPLICA_COPY tasks, each an asynchronous chain on the loop:
+ *
+ *   FetchTasks -> [Dynamic]ReplicaCopyStart -> engine post_write
+ *     -> [Dynamic]ReplicaCopyEnd    (copy succeeded)
+ *     -> [Dynamic]ReplicaCopyRevoke (copy failed, or shutting down)
+ *   -> MarkTaskToComplete(status) -> freed
+ *
+ * A refused Start goes straight to MarkTaskToComplete with its code. At
+ * most max_copies tasks exist at once, so FetchTasks asks for no more.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "netutil.h"
+#include "worker.h"
+
+#define FETCH_BACKOFF_MS 500
+
+struct wtask {
+	struct wtask *prev, *next;
+	struct worker *w;
+	uint64_t id, lease_id, version, size, src_seg, dst_seg;
+	bool dynamic, copying;
+	char *tenant, *key;
+	Mcrepl__Code status; /* reported by MarkTaskToComplete */
+	char msg[512];
+	char endpoint[320];
+	struct copy_target target;
+};
+
+static void task_free(struct wtask *t)
+{
+	struct worker *w = t->w;
+
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		w->tasks = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	w->n_tasks--;
+	free(t->tenant);
+	free(t->key);
+	free(t);
+}
+
+uint32_t tasks_copying(const struct worker *w)
+{
+	uint32_t n = 0;
+
+	for (const struct wtask *t = w->tasks; t; t = t->next)
+		n += t->copying;
+	return n;
+}
+
+static Mcrepl__Code code_of(const Mcrepl__Result *r)
+{
+	return r ? r->code : MCREPL__CODE__OK;
+}
+
+static void free_resp(ProtobufCMessage *resp)
+{
+	if (resp)
+		protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+/* ---- the last step: report ------------------------------------------------ */
+
+static void on_marked(int status, ProtobufCMessage *resp, const char *error,
+		      void *arg)
+{
+	struct wtask *t = arg;
+
+	if (status != RPC_OK)
+		fprintf(stderr,
+			"mcrepl-worker: task %llu: MarkTaskToComplete: %s\n",
+			(unsigned long long)t->id, error);
+	free_resp(resp);
+	task_free(t);
+}
+
+static void mark(struct wtask *t, Mcrepl__Code code, const char *msg)
+{
+	Mcrepl__MarkTaskToCompleteRequest req;
+
+	t->status = code;
+	if (msg != t->msg)
+		snprintf(t->msg, sizeof(t->msg), "%s", msg ? msg : "");
+	if (code != MCREPL__CODE__OK)
+		fprintf(stderr, "mcrepl-worker: task %llu (%s) failed: %s\n",
+			(unsigned long long)t->id, t->key, t->msg);
+	mcrepl__mark_task_to_complete_request__init(&req);
+	req.client_id = t->w->client_id;
+	req.task_id = t->id;
+	req.status = code;
+	req.message = t->msg;
+	worker_call(t->w, "MarkTaskToComplete", &req.base,
+		    &mcrepl__mark_task_to_complete_response__descriptor,
+		    on_marked, t);
+}
+
+/* ---- end or revoke --------------------------------------------------------- */
+
+static void ended(struct wtask *t, int status, const char *error,
+		  const Mcrepl__Result *res)
+{
+	Mcrepl__Code code =
+	    status != RPC_OK ? MCREPL__CODE__UNAVAILABLE : code_of(res);
+	char msg[sizeof(t->msg)];
+
+	if (code == MCREPL__CODE__OK) {
+		t->w->ctr.copies_completed++;
+		t->w->ctr.copy_bytes += t->size;
+		mark(t, code, "");
+		return;
+	}
+	snprintf(msg, sizeof(msg), "copy end refused: %s%s%s",
+		 status != RPC_OK ? error
+		 : res->message	  ? res->message
+				  : "",
+		 res && res->reason && res->reason[0] ? " reason=" : "",
+		 res && res->reason ? res->reason : "");
+	t->w->ctr.copies_failed++;
+	mark(t, code, msg);
+}
+
+static void on_dyn_ended(int status, ProtobufCMessage *resp, const char *error,
+			 void *arg)
+{
+	const Mcrepl__DynamicReplicaCopyEndResponse *r =
+	    (const Mcrepl__DynamicReplicaCopyEndResponse *)resp;
+
+	ended(arg, status, error, r ? r->result : NULL);
+	free_resp(resp);
+}
+
+static void on_plain_ended(int status, ProtobufCMessage *resp,
+			   const char *error, void *arg)
+{
+	const Mcrepl__CopyEndResponse *r =
+	    (const Mcrepl__CopyEndResponse *)resp;
+
+	ended(arg, status, error, r ? r->result : NULL);
+	free_resp(resp);
+}
+
+static void on_revoked(int status, ProtobufCMessage *resp, const char *error,
+		       void *arg)
+{
+	struct wtask *t = arg;
+
+	if (status != RPC_OK)
+		fprintf(stderr, "mcrepl-worker: task %llu: revoke: %s\n",
+			(unsigned long long)t->id, error);
+	free_resp(resp);
+	mark(t, t->status, t->msg);
+}
+
+static void end_copy(struct wtask *t)
+{
+	Mcrepl__DynamicReplicaCopyEndRequest dreq;
+	Mcrepl__CopyEndRequest req;
+
+	if (!t->dynamic) {
+		mcrepl__copy_end_request__init(&req);
+		req.client_id = t->w->client_id;
+		req.task_id = t->id;
+		req.tenant = t->tenant;
+		req.key = t->key;
+		worker_call(t->w, "CopyEnd", &req.base,
+			    &mcrepl__copy_end_response__descriptor,
+			    on_plain_ended, t);
+		return;
+	}
+	mcrepl__dynamic_replica_copy_end_request__init(&dreq);
+	dreq.client_id = t->w->client_id;
+	dreq.task_id = t->id;
+	dreq.lease_id = t->lease_id;
+	dreq.version = t->version;
+	dreq.tenant = t->tenant;
+	dreq.key = t->key;
+	worker_call(t->w, "DynamicReplicaCopyEnd", &dreq.base,
+		    &mcrepl__dynamic_replica_copy_end_response__descriptor,
+		    on_dyn_ended, t);
+}
+
+/* The copy will not complete: release the master's target, then report
+ * code with the reason. */
+static void revoke(struct wtask *t, Mcrepl__Code code, const char *why)
+{
+	Mcrepl__DynamicReplicaCopyRevokeRequest dreq;
+	Mcrepl__CopyRevokeRequest req;
+
+	t->status = code;
+	snprintf(t->msg, sizeof(t->msg), "%s", why);
+	if (!t->dynamic) {
+		mcrepl__copy_revoke_request__init(&req);
+		req.client_id = t->w->client_id;
+		req.task_id = t->id;
+		req.tenant = t->tenant;
+		req.key = t->key;
+		worker_call(t->w, "CopyRevoke", &req.base,
+			    &mcrepl__copy_revoke_response__descriptor,
+			    on_revoked, t);
+		return;
+	}
+	mcrepl__dynamic_replica_copy_revoke_request__init(&dreq);
+	dreq.client_id = t->w->client_id;
+	dreq.task_id = t->id;
+	dreq.lease_id = t->lease_id;
+	dreq.version = t->version;
+	dreq.tenant = t->tenant;
+	dreq.key = t->key;
+	dreq.message = t->msg;
+	worker_call(t->w, "DynamicReplicaCopyRevoke", &dreq.base,
+		    &mcrepl__dynamic_replica_copy_revoke_response__descriptor,
+		    on_revoked, t);
+}
+
+/* ---- the copy itself -------------------------------------------------------- */
+
+static void copy_done(int status, const char *error, void *arg)
+{
+	struct wtask *t = arg;
+	char why[sizeof(t->msg)];
+
+	t->copying = false;
+	if (status == 0) {
+		end_copy(t);
+		return;
+	}
+	t->w->ctr.copies_failed++;
+	snprintf(why, sizeof(why), "copy to %s failed: %s", t->endpoint,
+		 error ? error : strerror(-status));
+	revoke(t,
+	       status == -ECANCELED ? MCREPL__CODE__UNAVAILABLE
+				    : MCREPL__CODE__INTERNAL,
+	       why);
+}
+
+/* Where to copy from, checked against our own segments. */
+static const uint8_t *source_bytes(struct wtask *t, const Mcrepl__Replica *src,
+				   const Mcrepl__Replica *dst, char *why,
+				   size_t cap)
+{
+	struct wseg *s = src ? worker_segment(t->w, src->segment_id) : NULL;
+
+	if (!s || !dst || !dst->endpoint || !dst->endpoint[0]) {
+		snprintf(
+		    why, cap,
+		    "start reply names no local source segment or no target");
+		return NULL;
+	}
+	if (src->size != dst->size || src->offset > s->len ||
+	    src->size > s->len - src->offset) {
+		snprintf(
+		    why, cap,
+		    "source [%llu, +%llu) does not fit segment %llu or target size %llu differs",
+		    (unsigned long long)src->offset,
+		    (unsigned long long)src->size, (unsigned long long)s->id,
+		    (unsigned long long)dst->size);
+		return NULL;
+	}
+	return (const uint8_t *)s->mem + src->offset;
+}
+
+static void start_copy(struct wtask *t, const Mcrepl__Replica *src,
+		       const Mcrepl__Replica *dst)
+{
+	char why[sizeof(t->msg)];
+	const uint8_t *bytes = source_bytes(t, src, dst, why, sizeof(why));
+	int st;
+
+	if (!bytes) {
+		revoke(t, MCREPL__CODE__INTERNAL, why);
+		return;
+	}
+	snprintf(t->endpoint, sizeof(t->endpoint), "%s", dst->endpoint);
+	t->size = src->size;
+	t->target = (struct copy_target){
+	    t->endpoint,      dst->segment_id,	dst->offset, dst->size,
+	    dst->write_token, dst->remote_addr, dst->rkey};
+	st = t->w->engine
+		 ? t->w->engine->ops->post_write(t->w->engine, bytes, src->size,
+						 &t->target, copy_done, t)
+		 : -ECANCELED;
+	if (st) {
+		snprintf(why, sizeof(why), "cannot post copy to %s: %s",
+			 t->endpoint, strerror(-st));
+		revoke(t, MCREPL__CODE__INTERNAL, why);
+		return;
+	}
+	t->copying = true;
+	t->w->ctr.copies_started++;
+}
+
+static void started(struct wtask *t, int status, const char *error,
+		    const Mcrepl__Result *res, const Mcrepl__Replica *src,
+		    const Mcrepl__Replica *dst)
+{
+	char why[sizeof(t->msg)];
+
+	if (status != RPC_OK) {
+		snprintf(why, sizeof(why), "copy start: %s", error);
+		revoke(t, MCREPL__CODE__UNAVAILABLE, why);
+	} else if (code_of(res) != MCREPL__CODE__OK) {
+		snprintf(why, sizeof(why), "copy start refused: %s%s%s",
+			 res->message ? res->message : "",
+			 res->reason && res->reason[0] ? " reason=" : "",
+			 res->reason ? res->reason : "");
+		mark(t, res->code, why);
+	} else if (t->w->stopping) {
+		revoke(t, MCREPL__CODE__UNAVAILABLE, "worker shutting down");
+	} else {
+		start_copy(t, src, dst);
+	}
+}
+
+static void on_dyn_started(int status, ProtobufCMessage *resp,
+			   const char *error, void *arg)
+{
+	const Mcrepl__DynamicReplicaCopyStartResponse *r =
+	    (const Mcrepl__DynamicReplicaCopyStartResponse *)resp;
+
+	if (r)
+		started(arg, status, error, r->result, r->source, r->target);
+	else
+		started(arg, status, error, NULL, NULL, NULL);
+	free_resp(resp);
+}
+
+static void on_plain_started(int status, ProtobufCMessage *resp,
+			     const char *error, void *arg)
+{
+	const Mcrepl__CopyStartResponse *r =
+	    (const Mcrepl__CopyStartResponse *)resp;
+
+	if (r)
+		started(arg, status, error, r->result, r->source, r->target);
+	else
+		started(arg, status, error, NULL, NULL, NULL);
+	free_resp(resp);
+}
+
+static void start_task(struct wtask *t)
+{
+	Mcrepl__DynamicReplicaCopyStartRequest dreq;
+	Mcrepl__CopyStartRequest req;
+
+	if (!t->dynamic) {
+		mcrepl__copy_start_request__init(&req);
+		req.client_id = t->w->client_id;
+		req.task_id = t->id;
+		req.tenant = t->tenant;
+		req.key = t->key;
+		req.source_segment_id = t->src_seg;
+		req.target_segment_id = t->dst_seg;
+		worker_call(t->w, "CopyStart", &req.base,
+			    &mcrepl__copy_start_response__descriptor,
+			    on_plain_started, t);
+		return;
+	}
+	mcrepl__dynamic_replica_copy_start_request__init(&dreq);
+	dreq.client_id = t->w->client_id;
+	dreq.task_id = t->id;
+	dreq.lease_id = t->lease_id;
+	dreq.version = t->version;
+	dreq.tenant = t->tenant;
+	dreq.key = t->key;
+	dreq.source_segment_id = t->src_seg;
+	dreq.target_segment_id = t->dst_seg;
+	worker_call(t->w, "DynamicReplicaCopyStart", &dreq.base,
+		    &mcrepl__dynamic_replica_copy_start_response__descriptor,
+		    on_dyn_started, t);
+}
+
+/* ---- fetching ------------------------------------------------------------------ */
+
+static struct wtask *task_new(struct worker *w, const Mcrepl__Task *m)
+{
+	struct wtask *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->tenant = strdup(m->tenant ? m->tenant : "");
+	t->key = strdup(m->key ? m->key : "");
+	if (!t->tenant || !t->key) {
+		free(t->tenant);
+		free(t->key);
+		free(t);
+		return NULL;
+	}
+	t->w = w;
+	t->id = m->task_id;
+	t->lease_id = m->lease_id;
+	t->version = m->version;
+	t->size = m->size;
+	t->src_seg = m->source_segment_id;
+	t->dst_seg = m->target_segment_id;
+	t->dynamic = m->dynamic;
+	t->next = w->tasks;
+	if (w->tasks)
+		w->tasks->prev = t;
+	w->tasks = t;
+	w->n_tasks++;
+	return t;
+}
+
+static void run_task(struct worker *w, const Mcrepl__Task *m)
+{
+	struct wtask *t = task_new(w, m);
+
+	if (!t) {
+		fprintf(stderr, "mcrepl-worker: out of memory for task %llu\n",
+			(unsigned long long)m->task_id);
+		return;
+	}
+	w->ctr.tasks_fetched++;
+	if (m->type != MCREPL__TASK_TYPE__REPLICA_COPY)
+		mark(t, MCREPL__CODE__UNIMPLEMENTED, "unknown task type");
+	else if (w->stopping)
+		mark(t, MCREPL__CODE__UNAVAILABLE, "worker shutting down");
+	else
+		start_task(t);
+}
+
+static void on_fetched(int status, ProtobufCMessage *resp, const char *error,
+		       void *arg)
+{
+	struct worker *w = arg;
+	Mcrepl__FetchTasksResponse *r = (Mcrepl__FetchTasksResponse *)resp;
+
+	(void)error; /* the heartbeat reports an unreachable master */
+	w->fetch_pending = false;
+	if (status != RPC_OK)
+		w->next_fetch_ms = net_now_ms() + FETCH_BACKOFF_MS;
+	if (status == RPC_OK &&
+	    code_of(r->result) == MCREPL__CODE__UNKNOWN_CLIENT)
+		control_remount(w);
+	else if (status == RPC_OK)
+		for (size_t i = 0; i < r->n_tasks; i++)
+			run_task(w, r->tasks[i]);
+	free_resp(resp);
+}
+
+void tasks_tick(struct worker *w)
+{
+	Mcrepl__FetchTasksRequest req;
+
+	if (w->stopping || w->fetch_pending || !worker_all_mounted(w) ||
+	    w->n_tasks >= w->flags.max_copies ||
+	    net_now_ms() < w->next_fetch_ms)
+		return;
+	mcrepl__fetch_tasks_request__init(&req);
+	req.client_id = w->client_id;
+	req.max_tasks = w->flags.max_copies - w->n_tasks;
+	w->fetch_pending = true;
+	worker_call(w, "FetchTasks", &req.base,
+		    &mcrepl__fetch_tasks_response__descriptor, on_fetched, w);
+}

@@ -1,0 +1,110 @@
+/*
+ * mcrepl-worker internals shared by its files: the worker state, the
+ * master link (control.c: mount, heartbeat, unmount), the task executor
+ * (tasks.c: FetchTasks, dynamic copies), segment memory (segment.c) and
+ * /metrics (metrics.c). Everything runs on one libevent loop; no call here
+ * blocks it.
+ */
+#ifndef MCREPL_WORKER_H
+#define MCREPL_WORKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "copy_engine.h"
+#include "data_server.h"
+#include "flags.h"
+#include "mcrepl.pb-c.h"
+#include "rpc_client.h"
+
+struct worker;
+
+struct wseg {
+	struct worker *w;
+	void *mem;
+	uint64_t len;
+	bool huge;	    /* backed by huge pages */
+	int slot;	    /* data server slot */
+	char name[320];	    /* unique per segment: host/client/index */
+	uint64_t base_addr; /* as registered with the copy engine (RDMA) */
+	uint32_t rkey;
+	uint64_t id;  /* the master's segment id, 0 before the first mount */
+	bool mounted; /* the current master knows it */
+	bool mount_pending, unmount_pending;
+};
+
+struct worker_counters {
+	uint64_t copies_started, copies_completed, copies_failed;
+	uint64_t copy_bytes, tasks_fetched, remounts;
+};
+
+struct wtask;
+
+struct worker {
+	struct worker_flags flags;
+	struct event_base *base;
+	struct wseg *segs;
+	uint32_t n_segs;
+	struct data_server *ds;
+	struct copy_engine *engine; /* NULL once shutting down */
+	const char *transport;	    /* engine name */
+	rpc_aclient *rpc;
+	struct evhttp *http;
+	uint16_t metrics_port;
+	struct event *tick, *sigterm, *sigint;
+	char endpoint[320]; /* advertised "host:data_port" */
+	char caps[2][16];   /* "dynamic_copy", "rdma" (protobuf wants char *) */
+	uint64_t client_id, grant_key;
+	uint32_t hb_interval_ms;
+	int64_t next_hb_ms, next_mount_ms, next_fetch_ms, stop_deadline_ms;
+	bool ready, hb_pending, fetch_pending, stopping, unmounting;
+	bool master_down_logged;
+	struct wtask *tasks;
+	uint32_t n_tasks;
+	struct worker_counters ctr;
+};
+
+/* ---- master link (control.c) ---- */
+
+/* Calls Master method `name` on the async client. cb runs exactly once:
+ * later from the loop, or at once (with a failure status) when the call
+ * cannot be issued; call it only in tail position. */
+void worker_call(struct worker *w, const char *name,
+		 const ProtobufCMessage *req,
+		 const ProtobufCMessageDescriptor *resp_desc, rpc_aclient_cb cb,
+		 void *arg);
+
+/* Mount what is not mounted, heartbeat when due. */
+void control_tick(struct worker *w, int64_t now_ms);
+/* The master forgot this client (restart or TTL): mount everything again. */
+void control_remount(struct worker *w);
+/* Unmount every mounted segment; breaks the loop when done. */
+void control_unmount_all(struct worker *w);
+/* The segment with master id `id`, or NULL. */
+struct wseg *worker_segment(struct worker *w, uint64_t id);
+bool worker_all_mounted(const struct worker *w);
+
+/* ---- tasks (tasks.c) ---- */
+
+/* Poll FetchTasks when there is room for more copies. */
+void tasks_tick(struct worker *w);
+/* Copies in flight (posted to the engine) right now. */
+uint32_t tasks_copying(const struct worker *w);
+
+/* ---- segment memory (segment.c) ---- */
+
+/* Maps len bytes (huge pages first when asked, else or on failure normal
+ * pages). 0, or -1 with a reason in err. */
+int segment_map(struct wseg *s, uint64_t len, bool hugepages, char *err,
+		size_t errlen);
+void segment_unmap(struct wseg *s);
+
+/* ---- metrics (metrics.c) ---- */
+
+/* Serves /metrics on data_address:metrics_port. 0 or -1 (err). */
+int metrics_start(struct worker *w, char *err, size_t errlen);
+void metrics_stop(struct worker *w);
+
+#endif

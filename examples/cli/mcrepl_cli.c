@@ -1,0 +1,378 @@
+/*
+ * mcrepl-cli: object operations against mcrepl-master and its workers,
+ * through the store client (daemons/common/store_client.h).
+ *
+ *   mcrepl-cli [--master host:port] [--tenant T] [--replicas N]
+ *              [--local_host H] COMMAND ARGS
+ *
+ * Exit status: 0 success, 1 the operation failed (one line on stderr),
+ * 2 usage error. `exist` exits 0 when the key exists and 1 when not.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_client.h"
+
+#define MAX_INPUT (1ull << 34)
+
+struct cli {
+	const char *master, *tenant, *local_host;
+	uint32_t replicas;
+	const char *cmd;
+	const char *args[2];
+	int n_args;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "usage: mcrepl-cli [--master host:port] [--tenant T] [--replicas N] [--local_host H] COMMAND\n"
+	    "commands:\n"
+	    "  put KEY FILE|-     store FILE (or stdin) under KEY\n"
+	    "  get KEY [FILE|-]   write KEY's bytes to FILE (default stdout)\n"
+	    "  rm KEY             remove KEY\n"
+	    "  exist KEY          print yes/no (exit 0 yes, 1 no)\n"
+	    "  stat KEY           list KEY's readable replicas\n"
+	    "  segments           list mounted segments\n"
+	    "  metrics            print the master's metrics\n"
+	    "defaults: --master 127.0.0.1:50051 --tenant default --replicas 1\n");
+}
+
+static int usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "mcrepl-cli: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see --help)\n");
+	return 2;
+}
+
+static int parse_option(struct cli *c, int argc, char **argv, int *i)
+{
+	const char *name = argv[*i] + 2, *v;
+	char *end;
+	unsigned long n;
+
+	if (*i + 1 >= argc)
+		return usage_error("option %s needs a value", argv[*i]);
+	v = argv[++*i];
+	if (!strcmp(name, "master"))
+		c->master = v;
+	else if (!strcmp(name, "tenant"))
+		c->tenant = v;
+	else if (!strcmp(name, "local_host"))
+		c->local_host = v;
+	else if (!strcmp(name, "replicas")) {
+		errno = 0;
+		n = strtoul(v, &end, 10);
+		if (errno || *end || end == v || n == 0 || n > 16)
+			return usage_error("--replicas wants 1..16, not '%s'",
+					   v);
+		c->replicas = (uint32_t)n;
+	} else {
+		return usage_error("unknown option %s", argv[*i - 1]);
+	}
+	return 0;
+}
+
+static int parse(struct cli *c, int argc, char **argv)
+{
+	memset(c, 0, sizeof(*c));
+	c->master = "127.0.0.1:50051";
+	c->tenant = "default";
+	c->replicas = 1;
+	for (int i = 1; i < argc; i++) {
+		int rc;
+
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return -1;
+		}
+		if (!strncmp(argv[i], "--", 2) && argv[i][2]) {
+			rc = parse_option(c, argc, argv, &i);
+			if (rc)
+				return rc;
+		} else if (!c->cmd) {
+			c->cmd = argv[i];
+		} else if (c->n_args < 2) {
+			c->args[c->n_args++] = argv[i];
+		} else {
+			return usage_error("unexpected argument '%s'", argv[i]);
+		}
+	}
+	if (!c->cmd)
+		return usage_error("no command given");
+	return 0;
+}
+
+/* Arity of each command: min and max arguments. */
+static int check_args(const struct cli *c)
+{
+	static const struct {
+		const char *name;
+		int min, max;
+	} cmds[] = {{"put", 2, 2},    {"get", 1, 2},  {"rm", 1, 1},
+		    {"exist", 1, 1},  {"stat", 1, 1}, {"segments", 0, 0},
+		    {"metrics", 0, 0}};
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(cmds[i].name, c->cmd))
+			continue;
+		if (c->n_args < cmds[i].min || c->n_args > cmds[i].max)
+			return usage_error("wrong number of arguments for %s",
+					   c->cmd);
+		if (cmds[i].min && !c->args[0][0])
+			return usage_error("empty key");
+		return 0;
+	}
+	return usage_error("unknown command '%s'", c->cmd);
+}
+
+/* ---- input ------------------------------------------------------------------ */
+
+static int read_stream(FILE *f, const char *name, uint8_t **buf, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0, got;
+	uint8_t *p = malloc(cap), *q;
+
+	while (p && (got = fread(p + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n < cap)
+			continue;
+		q = cap < MAX_INPUT ? realloc(p, cap * 2) : NULL;
+		if (!q) {
+			free(p);
+			p = NULL;
+			break;
+		}
+		p = q;
+		cap *= 2;
+	}
+	if (!p || ferror(f)) {
+		fprintf(stderr, "mcrepl-cli: cannot read %s: %s\n", name,
+			p ? strerror(errno) : "too large or out of memory");
+		free(p);
+		return 1;
+	}
+	*buf = p;
+	*len = n;
+	return 0;
+}
+
+static int read_input(const char *path, uint8_t **buf, size_t *len)
+{
+	FILE *f;
+	int rc;
+
+	if (!strcmp(path, "-"))
+		return read_stream(stdin, "stdin", buf, len);
+	f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "mcrepl-cli: cannot open %s: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	rc = read_stream(f, path, buf, len);
+	fclose(f);
+	return rc;
+}
+
+/* ---- commands ------------------------------------------------------------------ */
+
+static int op_failed(store_client *sc, const char *what)
+{
+	fprintf(stderr, "mcrepl-cli: %s: %s\n", what, store_client_error(sc));
+	return 1;
+}
+
+static int cmd_put(store_client *sc, const struct cli *c)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int rc = read_input(c->args[1], &buf, &len);
+
+	if (rc)
+		return rc;
+	if (len == 0) {
+		free(buf);
+		fprintf(stderr, "mcrepl-cli: put %s: %s is empty\n", c->args[0],
+			c->args[1]);
+		return 1;
+	}
+	rc = store_client_put(sc, c->args[0], buf, len);
+	free(buf);
+	if (rc)
+		return op_failed(sc, "put");
+	printf("put %s: %zu bytes, %u replica(s)\n", c->args[0], len,
+	       c->replicas);
+	return 0;
+}
+
+static int write_output(const char *path, const void *buf, uint64_t len)
+{
+	FILE *f = path && strcmp(path, "-") ? fopen(path, "wb") : stdout;
+	int bad;
+
+	if (!f) {
+		fprintf(stderr, "mcrepl-cli: cannot create %s: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	bad = fwrite(buf, 1, (size_t)len, f) != len;
+	bad |= f == stdout ? fflush(f) != 0 : fclose(f) != 0;
+	if (bad)
+		fprintf(stderr, "mcrepl-cli: cannot write %s: %s\n",
+			path ? path : "stdout", strerror(errno));
+	return bad;
+}
+
+static int cmd_get(store_client *sc, const struct cli *c)
+{
+	struct store_read_info info;
+	const char *path = c->n_args > 1 ? c->args[1] : "-";
+	uint64_t len = 0;
+	void *buf = NULL;
+	int rc;
+
+	if (store_client_get(sc, c->args[0], &buf, &len, &info))
+		return op_failed(sc, "get");
+	rc = write_output(path, buf, len);
+	free(buf);
+	if (!rc)
+		fprintf(strcmp(path, "-") ? stdout : stderr,
+			"get %s: %llu bytes from segment %llu on %s%s\n",
+			c->args[0], (unsigned long long)len,
+			(unsigned long long)info.segment_id, info.host_id,
+			info.dynamic ? " (dynamic replica)" : "");
+	return rc;
+}
+
+static int cmd_rm(store_client *sc, const struct cli *c)
+{
+	if (store_client_remove(sc, c->args[0]))
+		return op_failed(sc, "rm");
+	printf("removed %s\n", c->args[0]);
+	return 0;
+}
+
+static int cmd_exist(store_client *sc, const struct cli *c)
+{
+	bool yes = false;
+
+	if (store_client_exist(sc, c->args[0], &yes))
+		return op_failed(sc, "exist");
+	printf("%s\n", yes ? "yes" : "no");
+	return yes ? 0 : 1;
+}
+
+static int cmd_stat(store_client *sc, const struct cli *c)
+{
+	struct store_object_info *o = malloc(sizeof(*o));
+
+	if (!o) {
+		fprintf(stderr, "mcrepl-cli: out of memory\n");
+		return 1;
+	}
+	if (store_client_stat(sc, c->args[0], o)) {
+		free(o);
+		return op_failed(sc, "stat");
+	}
+	printf("key %s: %llu bytes, version %llu, %zu readable replica(s)\n",
+	       c->args[0], (unsigned long long)o->size,
+	       (unsigned long long)o->version, o->n_replicas);
+	printf("%-8s %-20s %-10s %-22s %-9s %s\n", "SEGMENT", "HOST", "DOMAIN",
+	       "ENDPOINT", "STATUS", "KIND");
+	for (size_t i = 0; i < o->n_replicas; i++) {
+		const struct store_replica_info *r = &o->replicas[i];
+
+		printf("%-8llu %-20s %-10s %-22s %-9s %s\n",
+		       (unsigned long long)r->segment_id, r->host_id, r->domain,
+		       r->endpoint, r->complete ? "COMPLETE" : "PROCESSING",
+		       r->dynamic ? "dynamic" : "put");
+	}
+	free(o);
+	return 0;
+}
+
+static int cmd_segments(store_client *sc)
+{
+	struct store_segment_info *s = NULL;
+	size_t n = 0;
+
+	if (store_client_stats(sc, &s, &n, NULL))
+		return op_failed(sc, "segments");
+	printf("%-8s %-20s %-10s %-22s %14s %14s %10s\n", "SEGMENT", "HOST",
+	       "DOMAIN", "ENDPOINT", "CAPACITY", "USED", "READS");
+	for (size_t i = 0; i < n; i++)
+		printf("%-8llu %-20s %-10s %-22s %14llu %14llu %10llu\n",
+		       (unsigned long long)s[i].segment_id, s[i].host_id,
+		       s[i].domain, s[i].endpoint,
+		       (unsigned long long)s[i].capacity,
+		       (unsigned long long)s[i].used,
+		       (unsigned long long)s[i].reads);
+	free(s);
+	return 0;
+}
+
+static int cmd_metrics(store_client *sc)
+{
+	char *text = NULL;
+
+	if (store_client_stats(sc, NULL, NULL, &text))
+		return op_failed(sc, "metrics");
+	fputs(text, stdout);
+	free(text);
+	return 0;
+}
+
+static int run(store_client *sc, const struct cli *c)
+{
+	if (!strcmp(c->cmd, "put"))
+		return cmd_put(sc, c);
+	if (!strcmp(c->cmd, "get"))
+		return cmd_get(sc, c);
+	if (!strcmp(c->cmd, "rm"))
+		return cmd_rm(sc, c);
+	if (!strcmp(c->cmd, "exist"))
+		return cmd_exist(sc, c);
+	if (!strcmp(c->cmd, "stat"))
+		return cmd_stat(sc, c);
+	if (!strcmp(c->cmd, "segments"))
+		return cmd_segments(sc);
+	return cmd_metrics(sc);
+}
+
+int main(int argc, char **argv)
+{
+	struct store_client_config cfg;
+	store_client *sc = NULL;
+	struct cli c;
+	char err[512];
+	int rc = parse(&c, argc, argv);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	rc = check_args(&c);
+	if (rc)
+		return rc;
+	store_client_config_init(&cfg);
+	cfg.replicas = c.replicas;
+	cfg.local_host = c.local_host;
+	if (store_client_open(&sc, c.master, c.tenant, &cfg, err,
+			      sizeof(err))) {
+		fprintf(stderr, "mcrepl-cli: %s\n", err);
+		return 1;
+	}
+	rc = run(sc, &c);
+	store_client_close(sc);
+	return rc;
+}

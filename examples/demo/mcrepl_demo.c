@@ -1,0 +1,369 @@
+/*
+ * mcrepl-demo (make demo): hot replication end to end on one machine.
+ *
+ * Starts one mcrepl-master (enforce mode) and four mcrepl-workers on
+ * loopback (free ports, distinct host ids), puts a few hundred objects, and
+ * drives a skewed read load (one hot key plus a Zipf tail) through the
+ * client library. It prints the hot key's replicas, the reads each worker
+ * served for it before and after the dynamic replica appeared, and the RFC
+ * counters from /metrics. Children die with the demo (also on Ctrl-C).
+ *
+ *   mcrepl-demo [--seconds S] [--keys N] [--object_kib K]
+ */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+#include "store_client.h"
+
+#define WORKERS 4
+#define HOT_KEY "prefix-block-hot"
+
+struct demo {
+	struct proc master, workers[WORKERS];
+	uint16_t rpc_port, metrics_port;
+	char master_addr[64];
+	store_client *client;
+	uint64_t seg_of[WORKERS]; /* segment id of each worker */
+	int keys;
+	uint64_t object_bytes;
+	double seconds;
+	double *zipf_cdf;
+	uint64_t rng;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static int start_cluster(struct demo *d)
+{
+	static const char *const flags[] = {
+	    "--dynamic_replication_mode=enforce",
+	    "--dynamic_replication_heat_window_seconds=2",
+	    "--dynamic_replication_admission_qps_threshold=50",
+	    "--client_ttl=2", NULL};
+	char bin[512], master[64], host[32];
+
+	if (master_start(&d->master, flags) != 0) {
+		fprintf(stderr, "demo: mcrepl-master did not start\n");
+		return -1;
+	}
+	d->rpc_port = (uint16_t)proc_field(&d->master, "rpc_port");
+	d->metrics_port = (uint16_t)proc_field(&d->master, "metrics_port");
+	snprintf(d->master_addr, sizeof(d->master_addr), "127.0.0.1:%u",
+		 d->rpc_port);
+	printf("master   rpc 127.0.0.1:%u  metrics http://127.0.0.1:%u/metrics"
+	       "  (mode enforce, threshold 100 reads / 2 s, max 2 replicas)\n",
+	       d->rpc_port, d->metrics_port);
+	for (int i = 0; i < WORKERS; i++) {
+		char *argv[] = {(char *)(uintptr_t)harness_bin("mcrepl-worker",
+							       bin, sizeof(bin)),
+				master, host, (char *)(uintptr_t)"--segment_size=64M",
+				(char *)(uintptr_t)"--data_port=0", NULL};
+
+		snprintf(master, sizeof(master), "--master=%s", d->master_addr);
+		snprintf(host, sizeof(host), "--host_id=host-%d", i + 1);
+		if (proc_start(&d->workers[i], argv, "mcrepl-worker ready",
+			       10000) != 0) {
+			fprintf(stderr, "demo: mcrepl-worker %d did not start\n",
+				i + 1);
+			return -1;
+		}
+		d->seg_of[i] = proc_field(&d->workers[i], "segments");
+		printf("worker %d host-%d  data port %llu  segment %llu\n", i + 1,
+		       i + 1,
+		       (unsigned long long)proc_field(&d->workers[i],
+						      "data_port"),
+		       (unsigned long long)d->seg_of[i]);
+	}
+	return 0;
+}
+
+static void stop_cluster(struct demo *d)
+{
+	for (int i = 0; i < WORKERS; i++)
+		proc_stop(&d->workers[i]);
+	proc_stop(&d->master);
+}
+
+static void fill(char *buf, uint64_t n, int key)
+{
+	for (uint64_t i = 0; i < n; i++)
+		buf[i] = (char)('a' + (i * 7 + (uint64_t)key) % 26);
+}
+
+static int put_objects(struct demo *d)
+{
+	char *buf = malloc(d->object_bytes), key[64];
+	int rc = 0;
+
+	for (int k = -1; buf && k < d->keys && rc == 0; k++) {
+		if (k < 0)
+			snprintf(key, sizeof(key), HOT_KEY);
+		else
+			snprintf(key, sizeof(key), "block-%d", k);
+		fill(buf, d->object_bytes, k);
+		rc = store_client_put(d->client, key, buf, d->object_bytes);
+		if (rc)
+			fprintf(stderr, "demo: put %s: %s\n", key,
+				store_client_error(d->client));
+	}
+	free(buf);
+	printf("put %d objects of %llu KiB (1 hot + %d Zipf-0.99 tail)\n",
+	       d->keys + 1, (unsigned long long)d->object_bytes / 1024,
+	       d->keys);
+	return rc;
+}
+
+static int worker_of(const struct demo *d, uint64_t segment)
+{
+	for (int i = 0; i < WORKERS; i++)
+		if (d->seg_of[i] == segment)
+			return i;
+	return -1;
+}
+
+/* One read: the hot key 30% of the time, else a Zipf tail key. */
+static int read_one(struct demo *d, uint64_t hot_reads[WORKERS],
+		    uint64_t all_reads[WORKERS])
+{
+	char key[64];
+	double u = (double)(rnd(&d->rng) >> 11) / 9007199254740992.0;
+	bool hot = u < 0.3;
+	struct store_read_info info;
+	void *buf = NULL;
+	uint64_t len = 0;
+	int w;
+
+	if (hot) {
+		snprintf(key, sizeof(key), HOT_KEY);
+	} else {
+		int lo = 0, hi = d->keys - 1;
+		double v = (u - 0.3) / 0.7;
+
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+
+			if (d->zipf_cdf[mid] < v)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		snprintf(key, sizeof(key), "block-%d", lo);
+	}
+	if (store_client_get(d->client, key, &buf, &len, &info) != 0) {
+		fprintf(stderr, "demo: get %s: %s\n", key,
+			store_client_error(d->client));
+		return -1;
+	}
+	free(buf);
+	w = worker_of(d, info.segment_id);
+	if (w >= 0) {
+		all_reads[w]++;
+		if (hot)
+			hot_reads[w]++;
+	}
+	return 0;
+}
+
+static void print_replicas(struct demo *d)
+{
+	struct store_object_info *o = calloc(1, sizeof(*o));
+
+	if (!o || store_client_stat(d->client, HOT_KEY, o) != 0) {
+		free(o);
+		return;
+	}
+	printf("  %s replicas:", HOT_KEY);
+	for (size_t i = 0; i < o->n_replicas; i++)
+		printf("  [segment %llu on %s%s]",
+		       (unsigned long long)o->replicas[i].segment_id,
+		       o->replicas[i].host_id,
+		       o->replicas[i].dynamic ? ", dynamic" : "");
+	printf("\n");
+	free(o);
+}
+
+static size_t hot_replicas(struct demo *d)
+{
+	struct store_object_info *o = calloc(1, sizeof(*o));
+	size_t n = 0;
+
+	if (o && store_client_stat(d->client, HOT_KEY, o) == 0)
+		n = o->n_replicas;
+	free(o);
+	return n;
+}
+
+static void print_phase(const char *name, const uint64_t hot[WORKERS],
+			const uint64_t all[WORKERS], double secs)
+{
+	uint64_t total = 0;
+
+	for (int i = 0; i < WORKERS; i++)
+		total += hot[i];
+	printf("%s (%.1f s): reads of the hot key served by each worker:\n",
+	       name, secs);
+	for (int i = 0; i < WORKERS; i++)
+		printf("  host-%d: %6llu hot (%5.1f%%)   %6llu reads in all\n",
+		       i + 1, (unsigned long long)hot[i],
+		       total ? 100.0 * (double)hot[i] / (double)total : 0.0,
+		       (unsigned long long)all[i]);
+}
+
+/* Read for `secs` at `rate` reads/s (0: as fast as possible), or until the
+ * hot key has 2 replicas when wait_copy. */
+static int drive(struct demo *d, double secs, double rate, bool wait_copy,
+		 uint64_t hot[WORKERS], uint64_t all[WORKERS], double *took)
+{
+	double t0 = now_s(), next_poll = t0;
+	uint64_t n = 0;
+
+	memset(hot, 0, WORKERS * sizeof(*hot));
+	memset(all, 0, WORKERS * sizeof(*all));
+	while (!interrupted && now_s() - t0 < secs) {
+		while (rate > 0 && (double)n > (now_s() - t0) * rate)
+			harness_sleep_ms(1);
+		n++;
+		if (read_one(d, hot, all) != 0)
+			return -1;
+		if (wait_copy && now_s() >= next_poll) {
+			next_poll += 0.1;
+			if (hot_replicas(d) >= 2)
+				break;
+		}
+	}
+	*took = now_s() - t0;
+	return interrupted ? -1 : 0;
+}
+
+static void print_metrics(struct demo *d)
+{
+	char *page = http_get(d->metrics_port, "/metrics"), *line;
+
+	if (!page)
+		return;
+	printf("RFC counters (non-zero) from /metrics:\n");
+	for (line = strtok(page, "\n"); line; line = strtok(NULL, "\n")) {
+		const char *v = strrchr(line, ' ');
+
+		if (strncmp(line, "mcrepl_dynamic_", 15) == 0 && v &&
+		    strcmp(v, " 0") != 0)
+			printf("  %s\n", line);
+	}
+	free(page);
+}
+
+static int run(struct demo *d)
+{
+	uint64_t hot[WORKERS], all[WORKERS];
+	double took;
+	char err[256];
+
+	if (start_cluster(d) != 0)
+		return 1;
+	if (store_client_open(&d->client, d->master_addr, "demo", NULL, err,
+			      sizeof(err)) != 0) {
+		fprintf(stderr, "demo: %s\n", err);
+		return 1;
+	}
+	if (put_objects(d) != 0)
+		return 1;
+	print_replicas(d);
+	if (drive(d, 3, 100, false, hot, all, &took) != 0)
+		return 1;
+	print_phase("\nlight load, 100 reads/s: the hot key reads 30/s, below "
+		    "the 50/s threshold",
+		    hot, all, took);
+	print_replicas(d);
+	printf("\nfull speed now ...\n");
+	if (drive(d, 60, 0, true, hot, all, &took) != 0)
+		return 1;
+	print_phase("until its dynamic replica was readable", hot, all, took);
+	if (hot_replicas(d) < 2) {
+		fprintf(stderr, "demo: no dynamic replica after 60 s\n");
+		return 1;
+	}
+	printf("\nthe hot key crossed the threshold and was copied within "
+	       "%.2f s:\n",
+	       took);
+	print_replicas(d);
+	if (drive(d, d->seconds, 0, false, hot, all, &took) != 0)
+		return 1;
+	print_phase("\nafter replication", hot, all, took);
+	printf("\n");
+	print_metrics(d);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct demo d;
+	double h = 0;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	d.keys = 300;
+	d.object_bytes = 64 * 1024;
+	d.seconds = 4;
+	d.rng = 2026;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--seconds"))
+			d.seconds = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--keys"))
+			d.keys = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--object_kib"))
+			d.object_bytes = 1024 * strtoull(argv[i + 1], NULL, 10);
+	}
+	if (d.keys < 1 || d.keys > 100000 || d.object_bytes == 0 ||
+	    d.seconds <= 0) {
+		fprintf(stderr, "usage: mcrepl-demo [--seconds S] [--keys N] "
+				"[--object_kib K]\n");
+		return 2;
+	}
+	d.zipf_cdf = malloc((size_t)d.keys * sizeof(double));
+	if (!d.zipf_cdf)
+		return 1;
+	for (int k = 0; k < d.keys; k++)
+		d.zipf_cdf[k] = (h += 1.0 / pow(k + 1, 0.99));
+	for (int k = 0; k < d.keys; k++)
+		d.zipf_cdf[k] /= h;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	rc = run(&d);
+	store_client_close(d.client);
+	stop_cluster(&d);
+	free(d.zipf_cdf);
+	if (interrupted)
+		fprintf(stderr, "demo: interrupted; cluster stopped\n");
+	else
+		printf("\n%s\n", rc == 0 ? "demo: OK" : "demo: FAILED");
+	return interrupted ? 130 : rc;
+}

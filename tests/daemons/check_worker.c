@@ -1,0 +1,526 @@
+/* Real daemons on loopback: one mcrepl-master (enforce mode, 1 s heat
+ * window, threshold 5 reads/s, client TTL 2 s) and 2-3 mcrepl-workers, each
+ * its own host, driven through the store client and mcrepl-cli. Children
+ * are stopped in the fixture's teardown and die with the test process
+ * (PR_SET_PDEATHSIG) if it crashes. */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "netutil.h"
+#include "store_client.h"
+
+Suite *make_worker_suite(void);
+
+#define MAX_WORKERS 3
+#define OBJ_BYTES (256u << 10)
+
+static struct {
+	struct proc master;
+	struct proc workers[MAX_WORKERS];
+	uint16_t port;
+	char addr[64];
+	uint8_t obj[OBJ_BYTES];
+} fx;
+
+static const char *const master_flags[] = {
+    "--dynamic_replication_mode=enforce",
+    "--dynamic_replication_heat_window_seconds=1",
+    "--dynamic_replication_admission_qps_threshold=5",
+    "--client_ttl=2",
+    NULL,
+};
+
+static void start_master(const char *port_flag)
+{
+	const char *flags[8];
+	size_t n = 0;
+
+	for (; master_flags[n]; n++)
+		flags[n] = master_flags[n];
+	flags[n++] = port_flag;
+	flags[n] = NULL;
+	ck_assert_int_eq(master_start(&fx.master, flags), 0);
+	fx.port = (uint16_t)proc_field(&fx.master, "rpc_port");
+	ck_assert_uint_ne(fx.port, 0);
+	snprintf(fx.addr, sizeof(fx.addr), "127.0.0.1:%u", fx.port);
+}
+
+/* Starts worker i (host-a, host-b, ...) with extra flags (may be NULL). */
+static void start_worker_with(int i, const char *extra)
+{
+	char bin[512], master[80], host[32], size[32], more[64];
+	char *argv[] = {bin, size, master, host, more, NULL, NULL};
+
+	harness_bin("mcrepl-worker", bin, sizeof(bin));
+	snprintf(size, sizeof(size), "--segment_size=%s",
+		 extra ? "64M" : "32M");
+	snprintf(master, sizeof(master), "--master=%s", fx.addr);
+	snprintf(host, sizeof(host), "--host_id=host-%c", 'a' + i);
+	snprintf(more, sizeof(more), "--metrics_port=0");
+	if (extra)
+		argv[5] = (char *)(uintptr_t)extra;
+	ck_assert_int_eq(
+	    proc_start(&fx.workers[i], argv, "mcrepl-worker ready", 5000), 0);
+	ck_assert_uint_ne(proc_field(&fx.workers[i], "client_id"), 0);
+	ck_assert_uint_ne(proc_field(&fx.workers[i], "data_port"), 0);
+	ck_assert_uint_ne(proc_field(&fx.workers[i], "metrics_port"), 0);
+	ck_assert_ptr_nonnull(strstr(fx.workers[i].ready, "transport=tcp"));
+}
+
+static void start_worker(int i)
+{
+	start_worker_with(i, NULL);
+}
+
+static void setup(void)
+{
+	memset(&fx, 0, sizeof(fx));
+	fx.master.pid = -1;
+	for (int i = 0; i < MAX_WORKERS; i++)
+		fx.workers[i].pid = -1;
+	for (size_t i = 0; i < OBJ_BYTES; i++)
+		fx.obj[i] = (uint8_t)(i * 131 + (i >> 9));
+	start_master("--rpc_port=0");
+}
+
+static void teardown(void)
+{
+	for (int i = 0; i < MAX_WORKERS; i++) {
+		if (fx.workers[i].pid > 0)
+			kill(fx.workers[i].pid, SIGCONT);
+		proc_stop(&fx.workers[i]);
+	}
+	proc_stop(&fx.master);
+}
+
+static store_client *client(const char *local_host)
+{
+	struct store_client_config cfg;
+	store_client *c = NULL;
+	char err[512];
+
+	store_client_config_init(&cfg);
+	cfg.local_host = local_host;
+	ck_assert_msg(
+	    store_client_open(&c, fx.addr, "t1", &cfg, err, sizeof(err)) == 0,
+	    "%s", err);
+	return c;
+}
+
+static void put_obj(store_client *c, const char *key)
+{
+	int st = store_client_put(c, key, fx.obj, OBJ_BYTES);
+
+	ck_assert_msg(st == 0, "put: %s", store_client_error(c));
+}
+
+/* Polls stat until the key has `want` readable replicas (<= ms). */
+static void wait_replicas(store_client *c, const char *key, size_t want,
+			  struct store_object_info *o, int ms)
+{
+	for (int waited = 0;; waited += 50) {
+		ck_assert_msg(store_client_stat(c, key, o) == 0, "stat: %s",
+			      store_client_error(c));
+		if (o->n_replicas == want || waited >= ms)
+			break;
+		harness_sleep_ms(50);
+	}
+	ck_assert_uint_eq(o->n_replicas, want);
+}
+
+static size_t count_segments(store_client *c, uint64_t client_id)
+{
+	struct store_segment_info *s = NULL;
+	size_t n = 0, hits = 0;
+
+	ck_assert_msg(store_client_stats(c, &s, &n, NULL) == 0, "%s",
+		      store_client_error(c));
+	for (size_t i = 0; i < n; i++)
+		hits += !client_id || s[i].client_id == client_id;
+	free(s);
+	return hits;
+}
+
+START_TEST(test_hot_key_gets_one_dynamic_replica)
+{
+	store_client *c;
+	struct store_object_info o;
+	struct store_read_info info;
+	const struct store_replica_info *orig, *dyn;
+	uint64_t t0 = (uint64_t)net_now_ms(), len;
+	void *buf;
+
+	for (int i = 0; i < 3; i++)
+		start_worker(i);
+	c = client(NULL);
+	put_obj(c, "hot");
+	wait_replicas(c, "hot", 1, &o, 0);
+	for (int i = 0; i < 50; i++) {
+		ck_assert_msg(store_client_get(c, "hot", &buf, &len, &info) ==
+				  0,
+			      "get: %s", store_client_error(c));
+		ck_assert_uint_eq(len, OBJ_BYTES);
+		free(buf);
+	}
+	/* 50 reads in well under a second here; the bound only guards
+	 * against a machine too slow for a 1 s heat window (valgrind). */
+	ck_assert_uint_lt((uint64_t)net_now_ms() - t0, 5000);
+	wait_replicas(c, "hot", 2, &o, 5000);
+	orig = o.replicas[0].dynamic ? &o.replicas[1] : &o.replicas[0];
+	dyn = o.replicas[0].dynamic ? &o.replicas[0] : &o.replicas[1];
+	ck_assert(!orig->dynamic && dyn->dynamic);
+	ck_assert(dyn->complete && orig->complete);
+	ck_assert_str_ne(dyn->host_id, orig->host_id);
+	store_client_close(c);
+
+	c = client(dyn->host_id); /* prefers its own host: the new replica */
+	ck_assert(store_client_get(c, "hot", &buf, &len, &info) == 0);
+	ck_assert_uint_eq(info.segment_id, dyn->segment_id);
+	ck_assert(info.dynamic);
+	ck_assert_uint_eq(len, OBJ_BYTES);
+	ck_assert_mem_eq(buf, fx.obj, OBJ_BYTES);
+	free(buf);
+	harness_sleep_ms(1200); /* still hot: the replica limit (2) holds */
+	wait_replicas(c, "hot", 2, &o, 0);
+	store_client_close(c);
+}
+END_TEST
+
+START_TEST(test_bad_writes_refused)
+{
+	store_client *c;
+	struct store_object_info o;
+	char err[512];
+	uint64_t len;
+	void *buf;
+	int st;
+
+	start_worker(0);
+	c = client(NULL);
+	put_obj(c, "k");
+	wait_replicas(c, "k", 1, &o, 0);
+	st = store_data_write(o.replicas[0].endpoint, o.replicas[0].segment_id,
+			      o.replicas[0].offset, "junk", 4, 12345, 2000, err,
+			      sizeof(err));
+	ck_assert_int_eq(st, -EACCES);
+	ck_assert_msg(strstr(err, "write token refused") != NULL, "%s", err);
+	st = store_data_write(o.replicas[0].endpoint, o.replicas[0].segment_id,
+			      (32u << 20) - 2, "junk", 4, 1, 2000, err,
+			      sizeof(err));
+	ck_assert_int_eq(st, -ERANGE);
+	st = store_data_write(o.replicas[0].endpoint, 999, 0, "junk", 4, 1,
+			      2000, err, sizeof(err));
+	ck_assert_int_eq(st, -ENOENT);
+	ck_assert(store_client_get(c, "k", &buf, &len, NULL) == 0);
+	ck_assert_mem_eq(buf, fx.obj, OBJ_BYTES); /* nothing was corrupted */
+	free(buf);
+	store_client_close(c);
+}
+END_TEST
+
+START_TEST(test_killed_worker_dropped_after_ttl)
+{
+	store_client *c;
+	uint64_t dead;
+	size_t left = 1;
+
+	start_worker(0);
+	start_worker(1);
+	c = client(NULL);
+	dead = proc_field(&fx.workers[1], "client_id");
+	ck_assert_uint_eq(count_segments(c, 0), 2);
+	proc_kill9(&fx.workers[1]);
+	for (int waited = 0; waited < 6000 && left; waited += 100) {
+		harness_sleep_ms(100);
+		left = count_segments(c, dead);
+	}
+	ck_assert_uint_eq(left, 0);
+	ck_assert_uint_eq(count_segments(c, 0), 1);
+	store_client_close(c);
+}
+END_TEST
+
+START_TEST(test_sigterm_unmounts_and_exits_0)
+{
+	store_client *c;
+
+	start_worker(0);
+	start_worker(1);
+	c = client(NULL);
+	ck_assert_uint_eq(count_segments(c, 0), 2);
+	ck_assert_int_eq(proc_stop(&fx.workers[0]), 0);
+	ck_assert_uint_eq(count_segments(c, 0), 1); /* no TTL wait */
+	store_client_close(c);
+}
+END_TEST
+
+START_TEST(test_master_restart_remounts)
+{
+	store_client *c;
+	char port_flag[32];
+	struct store_object_info o;
+	size_t n = 0;
+
+	start_worker(0);
+	snprintf(port_flag, sizeof(port_flag), "--rpc_port=%u", fx.port);
+	proc_stop(&fx.master);
+	start_master(port_flag);
+	c = client(NULL);
+	for (int waited = 0; waited < 5000 && n == 0; waited += 100) {
+		harness_sleep_ms(100);
+		n = count_segments(c, 0);
+	}
+	ck_assert_uint_eq(n, 1);
+	put_obj(c, "after-restart");
+	wait_replicas(c, "after-restart", 1, &o, 0);
+	store_client_close(c);
+}
+END_TEST
+
+static long long master_metric(store_client *c, const char *name)
+{
+	char *text = NULL;
+	long long v;
+
+	ck_assert_msg(store_client_stats(c, NULL, NULL, &text) == 0, "%s",
+		      store_client_error(c));
+	v = metric_value(text, name);
+	free(text);
+	return v;
+}
+
+static long long worker_metric(int i, const char *name)
+{
+	char *page = http_get(
+	    (uint16_t)proc_field(&fx.workers[i], "metrics_port"), "/metrics");
+	long long v = page ? metric_value(strstr(page, "\r\n\r\n"), name) : -1;
+
+	free(page);
+	return v;
+}
+
+/* A copy stuck on a frozen target: SIGTERM revokes it, unmounts, exits 0. */
+START_TEST(test_sigterm_revokes_copy_in_flight)
+{
+	static uint8_t big[24u << 20];
+	store_client *c;
+	struct store_object_info o;
+	int src, dst;
+	uint64_t len;
+	void *buf;
+
+	start_worker_with(0, "--poll_interval_ms=10");
+	start_worker_with(1, "--poll_interval_ms=10");
+	c = client(NULL);
+	memset(big, 0x5a, sizeof(big));
+	ck_assert_msg(store_client_put(c, "big", big, sizeof(big)) == 0, "%s",
+		      store_client_error(c));
+	wait_replicas(c, "big", 1, &o, 0);
+	src = strcmp(o.replicas[0].host_id, "host-a") == 0 ? 0 : 1;
+	dst = 1 - src;
+	kill(fx.workers[dst].pid, SIGSTOP); /* takes no more bytes */
+	for (int i = 0; i < 8; i++) {
+		ck_assert(store_client_get(c, "big", &buf, &len, NULL) == 0);
+		free(buf);
+	}
+	for (int waited = 0; waited < 5000; waited += 50) {
+		if (worker_metric(src, "mcrepl_worker_copies_started_total") ==
+		    1)
+			break;
+		harness_sleep_ms(50);
+	}
+	ck_assert_int_eq(
+	    worker_metric(src, "mcrepl_worker_copies_started_total"), 1);
+	ck_assert_int_eq(
+	    master_metric(c, "mcrepl_dynamic_copy_tasks_revoked_total"), 0);
+	ck_assert_int_eq(proc_stop(&fx.workers[src]), 0);
+	ck_assert_int_eq(
+	    master_metric(c, "mcrepl_dynamic_copy_tasks_revoked_total"), 1);
+	ck_assert_int_eq(master_metric(c, "mcrepl_dynamic_copies_inflight"), 0);
+	kill(fx.workers[dst].pid, SIGCONT);
+	store_client_close(c);
+}
+END_TEST
+
+/* Runs mcrepl-worker with one extra flag; its exit status, and its stderr
+ * in err. */
+static int worker_exit(const char *flag, char *err, size_t errlen)
+{
+	char bin[512], master[80];
+	const char *argv[] = {harness_bin("mcrepl-worker", bin, sizeof(bin)),
+			      master, "--segment_size=1M", flag, NULL};
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	snprintf(master, sizeof(master), "--master=%s", fx.addr);
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], STDERR_FILENO);
+		dup2(fds[1], STDOUT_FILENO);
+		close(fds[0]);
+		execv(argv[0], (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	n = read(fds[0], err, errlen - 1);
+	err[n > 0 ? n : 0] = '\0';
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static bool has_rdma_device(void)
+{
+	DIR *d = opendir("/sys/class/infiniband");
+	struct dirent *e;
+	bool any = false;
+
+	while (d && (e = readdir(d)) != NULL)
+		any |= e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return any;
+}
+
+START_TEST(test_worker_flags)
+{
+	char out[2048];
+
+	ck_assert_int_eq(worker_exit("--help", out, sizeof(out)), 0);
+	ck_assert_ptr_nonnull(strstr(out, "--segment_size"));
+	ck_assert_int_eq(worker_exit("--segment_size=12Q", out, sizeof(out)),
+			 2);
+	ck_assert_ptr_nonnull(strstr(out, "--segment_size"));
+	ck_assert_int_eq(
+	    worker_exit("--transport=carrier-pigeon", out, sizeof(out)), 2);
+	ck_assert_int_eq(worker_exit("--bogus=1", out, sizeof(out)), 2);
+	ck_assert_ptr_nonnull(strstr(out, "unknown flag --bogus"));
+	if (!has_rdma_device()) {
+		ck_assert_int_eq(
+		    worker_exit("--transport=rdma", out, sizeof(out)), 1);
+		ck_assert_msg(strstr(out, "rdma") != NULL, "%s", out);
+	}
+	/* huge pages are optional: without them it falls back and runs */
+	start_worker_with(0, "--hugepages");
+}
+END_TEST
+
+/* ---- mcrepl-cli ------------------------------------------------------------- */
+
+/* Runs mcrepl-cli with args (NULL-terminated), stdout to out_path (or
+ * /dev/null); returns its exit status. */
+static int cli(const char *out_path, const char *const *args)
+{
+	char bin[512];
+	const char *argv[16];
+	size_t n = 0;
+	pid_t pid;
+	int status, fd;
+
+	argv[n++] = harness_bin("mcrepl-cli", bin, sizeof(bin));
+	argv[n++] = "--master";
+	argv[n++] = fx.addr;
+	for (size_t i = 0; args[i] && n < 15; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		fd = open(out_path ? out_path : "/dev/null",
+			  O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, STDOUT_FILENO);
+		fd = open("/dev/null", O_WRONLY);
+		dup2(fd, STDERR_FILENO);
+		execv(argv[0], (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void write_file(const char *path, const void *buf, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+	fclose(f);
+}
+
+static size_t read_file(const char *path, void *buf, size_t cap)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, cap, f);
+	fclose(f);
+	return n;
+}
+
+START_TEST(test_cli)
+{
+	char dir[] = "/tmp/mcrepl-cli-XXXXXX", in[64], out[64];
+	static uint8_t back[OBJ_BYTES + 1];
+
+	start_worker(0);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(in, sizeof(in), "%s/in", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	write_file(in, fx.obj, OBJ_BYTES);
+	ck_assert_int_eq(cli(NULL, (const char *[]){"put", "k", in, NULL}), 0);
+	ck_assert_int_eq(cli(NULL, (const char *[]){"get", "k", out, NULL}), 0);
+	ck_assert_uint_eq(read_file(out, back, sizeof(back)), OBJ_BYTES);
+	ck_assert_mem_eq(back, fx.obj, OBJ_BYTES);
+	ck_assert_int_eq(cli(out, (const char *[]){"get", "k", NULL}), 0);
+	ck_assert_uint_eq(read_file(out, back, sizeof(back)), OBJ_BYTES);
+	ck_assert_int_eq(cli(NULL, (const char *[]){"exist", "k", NULL}), 0);
+	ck_assert_int_eq(cli(NULL, (const char *[]){"stat", "k", NULL}), 0);
+	ck_assert_int_eq(cli(NULL, (const char *[]){"segments", NULL}), 0);
+	ck_assert_int_eq(cli(NULL, (const char *[]){"metrics", NULL}), 0);
+	ck_assert_int_eq(cli(NULL, (const char *[]){"put", "k", in, NULL}), 1);
+	ck_assert_int_eq(cli(NULL, (const char *[]){"exist", "nope", NULL}), 1);
+	ck_assert_int_eq(cli(NULL, (const char *[]){"get", "nope", NULL}), 1);
+	ck_assert_int_eq(
+	    cli(NULL, (const char *[]){"put", "x", "/nonexistent", NULL}), 1);
+	ck_assert_int_eq(cli(NULL, (const char *[]){"put", "", in, NULL}), 2);
+	ck_assert_int_eq(cli(NULL, (const char *[]){"get", NULL}), 2);
+	ck_assert_int_eq(cli(NULL, (const char *[]){"frob", "k", NULL}), 2);
+	ck_assert_int_eq(
+	    cli(NULL, (const char *[]){"--replicas", "0", "rm", "k", NULL}), 2);
+	unlink(in);
+	unlink(out);
+	rmdir(dir);
+}
+END_TEST
+
+Suite *make_worker_suite(void)
+{
+	Suite *s = suite_create("worker");
+	TCase *tc = tcase_create("daemons");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_hot_key_gets_one_dynamic_replica);
+	tcase_add_test(tc, test_bad_writes_refused);
+	tcase_add_test(tc, test_killed_worker_dropped_after_ttl);
+	tcase_add_test(tc, test_sigterm_unmounts_and_exits_0);
+	tcase_add_test(tc, test_master_restart_remounts);
+	tcase_add_test(tc, test_cli);
+	tcase_add_test(tc, test_sigterm_revokes_copy_in_flight);
+	tcase_add_test(tc, test_worker_flags);
+	suite_add_tcase(s, tc);
+	return s;
+}
