@@ -869,6 +869,8 @@ static mcrepl_status finish_locked(mcrepl_leases *t, const mcrepl_fence *f,
 
 	if (!l)
 		return reject(MCREPL_REASON_UNKNOWN_LEASE, why);
+	if (f->caller.v != l->l.source_client.v)
+		return reject(MCREPL_REASON_NOT_SOURCE, why);
 	if (f->version != l->l.version || !l->l.started)
 		return reject(MCREPL_REASON_STALE_LEASE, why);
 	if (!lease_live_at(l, now))

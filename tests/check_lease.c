@@ -701,6 +701,32 @@ START_TEST(test_non_source_clients_cannot_copy_start)
 }
 END_TEST
 
+/* Only the selected source may end or revoke its copy, too. */
+START_TEST(test_non_source_clients_cannot_end_or_revoke)
+{
+	mcrepl_reason why;
+	mcrepl_lease l;
+	mcrepl_fence f;
+
+	fx_init(MCREPL_MODE_ENFORCE, false);
+	l = propose_ok("p-1", T0);
+	start_ok(&l, T0 + 1);
+	f = fence_of(&l);
+	f.caller.v = 103;
+	ck_assert_int_eq(mcrepl_leases_copy_end(F.t, &f, T0 + 2, NULL, &why),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(why, MCREPL_REASON_NOT_SOURCE);
+	ck_assert_int_eq(mcrepl_leases_copy_revoke(F.t, &f, T0 + 2, NULL, &why),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(why, MCREPL_REASON_NOT_SOURCE);
+	ck_assert(key_pending(T0 + 2));
+	f = fence_of(&l);
+	ck_assert_int_eq(mcrepl_leases_copy_end(F.t, &f, T0 + 3, NULL, &why),
+			 MCREPL_OK);
+	fx_fini();
+}
+END_TEST
+
 START_TEST(test_copy_start_failure_clears_pending_before_ordinary_copy_retry)
 {
 	mcrepl_lease l, out;
@@ -1467,6 +1493,7 @@ Suite *make_lease_suite(void)
 	tcase_add_test(
 	    life, test_stale_dynamic_task_without_pending_state_is_rejected);
 	tcase_add_test(life, test_non_source_clients_cannot_copy_start);
+	tcase_add_test(life, test_non_source_clients_cannot_end_or_revoke);
 	tcase_add_test(
 	    life,
 	    test_copy_start_failure_clears_pending_before_ordinary_copy_retry);

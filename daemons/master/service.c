@@ -169,8 +169,8 @@ static void h_put_start(Mcrepl__Master_Service *svc,
 		for (size_t i = 0; i < o->n_replicas && i < 16; i++) {
 			fill_replica(s, &msgs[i], &o->replicas[i], true);
 			ptrs[i] = &msgs[i];
+			resp.n_replicas = i + 1;
 		}
-		resp.n_replicas = o->n_replicas;
 		resp.replicas = ptrs;
 	}
 	reply_init(&r, code, NULL);
@@ -407,11 +407,13 @@ static void h_mark_task(Mcrepl__Master_Service *svc,
 	mcrepl__mark_task_to_complete_response__init(&resp);
 	store_lock(s);
 	t = store_task(s, req->task_id);
-	if (!t)
+	/* a task the master issued and already closed (End, Revoke, a
+	 * refused Start, expiry): the report is late, not wrong */
+	if (!t && (req->task_id == 0 || req->task_id >= s->next_task_id))
 		code = MCREPL__CODE__NOT_FOUND;
-	else if (t->client_id != req->client_id)
+	else if (t && t->client_id != req->client_id)
 		code = MCREPL__CODE__PERMISSION_DENIED;
-	else
+	else if (t)
 		store_task_reported(s, t);
 	store_unlock(s);
 	reply_init(&r, code, NULL);

@@ -123,6 +123,7 @@ void store_destroy(struct store *s)
 	for (size_t i = 0; i < s->n_segs; i++)
 		free_segment(s->segs[i]);
 	free(s->segs);
+	free(s->quar);
 	mcrepl_triggers_destroy(s->triggers);
 	mcrepl_leases_destroy(s->leases);
 	mcrepl_stats_destroy(s->stats);
@@ -150,9 +151,10 @@ static struct client *find_client(struct store *s, uint64_t id)
 	return NULL;
 }
 
-/* Grow the array of pointers at *arr (any T **) by doubling; false when
- * out of memory. memcpy keeps the pointer access aliasing-safe. */
-static bool grow(void *arr, size_t n, size_t *cap)
+/* Grow the array at *arr (any T *, elements of `size` bytes) by doubling;
+ * false when out of memory. memcpy keeps the pointer access
+ * aliasing-safe. */
+static bool grow_array(void *arr, size_t n, size_t *cap, size_t size)
 {
 	void *p;
 	size_t ncap;
@@ -161,12 +163,17 @@ static bool grow(void *arr, size_t n, size_t *cap)
 		return true;
 	ncap = *cap ? 2 * *cap : 16;
 	memcpy(&p, arr, sizeof(p));
-	p = realloc(p, ncap * sizeof(void *));
+	p = realloc(p, ncap * size);
 	if (!p)
 		return false;
 	memcpy(arr, &p, sizeof(p));
 	*cap = ncap;
 	return true;
+}
+
+static bool grow(void *arr, size_t n, size_t *cap)
+{
+	return grow_array(arr, n, cap, sizeof(void *));
 }
 
 static struct client *get_client(struct store *s, uint64_t id, uint64_t now)
@@ -316,9 +323,12 @@ Mcrepl__Code store_heartbeat(struct store *s, uint64_t client_id,
 
 		if (!seg || seg->client_id != client_id)
 			continue;
-		seg->reads_recent = reads[i] >= seg->reads_total
+		/* the first report after a mount is the baseline */
+		seg->reads_recent = !seg->reads_seen ? 0
+				    : reads[i] >= seg->reads_total
 					? reads[i] - seg->reads_total
 					: reads[i];
+		seg->reads_seen = true;
 		seg->reads_total = reads[i];
 	}
 	return MCREPL__CODE__OK;
@@ -355,7 +365,8 @@ struct task *store_task(struct store *s, uint64_t id)
 }
 
 struct task *store_add_task(struct store *s, uint64_t client_id,
-			    const Mcrepl__Task *msg, uint64_t now_ms)
+			    const Mcrepl__Task *msg, uint64_t now_ms,
+			    uint64_t lease_expires_at_ms)
 {
 	struct client *c = find_client(s, client_id);
 	struct task *t;
@@ -375,6 +386,7 @@ struct task *store_add_task(struct store *s, uint64_t client_id,
 	}
 	t->msg.task_id = s->next_task_id++;
 	t->client_id = client_id;
+	t->lease_expires_at_ms = lease_expires_at_ms;
 	t->prev = c->tail;
 	if (c->tail)
 		c->tail->next = t;
@@ -399,6 +411,9 @@ size_t store_fetch_tasks(struct store *s, uint64_t client_id,
 		if (t->fetched)
 			continue;
 		t->fetched = true;
+		t->msg.lease_ttl_ms = t->lease_expires_at_ms > now_ms
+					  ? t->lease_expires_at_ms - now_ms
+					  : 0;
 		out[n++] = t;
 	}
 	return n;
@@ -478,13 +493,13 @@ void store_delete_object(struct store *s, struct object *o)
 	free_object(o);
 }
 
-void store_drop_replica(struct store *s, struct object *o, size_t i,
-			uint64_t now_ms)
+static void drop_replica(struct store *s, struct object *o, size_t i,
+			 uint64_t now_ms, bool free_region)
 {
 	struct replica r = o->replicas[i];
 	struct segment *seg = store_segment(s, r.segment_id);
 
-	if (seg)
+	if (seg && free_region)
 		seg_alloc_free(seg->alloc, r.offset);
 	memmove(&o->replicas[i], &o->replicas[i + 1],
 		(o->n_replicas - i - 1) * sizeof(r));
@@ -494,6 +509,41 @@ void store_drop_replica(struct store *s, struct object *o, size_t i,
 	mcrepl_stats_add(s->stats, MCREPL_STAT_REPLICAS, -1);
 	mcrepl_leases_replica_removed(s->leases, o->tenant, o->key,
 				      seg ? seg->domain : NULL, now_ms);
+}
+
+void store_drop_replica(struct store *s, struct object *o, size_t i,
+			uint64_t now_ms)
+{
+	drop_replica(s, o, i, now_ms, true);
+}
+
+void store_drop_replica_quarantined(struct store *s, struct object *o,
+				    size_t i, uint64_t now_ms)
+{
+	struct quarantine q = {o->replicas[i].segment_id, o->replicas[i].offset,
+			       now_ms + s->opts.cfg.lease_ttl_ms};
+
+	if (!grow_array(&s->quar, s->n_quar, &s->cap_quar, sizeof(q))) {
+		store_drop_replica(s, o, i, now_ms); /* no memory: free now */
+		return;
+	}
+	s->quar[s->n_quar++] = q;
+	drop_replica(s, o, i, now_ms, false);
+}
+
+void store_release_quarantine(struct store *s, uint64_t now_ms)
+{
+	for (size_t i = s->n_quar; i-- > 0;) {
+		struct segment *seg;
+
+		if (s->quar[i].free_at_ms > now_ms)
+			continue;
+		/* segment ids are never reused: a gone segment took it along */
+		seg = store_segment(s, s->quar[i].segment_id);
+		if (seg)
+			seg_alloc_free(seg->alloc, s->quar[i].offset);
+		s->quar[i] = s->quar[--s->n_quar];
+	}
 }
 
 static void drop_segment_replicas(struct store *s, struct segment *seg,

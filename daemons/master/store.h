@@ -46,6 +46,7 @@ struct segment {
 	uint64_t base_addr;
 	uint32_t rkey;
 	uint64_t reads_total;  /* last reads counter reported by the worker */
+	bool reads_seen;       /* a first heartbeat set the baseline */
 	uint64_t reads_recent; /* reads in the last heartbeat interval */
 	uint32_t inflight;     /* dynamic copies with this as source */
 };
@@ -90,6 +91,7 @@ struct task {
 	uint64_t client_id;
 	bool fetched;
 	bool done; /* the worker reported it; kept while its lease lives */
+	uint64_t lease_expires_at_ms; /* master clock; sent as time left */
 	Mcrepl__Task msg; /* strings owned by the task */
 };
 
@@ -110,6 +112,12 @@ struct store {
 	size_t n_clients, cap_clients;
 	struct mcrepl__map objects, tasks;
 	struct object *lru_head, *lru_tail;
+	/* Regions of copies that ended badly stay allocated for one lease TTL
+	 * so a late writer holding their grant cannot hit a new owner. */
+	struct quarantine {
+		uint64_t segment_id, offset, free_at_ms;
+	} *quar;
+	size_t n_quar, cap_quar;
 	uint64_t next_segment_id, next_version, next_task_id, next_proposal;
 	mcrepl_heat_params heat;
 	mcrepl_triggers *triggers;
@@ -177,6 +185,12 @@ mcrepl_heat_cell *store_heat_cell(const struct store *s, struct object *o,
 uint64_t store_grant(const struct store *s, const struct replica *r);
 /* Room for one more replica in o (false at MASTER_MAX_REPLICAS / OOM). */
 bool store_reserve_replica(struct object *o);
+/* Drop replica i of o like store_drop_replica, but keep its region
+ * allocated until now + lease TTL (a stale writer may still hold a grant). */
+void store_drop_replica_quarantined(struct store *s, struct object *o,
+				    size_t i, uint64_t now_ms);
+/* Free quarantined regions that are due. */
+void store_release_quarantine(struct store *s, uint64_t now_ms);
 /* Unlink and free an object (its replicas must be gone). */
 void store_delete_object(struct store *s, struct object *o);
 /* Free a replica's region and drop it from the object (index i). */
@@ -207,7 +221,8 @@ void store_finish_task(struct store *s, struct task *t);
 /* Queue a task for client_id; the task takes copies of the strings. NULL
  * when the client is unknown or memory is short. */
 struct task *store_add_task(struct store *s, uint64_t client_id,
-			    const Mcrepl__Task *msg, uint64_t now_ms);
+			    const Mcrepl__Task *msg, uint64_t now_ms,
+			    uint64_t lease_expires_at_ms);
 /* Most replicas an object may have in this master. */
 #define MASTER_MAX_REPLICAS 64
 

@@ -74,8 +74,8 @@ static struct task *queue_copy_task(struct store *s, const struct object *o,
 	t.target_segment_id = l->target.v;
 	t.dynamic = true;
 	t.lease_id = l->id.v;
-	t.lease_expires_at_ms = l->expires_at_ms;
-	return store_add_task(s, l->source_client.v, &t, now_ms);
+	return store_add_task(s, l->source_client.v, &t, now_ms,
+			      l->expires_at_ms);
 }
 
 /* Install the task of a fresh lease, or roll the lease back. */
@@ -224,7 +224,7 @@ static void unpin_target(struct store *s, const mcrepl_lease *l,
 		return;
 	i = find_target(o, l->target.v);
 	if (i != SIZE_MAX)
-		store_drop_replica(s, o, i, now_ms);
+		store_drop_replica_quarantined(s, o, i, now_ms);
 	if (o->copies > 0)
 		o->copies--;
 	if (o->n_replicas == 0 && o->copies == 0)

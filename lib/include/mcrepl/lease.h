@@ -158,9 +158,11 @@ MCREPL_API mcrepl_status mcrepl_leases_copy_start_failed(mcrepl_leases *t,
 							 uint64_t now_ms);
 
 /*
- * DynamicReplicaCopyEnd / DynamicReplicaCopyRevoke. The fence must name the
- * recorded lease id and version (UNKNOWN_LEASE / STALE_LEASE otherwise, and
- * nothing changes) of a started lease (STALE_LEASE if not started). An
+ * DynamicReplicaCopyEnd / DynamicReplicaCopyRevoke. The fence must come
+ * from the lease's source client (NOT_SOURCE otherwise) and name the
+ * recorded lease id and version (UNKNOWN_LEASE / STALE_LEASE otherwise; in
+ * every refusal nothing changes) of a started lease (STALE_LEASE if not
+ * started). An
  * expired lease is refused with LEASE_EXPIRED and retired as by sweep
  * (*out gets the retired lease).
  * End: pending cleared, the key enters the action cooldown, *out gets the
