@@ -12,6 +12,7 @@
 #include "mcrepl.pb-c.h"
 #include "netutil.h"
 #include "rpc_client.h"
+#include "mcrepl/domain.h"
 #include "store_client.h"
 
 #define TENANT_MAX 256
@@ -20,6 +21,7 @@ struct store_client {
 	rpc_client *rpc;
 	struct store_client_config cfg;
 	char local_host[256];
+	char domain[128];
 	char tenant[TENANT_MAX];
 	char *key; /* mutable copy of the current call's key */
 	char err[512];
@@ -71,6 +73,11 @@ int store_client_open(store_client **out, const char *master_addr,
 	snprintf(c->local_host, sizeof(c->local_host), "%s",
 		 c->cfg.local_host ? c->cfg.local_host : "");
 	c->cfg.local_host = c->local_host[0] ? c->local_host : NULL;
+	if (!c->cfg.domain)
+		c->cfg.domain = getenv("MOONCAKE_STORE_DOMAIN");
+	snprintf(c->domain, sizeof(c->domain), "%s",
+		 c->cfg.domain ? c->cfg.domain : "");
+	c->cfg.domain = c->domain;
 	snprintf(c->tenant, sizeof(c->tenant), "%s",
 		 tenant ? tenant : "default");
 	rpc_client_config_init(&rc);
@@ -438,17 +445,16 @@ static int get_list(store_client *c, const char *key,
 		    Mcrepl__GetReplicaListResponse **out)
 {
 	Mcrepl__GetReplicaListRequest req;
-	char host[256];
 	int st = begin(c, key);
 
 	*out = NULL;
 	if (st)
 		return st;
-	snprintf(host, sizeof(host), "%s", c->local_host);
 	mcrepl__get_replica_list_request__init(&req);
 	req.tenant = c->tenant;
 	req.key = c->key;
-	req.requester_host = host;
+	req.requester_host = c->local_host;
+	req.requester_domain = c->domain;
 	st = CALL(c, "GetReplicaList", req, mcrepl__get_replica_list_response,
 		  *out);
 	if (!st)
@@ -459,22 +465,26 @@ static int get_list(store_client *c, const char *key,
 	return st;
 }
 
-/* Order to try: replicas on local_host first, then the master's order. */
+/* 0: on local_host, 1: in the reader's domain, 2: elsewhere. */
+static int nearness(const store_client *c, const Mcrepl__Replica *r)
+{
+	if (c->local_host[0] && strcmp(r->host_id, c->local_host) == 0)
+		return 0;
+	if (c->domain[0] && mcrepl_domain_equal(r->domain, c->domain))
+		return 1;
+	return 2;
+}
+
+/* Order to try: local host, then own domain, each in the master's order. */
 static size_t read_order(const store_client *c,
 			 const Mcrepl__GetReplicaListResponse *r, size_t *idx)
 {
 	size_t n = 0;
 
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < r->n_replicas && n < 64; i++) {
-			bool local =
-			    c->local_host[0] &&
-			    strcmp(r->replicas[i]->host_id, c->local_host) == 0;
-
-			if (local == (pass == 0))
+	for (int pass = 0; pass < 3; pass++)
+		for (size_t i = 0; i < r->n_replicas && n < 64; i++)
+			if (nearness(c, r->replicas[i]) == pass)
 				idx[n++] = i;
-		}
-	}
 	return n;
 }
 
@@ -574,6 +584,30 @@ int store_client_exist(store_client *c, const char *key, bool *exists)
 		st = result(c, resp->result, "exist");
 	if (!st)
 		*exists = resp->exists;
+	free_msg(resp);
+	return st;
+}
+
+int store_client_warmup(store_client *c, const char *domain,
+			uint32_t max_copies, uint64_t max_bytes,
+			uint32_t *queued)
+{
+	Mcrepl__WarmupRequest req;
+	Mcrepl__WarmupResponse *resp = NULL;
+	char d[128];
+	int st;
+
+	*queued = 0;
+	snprintf(d, sizeof(d), "%s", domain ? domain : "");
+	mcrepl__warmup_request__init(&req);
+	req.domain = d;
+	req.max_copies = max_copies;
+	req.max_bytes = max_bytes;
+	st = CALL(c, "Warmup", req, mcrepl__warmup_response, resp);
+	if (!st)
+		st = result(c, resp->result, "warmup");
+	if (!st)
+		*queued = resp->queued;
 	free_msg(resp);
 	return st;
 }

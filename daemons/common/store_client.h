@@ -12,7 +12,8 @@
  * Reads: GetReplicaList returns COMPLETE replicas in the master's order
  * (the master spreads load over equal replicas). The client reads from a
  * replica on its own host when local_host is set and one exists, else from
- * the first replica; on a data-plane error it falls back to the next one.
+ * one in its own domain when one exists, else from the first replica; on a
+ * data-plane error it falls back to the next one.
  *
  * Thread-safety: a client must not be used by two threads at once;
  * distinct clients are independent.
@@ -28,6 +29,10 @@ typedef struct store_client store_client;
 
 struct store_client_config {
 	const char *local_host; /* prefer replicas on this host_id; NULL none */
+	/* The reader's domain, sent with every read (domain-aware heat) and
+	 * preferred after the local host; NULL = env MOONCAKE_STORE_DOMAIN,
+	 * else none. */
+	const char *domain;
 	uint32_t replicas;	/* replicas per put; 0 = 1 */
 	int rpc_timeout_ms;	/* per master call; 5000 */
 	int data_timeout_ms;	/* per data-plane transfer; 30000 */
@@ -98,6 +103,12 @@ struct store_segment_info {
  * is not NULL, its Prometheus metrics text (malloc'd, caller frees). */
 int store_client_stats(store_client *c, struct store_segment_info **segs,
 		       size_t *n_segs, char **text_out);
+
+/* Ask a domain-aware master to warm `domain` with its hottest objects
+ * (0 limits = the master's defaults); *queued = copies queued. */
+int store_client_warmup(store_client *c, const char *domain,
+			uint32_t max_copies, uint64_t max_bytes,
+			uint32_t *queued);
 
 /* ---- raw data plane (tools and tests) -------------------------------- */
 

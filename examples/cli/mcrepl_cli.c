@@ -19,7 +19,7 @@
 #define MAX_INPUT (1ull << 34)
 
 struct cli {
-	const char *master, *tenant, *local_host;
+	const char *master, *tenant, *local_host, *domain;
 	uint32_t replicas;
 	const char *cmd;
 	const char *args[2];
@@ -30,7 +30,7 @@ static void usage(FILE *out)
 {
 	fprintf(
 	    out,
-	    "usage: mcrepl-cli [--master host:port] [--tenant T] [--replicas N] [--local_host H] COMMAND\n"
+	    "usage: mcrepl-cli [--master host:port] [--tenant T] [--replicas N] [--local_host H] [--domain D] COMMAND\n"
 	    "commands:\n"
 	    "  put KEY FILE|-     store FILE (or stdin) under KEY\n"
 	    "  get KEY [FILE|-]   write KEY's bytes to FILE (default stdout)\n"
@@ -39,6 +39,9 @@ static void usage(FILE *out)
 	    "  stat KEY           list KEY's readable replicas\n"
 	    "  segments           list mounted segments\n"
 	    "  metrics            print the master's metrics\n"
+	    "  warmup DOMAIN      copy the hottest objects into DOMAIN "
+	    "(domain-aware master)\n"
+	    "--domain D (else $MOONCAKE_STORE_DOMAIN): the reader's domain\n"
 	    "defaults: --master 127.0.0.1:50051 --tenant default --replicas 1\n");
 }
 
@@ -71,6 +74,8 @@ static int parse_option(struct cli *c, int argc, char **argv, int *i)
 		c->tenant = v;
 	else if (!strcmp(name, "local_host"))
 		c->local_host = v;
+	else if (!strcmp(name, "domain"))
+		c->domain = v;
 	else if (!strcmp(name, "replicas")) {
 		errno = 0;
 		n = strtoul(v, &end, 10);
@@ -122,7 +127,7 @@ static int check_args(const struct cli *c)
 		int min, max;
 	} cmds[] = {{"put", 2, 2},    {"get", 1, 2},  {"rm", 1, 1},
 		    {"exist", 1, 1},  {"stat", 1, 1}, {"segments", 0, 0},
-		    {"metrics", 0, 0}};
+		    {"metrics", 0, 0}, {"warmup", 1, 1}};
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(cmds[i].name, c->cmd))
@@ -131,7 +136,9 @@ static int check_args(const struct cli *c)
 			return usage_error("wrong number of arguments for %s",
 					   c->cmd);
 		if (cmds[i].min && !c->args[0][0])
-			return usage_error("empty key");
+			return usage_error("empty %s", strcmp(c->cmd, "warmup")
+								  ? "key"
+								  : "domain");
 		return 0;
 	}
 	return usage_error("unknown command '%s'", c->cmd);
@@ -334,6 +341,16 @@ static int cmd_metrics(store_client *sc)
 	return 0;
 }
 
+static int cmd_warmup(store_client *sc, const struct cli *c)
+{
+	uint32_t queued = 0;
+
+	if (store_client_warmup(sc, c->args[0], 0, 0, &queued))
+		return op_failed(sc, "warmup");
+	printf("warmup of %s: %u copies queued\n", c->args[0], queued);
+	return 0;
+}
+
 static int run(store_client *sc, const struct cli *c)
 {
 	if (!strcmp(c->cmd, "put"))
@@ -348,6 +365,8 @@ static int run(store_client *sc, const struct cli *c)
 		return cmd_stat(sc, c);
 	if (!strcmp(c->cmd, "segments"))
 		return cmd_segments(sc);
+	if (!strcmp(c->cmd, "warmup"))
+		return cmd_warmup(sc, c);
 	return cmd_metrics(sc);
 }
 
@@ -367,6 +386,7 @@ int main(int argc, char **argv)
 	store_client_config_init(&cfg);
 	cfg.replicas = c.replicas;
 	cfg.local_host = c.local_host;
+	cfg.domain = c.domain;
 	if (store_client_open(&sc, c.master, c.tenant, &cfg, err,
 			      sizeof(err))) {
 		fprintf(stderr, "mcrepl-cli: %s\n", err);
