@@ -192,22 +192,6 @@ static void feed(struct tcp_peer *p)
 	}
 }
 
-static int errno_of(uint16_t st)
-{
-	switch (st) {
-	case DATA_E_DENIED:
-		return -EACCES;
-	case DATA_E_RANGE:
-		return -ERANGE;
-	case DATA_E_NO_SEGMENT:
-		return -ENOENT;
-	case DATA_E_TOO_LARGE:
-		return -EMSGSIZE;
-	default:
-		return -EIO;
-	}
-}
-
 /* The reply (and its text) for the copy at the head of the wire. */
 static void on_reply(struct tcp_peer *p, const char *text)
 {
@@ -227,7 +211,7 @@ static void on_reply(struct tcp_peer *p, const char *text)
 	}
 	snprintf(why, sizeof(why), "%s refused the write: %s (%s)", p->endpoint,
 		 text, data_status_str(p->resp.status));
-	complete(c, errno_of(p->resp.status), why);
+	complete(c, data_status_errno(p->resp.status), why);
 }
 
 /* Takes one whole reply off in; false when more bytes are needed or the

@@ -1,4 +1,5 @@
 /* Data-plane header codec (see data_proto.h). */
+#include <errno.h>
 #include "data_proto.h"
 
 const char *data_status_str(int status)
@@ -119,4 +120,20 @@ void data_stats_decode(const uint8_t in[DATA_STATS_BYTES], struct data_stats *s)
 	s->read_bytes = data_get_be64(in + 8);
 	s->writes = data_get_be64(in + 16);
 	s->write_bytes = data_get_be64(in + 24);
+}
+
+int data_status_errno(uint16_t status)
+{
+	switch (status) {
+	case DATA_E_DENIED:
+		return -EACCES;
+	case DATA_E_RANGE:
+		return -ERANGE;
+	case DATA_E_NO_SEGMENT:
+		return -ENOENT;
+	case DATA_E_TOO_LARGE:
+		return -EMSGSIZE;
+	default:
+		return -EIO;
+	}
 }

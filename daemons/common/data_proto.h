@@ -82,6 +82,10 @@ enum data_status {
 /* "write token refused", ...; "unknown status" for other values. */
 const char *data_status_str(int status);
 
+/* The negative errno a refusal maps to: DENIED -EACCES, RANGE -ERANGE,
+ * NO_SEGMENT -ENOENT, TOO_LARGE -EMSGSIZE, anything else -EIO. */
+int data_status_errno(uint16_t status);
+
 struct data_req {
 	uint8_t op; /* enum data_op */
 	uint64_t segment_id, offset, length, write_token;

@@ -207,3 +207,16 @@ int net_connect(const char *host, uint16_t port, int timeout_ms, char *err,
 	freeaddrinfo(res);
 	return fd;
 }
+
+int net_wait_fd(int fd, short events, int64_t deadline)
+{
+	struct pollfd pfd = {fd, events, 0};
+	int rc;
+
+	do {
+		rc = poll(&pfd, 1, net_remaining_ms(deadline));
+	} while (rc < 0 && errno == EINTR);
+	if (rc == 0)
+		return -ETIMEDOUT;
+	return rc < 0 ? -errno : 0;
+}

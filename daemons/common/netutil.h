@@ -47,4 +47,8 @@ int64_t net_now_ms(void);
  * -1 when deadline < 0 (no deadline). Ready to pass to poll(). */
 int net_remaining_ms(int64_t deadline);
 
+/* Wait until fd is ready for poll `events` or the deadline (net_now_ms
+ * clock) passes: 0, -ETIMEDOUT, or -errno. EINTR is retried. */
+int net_wait_fd(int fd, short events, int64_t deadline);
+
 #endif

@@ -92,16 +92,12 @@ static int ensure_connected(rpc_client *c, int64_t deadline, char *err,
 	return c->fd < 0 ? RPC_E_UNAVAILABLE : RPC_OK;
 }
 
-/* Waits for fd to become ready for `events` until deadline. */
+/* net_wait_fd as an RPC status. */
 static int wait_fd(int fd, short events, int64_t deadline)
 {
-	struct pollfd pfd = {fd, events, 0};
-	int rc;
+	int rc = net_wait_fd(fd, events, deadline);
 
-	do {
-		rc = poll(&pfd, 1, net_remaining_ms(deadline));
-	} while (rc < 0 && errno == EINTR);
-	if (rc == 0)
+	if (rc == -ETIMEDOUT)
 		return RPC_E_TIMEOUT;
 	return rc < 0 ? RPC_E_UNAVAILABLE : RPC_OK;
 }

@@ -167,19 +167,6 @@ static void free_msg(void *m)
 
 /* ---- raw data plane ---------------------------------------------------------- */
 
-static int wait_fd(int fd, short events, int64_t deadline)
-{
-	struct pollfd pfd = {fd, events, 0};
-	int rc;
-
-	do {
-		rc = poll(&pfd, 1, net_remaining_ms(deadline));
-	} while (rc < 0 && errno == EINTR);
-	if (rc == 0)
-		return -ETIMEDOUT;
-	return rc < 0 ? -errno : 0;
-}
-
 static int send_all(int fd, const uint8_t *p, uint64_t len, int64_t deadline)
 {
 	while (len > 0) {
@@ -195,7 +182,7 @@ static int send_all(int fd, const uint8_t *p, uint64_t len, int64_t deadline)
 		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
 		    errno != EINTR)
 			return -errno;
-		st = wait_fd(fd, POLLOUT, deadline);
+		st = net_wait_fd(fd, POLLOUT, deadline);
 		if (st)
 			return st;
 	}
@@ -218,27 +205,11 @@ static int recv_all(int fd, uint8_t *p, uint64_t len, int64_t deadline)
 			return -ECONNRESET;
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			return -errno;
-		st = wait_fd(fd, POLLIN, deadline);
+		st = net_wait_fd(fd, POLLIN, deadline);
 		if (st)
 			return st;
 	}
 	return 0;
-}
-
-static int refused(uint16_t status)
-{
-	switch (status) {
-	case DATA_E_DENIED:
-		return -EACCES;
-	case DATA_E_RANGE:
-		return -ERANGE;
-	case DATA_E_NO_SEGMENT:
-		return -ENOENT;
-	case DATA_E_TOO_LARGE:
-		return -EMSGSIZE;
-	default:
-		return -EIO;
-	}
 }
 
 /* Reads the reply header; on a refusal reads its reason into err. */
@@ -264,7 +235,7 @@ static int take_resp(int fd, const char *ep, struct data_resp *r,
 	text[st ? 0 : r->length] = '\0';
 	snprintf(err, errlen, "%s refused: %s (%s)", ep, text,
 		 data_status_str(r->status));
-	return refused(r->status);
+	return data_status_errno(r->status);
 }
 
 static int data_connect(const char *ep, int timeout_ms, char *err,

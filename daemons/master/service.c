@@ -534,24 +534,37 @@ static void h_dyn_start(Mcrepl__Master_Service *svc,
 	store_unlock(s);
 }
 
+/* End (success) or Revoke of a dynamic copy, under the store lock. */
+static Mcrepl__Code dyn_finish(Mcrepl__Master_Service *svc, uint64_t lease,
+			       uint64_t version, uint64_t client,
+			       const char *tenant, const char *key, bool success,
+			       const char **reason)
+{
+	struct store *s = SVC(svc)->store;
+	mcrepl_fence f = fence_of(lease, version, client, 0, 0);
+	uint64_t now = SVC(svc)->now_ms();
+	Mcrepl__Code code;
+
+	store_lock(s);
+	code = success ? dyn_copy_end(s, &f, tenant, key, now, reason)
+		       : dyn_copy_revoke(s, &f, tenant, key, now, reason);
+	store_unlock(s);
+	return code;
+}
+
 static void h_dyn_end(Mcrepl__Master_Service *svc,
 		      const Mcrepl__DynamicReplicaCopyEndRequest *req,
 		      Mcrepl__DynamicReplicaCopyEndResponse_Closure done,
 		      void *cd)
 {
-	struct store *s = SVC(svc)->store;
 	Mcrepl__DynamicReplicaCopyEndResponse resp;
-	mcrepl_fence f = fence_of(req->lease_id, req->version, req->client_id,
-				  0, 0);
 	const char *reason = NULL;
 	struct reply r = {0};
 	Mcrepl__Code code;
 
 	mcrepl__dynamic_replica_copy_end_response__init(&resp);
-	store_lock(s);
-	code = dyn_copy_end(s, &f, req->tenant, req->key, SVC(svc)->now_ms(),
-			    &reason);
-	store_unlock(s);
+	code = dyn_finish(svc, req->lease_id, req->version, req->client_id,
+			  req->tenant, req->key, true, &reason);
 	reply_init(&r, code, reason);
 	resp.result = &r.result;
 	done(&resp, cd);
@@ -562,19 +575,14 @@ static void h_dyn_revoke(Mcrepl__Master_Service *svc,
 			 Mcrepl__DynamicReplicaCopyRevokeResponse_Closure done,
 			 void *cd)
 {
-	struct store *s = SVC(svc)->store;
 	Mcrepl__DynamicReplicaCopyRevokeResponse resp;
-	mcrepl_fence f = fence_of(req->lease_id, req->version, req->client_id,
-				  0, 0);
 	const char *reason = NULL;
 	struct reply r = {0};
 	Mcrepl__Code code;
 
 	mcrepl__dynamic_replica_copy_revoke_response__init(&resp);
-	store_lock(s);
-	code = dyn_copy_revoke(s, &f, req->tenant, req->key,
-			       SVC(svc)->now_ms(), &reason);
-	store_unlock(s);
+	code = dyn_finish(svc, req->lease_id, req->version, req->client_id,
+			  req->tenant, req->key, false, &reason);
 	reply_init(&r, code, reason);
 	resp.result = &r.result;
 	done(&resp, cd);
