@@ -881,6 +881,8 @@ Mcrepl__Code store_get(struct store *s, const char *tenant, const char *key,
 		v[n].readable = v[n].memory = true;
 		idx[n++] = i;
 	}
+	if (n == 0) /* every copy went with its worker: not found, cleanly */
+		return MCREPL__CODE__NOT_FOUND;
 	mcrepl_order_replicas(tenant, key, v, NULL, n, o->reads++, perm);
 	*n_out = n < cap ? n : cap;
 	for (size_t i = 0; i < *n_out; i++)

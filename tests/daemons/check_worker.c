@@ -40,13 +40,18 @@ static const char *const master_flags[] = {
     NULL,
 };
 
+/* Extra master flags for the fault tests (set by their setup). */
+static const char *const *extra_master_flags;
+
 static void start_master(const char *port_flag)
 {
-	const char *flags[8];
+	const char *flags[16];
 	size_t n = 0;
 
 	for (; master_flags[n]; n++)
 		flags[n] = master_flags[n];
+	for (size_t i = 0; extra_master_flags && extra_master_flags[i]; i++)
+		flags[n++] = extra_master_flags[i];
 	flags[n++] = port_flag;
 	flags[n] = NULL;
 	ck_assert_int_eq(master_start(&fx.master, flags), 0);
@@ -506,6 +511,207 @@ START_TEST(test_cli)
 }
 END_TEST
 
+/* ---- faults (issue: worker killed mid-copy, stale tasks) ---------------- */
+
+static const char *const fault_flags[] = {
+    "--dynamic_replication_lease_ttl_seconds=1.5",
+    "--dynamic_replication_action_cooldown_seconds=1",
+    "--dynamic_replication_recreate_cooldown_seconds=1",
+    "--default_kv_lease_ttl=50", "--sweep_interval_ms=20", NULL};
+
+static void fault_setup(void)
+{
+	extra_master_flags = fault_flags;
+	setup();
+}
+
+/* 24 MiB object on its source; the target frozen; reads make it hot until
+ * the source has started the copy. Returns the source worker index. */
+static int stall_copy(store_client *c, const char *key, int target_hint)
+{
+	static uint8_t big[24u << 20];
+	struct store_object_info o;
+	uint64_t len;
+	void *buf;
+	int src, dst;
+
+	memset(big, 0x3c, sizeof(big));
+	ck_assert_msg(store_client_put(c, key, big, sizeof(big)) == 0, "%s",
+		      store_client_error(c));
+	wait_replicas(c, key, 1, &o, 0);
+	src = (int)(o.replicas[0].host_id[5] - 'a');
+	dst = target_hint >= 0 ? target_hint : 1 - src;
+	kill(fx.workers[dst].pid, SIGSTOP);
+	for (int i = 0; i < 8; i++) {
+		ck_assert(store_client_get(c, key, &buf, &len, NULL) == 0);
+		free(buf);
+	}
+	for (int waited = 0; waited < 5000; waited += 50) {
+		if (worker_metric(src, "mcrepl_worker_copies_started_total") ==
+		    1)
+			break;
+		harness_sleep_ms(50);
+	}
+	ck_assert_int_eq(
+	    worker_metric(src, "mcrepl_worker_copies_started_total"), 1);
+	/* the target region is reserved, PROCESSING: never offered */
+	ck_assert_int_eq(master_metric(c, "mcrepl_master_used_bytes"),
+			 2 * (long long)sizeof(big));
+	wait_replicas(c, key, 1, &o, 0);
+	ck_assert(!o.replicas[0].dynamic);
+	return src;
+}
+
+/* kill -9 the source mid-copy: readers only ever see the COMPLETE
+ * replica; once the source is gone the key reports not found cleanly; the
+ * lease expires, the pending state and the reserved target are cleared. */
+START_TEST(test_kill9_source_mid_copy_never_serves_a_processing_replica)
+{
+	store_client *c;
+	struct store_object_info o;
+	bool exists = true;
+	int src;
+
+	start_worker(0);
+	start_worker(1);
+	c = client(NULL);
+	src = stall_copy(c, "big", -1);
+	proc_kill9(&fx.workers[src]);
+	for (int waited = 0; waited < 4000; waited += 100) {
+		int st = store_client_stat(c, "big", &o);
+
+		if (st == 0) { /* still the source's COMPLETE replica only */
+			ck_assert_uint_eq(o.n_replicas, 1);
+			ck_assert(o.replicas[0].complete && !o.replicas[0].dynamic);
+		} else {
+			ck_assert_int_eq(st, MCREPL__CODE__NOT_FOUND);
+			break;
+		}
+		harness_sleep_ms(100);
+	}
+	harness_sleep_ms(1800); /* the lease (1.5 s) expires */
+	ck_assert_int_eq(master_metric(c, "mcrepl_dynamic_copies_inflight"), 0);
+	ck_assert_int_eq(master_metric(c, "mcrepl_dynamic_copy_tasks_failed_total"),
+			 1);
+	ck_assert_int_eq(store_client_exist(c, "big", &exists), 0);
+	ck_assert(!exists);
+	kill(fx.workers[1 - src].pid, SIGCONT);
+	harness_sleep_ms(1700); /* the target's quarantined region is freed */
+	ck_assert_int_eq(master_metric(c, "mcrepl_master_used_bytes"), 0);
+	store_client_close(c);
+}
+END_TEST
+
+/* kill -9 the target mid-copy: the source revokes, the quota comes back,
+ * and after the cooldown the key is admitted again and copied elsewhere. */
+START_TEST(test_kill_target_mid_copy_returns_quota_and_readmits_after_cooldown)
+{
+	store_client *c;
+	struct store_object_info o;
+	uint64_t len;
+	void *buf;
+	int src, dst;
+
+	start_worker(0);
+	start_worker(1);
+	c = client(NULL);
+	src = stall_copy(c, "big", -1);
+	dst = 1 - src;
+	start_worker_with(2, "--poll_interval_ms=10");
+	proc_kill9(&fx.workers[dst]);
+	for (int waited = 0; waited < 8000; waited += 100) {
+		if (master_metric(c, "mcrepl_dynamic_copies_inflight") == 0 &&
+		    count_segments(c, 0) == 2)
+			break;
+		harness_sleep_ms(100);
+	}
+	ck_assert_int_eq(master_metric(c, "mcrepl_dynamic_copies_inflight"), 0);
+	ck_assert_uint_eq(count_segments(c, 0), 2); /* the target is gone */
+	harness_sleep_ms(1700); /* quarantine (lease TTL) + cooldown pass */
+	ck_assert_int_eq(master_metric(c, "mcrepl_master_used_bytes"),
+			 24 << 20);
+	for (int i = 0; i < 8; i++) {
+		ck_assert(store_client_get(c, "big", &buf, &len, NULL) == 0);
+		free(buf);
+	}
+	wait_replicas(c, "big", 2, &o, 8000);
+	ck_assert(o.replicas[0].dynamic || o.replicas[1].dynamic);
+	ck_assert(strcmp(o.replicas[0].host_id, "host-c") == 0 ||
+		  strcmp(o.replicas[1].host_id, "host-c") == 0);
+	store_client_close(c);
+}
+END_TEST
+
+/* PutStart + PutEnd over RPC only (the test plays a writer whose bytes
+ * are not needed). */
+static void reput_metadata_only(const char *key)
+{
+	rpc_client *rc = harness_client(fx.port);
+	Mcrepl__PutStartRequest ps;
+	Mcrepl__PutEndRequest pe;
+	Mcrepl__PutStartResponse *r;
+	ProtobufCMessage *e;
+	char k[64], t[] = "t1";
+
+	snprintf(k, sizeof(k), "%s", key);
+	mcrepl__put_start_request__init(&ps);
+	ps.tenant = t;
+	ps.key = k;
+	ps.size = OBJ_BYTES;
+	r = (Mcrepl__PutStartResponse *)harness_call(rc, "PutStart", &ps.base,
+						     NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
+	mcrepl__put_end_request__init(&pe);
+	pe.tenant = t;
+	pe.key = k;
+	pe.version = r->version;
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	e = harness_call(rc, "PutEnd", &pe.base, NULL);
+	ck_assert_ptr_nonnull(e);
+	protobuf_c_message_free_unpacked(e, NULL);
+	rpc_client_close(rc);
+}
+
+/* Remove + put again while the source is frozen with a queued dynamic
+ * task: the stale task's start is refused by the version fence and no
+ * replica of the old version ever becomes readable. */
+START_TEST(test_stale_task_after_remove_and_reput_is_fenced)
+{
+	store_client *c;
+	struct store_object_info o;
+	int src;
+
+	start_worker_with(0, "--poll_interval_ms=10");
+	start_worker_with(1, "--poll_interval_ms=10");
+	c = client(NULL);
+	put_obj(c, "k");
+	wait_replicas(c, "k", 1, &o, 0);
+	src = (int)(o.replicas[0].host_id[5] - 'a');
+	kill(fx.workers[src].pid, SIGSTOP); /* holds its task back */
+	harness_sleep_ms(100);
+	for (int i = 0; i < 6; i++)
+		ck_assert(store_client_stat(c, "k", &o) == 0);
+	harness_sleep_ms(300); /* task queued; read lease over */
+	ck_assert_int_eq(master_metric(c, "mcrepl_dynamic_copy_tasks_created_"
+					  "total"),
+			 1);
+	ck_assert_int_eq(store_client_remove(c, "k"), 0);
+	reput_metadata_only("k"); /* its segment is frozen: no data write */
+	kill(fx.workers[src].pid, SIGCONT);
+	harness_sleep_ms(500);
+	ck_assert_int_eq(master_metric(c, "mcrepl_dynamic_copy_tasks_completed_"
+					  "total"),
+			 0);
+	ck_assert_int_eq(master_metric(c, "mcrepl_dynamic_copy_tasks_failed_"
+					  "total"),
+			 1);
+	wait_replicas(c, "k", 1, &o, 0);
+	ck_assert(!o.replicas[0].dynamic);
+	store_client_close(c);
+}
+END_TEST
+
 Suite *make_worker_suite(void)
 {
 	Suite *s = suite_create("worker");
@@ -521,6 +727,15 @@ Suite *make_worker_suite(void)
 	tcase_add_test(tc, test_cli);
 	tcase_add_test(tc, test_sigterm_revokes_copy_in_flight);
 	tcase_add_test(tc, test_worker_flags);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("faults");
+	tcase_add_checked_fixture(tc, fault_setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc,
+		       test_kill9_source_mid_copy_never_serves_a_processing_replica);
+	tcase_add_test(
+	    tc, test_kill_target_mid_copy_returns_quota_and_readmits_after_cooldown);
+	tcase_add_test(tc, test_stale_task_after_remove_and_reput_is_fenced);
 	suite_add_tcase(s, tc);
 	return s;
 }
