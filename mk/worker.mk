@@ -40,3 +40,16 @@ check-daemons valgrind-daemons: $(WORKER_BIN) $(CLI_BIN)
 worker: $(WORKER_BIN) $(CLI_BIN)
 
 .PHONY: worker
+
+# bench_copy: TCP copy engine vs a raw loopback stream (make bench).
+BENCH_COPY := $(BUILD)/bench/bench_copy
+$(BENCH_COPY): $(BUILD)/obj/bench/daemons/bench_copy.o \
+		$(BUILD)/obj/daemons/worker/data_server.o $(RDMA_OBJ) \
+		$(RPC_LIB) $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(RDMA_LIBS) $(DAEMON_LIBS) -lm
+all: $(BENCH_COPY)
+bench: bench-copy
+bench-copy: $(BENCH_COPY)
+	$(BENCH_COPY)
+.PHONY: bench-copy

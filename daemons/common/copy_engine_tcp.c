@@ -313,6 +313,8 @@ static int connect_peer(struct tcp_peer *p, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	bufferevent_setcb(p->bev, read_cb, write_cb, event_cb, p);
+	bufferevent_set_max_single_read(p->bev, BULK_IO_BYTES);
+	bufferevent_set_max_single_write(p->bev, BULK_IO_BYTES);
 	bufferevent_setwatermark(p->bev, EV_WRITE, OUT_HIGH / 2, 0);
 	bufferevent_enable(p->bev, EV_READ | EV_WRITE);
 	if (bufferevent_socket_connect(p->bev, (struct sockaddr *)&ss,

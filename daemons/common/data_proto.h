@@ -82,6 +82,10 @@ enum data_status {
 /* "write token refused", ...; "unknown status" for other values. */
 const char *data_status_str(int status);
 
+/* Bytes one read or write syscall may move on a data connection (libevent's
+ * default is 16 KiB, far too small for bulk transfers). */
+#define BULK_IO_BYTES (4u << 20)
+
 /* The negative errno a refusal maps to: DENIED -EACCES, RANGE -ERANGE,
  * NO_SEGMENT -ENOENT, TOO_LARGE -EMSGSIZE, anything else -EIO. */
 int data_status_errno(uint16_t status);

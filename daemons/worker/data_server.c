@@ -355,6 +355,10 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	s->conns = c;
 	s->counters.connections++;
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
+	/* libevent reads and writes 16 KiB per call by default: bulk data
+	 * wants far larger syscalls */
+	bufferevent_set_max_single_read(c->bev, BULK_IO_BYTES);
+	bufferevent_set_max_single_write(c->bev, BULK_IO_BYTES);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
 
