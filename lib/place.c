@@ -320,11 +320,21 @@ mcrepl_place_target(const mcrepl_config *cfg, const mcrepl_place_request *req,
 
 /* ---- reader order -------------------------------------------------------- */
 
+/* Replicas whose tie-break scores are computed once, up front. */
+#define ORDER_SCORED 256
+
 typedef struct order_ctx {
 	const mcrepl_replica_view *replicas;
 	const uint64_t *load;
 	uint64_t prefix, salt;
+	const uint64_t *score; /* per replica, or NULL: compute on demand */
 } order_ctx;
+
+static uint64_t order_score(const order_ctx *c, size_t i)
+{
+	return c->score ? c->score[i]
+			: rdv_score(c->prefix, c->replicas[i].segment.v, c->salt);
+}
 
 /* Strictly before; equal elements keep input order (the sort is stable). */
 static bool read_before(const order_ctx *c, size_t a, size_t b)
@@ -337,8 +347,7 @@ static bool read_before(const order_ctx *c, size_t a, size_t b)
 		return false;
 	if (c->load && c->load[a] != c->load[b])
 		return c->load[a] < c->load[b];
-	return rdv_score(c->prefix, ra->segment.v, c->salt) >
-	       rdv_score(c->prefix, rb->segment.v, c->salt);
+	return order_score(c, a) > order_score(c, b);
 }
 
 mcrepl_status mcrepl_order_replicas(const char *tenant, const char *key,
@@ -346,6 +355,7 @@ mcrepl_status mcrepl_order_replicas(const char *tenant, const char *key,
 				    const uint64_t *load, size_t n,
 				    uint64_t salt, size_t *order_out)
 {
+	uint64_t score[ORDER_SCORED];
 	order_ctx c;
 	size_t i, j;
 
@@ -357,6 +367,12 @@ mcrepl_status mcrepl_order_replicas(const char *tenant, const char *key,
 	c.load = load;
 	c.prefix = rdv_prefix(tenant, key);
 	c.salt = salt;
+	c.score = NULL;
+	if (n <= ORDER_SCORED) {
+		for (i = 0; i < n; i++)
+			score[i] = rdv_score(c.prefix, replicas[i].segment.v, salt);
+		c.score = score;
+	}
 	/* Insertion sort: n is the replica count of one key. */
 	for (i = 0; i < n; i++) {
 		for (j = i; j > 0 && read_before(&c, i, order_out[j - 1]); j--)

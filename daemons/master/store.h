@@ -49,6 +49,7 @@ struct segment {
 	bool reads_seen;       /* a first heartbeat set the baseline */
 	uint64_t reads_recent; /* reads in the last heartbeat interval */
 	uint32_t inflight;     /* dynamic copies with this as source */
+	uint64_t incoming;     /* bytes of live leases targeting it */
 };
 
 enum replica_status { REPLICA_PROCESSING = 1, REPLICA_COMPLETE = 2 };

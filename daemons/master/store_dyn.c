@@ -44,19 +44,29 @@ static void segment_views(struct store *s, mcrepl_segment_view *v)
 	for (size_t i = 0; i < s->n_segs; i++) {
 		struct segment *seg = s->segs[i];
 
+		/* count granted copies before they reserve at CopyStart, so
+		 * one batch of admissions does not pile onto one target */
 		v[i] = (mcrepl_segment_view){
-		    {seg->id}, {seg->client_id}, seg->host, seg->domain,
-		    seg->capacity, store_used(seg), true, seg->reads_recent};
+		    {seg->id},	    {seg->client_id},
+		    seg->host,	    seg->domain,
+		    seg->capacity,  store_used(seg) + seg->incoming,
+		    true,	    seg->reads_recent};
 	}
 }
 
 static void lease_live(struct store *s, const mcrepl_lease *l, int delta)
 {
 	struct segment *src = store_segment(s, l->source.v);
+	struct segment *dst = store_segment(s, l->target.v);
 
 	mcrepl_stats_add(s->stats, MCREPL_STAT_INFLIGHT, delta);
 	if (src)
 		src->inflight += (uint32_t)delta;
+	if (dst && delta > 0)
+		dst->incoming += l->size;
+	else if (dst)
+		dst->incoming -= l->size < dst->incoming ? l->size
+							 : dst->incoming;
 }
 
 static struct task *queue_copy_task(struct store *s, const struct object *o,
