@@ -1,0 +1,92 @@
+/*
+ * mcrepl-sim cluster state: nodes (one NIC, a memory budget, read load),
+ * their segments (the master's mcrepl_segment_view array, passed as is to
+ * placement), and the objects with their replicas.
+ *
+ * Per object the state is 32 bytes: the library's 24-byte embeddable heat
+ * cell, the primary segment and the head of a short list of dynamic
+ * replicas (kept in a pool; most objects have none).
+ */
+#ifndef SIM_CLUSTER_H
+#define SIM_CLUSTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mcrepl/mcrepl.h>
+
+#define SIM_NONE UINT32_MAX
+
+struct sim_obj {
+	mcrepl_heat_cell heat; /* lives and dies with the object */
+	uint32_t primary;      /* segment index; SIM_NONE until written */
+	uint32_t dyn;	       /* first dynamic replica; SIM_NONE = none */
+};
+
+struct sim_dyn {
+	uint32_t obj, seg;
+	uint32_t next; /* the object's next dynamic replica / free list */
+	uint32_t pos;  /* index in its node's list */
+	uint64_t last_read_ms;
+	bool readable; /* COMPLETE; false while the copy runs */
+};
+
+struct sim_node {
+	uint64_t load;	 /* reads served in the current interval */
+	uint64_t recent; /* reads served since the last load report */
+	uint64_t served; /* reads served, whole run */
+	uint64_t used;	 /* bytes allocated on its segments */
+	double tx_free_ms, rx_free_ms; /* NIC queues: busy until */
+	uint32_t *dyn;		       /* its dynamic replicas */
+	uint32_t n_dyn, cap_dyn;
+	uint32_t domain;
+	bool dirty; /* used grew since the last eviction check */
+};
+
+struct sim_cluster {
+	uint32_t n_nodes, hosts_per_node, n_segs, n_domains;
+	uint64_t object_size, node_capacity;
+	struct sim_node *nodes;
+	mcrepl_segment_view *segs; /* the master's view of every segment */
+	uint32_t *seg_inflight;	   /* copies in flight from each segment */
+	char **host_names;	   /* per node: "node-<i>" */
+	char **domain_names;	   /* per domain: "d<i>" ("" when 1) */
+	struct sim_obj *objs;
+	uint64_t n_objs;
+	struct sim_dyn *dyn;
+	uint32_t n_dyn_slots, cap_dyn_slots, dyn_free;
+	uint32_t *dirty; /* nodes whose used grew */
+	uint32_t n_dirty;
+	uint64_t primary_bytes, dyn_bytes; /* dyn: reserved, incl. copying */
+	uint64_t dyn_readable;		   /* readable dynamic replicas */
+	uint64_t replicated_keys;	   /* objects with one or more */
+};
+
+/* Segment capacity = node_capacity / hosts_per_node. 0 or -1 (ENOMEM). */
+int sim_cluster_init(struct sim_cluster *c, uint32_t nodes,
+		     uint32_t hosts_per_node, uint32_t domains, uint64_t n_objs,
+		     uint64_t object_size, uint64_t node_capacity);
+void sim_cluster_free(struct sim_cluster *c);
+
+static inline uint32_t sim_node_of(const struct sim_cluster *c, uint32_t seg)
+{
+	return seg / c->hosts_per_node;
+}
+
+/* Store object o's primary on segment seg. */
+void sim_cluster_write(struct sim_cluster *c, uint64_t o, uint32_t seg);
+
+/* Reserve a PROCESSING dynamic replica of o on seg: SIM_NONE when the
+ * segment has no room (used + size > capacity) or on ENOMEM. */
+uint32_t sim_dyn_add(struct sim_cluster *c, uint64_t o, uint32_t seg);
+
+/* The copy ended: the replica becomes readable. */
+void sim_dyn_ready(struct sim_cluster *c, uint32_t d);
+
+/* Drop a dynamic replica (readable or not) and free its bytes. */
+void sim_dyn_remove(struct sim_cluster *c, uint32_t d);
+
+/* Readable dynamic replicas of o. */
+uint32_t sim_obj_readable_dyn(const struct sim_cluster *c, uint64_t o);
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * mcrepl-sim analytic reference: the max/mean node load of the ideal
+ * fluid placement for the same workload and the same primaries.
+ *
+ * Every object's expected read share w (Zipf: r^-theta; uniform: 1; trace:
+ * its read count) sits on its primary's node. The top k objects are then
+ * lifted off their primaries, split into R equal parts and placed greedily,
+ * hottest first, each part on the least-loaded node not yet holding that
+ * object (LPT). ideal(k, R) is the resulting max/mean; the reference is the
+ * minimum over k in {0, 1, 2, 4, ..., min(objects, 16 x nodes)} plus the k
+ * the real run replicated, and over R in {M, M/2, M/4, ..., 2} where M =
+ * max replicas (at most the node count): a policy allowed M copies may use
+ * fewer, and R = M = nodes would spread every top key uniformly and leave
+ * the tail's imbalance alone. at_k is the same minimum over R for the k
+ * the real run replicated (the same number of keys, ideally placed). It has
+ * no sampling noise and no time: it bounds what any placement of R copies
+ * can reach, not what a finite interval of reads shows.
+ */
+#ifndef SIM_IDEAL_H
+#define SIM_IDEAL_H
+
+#include <stdint.h>
+
+#include "cluster.h"
+#include "opts.h"
+
+struct sim_ideal {
+	double max_mean; /* the reference */
+	uint64_t k;	 /* top objects replicated to reach it */
+	uint32_t r;	 /* copies per replicated object there */
+	double base;	 /* ideal(0): expected max/mean with no replica */
+	double at_k;	 /* ideal(k) for the k the real run replicated */
+};
+
+/* counts: trace read counts per object (NULL for zipf / uniform). 0, or
+ * -1 on ENOMEM. */
+int sim_ideal_compute(const struct sim_cluster *c, const struct sim_opts *o,
+		      const uint64_t *counts, uint64_t extra_k,
+		      struct sim_ideal *out);
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * mcrepl-sim master: the host side of libmcrepl, as a Mooncake master
+ * embeds it. Every policy decision is the library's:
+ *   read path   mcrepl_heat_cell_record() on the object's embedded cell
+ *               (domain-aware: on the object's cell for the reader's
+ *               domain), CROSSED -> mcrepl_triggers_push();
+ *               replica choice by mcrepl_order_replicas() (salted per
+ *               read), local replica first.
+ *   admission   mcrepl_triggers_pop() in batches each tick, then
+ *               mcrepl_leases_propose() (admission + source + target
+ *               placement) and mcrepl_leases_bind_task().
+ *   copies      the source worker fetches its task, then
+ *               mcrepl_leases_copy_start() (fenced), the transfer on both
+ *               NIC queues, mcrepl_leases_copy_end(); expiry by
+ *               mcrepl_leases_sweep().
+ *   eviction    above the high watermark, dynamic replicas least recently
+ *               read go first; each one -> mcrepl_leases_replica_removed().
+ */
+#ifndef SIM_MASTER_H
+#define SIM_MASTER_H
+
+#include <stdint.h>
+
+#include <mcrepl/mcrepl.h>
+
+#include "cluster.h"
+#include "events.h"
+#include "opts.h"
+#include "trace.h"
+
+enum sim_copy_state { COPY_FREE, COPY_WAIT, COPY_RUNNING, COPY_DEAD };
+
+/* One dynamic REPLICA_COPY task, from grant to its last event. */
+struct sim_copy {
+	uint64_t task; /* slot + 1 + (generation << 32) */
+	mcrepl_lease lease;
+	uint32_t obj, dyn; /* dyn: the reserved target replica */
+	enum sim_copy_state state;
+	uint32_t next_free;
+};
+
+struct sim_master {
+	const struct sim_opts *o;
+	const mcrepl_config *cfg;
+	mcrepl_heat_params hp;
+	mcrepl_leases *leases;
+	mcrepl_triggers *triggers;
+	mcrepl_stats *stats;
+	/* domain-aware (as the master daemon): one cell per requester
+	 * domain, made for an object on its first read */
+	uint32_t *dcell_of; /* object -> its first cell, SIM_NONE */
+	mcrepl_heat_cell *dcells;
+	uint32_t n_dcells, cap_dcells;
+	struct sim_cluster *c;
+	const struct sim_trace *trace; /* NULL: objects are key-<index> */
+	struct sim_events ev;
+	struct sim_copy *copies;
+	uint32_t n_copies, cap_copies, copy_free, live_copies;
+	/* scratch for one object's replicas */
+	mcrepl_replica_view *rv;
+	uint32_t *rv_dyn;
+	uint64_t *rv_load;
+	size_t *order;
+	size_t rv_cap;
+	mcrepl_trigger *batch;
+	mcrepl_lease *swept;
+	uint64_t salt, prop_seq;
+	double copy_ms; /* one object over a NIC at the copy share */
+	/* counters */
+	uint64_t reads, copy_bytes, copies_done, copies_failed, evicted;
+	uint64_t cross_read_bytes, trigger_lookups_failed;
+};
+
+int sim_master_init(struct sim_master *m, const struct sim_opts *o,
+		    struct sim_cluster *c, const struct sim_trace *trace);
+void sim_master_free(struct sim_master *m);
+
+/* The key of object o ("key-<o>" or "block-<id>") into buf. */
+void sim_master_key(const struct sim_master *m, uint64_t o, char *buf,
+		    size_t cap);
+
+/* The master read path and the reader's choice: one read of o by a reader
+ * on node `reader` at now_ms. */
+void sim_master_read(struct sim_master *m, uint64_t o, uint32_t reader,
+		     uint64_t now_ms);
+
+/* The background admission worker: one batch of triggers. */
+void sim_master_admit(struct sim_master *m, uint64_t now_ms);
+
+/* Worker-side events due by now: task fetch + copy_start, copy_end. */
+void sim_master_events(struct sim_master *m, uint64_t now_ms);
+
+/* Retire expired leases (the master's periodic sweep). */
+void sim_master_sweep(struct sim_master *m, uint64_t now_ms);
+
+/* Evict dynamic replicas on nodes above the high watermark. */
+void sim_master_evict(struct sim_master *m, uint64_t now_ms);
+
+/* The heat cell of object o for domain index dom (domain-aware), or the
+ * object's own cell. NULL only when create is false and there is none, or
+ * on ENOMEM. */
+mcrepl_heat_cell *sim_master_cell(struct sim_master *m, uint64_t o,
+				  uint32_t dom, bool create);
+
+/* Internal to the master's files. */
+struct sim_copy *sim_copy_new(struct sim_master *m);
+struct sim_copy *sim_copy_find(struct sim_master *m, uint64_t task);
+void sim_copy_release(struct sim_master *m, struct sim_copy *x);
+void sim_master_fill_views(struct sim_master *m, uint64_t o, bool all,
+			   size_t *n);
+
+#endif

@@ -1,0 +1,292 @@
+/* The run loop: ticks, intervals, the final summary (see sim.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "master.h"
+#include "report.h"
+#include "sim.h"
+#include "workload.h"
+
+struct run {
+	const struct sim_opts *o;
+	struct sim_cluster c;
+	struct sim_master m;
+	struct sim_gen g;
+	struct sim_result *r;
+	FILE *out;
+	uint64_t *loads, *scratch;
+	uint64_t last_copy_bytes, last_reads;
+	size_t cap_iv;
+};
+
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Default node memory: twice the node's share of the primaries. */
+static uint64_t node_capacity(const struct sim_opts *o, uint64_t n_objs)
+{
+	uint64_t per_node;
+
+	if (o->node_memory)
+		return o->node_memory;
+	per_node = (n_objs + o->nodes - 1) / o->nodes * o->object_size;
+	return 2 *
+	       (per_node > 2 * o->object_size ? per_node : 2 * o->object_size);
+}
+
+static int push_iv(struct run *u, double max_mean, double p99_mean)
+{
+	struct sim_result *r = u->r;
+
+	if (r->n_iv == u->cap_iv) {
+		size_t cap = u->cap_iv ? 2 * u->cap_iv : 256;
+		double *a = realloc(r->iv_max, cap * sizeof(*a));
+		double *b;
+
+		if (!a)
+			return -1;
+		r->iv_max = a;
+		b = realloc(r->iv_p99, cap * sizeof(*b));
+		if (!b)
+			return -1;
+		r->iv_p99 = b;
+		u->cap_iv = cap;
+	}
+	r->iv_max[r->n_iv] = max_mean;
+	r->iv_p99[r->n_iv++] = p99_mean;
+	return 0;
+}
+
+/* Close an interval: reduce node loads, report, hand loads to placement. */
+static int end_interval(struct run *u, uint64_t end_ms)
+{
+	struct sim_cluster *c = &u->c;
+	struct sim_row row = {0};
+
+	for (uint32_t i = 0; i < c->n_nodes; i++)
+		u->loads[i] = c->nodes[i].load;
+	sim_report_loads(u->loads, u->scratch, c->n_nodes, &row.max_mean,
+			 &row.p99_mean);
+	row.t_s = (double)end_ms / 1000.0;
+	row.reads = u->m.reads - u->last_reads;
+	row.dyn_replicas = c->dyn_readable;
+	row.replicated_keys = c->replicated_keys;
+	row.extra_mem = c->primary_bytes
+			    ? (double)c->dyn_bytes / (double)c->primary_bytes
+			    : 0;
+	row.copy_bytes = u->m.copy_bytes - u->last_copy_bytes;
+	row.inflight = u->m.live_copies;
+	u->last_reads = u->m.reads;
+	u->last_copy_bytes = u->m.copy_bytes;
+	if (!u->o->quiet)
+		sim_report_row(u->out, &row);
+	for (uint32_t i = 0; i < c->n_nodes; i++)
+		c->nodes[i].load = 0;
+	return push_iv(u, row.max_mean, row.p99_mean);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median of the defined values among the last half of v[0..n). */
+static double steady(const double *v, size_t n)
+{
+	double *tmp = malloc((n + 1) * sizeof(*tmp));
+	size_t k = 0;
+	double med = NAN;
+
+	if (!tmp)
+		return NAN;
+	for (size_t i = n / 2; i < n; i++)
+		if (!isnan(v[i]))
+			tmp[k++] = v[i];
+	if (k) {
+		qsort(tmp, k, sizeof(*tmp), cmp_dbl);
+		med = k % 2 ? tmp[k / 2] : (tmp[k / 2 - 1] + tmp[k / 2]) / 2;
+	}
+	free(tmp);
+	return med;
+}
+
+static uint64_t run_ms(const struct sim_opts *o, const struct sim_trace *t,
+		       uint64_t interval_ms)
+{
+	double ms = o->duration * 1000.0;
+	uint64_t n;
+
+	if (o->duration <= 0)
+		ms = t ? sim_gen_trace_ms(o, t) + 1 : 30000.0;
+	n = (uint64_t)ceil(ms / (double)interval_ms);
+	return (n ? n : 1) * interval_ms;
+}
+
+/*
+ * The master's load report for read-load-aware placement: a segment's
+ * read_load = the reads its node served over the last load period, scaled
+ * to one interval (the unit of the projection in admission.c).
+ */
+static void report_loads(struct run *u, uint64_t period_ms,
+			 uint64_t interval_ms)
+{
+	struct sim_cluster *c = &u->c;
+
+	for (uint32_t s = 0; s < c->n_segs; s++)
+		c->segs[s].read_load = c->nodes[sim_node_of(c, s)].recent *
+				       interval_ms / period_ms;
+	for (uint32_t i = 0; i < c->n_nodes; i++)
+		c->nodes[i].recent = 0;
+}
+
+static int loop(struct run *u, uint64_t total_ms, uint64_t interval_ms)
+{
+	uint64_t tick = u->o->tick_ms;
+	uint64_t period =
+	    u->o->load_period_ms ? u->o->load_period_ms : interval_ms;
+
+	period += (tick - period % tick) % tick;
+
+	for (uint64_t now = 0; now < total_ms; now += tick) {
+		uint64_t end = now + tick;
+
+		sim_gen_tick(&u->g, &u->m, now, end);
+		sim_master_events(&u->m, now);
+		sim_master_admit(&u->m, now);
+		sim_master_sweep(&u->m, now);
+		sim_master_evict(&u->m, now);
+		if (end % period == 0)
+			report_loads(u, period, interval_ms);
+		if (end % interval_ms == 0 && end_interval(u, end))
+			return -1;
+	}
+	return 0;
+}
+
+static void finish(struct run *u, const struct sim_trace *t, double t0)
+{
+	struct sim_result *r = u->r;
+	const mcrepl_stats *st = u->m.stats;
+	mcrepl_leases_stats ls;
+
+	r->reads = u->m.reads;
+	for (uint32_t i = 0; i < u->c.n_nodes; i++)
+		r->served += u->c.nodes[i].served;
+	r->steady_max_mean = steady(r->iv_max, r->n_iv);
+	r->steady_p99_mean = steady(r->iv_p99, r->n_iv);
+	r->replicated_keys = u->c.replicated_keys;
+	r->dyn_replicas = u->c.dyn_readable;
+	r->dyn_share = u->c.primary_bytes
+			   ? (double)u->c.dyn_bytes / (double)u->c.primary_bytes
+			   : 0;
+	r->copy_bytes = u->m.copy_bytes;
+	r->copies = u->m.copies_done;
+	r->copies_failed = u->m.copies_failed;
+	r->evicted = u->m.evicted;
+	r->cross_read_bytes = u->m.cross_read_bytes;
+	mcrepl_leases_get_stats(u->m.leases, &ls);
+	r->leases_expired = ls.expired_total;
+	r->observed_hot =
+	    (uint64_t)mcrepl_stats_get(st, MCREPL_STAT_OBSERVED_HOT);
+	r->accepted = (uint64_t)mcrepl_stats_get(st, MCREPL_STAT_ACCEPTED);
+	r->would_propose =
+	    (uint64_t)mcrepl_stats_get(st, MCREPL_STAT_WOULD_PROPOSE);
+	r->triggers_dropped =
+	    (uint64_t)mcrepl_stats_get(st, MCREPL_STAT_TRIGGERS_DROPPED);
+	r->malformed = t ? t->malformed : 0;
+	if (sim_ideal_compute(&u->c, u->o, t ? t->counts : NULL,
+			      r->replicated_keys, &r->ideal))
+		r->ideal.max_mean = NAN;
+	r->wall_seconds = wall_now() - t0;
+}
+
+static int check_opts(const struct sim_opts *o)
+{
+	const char *field = NULL;
+
+	if (!o->nodes || o->nodes > 100000 || !o->hosts_per_node ||
+	    (uint64_t)o->nodes * o->hosts_per_node > 1000000 || !o->domains ||
+	    !o->tick_ms || !o->admission_batch || !o->object_size ||
+	    (!o->keys && o->workload != SIM_TRACE) || o->keys > 100000000 ||
+	    !(o->rate >= 0) || !(o->speedup > 0) || !(o->nic_gbps > 0) ||
+	    !(o->copy_share > 0 && o->copy_share <= 1) ||
+	    !(o->interval * 1000 >= o->tick_ms) || !(o->duration >= 0)) {
+		fprintf(stderr, "mcrepl-sim: an option is out of range "
+				"(see --help)\n");
+		return -1;
+	}
+	if (mcrepl_config_validate(&o->cfg, &field) != MCREPL_OK) {
+		fprintf(stderr, "mcrepl-sim: invalid library config: %s\n",
+			field ? field : "?");
+		return -1;
+	}
+	return 0;
+}
+
+static const char *workload_name(enum sim_workload w)
+{
+	return w == SIM_ZIPF ? "zipf" : w == SIM_UNIFORM ? "uniform" : "trace";
+}
+
+int sim_run(const struct sim_opts *o, const struct sim_trace *trace, FILE *out,
+	    struct sim_result *r)
+{
+	uint64_t interval_ms = (uint64_t)llround(o->interval * 1000.0);
+	uint64_t n_objs = trace ? trace->n_objs : o->keys, total_ms;
+	struct run u = {o};
+	double t0 = wall_now();
+	int rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	if (check_opts(o))
+		return -1;
+	interval_ms -= interval_ms % o->tick_ms;
+	total_ms = run_ms(o, trace, interval_ms);
+	sim_opts_label(o, r->label, sizeof(r->label));
+	r->workload = workload_name(o->workload);
+	r->read_order = o->read_load_order ? "load" : "salted";
+	r->nodes = o->nodes;
+	r->keys = n_objs;
+	r->sim_seconds = (double)total_ms / 1000.0;
+	u.r = r;
+	u.out = out;
+	u.loads = calloc(o->nodes, sizeof(*u.loads));
+	u.scratch = calloc(o->nodes, sizeof(*u.scratch));
+	if (!u.loads || !u.scratch ||
+	    sim_cluster_init(&u.c, o->nodes, o->hosts_per_node, o->domains,
+			     n_objs, o->object_size,
+			     node_capacity(o, n_objs)) ||
+	    sim_master_init(&u.m, o, &u.c, trace) ||
+	    sim_gen_init(&u.g, o, trace, &u.c, total_ms)) {
+		fprintf(stderr, "mcrepl-sim: out of memory\n");
+		goto out;
+	}
+	if (!o->quiet)
+		sim_report_header(out, r->label);
+	if (loop(&u, total_ms, interval_ms))
+		goto out;
+	finish(&u, trace, t0);
+	rc = 0;
+out:
+	sim_master_free(&u.m);
+	sim_cluster_free(&u.c);
+	free(u.loads);
+	free(u.scratch);
+	return rc;
+}
+
+void sim_result_free(struct sim_result *r)
+{
+	free(r->iv_max);
+	free(r->iv_p99);
+	r->iv_max = r->iv_p99 = NULL;
+}

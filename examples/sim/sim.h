@@ -1,0 +1,42 @@
+/*
+ * mcrepl-sim run loop: a fixed-tick simulated clock (--tick_ms) driving
+ * the readers, the worker events, the admission worker, the lease sweep
+ * and eviction, with one report row per --interval.
+ */
+#ifndef SIM_SIM_H
+#define SIM_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ideal.h"
+#include "opts.h"
+#include "trace.h"
+
+struct sim_result {
+	char label[256]; /* the library knobs that differ from defaults */
+	const char *workload;
+	const char *read_order; /* "salted" or "load" (--read_load_order) */
+	uint32_t nodes;
+	uint64_t keys, reads, served;
+	double steady_max_mean, steady_p99_mean; /* medians, last half */
+	struct sim_ideal ideal;
+	uint64_t replicated_keys, dyn_replicas;
+	double dyn_share; /* dynamic bytes / primary bytes, at the end */
+	uint64_t copy_bytes, copies, copies_failed, leases_expired, evicted;
+	uint64_t observed_hot, accepted, would_propose, triggers_dropped;
+	uint64_t cross_read_bytes;
+	size_t malformed;
+	double sim_seconds, wall_seconds;
+	size_t n_iv;
+	double *iv_max, *iv_p99; /* per interval; NAN when it had no read */
+};
+
+/* One simulation with options o. Rows go to out unless o->quiet. 0, or -1
+ * (reported on stderr). */
+int sim_run(const struct sim_opts *o, const struct sim_trace *trace, FILE *out,
+	    struct sim_result *r);
+void sim_result_free(struct sim_result *r);
+
+#endif

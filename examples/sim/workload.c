@@ -1,0 +1,87 @@
+/* Read generators: zipf, uniform, trace replay (see workload.h). */
+#include <math.h>
+
+#include "workload.h"
+
+enum { STREAM_KEYS = 1, STREAM_READERS = 2, STREAM_PLACE = 3 };
+
+int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
+		 const struct sim_trace *trace, struct sim_cluster *c,
+		 uint64_t duration_ms)
+{
+	g->o = o;
+	g->trace = trace;
+	g->issued = 0;
+	g->next_req = 0;
+	sim_rng_seed(&g->keys, o->seed, STREAM_KEYS);
+	sim_rng_seed(&g->readers, o->seed, STREAM_READERS);
+	sim_rng_seed(&g->place, o->seed, STREAM_PLACE);
+	if (trace)
+		return 0;
+	if (sim_zipf_init(&g->zipf, c->n_objs,
+			  o->workload == SIM_ZIPF ? o->theta : 0))
+		return -1;
+	g->total = (uint64_t)floor(o->rate * (double)duration_ms / 1000.0);
+	for (uint64_t k = 0; k < c->n_objs; k++)
+		sim_cluster_write(
+		    c, k, (uint32_t)sim_rng_below(&g->place, c->n_segs));
+	return 0;
+}
+
+double sim_gen_trace_ms(const struct sim_opts *o, const struct sim_trace *trace)
+{
+	return trace->ts_ms[trace->n_req - 1] / o->speedup;
+}
+
+static void tick_synthetic(struct sim_gen *g, struct sim_master *m,
+			   uint64_t now, uint64_t end)
+{
+	uint64_t due = (uint64_t)floor(g->o->rate * (double)end / 1000.0);
+	uint32_t nodes = m->c->n_nodes;
+
+	if (due > g->total)
+		due = g->total;
+	for (; g->issued < due; g->issued++) {
+		uint64_t o;
+
+		if (g->o->workload == SIM_ZIPF)
+			o = sim_zipf_sample(&g->zipf, &g->keys) - 1;
+		else
+			o = sim_rng_below(&g->keys, m->c->n_objs);
+		sim_master_read(
+		    m, o, (uint32_t)sim_rng_below(&g->readers, nodes), now);
+	}
+}
+
+static void tick_trace(struct sim_gen *g, struct sim_master *m, uint64_t now,
+		       uint64_t end)
+{
+	const struct sim_trace *t = g->trace;
+	struct sim_cluster *c = m->c;
+
+	while (g->next_req < t->n_req &&
+	       t->ts_ms[g->next_req] / g->o->speedup < (double)end) {
+		size_t r = g->next_req++;
+		uint32_t reader =
+		    (uint32_t)sim_rng_below(&g->readers, c->n_nodes);
+
+		for (size_t i = t->first[r]; i < t->first[r + 1]; i++) {
+			uint32_t o = t->obj[i];
+
+			if (c->objs[o].primary == SIM_NONE)
+				sim_cluster_write(c, o,
+						  (uint32_t)sim_rng_below(
+						      &g->place, c->n_segs));
+			sim_master_read(m, o, reader, now);
+		}
+	}
+}
+
+void sim_gen_tick(struct sim_gen *g, struct sim_master *m, uint64_t now,
+		  uint64_t end)
+{
+	if (g->trace)
+		tick_trace(g, m, now, end);
+	else
+		tick_synthetic(g, m, now, end);
+}

@@ -1,0 +1,41 @@
+/*
+ * mcrepl-sim workloads: who reads what, when. Zipf (rank r is object r-1,
+ * primaries uniform over segments), uniform, or a trace replay (each
+ * request reads its blocks; a block is written to a uniformly chosen
+ * segment the first time it is seen). Three independent random streams
+ * (keys, readers, placement) keep the read sequence identical whatever
+ * the policy does, so configurations compare on the same reads.
+ */
+#ifndef SIM_WORKLOAD_H
+#define SIM_WORKLOAD_H
+
+#include <stdint.h>
+
+#include "master.h"
+#include "rng.h"
+#include "trace.h"
+#include "zipf.h"
+
+struct sim_gen {
+	const struct sim_opts *o;
+	const struct sim_trace *trace;
+	sim_zipf zipf;
+	sim_rng keys, readers, place;
+	uint64_t total, issued; /* synthetic: reads in the run */
+	size_t next_req;	/* trace: next request */
+};
+
+/* Set up; synthetic workloads write every primary now. 0 or -1. */
+int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
+		 const struct sim_trace *trace, struct sim_cluster *c,
+		 uint64_t duration_ms);
+
+/* Issue the reads that arrive in [now_ms, end_ms). */
+void sim_gen_tick(struct sim_gen *g, struct sim_master *m, uint64_t now_ms,
+		  uint64_t end_ms);
+
+/* Trace length in ms at the speed-up (last arrival). */
+double sim_gen_trace_ms(const struct sim_opts *o,
+			const struct sim_trace *trace);
+
+#endif

@@ -1,0 +1,27 @@
+# mcrepl-sim: the cluster simulator, examples/sim/*.c linked with libmcrepl.a.
+# Included by the top Makefile (BUILD, ALL_CFLAGS, ALL_LDFLAGS, STLIB).
+#
+#   $(BUILD)/bin/mcrepl-sim     the simulator (built by `all`)
+#   make check-sim              tests/sim/run.sh against it (hooked to check)
+#
+# Objects are built by the top Makefile's $(BUILD)/obj/%.o rule, i.e. with
+# $(ALL_CFLAGS): -std=c11, the full warning list and -Werror.
+
+SIM_SRC := $(sort $(wildcard examples/sim/*.c))
+SIM_OBJ := $(SIM_SRC:%.c=$(BUILD)/obj/%.o)
+SIM_BIN := $(BUILD)/bin/mcrepl-sim
+
+$(SIM_BIN): $(SIM_OBJ) $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(SIM_OBJ) $(STLIB) -o $@ $(ALL_LDFLAGS) -lm
+
+sim: $(SIM_BIN)
+
+all: $(SIM_BIN)
+
+check-sim: $(SIM_BIN)
+	sh tests/sim/run.sh $(SIM_BIN)
+
+check: check-sim
+
+.PHONY: sim check-sim

@@ -1,0 +1,154 @@
+#!/bin/sh
+# mcrepl-sim tests (make check-sim): determinism, conservation, a case
+# computed by hand, trace replay with a malformed line, eviction, and the
+# library's knobs changing the outcome. Usage: run.sh path/to/mcrepl-sim
+set -u
+SIM=${1:?usage: run.sh path/to/mcrepl-sim}
+DIR=$(dirname "$0")
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT INT TERM
+n=0
+failed=0
+
+pass() { n=$((n + 1)); echo "ok $n - $1"; }
+fail() { n=$((n + 1)); echo "not ok $n - $1"; failed=$((failed + 1)); }
+check() { # check "description" command...
+	desc=$1
+	shift
+	if "$@"; then pass "$desc"; else fail "$desc"; fi
+}
+# field NAME FILE: a field of the last summary line in FILE
+field() {
+	grep '^{"summary":' "$2" | tail -n 1 |
+		sed -n 's/.*"'"$1"'":\("[^"]*"\|[^,}]*\).*/\1/p'
+}
+eq() { [ "$1" = "$2" ] || { echo "#   got '$1', want '$2'" >&2; return 1; }; }
+gt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 > b + 0) }' ||
+	{ echo "#   got '$1', want > '$2'" >&2; return 1; }; }
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }' ||
+	{ echo "#   got '$1', want < '$2'" >&2; return 1; }; }
+no_wall() { grep '^{"summary":' "$1" | sed 's/,"wall_seconds":[0-9.]*//'; }
+
+SMALL="--nodes 32 --keys 20000 --rate 40000 --duration 8 --seed 7"
+FAST="--dynamic_replication_heat_window_seconds 1
+      --dynamic_replication_admission_qps_threshold 50
+      --dynamic_replication_action_cooldown_seconds 0
+      --dynamic_replication_max_memory_replicas 4"
+
+# ---- determinism -----------------------------------------------------------
+$SIM $SMALL $FAST --dynamic_replication_mode enforce > "$TMP/a" 2>&1
+$SIM $SMALL $FAST --dynamic_replication_mode enforce > "$TMP/b" 2>&1
+$SIM $SMALL $FAST --dynamic_replication_mode enforce --seed 8 > "$TMP/c" 2>&1
+no_wall "$TMP/a" > "$TMP/a.sum"
+no_wall "$TMP/b" > "$TMP/b.sum"
+no_wall "$TMP/c" > "$TMP/c.sum"
+check "determinism: same seed, byte-identical summary (minus wall_seconds)" \
+	cmp -s "$TMP/a.sum" "$TMP/b.sum"
+check "determinism: same seed, byte-identical interval rows" \
+	cmp -s "$TMP/a" "$TMP/b" -i 0 -n "$(grep -b '^{"summary":' "$TMP/a" | cut -d: -f1)"
+check "determinism: another seed gives another run" \
+	eval '! cmp -s "$TMP/a.sum" "$TMP/c.sum"'
+check "enforce run made dynamic replicas" gt "$(field dynamic_replicas "$TMP/a")" 0
+
+# ---- conservation ------------------------------------------------------------
+check "conservation: reads = rate x duration" eq "$(field reads "$TMP/a")" 320000
+check "conservation: reads issued = reads served" \
+	eq "$(field reads_served "$TMP/a")" "$(field reads "$TMP/a")"
+rows=$(awk '$1 ~ /^[0-9.]+$/ && NF == 9 { s += $4 } END { print s }' "$TMP/a")
+check "conservation: interval rows add up to the reads" eq "$rows" 320000
+
+# ---- computed by hand ----------------------------------------------------------
+# 2 nodes, 1 key, mode off: one node serves every read, the other none:
+# max/mean = 2 exactly; the ideal with 2 copies is 1 exactly.
+$SIM --nodes 2 --keys 1 --rate 1000 --duration 4 > "$TMP/h" 2>&1
+check "by hand: 2 nodes, 1 key, off -> max/mean 2.0000" \
+	eq "$(field steady_max_mean "$TMP/h")" 2.0000
+check "by hand: ideal with 2 copies -> 1.0000" \
+	eq "$(field ideal_max_mean "$TMP/h")" 1.0000
+# The same with enforce: the key is copied to the other node and every
+# reader reads its local replica: one dynamic replica, load close to even.
+$SIM --nodes 2 --keys 1 --rate 100000 --duration 6 --quiet \
+	--dynamic_replication_mode enforce $FAST > "$TMP/h2" 2>&1
+check "by hand: enforce copies the key once" \
+	eq "$(field dynamic_replicas "$TMP/h2")" 1
+check "by hand: enforce evens the two nodes" \
+	lt "$(field steady_max_mean "$TMP/h2")" 1.02
+
+# ---- trace replay --------------------------------------------------------------
+# Valid lines read 2 + 3 + 1 + 4 = 10 blocks of 6 distinct ids; line 3 is
+# malformed, line 5 is blank.
+$SIM --nodes 4 --workload trace "$DIR/tiny_trace.jsonl" --interval 0.1 \
+	--dynamic_replication_mode enforce > "$TMP/t" 2> "$TMP/t.err"
+check "trace: the malformed line is reported with its number" \
+	grep -q 'tiny_trace.jsonl:3: malformed' "$TMP/t.err"
+check "trace: only one line reported" eq "$(wc -l < "$TMP/t.err" | tr -d ' ')" 1
+check "trace: exact read count" eq "$(field reads "$TMP/t")" 10
+check "trace: every read served" eq "$(field reads_served "$TMP/t")" 10
+check "trace: distinct blocks" eq "$(field keys "$TMP/t")" 6
+check "trace: malformed count" eq "$(field trace_malformed "$TMP/t")" 1
+$SIM --workload trace "$TMP/missing.jsonl" > /dev/null 2> "$TMP/t2.err"
+check "trace: a missing file is an error" grep -q 'cannot open' "$TMP/t2.err"
+
+# ---- eviction --------------------------------------------------------------------
+# Block 1 is hot in the first second and gets a dynamic replica; then 40
+# new blocks fill both 10-object nodes past the 0.90 watermark: the
+# replica is evicted (least recently read first) and enters the cooldown.
+awk 'BEGIN {
+	for (i = 0; i < 20; i++) printf "{\"timestamp\": %d, \"hash_ids\": [1]}\n", i * 40
+	for (i = 0; i < 40; i++) printf "{\"timestamp\": %d, \"hash_ids\": [%d]}\n", 2000 + i * 10, 100 + i
+}' > "$TMP/evict.jsonl"
+$SIM --nodes 2 --workload trace "$TMP/evict.jsonl" --node_memory 10M \
+	--object_size 1M --interval 0.5 --quiet --dynamic_replication_mode enforce \
+	--dynamic_replication_heat_window_seconds 1 \
+	--dynamic_replication_admission_qps_threshold 5 > "$TMP/e" 2>&1
+check "eviction: the dynamic replica was made" eq "$(field copies "$TMP/e")" 1
+check "eviction: and evicted past the watermark" eq "$(field evicted "$TMP/e")" 1
+check "eviction: none left" eq "$(field dynamic_replicas "$TMP/e")" 0
+
+# ---- the library's knobs decide ------------------------------------------------
+$SIM $SMALL $FAST --quiet --dynamic_replication_mode enforce \
+	--dynamic_replication_max_memory_replicas 1 > "$TMP/k1" 2>&1
+check "knob: max_memory_replicas 1 -> zero dynamic replicas" \
+	eq "$(field dynamic_replicas "$TMP/k1")" 0
+check "knob: max_memory_replicas 1 -> zero copy bytes" \
+	eq "$(field copy_bytes "$TMP/k1")" 0
+$SIM $SMALL $FAST --quiet --dynamic_replication_mode observe > "$TMP/k2" 2>&1
+check "knob: mode observe -> zero copies" eq "$(field copies "$TMP/k2")" 0
+check "knob: mode observe -> would-propose counted" \
+	gt "$(field would_propose "$TMP/k2")" 0
+$SIM $SMALL $FAST --quiet > "$TMP/k3" 2>&1
+check "knob: mode off -> no heat crossing observed" \
+	eq "$(field observed_hot "$TMP/k3")" 0
+check "knob: enforce relieves the hot node" \
+	lt "$(field steady_max_mean "$TMP/a")" "$(field steady_max_mean "$TMP/k3")"
+check "the binary links libmcrepl's policy symbols" sh -c "nm '$SIM' |
+	grep -c ' T mcrepl_\(leases_propose\|heat_cell_record\|order_replicas\|leases_sweep\|leases_replica_removed\|place_target\)$' |
+	grep -qx 6"
+
+# ---- compare, plot, flags --------------------------------------------------------
+$SIM --nodes 8 --keys 1000 --rate 5000 --duration 4 --quiet \
+	--compare "mode=off;mode=enforce max_memory_replicas=4" > "$TMP/cmp" 2>&1
+check "compare: one summary per configuration" \
+	eq "$(grep -c '^{"summary":' "$TMP/cmp")" 2
+check "compare: a table row per configuration" \
+	grep -q '^2 .*mode=enforce max_memory_replicas=4' "$TMP/cmp"
+if command -v gnuplot > /dev/null 2>&1; then
+	$SIM --nodes 8 --keys 1000 --rate 5000 --duration 4 --quiet \
+		--plot "$TMP/p.png" > /dev/null 2>&1
+	check "plot: a PNG is written" sh -c "head -c 4 '$TMP/p.png' | grep -q PNG"
+else
+	pass "plot: gnuplot missing, skipped # SKIP"
+fi
+$SIM --no_such_flag 1 > /dev/null 2> "$TMP/f1"
+check "flags: an unknown flag is refused" eq "$?" 2
+$SIM --dynamic_replication_mode sideways > /dev/null 2> "$TMP/f2"
+check "flags: a bad knob value is refused" grep -q 'mode' "$TMP/f2"
+check "flags: --help lists the library knobs" sh -c \
+	"'$SIM' --help | grep -q dynamic_replication_read_load_aware_placement"
+
+echo "1..$n"
+if [ "$failed" -ne 0 ]; then
+	echo "check-sim: $failed of $n tests failed"
+	exit 1
+fi
+echo "check-sim: all $n tests passed"
