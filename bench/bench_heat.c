@@ -6,8 +6,16 @@
  *   bench_heat [--quick]     (or MCREPL_BENCH_QUICK=1): skips 10M keys
  *
  * Streams of "block-<n>" keys (Zipf 0.99 or uniform) are generated before
- * the timed loops; the synthetic clock advances 1 ms per 10k reads. Every
- * figure is the median of RUNS runs. The last line is machine-readable.
+ * the timed loops; the synthetic clock advances 1 ms per 10k reads. Both
+ * tables are sized for the key count and first see every key once. Every
+ * figure is the median of RUNS runs: ns/op is wall time per read of the
+ * slowest thread, cpu_ns/op the threads' CPU time per read (it leaves out
+ * time a thread spent descheduled, which wall time on a shared machine does
+ * not). The baseline hashes with MurmurHash64A into a prime bucket count,
+ * as libstdc++'s std::unordered_map<std::string> does; its bytes/key are
+ * the sizes it asked malloc for (allocator overhead not counted). The cell
+ * rows model a host that embeds the cell in 1M objects of its own. The
+ * last line is machine-readable.
  */
 #include <math.h>
 #include <pthread.h>
@@ -18,7 +26,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
 #include "mcrepl/config.h"
 #include "mcrepl/heat.h"
 
@@ -29,7 +36,7 @@
 #define WINDOW_MS 10000u  /* RFC default window */
 #define THRESHOLD 8u	  /* RFC default 0.8 QPS x 10 s */
 #define CELL_OBJECTS (1u << 20)
-#define PREFETCH_AHEAD 16
+#define PREFETCH_AHEAD 32
 #define ZIPF_THETA 0.99
 
 typedef char bench_key[KEY_CAP];
@@ -39,6 +46,14 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -164,6 +179,41 @@ static bench_key *stream_make(uint64_t n, const struct zipf *z, uint64_t seed)
 
 /* ---- the baseline: upstream's shape ------------------------------------ */
 
+/* MurmurHash64A, the hash libstdc++ uses for std::hash<std::string>. */
+static uint64_t murmur64(const char *key)
+{
+	const uint64_t m = 0xc6a4a7935bd1e995ULL;
+	size_t len = strlen(key), i = 0;
+	uint64_t h = 0xc70f6907ULL ^ (len * m), k;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&k, key + i, 8);
+		k *= m;
+		k ^= k >> 47;
+		k *= m;
+		h = (h ^ k) * m;
+	}
+	if (i < len) {
+		for (size_t j = len; j > i; j--)
+			h ^= (uint64_t)(unsigned char)key[j - 1]
+			     << (8 * (j - 1 - i));
+		h *= m;
+	}
+	h ^= h >> 47;
+	h *= m;
+	return h ^ (h >> 47);
+}
+
+static bool is_prime(uint64_t n)
+{
+	if (n < 2)
+		return false;
+	for (uint64_t d = 2; d * d <= n; d++)
+		if (n % d == 0)
+			return false;
+	return true;
+}
+
 struct bnode {
 	struct bnode *next;
 	uint64_t hash;
@@ -175,8 +225,8 @@ struct bnode {
 struct baseline {
 	pthread_mutex_t mu;
 	struct bnode **buckets;
-	uint64_t mask;
-	char **fifo; /* ring of strdup'd keys, oldest first */
+	uint64_t nbuckets; /* prime, like libstdc++ */
+	char **fifo;	   /* ring of strdup'd keys, oldest first */
 	uint64_t fifo_head, size, max;
 	uint64_t bytes; /* sum of the sizes malloc was asked for */
 };
@@ -184,13 +234,13 @@ struct baseline {
 static struct baseline *baseline_create(uint64_t max)
 {
 	struct baseline *b = xcalloc(1, sizeof(*b));
-	uint64_t nb = 1;
+	uint64_t nb = max;
 
-	while (nb < max)
-		nb <<= 1;
+	while (!is_prime(nb))
+		nb++;
 	pthread_mutex_init(&b->mu, NULL);
 	b->buckets = xcalloc(nb, sizeof(*b->buckets));
-	b->mask = nb - 1;
+	b->nbuckets = nb;
 	b->fifo = xcalloc(max, sizeof(*b->fifo));
 	b->max = max;
 	b->bytes =
@@ -213,7 +263,7 @@ static char *baseline_dup(struct baseline *b, const char *key)
 static struct bnode **baseline_find(struct baseline *b, const char *key,
 				    uint64_t h)
 {
-	struct bnode **pp = &b->buckets[h & b->mask];
+	struct bnode **pp = &b->buckets[h % b->nbuckets];
 
 	while (*pp && ((*pp)->hash != h || strcmp((*pp)->key, key) != 0))
 		pp = &(*pp)->next;
@@ -223,7 +273,7 @@ static struct bnode **baseline_find(struct baseline *b, const char *key,
 static void baseline_evict_oldest(struct baseline *b)
 {
 	char *key = b->fifo[b->fifo_head];
-	struct bnode **pp = baseline_find(b, key, mcrepl__hash_str(key, 0));
+	struct bnode **pp = baseline_find(b, key, murmur64(key));
 	struct bnode *n = *pp;
 
 	if (!n)
@@ -258,7 +308,7 @@ static struct bnode *baseline_insert(struct baseline *b, struct bnode **pp,
 
 static bool baseline_record(struct baseline *b, const char *key, uint64_t now)
 {
-	uint64_t h = mcrepl__hash_str(key, 0);
+	uint64_t h = murmur64(key);
 	struct bnode **pp, *n;
 	bool hot;
 
@@ -276,7 +326,7 @@ static bool baseline_record(struct baseline *b, const char *key, uint64_t now)
 
 static void baseline_destroy(struct baseline *b)
 {
-	for (uint64_t i = 0; i <= b->mask; i++) {
+	for (uint64_t i = 0; i < b->nbuckets; i++) {
 		for (struct bnode *n = b->buckets[i], *next; n; n = next) {
 			next = n->next;
 			free(n->key);
@@ -303,7 +353,7 @@ struct job {
 	uint64_t t0_ms;
 	unsigned nthreads;
 	pthread_barrier_t *start;
-	uint64_t elapsed_ns;
+	uint64_t elapsed_ns, cpu_ns;
 	uint64_t hot; /* keeps the results alive */
 };
 
@@ -311,10 +361,11 @@ static void *job_run(void *arg)
 {
 	struct job *j = arg;
 	unsigned tick = OPS_PER_MS / j->nthreads, c = 0;
-	uint64_t now = j->t0_ms, hot = 0, t;
+	uint64_t now = j->t0_ms, hot = 0, t, cpu;
 
 	pthread_barrier_wait(j->start);
 	t = now_ns();
+	cpu = thread_cpu_ns();
 	for (uint32_t i = 0; i < OPS; i++) {
 		if (j->impl == IMPL_HEAT)
 			hot += mcrepl_heat_record(j->heat, NULL, j->keys[i],
@@ -327,6 +378,7 @@ static void *job_run(void *arg)
 		}
 	}
 	j->elapsed_ns = now_ns() - t;
+	j->cpu_ns = thread_cpu_ns() - cpu;
 	j->hot = hot;
 	return NULL;
 }
@@ -337,11 +389,16 @@ struct target {
 	uint64_t now_ms; /* synthetic clock, shared by both for fairness */
 };
 
-/* One run: returns Mops/s over all threads; *ns_op gets ns per read. */
-static double run_once(struct target *tg, enum impl impl,
-		       bench_key *const streams[2], unsigned nthreads,
-		       double *ns_op)
+struct result {
+	double ns, mops, cpu_ns;
+};
+
+/* One run: Mops/s over all threads, wall ns per read of the slowest
+ * thread, and CPU ns per read (threads averaged: no descheduled time). */
+static struct result run_once(struct target *tg, enum impl impl,
+			      bench_key *const streams[2], unsigned nthreads)
 {
+	struct result r = {0, 0, 0};
 	pthread_barrier_t start;
 	pthread_t tid[2];
 	struct job jobs[2];
@@ -358,27 +415,30 @@ static double run_once(struct target *tg, enum impl impl,
 		pthread_join(tid[i], NULL);
 		if (jobs[i].elapsed_ns > worst)
 			worst = jobs[i].elapsed_ns;
+		r.cpu_ns += (double)jobs[i].cpu_ns / OPS / nthreads;
 	}
 	pthread_barrier_destroy(&start);
 	tg->now_ms += OPS / OPS_PER_MS + 1;
-	*ns_op = (double)worst / OPS;
-	return (double)OPS * nthreads * 1000.0 / (double)worst;
+	r.ns = (double)worst / OPS;
+	r.mops = (double)OPS * nthreads * 1000.0 / (double)worst;
+	return r;
 }
-
-struct result {
-	double ns, mops;
-};
 
 static struct result run_median(struct target *tg, enum impl impl,
 				bench_key *const streams[2], unsigned nthreads)
 {
-	double ns[RUNS], mops[RUNS];
+	double ns[RUNS], mops[RUNS], cpu[RUNS];
 	struct result r;
 
-	for (int i = 0; i < RUNS; i++)
-		mops[i] = run_once(tg, impl, streams, nthreads, &ns[i]);
+	for (int i = 0; i < RUNS; i++) {
+		r = run_once(tg, impl, streams, nthreads);
+		ns[i] = r.ns;
+		mops[i] = r.mops;
+		cpu[i] = r.cpu_ns;
+	}
 	r.ns = median(ns, RUNS);
 	r.mops = median(mops, RUNS);
+	r.cpu_ns = median(cpu, RUNS);
 	return r;
 }
 
@@ -387,6 +447,7 @@ static struct result run_median(struct target *tg, enum impl impl,
 struct summary {
 	double heat_ns, base_ns, heat_mops_1t, heat_mops_2t, bytes_per_key;
 	double cell_ns, cell_cold_ns;
+	struct result heat_1t, heat_2t; /* 1M keys, Zipf */
 };
 
 static mcrepl_heat *heat_make(uint64_t max)
@@ -423,8 +484,8 @@ static const char *count_name(uint64_t n)
 static void print_row(const char *impl, uint64_t n, const char *dist,
 		      unsigned thr, struct result r, double bpk)
 {
-	printf("%-9s %5s %-8s %3u %10.1f %10.2f %10.1f\n", impl, count_name(n),
-	       dist, thr, r.ns, r.mops, bpk);
+	printf("%-9s %5s %-8s %3u %10.1f %10.2f %10.1f %10.1f\n", impl,
+	       count_name(n), dist, thr, r.ns, r.mops, r.cpu_ns, bpk);
 }
 
 static void bench_dist(struct target *tg, uint64_t n, const struct zipf *z,
@@ -443,9 +504,12 @@ static void bench_dist(struct target *tg, uint64_t n, const struct zipf *z,
 			sum->heat_ns = rh.ns;
 			sum->base_ns = rb.ns;
 			sum->heat_mops_1t = rh.mops;
+			sum->heat_1t = rh;
 		}
-		if (n == 1000000 && z && thr == 2)
+		if (n == 1000000 && z && thr == 2) {
 			sum->heat_mops_2t = rh.mops;
+			sum->heat_2t = rh;
+		}
 	}
 	free(streams[0]);
 	free(streams[1]);
@@ -473,7 +537,7 @@ static void bench_keys(uint64_t n, struct summary *sum)
 	baseline_destroy(tg.base);
 }
 
-/* ---- the embeddable cell ---------------------------------------------------- */
+/* ---- the embeddable cell ---------------------------------------------- */
 
 /* A host's per-object metadata with the cell inside, one line per object. */
 struct object {
@@ -483,67 +547,129 @@ struct object {
 	uint64_t pad;
 };
 
-/* warm: the host's lookup touched the object PREFETCH_AHEAD reads ago
- * (modelled by a prefetch); cold: the object is wherever it is. */
-static double cell_run(struct object *const *stream, bool warm,
-		       const mcrepl_heat_params *p, uint64_t *now)
-{
-	uint64_t t, hot = 0, c = 0, id = 0;
+enum cell_mode {
+	CELL_LOOKUP = 1, /* the host's lookup touches the object first */
+	CELL_RECORD = 2, /* then records the read in its cell */
+};
 
-	t = now_ns();
+/* The host's lookup is modelled by a prefetch PREFETCH_AHEAD reads early
+ * and a load of the object's id; without CELL_LOOKUP the record itself
+ * meets the object cold. Returns wall and CPU ns per read. */
+static struct result cell_run(struct object *const *stream, int mode,
+			      const mcrepl_heat_params *p, uint64_t *now)
+{
+	uint64_t t = now_ns(), cpu = thread_cpu_ns(), hot = 0, c = 0, id = 0;
+	struct result r;
+
 	for (uint32_t i = 0; i < OPS; i++) {
 		struct object *o = stream[i];
 
-		if (warm)
+		if (mode & CELL_LOOKUP) {
 			__builtin_prefetch(stream[(i + PREFETCH_AHEAD) % OPS],
 					   1);
-		id ^= o->id; /* the host's key compare */
-		hot += mcrepl_heat_cell_record(&o->heat, p, *now, NULL) != 0;
+			id ^= o->id;
+		}
+		if (mode & CELL_RECORD)
+			hot += mcrepl_heat_cell_record(&o->heat, p, *now,
+						       NULL) != 0;
 		if (++c == OPS_PER_MS) {
 			c = 0;
 			(*now)++;
 		}
 	}
-	t = now_ns() - t;
+	r.ns = (double)(now_ns() - t) / OPS;
+	r.cpu_ns = (double)(thread_cpu_ns() - cpu) / OPS;
+	r.mops = 1000.0 / r.ns;
 	if (hot + id == 1)
 		printf("#\n");
-	return (double)t / OPS;
+	return r;
 }
 
-static void bench_cell(struct summary *sum)
+static void cell_row(const char *what, double ns, double cpu_ns)
 {
-	struct object *objs = xcalloc(CELL_OBJECTS, sizeof(*objs));
-	struct object **stream = xcalloc(OPS, sizeof(*stream));
-	uint32_t *ids;
-	mcrepl_heat_params p;
-	mcrepl_config cfg;
-	struct zipf z;
-	double warm[RUNS], cold[RUNS];
-	uint64_t now = 1000000;
+	printf("%-9s %5s %-8s %3u %10.1f %10.2f %10.1f %10zu  %s\n", "cell",
+	       "1M", "zipf", 1u, ns, 1000.0 / ns, cpu_ns,
+	       sizeof(mcrepl_heat_cell), what);
+}
 
-	mcrepl_config_init(&cfg);
-	mcrepl_heat_params_init(&p, &cfg);
+static struct object **cell_stream(struct object *objs)
+{
+	struct object **stream = xcalloc(OPS, sizeof(*stream));
+	struct zipf z;
+	uint32_t *ids;
+
 	zipf_init(&z, CELL_OBJECTS, ZIPF_THETA);
 	ids = ids_make(CELL_OBJECTS, &z, 37);
 	for (uint32_t i = 0; i < CELL_OBJECTS; i++)
 		objs[i].id = i;
 	for (uint32_t i = 0; i < OPS; i++)
 		stream[i] = &objs[ids[i]];
-	for (int r = 0; r < RUNS; r++) {
-		warm[r] = cell_run(stream, true, &p, &now);
-		cold[r] = cell_run(stream, false, &p, &now);
-	}
-	sum->cell_ns = median(warm, RUNS);
-	sum->cell_cold_ns = median(cold, RUNS);
-	printf("%-9s %5s %-8s %3u %10.1f %10.2f %10.1f  (object line warm)\n",
-	       "cell", "1M", "zipf", 1u, sum->cell_ns, 1000.0 / sum->cell_ns,
-	       (double)sizeof(mcrepl_heat_cell));
-	printf("%-9s %5s %-8s %3u %10.1f %10.2f %10.1f  (object line cold)\n",
-	       "cell", "1M", "zipf", 1u, sum->cell_cold_ns,
-	       1000.0 / sum->cell_cold_ns, (double)sizeof(mcrepl_heat_cell));
 	free(ids);
+	return stream;
+}
+
+enum { CELL_WARM, CELL_LOOKUP_ONLY, CELL_COLD, CELL_RUNS };
+
+static void bench_cell(struct summary *sum)
+{
+	static const int modes[CELL_RUNS] = {CELL_LOOKUP | CELL_RECORD,
+					     CELL_LOOKUP, CELL_RECORD};
+	struct object *objs = xcalloc(CELL_OBJECTS, sizeof(*objs));
+	struct object **stream = cell_stream(objs);
+	double ns[CELL_RUNS][RUNS], cpu[CELL_RUNS][RUNS];
+	double m[CELL_RUNS], c[CELL_RUNS];
+	mcrepl_heat_params p;
+	mcrepl_config cfg;
+	uint64_t now = 1000000;
+
+	mcrepl_config_init(&cfg);
+	mcrepl_heat_params_init(&p, &cfg);
+	for (int r = 0; r < RUNS; r++) {
+		for (int k = 0; k < CELL_RUNS; k++) {
+			struct result x = cell_run(stream, modes[k], &p, &now);
+
+			ns[k][r] = x.ns;
+			cpu[k][r] = x.cpu_ns;
+		}
+	}
+	for (int k = 0; k < CELL_RUNS; k++) {
+		m[k] = median(ns[k], RUNS);
+		c[k] = median(cpu[k], RUNS);
+	}
+	sum->cell_ns = m[CELL_WARM];
+	sum->cell_cold_ns = m[CELL_COLD];
+	cell_row("host lookup + record (object line warm)", m[CELL_WARM],
+		 c[CELL_WARM]);
+	cell_row("host lookup alone", m[CELL_LOOKUP_ONLY], c[CELL_LOOKUP_ONLY]);
+	cell_row("=> the record's own cost", m[CELL_WARM] - m[CELL_LOOKUP_ONLY],
+		 c[CELL_WARM] - c[CELL_LOOKUP_ONLY]);
+	cell_row("record alone (object line cold)", m[CELL_COLD], c[CELL_COLD]);
 	free(stream);
 	free(objs);
+}
+
+static void print_load(void)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	char line[128];
+
+	if (f && fgets(line, sizeof(line), f))
+		printf("# load average: %s", line);
+	if (f)
+		fclose(f);
+}
+
+/* On a shared machine the two threads may not run at once; CPU time shows
+ * what the table itself costs when they do. */
+static void print_scaling(const struct summary *sum)
+{
+	const struct result *a = &sum->heat_1t, *b = &sum->heat_2t;
+
+	printf("# 1M zipf, 2 threads: wall scaling %.2f; per-read CPU time "
+	       "%.1f -> %.1f ns (CPU-time scaling %.2f); threads on a CPU "
+	       "%.0f%% of the wall time\n",
+	       sum->heat_mops_2t / sum->heat_mops_1t, a->cpu_ns, b->cpu_ns,
+	       2.0 * a->cpu_ns / b->cpu_ns, 100.0 * b->cpu_ns / b->ns);
 }
 
 int main(int argc, char **argv)
@@ -558,11 +684,14 @@ int main(int argc, char **argv)
 	printf("# heat record(): median of %d runs of %u reads per thread; "
 	       "window %u ms, threshold %u, clock +1 ms per %u reads\n",
 	       RUNS, OPS, WINDOW_MS, THRESHOLD, OPS_PER_MS);
-	printf("%-9s %5s %-8s %3s %10s %10s %10s\n", "impl", "keys", "dist",
-	       "thr", "ns/op", "Mops/s", "bytes/key");
+	printf("%-9s %5s %-8s %3s %10s %10s %10s %10s\n", "impl", "keys",
+	       "dist", "thr", "ns/op", "Mops/s", "cpu_ns/op", "bytes/key");
+	print_load();
 	for (size_t i = 0; i < (quick ? 2u : 3u); i++)
 		bench_keys(counts[i], &sum);
 	bench_cell(&sum);
+	print_load();
+	print_scaling(&sum);
 	printf("heat_1m_ns=%.0f baseline_1m_ns=%.0f speedup=%.2f "
 	       "bytes_per_key=%.0f scaling_2t=%.2f cell_1m_ns=%.1f\n",
 	       sum.heat_ns, sum.base_ns, sum.base_ns / sum.heat_ns,

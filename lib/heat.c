@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
-#include "internal.h"
 #include "mcrepl/domain.h"
 #include "mcrepl/heat.h"
 
@@ -19,6 +21,9 @@
 #define HALF_EPOCHS 0x80000000u
 #define HUGE_PAGE (2u << 20)
 #define SEED_KEY 0x6d63726570686561ULL /* "mcrephea" */
+#define P0 0xa0761d6478bd642fULL
+#define P1 0xe7037ed1a0b428dbULL
+#define P2 0x8ebc6af09c88c6e3ULL
 
 #if defined(__x86_64__) || defined(__i386__)
 #define heat_relax() __builtin_ia32_pause()
@@ -44,7 +49,7 @@ struct mcrepl_heat {
 	unsigned shard_shift; /* shard = set >> shard_shift */
 	unsigned nshards;
 	bool domain_aware;
-	uint32_t *fps;		 /* nsets * WAYS fingerprints, 0 = empty */
+	uint32_t *fps;		 /* WAYS per set, 0 = empty; 2 sets a line */
 	mcrepl_heat_cell *cells; /* nsets * WAYS, parallel to fps */
 	struct heat_shard *shards;
 	void *mem; /* the block holding shards, fps and cells */
@@ -102,13 +107,16 @@ static inline uint32_t heat_epoch_fast(uint64_t now, uint64_t b, uint64_t inv)
 	return (uint32_t)(q - (q * b > now));
 }
 
+/* Sum of the 8 buckets, two 64-bit words at a time. */
 static inline uint32_t cell_sum(const mcrepl_heat_cell *c)
 {
-	uint32_t n = 0;
+	const uint64_t lo16 = 0x0000ffff0000ffffULL;
+	uint64_t a, b;
 
-	for (unsigned i = 0; i < BUCKETS; i++)
-		n += c->count[i];
-	return n;
+	memcpy(&a, &c->count[0], sizeof(a));
+	memcpy(&b, &c->count[4], sizeof(b));
+	a = (a & lo16) + ((a >> 16) & lo16) + (b & lo16) + ((b >> 16) & lo16);
+	return (uint32_t)(a + (a >> 32));
 }
 
 /* Move the newest bucket forward to epoch e (0 < e - head < 2^31). */
@@ -177,18 +185,30 @@ static inline uint32_t cell_count(const mcrepl_heat_cell *c, uint32_t e)
 	return n;
 }
 
+/* Most reads land in the cell's newest bucket: see that with a multiply
+ * instead of a divide (head * b cannot overflow while b <= 2^32). */
+static inline uint32_t cell_epoch(const mcrepl_heat_cell *c,
+				  const mcrepl_heat_params *p, uint64_t now)
+{
+	uint64_t b = p->bucket_ms;
+
+	if (b - 1 < UINT32_MAX && now - (uint64_t)c->head * b < b)
+		return c->head;
+	return heat_epoch(p, now);
+}
+
 mcrepl_heat_event mcrepl_heat_cell_record(mcrepl_heat_cell *cell,
 					  const mcrepl_heat_params *p,
 					  uint64_t now_ms, uint32_t *count_out)
 {
-	return cell_record(cell, heat_epoch(p, now_ms), p->threshold,
+	return cell_record(cell, cell_epoch(cell, p, now_ms), p->threshold,
 			   count_out);
 }
 
 uint32_t mcrepl_heat_cell_count(const mcrepl_heat_cell *cell,
 				const mcrepl_heat_params *p, uint64_t now_ms)
 {
-	return cell_count(cell, heat_epoch(p, now_ms));
+	return cell_count(cell, cell_epoch(cell, p, now_ms));
 }
 
 /* ---- table: creation -------------------------------------------------- */
@@ -228,22 +248,25 @@ static void *heat_align(void *p)
 	return (void *)(((uintptr_t)p + LINE - 1) & ~(uintptr_t)(LINE - 1));
 }
 
+/* One block: [pad to a line][shards][fps][cells]. The fingerprints of a
+ * pair of sets fill one line and a set's cells start on a line (3 lines). */
 static mcrepl_status heat_alloc_arrays(mcrepl_heat *h)
 {
 	uint64_t per_set = WAYS * (sizeof(uint32_t) + sizeof(mcrepl_heat_cell));
 	uint64_t head = (uint64_t)h->nshards * sizeof(struct heat_shard) + LINE;
+	uint64_t nfps = (h->nsets + 1) / 2 * 2 * WAYS;
 	size_t size;
 
-	if (h->nsets > (SIZE_MAX - head) / per_set)
+	if (h->nsets >= (SIZE_MAX - head) / per_set)
 		return MCREPL_ENOMEM;
-	size = (size_t)(head + h->nsets * per_set);
+	size = (size_t)(head + (h->nsets + 1) * per_set);
 	h->mem = calloc(1, size);
 	if (!h->mem)
 		return MCREPL_ENOMEM;
 	heat_advise(h->mem, size);
 	h->shards = heat_align(h->mem);
 	h->fps = (uint32_t *)(h->shards + h->nshards);
-	h->cells = (mcrepl_heat_cell *)(h->fps + h->nsets * WAYS);
+	h->cells = (mcrepl_heat_cell *)(h->fps + nfps);
 	h->bytes = sizeof(*h) + size;
 	return MCREPL_OK;
 }
@@ -305,14 +328,66 @@ static void heat_unlock(struct heat_shard *sh)
 	atomic_store_explicit(&sh->lock, 0, memory_order_release);
 }
 
+static inline uint64_t heat_mum(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t)a * b;
+
+	return (uint64_t)(r >> 64) ^ (uint64_t)r;
+}
+
+static inline uint64_t heat_r8(const char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint64_t heat_r4(const char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* One string into the running hash (wyhash's shape: fixed-size, possibly
+ * overlapping loads, no byte loop), so keys hash in a few dozen cycles. */
+static uint64_t heat_hash_str(const char *s, uint64_t seed)
+{
+	size_t n = strlen(s), i = 0;
+	uint64_t a = 0, b = 0;
+
+	if (n > 16) {
+		for (; i + 16 < n; i += 16)
+			seed = heat_mum(heat_r8(s + i) ^ P1,
+					heat_r8(s + i + 8) ^ seed);
+		a = heat_r8(s + n - 16);
+		b = heat_r8(s + n - 8);
+	} else if (n >= 4) {
+		a = heat_r4(s) << 32 | heat_r4(s + (n >> 3 << 2));
+		b = heat_r4(s + n - 4) << 32 |
+		    heat_r4(s + n - 4 - (n >> 3 << 2));
+	} else if (n > 0) {
+		a = (uint64_t)(unsigned char)s[0] << 16 |
+		    (uint64_t)(unsigned char)s[n >> 1] << 8 |
+		    (unsigned char)s[n - 1];
+	}
+	return heat_mum(P0 ^ n, heat_mum(a ^ P0, b ^ seed));
+}
+
+/* tenant, key[, domain]: each string chained into the seed of the next. */
 static uint64_t heat_hash(const mcrepl_heat *h, const char *tenant,
 			  const char *key, const char *domain)
 {
-	uint64_t x = mcrepl__hash_str(tenant, SEED_KEY);
+	uint64_t x = SEED_KEY;
 
-	x = mcrepl__hash_str(key, x);
+	if (tenant && tenant[0])
+		x = heat_hash_str(tenant, x);
+	x = heat_hash_str(key, x ^ P2);
 	if (h->domain_aware)
-		x = mcrepl__hash_str(mcrepl_domain_name(domain), x);
+		x = heat_hash_str(
+		    domain && domain[0] ? domain : MCREPL_DEFAULT_DOMAIN, x);
 	return x;
 }
 
@@ -334,7 +409,21 @@ static void heat_locate(const mcrepl_heat *h, const char *tenant,
 	__builtin_prefetch((const char *)c + 2 * LINE, 1);
 }
 
-static int heat_find(const mcrepl_heat *h, const struct heat_loc *l)
+#ifdef __SSE2__
+/* Index of the way holding fp, or -1: 8 fingerprints in two compares. */
+static inline int heat_find(const mcrepl_heat *h, const struct heat_loc *l)
+{
+	const __m128i *fps = (const __m128i *)&h->fps[l->set * WAYS];
+	__m128i want = _mm_set1_epi32((int)l->fp);
+	__m128i lo = _mm_cmpeq_epi32(_mm_load_si128(fps), want);
+	__m128i hi = _mm_cmpeq_epi32(_mm_load_si128(fps + 1), want);
+	unsigned m = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(lo)) |
+		     (unsigned)_mm_movemask_ps(_mm_castsi128_ps(hi)) << 4;
+
+	return m ? __builtin_ctz(m) : -1;
+}
+#else
+static inline int heat_find(const mcrepl_heat *h, const struct heat_loc *l)
 {
 	const uint32_t *fps = &h->fps[l->set * WAYS];
 	unsigned m = 0;
@@ -343,6 +432,7 @@ static int heat_find(const mcrepl_heat *h, const struct heat_loc *l)
 		m |= (unsigned)(fps[i] == l->fp) << i;
 	return m ? __builtin_ctz(m) : -1;
 }
+#endif
 
 static void heat_note_probe(struct heat_shard *sh, unsigned probe)
 {
@@ -450,7 +540,9 @@ static int heat_insert(mcrepl_heat *h, const struct heat_loc *l, uint32_t e)
 		l->sh->replacements++;
 		return heat_claim(h, l->set, sc.victim, l->fp);
 	}
-	return heat_insert_pair(h, l, e, sc.empty);
+	if (sc.live == 0)
+		return heat_insert_pair(h, l, e, sc.empty);
+	return -1; /* another thread took the entries this set just freed */
 }
 
 /* ---- table: the calls ----------------------------------------------- */

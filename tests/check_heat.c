@@ -1,8 +1,10 @@
 /* Heat window: the sliding bucketed count, the trigger rule, the embeddable
  * cell and the bounded sharded table (RFC "Admission Policy", test plan). */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "mcrepl/config.h"
 #include "mcrepl/heat.h"
@@ -443,26 +445,149 @@ START_TEST(test_heat_table_sizes)
 }
 END_TEST
 
-/* The table runs the same window as the cell (same calls, same answers). */
-START_TEST(test_heat_table_matches_cell)
+/* ---- model check: cell and table against a brute-force model ---------- */
+
+/* The documented algorithm spelled out with a list of read epochs. */
+struct model {
+	uint64_t b, newest, last_cross;
+	bool crossed;
+	uint32_t threshold, n;
+	uint64_t epochs[4096];
+};
+
+static uint32_t model_count(const struct model *m, uint64_t now)
 {
-	mcrepl_heat *h = table_make(1000, false);
+	uint64_t e = now / m->b, c = 0;
+
+	if (m->n && e < m->newest)
+		e = m->newest;
+	for (uint32_t i = 0; i < m->n; i++)
+		c += m->epochs[i] + 8 > e && m->epochs[i] <= e;
+	return (uint32_t)c;
+}
+
+static mcrepl_heat_event model_record(struct model *m, uint64_t now)
+{
+	uint64_t e = now / m->b;
+	uint32_t c;
+
+	if (m->n && e < m->newest)
+		e = m->newest;
+	m->newest = e;
+	m->epochs[m->n++] = e;
+	c = model_count(m, now);
+	if (c < m->threshold)
+		return MCREPL_HEAT_COLD;
+	if (m->crossed && m->last_cross + 8 > e)
+		return MCREPL_HEAT_HOT;
+	m->crossed = true;
+	m->last_cross = e;
+	return MCREPL_HEAT_CROSSED;
+}
+
+static uint64_t test_rng(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *s >> 33;
+}
+
+/* window_ms, qps, clock origin: small windows, uneven buckets, a Unix-ms
+ * clock (epochs past 2^32 when buckets are 1 ms). */
+static const struct model_case {
+	uint64_t window_ms;
+	double qps;
+	uint64_t t0;
+} model_cases[] = {
+    {10000, 0.8, 0},
+    {10000, 0.8, 1700000000000ULL},
+    {8, 1000.0, 0},
+    {8, 1000.0, 1700000000000ULL},
+    {9, 500.0, 1700000000001ULL},
+    {1000, 5.0, 123456789},
+    {86400000, 0.001, 1700000000000ULL},
+    {3001, 2.5, 999},
+};
+
+START_TEST(test_heat_cell_and_table_match_model)
+{
+	const struct model_case *mc = &model_cases[_i];
+	static struct model m;
 	mcrepl_heat_cell c = MCREPL_HEAT_CELL_INIT;
 	mcrepl_heat_params p;
-	uint32_t nt, nc;
+	mcrepl_config cfg;
+	mcrepl_heat *h;
+	uint64_t t = mc->t0, seed = 7 + (uint64_t)_i, span;
+	uint32_t nc, nt;
 
-	params_default(&p);
-	for (uint64_t t = 0; t < 60000; t += 37 + t % 400) {
-		ck_assert_int_eq(
-		    mcrepl_heat_record(h, "tenant", "obj", NULL, t, &nt),
-		    mcrepl_heat_cell_record(&c, &p, t, &nc));
+	cfg_make(&cfg, mc->window_ms, mc->qps, 1000);
+	mcrepl_heat_params_init(&p, &cfg);
+	ck_assert_int_eq(mcrepl_heat_create(&cfg, &h), MCREPL_OK);
+	m = (struct model){.b = p.bucket_ms, .threshold = p.threshold};
+	span = 3 * mc->window_ms / p.threshold + 1;
+	for (int i = 0; i < 4000; i++) {
+		/* mostly forward, sometimes back a little, sometimes a gap */
+		uint64_t r = test_rng(&seed);
+		uint64_t step = r % 16 == 0 ? 3 * mc->window_ms : r % span;
+
+		t = r % 11 == 0 && t >= mc->t0 + span ? t - r % span : t + step;
+		mcrepl_heat_event want = model_record(&m, t);
+
+		ck_assert_int_eq(mcrepl_heat_cell_record(&c, &p, t, &nc), want);
+		ck_assert_int_eq(mcrepl_heat_record(h, "t", "k", NULL, t, &nt),
+				 want);
+		ck_assert_uint_eq(nc, model_count(&m, t));
 		ck_assert_uint_eq(nt, nc);
-		ck_assert_uint_eq(
-		    mcrepl_heat_count(h, "tenant", "obj", NULL, t + 5000),
-		    mcrepl_heat_cell_count(&c, &p, t + 5000));
+		uint64_t ask = t + r % (2 * mc->window_ms);
+
+		ck_assert_uint_eq(mcrepl_heat_cell_count(&c, &p, ask),
+				  model_count(&m, ask));
+		ck_assert_uint_eq(mcrepl_heat_count(h, "t", "k", NULL, ask),
+				  model_count(&m, ask));
 	}
-	ck_assert_uint_eq(mcrepl_heat_count(h, "tenant", "other", NULL, 0), 0);
-	ck_assert_uint_eq(table_entries(h), 1);
+	mcrepl_heat_destroy(h);
+}
+END_TEST
+
+/* The table divides by the bucket length with a multiply; the last
+ * millisecond of a bucket must still belong to it on far clocks (the
+ * ranges hold clocks where a multiply-only estimate is one too large). */
+static const struct boundary_case {
+	uint64_t window_ms, k0;
+} boundary_cases[] = {
+    {86400000, 833800},		/* t ~ 9.0e12 ms */
+    {10000, 16693886039500ULL}, /* t ~ 2.1e16 ms */
+    {3001, 161383189334600ULL},
+    {10000, 1360000000}, /* today's Unix clock in ms */
+};
+
+START_TEST(test_heat_table_bucket_boundaries_far_clock)
+{
+	const struct boundary_case *bc = &boundary_cases[_i];
+	mcrepl_heat_params p;
+	mcrepl_config cfg;
+	mcrepl_heat *h;
+	char key[32];
+
+	cfg_make(&cfg, bc->window_ms, 0.8, 1000);
+	mcrepl_heat_params_init(&p, &cfg);
+	ck_assert_int_eq(mcrepl_heat_create(&cfg, &h), MCREPL_OK);
+	for (uint64_t k = bc->k0; k < bc->k0 + 100; k++) {
+		uint64_t t = k * p.bucket_ms - 1; /* last ms of bucket k-1 */
+
+		snprintf(key, sizeof(key), "k-%llu", (unsigned long long)k);
+		mcrepl_heat_record(h, NULL, key, NULL, t, NULL);
+		ck_assert_uint_eq(
+		    mcrepl_heat_count(h, NULL, key, NULL, t + 7 * p.bucket_ms),
+		    1);
+		ck_assert_uint_eq(mcrepl_heat_count(h, NULL, key, NULL,
+						    t + 7 * p.bucket_ms + 1),
+				  0);
+		/* a second read one bucket later sees the first one */
+		mcrepl_heat_record(h, NULL, key, NULL, t + 1, NULL);
+		ck_assert_uint_eq(
+		    mcrepl_heat_count(h, NULL, key, NULL, t + 8 * p.bucket_ms),
+		    1);
+	}
 	mcrepl_heat_destroy(h);
 }
 END_TEST
@@ -796,7 +921,10 @@ Suite *make_heat_suite(void)
 	tcase_add_test(table, test_heat_create_invalid);
 	tcase_add_test(table, test_heat_create_enomem);
 	tcase_add_loop_test(table, test_heat_table_sizes, 0, NELEM(size_cases));
-	tcase_add_test(table, test_heat_table_matches_cell);
+	tcase_add_loop_test(table, test_heat_cell_and_table_match_model, 0,
+			    NELEM(model_cases));
+	tcase_add_loop_test(table, test_heat_table_bucket_boundaries_far_clock,
+			    0, NELEM(boundary_cases));
 	tcase_add_test(table, test_heat_table_long_hot_run);
 	tcase_add_test(table, test_heat_table_tenants_are_separate);
 	tcase_add_loop_test(table, test_heat_table_domain_keying, 0,

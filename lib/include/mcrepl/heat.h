@@ -14,7 +14,9 @@
  * between W*(1 - 1/BUCKETS) and W ms. It never counts a read older than W
  * (no false "hot"), and may drop reads that are between W*(1-1/BUCKETS) and W
  * old: the estimate is within one bucket's hits below the exact sliding
- * count. Per-bucket counters saturate at 65535.
+ * count. (When W is not a multiple of BUCKETS ms, b is rounded up and the
+ * covered span may reach up to BUCKETS-1 ms past W.) Per-bucket counters
+ * saturate at 65535.
  *
  * TRIGGER. record() returns MCREPL_HEAT_CROSSED when the windowed count is at
  * or above the threshold and no CROSSED was reported for this key within the
@@ -43,10 +45,17 @@
  * victim is an entry whose window has gone cold (count 0) if any, else the
  * entry with the lowest windowed count (ties: least recently read). A hot key
  * therefore still gets in when the table is full: it displaces the coldest
- * key in its set, and once its count is above the set's minimum only hotter
- * keys can displace it. Keys are fingerprinted (64-bit hash, 32 bits kept
- * besides the set index): two keys colliding share one counter (probability
- * about 8/2^32 per new key).
+ * key in its set, and while its count is above the set's minimum it is never
+ * the victim. Entries found cold while a set is searched for a new key are
+ * freed. When the table is at its limit and the key's set holds no entry at
+ * all, the coldest entry of the paired set (index xor 1, same lock) makes
+ * room; only if both are empty (or another thread just took the entries
+ * the set freed) is the read not tracked (COLD, count 0). So a record()
+ * examines at most 8 live entries (stats.max_probe <= 8). Sets
+ * fill unevenly: after one pass over heat_max_entries distinct keys about
+ * 93% of them are resident. Keys are fingerprinted (64-bit hash, 32 bits
+ * kept besides the set index): two keys colliding share one counter
+ * (probability about 8/2^32 per new key).
  */
 #ifndef MCREPL_HEAT_H
 #define MCREPL_HEAT_H
