@@ -6,6 +6,16 @@
 #   make SANITIZER=address|undefined check   sanitizer build in build/<san>
 # User CFLAGS / LDFLAGS / CPPFLAGS are honoured; WERROR= turns off -Werror.
 
+# `make`, `make check` and `make demo` first make sure the build
+# dependencies are there (scripts/deps.sh installs them as root on Debian,
+# else names them), before any pkg-config query below runs.
+ifneq ($(filter all check demo bench,$(or $(MAKECMDGOALS),all)),)
+DEPS_STATUS := $(shell sh scripts/deps.sh 1>&2; echo $$?)
+ifneq ($(DEPS_STATUS),0)
+$(error missing build dependencies: see the lines above)
+endif
+endif
+
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
@@ -129,7 +139,7 @@ all: lib $(EXAMPLES) $(BENCHES)
 deps:
 	@sh scripts/deps.sh
 
-check: deps all $(TEST_BIN)
+check: all $(TEST_BIN)
 	$(TEST_BIN)
 	$(BUILD)/examples/embed_master > /dev/null
 	$(BUILD)/examples/embed_cpp > /dev/null
@@ -143,7 +153,7 @@ valgrind: all $(TEST_BIN)
 bench: all
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
-demo: deps all
+demo: all
 	MCREPL_BIN_DIR=$(abspath $(BUILD)/bin) $(BUILD)/bin/mcrepl-demo
 
 install: lib
