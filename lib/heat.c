@@ -12,6 +12,7 @@
 #endif
 
 #include "mcrepl/domain.h"
+#include "internal.h"
 #include "mcrepl/heat.h"
 
 #define BUCKETS MCREPL_HEAT_BUCKETS
@@ -21,9 +22,6 @@
 #define HALF_EPOCHS 0x80000000u
 #define HUGE_PAGE (2u << 20)
 #define SEED_KEY 0x6d63726570686561ULL /* "mcrephea" */
-#define P0 0xa0761d6478bd642fULL
-#define P1 0xe7037ed1a0b428dbULL
-#define P2 0x8ebc6af09c88c6e3ULL
 
 #if defined(__x86_64__) || defined(__i386__)
 #define heat_relax() __builtin_ia32_pause()
@@ -328,54 +326,6 @@ static void heat_unlock(struct heat_shard *sh)
 	atomic_store_explicit(&sh->lock, 0, memory_order_release);
 }
 
-static inline uint64_t heat_mum(uint64_t a, uint64_t b)
-{
-	__uint128_t r = (__uint128_t)a * b;
-
-	return (uint64_t)(r >> 64) ^ (uint64_t)r;
-}
-
-static inline uint64_t heat_r8(const char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline uint64_t heat_r4(const char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* One string into the running hash (wyhash's shape: fixed-size, possibly
- * overlapping loads, no byte loop), so keys hash in a few dozen cycles. */
-static uint64_t heat_hash_str(const char *s, uint64_t seed)
-{
-	size_t n = strlen(s), i = 0;
-	uint64_t a = 0, b = 0;
-
-	if (n > 16) {
-		for (; i + 16 < n; i += 16)
-			seed = heat_mum(heat_r8(s + i) ^ P1,
-					heat_r8(s + i + 8) ^ seed);
-		a = heat_r8(s + n - 16);
-		b = heat_r8(s + n - 8);
-	} else if (n >= 4) {
-		a = heat_r4(s) << 32 | heat_r4(s + (n >> 3 << 2));
-		b = heat_r4(s + n - 4) << 32 |
-		    heat_r4(s + n - 4 - (n >> 3 << 2));
-	} else if (n > 0) {
-		a = (uint64_t)(unsigned char)s[0] << 16 |
-		    (uint64_t)(unsigned char)s[n >> 1] << 8 |
-		    (unsigned char)s[n - 1];
-	}
-	return heat_mum(P0 ^ n, heat_mum(a ^ P0, b ^ seed));
-}
-
 /* tenant, key[, domain]: each string chained into the seed of the next. */
 static uint64_t heat_hash(const mcrepl_heat *h, const char *tenant,
 			  const char *key, const char *domain)
@@ -383,10 +333,10 @@ static uint64_t heat_hash(const mcrepl_heat *h, const char *tenant,
 	uint64_t x = SEED_KEY;
 
 	if (tenant && tenant[0])
-		x = heat_hash_str(tenant, x);
-	x = heat_hash_str(key, x ^ P2);
+		x = mcrepl__hash_str(tenant, x);
+	x = mcrepl__hash_str(key, x ^ MCREPL__P2);
 	if (h->domain_aware)
-		x = heat_hash_str(
+		x = mcrepl__hash_str(
 		    domain && domain[0] ? domain : MCREPL_DEFAULT_DOMAIN, x);
 	return x;
 }
