@@ -36,6 +36,9 @@ static const struct flag flags[] = {
      "most keys in one BatchGetReplicaList"},
     {"max_frame_bytes", F_U64, O(max_frame_bytes), "16777216",
      "largest RPC frame accepted"},
+    {"read_load_order", F_BOOL, O(opts.read_load_order), "false",
+     "order a key's replicas by the reads routed to their segments in the "
+     "last second (else: evenly by a per-read salt)"},
     {"enable_proposal_rpc", F_BOOL, O(opts.enable_proposal_rpc), "false",
      "serve SubmitReplicaActionProposal (internal by default, per the RFC)"},
     {"warmup_max_copies", F_U32, O(opts.warmup_max_copies), "64",

@@ -85,6 +85,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	store_expire_clients(m->store, now);
 	if (now - m->last_evict_ms >= 1000) {
 		store_evict_all(m->store, now);
+		store_roll_routed(m->store);
 		m->last_evict_ms = now;
 	}
 	store_unlock(m->store);

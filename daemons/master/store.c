@@ -869,6 +869,8 @@ Mcrepl__Code store_get(struct store *s, const char *tenant, const char *key,
 					       : NULL;
 	mcrepl_replica_view v[MASTER_MAX_REPLICAS];
 	size_t idx[MASTER_MAX_REPLICAS], n = 0, perm[MASTER_MAX_REPLICAS];
+	uint64_t load[MASTER_MAX_REPLICAS];
+	struct segment *seg;
 
 	s->get_keys++;
 	if (!o || !o->complete)
@@ -879,11 +881,22 @@ Mcrepl__Code store_get(struct store *s, const char *tenant, const char *key,
 		memset(&v[n], 0, sizeof(v[n]));
 		v[n].segment.v = o->replicas[i].segment_id;
 		v[n].readable = v[n].memory = true;
+		seg = store_segment(s, v[n].segment.v);
+		load[n] = seg ? seg->routed_now + seg->routed_prev : 0;
 		idx[n++] = i;
 	}
 	if (n == 0) /* every copy went with its worker: not found, cleanly */
 		return MCREPL__CODE__NOT_FOUND;
-	mcrepl_order_replicas(tenant, key, v, NULL, n, o->reads++, perm);
+	/* salted: equal replicas share a key's reads evenly; read-load
+	 * order: the replica whose segment was given the fewest reads in
+	 * the last second or two goes first (the master counts what it
+	 * routes: readers take the first replica unless one is local) */
+	mcrepl_order_replicas(tenant, key, v,
+			      s->opts.read_load_order ? load : NULL, n,
+			      o->reads++, perm);
+	seg = store_segment(s, o->replicas[idx[perm[0]]].segment_id);
+	if (seg)
+		seg->routed_now++;
 	*n_out = n < cap ? n : cap;
 	for (size_t i = 0; i < *n_out; i++)
 		order[i] = idx[perm[i]];
@@ -993,4 +1006,12 @@ bool store_domain_is_new(struct store *s, const char *domain)
 		if (mcrepl_domain_equal(s->segs[i]->domain, domain))
 			return false;
 	return true;
+}
+
+void store_roll_routed(struct store *s)
+{
+	for (size_t i = 0; i < s->n_segs; i++) {
+		s->segs[i]->routed_prev = s->segs[i]->routed_now;
+		s->segs[i]->routed_now = 0;
+	}
 }

@@ -30,6 +30,7 @@ struct master_opts {
 	double eviction_high_watermark; /* 0.90 */
 	uint32_t max_batch_keys;	/* 4096 */
 	bool enable_proposal_rpc;	/* false */
+	bool read_load_order;		/* false: salted order */
 	uint32_t warmup_max_copies;	/* 64 per warmup */
 	uint64_t warmup_max_bytes;	/* 1 GiB per warmup */
 };
@@ -50,6 +51,7 @@ struct segment {
 	uint64_t reads_recent; /* reads in the last heartbeat interval */
 	uint32_t inflight;     /* dynamic copies with this as source */
 	uint64_t incoming;     /* bytes of live leases targeting it */
+	uint64_t routed_now, routed_prev; /* reads routed to it, per second */
 };
 
 enum replica_status { REPLICA_PROCESSING = 1, REPLICA_COMPLETE = 2 };
@@ -190,6 +192,8 @@ bool store_reserve_replica(struct object *o);
  * allocated until now + lease TTL (a stale writer may still hold a grant). */
 void store_drop_replica_quarantined(struct store *s, struct object *o,
 				    size_t i, uint64_t now_ms);
+/* Start a new routing second (the read-load order's window). */
+void store_roll_routed(struct store *s);
 /* Free quarantined regions that are due. */
 void store_release_quarantine(struct store *s, uint64_t now_ms);
 /* Unlink and free an object (its replicas must be gone). */

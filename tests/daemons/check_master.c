@@ -737,6 +737,30 @@ START_TEST(test_revoked_copy_region_is_quarantined_for_a_lease_ttl)
 }
 END_TEST
 
+/* --read_load_order: a key's replicas are ordered by the reads the master
+ * routed to their segments, so a replica on a busy segment goes last. */
+START_TEST(test_read_load_order_prefers_the_less_loaded_replica)
+{
+	static const char *const flag[] = {"--read_load_order=true", NULL};
+	struct cluster cl;
+	int on_b = 0;
+
+	cluster_start(&cl, "off", flag);
+	put(&cl, "t", "a-only", 4096); /* seg-a: the emptiest, first */
+	put_n(&cl, "t", "both", 4096, 2);
+	read_n(&cl, "a-only", 20); /* seg-a is given 20 reads */
+	for (int i = 0; i < 10; i++) {
+		Mcrepl__GetReplicaListResponse *r = get(&cl, "t", "both");
+
+		ck_assert_uint_eq(r->n_replicas, 2);
+		on_b += r->replicas[0]->segment_id == cl.seg_b;
+		protobuf_c_message_free_unpacked(&r->base, NULL);
+	}
+	ck_assert_int_eq(on_b, 10);
+	cluster_stop(&cl);
+}
+END_TEST
+
 Suite *make_master_suite(void)
 {
 	Suite *s = suite_create("master");
@@ -759,6 +783,7 @@ Suite *make_master_suite(void)
 	tcase_add_test(tc, test_silent_client_loses_segments_after_client_ttl);
 	tcase_add_test(tc, test_remove_refused_under_read_lease);
 	tcase_add_test(tc, test_config_file_and_health);
+	tcase_add_test(tc, test_read_load_order_prefers_the_less_loaded_replica);
 	tcase_add_test(tc, test_revoked_copy_region_is_quarantined_for_a_lease_ttl);
 	tcase_add_test(
 	    tc,
