@@ -6,12 +6,19 @@
 #include <memory>
 #include <string>
 
-namespace {
+namespace
+{
 struct HeatDeleter {
-	void operator()(mcrepl_heat *h) const { mcrepl_heat_destroy(h); }
+	void operator()(mcrepl_heat *h) const
+	{
+		mcrepl_heat_destroy(h);
+	}
 };
 struct LeasesDeleter {
-	void operator()(mcrepl_leases *t) const { mcrepl_leases_destroy(t); }
+	void operator()(mcrepl_leases *t) const
+	{
+		mcrepl_leases_destroy(t);
+	}
 };
 } // namespace
 
@@ -36,11 +43,11 @@ int main()
 	int crossed = 0;
 	for (uint64_t now = 0; now < 10000; now += 500)
 		crossed += mcrepl_heat_record(heat.get(), "tenant", key.c_str(),
-					      nullptr, now, nullptr) ==
-			   MCREPL_HEAT_CROSSED;
+					      nullptr, now,
+					      nullptr) == MCREPL_HEAT_CROSSED;
 	mcrepl_key_state ks;
-	mcrepl_leases_key_state(leases.get(), "tenant", key.c_str(), nullptr,
-				0, &ks);
+	mcrepl_leases_key_state(leases.get(), "tenant", key.c_str(), nullptr, 0,
+				&ks);
 	std::printf("libmcrepl %s from C++: %d crossing(s), pending=%d\n",
 		    mcrepl_version(), crossed, ks.pending ? 1 : 0);
 	return crossed == 1 && !ks.pending ? 0 : 1;

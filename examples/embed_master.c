@@ -72,12 +72,12 @@ static mcrepl_status admit_one(struct object *o, mcrepl_leases *lt,
 			       uint64_t now, mcrepl_lease *lease)
 {
 	char pid[64];
-	mcrepl_proposal p = {MCREPL_ACTION_ADD, pid, o->tenant, o->key,
-			     NULL, NULL, o->version, o->size, {0},
-			     now + 30000};
+	mcrepl_proposal p = {
+	    MCREPL_ACTION_ADD, pid,	o->tenant, o->key,     NULL, NULL,
+	    o->version,	       o->size, {0},	   now + 30000};
 	mcrepl_object_view ov = {true, o->version, o->size, readable(o), false};
-	mcrepl_propose_input in = {&p, &ov, 0, o->replicas, o->n_replicas,
-				   segments, N_SEG, now};
+	mcrepl_propose_input in = {
+	    &p, &ov, 0, o->replicas, o->n_replicas, segments, N_SEG, now};
 	mcrepl_propose_result res;
 	mcrepl_status s;
 
@@ -105,17 +105,24 @@ static mcrepl_status admit_one(struct object *o, mcrepl_leases *lt,
 static mcrepl_status copy(struct object *o, mcrepl_leases *lt,
 			  const mcrepl_lease *l, mcrepl_stats *st, uint64_t now)
 {
-	mcrepl_fence f = {l->id, l->version, l->source_client, l->source,
-			  l->target, o->version};
+	mcrepl_fence f = {l->id,     l->version, l->source_client,
+			  l->source, l->target,	 o->version};
 	mcrepl_reason why = MCREPL_REASON_NONE;
 	mcrepl_status s;
 
 	s = mcrepl_leases_copy_start(lt, &f, now, NULL, &why);
 	if (s != MCREPL_OK)
 		return fail("copy_start", s, why);
-	o->replicas[o->n_replicas] = (mcrepl_replica_view){
-	    l->target, l->target_client, segments[l->target.v - 1].host, "",
-	    false, true, true, true, 0};
+	o->replicas[o->n_replicas] =
+	    (mcrepl_replica_view){l->target,
+				  l->target_client,
+				  segments[l->target.v - 1].host,
+				  "",
+				  false,
+				  true,
+				  true,
+				  true,
+				  0};
 	s = mcrepl_leases_copy_end(lt, &f, now + 40, NULL, &why);
 	if (s != MCREPL_OK)
 		return fail("copy_end", s, why);
@@ -143,11 +150,14 @@ static void print_nonzero(char *text)
 static int run(mcrepl_leases *lt, mcrepl_triggers *q, mcrepl_stats *st,
 	       const mcrepl_heat_params *hp)
 {
-	struct object obj = {"tenant-1", "prefix-block-42", 7, 4 << 20,
-			     MCREPL_HEAT_CELL_INIT,
-			     {{{2}, {102}, "host-b", "", true, true, false,
-			       true, 0}},
-			     1};
+	struct object obj = {
+	    "tenant-1",
+	    "prefix-block-42",
+	    7,
+	    4 << 20,
+	    MCREPL_HEAT_CELL_INIT,
+	    {{{2}, {102}, "host-b", "", true, true, false, true, 0}},
+	    1};
 	mcrepl_trigger trig;
 	mcrepl_lease lease;
 	uint64_t task = 1;
@@ -160,8 +170,7 @@ static int run(mcrepl_leases *lt, mcrepl_triggers *q, mcrepl_stats *st,
 		mcrepl_trigger_release(&trig);
 		if (admit_one(&obj, lt, hp, st, now, &lease) != MCREPL_OK)
 			continue;
-		mcrepl_leases_bind_task(lt, lease.id,
-					(mcrepl_task_id){task++});
+		mcrepl_leases_bind_task(lt, lease.id, (mcrepl_task_id){task++});
 		mcrepl_stats_add(st, MCREPL_STAT_TASKS_CREATED, 1);
 		if (copy(&obj, lt, &lease, st, now + 5) != 0)
 			return 1;

@@ -388,8 +388,8 @@ mcrepl_status mcrepl_config_get(const mcrepl_config *cfg, const char *name,
 
 uint32_t mcrepl_config_threshold(const mcrepl_config *cfg)
 {
-	double x = cfg->admission_qps_threshold * (double)cfg->heat_window_ms /
-		   1000.0;
+	double x =
+	    cfg->admission_qps_threshold * (double)cfg->heat_window_ms / 1000.0;
 	double r = nearbyint(x);
 
 	/* 0.8 * 10 must be 8, not 9: snap values within rounding noise. */

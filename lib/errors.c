@@ -7,19 +7,19 @@
 
 static const char *const status_text[] = {
 #define TEXT(name, text) text,
-	MCREPL_STATUS_MAP(TEXT)
+    MCREPL_STATUS_MAP(TEXT)
 #undef TEXT
 };
 
 static const char *const status_names[] = {
 #define NAME(name, text) #name,
-	MCREPL_STATUS_MAP(NAME)
+    MCREPL_STATUS_MAP(NAME)
 #undef NAME
 };
 
 static const char *const reason_labels[] = {
 #define LABEL(name, label) label,
-	MCREPL_REASON_MAP(LABEL)
+    MCREPL_REASON_MAP(LABEL)
 #undef LABEL
 };
 

@@ -42,8 +42,7 @@ static inline uint64_t mcrepl__r4(const unsigned char *p)
 /* 64-bit hash of a byte string, wyhash's shape: fixed-size, possibly
  * overlapping loads and no byte loop, so short keys hash in a few dozen
  * cycles (the read path hashes one per Get). Inline for that reason. */
-static inline uint64_t mcrepl__hash64(const void *data, size_t n,
-				      uint64_t seed)
+static inline uint64_t mcrepl__hash64(const void *data, size_t n, uint64_t seed)
 {
 	const unsigned char *s = data;
 	uint64_t a = 0, b = 0;
@@ -69,7 +68,8 @@ static inline uint64_t mcrepl__hash64(const void *data, size_t n,
 /* Hash of a NUL-terminated string (NULL hashes like ""). */
 static inline uint64_t mcrepl__hash_str(const char *s, uint64_t seed)
 {
-	return s ? mcrepl__hash64(s, strlen(s), seed) : mcrepl__hash64("", 0, seed);
+	return s ? mcrepl__hash64(s, strlen(s), seed)
+		 : mcrepl__hash64("", 0, seed);
 }
 
 /* malloc-backed strdup/strndup (so test allocators see every allocation);

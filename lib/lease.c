@@ -484,8 +484,8 @@ static uint64_t digest_str(uint64_t h, const char *s)
 static uint64_t proposal_digest(const mcrepl_proposal *p)
 {
 	uint64_t v[6] = {(uint64_t)p->action, p->observed_version,
-			 p->expected_size, p->preferred_target.v,
-			 p->expires_at_ms, (uint64_t)p->kind};
+			 p->expected_size,    p->preferred_target.v,
+			 p->expires_at_ms,    (uint64_t)p->kind};
 	uint64_t h = SEED_DIGEST;
 
 	h = digest_str(h, p->tenant);

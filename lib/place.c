@@ -332,8 +332,9 @@ typedef struct order_ctx {
 
 static uint64_t order_score(const order_ctx *c, size_t i)
 {
-	return c->score ? c->score[i]
-			: rdv_score(c->prefix, c->replicas[i].segment.v, c->salt);
+	return c->score
+		   ? c->score[i]
+		   : rdv_score(c->prefix, c->replicas[i].segment.v, c->salt);
 }
 
 /* Strictly before; equal elements keep input order (the sort is stable). */
@@ -370,7 +371,8 @@ mcrepl_status mcrepl_order_replicas(const char *tenant, const char *key,
 	c.score = NULL;
 	if (n <= ORDER_SCORED) {
 		for (i = 0; i < n; i++)
-			score[i] = rdv_score(c.prefix, replicas[i].segment.v, salt);
+			score[i] =
+			    rdv_score(c.prefix, replicas[i].segment.v, salt);
 		c.score = score;
 	}
 	/* Insertion sort: n is the replica count of one key. */

@@ -94,7 +94,8 @@ static size_t probe(const mcrepl_triggers *q, uint64_t h, const char *tenant,
 	while (q->index[i] != EMPTY) {
 		size_t pos = q->index[i];
 
-		if (q->hash[pos] == h && same(&q->ring[pos], tenant, key, domain))
+		if (q->hash[pos] == h &&
+		    same(&q->ring[pos], tenant, key, domain))
 			return i;
 		i = (i + 1) & mask;
 	}
@@ -168,8 +169,7 @@ static void index_delete(mcrepl_triggers *q, size_t i)
 	}
 }
 
-size_t mcrepl_triggers_pop(mcrepl_triggers *q, mcrepl_trigger *out,
-			   size_t cap)
+size_t mcrepl_triggers_pop(mcrepl_triggers *q, mcrepl_trigger *out, size_t cap)
 {
 	size_t n = 0;
 
@@ -178,8 +178,8 @@ size_t mcrepl_triggers_pop(mcrepl_triggers *q, mcrepl_trigger *out,
 	pthread_mutex_lock(&q->lock);
 	while (n < cap && q->len > 0) {
 		mcrepl_trigger *t = &q->ring[q->head];
-		size_t slot = probe(q, q->hash[q->head], t->tenant, t->key,
-				    t->domain);
+		size_t slot =
+		    probe(q, q->hash[q->head], t->tenant, t->key, t->domain);
 
 		index_delete(q, slot);
 		out[n++] = *t;

@@ -31,17 +31,17 @@ struct mcrepl_stats {
 
 static const char *const stat_metric[] = {
 #define M(name, metric, type, help) metric,
-	MCREPL_STAT_MAP(M)
+    MCREPL_STAT_MAP(M)
 #undef M
 };
 static const char *const stat_type[] = {
 #define T(name, metric, type, help) type,
-	MCREPL_STAT_MAP(T)
+    MCREPL_STAT_MAP(T)
 #undef T
 };
 static const char *const stat_help[] = {
 #define H(name, metric, type, help) help,
-	MCREPL_STAT_MAP(H)
+    MCREPL_STAT_MAP(H)
 #undef H
 };
 
@@ -91,8 +91,9 @@ int64_t mcrepl_stats_get(const mcrepl_stats *s, mcrepl_stat which)
 {
 	if (!s || (unsigned)which >= MCREPL_STAT_COUNT)
 		return 0;
-	return atomic_load_explicit(&((mcrepl_stats *)(uintptr_t)s)->value[which],
-				    memory_order_relaxed);
+	return atomic_load_explicit(
+	    &((mcrepl_stats *)(uintptr_t)s)->value[which],
+	    memory_order_relaxed);
 }
 
 void mcrepl_stats_reject(mcrepl_stats *s, mcrepl_reason why)
@@ -156,7 +157,8 @@ struct out {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static void put(struct out *o, const char *fmt, ...)
+static void
+put(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
 	size_t room = o->len < o->cap ? o->cap - o->len : 0;
@@ -205,15 +207,16 @@ static void render_pairs(mcrepl_stats *s, struct out *o)
 
 		if (i >= s->n_pairs && (i < DOMAIN_PAIRS || p->count == 0))
 			continue;
-		put(o, "%s{requester_domain=\"%s\",target_domain=\"%s\"} %llu\n",
+		put(o,
+		    "%s{requester_domain=\"%s\",target_domain=\"%s\"} %llu\n",
 		    PROPOSALS_METRIC, p->requester, p->target,
 		    (unsigned long long)p->count);
 	}
 	pthread_mutex_unlock(&s->lock);
 }
 
-mcrepl_status mcrepl_stats_render(const mcrepl_stats *s, char *buf,
-				  size_t cap, size_t *len_out)
+mcrepl_status mcrepl_stats_render(const mcrepl_stats *s, char *buf, size_t cap,
+				  size_t *len_out)
 {
 	struct out o = {buf, buf ? cap : 0, 0};
 

@@ -20,12 +20,12 @@ struct admit_case {
 #define BASE MCREPL_MODE_ENFORCE, NULL, NULL, NOW + 5000, 7, 4096, true, false
 static const struct admit_case cases[] = {
     {"admitted", BASE, false, 1, 8, 0, 0, false, MCREPL_REASON_NONE},
-    {"mode off", MCREPL_MODE_OFF, NULL, NULL, NOW + 5000, 7, 4096, true,
-     false, false, 1, 8, 0, 0, false, MCREPL_REASON_MODE_OFF},
+    {"mode off", MCREPL_MODE_OFF, NULL, NULL, NOW + 5000, 7, 4096, true, false,
+     false, 1, 8, 0, 0, false, MCREPL_REASON_MODE_OFF},
     {"observe would propose", MCREPL_MODE_OBSERVE, NULL, NULL, NOW + 5000, 7,
      4096, true, false, false, 1, 8, 0, 0, false, MCREPL_REASON_MODE_OBSERVE},
-    {"observe still rejects below threshold", MCREPL_MODE_OBSERVE, NULL,
-     NULL, NOW + 5000, 7, 4096, true, false, false, 1, 7, 0, 0, false,
+    {"observe still rejects below threshold", MCREPL_MODE_OBSERVE, NULL, NULL,
+     NOW + 5000, 7, 4096, true, false, false, 1, 7, 0, 0, false,
      MCREPL_REASON_BELOW_THRESHOLD},
     {"expired at now", MCREPL_MODE_ENFORCE, NULL, NULL, NOW, 7, 4096, true,
      false, false, 1, 8, 0, 0, false, MCREPL_REASON_EXPIRED},
@@ -39,8 +39,8 @@ static const struct admit_case cases[] = {
      false, false, false, 1, 8, 0, 0, false, MCREPL_REASON_UNKNOWN_OBJECT},
     {"version", MCREPL_MODE_ENFORCE, NULL, NULL, NOW + 5000, 6, 4096, true,
      false, false, 1, 8, 0, 0, false, MCREPL_REASON_VERSION_MISMATCH},
-    {"size", MCREPL_MODE_ENFORCE, NULL, NULL, NOW + 5000, 7, 4095, true,
-     false, false, 1, 8, 0, 0, false, MCREPL_REASON_SIZE_MISMATCH},
+    {"size", MCREPL_MODE_ENFORCE, NULL, NULL, NOW + 5000, 7, 4095, true, false,
+     false, 1, 8, 0, 0, false, MCREPL_REASON_SIZE_MISMATCH},
     {"below threshold", BASE, false, 1, 7, 0, 0, false,
      MCREPL_REASON_BELOW_THRESHOLD},
     {"pending", BASE, true, 1, 8, 0, 0, false, MCREPL_REASON_IN_FLIGHT},
@@ -62,14 +62,17 @@ static const struct admit_case cases[] = {
 
 static void run_case(const struct admit_case *tc, mcrepl_config *cfg)
 {
-	mcrepl_proposal p = {MCREPL_ACTION_ADD, "p-1", "t", "k",
-			     tc->req_domain, tc->tgt_domain, tc->version,
-			     tc->size, {0}, tc->expires_at};
+	mcrepl_proposal p = {
+	    MCREPL_ACTION_ADD, "p-1",	    "t",      "k", tc->req_domain,
+	    tc->tgt_domain,    tc->version, tc->size, {0}, tc->expires_at};
 	mcrepl_object_view o = {tc->exists, 7, 4096, tc->replicas, tc->busy};
-	mcrepl_admit_input in = {cfg, &p, &o, tc->heat,
-				 {tc->pending, tc->action_until,
-				  tc->recreate_after},
-				 NOW};
+	mcrepl_admit_input in = {
+	    cfg,
+	    &p,
+	    &o,
+	    tc->heat,
+	    {tc->pending, tc->action_until, tc->recreate_after},
+	    NOW};
 
 	ck_assert_msg(mcrepl_admit(&in) == tc->want, "%s: got %s want %s",
 		      tc->name, mcrepl_reason_name(mcrepl_admit(&in)),
@@ -92,8 +95,8 @@ END_TEST
 START_TEST(test_below_threshold_admission_is_rejected)
 {
 	mcrepl_config cfg;
-	mcrepl_proposal p = {MCREPL_ACTION_ADD, "p", "t", "k", NULL, NULL, 1, 1,
-			     {0}, NOW + 1};
+	mcrepl_proposal p = {
+	    MCREPL_ACTION_ADD, "p", "t", "k", NULL, NULL, 1, 1, {0}, NOW + 1};
 	mcrepl_object_view o = {true, 1, 1, 1, false};
 	mcrepl_admit_input in = {&cfg, &p, &o, 0, {false, 0, 0}, NOW};
 
@@ -114,8 +117,8 @@ END_TEST
 START_TEST(test_nonempty_domain_hints_rejected_in_first_stage)
 {
 	mcrepl_config cfg;
-	mcrepl_proposal p = {MCREPL_ACTION_ADD, "p", "t", "k", "a", "b", 1, 1,
-			     {0}, NOW + 1};
+	mcrepl_proposal p = {
+	    MCREPL_ACTION_ADD, "p", "t", "k", "a", "b", 1, 1, {0}, NOW + 1};
 	mcrepl_object_view o = {true, 1, 1, 1, false};
 	mcrepl_admit_input in = {&cfg, &p, &o, 8, {false, 0, 0}, NOW};
 
@@ -131,8 +134,8 @@ END_TEST
 START_TEST(test_admit_invalid_proposals)
 {
 	mcrepl_config cfg;
-	mcrepl_proposal p = {MCREPL_ACTION_ADD, "", "t", "k", NULL, NULL, 1, 1,
-			     {0}, NOW + 1};
+	mcrepl_proposal p = {
+	    MCREPL_ACTION_ADD, "", "t", "k", NULL, NULL, 1, 1, {0}, NOW + 1};
 	mcrepl_object_view o = {true, 1, 1, 1, false};
 	mcrepl_admit_input in = {&cfg, &p, &o, 8, {false, 0, 0}, NOW};
 

@@ -72,9 +72,9 @@ START_TEST(test_config_set_table)
 	before = c;
 	ck_assert_int_eq(mcrepl_config_set(&c, tc->name, tc->value), tc->want);
 	if (tc->readback) {
-		ck_assert_int_eq(mcrepl_config_get(&c, tc->name, buf,
-						   sizeof(buf)),
-				 MCREPL_OK);
+		ck_assert_int_eq(
+		    mcrepl_config_get(&c, tc->name, buf, sizeof(buf)),
+		    MCREPL_OK);
 		ck_assert_str_eq(buf, tc->readback);
 	} else {
 		ck_assert_mem_eq(&c, &before, sizeof(c));
@@ -131,8 +131,8 @@ static const struct thr_case {
 	uint64_t window_ms;
 	uint32_t want;
 } thr_cases[] = {
-    {0.8, 10000, 8}, {0.7, 10000, 7},  {0.1, 30000, 3}, {0.3, 10000, 3},
-    {0.8, 1000, 1},  {0.8, 100, 1},    {0.0, 10000, 1}, {0.01, 1, 1},
+    {0.8, 10000, 8}, {0.7, 10000, 7},	 {0.1, 30000, 3},  {0.3, 10000, 3},
+    {0.8, 1000, 1},  {0.8, 100, 1},	 {0.0, 10000, 1},  {0.01, 1, 1},
     {1.5, 1000, 2},  {100, 10000, 1000}, {0.81, 10000, 9},
 };
 
@@ -159,9 +159,9 @@ START_TEST(test_config_knob_table_covers_every_knob)
 	ck_assert_uint_eq(n, 14);
 	for (size_t i = 0; i < n; i++) {
 		ck_assert_ptr_nonnull(k[i].help);
-		ck_assert_int_eq(mcrepl_config_get(&c, k[i].name, buf,
-						   sizeof(buf)),
-				 MCREPL_OK);
+		ck_assert_int_eq(
+		    mcrepl_config_get(&c, k[i].name, buf, sizeof(buf)),
+		    MCREPL_OK);
 		ck_assert_str_eq(buf, k[i].default_text);
 	}
 	ck_assert_int_eq(mcrepl_config_get(&c, "mode", buf, 3), MCREPL_ENOSPC);

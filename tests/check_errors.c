@@ -30,7 +30,8 @@ START_TEST(test_errors_reason_labels_unique_and_metric_safe)
 		ck_assert_uint_eq(strspn(a, "abcdefghijklmnopqrstuvwxyz_"),
 				  strlen(a));
 		for (int j = i + 1; j < MCREPL_REASON_COUNT; j++)
-			ck_assert_str_ne(a, mcrepl_reason_name((mcrepl_reason)j));
+			ck_assert_str_ne(a,
+					 mcrepl_reason_name((mcrepl_reason)j));
 	}
 }
 END_TEST

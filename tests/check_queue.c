@@ -16,7 +16,8 @@ START_TEST(test_queue_dedups_and_bounds)
 			 MCREPL_EEXIST);
 	ck_assert_int_eq(mcrepl_triggers_push(q, "u", "a", "", 3), MCREPL_OK);
 	ck_assert_int_eq(mcrepl_triggers_push(q, "t", "a", "d2", 4), MCREPL_OK);
-	ck_assert_int_eq(mcrepl_triggers_push(q, "t", "b", "", 5), MCREPL_EFULL);
+	ck_assert_int_eq(mcrepl_triggers_push(q, "t", "b", "", 5),
+			 MCREPL_EFULL);
 	ck_assert_uint_eq(mcrepl_triggers_len(q), 3);
 	ck_assert_uint_eq(mcrepl_triggers_pop(q, out, 2), 2);
 	ck_assert_str_eq(out[0].tenant, "t");

@@ -48,9 +48,18 @@ static void setup(bool with_b)
 	memcpy(S.reps, reps, sizeof(reps));
 	memcpy(S.segs, segs, sizeof(segs));
 	S.obj = (mcrepl_object_view){true, 3, MIB, with_b ? 2 : 1, false};
-	S.p = (mcrepl_proposal){MCREPL_ACTION_ADD, "p", "t", "k", "b", "b",
-				3, MIB, {0}, NOW + 1000, MCREPL_PROPOSAL_HOT};
-	S.in = (mcrepl_propose_input){&S.p, &S.obj, 8, S.reps,
+	S.p = (mcrepl_proposal){MCREPL_ACTION_ADD,
+				"p",
+				"t",
+				"k",
+				"b",
+				"b",
+				3,
+				MIB,
+				{0},
+				NOW + 1000,
+				MCREPL_PROPOSAL_HOT};
+	S.in = (mcrepl_propose_input){&S.p,	      &S.obj, 8, S.reps,
 				      with_b ? 2 : 1, S.segs, 4, NOW};
 }
 
@@ -200,7 +209,8 @@ START_TEST(test_warmup_proposal_skips_threshold_but_not_domain_holdings)
 	ck_assert_int_eq(mcrepl_leases_create(&S.cfg, &S.t), MCREPL_OK);
 	S.p.kind = MCREPL_PROPOSAL_WARMUP;
 	S.p.requester_domain = S.p.target_domain = NULL;
-	ck_assert_int_eq(mcrepl_leases_propose(S.t, &S.in, &res), MCREPL_EINVAL);
+	ck_assert_int_eq(mcrepl_leases_propose(S.t, &S.in, &res),
+			 MCREPL_EINVAL);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_INVALID_PROPOSAL);
 	teardown();
 }
@@ -212,18 +222,20 @@ Suite *make_stage2_suite(void)
 	TCase *tc = tcase_create("stage2");
 
 	tcase_add_test(
-	    tc, test_existing_replica_in_target_domain_suppresses_cross_domain_copy);
+	    tc,
+	    test_existing_replica_in_target_domain_suppresses_cross_domain_copy);
 	tcase_add_test(
-	    tc, test_same_domain_fanout_still_works_after_target_domain_replica);
+	    tc,
+	    test_same_domain_fanout_still_works_after_target_domain_replica);
 	tcase_add_test(tc, test_cross_domain_copy_lands_in_requester_domain);
 	tcase_add_test(tc, test_replica_limit_counts_the_target_domain_only);
-	tcase_add_test(tc,
-		       test_requester_domain_heat_is_independent_across_domains);
+	tcase_add_test(
+	    tc, test_requester_domain_heat_is_independent_across_domains);
 	tcase_add_test(
 	    tc,
 	    test_warmup_skips_objects_already_in_domain_and_respects_copy_limits);
-	tcase_add_test(tc,
-		       test_warmup_proposal_skips_threshold_but_not_domain_holdings);
+	tcase_add_test(
+	    tc, test_warmup_proposal_skips_threshold_but_not_domain_holdings);
 	suite_add_tcase(s, tc);
 	return s;
 }

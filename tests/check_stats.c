@@ -34,10 +34,10 @@ START_TEST(test_stats_counters_and_rejections)
 	mcrepl_stats_reject(s, MCREPL_REASON_NONE);
 	ck_assert_int_eq(mcrepl_stats_get(s, MCREPL_STAT_ACCEPTED), 3);
 	ck_assert_int_eq(mcrepl_stats_get(s, MCREPL_STAT_REPLICAS), 1);
-	ck_assert_uint_eq(mcrepl_stats_rejected(s, MCREPL_REASON_BELOW_THRESHOLD),
-			  2);
-	ck_assert_int_eq(mcrepl_stats_get(s, MCREPL_STAT_RECREATE_COOLDOWN_HITS),
-			 1);
+	ck_assert_uint_eq(
+	    mcrepl_stats_rejected(s, MCREPL_REASON_BELOW_THRESHOLD), 2);
+	ck_assert_int_eq(
+	    mcrepl_stats_get(s, MCREPL_STAT_RECREATE_COOLDOWN_HITS), 1);
 	ck_assert_int_eq(mcrepl_stats_get(s, MCREPL_STAT_WOULD_PROPOSE), 1);
 	ck_assert_uint_eq(mcrepl_stats_rejected(s, MCREPL_REASON_MODE_OBSERVE),
 			  0);

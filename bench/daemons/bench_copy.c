@@ -65,7 +65,8 @@ static int target_start(struct target *t)
 	t->seg = calloc(1, MAX_BYTES);
 	if (!t->ds || !t->seg)
 		return -1;
-	data_server_bind(t->ds, data_server_add_segment(t->ds, t->seg, MAX_BYTES),
+	data_server_bind(t->ds,
+			 data_server_add_segment(t->ds, t->seg, MAX_BYTES),
 			 SEG_ID, KEY);
 	t->port = data_server_port(t->ds);
 	return pthread_create(&t->thread, NULL, target_main, t);
@@ -88,8 +89,8 @@ static void on_done(int status, const char *error, void *arg)
 static double engine_gbps(struct copy_engine *e, struct event_base *base,
 			  const uint8_t *src, uint64_t len, const char *ep)
 {
-	struct copy_target t = {ep, SEG_ID, 0, len,
-				grant_token(KEY, SEG_ID, 0, len), 0, 0};
+	struct copy_target t = {
+	    ep, SEG_ID, 0, len, grant_token(KEY, SEG_ID, 0, len), 0, 0};
 	int n = (int)((512u << 20) / len) + 2;
 	double t0 = now_s();
 
@@ -242,7 +243,7 @@ int main(void)
 		qsort(c, REPS, sizeof(double), cmp);
 		qsort(r, REPS, sizeof(double), cmp);
 		printf("%-8llu %12.2f %12.2f %8.2f\n",
-		       (unsigned long long)(sizes[i] >> 10) , c[REPS / 2],
+		       (unsigned long long)(sizes[i] >> 10), c[REPS / 2],
 		       r[REPS / 2], c[REPS / 2] / r[REPS / 2]);
 		if (sizes[i] == 16u << 20) {
 			c16 = c[REPS / 2];

@@ -84,7 +84,7 @@ static void on_put_start(int st, ProtobufCMessage *resp, const char *err,
 		exit(1);
 	}
 	mcrepl__put_end_request__init(&pe);
-	pe.tenant = (char *)(uintptr_t)"";
+	pe.tenant = (char *)(uintptr_t) "";
 	pe.version = r->version;
 	/* one client, in-order replies: version v is key v-1 (slot v) */
 	pe.key = l->keybuf[r->version % WINDOW][0];
@@ -102,7 +102,7 @@ static void put_issue(struct load *l)
 
 		snprintf(key, 24, "key-%llu", (unsigned long long)l->next);
 		mcrepl__put_start_request__init(&ps);
-		ps.tenant = (char *)(uintptr_t)"";
+		ps.tenant = (char *)(uintptr_t) "";
 		ps.key = key;
 		ps.size = 1024;
 		ps.replica_num = 1;
@@ -147,7 +147,7 @@ static void get_issue(struct load *l)
 			Mcrepl__BatchGetReplicaListRequest b;
 
 			mcrepl__batch_get_replica_list_request__init(&b);
-			b.tenant = (char *)(uintptr_t)"";
+			b.tenant = (char *)(uintptr_t) "";
 			b.keys = keys;
 			b.n_keys = n;
 			rpc_aclient_call(l->ac, (uint32_t)l->m_batch, &b.base,
@@ -156,7 +156,7 @@ static void get_issue(struct load *l)
 			Mcrepl__GetReplicaListRequest g;
 
 			mcrepl__get_replica_list_request__init(&g);
-			g.tenant = (char *)(uintptr_t)"";
+			g.tenant = (char *)(uintptr_t) "";
 			g.key = keys[0];
 			rpc_aclient_call(l->ac, (uint32_t)l->m_get, &g.base,
 					 out_desc(l->m_get), on_get, l);
@@ -190,9 +190,9 @@ static int server_start(struct server *s, const char *mode, uint64_t keys)
 	c = harness_client((uint16_t)proc_field(&s->proc, "rpc_port"));
 	mcrepl__mount_segment_request__init(&m);
 	m.client_id = 1;
-	m.host_id = (char *)(uintptr_t)"bench-host";
-	m.name = (char *)(uintptr_t)"bench-seg";
-	m.endpoint = (char *)(uintptr_t)"127.0.0.1:1";
+	m.host_id = (char *)(uintptr_t) "bench-host";
+	m.name = (char *)(uintptr_t) "bench-seg";
+	m.endpoint = (char *)(uintptr_t) "127.0.0.1:1";
 	m.capacity = 1ULL << 40;
 	r = harness_call(c, "MountSegment", &m.base, NULL);
 	if (!r)
@@ -262,8 +262,8 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	loaded = now_s();
-	if (server_start(&s_off, "off", keys) || server_start(&s_enf, "enforce",
-							       keys)) {
+	if (server_start(&s_off, "off", keys) ||
+	    server_start(&s_enf, "enforce", keys)) {
 		fprintf(stderr, "bench_master: cannot start/load masters\n");
 		return 1;
 	}
@@ -282,7 +282,8 @@ int main(int argc, char **argv)
 		}
 		ratio[r] = enf[r] / off[r];
 		bat[r] = measure(s_enf.load, true, secs);
-		printf("%-4d %14.0f %14.0f %14.0f\n", r, off[r], enf[r], bat[r]);
+		printf("%-4d %14.0f %14.0f %14.0f\n", r, off[r], enf[r],
+		       bat[r]);
 	}
 	qsort(off, (size_t)reps, sizeof(double), cmp);
 	qsort(enf, (size_t)reps, sizeof(double), cmp);

@@ -18,13 +18,13 @@
 
 /* Where the bytes go: as handed out by the master (a Replica message). */
 struct copy_target {
-	const char *endpoint;	/* "host:data_port" of the target worker */
+	const char *endpoint; /* "host:data_port" of the target worker */
 	uint64_t segment_id;
-	uint64_t offset;	/* within the target segment */
+	uint64_t offset; /* within the target segment */
 	uint64_t length;
-	uint64_t write_token;	/* the master's grant for this region */
-	uint64_t remote_addr;	/* RDMA: registered address of the region */
-	uint32_t rkey;		/* RDMA: remote key of the target segment */
+	uint64_t write_token; /* the master's grant for this region */
+	uint64_t remote_addr; /* RDMA: registered address of the region */
+	uint32_t rkey;	      /* RDMA: remote key of the target segment */
 };
 
 /* Completion: status 0, or a negative errno with a one-line reason. */
@@ -54,11 +54,11 @@ struct copy_engine {
 };
 
 struct copy_engine_config {
-	uint32_t max_inflight;	   /* copies in flight at once (8) */
+	uint32_t max_inflight;	     /* copies in flight at once (8) */
 	uint64_t max_inflight_bytes; /* bytes in flight at once (256 MiB) */
-	uint32_t timeout_ms;	   /* per copy (30000) */
-	const char *rdma_device;   /* NULL: the first active port */
-	uint16_t rdma_port;	   /* rdma_cm port of this worker */
+	uint32_t timeout_ms;	     /* per copy (30000) */
+	const char *rdma_device;     /* NULL: the first active port */
+	uint16_t rdma_port;	     /* rdma_cm port of this worker */
 };
 
 void copy_engine_config_init(struct copy_engine_config *cfg);
@@ -67,9 +67,10 @@ void copy_engine_config_init(struct copy_engine_config *cfg);
 struct copy_engine *copy_engine_tcp_create(struct event_base *base,
 					   const struct copy_engine_config *cfg,
 					   char *err, size_t errlen);
-struct copy_engine *copy_engine_rdma_create(struct event_base *base,
-					    const struct copy_engine_config *cfg,
-					    char *err, size_t errlen);
+struct copy_engine *
+copy_engine_rdma_create(struct event_base *base,
+			const struct copy_engine_config *cfg, char *err,
+			size_t errlen);
 
 /* --transport=auto|tcp|rdma: auto tries rdma when a device exists, else
  * tcp; *why_out gets a static one-line explanation of the choice. */

@@ -203,8 +203,8 @@ char *http_get(uint16_t port, const char *path)
 			close(fd);
 		return NULL;
 	}
-	snprintf(req, sizeof(req),
-		 "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n",
+		 path);
 	if (write(fd, req, strlen(req)) < 0)
 		n = 0;
 	while (n + 1 < cap && (r = read(fd, buf + n, cap - n - 1)) > 0)

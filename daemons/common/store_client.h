@@ -33,9 +33,9 @@ struct store_client_config {
 	 * preferred after the local host; NULL = env MOONCAKE_STORE_DOMAIN,
 	 * else none. */
 	const char *domain;
-	uint32_t replicas;	/* replicas per put; 0 = 1 */
-	int rpc_timeout_ms;	/* per master call; 5000 */
-	int data_timeout_ms;	/* per data-plane transfer; 30000 */
+	uint32_t replicas;   /* replicas per put; 0 = 1 */
+	int rpc_timeout_ms;  /* per master call; 5000 */
+	int data_timeout_ms; /* per data-plane transfer; 30000 */
 };
 
 void store_client_config_init(struct store_client_config *cfg);

@@ -29,9 +29,8 @@ static const struct flag flags[] = {
      "read lease granted by each Get, in milliseconds"},
     {"eviction_ratio", F_RATIO, O(opts.eviction_ratio), "0.05",
      "share of a segment's capacity one eviction pass frees"},
-    {"eviction_high_watermark_ratio", F_RATIO,
-     O(opts.eviction_high_watermark), "0.90",
-     "segment usage above which eviction runs"},
+    {"eviction_high_watermark_ratio", F_RATIO, O(opts.eviction_high_watermark),
+     "0.90", "segment usage above which eviction runs"},
     {"max_batch_keys", F_U32, O(opts.max_batch_keys), "4096",
      "most keys in one BatchGetReplicaList"},
     {"max_frame_bytes", F_U64, O(max_frame_bytes), "16777216",
@@ -147,7 +146,8 @@ static int read_config(struct master_flags *f, const char *path)
 		eq = strchr(s, '=');
 		snprintf(where, sizeof(where), "%s:%d", path, lineno);
 		if (!eq) {
-			fprintf(stderr, "mcrepl-master: %s: expected name=value\n",
+			fprintf(stderr,
+				"mcrepl-master: %s: expected name=value\n",
 				where);
 			fclose(fp);
 			return -1;
@@ -178,8 +178,9 @@ static int apply(struct master_flags *f, const char *name, const char *v,
 			continue;
 		if (set_value(f, &flags[i], v) == 0)
 			return 0;
-		fprintf(stderr, "mcrepl-master: %s: invalid value '%s' for "
-				"--%s (%s)\n",
+		fprintf(stderr,
+			"mcrepl-master: %s: invalid value '%s' for "
+			"--%s (%s)\n",
 			where, v, name, flags[i].help);
 		return -1;
 	}
@@ -189,12 +190,14 @@ static int apply(struct master_flags *f, const char *name, const char *v,
 	if (st == MCREPL_OK)
 		return 0;
 	if (st == MCREPL_ENOENT)
-		fprintf(stderr, "mcrepl-master: %s: unknown flag --%s (see "
-				"--help)\n",
+		fprintf(stderr,
+			"mcrepl-master: %s: unknown flag --%s (see "
+			"--help)\n",
 			where, name);
 	else
-		fprintf(stderr, "mcrepl-master: %s: invalid value '%s' for --%s: "
-				"%s\n",
+		fprintf(stderr,
+			"mcrepl-master: %s: invalid value '%s' for --%s: "
+			"%s\n",
 			where, v, name, mcrepl_strerror(st));
 	return -1;
 }
@@ -221,12 +224,14 @@ int master_flags_parse(struct master_flags *f, int argc, char **argv)
 			return 1;
 		}
 		if (!strcmp(a, "--version")) {
-			printf("mcrepl-master (libmcrepl %s)\n", mcrepl_version());
+			printf("mcrepl-master (libmcrepl %s)\n",
+			       mcrepl_version());
 			return 1;
 		}
 		if (strncmp(a, "--", 2) != 0) {
-			fprintf(stderr, "mcrepl-master: unexpected argument '%s' "
-					"(see --help)\n",
+			fprintf(stderr,
+				"mcrepl-master: unexpected argument '%s' "
+				"(see --help)\n",
 				a);
 			return -1;
 		}
@@ -237,7 +242,8 @@ int master_flags_parse(struct master_flags *f, int argc, char **argv)
 		} else if (i + 1 < argc) {
 			v = argv[++i];
 		} else {
-			fprintf(stderr, "mcrepl-master: --%s needs a value\n", a);
+			fprintf(stderr, "mcrepl-master: --%s needs a value\n",
+				a);
 			return -1;
 		}
 		snprintf(name, sizeof(name), "%.*s",
@@ -246,14 +252,16 @@ int master_flags_parse(struct master_flags *f, int argc, char **argv)
 			return -1;
 	}
 	if (mcrepl_config_validate(&f->opts.cfg, &field) != MCREPL_OK) {
-		fprintf(stderr, "mcrepl-master: invalid value for --%s\n", field);
+		fprintf(stderr, "mcrepl-master: invalid value for --%s\n",
+			field);
 		return -1;
 	}
 	if (f->rpc_port > 65535 || f->metrics_port > 65535 ||
 	    f->sweep_interval_ms == 0 || f->admission_batch == 0 ||
 	    f->opts.max_batch_keys == 0 || f->max_frame_bytes < 1024) {
-		fprintf(stderr, "mcrepl-master: ports must be <= 65535, "
-				"intervals, batches and frame sizes positive\n");
+		fprintf(stderr,
+			"mcrepl-master: ports must be <= 65535, "
+			"intervals, batches and frame sizes positive\n");
 		return -1;
 	}
 	return 0;

@@ -170,8 +170,9 @@ static int start(struct master *m)
 	if (!m->rpc)
 		return fprintf(stderr, "mcrepl-master: rpc: %s\n", err), -1;
 	if (start_http(m, &http_port) != 0)
-		return fprintf(stderr, "mcrepl-master: cannot serve HTTP on "
-				       "%s:%u\n",
+		return fprintf(stderr,
+			       "mcrepl-master: cannot serve HTTP on "
+			       "%s:%u\n",
 			       m->flags.rpc_address, m->flags.metrics_port),
 		       -1;
 	m->timer = event_new(m->base, -1, EV_PERSIST, on_timer, m);
@@ -180,9 +181,11 @@ static int start(struct master *m)
 	if (!m->timer || !m->sigterm || !m->sigint ||
 	    event_add(m->timer, &tv) || event_add(m->sigterm, NULL) ||
 	    event_add(m->sigint, NULL))
-		return fprintf(stderr, "mcrepl-master: event setup failed\n"), -1;
+		return fprintf(stderr, "mcrepl-master: event setup failed\n"),
+		       -1;
 	if (pthread_create(&m->admitter, NULL, admission_main, m) != 0)
-		return fprintf(stderr, "mcrepl-master: no admission thread\n"), -1;
+		return fprintf(stderr, "mcrepl-master: no admission thread\n"),
+		       -1;
 	printf("mcrepl-master ready rpc_port=%u metrics_port=%u mode=%s\n",
 	       rpc_server_port(m->rpc), http_port,
 	       mcrepl_mode_name(m->flags.opts.cfg.mode));

@@ -16,7 +16,8 @@ struct text {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static void put(struct text *t, const char *fmt, ...)
+static void
+put(struct text *t, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -73,8 +74,8 @@ static void store_figures(struct store *s, struct text *t)
 	      mcrepl__map_size(&s->objects));
 	gauge(t, "mcrepl_master_tasks", "Tasks queued or running", "gauge",
 	      tasks);
-	gauge(t, "mcrepl_master_put_requests_total", "PutStart requests accepted",
-	      "counter", s->puts);
+	gauge(t, "mcrepl_master_put_requests_total",
+	      "PutStart requests accepted", "counter", s->puts);
 	gauge(t, "mcrepl_master_get_requests_total",
 	      "GetReplicaList and BatchGetReplicaList requests", "counter",
 	      s->gets);

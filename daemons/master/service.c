@@ -77,10 +77,10 @@ static void h_mount(Mcrepl__Master_Service *svc,
 		    Mcrepl__MountSegmentResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	struct mount_args a = {req->client_id, req->host_id, req->domain,
-			       req->name, req->endpoint, req->capacity,
-			       req->base_addr, req->rkey,
-			       has_cap(req, "dynamic_copy")};
+	struct mount_args a = {
+	    req->client_id, req->host_id,  req->domain,
+	    req->name,	    req->endpoint, req->capacity,
+	    req->base_addr, req->rkey,	   has_cap(req, "dynamic_copy")};
 	Mcrepl__MountSegmentResponse resp;
 	struct reply r = {0};
 	Mcrepl__Code code;
@@ -206,8 +206,7 @@ static void h_put_revoke(Mcrepl__Master_Service *svc,
 
 	mcrepl__put_revoke_response__init(&resp);
 	store_lock(s);
-	reply_init(&r,
-		   store_put_revoke(s, req->tenant, req->key, req->version),
+	reply_init(&r, store_put_revoke(s, req->tenant, req->key, req->version),
 		   NULL);
 	store_unlock(s);
 	resp.result = &r.result;
@@ -295,8 +294,9 @@ static void h_batch_get(Mcrepl__Master_Service *svc,
 	if (req->n_keys == 0 || req->n_keys > s->opts.max_batch_keys) {
 		code = req->n_keys ? MCREPL__CODE__TOO_MANY
 				   : MCREPL__CODE__INVALID_ARGUMENT;
-		snprintf(r.msg, sizeof(r.msg), "a batch holds 1..%u keys, not "
-					       "%zu",
+		snprintf(r.msg, sizeof(r.msg),
+			 "a batch holds 1..%u keys, not "
+			 "%zu",
 			 s->opts.max_batch_keys, req->n_keys);
 	} else {
 		a = calloc(req->n_keys, sizeof(*a));
@@ -323,7 +323,8 @@ static void h_batch_get(Mcrepl__Master_Service *svc,
 	free(ptrs);
 }
 
-static void h_exist(Mcrepl__Master_Service *svc, const Mcrepl__ExistRequest *req,
+static void h_exist(Mcrepl__Master_Service *svc,
+		    const Mcrepl__ExistRequest *req,
 		    Mcrepl__ExistResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
@@ -336,9 +337,9 @@ static void h_exist(Mcrepl__Master_Service *svc, const Mcrepl__ExistRequest *req
 	o = req->key[0] ? store_find(s, req->tenant, req->key) : NULL;
 	resp.exists = o && o->complete;
 	store_unlock(s);
-	reply_init(&r, req->key[0] ? MCREPL__CODE__OK
-				   : MCREPL__CODE__INVALID_ARGUMENT,
-		   NULL);
+	reply_init(
+	    &r, req->key[0] ? MCREPL__CODE__OK : MCREPL__CODE__INVALID_ARGUMENT,
+	    NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
 }
@@ -380,7 +381,8 @@ static void h_fetch_tasks(Mcrepl__Master_Service *svc,
 	if (max > MAX_TASKS_PER_FETCH)
 		max = MAX_TASKS_PER_FETCH;
 	store_lock(s);
-	n = store_fetch_tasks(s, req->client_id, tasks, max, SVC(svc)->now_ms());
+	n = store_fetch_tasks(s, req->client_id, tasks, max,
+			      SVC(svc)->now_ms());
 	for (size_t i = 0; i < n; i++)
 		ptrs[i] = &tasks[i]->msg;
 	resp.n_tasks = n;
@@ -436,10 +438,10 @@ static void h_copy_start(Mcrepl__Master_Service *svc,
 
 	mcrepl__copy_start_response__init(&resp);
 	store_lock(s);
-	code = store_copy_start(s, req->tenant, req->key,
-				req->source_segment_id, req->target_segment_id,
-				SVC(svc)->now_ms(), &src, &dst, r.msg,
-				sizeof(r.msg));
+	code =
+	    store_copy_start(s, req->tenant, req->key, req->source_segment_id,
+			     req->target_segment_id, SVC(svc)->now_ms(), &src,
+			     &dst, r.msg, sizeof(r.msg));
 	if (code == MCREPL__CODE__OK) {
 		fill_replica(s, &src_m, &src, false);
 		fill_replica(s, &dst_m, &dst, true);
@@ -453,8 +455,8 @@ static void h_copy_start(Mcrepl__Master_Service *svc,
 	store_unlock(s);
 }
 
-static Mcrepl__Code copy_finish(Mcrepl__Master_Service *svc,
-				const char *tenant, const char *key, bool ok)
+static Mcrepl__Code copy_finish(Mcrepl__Master_Service *svc, const char *tenant,
+				const char *key, bool ok)
 {
 	struct store *s = SVC(svc)->store;
 	Mcrepl__Code code;
@@ -493,8 +495,8 @@ static void h_copy_revoke(Mcrepl__Master_Service *svc,
 
 /* ---- dynamic copy --------------------------------------------------------- */
 
-static mcrepl_fence fence_of(uint64_t lease, uint64_t version,
-			     uint64_t client, uint64_t src, uint64_t dst)
+static mcrepl_fence fence_of(uint64_t lease, uint64_t version, uint64_t client,
+			     uint64_t src, uint64_t dst)
 {
 	mcrepl_fence f = {{lease}, version, {client}, {src}, {dst}, 0};
 
@@ -508,9 +510,9 @@ static void h_dyn_start(Mcrepl__Master_Service *svc,
 {
 	struct store *s = SVC(svc)->store;
 	Mcrepl__DynamicReplicaCopyStartResponse resp;
-	mcrepl_fence f = fence_of(req->lease_id, req->version, req->client_id,
-				  req->source_segment_id,
-				  req->target_segment_id);
+	mcrepl_fence f =
+	    fence_of(req->lease_id, req->version, req->client_id,
+		     req->source_segment_id, req->target_segment_id);
 	Mcrepl__Replica src_m, dst_m;
 	struct replica src, dst;
 	const char *reason = NULL;
@@ -537,8 +539,8 @@ static void h_dyn_start(Mcrepl__Master_Service *svc,
 /* End (success) or Revoke of a dynamic copy, under the store lock. */
 static Mcrepl__Code dyn_finish(Mcrepl__Master_Service *svc, uint64_t lease,
 			       uint64_t version, uint64_t client,
-			       const char *tenant, const char *key, bool success,
-			       const char **reason)
+			       const char *tenant, const char *key,
+			       bool success, const char **reason)
 {
 	struct store *s = SVC(svc)->store;
 	mcrepl_fence f = fence_of(lease, version, client, 0, 0);
@@ -617,28 +619,38 @@ static void h_propose(Mcrepl__Master_Service *svc,
 	mcrepl_propose_result res = {0};
 	struct reply r = {0};
 	uint64_t now = SVC(svc)->now_ms();
-	mcrepl_proposal p = {MCREPL_ACTION_ADD, req->proposal_id, req->tenant,
-			     req->key, req->requester_domain, req->target_domain,
-			     req->observed_version, req->expected_size,
+	mcrepl_proposal p = {MCREPL_ACTION_ADD,
+			     req->proposal_id,
+			     req->tenant,
+			     req->key,
+			     req->requester_domain,
+			     req->target_domain,
+			     req->observed_version,
+			     req->expected_size,
 			     {req->preferred_target_segment_id},
-			     now + (req->expires_in_ms ? req->expires_in_ms
-						       : s->opts.cfg.lease_ttl_ms)};
+			     now + (req->expires_in_ms
+					? req->expires_in_ms
+					: s->opts.cfg.lease_ttl_ms)};
 	Mcrepl__Code code = MCREPL__CODE__UNAVAILABLE;
 
 	mcrepl__submit_replica_action_proposal_response__init(&resp);
 	mcrepl__replica_action_lease__init(&lm);
 	store_lock(s);
 	if (!s->opts.enable_proposal_rpc) {
-		snprintf(r.msg, sizeof(r.msg), "SubmitReplicaActionProposal is "
-					       "internal; start the master "
-					       "with --enable_proposal_rpc");
+		snprintf(r.msg, sizeof(r.msg),
+			 "SubmitReplicaActionProposal is "
+			 "internal; start the master "
+			 "with --enable_proposal_rpc");
 	} else {
 		code = status_code(dyn_propose(s, &p, now, &res));
 	}
 	if (code == MCREPL__CODE__OK) {
-		lm = (Mcrepl__ReplicaActionLease){lm.base, mut(req->proposal_id),
-						  res.lease.id.v, mut(req->tenant),
-						  mut(req->key), res.lease.source.v,
+		lm = (Mcrepl__ReplicaActionLease){lm.base,
+						  mut(req->proposal_id),
+						  res.lease.id.v,
+						  mut(req->tenant),
+						  mut(req->key),
+						  res.lease.source.v,
 						  res.lease.target.v,
 						  res.lease.target_domain,
 						  res.lease.version,
@@ -656,7 +668,8 @@ static void h_propose(Mcrepl__Master_Service *svc,
 	store_unlock(s);
 }
 
-static void h_stats(Mcrepl__Master_Service *svc, const Mcrepl__StatsRequest *req,
+static void h_stats(Mcrepl__Master_Service *svc,
+		    const Mcrepl__StatsRequest *req,
 		    Mcrepl__StatsResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
@@ -692,8 +705,9 @@ static void h_stats(Mcrepl__Master_Service *svc, const Mcrepl__StatsRequest *req
 	}
 	resp.segments = ptrs;
 	resp.keys = mcrepl__map_size(&s->objects);
-	reply_init(&r, text && msgs && ptrs ? MCREPL__CODE__OK
-					    : MCREPL__CODE__INTERNAL,
+	reply_init(&r,
+		   text && msgs && ptrs ? MCREPL__CODE__OK
+					: MCREPL__CODE__INTERNAL,
 		   NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
@@ -716,9 +730,10 @@ static void h_warmup(Mcrepl__Master_Service *svc,
 	store_lock(s);
 	if (!s->opts.cfg.domain_aware) {
 		code = MCREPL__CODE__UNAVAILABLE;
-		snprintf(r.msg, sizeof(r.msg), "warmup needs "
-					       "--dynamic_replication_domain_"
-					       "aware=true");
+		snprintf(r.msg, sizeof(r.msg),
+			 "warmup needs "
+			 "--dynamic_replication_domain_"
+			 "aware=true");
 	} else if (!mcrepl_domain_is_valid(req->domain) || !req->domain[0]) {
 		code = MCREPL__CODE__INVALID_ARGUMENT;
 		snprintf(r.msg, sizeof(r.msg), "warmup needs a valid domain");

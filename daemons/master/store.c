@@ -36,7 +36,8 @@ static bool obj_eq(const struct mcrepl__map_node *n, const void *k)
 	const struct object *o = (const struct object *)(const void *)n;
 	const struct obj_key *ok = k;
 
-	return strcmp(o->key, ok->key) == 0 && strcmp(o->tenant, ok->tenant) == 0;
+	return strcmp(o->key, ok->key) == 0 &&
+	       strcmp(o->tenant, ok->tenant) == 0;
 }
 
 static bool id_eq_task(const struct mcrepl__map_node *n, const void *k)
@@ -59,7 +60,8 @@ int store_create(const struct master_opts *o, uint64_t grant_key,
 	mcrepl_heat_params_init(&s->heat, &o->cfg);
 	if (mcrepl__map_init(&s->objects, 1024) ||
 	    mcrepl__map_init(&s->tasks, 256) ||
-	    mcrepl_triggers_create(o->cfg.admission_queue_limit, &s->triggers) ||
+	    mcrepl_triggers_create(o->cfg.admission_queue_limit,
+				   &s->triggers) ||
 	    mcrepl_leases_create(&o->cfg, &s->leases) ||
 	    mcrepl_stats_create(&s->stats)) {
 		store_destroy(s);
@@ -252,15 +254,18 @@ Mcrepl__Code store_mount(struct store *s, const struct mount_args *a,
 	if (a->client_id == 0 || a->capacity == 0 ||
 	    !valid_text(a->name, 255) || !valid_text(a->endpoint, 255) ||
 	    !valid_text(a->host, 255) || !mcrepl_domain_is_valid(a->domain)) {
-		snprintf(err, errlen, "mount needs a client id, a name, a host, "
-				      "an endpoint, a valid domain and a "
-				      "capacity");
+		snprintf(err, errlen,
+			 "mount needs a client id, a name, a host, "
+			 "an endpoint, a valid domain and a "
+			 "capacity");
 		return MCREPL__CODE__INVALID_ARGUMENT;
 	}
 	seg = find_segment_by_name(s, a->name);
 	if (seg && seg->client_id != a->client_id) {
-		snprintf(err, errlen, "segment name %s is mounted by another "
-				      "client", a->name);
+		snprintf(err, errlen,
+			 "segment name %s is mounted by another "
+			 "client",
+			 a->name);
 		return MCREPL__CODE__ALREADY_EXISTS;
 	}
 	c = get_client(s, a->client_id, now_ms);
@@ -398,8 +403,8 @@ struct task *store_add_task(struct store *s, uint64_t client_id,
 	return t;
 }
 
-size_t store_fetch_tasks(struct store *s, uint64_t client_id,
-			 struct task **out, size_t max, uint64_t now_ms)
+size_t store_fetch_tasks(struct store *s, uint64_t client_id, struct task **out,
+			 size_t max, uint64_t now_ms)
 {
 	struct client *c = find_client(s, client_id);
 	size_t n = 0;
@@ -517,8 +522,8 @@ void store_drop_replica(struct store *s, struct object *o, size_t i,
 	drop_replica(s, o, i, now_ms, true);
 }
 
-void store_drop_replica_quarantined(struct store *s, struct object *o,
-				    size_t i, uint64_t now_ms)
+void store_drop_replica_quarantined(struct store *s, struct object *o, size_t i,
+				    uint64_t now_ms)
 {
 	struct quarantine q = {o->replicas[i].segment_id, o->replicas[i].offset,
 			       now_ms + s->opts.cfg.lease_ttl_ms};
@@ -607,11 +612,11 @@ bool store_reserve_replica(struct object *o)
 	return true;
 }
 
-static bool host_used(struct store *s, const struct object *o,
-		      const char *host)
+static bool host_used(struct store *s, const struct object *o, const char *host)
 {
 	for (size_t i = 0; i < o->n_replicas; i++) {
-		struct segment *seg = store_segment(s, o->replicas[i].segment_id);
+		struct segment *seg =
+		    store_segment(s, o->replicas[i].segment_id);
 
 		if (seg && strcmp(seg->host, host) == 0)
 			return true;
@@ -643,8 +648,8 @@ static struct segment *put_target(struct store *s, const struct object *o)
 		if (on_segment(o, seg->id) ||
 		    seg_alloc_largest_free(seg->alloc) < o->size)
 			continue;
-		util = (double)(store_used(seg) + o->size) /
-		       (double)seg->capacity;
+		util =
+		    (double)(store_used(seg) + o->size) / (double)seg->capacity;
 		if (!best || (new_host && !best_new_host) ||
 		    (new_host == best_new_host && util < best_util)) {
 			best = seg;
@@ -656,8 +661,7 @@ static struct segment *put_target(struct store *s, const struct object *o)
 }
 
 /* Evict on the fullest segment that could ever hold size; true if freed. */
-static bool evict_for(struct store *s, const struct object *o,
-		      uint64_t now_ms)
+static bool evict_for(struct store *s, const struct object *o, uint64_t now_ms)
 {
 	for (size_t i = 0; i < s->n_segs; i++) {
 		struct segment *seg = s->segs[i];
@@ -670,8 +674,7 @@ static bool evict_for(struct store *s, const struct object *o,
 	return false;
 }
 
-static bool add_put_replica(struct store *s, struct object *o,
-			    uint64_t now_ms)
+static bool add_put_replica(struct store *s, struct object *o, uint64_t now_ms)
 {
 	struct segment *seg = put_target(s, o);
 	struct replica *r;
@@ -705,8 +708,9 @@ Mcrepl__Code store_put_start(struct store *s, const char *tenant,
 	struct object *o;
 
 	if (!key_ok(tenant, key) || size == 0 || n > 16) {
-		snprintf(err, errlen, "put needs a key (1..%d bytes), a size > 0 "
-				      "and replica_num <= 16",
+		snprintf(err, errlen,
+			 "put needs a key (1..%d bytes), a size > 0 "
+			 "and replica_num <= 16",
 			 MCREPL_KEY_MAX);
 		return MCREPL__CODE__INVALID_ARGUMENT;
 	}
@@ -743,8 +747,8 @@ static struct object *find_version(struct store *s, const char *tenant,
 				   const char *key, uint64_t version,
 				   Mcrepl__Code *code)
 {
-	struct object *o = key_ok(tenant, key) ? store_find(s, tenant, key)
-					       : NULL;
+	struct object *o =
+	    key_ok(tenant, key) ? store_find(s, tenant, key) : NULL;
 
 	*code = MCREPL__CODE__OK;
 	if (!o)
@@ -756,8 +760,8 @@ static struct object *find_version(struct store *s, const char *tenant,
 	return *code == MCREPL__CODE__OK ? o : NULL;
 }
 
-Mcrepl__Code store_put_end(struct store *s, const char *tenant,
-			   const char *key, uint64_t version)
+Mcrepl__Code store_put_end(struct store *s, const char *tenant, const char *key,
+			   uint64_t version)
 {
 	Mcrepl__Code code;
 	struct object *o = find_version(s, tenant, key, version, &code);
@@ -783,20 +787,20 @@ Mcrepl__Code store_put_revoke(struct store *s, const char *tenant,
 	return MCREPL__CODE__OK;
 }
 
-Mcrepl__Code store_remove(struct store *s, const char *tenant,
-			  const char *key, uint64_t now_ms, char *err,
-			  size_t errlen)
+Mcrepl__Code store_remove(struct store *s, const char *tenant, const char *key,
+			  uint64_t now_ms, char *err, size_t errlen)
 {
-	struct object *o = key_ok(tenant, key) ? store_find(s, tenant, key)
-					       : NULL;
+	struct object *o =
+	    key_ok(tenant, key) ? store_find(s, tenant, key) : NULL;
 	mcrepl_lease cleared[4];
 	size_t n = 0;
 
 	if (!o || !o->complete)
 		return MCREPL__CODE__NOT_FOUND;
 	if (o->lease_until_ms > now_ms || o->copies > 0) {
-		snprintf(err, errlen, "%s", o->copies ? "a copy of it is running"
-						      : "under read lease");
+		snprintf(err, errlen, "%s",
+			 o->copies ? "a copy of it is running"
+				   : "under read lease");
 		return MCREPL__CODE__BUSY;
 	}
 	if (mcrepl_leases_object_removed(s->leases, tenant, key, cleared, 4,
@@ -865,8 +869,8 @@ Mcrepl__Code store_get(struct store *s, const char *tenant, const char *key,
 		       const char *domain, uint64_t now_ms, struct object **out,
 		       size_t *order, size_t cap, size_t *n_out)
 {
-	struct object *o = key_ok(tenant, key) ? store_find(s, tenant, key)
-					       : NULL;
+	struct object *o =
+	    key_ok(tenant, key) ? store_find(s, tenant, key) : NULL;
 	mcrepl_replica_view v[MASTER_MAX_REPLICAS];
 	size_t idx[MASTER_MAX_REPLICAS], n = 0, perm[MASTER_MAX_REPLICAS];
 	uint64_t load[MASTER_MAX_REPLICAS];
@@ -927,8 +931,8 @@ Mcrepl__Code store_copy_start(struct store *s, const char *tenant,
 			      struct replica *src_out, struct replica *dst_out,
 			      char *err, size_t errlen)
 {
-	struct object *o = key_ok(tenant, key) ? store_find(s, tenant, key)
-					       : NULL;
+	struct object *o =
+	    key_ok(tenant, key) ? store_find(s, tenant, key) : NULL;
 	struct segment *dst = store_segment(s, dst_seg);
 	size_t si;
 	struct replica *r;
@@ -937,8 +941,9 @@ Mcrepl__Code store_copy_start(struct store *s, const char *tenant,
 		return MCREPL__CODE__NOT_FOUND;
 	si = replica_on(o, src_seg, REPLICA_COMPLETE);
 	if (si == SIZE_MAX || !dst || on_segment(o, dst_seg)) {
-		snprintf(err, errlen, "source must hold a readable replica and "
-				      "the target none");
+		snprintf(err, errlen,
+			 "source must hold a readable replica and "
+			 "the target none");
 		return MCREPL__CODE__INVALID_ARGUMENT;
 	}
 	if (o->copy_target ||
@@ -964,8 +969,8 @@ Mcrepl__Code store_copy_start(struct store *s, const char *tenant,
 Mcrepl__Code store_copy_finish(struct store *s, const char *tenant,
 			       const char *key, bool success, uint64_t now_ms)
 {
-	struct object *o = key_ok(tenant, key) ? store_find(s, tenant, key)
-					       : NULL;
+	struct object *o =
+	    key_ok(tenant, key) ? store_find(s, tenant, key) : NULL;
 	size_t i;
 
 	if (!o || !o->copy_target)

@@ -78,13 +78,13 @@ struct object {
 	bool complete;		  /* PutEnd done */
 	struct replica *replicas; /* n_replicas of cap_replicas */
 	size_t n_replicas, cap_replicas;
-	mcrepl_heat_cell heat;	/* reads from every domain */
+	mcrepl_heat_cell heat;	   /* reads from every domain */
 	struct domain_heat *dheat; /* domain-aware: per requester domain */
 	uint8_t n_dheat;
 	uint64_t lease_until_ms; /* read lease */
-	uint64_t last_read_ms; /* or put start while incomplete */
-	uint64_t reads;	 /* salt for the reader order */
-	uint32_t copies; /* started copies pinning the object */
+	uint64_t last_read_ms;	 /* or put start while incomplete */
+	uint64_t reads;		 /* salt for the reader order */
+	uint32_t copies;	 /* started copies pinning the object */
 	uint64_t copy_target; /* segment of a running ordinary copy, 0 none */
 };
 
@@ -95,7 +95,7 @@ struct task {
 	bool fetched;
 	bool done; /* the worker reported it; kept while its lease lives */
 	uint64_t lease_expires_at_ms; /* master clock; sent as time left */
-	Mcrepl__Task msg; /* strings owned by the task */
+	Mcrepl__Task msg;	      /* strings owned by the task */
 };
 
 struct client {
@@ -119,7 +119,7 @@ struct store {
 	 * so a late writer holding their grant cannot hit a new owner. */
 	struct quarantine {
 		uint64_t segment_id, offset, free_at_ms;
-	} *quar;
+	} * quar;
 	size_t n_quar, cap_quar;
 	uint64_t next_segment_id, next_version, next_task_id, next_proposal;
 	mcrepl_heat_params heat;
@@ -160,19 +160,17 @@ struct segment *store_segment(struct store *s, uint64_t id);
 uint64_t store_used(const struct segment *seg);
 
 /* ---- objects ---- */
-struct object *store_find(struct store *s, const char *tenant,
-			  const char *key);
+struct object *store_find(struct store *s, const char *tenant, const char *key);
 Mcrepl__Code store_put_start(struct store *s, const char *tenant,
 			     const char *key, uint64_t size, uint32_t replicas,
 			     uint64_t now_ms, struct object **out, char *err,
 			     size_t errlen);
-Mcrepl__Code store_put_end(struct store *s, const char *tenant,
-			   const char *key, uint64_t version);
+Mcrepl__Code store_put_end(struct store *s, const char *tenant, const char *key,
+			   uint64_t version);
 Mcrepl__Code store_put_revoke(struct store *s, const char *tenant,
 			      const char *key, uint64_t version);
-Mcrepl__Code store_remove(struct store *s, const char *tenant,
-			  const char *key, uint64_t now_ms, char *err,
-			  size_t errlen);
+Mcrepl__Code store_remove(struct store *s, const char *tenant, const char *key,
+			  uint64_t now_ms, char *err, size_t errlen);
 /* The read path: COMPLETE replicas in reader order into order[] (indexes
  * into obj->replicas; at most cap), read lease extended, heat recorded and
  * at most one trigger queued per hot key per window. */
@@ -190,8 +188,8 @@ uint64_t store_grant(const struct store *s, const struct replica *r);
 bool store_reserve_replica(struct object *o);
 /* Drop replica i of o like store_drop_replica, but keep its region
  * allocated until now + lease TTL (a stale writer may still hold a grant). */
-void store_drop_replica_quarantined(struct store *s, struct object *o,
-				    size_t i, uint64_t now_ms);
+void store_drop_replica_quarantined(struct store *s, struct object *o, size_t i,
+				    uint64_t now_ms);
 /* Start a new routing second (the read-load order's window). */
 void store_roll_routed(struct store *s);
 /* Free quarantined regions that are due. */
@@ -214,8 +212,8 @@ Mcrepl__Code store_copy_finish(struct store *s, const char *tenant,
 /* ---- tasks ---- */
 struct task *store_task(struct store *s, uint64_t id);
 /* Up to max queued tasks of a client, moved to fetched; returns count. */
-size_t store_fetch_tasks(struct store *s, uint64_t client_id,
-			 struct task **out, size_t max, uint64_t now_ms);
+size_t store_fetch_tasks(struct store *s, uint64_t client_id, struct task **out,
+			 size_t max, uint64_t now_ms);
 /* True when client_id is mounted (known to the master). */
 bool store_client_known(struct store *s, uint64_t client_id);
 /* The worker reported a task done: forget it, unless it is a dynamic copy

@@ -47,10 +47,10 @@ static void segment_views(struct store *s, mcrepl_segment_view *v)
 		/* count granted copies before they reserve at CopyStart, so
 		 * one batch of admissions does not pile onto one target */
 		v[i] = (mcrepl_segment_view){
-		    {seg->id},	    {seg->client_id},
-		    seg->host,	    seg->domain,
-		    seg->capacity,  store_used(seg) + seg->incoming,
-		    true,	    seg->reads_recent};
+		    {seg->id},	   {seg->client_id},
+		    seg->host,	   seg->domain,
+		    seg->capacity, store_used(seg) + seg->incoming,
+		    true,	   seg->reads_recent};
 	}
 }
 
@@ -65,8 +65,8 @@ static void lease_live(struct store *s, const mcrepl_lease *l, int delta)
 	if (dst && delta > 0)
 		dst->incoming += l->size;
 	else if (dst)
-		dst->incoming -= l->size < dst->incoming ? l->size
-							 : dst->incoming;
+		dst->incoming -=
+		    l->size < dst->incoming ? l->size : dst->incoming;
 }
 
 static struct task *queue_copy_task(struct store *s, const struct object *o,
@@ -217,7 +217,8 @@ static Mcrepl__Code reason_code(mcrepl_reason r)
 static size_t find_target(const struct object *o, uint64_t seg_id)
 {
 	for (size_t i = 0; i < o->n_replicas; i++)
-		if (o->replicas[i].segment_id == seg_id && o->replicas[i].dynamic &&
+		if (o->replicas[i].segment_id == seg_id &&
+		    o->replicas[i].dynamic &&
 		    o->replicas[i].status == REPLICA_PROCESSING)
 			return i;
 	return SIZE_MAX;
@@ -259,8 +260,7 @@ void store_fail_lease_task(struct store *s, const mcrepl_lease *l)
 /* The lease is gone after a refused call (expired, dead version): clean
  * what the master holds for it. */
 static void retire_if_gone(struct store *s, const mcrepl_lease *known,
-			   const char *tenant, const char *key,
-			   uint64_t now_ms)
+			   const char *tenant, const char *key, uint64_t now_ms)
 {
 	mcrepl_lease now_l;
 
@@ -365,7 +365,8 @@ static Mcrepl__Code finish_copy(struct store *s, const mcrepl_fence *fin,
 	mcrepl_fence f = *fin;
 	mcrepl_reason why = MCREPL_REASON_NONE;
 	mcrepl_lease l = {0};
-	fence_fn fn = success ? mcrepl_leases_copy_end : mcrepl_leases_copy_revoke;
+	fence_fn fn =
+	    success ? mcrepl_leases_copy_end : mcrepl_leases_copy_revoke;
 	size_t i;
 
 	mcrepl_leases_get(s->leases, f.lease, &l);
@@ -432,7 +433,8 @@ static bool held_in_domain(struct store *s, const struct object *o,
 			   const char *domain)
 {
 	for (size_t i = 0; i < o->n_replicas; i++) {
-		struct segment *seg = store_segment(s, o->replicas[i].segment_id);
+		struct segment *seg =
+		    store_segment(s, o->replicas[i].segment_id);
 
 		if (seg && o->replicas[i].status == REPLICA_COMPLETE &&
 		    mcrepl_domain_equal(seg->domain, domain))

@@ -13,7 +13,8 @@ static bool evictable(struct store *s, const struct object *o, uint64_t now)
 uint64_t store_evict_segment(struct store *s, struct segment *seg,
 			     uint64_t now_ms)
 {
-	uint64_t goal = (uint64_t)((double)seg->capacity * s->opts.eviction_ratio);
+	uint64_t goal =
+	    (uint64_t)((double)seg->capacity * s->opts.eviction_ratio);
 	uint64_t freed = 0;
 	struct object *o = s->lru_head;
 

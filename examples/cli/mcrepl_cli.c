@@ -125,8 +125,8 @@ static int check_args(const struct cli *c)
 	static const struct {
 		const char *name;
 		int min, max;
-	} cmds[] = {{"put", 2, 2},    {"get", 1, 2},  {"rm", 1, 1},
-		    {"exist", 1, 1},  {"stat", 1, 1}, {"segments", 0, 0},
+	} cmds[] = {{"put", 2, 2},     {"get", 1, 2},	{"rm", 1, 1},
+		    {"exist", 1, 1},   {"stat", 1, 1},	{"segments", 0, 0},
 		    {"metrics", 0, 0}, {"warmup", 1, 1}};
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -137,8 +137,8 @@ static int check_args(const struct cli *c)
 					   c->cmd);
 		if (cmds[i].min && !c->args[0][0])
 			return usage_error("empty %s", strcmp(c->cmd, "warmup")
-								  ? "key"
-								  : "domain");
+							   ? "key"
+							   : "domain");
 		return 0;
 	}
 	return usage_error("unknown command '%s'", c->cmd);

@@ -82,25 +82,29 @@ static int start_cluster(struct demo *d)
 	       "  (mode enforce, threshold 100 reads / 2 s, max 2 replicas)\n",
 	       d->rpc_port, d->metrics_port);
 	for (int i = 0; i < WORKERS; i++) {
-		char *argv[] = {(char *)(uintptr_t)harness_bin("mcrepl-worker",
-							       bin, sizeof(bin)),
-				master, host, (char *)(uintptr_t)"--segment_size=64M",
-				(char *)(uintptr_t)"--data_port=0", NULL};
+		char *argv[] = {(char *)(uintptr_t)harness_bin(
+				    "mcrepl-worker", bin, sizeof(bin)),
+				master,
+				host,
+				(char *)(uintptr_t) "--segment_size=64M",
+				(char *)(uintptr_t) "--data_port=0",
+				NULL};
 
 		snprintf(master, sizeof(master), "--master=%s", d->master_addr);
 		snprintf(host, sizeof(host), "--host_id=host-%d", i + 1);
 		if (proc_start(&d->workers[i], argv, "mcrepl-worker ready",
 			       10000) != 0) {
-			fprintf(stderr, "demo: mcrepl-worker %d did not start\n",
+			fprintf(stderr,
+				"demo: mcrepl-worker %d did not start\n",
 				i + 1);
 			return -1;
 		}
 		d->seg_of[i] = proc_field(&d->workers[i], "segments");
-		printf("worker %d host-%d  data port %llu  segment %llu\n", i + 1,
-		       i + 1,
-		       (unsigned long long)proc_field(&d->workers[i],
-						      "data_port"),
-		       (unsigned long long)d->seg_of[i]);
+		printf(
+		    "worker %d host-%d  data port %llu  segment %llu\n", i + 1,
+		    i + 1,
+		    (unsigned long long)proc_field(&d->workers[i], "data_port"),
+		    (unsigned long long)d->seg_of[i]);
 	}
 	return 0;
 }

@@ -29,7 +29,9 @@ static const char *const base_flags[] = {
     "--dynamic_replication_heat_window_seconds=1",
     "--dynamic_replication_admission_qps_threshold=5",
     "--dynamic_replication_action_cooldown_seconds=0",
-    "--default_kv_lease_ttl=50", "--sweep_interval_ms=10", NULL};
+    "--default_kv_lease_ttl=50",
+    "--sweep_interval_ms=10",
+    NULL};
 
 static char *mut(const char *s)
 {
@@ -41,14 +43,14 @@ static Mcrepl__Code result_code(const ProtobufCMessage *m)
 	/* Every response's first field is `Result result = 1`. */
 	const Mcrepl__Result *r =
 	    *(Mcrepl__Result *const *)(const void *)((const char *)m +
-						       sizeof(ProtobufCMessage));
+						     sizeof(ProtobufCMessage));
 
 	return r ? r->code : MCREPL__CODE__OK;
 }
 
-static uint64_t mount_in(struct cluster *cl, uint64_t client,
-			 const char *host, const char *name, uint64_t cap,
-			 bool dynamic_copy, const char *domain)
+static uint64_t mount_in(struct cluster *cl, uint64_t client, const char *host,
+			 const char *name, uint64_t cap, bool dynamic_copy,
+			 const char *domain)
 {
 	Mcrepl__MountSegmentRequest req;
 	Mcrepl__MountSegmentResponse *resp;
@@ -65,8 +67,8 @@ static uint64_t mount_in(struct cluster *cl, uint64_t client,
 	req.protocol_version = 1;
 	req.n_capabilities = dynamic_copy ? 1 : 0;
 	req.capabilities = caps;
-	resp = (Mcrepl__MountSegmentResponse *)harness_call(cl->c, "MountSegment",
-							    &req.base, NULL);
+	resp = (Mcrepl__MountSegmentResponse *)harness_call(
+	    cl->c, "MountSegment", &req.base, NULL);
 	ck_assert_ptr_nonnull(resp);
 	ck_assert_int_eq(resp->result->code, MCREPL__CODE__OK);
 	id = resp->segment_id;
@@ -260,8 +262,9 @@ static Mcrepl__Code dyn_call(struct cluster *cl, const char *method,
 		resp = harness_call(cl->c, method, &e.base, NULL);
 	}
 	ck_assert_ptr_nonnull(resp);
-	res = *(Mcrepl__Result *const *)(const void *)((const char *)resp +
-						       sizeof(ProtobufCMessage));
+	res =
+	    *(Mcrepl__Result *const *)(const void *)((const char *)resp +
+						     sizeof(ProtobufCMessage));
 	code = res->code;
 	if (reason)
 		snprintf(reason, reason_cap, "%s", res->reason);
@@ -306,12 +309,14 @@ static void complete_dynamic_copy(struct cluster *cl, const char *key,
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(r->n_replicas, 2);
 	ck_assert(r->replicas[0]->dynamic != r->replicas[1]->dynamic);
-	ck_assert_int_eq(r->replicas[0]->status, MCREPL__REPLICA_STATUS__COMPLETE);
-	ck_assert_int_eq(r->replicas[1]->status, MCREPL__REPLICA_STATUS__COMPLETE);
+	ck_assert_int_eq(r->replicas[0]->status,
+			 MCREPL__REPLICA_STATUS__COMPLETE);
+	ck_assert_int_eq(r->replicas[1]->status,
+			 MCREPL__REPLICA_STATUS__COMPLETE);
 	protobuf_c_message_free_unpacked(&r->base, NULL);
 	ck_assert_int_eq(metric(cl, "mcrepl_dynamic_replicas"), 1);
-	ck_assert_int_eq(metric(cl, "mcrepl_dynamic_copy_tasks_completed_total"),
-			 1);
+	ck_assert_int_eq(
+	    metric(cl, "mcrepl_dynamic_copy_tasks_completed_total"), 1);
 }
 
 START_TEST(test_enforce_get_path_auto_expansion_after_threshold_crossing)
@@ -356,7 +361,8 @@ START_TEST(test_enforce_batch_get_path_auto_expansion_after_threshold_crossing)
 		ck_assert_int_eq(r->entries[2]->result->code,
 				 MCREPL__CODE__NOT_FOUND);
 		protobuf_c_message_free_unpacked(&r->base, NULL);
-		keys[0] = i < 3 ? mut("cold") : mut("hot"); /* cold stays cold */
+		keys[0] =
+		    i < 3 ? mut("cold") : mut("hot"); /* cold stays cold */
 	}
 	complete_dynamic_copy(&cl, "hot", v);
 	cluster_stop(&cl);
@@ -392,8 +398,9 @@ START_TEST(test_max_replica_limit_suppresses_fanout)
 	ck_assert_uint_eq(read_n(&cl, "hot", 20), 1);
 	ck_assert_uint_eq(wait_task(&cl, CLIENT_A, 300).task_id, 0);
 	page = http_get(cl.metrics_port, "/metrics");
-	ck_assert_ptr_nonnull(strstr(page, "mcrepl_dynamic_admission_rejected_"
-					   "total{reason=\"replica_limit\"} 1"));
+	ck_assert_ptr_nonnull(strstr(page,
+				     "mcrepl_dynamic_admission_rejected_"
+				     "total{reason=\"replica_limit\"} 1"));
 	free(page);
 	cluster_stop(&cl);
 }
@@ -413,7 +420,8 @@ START_TEST(test_expired_pending_leases_retire_unconsumed_tasks)
 			 1);
 	harness_sleep_ms(400); /* the lease expires unconsumed */
 	ck_assert_uint_eq(wait_task(&cl, CLIENT_A, 0).task_id, 0);
-	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_failed_total"), 1);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_failed_total"),
+			 1);
 	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copies_inflight"), 0);
 	cluster_stop(&cl);
 }
@@ -434,10 +442,11 @@ START_TEST(test_expired_copy_task_cleanup_enters_recreate_cooldown)
 	read_n(&cl, "hot", 5);
 	t = wait_task(&cl, CLIENT_A, 2000);
 	ck_assert_uint_ne(t.task_id, 0);
-	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t, v,
-				  "hot", NULL, 0),
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
+				  v, "hot", NULL, 0),
 			 MCREPL__CODE__OK);
-	harness_sleep_ms(1100); /* the copy outlives its lease; a window passes */
+	harness_sleep_ms(
+	    1100); /* the copy outlives its lease; a window passes */
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyEnd", CLIENT_A, &t, v,
 				  "hot", reason, sizeof(reason)),
 			 MCREPL__CODE__STALE);
@@ -514,16 +523,16 @@ START_TEST(test_non_source_clients_cannot_copy_start)
 	read_n(&cl, "hot", 5);
 	t = wait_task(&cl, CLIENT_A, 2000);
 	ck_assert_uint_ne(t.task_id, 0);
-	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_C, &t, v,
-				  "hot", reason, sizeof(reason)),
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_C, &t,
+				  v, "hot", reason, sizeof(reason)),
 			 MCREPL__CODE__PERMISSION_DENIED);
 	ck_assert_str_eq(reason, "not_source");
-	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_B, &t, v,
-				  "hot", reason, sizeof(reason)),
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_B, &t,
+				  v, "hot", reason, sizeof(reason)),
 			 MCREPL__CODE__PERMISSION_DENIED);
 	/* the selected source still can */
-	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t, v,
-				  "hot", NULL, 0),
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
+				  v, "hot", NULL, 0),
 			 MCREPL__CODE__OK);
 	cluster_stop(&cl);
 }
@@ -555,7 +564,8 @@ START_TEST(test_version_mismatch_rejects_stale_copy_start_after_reput)
 				  v1, "hot", NULL, 0),
 			 MCREPL__CODE__STALE);
 	ck_assert_uint_eq(read_n(&cl, "hot", 1), 1);
-	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_failed_total"), 1);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_failed_total"),
+			 1);
 	cluster_stop(&cl);
 }
 END_TEST
@@ -609,7 +619,8 @@ END_TEST
 
 START_TEST(test_remove_refused_under_read_lease)
 {
-	static const char *const lease[] = {"--default_kv_lease_ttl=5000", NULL};
+	static const char *const lease[] = {"--default_kv_lease_ttl=5000",
+					    NULL};
 	struct cluster cl;
 	Mcrepl__RemoveRequest rm;
 	Mcrepl__RemoveResponse *r;
@@ -660,7 +671,8 @@ START_TEST(test_config_file_and_health)
 }
 END_TEST
 
-START_TEST(test_domain_aware_copy_lands_in_requester_domain_and_warms_new_domain)
+START_TEST(
+    test_domain_aware_copy_lands_in_requester_domain_and_warms_new_domain)
 {
 	static const char *const da[] = {
 	    "--dynamic_replication_domain_aware=true", NULL};
@@ -683,16 +695,17 @@ START_TEST(test_domain_aware_copy_lands_in_requester_domain_and_warms_new_domain
 	t = wait_task(&cl, CLIENT_A, 2000);
 	ck_assert_uint_ne(t.task_id, 0);
 	ck_assert_uint_eq(t.target_segment_id, seg_b2);
-	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t, v,
-				  "hot", NULL, 0),
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
+				  v, "hot", NULL, 0),
 			 MCREPL__CODE__OK);
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyEnd", CLIENT_A, &t, v,
 				  "hot", NULL, 0),
 			 MCREPL__CODE__OK);
-	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_cross_domain_copies_total"),
-			 1);
+	ck_assert_int_eq(
+	    metric(&cl, "mcrepl_dynamic_cross_domain_copies_total"), 1);
 	/* a new domain joins: the hot object is warmed into it */
-	seg_c = mount_in(&cl, 0xd4, "host-e", "seg-c", 64 * MIB, true, "zone-c");
+	seg_c =
+	    mount_in(&cl, 0xd4, "host-e", "seg-c", 64 * MIB, true, "zone-c");
 	ck_assert_int_eq(metric(&cl, "mcrepl_master_warmup_copies_total"), 1);
 	t = wait_task(&cl, CLIENT_A, 200);
 	if (t.task_id == 0)
@@ -720,8 +733,8 @@ START_TEST(test_revoked_copy_region_is_quarantined_for_a_lease_ttl)
 	ck_assert_uint_ne(t.task_id, 0);
 	ck_assert_uint_ge(t.lease_ttl_ms, 300);
 	ck_assert_uint_le(t.lease_ttl_ms, 500);
-	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t, v,
-				  "hot", NULL, 0),
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
+				  v, "hot", NULL, 0),
 			 MCREPL__CODE__OK);
 	ck_assert_int_eq(metric(&cl, "mcrepl_master_used_bytes"), 8192);
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyRevoke", CLIENT_A, &t,
@@ -767,24 +780,30 @@ Suite *make_master_suite(void)
 	TCase *tc = tcase_create("master");
 
 	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc,
-		       test_enforce_get_path_auto_expansion_after_threshold_crossing);
 	tcase_add_test(
-	    tc, test_enforce_batch_get_path_auto_expansion_after_threshold_crossing);
+	    tc, test_enforce_get_path_auto_expansion_after_threshold_crossing);
+	tcase_add_test(
+	    tc,
+	    test_enforce_batch_get_path_auto_expansion_after_threshold_crossing);
 	tcase_add_test(tc, test_observe_mode_does_not_queue_a_copy);
 	tcase_add_test(tc, test_max_replica_limit_suppresses_fanout);
 	tcase_add_test(tc, test_expired_pending_leases_retire_unconsumed_tasks);
-	tcase_add_test(tc, test_expired_copy_task_cleanup_enters_recreate_cooldown);
-	tcase_add_test(tc, test_evicted_dynamic_replica_blocks_immediate_recreate);
-	tcase_add_test(tc, test_non_source_clients_cannot_copy_start);
-	tcase_add_test(tc, test_version_mismatch_rejects_stale_copy_start_after_reput);
 	tcase_add_test(tc,
-		       test_source_without_dynamic_copy_capability_is_never_chosen);
+		       test_expired_copy_task_cleanup_enters_recreate_cooldown);
+	tcase_add_test(tc,
+		       test_evicted_dynamic_replica_blocks_immediate_recreate);
+	tcase_add_test(tc, test_non_source_clients_cannot_copy_start);
+	tcase_add_test(
+	    tc, test_version_mismatch_rejects_stale_copy_start_after_reput);
+	tcase_add_test(
+	    tc, test_source_without_dynamic_copy_capability_is_never_chosen);
 	tcase_add_test(tc, test_silent_client_loses_segments_after_client_ttl);
 	tcase_add_test(tc, test_remove_refused_under_read_lease);
 	tcase_add_test(tc, test_config_file_and_health);
-	tcase_add_test(tc, test_read_load_order_prefers_the_less_loaded_replica);
-	tcase_add_test(tc, test_revoked_copy_region_is_quarantined_for_a_lease_ttl);
+	tcase_add_test(tc,
+		       test_read_load_order_prefers_the_less_loaded_replica);
+	tcase_add_test(tc,
+		       test_revoked_copy_region_is_quarantined_for_a_lease_ttl);
 	tcase_add_test(
 	    tc,
 	    test_domain_aware_copy_lands_in_requester_domain_and_warms_new_domain);

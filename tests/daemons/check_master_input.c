@@ -126,8 +126,8 @@ END_TEST
 
 START_TEST(test_garbage_bytes_are_refused_and_closed)
 {
-	static const uint8_t junk[] = {0, 0, 0, 6, 0xff, 0xff, 0xff, 0xff,
-				       0xff, 0xff};
+	static const uint8_t junk[] = {0,    0,	   0,	 6,    0xff,
+				       0xff, 0xff, 0xff, 0xff, 0xff};
 	int fd = raw_connect();
 	Mcrepl__Envelope *env;
 

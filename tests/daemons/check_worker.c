@@ -517,7 +517,9 @@ static const char *const fault_flags[] = {
     "--dynamic_replication_lease_ttl_seconds=1.5",
     "--dynamic_replication_action_cooldown_seconds=1",
     "--dynamic_replication_recreate_cooldown_seconds=1",
-    "--default_kv_lease_ttl=50", "--sweep_interval_ms=20", NULL};
+    "--default_kv_lease_ttl=50",
+    "--sweep_interval_ms=20",
+    NULL};
 
 static void fault_setup(void)
 {
@@ -582,7 +584,8 @@ START_TEST(test_kill9_source_mid_copy_never_serves_a_processing_replica)
 
 		if (st == 0) { /* still the source's COMPLETE replica only */
 			ck_assert_uint_eq(o.n_replicas, 1);
-			ck_assert(o.replicas[0].complete && !o.replicas[0].dynamic);
+			ck_assert(o.replicas[0].complete &&
+				  !o.replicas[0].dynamic);
 		} else {
 			ck_assert_int_eq(st, MCREPL__CODE__NOT_FOUND);
 			break;
@@ -591,8 +594,8 @@ START_TEST(test_kill9_source_mid_copy_never_serves_a_processing_replica)
 	}
 	harness_sleep_ms(1800); /* the lease (1.5 s) expires */
 	ck_assert_int_eq(master_metric(c, "mcrepl_dynamic_copies_inflight"), 0);
-	ck_assert_int_eq(master_metric(c, "mcrepl_dynamic_copy_tasks_failed_total"),
-			 1);
+	ck_assert_int_eq(
+	    master_metric(c, "mcrepl_dynamic_copy_tasks_failed_total"), 1);
 	ck_assert_int_eq(store_client_exist(c, "big", &exists), 0);
 	ck_assert(!exists);
 	kill(fx.workers[1 - src].pid, SIGCONT);
@@ -731,10 +734,11 @@ Suite *make_worker_suite(void)
 	tc = tcase_create("faults");
 	tcase_add_checked_fixture(tc, fault_setup, teardown);
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc,
-		       test_kill9_source_mid_copy_never_serves_a_processing_replica);
 	tcase_add_test(
-	    tc, test_kill_target_mid_copy_returns_quota_and_readmits_after_cooldown);
+	    tc, test_kill9_source_mid_copy_never_serves_a_processing_replica);
+	tcase_add_test(
+	    tc,
+	    test_kill_target_mid_copy_returns_quota_and_readmits_after_cooldown);
 	tcase_add_test(tc, test_stale_task_after_remove_and_reput_is_fenced);
 	suite_add_tcase(s, tc);
 	return s;

@@ -32,17 +32,17 @@ typedef enum mcrepl_proposal_kind {
 
 /* A replica action proposal. Strings are borrowed for the call only. */
 typedef struct mcrepl_proposal {
-	mcrepl_action action;	     /* MCREPL_ACTION_ADD */
-	const char *proposal_id;     /* idempotency id, 1..PROPOSAL_ID_MAX */
-	const char *tenant;	     /* NULL = "" */
-	const char *key;	     /* required */
+	mcrepl_action action;	      /* MCREPL_ACTION_ADD */
+	const char *proposal_id;      /* idempotency id, 1..PROPOSAL_ID_MAX */
+	const char *tenant;	      /* NULL = "" */
+	const char *key;	      /* required */
 	const char *requester_domain; /* stage 1: must be NULL or "" */
 	const char *target_domain;    /* stage 1: must be NULL or "" */
-	uint64_t observed_version;   /* object version the proposer saw */
-	uint64_t expected_size;	     /* object size the proposer saw */
+	uint64_t observed_version;    /* object version the proposer saw */
+	uint64_t expected_size;	      /* object size the proposer saw */
 	mcrepl_segment_id preferred_target; /* 0 = none */
-	uint64_t expires_at_ms;	     /* proposal deadline (same clock) */
-	mcrepl_proposal_kind kind;   /* HOT (0) unless set */
+	uint64_t expires_at_ms;		    /* proposal deadline (same clock) */
+	mcrepl_proposal_kind kind;	    /* HOT (0) unless set */
 } mcrepl_proposal;
 
 /* The host's view of the object the proposal names. */

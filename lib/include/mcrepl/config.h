@@ -35,19 +35,19 @@ typedef struct mcrepl_config {
 	/* Set by mcrepl_config_init() to sizeof(mcrepl_config); lets later
 	 * versions add fields at the end without breaking callers. */
 	uint32_t struct_size;
-	mcrepl_mode mode;		  /* off */
-	uint64_t heat_window_ms;	  /* 10000 */
-	double admission_qps_threshold;	  /* 0.8 */
-	uint32_t max_memory_replicas;	  /* 2: all readable MEMORY replicas */
-	uint64_t action_cooldown_ms;	  /* 30000 after a completed copy */
-	uint64_t lease_ttl_ms;		  /* 30000 */
-	uint64_t recreate_cooldown_ms;	  /* 60000 after a dynamic replica goes */
-	uint64_t heat_max_entries;	  /* 1000000 keys in the heat table */
-	uint32_t admission_queue_limit;	  /* 10000 queued triggers */
-	double target_high_watermark;	  /* 0.85 used/capacity after the copy */
-	bool domain_aware;		  /* false: first-stage behaviour */
-	bool scale_threshold_by_replicas; /* false: RFC threshold */
-	bool read_load_aware_placement;	  /* false: RFC target order */
+	mcrepl_mode mode;		/* off */
+	uint64_t heat_window_ms;	/* 10000 */
+	double admission_qps_threshold; /* 0.8 */
+	uint32_t max_memory_replicas;	/* 2: all readable MEMORY replicas */
+	uint64_t action_cooldown_ms;	/* 30000 after a completed copy */
+	uint64_t lease_ttl_ms;		/* 30000 */
+	uint64_t recreate_cooldown_ms;	/* 60000 after a dynamic replica goes */
+	uint64_t heat_max_entries;	/* 1000000 keys in the heat table */
+	uint32_t admission_queue_limit; /* 10000 queued triggers */
+	double target_high_watermark;	/* 0.85 used/capacity after the copy */
+	bool domain_aware;		/* false: first-stage behaviour */
+	bool scale_threshold_by_replicas;  /* false: RFC threshold */
+	bool read_load_aware_placement;	   /* false: RFC target order */
 	uint32_t proposal_retention_limit; /* 100000 idempotency records */
 } mcrepl_config;
 
@@ -70,8 +70,8 @@ MCREPL_API mcrepl_status mcrepl_config_validate(const mcrepl_config *cfg,
  * outside the knob's range; cfg is left unchanged on failure.
  * Both strings are read only during the call.
  */
-MCREPL_API mcrepl_status mcrepl_config_set(mcrepl_config *cfg,
-					   const char *name, const char *value);
+MCREPL_API mcrepl_status mcrepl_config_set(mcrepl_config *cfg, const char *name,
+					   const char *value);
 
 /* Parse one "name=value" string (surrounding blanks ignored) and set it. */
 MCREPL_API mcrepl_status mcrepl_config_parse(mcrepl_config *cfg,
@@ -79,9 +79,9 @@ MCREPL_API mcrepl_status mcrepl_config_parse(mcrepl_config *cfg,
 
 /* Description of one knob, for --help texts and documentation. */
 typedef struct mcrepl_config_knob {
-	const char *name;	   /* full text name */
-	const char *default_text;  /* default as text */
-	const char *help;	   /* one line */
+	const char *name;	  /* full text name */
+	const char *default_text; /* default as text */
+	const char *help;	  /* one line */
 } mcrepl_config_knob;
 
 /* The table of knobs (static storage); *count receives its length. */

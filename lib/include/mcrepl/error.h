@@ -40,7 +40,7 @@ typedef enum mcrepl_status {
 #define MCREPL__STATUS_ENUM(name, text) MCREPL_##name,
 	MCREPL_STATUS_MAP(MCREPL__STATUS_ENUM)
 #undef MCREPL__STATUS_ENUM
-	MCREPL_STATUS_COUNT
+	    MCREPL_STATUS_COUNT
 } mcrepl_status;
 
 /*
@@ -79,7 +79,7 @@ typedef enum mcrepl_reason {
 #define MCREPL__REASON_ENUM(name, label) MCREPL_REASON_##name,
 	MCREPL_REASON_MAP(MCREPL__REASON_ENUM)
 #undef MCREPL__REASON_ENUM
-	MCREPL_REASON_COUNT
+	    MCREPL_REASON_COUNT
 } mcrepl_reason;
 
 /* Human-readable text of a status; never NULL ("unknown status" if out of

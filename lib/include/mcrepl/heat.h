@@ -98,16 +98,22 @@ typedef struct mcrepl_heat_cell {
 } mcrepl_heat_cell;
 
 /* A zeroed cell is valid (no reads). */
-#define MCREPL_HEAT_CELL_INIT {0, 0, {0}}
+#define MCREPL_HEAT_CELL_INIT                                                  \
+	{                                                                      \
+		0, 0,                                                          \
+		{                                                              \
+			0                                                      \
+		}                                                              \
+	}
 
 /*
  * Record one read at now_ms. Returns the event; when count_out is not NULL
  * it receives the windowed count after the read. Not thread-safe: the host
  * serialises access to one cell (its object lock). O(1), no allocation.
  */
-MCREPL_API mcrepl_heat_event mcrepl_heat_cell_record(
-    mcrepl_heat_cell *cell, const mcrepl_heat_params *p, uint64_t now_ms,
-    uint32_t *count_out);
+MCREPL_API mcrepl_heat_event
+mcrepl_heat_cell_record(mcrepl_heat_cell *cell, const mcrepl_heat_params *p,
+			uint64_t now_ms, uint32_t *count_out);
 
 /* Windowed count at now_ms without recording. Does not modify the cell. */
 MCREPL_API uint32_t mcrepl_heat_cell_count(const mcrepl_heat_cell *cell,
@@ -135,12 +141,9 @@ MCREPL_API void mcrepl_heat_destroy(mcrepl_heat *h);
  * "" means "default"); tenant may be NULL (= ""). key must not be NULL.
  * Strings are read only during the call. Thread-safe (sharded locks).
  */
-MCREPL_API mcrepl_heat_event mcrepl_heat_record(mcrepl_heat *h,
-						const char *tenant,
-						const char *key,
-						const char *domain,
-						uint64_t now_ms,
-						uint32_t *count_out);
+MCREPL_API mcrepl_heat_event
+mcrepl_heat_record(mcrepl_heat *h, const char *tenant, const char *key,
+		   const char *domain, uint64_t now_ms, uint32_t *count_out);
 
 /* Windowed count of a key at now_ms (0 if not tracked). Thread-safe. */
 MCREPL_API uint32_t mcrepl_heat_count(mcrepl_heat *h, const char *tenant,

@@ -122,11 +122,11 @@ MCREPL_API mcrepl_status mcrepl_leases_abort(mcrepl_leases *t,
 /* What a dynamic copy RPC presents. */
 typedef struct mcrepl_fence {
 	mcrepl_lease_id lease;
-	uint64_t version;	   /* version carried by the task */
-	mcrepl_client_id caller;   /* the client making the call */
-	mcrepl_segment_id source;  /* as carried by the task (0 = unchecked) */
-	mcrepl_segment_id target;  /* as carried by the task (0 = unchecked) */
-	uint64_t object_version;   /* the object's current version; 0 = gone */
+	uint64_t version;	  /* version carried by the task */
+	mcrepl_client_id caller;  /* the client making the call */
+	mcrepl_segment_id source; /* as carried by the task (0 = unchecked) */
+	mcrepl_segment_id target; /* as carried by the task (0 = unchecked) */
+	uint64_t object_version;  /* the object's current version; 0 = gone */
 } mcrepl_fence;
 
 /*
@@ -207,12 +207,9 @@ MCREPL_API mcrepl_status mcrepl_leases_replica_removed(mcrepl_leases *t,
  * and returns MCREPL_OK: the cleared lease's task will fail its fence.
  * Leases beyond cap are cleared too, only not copied. No cooldown is set.
  */
-MCREPL_API mcrepl_status mcrepl_leases_object_removed(mcrepl_leases *t,
-						      const char *tenant,
-						      const char *key,
-						      mcrepl_lease *cleared,
-						      size_t cap,
-						      size_t *n_cleared);
+MCREPL_API mcrepl_status mcrepl_leases_object_removed(
+    mcrepl_leases *t, const char *tenant, const char *key,
+    mcrepl_lease *cleared, size_t cap, size_t *n_cleared);
 
 /* Pending/cooldown state of an admission key at now_ms, as propose judges
  * it. An expired pending lease reports pending = false (it never blocks an
@@ -229,8 +226,7 @@ MCREPL_API bool mcrepl_leases_key_is_pending(mcrepl_leases *t,
 					     const char *key, uint64_t now_ms);
 
 /* Copy a lease by id. MCREPL_ENOENT if unknown. */
-MCREPL_API mcrepl_status mcrepl_leases_get(mcrepl_leases *t,
-					   mcrepl_lease_id id,
+MCREPL_API mcrepl_status mcrepl_leases_get(mcrepl_leases *t, mcrepl_lease_id id,
 					   mcrepl_lease *out);
 
 typedef struct mcrepl_leases_stats {

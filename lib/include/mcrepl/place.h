@@ -47,9 +47,9 @@ typedef struct mcrepl_segment_view {
 	mcrepl_client_id client;
 	const char *host;
 	const char *domain;
-	uint64_t capacity; /* bytes */
-	uint64_t used;	   /* bytes allocated */
-	bool allocatable;  /* mounted, healthy, accepting allocations */
+	uint64_t capacity;  /* bytes */
+	uint64_t used;	    /* bytes allocated */
+	bool allocatable;   /* mounted, healthy, accepting allocations */
 	uint64_t read_load; /* recent reads served; only read-load-aware */
 } mcrepl_segment_view;
 
@@ -57,8 +57,8 @@ typedef struct mcrepl_segment_view {
 typedef struct mcrepl_place_request {
 	const char *tenant;
 	const char *key;
-	uint64_t size;			     /* bytes to copy */
-	const char *target_domain;	     /* domain-aware only; NULL = any */
+	uint64_t size;			    /* bytes to copy */
+	const char *target_domain;	    /* domain-aware only; NULL = any */
 	mcrepl_segment_id preferred_target; /* 0 = none */
 } mcrepl_place_request;
 
@@ -73,10 +73,10 @@ typedef struct mcrepl_place_request {
  * MCREPL_EINVAL when cfg, req or pick is NULL, or n_replicas > 0 and
  * replicas is NULL. why may be NULL. *pick is written only on MCREPL_OK.
  */
-MCREPL_API mcrepl_status mcrepl_place_source(
-    const mcrepl_config *cfg, const mcrepl_place_request *req,
-    const mcrepl_replica_view *replicas, size_t n_replicas, size_t *pick,
-    mcrepl_reason *why);
+MCREPL_API mcrepl_status
+mcrepl_place_source(const mcrepl_config *cfg, const mcrepl_place_request *req,
+		    const mcrepl_replica_view *replicas, size_t n_replicas,
+		    size_t *pick, mcrepl_reason *why);
 
 /*
  * Choose the target segment. A valid target has a non-zero id and a non-zero
@@ -100,11 +100,11 @@ MCREPL_API mcrepl_status mcrepl_place_source(
  * req or pick is NULL, or a count is > 0 and its array is NULL. why may be
  * NULL. *pick is written only on MCREPL_OK.
  */
-MCREPL_API mcrepl_status mcrepl_place_target(
-    const mcrepl_config *cfg, const mcrepl_place_request *req,
-    const mcrepl_segment_view *segments, size_t n_segments,
-    const mcrepl_replica_view *replicas, size_t n_replicas, size_t *pick,
-    mcrepl_reason *why);
+MCREPL_API mcrepl_status
+mcrepl_place_target(const mcrepl_config *cfg, const mcrepl_place_request *req,
+		    const mcrepl_segment_view *segments, size_t n_segments,
+		    const mcrepl_replica_view *replicas, size_t n_replicas,
+		    size_t *pick, mcrepl_reason *why);
 
 /*
  * Reader order for a key's replicas: readable replicas first, ordered by

@@ -23,8 +23,8 @@ extern "C" {
 	  "Hot-read observations: heat window crossings on the read path")     \
 	X(TRIGGERS_QUEUED, "mcrepl_dynamic_triggers_queued_total", "counter",  \
 	  "Admission triggers queued for the background worker")               \
-	X(TRIGGERS_DROPPED, "mcrepl_dynamic_triggers_dropped_total", "counter", \
-	  "Admission triggers dropped because the queue was full")             \
+	X(TRIGGERS_DROPPED, "mcrepl_dynamic_triggers_dropped_total",           \
+	  "counter", "Admission triggers dropped because the queue was full")  \
 	X(WOULD_PROPOSE, "mcrepl_dynamic_would_propose_total", "counter",      \
 	  "Proposals observe mode would have made")                            \
 	X(ACCEPTED, "mcrepl_dynamic_admission_accepted_total", "counter",      \
@@ -37,8 +37,9 @@ extern "C" {
 	  "Dynamic copy tasks failed (start refused, expired, lost)")          \
 	X(TASKS_REVOKED, "mcrepl_dynamic_copy_tasks_revoked_total", "counter", \
 	  "Dynamic copies revoked by the source worker")                       \
-	X(RECREATE_COOLDOWN_HITS, "mcrepl_dynamic_recreate_cooldown_hits_total", \
-	  "counter", "Admissions refused by the recreate cooldown")            \
+	X(RECREATE_COOLDOWN_HITS,                                              \
+	  "mcrepl_dynamic_recreate_cooldown_hits_total", "counter",            \
+	  "Admissions refused by the recreate cooldown")                       \
 	X(REPLICAS, "mcrepl_dynamic_replicas", "gauge",                        \
 	  "Dynamic replicas currently readable")                               \
 	X(INFLIGHT, "mcrepl_dynamic_copies_inflight", "gauge",                 \
@@ -58,7 +59,7 @@ typedef enum mcrepl_stat {
 #define MCREPL__STAT_ENUM(name, metric, type, help) MCREPL_STAT_##name,
 	MCREPL_STAT_MAP(MCREPL__STAT_ENUM)
 #undef MCREPL__STAT_ENUM
-	MCREPL_STAT_COUNT
+	    MCREPL_STAT_COUNT
 } mcrepl_stat;
 
 typedef struct mcrepl_stats mcrepl_stats;

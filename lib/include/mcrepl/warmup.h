@@ -21,9 +21,9 @@ extern "C" {
 
 /* One object the host could warm, as the master sees it. */
 typedef struct mcrepl_warmup_candidate {
-	uint32_t heat;	 /* windowed read count across all domains */
-	uint64_t size;	 /* bytes a copy moves */
-	bool in_domain;	 /* the domain already holds a readable replica */
+	uint32_t heat;	/* windowed read count across all domains */
+	uint64_t size;	/* bytes a copy moves */
+	bool in_domain; /* the domain already holds a readable replica */
 } mcrepl_warmup_candidate;
 
 /*
