@@ -1,0 +1,49 @@
+/*
+ * The cluster a bench run reads from: either one started here (a master
+ * and N workers on loopback, distinct host ids, stopped after the run and
+ * killed with the bench) or a running master. Workers are found through
+ * the master's Stats: segments grouped by their client id.
+ */
+#ifndef MBENCH_CLUSTER_H
+#define MBENCH_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "harness.h"
+#include "opts.h"
+#include "store_client.h"
+
+#define BENCH_MAX_SEGS 256
+
+struct cluster {
+	struct proc master;
+	struct proc workers[BENCH_MAX_WORKERS];
+	uint32_t n_started; /* local workers started */
+	char addr[64];	    /* master RPC host:port */
+	/* segment -> worker (index into name[]) */
+	size_t n_segs;
+	uint64_t seg_id[BENCH_MAX_SEGS];
+	uint32_t seg_worker[BENCH_MAX_SEGS];
+	uint32_t n_workers;
+	uint64_t worker_client[BENCH_MAX_WORKERS];
+	char name[BENCH_MAX_WORKERS][64]; /* host id of each worker */
+};
+
+/*
+ * Start a master in `mode` with o->master_flags and o->local workers with
+ * segment_bytes each, or adopt o->master. Then wait (up to 10 s) until the
+ * master lists the expected workers and build the segment map. 0, or -1
+ * with the reason in err. cluster_stop() also after a failure.
+ */
+int cluster_start(struct cluster *c, const struct bench_opts *o,
+		  const char *mode, uint64_t segment_bytes, char *err,
+		  size_t errlen);
+
+/* Stop the local daemons (SIGTERM, then SIGKILL). Safe to call twice. */
+void cluster_stop(struct cluster *c);
+
+/* The worker index serving segment id, or -1 when unknown. */
+int cluster_worker_of(const struct cluster *c, uint64_t segment_id);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * mcrepl-bench options: the workload (zipf, or trace FILE), the cluster
+ * (--master host:port, or --local N started by the bench) and the modes
+ * to compare.
+ */
+#ifndef MBENCH_OPTS_H
+#define MBENCH_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum bench_workload { BENCH_ZIPF, BENCH_TRACE };
+
+#define BENCH_MAX_MODES 3
+#define BENCH_MAX_WORKERS 64
+
+struct bench_opts {
+	enum bench_workload workload;
+	const char *trace_path;
+	uint64_t keys;	       /* zipf objects (10000) */
+	double theta;	       /* Zipf exponent (0.99) */
+	uint64_t object_size;  /* zipf object bytes (64 KiB) */
+	uint64_t block_bytes;  /* trace block bytes (16 KiB) */
+	uint32_t clients;      /* reader threads, one store_client each (4) */
+	double duration;       /* seconds; < 0: zipf 30, trace to its end */
+	double rate;	       /* total reads/s; 0 = as fast as possible */
+	double speedup;	       /* trace time divided by this (1) */
+	double interval;       /* seconds per report row (1) */
+	const char *master;    /* host:port of a running master, or NULL */
+	uint32_t local;	       /* workers of a cluster started here */
+	uint64_t segment_size; /* per local worker; 0 = sized to fit */
+	const char *modes;     /* "off,observe,enforce" as given */
+	const char *mode[BENCH_MAX_MODES];
+	size_t n_modes;
+	const char *master_flags; /* extra flags for a local master */
+	const char *plot;	  /* PNG path or NULL */
+	const char *daemon_log;	  /* local daemons' stderr; NULL = ours */
+	uint64_t seed;
+	bool quiet; /* no interval rows */
+};
+
+void bench_opts_init(struct bench_opts *o);
+
+/*
+ * Parse argv (argv[1] is the workload: zipf | trace FILE). Returns 0, 1
+ * when --help was printed, or -1 after printing one error line on stderr.
+ * Strings point into argv (o->mode[] into a static copy of --modes).
+ */
+int bench_opts_parse(struct bench_opts *o, int argc, char **argv);
+
+void bench_opts_usage(FILE *f);
+
+/* Parse a byte count with an optional K/M/G suffix (powers of 1024). */
+int bench_parse_size(const char *s, uint64_t *out);
+
+#endif

@@ -1,0 +1,87 @@
+/* Replica counts of the hottest keys, from the master (see run.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+static const uint32_t *sort_counts;
+
+static int by_count_desc(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint32_t cx = sort_counts[x], cy = sort_counts[y];
+
+	if (cx != cy)
+		return cx < cy ? 1 : -1;
+	return (x > y) - (x < y);
+}
+
+/* Dense block indexes, most-read first (single-threaded: the comparator
+ * reads a file-scope pointer). NULL on OOM. */
+static uint32_t *hottest_blocks(const struct trace *tr)
+{
+	uint32_t *count = calloc(tr->n_blocks + 1, sizeof(*count));
+	uint32_t *order = malloc((tr->n_blocks + 1) * sizeof(*order));
+
+	if (!count || !order) {
+		free(count);
+		free(order);
+		return NULL;
+	}
+	for (size_t i = 0; i < tr->n_refs; i++)
+		count[tr->blocks[i]]++;
+	for (size_t b = 0; b < tr->n_blocks; b++)
+		order[b] = (uint32_t)b;
+	sort_counts = count;
+	qsort(order, tr->n_blocks, sizeof(*order), by_count_desc);
+	sort_counts = NULL;
+	free(count);
+	return order;
+}
+
+static void key_of(const struct load *l, uint32_t k, char *buf, size_t cap)
+{
+	if (l->tr)
+		snprintf(buf, cap, "block-%llu",
+			 (unsigned long long)l->tr->block_id[k]);
+	else
+		snprintf(buf, cap, "zipf-%u", k);
+}
+
+int survey_replicas(struct survey *sv, store_client *sc, const struct load *l,
+		    size_t top)
+{
+	struct store_object_info *info = malloc(sizeof(*info));
+	uint32_t *order = l->tr ? hottest_blocks(l->tr) : NULL;
+	const uint32_t *keys = l->tr ? order : (l->z ? l->z->perm : NULL);
+	char name[64];
+	int rc = 0;
+
+	memset(sv, 0, sizeof(*sv));
+	if (!info || !keys) {
+		free(info);
+		free(order);
+		return -1;
+	}
+	if (top > l->n_keys)
+		top = l->n_keys;
+	for (size_t i = 0; i < top && rc == 0; i++) {
+		int st;
+
+		key_of(l, keys[i], name, sizeof(name));
+		st = store_client_stat(sc, name, info);
+		if (st < 0)
+			rc = -1;
+		if (st != 0)
+			continue; /* not stored (a trace cut short) */
+		sv->checked++;
+		sv->replicas += info->n_replicas;
+		sv->multi += info->n_replicas > 1;
+		if (sv->n_top < SURVEY_TOP)
+			sv->top[sv->n_top++] = (uint32_t)info->n_replicas;
+	}
+	free(info);
+	free(order);
+	return rc;
+}
