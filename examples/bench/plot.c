@@ -23,10 +23,16 @@ static bool on_path(const char *prog)
 	return false;
 }
 
+/* Rows as data; a last row shorter than half the first is left out (its
+ * rates are mostly noise). */
 static void datablock(FILE *g, const struct run *r, size_t k)
 {
+	size_t n = r->n_rows;
+
+	if (n > 1 && r->rows[n - 1].secs < 0.5 * r->rows[0].secs)
+		n--;
 	fprintf(g, "$run%zu << EOD\n", k);
-	for (size_t i = 0; i < r->n_rows; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct row *w = &r->rows[i];
 
 		fprintf(g, "%.3f", w->t);

@@ -71,6 +71,14 @@ static double reaction_ms(const struct run *r, double *err_ms)
 	return r->dyn_read_ms - (r->accept_lo_ms + hi) / 2;
 }
 
+/* Admission to copy completed, both as first seen by the polls. */
+static double copy_ms(const struct run *r)
+{
+	if (r->accept_ms < 0 || r->complete_ms < 0)
+		return -1;
+	return r->complete_ms - r->accept_ms;
+}
+
 static void report_reaction(const struct run *r)
 {
 	double err = 0, v = reaction_ms(r, &err);
@@ -82,6 +90,11 @@ static void report_reaction(const struct run *r)
 	print_ms("first admission (lease + task) seen after", r->accept_ms);
 	print_ms("first dynamic copy completed seen after", r->complete_ms);
 	print_ms("first read served by a dynamic replica at", r->dyn_read_ms);
+	if (copy_ms(r) >= 0)
+		printf(
+		    "  admission -> copy completed: %.0f ms (+-%.0f ms: both "
+		    "as seen by the polls)\n",
+		    copy_ms(r), r->poll_ms);
 	if (v >= 0)
 		printf("  reaction = first dynamic read - admission = %.1f ms "
 		       "(+-%.1f ms: the admission fell between polls at %.1f "
@@ -195,12 +208,12 @@ void report_summary(const struct run *r, const struct bench_opts *o)
 	       r->steady_p50_us, r->steady_p99_us);
 	printf(",\"p999_us\":%.0f,\"seconds\":%.2f,\"reads_per_s\":%.1f,"
 	       "\"whole_max_mean\":%.4f,\"steady_sum_max_mean\":%.4f,"
-	       "\"noise_floor\":%.4f,\"dynamic_reads\":%llu,"
+	       "\"dynamic_reads\":%llu,"
 	       "\"dynamic_replicas\":%lld,\"tasks_created\":%lld,"
 	       "\"tasks_completed\":%lld,\"tasks_failed\":%lld,"
 	       "\"corrupt\":%llu",
 	       r->p999_us, r->seconds, per_s(r->reads, r->seconds),
-	       r->whole_max_mean, r->steady_sum_max_mean, r->noise_floor,
+	       r->whole_max_mean, r->steady_sum_max_mean,
 	       (unsigned long long)r->dyn_reads, (long long)r->end.replicas,
 	       (long long)r->end.created, (long long)r->end.completed,
 	       (long long)r->end.failed, (unsigned long long)r->corrupt);
@@ -211,6 +224,11 @@ void report_summary(const struct run *r, const struct bench_opts *o)
 	printf("}");
 	printf(",\"hot_keys_checked\":%zu,\"hot_keys_replicated\":%zu",
 	       r->survey.checked, r->survey.multi);
+	if (r->noise_floor > 0)
+		printf(",\"noise_floor\":%.4f", r->noise_floor);
+	else
+		printf(",\"noise_floor\":null");
+	json_ms("admission_to_copy_ms", copy_ms(r));
 	json_ms("first_hot_ms", r->hot_ms);
 	json_ms("first_admission_ms", r->accept_ms);
 	json_ms("first_completion_ms", r->complete_ms);
