@@ -62,9 +62,13 @@ int proc_start(struct proc *p, char *const argv[], const char *ready_prefix,
 	p->pid = -1;
 	if (pipe(fds) != 0)
 		return -1;
+	pid_t parent = getpid();
+
 	p->pid = fork();
 	if (p->pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent) /* the parent died before prctl */
+			_exit(127);
 		dup2(fds[1], STDOUT_FILENO);
 		close(fds[0]);
 		close(fds[1]);

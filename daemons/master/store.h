@@ -51,7 +51,9 @@ struct segment {
 	uint64_t reads_recent; /* reads in the last heartbeat interval */
 	uint32_t inflight;     /* dynamic copies with this as source */
 	uint64_t incoming;     /* bytes of live leases targeting it */
-	uint64_t routed_now, routed_prev; /* reads routed to it, per second */
+	/* reads routed to it per second (reader order, read-load-aware
+	 * placement), plus the projected share of copies granted to it */
+	uint64_t routed_now, routed_prev;
 };
 
 enum replica_status { REPLICA_PROCESSING = 1, REPLICA_COMPLETE = 2 };

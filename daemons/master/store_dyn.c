@@ -88,6 +88,19 @@ static struct task *queue_copy_task(struct store *s, const struct object *o,
 			      l->expires_at_ms);
 }
 
+/* Read-load-aware placement reads the reads the master routed to each
+ * segment; a granted copy will take its share of the key's reads, so add
+ * that share to the target now, before the next batch is placed. */
+static void project_load(struct store *s, const struct object *o,
+			 const mcrepl_lease *l, uint64_t now_ms)
+{
+	struct segment *dst = store_segment(s, l->target.v);
+	uint32_t heat = mcrepl_heat_cell_count(&o->heat, &s->heat, now_ms);
+
+	if (dst)
+		dst->routed_now += heat / (readable_count(o) + 1u);
+}
+
 /* Install the task of a fresh lease, or roll the lease back. */
 static mcrepl_status publish(struct store *s, const struct object *o,
 			     const mcrepl_proposal *p,
@@ -110,6 +123,7 @@ static mcrepl_status publish(struct store *s, const struct object *o,
 		mcrepl_stats_domain_proposal(s->stats, p->requester_domain,
 					     res->lease.target_domain);
 	lease_live(s, &res->lease, 1);
+	project_load(s, o, &res->lease, now_ms);
 	return MCREPL_OK;
 }
 

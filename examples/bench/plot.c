@@ -56,6 +56,18 @@ static void worker_panel(FILE *g, const struct run *r, size_t k)
 	fprintf(g, "\n");
 }
 
+/* One colour per mode, whatever the order of --modes. */
+static const char *mode_colour(const char *mode)
+{
+	if (strcmp(mode, "off") == 0)
+		return "#9400d3";
+	if (strcmp(mode, "observe") == 0)
+		return "#e69f00";
+	if (strcmp(mode, "enforce") == 0)
+		return "#009e73";
+	return "#56b4e9";
+}
+
 static void ratio_panel(FILE *g, const struct run *runs, size_t n)
 {
 	fprintf(g, "set title \"max/mean of per-worker reads per interval\"\n"
@@ -63,8 +75,9 @@ static void ratio_panel(FILE *g, const struct run *runs, size_t n)
 	for (size_t k = 0; k < n; k++)
 		fprintf(g,
 			"%s $run%zu using 1:%u with linespoints lw 2 "
-			"title \"%s\"",
-			k ? "," : "", k, runs[k].workers + 2, runs[k].mode);
+			"lc rgb \"%s\" title \"%s\"",
+			k ? "," : "", k, runs[k].workers + 2,
+			mode_colour(runs[k].mode), runs[k].mode);
 	fprintf(g, ", 1.10 with lines dt 2 lc rgb \"gray\" title \"1.10\"\n");
 }
 
