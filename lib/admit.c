@@ -12,6 +12,8 @@ uint32_t mcrepl_admit_threshold(const mcrepl_config *cfg,
 {
 	uint64_t t = mcrepl_config_threshold(cfg);
 
+	if (readable_replicas == 0) /* domain-aware: none in the domain */
+		return mcrepl_config_cross_domain_threshold(cfg);
 	if (cfg->scale_threshold_by_replicas && readable_replicas > 1)
 		t *= readable_replicas;
 	return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;

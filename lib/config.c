@@ -57,7 +57,11 @@ enum knob_type { K_MODE, K_MS, K_DOUBLE, K_U32, K_U64, K_BOOL };
 	  read_load_aware_placement, 0, 1, 0)                                  \
 	X("proposal_retention_limit", "100000",                                \
 	  "most proposal ids remembered for idempotency (>= 1)", K_U32,        \
-	  proposal_retention_limit, 1, 100000000, 0)
+	  proposal_retention_limit, 1, 100000000, 0)                           \
+	X("cross_domain_qps_threshold", "0",                                   \
+	  "domain-aware: reads/s from a domain holding no replica that admit " \
+	  "its first one (0 = admission_qps_threshold)",                       \
+	  K_DOUBLE, cross_domain_qps_threshold, 0, 1e9, 0)
 
 struct knob {
 	enum knob_type type;
@@ -96,6 +100,7 @@ void mcrepl_config_init(mcrepl_config *cfg)
 	cfg->admission_queue_limit = 10000;
 	cfg->target_high_watermark = 0.85;
 	cfg->proposal_retention_limit = 100000;
+	cfg->cross_domain_qps_threshold = 0;
 }
 
 static const struct knob *find_knob(const char *name)
@@ -172,6 +177,12 @@ mcrepl_status mcrepl_config_validate(const mcrepl_config *cfg,
 		1000.0 >
 	    (double)MCREPL_HEAT_MAX_THRESHOLD) {
 		*field_out = pub_knobs[2].name;
+		return MCREPL_ERANGE;
+	}
+	if (cfg->cross_domain_qps_threshold * (double)cfg->heat_window_ms /
+		1000.0 >
+	    (double)MCREPL_HEAT_MAX_THRESHOLD) {
+		*field_out = pub_knobs[N_KNOBS - 1].name;
 		return MCREPL_ERANGE;
 	}
 	return MCREPL_OK;
@@ -386,10 +397,10 @@ mcrepl_status mcrepl_config_get(const mcrepl_config *cfg, const char *name,
 	return MCREPL_OK;
 }
 
-uint32_t mcrepl_config_threshold(const mcrepl_config *cfg)
+/* max(1, ceil(qps * window)), snapped so that 0.8 * 10 is 8, saturated. */
+static uint32_t hit_count(double qps, uint64_t window_ms)
 {
-	double x =
-	    cfg->admission_qps_threshold * (double)cfg->heat_window_ms / 1000.0;
+	double x = qps * (double)window_ms / 1000.0;
 	double r = nearbyint(x);
 
 	/* 0.8 * 10 must be 8, not 9: snap values within rounding noise. */
@@ -401,4 +412,16 @@ uint32_t mcrepl_config_threshold(const mcrepl_config *cfg)
 	if (x >= (double)MCREPL_HEAT_MAX_THRESHOLD)
 		return MCREPL_HEAT_MAX_THRESHOLD;
 	return (uint32_t)x;
+}
+
+uint32_t mcrepl_config_threshold(const mcrepl_config *cfg)
+{
+	return hit_count(cfg->admission_qps_threshold, cfg->heat_window_ms);
+}
+
+uint32_t mcrepl_config_cross_domain_threshold(const mcrepl_config *cfg)
+{
+	if (!cfg->domain_aware || !(cfg->cross_domain_qps_threshold > 0))
+		return mcrepl_config_threshold(cfg);
+	return hit_count(cfg->cross_domain_qps_threshold, cfg->heat_window_ms);
 }

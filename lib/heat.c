@@ -78,9 +78,13 @@ void mcrepl_heat_params_init(mcrepl_heat_params *p, const mcrepl_config *cfg)
 {
 	uint64_t w = cfg->heat_window_ms;
 	uint64_t b = w / BUCKETS + (w % BUCKETS != 0);
+	uint32_t t, x;
 
 	p->bucket_ms = b ? b : 1;
-	p->threshold = mcrepl_config_threshold(cfg);
+	t = mcrepl_config_threshold(cfg);
+	x = mcrepl_config_cross_domain_threshold(cfg);
+	/* fire at the lowest count any admission can accept */
+	p->threshold = x < t ? x : t;
 }
 
 static inline uint32_t heat_epoch(const mcrepl_heat_params *p, uint64_t now)

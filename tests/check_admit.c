@@ -167,6 +167,38 @@ START_TEST(test_admit_scaled_threshold)
 }
 END_TEST
 
+/* Domain-aware: a domain holding no replica admits its first one at
+ * cross_domain_qps_threshold; fanout inside it keeps the base threshold. */
+START_TEST(test_admit_cross_domain_threshold)
+{
+	mcrepl_config cfg;
+	mcrepl_proposal p = {
+	    MCREPL_ACTION_ADD, "p", "t", "k", "b", "b", 7, 4096, {0},
+	    NOW + 5000};
+	mcrepl_object_view o = {true, 7, 4096, 0, false};
+	mcrepl_admit_input in = {&cfg, &p, &o, 2, {false, 0, 0}, NOW};
+
+	mcrepl_config_init(&cfg);
+	cfg.mode = MCREPL_MODE_ENFORCE;
+	cfg.domain_aware = true;
+	cfg.scale_threshold_by_replicas = true;
+	cfg.cross_domain_qps_threshold = 0.2; /* 2 hits in 10 s */
+	ck_assert_uint_eq(mcrepl_admit_threshold(&cfg, 0), 2);
+	ck_assert_uint_eq(mcrepl_admit_threshold(&cfg, 1), 8);
+	ck_assert_uint_eq(mcrepl_admit_threshold(&cfg, 2), 16);
+	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_NONE);
+	in.heat_count = 1;
+	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_BELOW_THRESHOLD);
+	o.readable_memory_replicas = 1; /* the domain reads locally now */
+	in.heat_count = 7;
+	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_BELOW_THRESHOLD);
+	in.heat_count = 8;
+	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_NONE);
+	cfg.cross_domain_qps_threshold = 0; /* 0: the base threshold */
+	ck_assert_uint_eq(mcrepl_admit_threshold(&cfg, 0), 8);
+}
+END_TEST
+
 Suite *make_admit_suite(void)
 {
 	Suite *s = suite_create("admit");
@@ -178,6 +210,7 @@ Suite *make_admit_suite(void)
 	tcase_add_test(tc, test_nonempty_domain_hints_rejected_in_first_stage);
 	tcase_add_test(tc, test_admit_invalid_proposals);
 	tcase_add_test(tc, test_admit_scaled_threshold);
+	tcase_add_test(tc, test_admit_cross_domain_threshold);
 	suite_add_tcase(s, tc);
 	return s;
 }

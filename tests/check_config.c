@@ -24,6 +24,7 @@ START_TEST(test_config_defaults_match_rfc)
 	ck_assert(!c.domain_aware);
 	ck_assert(!c.scale_threshold_by_replicas);
 	ck_assert(!c.read_load_aware_placement);
+	ck_assert_double_eq(c.cross_domain_qps_threshold, 0);
 	ck_assert_int_eq(mcrepl_config_validate(&c, NULL), MCREPL_OK);
 	ck_assert_uint_eq(mcrepl_config_threshold(&c), 8);
 }
@@ -59,6 +60,9 @@ static const struct set_case {
     {"lease_ttl_seconds", "0", MCREPL_ERANGE, NULL},
     {"recreate_cooldown_seconds", "0", MCREPL_OK, "0"},
     {"heat_max_entries", "7", MCREPL_ERANGE, NULL},
+    {"cross_domain_qps_threshold", "0.25", MCREPL_OK, "0.25"},
+    {"cross_domain_qps_threshold", "-1", MCREPL_ERANGE, NULL},
+    {"cross_domain_qps_threshold", "1e10", MCREPL_ERANGE, NULL},
     {"no_such_knob", "1", MCREPL_ENOENT, NULL},
 };
 
@@ -148,6 +152,35 @@ START_TEST(test_config_threshold_arithmetic)
 }
 END_TEST
 
+/* The first replica into a domain can have its own, lower threshold. */
+START_TEST(test_config_cross_domain_threshold)
+{
+	mcrepl_config c;
+	mcrepl_heat_params hp;
+	const char *field = NULL;
+
+	mcrepl_config_init(&c);
+	c.cross_domain_qps_threshold = 0.3; /* 3 hits in 10 s */
+	ck_assert_uint_eq(mcrepl_config_cross_domain_threshold(&c), 8);
+	mcrepl_heat_params_init(&hp, &c);
+	ck_assert_uint_eq(hp.threshold, 8); /* stage 1 ignores the knob */
+	c.domain_aware = true;
+	ck_assert_uint_eq(mcrepl_config_cross_domain_threshold(&c), 3);
+	mcrepl_heat_params_init(&hp, &c);
+	ck_assert_uint_eq(hp.threshold, 3); /* fires at the lower count */
+	c.cross_domain_qps_threshold = 2;
+	ck_assert_uint_eq(mcrepl_config_cross_domain_threshold(&c), 20);
+	mcrepl_heat_params_init(&hp, &c);
+	ck_assert_uint_eq(hp.threshold, 8);
+	c.cross_domain_qps_threshold = 0;
+	ck_assert_uint_eq(mcrepl_config_cross_domain_threshold(&c), 8);
+	c.cross_domain_qps_threshold = 60000; /* 600,000 hits: too many */
+	ck_assert_int_eq(mcrepl_config_validate(&c, &field), MCREPL_ERANGE);
+	ck_assert_str_eq(field,
+			 "dynamic_replication_cross_domain_qps_threshold");
+}
+END_TEST
+
 START_TEST(test_config_knob_table_covers_every_knob)
 {
 	size_t n = 0;
@@ -156,7 +189,7 @@ START_TEST(test_config_knob_table_covers_every_knob)
 	char buf[64];
 
 	mcrepl_config_init(&c);
-	ck_assert_uint_eq(n, 14);
+	ck_assert_uint_eq(n, 15);
 	for (size_t i = 0; i < n; i++) {
 		ck_assert_ptr_nonnull(k[i].help);
 		ck_assert_int_eq(
@@ -181,6 +214,7 @@ Suite *make_config_suite(void)
 	tcase_add_test(tc, test_config_validate_names_field);
 	tcase_add_loop_test(tc, test_config_threshold_arithmetic, 0,
 			    sizeof(thr_cases) / sizeof(thr_cases[0]));
+	tcase_add_test(tc, test_config_cross_domain_threshold);
 	tcase_add_test(tc, test_config_knob_table_covers_every_knob);
 	suite_add_tcase(s, tc);
 	return s;

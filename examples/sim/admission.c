@@ -33,11 +33,10 @@ static uint32_t domain_index(const struct sim_cluster *c, const char *d)
 	return 0;
 }
 
-static uint32_t heat_count(struct sim_master *m, uint64_t o,
-			   const mcrepl_trigger *t, uint64_t now)
+static uint32_t heat_count(struct sim_master *m, uint64_t o, uint32_t dom,
+			   uint64_t now)
 {
-	const mcrepl_heat_cell *cell =
-	    sim_master_cell(m, o, domain_index(m->c, t->domain), false);
+	const mcrepl_heat_cell *cell = sim_master_cell(m, o, dom, false);
 
 	return cell ? mcrepl_heat_cell_count(cell, &m->hp, now) : 0;
 }
@@ -99,41 +98,39 @@ static void create_task(struct sim_master *m, uint64_t o, const mcrepl_lease *l,
 	x->obj = (uint32_t)o;
 	x->dyn = SIM_NONE;
 	x->state = COPY_WAIT;
+	sim_copy_incoming(m, x, true);
 	m->c->seg_inflight[l->source.v - 1]++;
 	mcrepl_stats_add(m->stats, MCREPL_STAT_TASKS_CREATED, 1);
 	mcrepl_stats_add(m->stats, MCREPL_STAT_INFLIGHT, 1);
 }
 
-static void propose(struct sim_master *m, const mcrepl_trigger *t, uint64_t now)
+bool sim_master_propose(struct sim_master *m, uint64_t o, uint32_t dom,
+			mcrepl_proposal_kind kind, uint32_t heat, uint64_t now)
 {
 	const struct sim_cluster *c = m->c;
-	int64_t o = lookup(m, t->key);
-	char pid[32];
+	char pid[32], key[48];
 	mcrepl_proposal p = {MCREPL_ACTION_ADD};
 	mcrepl_object_view ov = {0};
 	mcrepl_propose_input in = {&p, &ov};
 	mcrepl_propose_result res;
 	size_t n;
 
-	if (o < 0 || c->objs[o].primary == SIM_NONE) {
-		m->trigger_lookups_failed++;
-		return;
-	}
 	snprintf(pid, sizeof(pid), "p%" PRIu64, ++m->prop_seq);
+	sim_master_key(m, o, key, sizeof(key));
 	p.proposal_id = pid;
-	p.tenant = t->tenant;
-	p.key = t->key;
+	p.key = key;
+	p.kind = kind;
 	if (m->cfg->domain_aware)
-		p.requester_domain = p.target_domain = t->domain;
+		p.requester_domain = p.target_domain = c->domain_names[dom];
 	p.observed_version = 1;
 	p.expected_size = c->object_size;
 	p.expires_at_ms = now + m->cfg->lease_ttl_ms;
 	ov.exists = true;
 	ov.version = 1;
 	ov.size = c->object_size;
-	ov.readable_memory_replicas = 1 + sim_obj_readable_dyn(c, (uint64_t)o);
-	sim_master_fill_views(m, (uint64_t)o, true, &n);
-	in.heat_count = heat_count(m, (uint64_t)o, t, now);
+	ov.readable_memory_replicas = 1 + sim_obj_readable_dyn(c, o);
+	sim_master_fill_views(m, o, true, &n);
+	in.heat_count = heat;
 	in.replicas = m->rv;
 	in.n_replicas = n;
 	in.segments = c->segs;
@@ -141,16 +138,31 @@ static void propose(struct sim_master *m, const mcrepl_trigger *t, uint64_t now)
 	in.now_ms = now;
 	if (mcrepl_leases_propose(m->leases, &in, &res) != MCREPL_OK) {
 		mcrepl_stats_reject(m->stats, res.reason);
-		return;
+		return false;
 	}
 	mcrepl_stats_add(m->stats, MCREPL_STAT_ACCEPTED, 1);
 	if (m->cfg->domain_aware)
-		mcrepl_stats_domain_proposal(m->stats, t->domain,
+		mcrepl_stats_domain_proposal(m->stats, p.requester_domain,
 					     res.lease.target_domain);
 	if (m->o->project_load && m->cfg->read_load_aware_placement)
-		project_load(m, &res.lease, n, in.heat_count,
+		project_load(m, &res.lease, n, heat,
 			     ov.readable_memory_replicas);
-	create_task(m, (uint64_t)o, &res.lease, now);
+	create_task(m, o, &res.lease, now);
+	return true;
+}
+
+static void propose(struct sim_master *m, const mcrepl_trigger *t, uint64_t now)
+{
+	int64_t o = lookup(m, t->key);
+	uint32_t dom;
+
+	if (o < 0 || m->c->objs[o].primary == SIM_NONE) {
+		m->trigger_lookups_failed++;
+		return;
+	}
+	dom = domain_index(m->c, t->domain);
+	sim_master_propose(m, (uint64_t)o, dom, MCREPL_PROPOSAL_HOT,
+			   heat_count(m, (uint64_t)o, dom, now), now);
 }
 
 void sim_master_admit(struct sim_master *m, uint64_t now)

@@ -62,12 +62,15 @@ int sim_cluster_init(struct sim_cluster *c, uint32_t nodes,
 	c->segs = calloc(c->n_segs, sizeof(*c->segs));
 	c->seg_inflight = calloc(c->n_segs, sizeof(*c->seg_inflight));
 	c->dirty = calloc(nodes, sizeof(*c->dirty));
+	c->active = calloc(nodes, sizeof(*c->active));
 	c->objs = malloc(n_objs * sizeof(*c->objs));
 	if (!c->nodes || !c->segs || !c->seg_inflight || !c->dirty ||
-	    !c->objs || init_names(c))
+	    !c->active || !c->objs || init_names(c))
 		return -1;
-	for (uint32_t i = 0; i < nodes; i++)
+	for (uint32_t i = 0; i < nodes; i++) {
 		c->nodes[i].domain = i % domains;
+		c->active[c->n_active++] = i;
+	}
 	init_segments(c);
 	c->n_objs = n_objs;
 	for (uint64_t o = 0; o < n_objs; o++) {
@@ -95,9 +98,47 @@ void sim_cluster_free(struct sim_cluster *c)
 	free(c->segs);
 	free(c->seg_inflight);
 	free(c->dirty);
+	free(c->active);
 	free(c->objs);
 	free(c->dyn);
 	memset(c, 0, sizeof(*c));
+}
+
+/* Mount or unmount dom's segments; the active list is the joined nodes,
+ * in index order (identity when every domain is in). */
+static void set_joined(struct sim_cluster *c, uint32_t dom, bool in)
+{
+	for (uint32_t s = 0; s < c->n_segs; s++)
+		if (c->nodes[sim_node_of(c, s)].domain == dom)
+			c->segs[s].allocatable = in;
+	c->n_active = 0;
+	for (uint32_t i = 0; i < c->n_nodes; i++)
+		if (c->segs[i * c->hosts_per_node].allocatable)
+			c->active[c->n_active++] = i;
+}
+
+void sim_cluster_hold(struct sim_cluster *c, uint32_t dom)
+{
+	set_joined(c, dom, false);
+}
+
+void sim_cluster_join(struct sim_cluster *c, uint32_t dom)
+{
+	set_joined(c, dom, true);
+}
+
+uint32_t sim_cluster_pick_segment(const struct sim_cluster *c, sim_rng *r)
+{
+	uint64_t i =
+	    sim_rng_below(r, (uint64_t)c->n_active * c->hosts_per_node);
+
+	return c->active[i / c->hosts_per_node] * c->hosts_per_node +
+	       (uint32_t)(i % c->hosts_per_node);
+}
+
+uint32_t sim_cluster_pick_reader(const struct sim_cluster *c, sim_rng *r)
+{
+	return c->active[sim_rng_below(r, c->n_active)];
 }
 
 static void add_used(struct sim_cluster *c, uint32_t seg, uint64_t bytes)

@@ -15,6 +15,8 @@
 
 #include <mcrepl/mcrepl.h>
 
+#include "rng.h"
+
 #define SIM_NONE UINT32_MAX
 
 struct sim_obj {
@@ -47,6 +49,8 @@ struct sim_cluster {
 	uint32_t n_nodes, hosts_per_node, n_segs, n_domains;
 	uint64_t object_size, node_capacity;
 	struct sim_node *nodes;
+	uint32_t *active; /* nodes that have joined: readers, writes */
+	uint32_t n_active;
 	mcrepl_segment_view *segs; /* the master's view of every segment */
 	uint32_t *seg_inflight;	   /* copies in flight from each segment */
 	char **host_names;	   /* per node: "node-<i>" */
@@ -72,6 +76,19 @@ static inline uint32_t sim_node_of(const struct sim_cluster *c, uint32_t seg)
 {
 	return seg / c->hosts_per_node;
 }
+
+/* Keep domain dom out until sim_cluster_join(): its segments are not
+ * allocatable, it gets no primaries and no readers. */
+void sim_cluster_hold(struct sim_cluster *c, uint32_t dom);
+
+/* Domain dom joins: its segments mount (allocatable), its readers start. */
+void sim_cluster_join(struct sim_cluster *c, uint32_t dom);
+
+/* A uniformly chosen segment of a joined node (for a primary). */
+uint32_t sim_cluster_pick_segment(const struct sim_cluster *c, sim_rng *r);
+
+/* A uniformly chosen joined node (a reader). */
+uint32_t sim_cluster_pick_reader(const struct sim_cluster *c, sim_rng *r);
 
 /* Store object o's primary on segment seg. */
 void sim_cluster_write(struct sim_cluster *c, uint64_t o, uint32_t seg);

@@ -57,9 +57,23 @@ void sim_copy_release(struct sim_master *m, struct sim_copy *x)
 	m->live_copies--;
 }
 
+void sim_copy_incoming(struct sim_master *m, struct sim_copy *x, bool on)
+{
+	mcrepl_segment_view *t = &m->c->segs[x->lease.target.v - 1];
+
+	if (x->incoming == on)
+		return;
+	x->incoming = on;
+	if (on)
+		t->used += x->lease.size;
+	else
+		t->used -= x->lease.size;
+}
+
 /* The copy is over for the master (done, failed or expired). */
 static void copy_over(struct sim_master *m, struct sim_copy *x, bool ok)
 {
+	sim_copy_incoming(m, x, false);
 	m->c->seg_inflight[x->lease.source.v - 1]--;
 	mcrepl_stats_add(m->stats, MCREPL_STAT_INFLIGHT, -1);
 	if (!ok) {
@@ -112,6 +126,7 @@ static void on_fetch(struct sim_master *m, struct sim_copy *x, uint64_t now)
 		sim_copy_release(m, x);
 		return;
 	}
+	sim_copy_incoming(m, x, false); /* the real reservation follows */
 	x->dyn = sim_dyn_add(m->c, x->obj, (uint32_t)x->lease.target.v - 1);
 	if (x->dyn == SIM_NONE ||
 	    sim_events_push(&m->ev, schedule_transfer(m, x, now), SIM_EV_END,

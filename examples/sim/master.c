@@ -17,6 +17,7 @@ int sim_master_init(struct sim_master *m, const struct sim_opts *o,
 	m->c = c;
 	m->trace = trace;
 	m->copy_free = SIM_NONE;
+	m->join_dom = SIM_NONE;
 	mcrepl_heat_params_init(&m->hp, cfg);
 	m->copy_ms = (double)c->object_size * 8.0 /
 		     (o->nic_gbps * 1e9 * o->copy_share) * 1000.0;
@@ -34,6 +35,9 @@ int sim_master_init(struct sim_master *m, const struct sim_opts *o,
 	    mcrepl_triggers_create(cfg->admission_queue_limit, &m->triggers) !=
 		MCREPL_OK ||
 	    mcrepl_stats_create(&m->stats) != MCREPL_OK)
+		return -1;
+	if (c->n_domains > 1 &&
+	    !(m->seen = calloc((c->n_objs * c->n_domains + 7) / 8, 1)))
 		return -1;
 	if (cfg->domain_aware) {
 		m->dcell_of = malloc(c->n_objs * sizeof(*m->dcell_of));
@@ -55,6 +59,7 @@ void sim_master_free(struct sim_master *m)
 	mcrepl_stats_destroy(m->stats);
 	free(m->dcell_of);
 	free(m->dcells);
+	free(m->seen);
 	sim_events_free(&m->ev);
 	free(m->copies);
 	free(m->rv);
@@ -201,14 +206,32 @@ static size_t choose(struct sim_master *m, uint64_t o, uint32_t reader,
 	return m->order[0];
 }
 
+/* First read of o from dom while o's primary is elsewhere: remote for
+ * any policy that copies only after the domain has read the object. */
+static void count_floor(struct sim_master *m, uint64_t o, uint32_t dom)
+{
+	const struct sim_cluster *c = m->c;
+	uint64_t bit = o * c->n_domains + dom;
+	uint8_t mask = (uint8_t)(1u << (bit % 8));
+
+	if (!m->seen || (m->seen[bit / 8] & mask))
+		return;
+	m->seen[bit / 8] |= mask;
+	if (c->nodes[sim_node_of(c, c->objs[o].primary)].domain != dom)
+		m->floor_reads++;
+}
+
 void sim_master_read(struct sim_master *m, uint64_t o, uint32_t reader,
 		     uint64_t now)
 {
 	struct sim_cluster *c = m->c;
 	uint32_t seg = c->objs[o].primary;
 	struct sim_node *node;
+	uint32_t dom = c->nodes[reader].domain;
+	bool cross;
 
 	m->reads++;
+	count_floor(m, o, dom);
 	record_heat(m, o, reader, now);
 	if (c->objs[o].dyn != SIM_NONE) {
 		size_t n, i;
@@ -223,6 +246,12 @@ void sim_master_read(struct sim_master *m, uint64_t o, uint32_t reader,
 	node->load++;
 	node->recent++;
 	node->served++;
-	if (node->domain != c->nodes[reader].domain)
-		m->cross_read_bytes += c->object_size;
+	cross = node->domain != dom;
+	m->cross_reads += cross;
+	m->cross_read_bytes += cross ? c->object_size : 0;
+	if (dom == m->join_dom && now >= m->join_from_ms &&
+	    now < m->join_until_ms) {
+		m->join_reads++;
+		m->join_remote += cross;
+	}
 }

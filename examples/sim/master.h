@@ -19,6 +19,7 @@
 #ifndef SIM_MASTER_H
 #define SIM_MASTER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <mcrepl/mcrepl.h>
@@ -36,6 +37,7 @@ struct sim_copy {
 	mcrepl_lease lease;
 	uint32_t obj, dyn; /* dyn: the reserved target replica */
 	enum sim_copy_state state;
+	bool incoming; /* granted, counted in its target's used, unreserved */
 	uint32_t next_free;
 };
 
@@ -68,7 +70,16 @@ struct sim_master {
 	double copy_ms; /* one object over a NIC at the copy share */
 	/* counters */
 	uint64_t reads, copy_bytes, copies_done, copies_failed, evicted;
-	uint64_t cross_read_bytes, trigger_lookups_failed;
+	uint64_t cross_reads, cross_read_bytes, trigger_lookups_failed;
+	/* reads no reactive policy can keep local: the first read of an
+	 * object from a domain other than its primary's (domains > 1) */
+	uint8_t *seen; /* bit per (object, domain) */
+	uint64_t floor_reads;
+	/* a domain joining late (SIM_NONE: none): its readers' reads in
+	 * [join_from_ms, join_until_ms), and how many crossed domains */
+	uint32_t join_dom;
+	uint64_t join_from_ms, join_until_ms, join_reads, join_remote;
+	uint64_t warmup_chosen, warmup_accepted; /* copies */
 };
 
 int sim_master_init(struct sim_master *m, const struct sim_opts *o,
@@ -83,6 +94,16 @@ void sim_master_key(const struct sim_master *m, uint64_t o, char *buf,
  * on node `reader` at now_ms. */
 void sim_master_read(struct sim_master *m, uint64_t o, uint32_t reader,
 		     uint64_t now_ms);
+
+/* Propose one ADD of object o into domain index dom (or any domain when
+ * not domain-aware) with the given heat; on acceptance create its task.
+ * true when accepted. */
+bool sim_master_propose(struct sim_master *m, uint64_t o, uint32_t dom,
+			mcrepl_proposal_kind kind, uint32_t heat, uint64_t now);
+
+/* Warm domain index dom (domain-aware): the hottest objects it lacks, by
+ * heat summed over domains, within the warmup limits, proposed now. */
+void sim_master_warmup(struct sim_master *m, uint32_t dom, uint64_t now);
 
 /* The background admission worker: one batch of triggers. */
 void sim_master_admit(struct sim_master *m, uint64_t now_ms);
@@ -106,6 +127,9 @@ mcrepl_heat_cell *sim_master_cell(struct sim_master *m, uint64_t o,
 struct sim_copy *sim_copy_new(struct sim_master *m);
 struct sim_copy *sim_copy_find(struct sim_master *m, uint64_t task);
 void sim_copy_release(struct sim_master *m, struct sim_copy *x);
+/* Count a granted copy in its target segment's used until it reserves
+ * (as the master daemon does), so one batch does not overfill a target. */
+void sim_copy_incoming(struct sim_master *m, struct sim_copy *x, bool on);
 void sim_master_fill_views(struct sim_master *m, uint64_t o, bool all,
 			   size_t *n);
 

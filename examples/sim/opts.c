@@ -53,6 +53,17 @@ static const struct opt opts[] = {
 	"0 = every interval (100)"),
     OPT("domains", O_U32, domains,
 	"domains: node i in domain i % N, readers too (1)"),
+    OPT("join_at", O_DBL, join_at,
+	"seconds; > 0: the last domain's nodes and readers join then (0)"),
+    OPT("join_window", O_DBL, join_window,
+	"seconds of the joined domain's reads counted for its remote-miss "
+	"share (60)"),
+    OPT("warmup", O_BOOL, warmup,
+	"warm the joining domain with the hottest objects (domain-aware) (0)"),
+    OPT("warmup_max_copies", O_U32, warmup_max_copies,
+	"most copies one warmup queues (64)"),
+    OPT("warmup_max_bytes", O_SIZE, warmup_max_bytes,
+	"most bytes one warmup copies (1G)"),
     OPT("eviction_high_watermark_ratio", O_DBL, evict_high,
 	"evict when a node's used/capacity passes this (0.90)"),
     OPT("eviction_ratio", O_DBL, evict_ratio,
@@ -93,6 +104,9 @@ void sim_opts_init(struct sim_opts *o)
 	o->evict_high = 0.90;
 	o->evict_ratio = 0.05;
 	o->project_load = true;
+	o->join_window = 60;
+	o->warmup_max_copies = 64;
+	o->warmup_max_bytes = 1ULL << 30;
 	mcrepl_config_init(&o->cfg);
 }
 

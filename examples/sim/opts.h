@@ -38,13 +38,18 @@ struct sim_opts {
 	uint32_t load_period_ms;  /* read_load refresh; 0 = interval */
 	double evict_high;	  /* eviction_high_watermark_ratio */
 	double evict_ratio;	  /* eviction_ratio */
-	bool project_load;	  /* bump a target's read_load at grant */
-	bool read_load_order;	  /* pass node loads to order_replicas */
-	bool quiet;		  /* no per-interval rows */
-	const char *compare;	  /* "cfgA;cfgB" */
-	const char *plot;	  /* PNG path */
-	mcrepl_config cfg;	  /* the library knobs */
-	char sim_label[256];	  /* simulator settings of a --compare list */
+	double join_at;		  /* s; > 0: the last domain joins then */
+	double join_window;	  /* s of its reads counted after joining */
+	bool warmup;		  /* warm the joining domain when it joins */
+	uint32_t warmup_max_copies;
+	uint64_t warmup_max_bytes;
+	bool project_load;    /* bump a target's read_load at grant */
+	bool read_load_order; /* pass node loads to order_replicas */
+	bool quiet;	      /* no per-interval rows */
+	const char *compare;  /* "cfgA;cfgB" */
+	const char *plot;     /* PNG path */
+	mcrepl_config cfg;    /* the library knobs */
+	char sim_label[256];  /* simulator settings of a --compare list */
 };
 
 /* Defaults for every field (mode off, as the library). */

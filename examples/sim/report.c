@@ -9,9 +9,9 @@
 void sim_report_header(FILE *f, const char *label)
 {
 	fprintf(f, "# config: %s\n", label);
-	fprintf(f, "# %8s %9s %9s %10s %9s %9s %9s %12s %8s\n", "t_s",
+	fprintf(f, "# %8s %9s %9s %10s %9s %9s %9s %12s %8s %8s\n", "t_s",
 		"max/mean", "p99/mean", "reads", "dyn_repl", "repl_keys",
-		"extra_mem", "copy_bytes", "inflight");
+		"extra_mem", "copy_bytes", "inflight", "xdom");
 }
 
 void sim_report_row(FILE *f, const struct sim_row *r)
@@ -23,9 +23,13 @@ void sim_report_row(FILE *f, const struct sim_row *r)
 			r->p99_mean);
 	fprintf(f,
 		" %10" PRIu64 " %9" PRIu64 " %9" PRIu64 " %8.3f%% %12" PRIu64
-		" %8" PRIu64 "\n",
+		" %8" PRIu64,
 		r->reads, r->dyn_replicas, r->replicated_keys,
 		100.0 * r->extra_mem, r->copy_bytes, r->inflight);
+	if (isnan(r->xdom))
+		fprintf(f, " %8s\n", "-");
+	else
+		fprintf(f, " %7.3f%%\n", 100.0 * r->xdom);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -106,27 +110,44 @@ void sim_report_summary(FILE *f, const struct sim_result *r)
 		",\"observed_hot\":%" PRIu64 ",\"accepted\":%" PRIu64
 		",\"would_propose\":%" PRIu64 ",\"triggers_dropped\":%" PRIu64
 		",\"cross_domain_read_bytes\":%" PRIu64
-		",\"trace_malformed\":%zu",
+		",\"cross_domain_share\":%.4f"
+		",\"steady_cross_domain_share\":%.4f"
+		",\"reactive_floor_share\":%.4f"
+		",\"steady_reactive_floor_share\":%.4f",
 		r->observed_hot, r->accepted, r->would_propose,
-		r->triggers_dropped, r->cross_read_bytes, r->malformed);
+		r->triggers_dropped, r->cross_read_bytes, r->cross_share,
+		isnan(r->steady_cross_share) ? 0 : r->steady_cross_share,
+		r->floor_share,
+		isnan(r->steady_floor_share) ? 0 : r->steady_floor_share);
+	fprintf(f,
+		",\"join_reads\":%" PRIu64 ",\"join_remote_reads\":%" PRIu64
+		",\"join_remote_share\":%.4f,\"warmup_chosen\":%" PRIu64
+		",\"warmup_accepted\":%" PRIu64 ",\"trace_malformed\":%zu",
+		r->join_reads, r->join_remote,
+		r->join_reads ? (double)r->join_remote / (double)r->join_reads
+			      : 0,
+		r->warmup_chosen, r->warmup_accepted, r->malformed);
 	fprintf(f, ",\"sim_seconds\":%.3f,\"wall_seconds\":%.3f}}\n",
 		r->sim_seconds, r->wall_seconds);
 }
 
 void sim_report_table(FILE *f, const struct sim_result *rs, size_t n)
 {
-	fprintf(f, "\n%-3s %9s %9s %9s %9s %9s %9s %10s %14s  %s\n", "#",
+	fprintf(f, "\n%-3s %9s %9s %9s %9s %9s %9s %10s %14s %9s  %s\n", "#",
 		"max/mean", "p99/mean", "ideal", "ideal@k", "repl_keys",
-		"dyn_repl", "extra_mem", "copy_bytes", "config");
+		"dyn_repl", "extra_mem", "copy_bytes", "xdom", "config");
 	for (size_t i = 0; i < n; i++) {
 		const struct sim_result *r = &rs[i];
 
 		fprintf(f,
 			"%-3zu %9.3f %9.3f %9.3f %9.3f %9" PRIu64 " %9" PRIu64
-			" %9.3f%% %14" PRIu64 "  %s\n",
+			" %9.3f%% %14" PRIu64 " %8.3f%%  %s\n",
 			i + 1, r->steady_max_mean, r->steady_p99_mean,
 			r->ideal.max_mean, r->ideal.at_k, r->replicated_keys,
 			r->dyn_replicas, 100.0 * r->dyn_share, r->copy_bytes,
+			isnan(r->steady_cross_share)
+			    ? 0
+			    : 100.0 * r->steady_cross_share,
 			r->label);
 	}
 }

@@ -14,6 +14,8 @@ struct sim_row {
 	double t_s, max_mean, p99_mean;
 	uint64_t reads, dyn_replicas, replicated_keys, copy_bytes, inflight;
 	double extra_mem;
+	double xdom;  /* share of the interval's reads that crossed domains */
+	double floor; /* share that no reactive policy could keep local */
 };
 
 void sim_report_header(FILE *f, const char *label);

@@ -17,8 +17,9 @@ struct run {
 	struct sim_result *r;
 	FILE *out;
 	uint64_t *loads, *scratch;
-	uint64_t last_copy_bytes, last_reads;
+	uint64_t last_copy_bytes, last_reads, last_cross, last_floor;
 	size_t cap_iv;
+	bool joined;
 };
 
 static double wall_now(void)
@@ -41,26 +42,32 @@ static uint64_t node_capacity(const struct sim_opts *o, uint64_t n_objs)
 	       (per_node > 2 * o->object_size ? per_node : 2 * o->object_size);
 }
 
-static int push_iv(struct run *u, double max_mean, double p99_mean)
+static int grow(double **v, size_t cap)
+{
+	double *p = realloc(*v, cap * sizeof(*p));
+
+	if (!p)
+		return -1;
+	*v = p;
+	return 0;
+}
+
+static int push_iv(struct run *u, const struct sim_row *row)
 {
 	struct sim_result *r = u->r;
 
 	if (r->n_iv == u->cap_iv) {
 		size_t cap = u->cap_iv ? 2 * u->cap_iv : 256;
-		double *a = realloc(r->iv_max, cap * sizeof(*a));
-		double *b;
 
-		if (!a)
+		if (grow(&r->iv_max, cap) || grow(&r->iv_p99, cap) ||
+		    grow(&r->iv_xdom, cap) || grow(&r->iv_floor, cap))
 			return -1;
-		r->iv_max = a;
-		b = realloc(r->iv_p99, cap * sizeof(*b));
-		if (!b)
-			return -1;
-		r->iv_p99 = b;
 		u->cap_iv = cap;
 	}
-	r->iv_max[r->n_iv] = max_mean;
-	r->iv_p99[r->n_iv++] = p99_mean;
+	r->iv_max[r->n_iv] = row->max_mean;
+	r->iv_p99[r->n_iv] = row->p99_mean;
+	r->iv_floor[r->n_iv] = row->floor;
+	r->iv_xdom[r->n_iv++] = row->xdom;
 	return 0;
 }
 
@@ -83,13 +90,21 @@ static int end_interval(struct run *u, uint64_t end_ms)
 			    : 0;
 	row.copy_bytes = u->m.copy_bytes - u->last_copy_bytes;
 	row.inflight = u->m.live_copies;
+	row.xdom = row.reads ? (double)(u->m.cross_reads - u->last_cross) /
+				   (double)row.reads
+			     : NAN;
+	row.floor = row.reads ? (double)(u->m.floor_reads - u->last_floor) /
+				    (double)row.reads
+			      : NAN;
+	u->last_cross = u->m.cross_reads;
+	u->last_floor = u->m.floor_reads;
 	u->last_reads = u->m.reads;
 	u->last_copy_bytes = u->m.copy_bytes;
 	if (!u->o->quiet)
 		sim_report_row(u->out, &row);
 	for (uint32_t i = 0; i < c->n_nodes; i++)
 		c->nodes[i].load = 0;
-	return push_iv(u, row.max_mean, row.p99_mean);
+	return push_iv(u, &row);
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -159,6 +174,14 @@ static int loop(struct run *u, uint64_t total_ms, uint64_t interval_ms)
 	for (uint64_t now = 0; now < total_ms; now += tick) {
 		uint64_t end = now + tick;
 
+		if (!u->joined && u->m.join_dom != SIM_NONE &&
+		    now >= u->m.join_from_ms) {
+			/* the late domain mounts its segments (warmup) */
+			u->joined = true;
+			sim_cluster_join(&u->c, u->m.join_dom);
+			if (u->o->warmup)
+				sim_master_warmup(&u->m, u->m.join_dom, now);
+		}
 		sim_gen_tick(&u->g, &u->m, now, end);
 		sim_master_events(&u->m, now);
 		sim_master_admit(&u->m, now);
@@ -193,6 +216,16 @@ static void finish(struct run *u, const struct sim_trace *t, double t0)
 	r->copies_failed = u->m.copies_failed;
 	r->evicted = u->m.evicted;
 	r->cross_read_bytes = u->m.cross_read_bytes;
+	r->cross_share =
+	    r->reads ? (double)u->m.cross_reads / (double)r->reads : 0;
+	r->steady_cross_share = steady(r->iv_xdom, r->n_iv);
+	r->floor_share =
+	    r->reads ? (double)u->m.floor_reads / (double)r->reads : 0;
+	r->steady_floor_share = steady(r->iv_floor, r->n_iv);
+	r->join_reads = u->m.join_reads;
+	r->join_remote = u->m.join_remote;
+	r->warmup_chosen = u->m.warmup_chosen;
+	r->warmup_accepted = u->m.warmup_accepted;
 	mcrepl_leases_get_stats(u->m.leases, &ls);
 	r->leases_expired = ls.expired_total;
 	r->observed_hot =
@@ -219,9 +252,20 @@ static int check_opts(const struct sim_opts *o)
 	    (!o->keys && o->workload != SIM_TRACE) || o->keys > 100000000 ||
 	    !(o->rate >= 0) || !(o->speedup > 0) || !(o->nic_gbps > 0) ||
 	    !(o->copy_share > 0 && o->copy_share <= 1) ||
-	    !(o->interval * 1000 >= o->tick_ms) || !(o->duration >= 0)) {
+	    !(o->interval * 1000 >= o->tick_ms) || !(o->duration >= 0) ||
+	    !(o->join_at >= 0) || !(o->join_window > 0)) {
 		fprintf(stderr, "mcrepl-sim: an option is out of range "
 				"(see --help)\n");
+		return -1;
+	}
+	if (o->join_at > 0 && o->domains < 2) {
+		fprintf(stderr, "mcrepl-sim: --join_at needs --domains >= 2 "
+				"(the last domain joins)\n");
+		return -1;
+	}
+	if (o->warmup && !o->cfg.domain_aware) {
+		fprintf(stderr, "mcrepl-sim: --warmup needs "
+				"--dynamic_replication_domain_aware 1\n");
 		return -1;
 	}
 	if (mcrepl_config_validate(&o->cfg, &field) != MCREPL_OK) {
@@ -265,8 +309,18 @@ int sim_run(const struct sim_opts *o, const struct sim_trace *trace, FILE *out,
 	    sim_cluster_init(&u.c, o->nodes, o->hosts_per_node, o->domains,
 			     n_objs, o->object_size,
 			     node_capacity(o, n_objs)) ||
-	    sim_master_init(&u.m, o, &u.c, trace) ||
-	    sim_gen_init(&u.g, o, trace, &u.c, total_ms)) {
+	    sim_master_init(&u.m, o, &u.c, trace)) {
+		fprintf(stderr, "mcrepl-sim: out of memory\n");
+		goto out;
+	}
+	if (o->join_at > 0) {
+		u.m.join_dom = o->domains - 1;
+		u.m.join_from_ms = (uint64_t)llround(o->join_at * 1000.0);
+		u.m.join_until_ms = u.m.join_from_ms +
+				    (uint64_t)llround(o->join_window * 1000.0);
+		sim_cluster_hold(&u.c, u.m.join_dom);
+	}
+	if (sim_gen_init(&u.g, o, trace, &u.c, total_ms)) {
 		fprintf(stderr, "mcrepl-sim: out of memory\n");
 		goto out;
 	}
@@ -288,5 +342,7 @@ void sim_result_free(struct sim_result *r)
 {
 	free(r->iv_max);
 	free(r->iv_p99);
-	r->iv_max = r->iv_p99 = NULL;
+	free(r->iv_xdom);
+	free(r->iv_floor);
+	r->iv_max = r->iv_p99 = r->iv_xdom = r->iv_floor = NULL;
 }

@@ -27,10 +27,17 @@ struct sim_result {
 	uint64_t copy_bytes, copies, copies_failed, leases_expired, evicted;
 	uint64_t observed_hot, accepted, would_propose, triggers_dropped;
 	uint64_t cross_read_bytes;
+	double cross_share;	   /* reads served from another domain */
+	double steady_cross_share; /* median over the last half */
+	double floor_share, steady_floor_share; /* reactive floor of both */
+	uint64_t join_reads, join_remote; /* the late domain's first window */
+	uint64_t warmup_chosen, warmup_accepted;
 	size_t malformed;
 	double sim_seconds, wall_seconds;
 	size_t n_iv;
 	double *iv_max, *iv_p99; /* per interval; NAN when it had no read */
+	double *iv_xdom;	 /* cross-domain share of the reads */
+	double *iv_floor;	 /* the reactive floor of that share */
 };
 
 /* One simulation with options o. Rows go to out unless o->quiet. 0, or -1

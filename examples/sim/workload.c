@@ -23,8 +23,7 @@ int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 		return -1;
 	g->total = (uint64_t)floor(o->rate * (double)duration_ms / 1000.0);
 	for (uint64_t k = 0; k < c->n_objs; k++)
-		sim_cluster_write(
-		    c, k, (uint32_t)sim_rng_below(&g->place, c->n_segs));
+		sim_cluster_write(c, k, sim_cluster_pick_segment(c, &g->place));
 	return 0;
 }
 
@@ -37,8 +36,6 @@ static void tick_synthetic(struct sim_gen *g, struct sim_master *m,
 			   uint64_t now, uint64_t end)
 {
 	uint64_t due = (uint64_t)floor(g->o->rate * (double)end / 1000.0);
-	uint32_t nodes = m->c->n_nodes;
-
 	if (due > g->total)
 		due = g->total;
 	for (; g->issued < due; g->issued++) {
@@ -49,7 +46,7 @@ static void tick_synthetic(struct sim_gen *g, struct sim_master *m,
 		else
 			o = sim_rng_below(&g->keys, m->c->n_objs);
 		sim_master_read(
-		    m, o, (uint32_t)sim_rng_below(&g->readers, nodes), now);
+		    m, o, sim_cluster_pick_reader(m->c, &g->readers), now);
 	}
 }
 
@@ -62,16 +59,15 @@ static void tick_trace(struct sim_gen *g, struct sim_master *m, uint64_t now,
 	while (g->next_req < t->n_req &&
 	       t->ts_ms[g->next_req] / g->o->speedup < (double)end) {
 		size_t r = g->next_req++;
-		uint32_t reader =
-		    (uint32_t)sim_rng_below(&g->readers, c->n_nodes);
+		uint32_t reader = sim_cluster_pick_reader(c, &g->readers);
 
 		for (size_t i = t->first[r]; i < t->first[r + 1]; i++) {
 			uint32_t o = t->obj[i];
 
 			if (c->objs[o].primary == SIM_NONE)
-				sim_cluster_write(c, o,
-						  (uint32_t)sim_rng_below(
-						      &g->place, c->n_segs));
+				sim_cluster_write(
+				    c, o,
+				    sim_cluster_pick_segment(c, &g->place));
 			sim_master_read(m, o, reader, now);
 		}
 	}

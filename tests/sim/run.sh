@@ -54,7 +54,7 @@ check "enforce run made dynamic replicas" gt "$(field dynamic_replicas "$TMP/a")
 check "conservation: reads = rate x duration" eq "$(field reads "$TMP/a")" 320000
 check "conservation: reads issued = reads served" \
 	eq "$(field reads_served "$TMP/a")" "$(field reads "$TMP/a")"
-rows=$(awk '$1 ~ /^[0-9.]+$/ && NF == 9 { s += $4 } END { print s }' "$TMP/a")
+rows=$(awk '$1 ~ /^[0-9.]+$/ && NF == 10 { s += $4 } END { print s }' "$TMP/a")
 check "conservation: interval rows add up to the reads" eq "$rows" 320000
 
 # ---- computed by hand ----------------------------------------------------------
@@ -124,6 +124,50 @@ check "knob: enforce relieves the hot node" \
 check "the binary links libmcrepl's policy symbols" sh -c "nm '$SIM' |
 	grep -c ' T mcrepl_\(leases_propose\|heat_cell_record\|order_replicas\|leases_sweep\|leases_replica_removed\|place_target\)$' |
 	grep -qx 6"
+
+# ---- domains: cross-domain reads, the reactive floor, a late domain, warmup ------
+DOM="--nodes 8 --domains 2 --keys 2000 --rate 20000 --seed 3 $FAST
+     --dynamic_replication_mode enforce --read_load_order 1"
+$SIM $DOM --quiet --duration 8 --compare "domain_aware=0;domain_aware=1 \
+	cross_domain_qps_threshold=2" > "$TMP/d1" 2>&1
+s1=$(grep '^{"summary":' "$TMP/d1" | head -n 1 > "$TMP/d1a" && field steady_cross_domain_share "$TMP/d1a")
+s2=$(field steady_cross_domain_share "$TMP/d1")
+check "domains: first stage leaves reads crossing domains" gt "$s1" 0.05
+check "domains: domain-aware admission keeps more reads local" lt "$s2" "$s1"
+check "domains: no domain-aware run beats the reactive floor" \
+	sh -c "awk -v a='$(field cross_domain_share "$TMP/d1")' \
+		-v b='$(field reactive_floor_share "$TMP/d1")' \
+		'BEGIN { exit !(b > 0 && a + 0 >= b + 0) }'"
+$SIM --nodes 8 --keys 2000 --rate 20000 --duration 2 --quiet > "$TMP/d0" 2>&1
+check "domains: one domain has no cross-domain read" \
+	eq "$(field cross_domain_share "$TMP/d0")" 0.0000
+check "domains: one domain has no reactive floor" \
+	eq "$(field reactive_floor_share "$TMP/d0")" 0.0000
+# Domain d1 joins at 2 s: before that it reads nothing and holds nothing.
+$SIM $DOM --quiet --duration 6 --join_at 2 --join_window 2 \
+	--dynamic_replication_domain_aware 1 \
+	--dynamic_replication_cross_domain_qps_threshold 2 \
+	--compare "warmup=0;warmup=1 warmup_max_copies=50" > "$TMP/j" 2>&1
+grep '^{"summary":' "$TMP/j" | head -n 1 > "$TMP/j0"
+check "join: no warmup, nothing chosen" eq "$(field warmup_chosen "$TMP/j0")" 0
+check "join: warmup chose warmup_max_copies objects" \
+	eq "$(field warmup_chosen "$TMP/j")" 50
+check "join: every warmup proposal was accepted" \
+	eq "$(field warmup_accepted "$TMP/j")" 50
+check "join: the joined domain read in its first window" \
+	gt "$(field join_reads "$TMP/j")" 0
+check "join: the same reads with and without warmup" \
+	eq "$(field join_reads "$TMP/j")" "$(field join_reads "$TMP/j0")"
+check "join: warmup lowers the joined domain's remote-miss share" \
+	lt "$(field join_remote_share "$TMP/j")" "$(field join_remote_share "$TMP/j0")"
+$SIM $DOM --duration 4 --join_at 2 --dynamic_replication_domain_aware 1 \
+	--interval 1 | awk '$1 ~ /^[0-9.]+$/ && $1 <= 2 { print $10 }' > "$TMP/jrows"
+check "join: before joining no read crosses domains" \
+	eq "$(sort -u "$TMP/jrows" | tr '\n' ' ')" "0.000% "
+$SIM --domains 1 --join_at 5 > /dev/null 2> "$TMP/f3"
+check "flags: --join_at needs two domains" grep -q 'join_at needs' "$TMP/f3"
+$SIM --domains 2 --warmup 1 > /dev/null 2> "$TMP/f4"
+check "flags: --warmup needs domain-aware mode" grep -q 'warmup needs' "$TMP/f4"
 
 # ---- compare, plot, flags --------------------------------------------------------
 $SIM --nodes 8 --keys 1000 --rate 5000 --duration 4 --quiet \

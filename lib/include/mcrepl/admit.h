@@ -88,7 +88,9 @@ typedef struct mcrepl_admit_input {
  *   RECREATE_COOLDOWN; MODE_OBSERVE (everything passed in observe mode:
  *   the caller counts a would-propose).
  * The effective threshold is mcrepl_config_threshold(cfg), multiplied by
- * max(1, readable replicas) when cfg->scale_threshold_by_replicas is set.
+ * max(1, readable replicas) when cfg->scale_threshold_by_replicas is set;
+ * with no readable replica (domain-aware: none in the target domain) it is
+ * mcrepl_config_cross_domain_threshold(cfg).
  */
 MCREPL_API mcrepl_reason mcrepl_admit(const mcrepl_admit_input *in);
 

@@ -49,6 +49,11 @@ typedef struct mcrepl_config {
 	bool scale_threshold_by_replicas;  /* false: RFC threshold */
 	bool read_load_aware_placement;	   /* false: RFC target order */
 	uint32_t proposal_retention_limit; /* 100000 idempotency records */
+	/* Domain-aware: reads/s from a domain that holds no readable replica
+	 * that admit its first one; 0 = admission_qps_threshold. Lets a
+	 * deployment keep remote reads local at a lower rate than the one
+	 * that fans a key out for load. */
+	double cross_domain_qps_threshold; /* 0 */
 } mcrepl_config;
 
 /* Fill every field with its default (mode off). Never fails. */
@@ -104,6 +109,15 @@ MCREPL_API const char *mcrepl_mode_name(mcrepl_mode mode);
  * MCREPL_HEAT_MAX_THRESHOLD.
  */
 MCREPL_API uint32_t mcrepl_config_threshold(const mcrepl_config *cfg);
+
+/*
+ * The hit count that admits the first replica into a domain that holds none
+ * (domain-aware): cross_domain_qps_threshold over the window, rounded as
+ * above; mcrepl_config_threshold() when that knob is 0 or domain_aware is
+ * off.
+ */
+MCREPL_API uint32_t
+mcrepl_config_cross_domain_threshold(const mcrepl_config *cfg);
 
 #ifdef __cplusplus
 }

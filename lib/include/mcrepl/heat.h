@@ -82,7 +82,8 @@ typedef enum mcrepl_heat_event {
 /* Window parameters derived once from a config. */
 typedef struct mcrepl_heat_params {
 	uint64_t bucket_ms; /* ceil(window / MCREPL_HEAT_BUCKETS), >= 1 */
-	uint32_t threshold; /* mcrepl_config_threshold() */
+	uint32_t threshold; /* the lower of mcrepl_config_threshold() and
+			       mcrepl_config_cross_domain_threshold() */
 } mcrepl_heat_params;
 
 /* Derive params from a validated config. Pure. */
