@@ -715,6 +715,50 @@ START_TEST(
 }
 END_TEST
 
+/* cross_domain_qps_threshold: a domain without a copy gets its first one
+ * at 2 reads/s, while the primary's own domain needs the fanout
+ * threshold of 50 reads/s for a second copy. */
+START_TEST(test_domain_aware_cross_domain_threshold_admits_first_copy_early)
+{
+	static const char *const da[] = {
+	    "--dynamic_replication_domain_aware=true",
+	    "--dynamic_replication_admission_qps_threshold=50",
+	    "--dynamic_replication_cross_domain_qps_threshold=2", NULL};
+	struct cluster cl;
+	Mcrepl__Task t;
+	uint64_t seg_b2;
+
+	cluster_start(&cl, "enforce", da); /* seg-a, seg-b: domain default */
+	seg_b2 = mount_in(&cl, CLIENT_C, "host-d", "seg-b2", 64 * MIB, true,
+			  "zone-b");
+	put(&cl, "t", "hot", 4096); /* the emptiest: seg-a (default) */
+	for (int i = 0; i < 3; i++) {
+		Mcrepl__GetReplicaListResponse *r =
+		    get_from(&cl, "t", "hot", "");
+
+		ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
+		protobuf_c_message_free_unpacked(&r->base, NULL);
+	}
+	t = wait_task(&cl, CLIENT_A, 300);
+	ck_assert_uint_eq(t.task_id, 0); /* 3 reads/s < 50: no fanout */
+	ck_assert_int_eq(
+	    metric(&cl, "mcrepl_dynamic_admission_rejected_total{reason="
+			"\"below_threshold\"}"),
+	    1);
+	for (int i = 0; i < 2; i++) {
+		Mcrepl__GetReplicaListResponse *r =
+		    get_from(&cl, "t", "hot", "zone-b");
+
+		ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
+		protobuf_c_message_free_unpacked(&r->base, NULL);
+	}
+	t = wait_task(&cl, CLIENT_A, 2000);
+	ck_assert_uint_ne(t.task_id, 0); /* 2 reads from zone-b suffice */
+	ck_assert_uint_eq(t.target_segment_id, seg_b2);
+	cluster_stop(&cl);
+}
+END_TEST
+
 /* A revoked copy's target region stays allocated for one lease TTL, so a
  * late writer still holding its grant cannot hit the region's next owner;
  * then the quota comes back. */
@@ -807,6 +851,9 @@ Suite *make_master_suite(void)
 	tcase_add_test(
 	    tc,
 	    test_domain_aware_copy_lands_in_requester_domain_and_warms_new_domain);
+	tcase_add_test(
+	    tc,
+	    test_domain_aware_cross_domain_threshold_admits_first_copy_early);
 	suite_add_tcase(s, tc);
 	return s;
 }
