@@ -6,14 +6,20 @@
  * One client process, pipelined requests on the async client.
  *
  *   bench_master [--keys N] [--seconds S] [--reps R]
+ * Beside throughput it reads the master's own CPU time (utime + stime from
+ * /proc/PID/stat) around each measurement: CPU per read does not depend on
+ * how much of the machine other processes take, so cpu_ratio (median of the
+ * per-round off/enforce CPU-per-read ratios) is the steadier overhead
+ * figure on a shared machine.
  * Last line: master_get_kps_off=<n> master_get_kps_enforce=<n> ratio=<x>
- * batch_kps=<n>
+ * batch_kps=<n> cpu_us_off=<x> cpu_us_enforce=<x> cpu_ratio=<x>
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -217,16 +223,49 @@ static int server_start(struct server *s, const char *mode, uint64_t keys)
 	return l->done == keys ? 0 : -1;
 }
 
-/* keys/s over `seconds` of pipelined reads. */
-static double measure(struct load *l, bool batch, double seconds)
+/* CPU seconds (user + system, all threads) the process has used; -1 when
+ * /proc cannot tell. */
+static double proc_cpu_s(pid_t pid)
 {
-	double t0 = now_s();
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* fields after the command name (which may hold spaces): state is
+	 * field 3, utime 14, stime 15 */
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 2,
+		   "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+		   &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* keys/s over `seconds` of pipelined reads; *cpu_us: the master's CPU
+ * microseconds per key read. */
+static double measure(struct server *s, bool batch, double seconds,
+		      double *cpu_us)
+{
+	struct load *l = s->load;
+	double t0 = now_s(), c0 = proc_cpu_s(s->proc.pid), c1;
 
 	l->batch = batch;
 	l->done = l->next = l->inflight = 0;
 	l->deadline = t0 + seconds;
 	get_issue(l);
 	event_base_dispatch(l->base);
+	c1 = proc_cpu_s(s->proc.pid);
+	if (cpu_us)
+		*cpu_us = c0 >= 0 && c1 >= 0 && l->done
+			      ? (c1 - c0) * 1e6 / (double)l->done
+			      : -1;
 	return (double)l->done / (now_s() - t0);
 }
 
@@ -249,6 +288,7 @@ int main(int argc, char **argv)
 {
 	uint64_t keys = 1000000;
 	double secs = 2, off[16], enf[16], bat[16], ratio[16], loaded;
+	double cpu_off[16], cpu_enf[16], cpu_ratio[16];
 	int reps = 7;
 	struct server s_off, s_enf;
 
@@ -269,30 +309,36 @@ int main(int argc, char **argv)
 	}
 	printf("loaded %llu keys into two masters in %.1f s\n",
 	       (unsigned long long)keys, now_s() - loaded);
-	printf("%-4s %14s %14s %14s\n", "rep", "get_off_kps", "get_enf_kps",
-	       "batch_enf_kps");
+	printf("%-4s %14s %14s %14s %12s %12s\n", "rep", "get_off_kps",
+	       "get_enf_kps", "batch_enf_kps", "cpu_us_off", "cpu_us_enf");
 	for (int r = 0; r < reps; r++) {
 		/* alternate which mode goes first: drift hits both alike */
 		if (r % 2 == 0) {
-			off[r] = measure(s_off.load, false, secs);
-			enf[r] = measure(s_enf.load, false, secs);
+			off[r] = measure(&s_off, false, secs, &cpu_off[r]);
+			enf[r] = measure(&s_enf, false, secs, &cpu_enf[r]);
 		} else {
-			enf[r] = measure(s_enf.load, false, secs);
-			off[r] = measure(s_off.load, false, secs);
+			enf[r] = measure(&s_enf, false, secs, &cpu_enf[r]);
+			off[r] = measure(&s_off, false, secs, &cpu_off[r]);
 		}
 		ratio[r] = enf[r] / off[r];
-		bat[r] = measure(s_enf.load, true, secs);
-		printf("%-4d %14.0f %14.0f %14.0f\n", r, off[r], enf[r],
-		       bat[r]);
+		cpu_ratio[r] = cpu_enf[r] > 0 ? cpu_off[r] / cpu_enf[r] : 0;
+		bat[r] = measure(&s_enf, true, secs, NULL);
+		printf("%-4d %14.0f %14.0f %14.0f %12.3f %12.3f\n", r, off[r],
+		       enf[r], bat[r], cpu_off[r], cpu_enf[r]);
 	}
 	qsort(off, (size_t)reps, sizeof(double), cmp);
 	qsort(enf, (size_t)reps, sizeof(double), cmp);
 	qsort(bat, (size_t)reps, sizeof(double), cmp);
 	qsort(ratio, (size_t)reps, sizeof(double), cmp);
+	qsort(cpu_off, (size_t)reps, sizeof(double), cmp);
+	qsort(cpu_enf, (size_t)reps, sizeof(double), cmp);
+	qsort(cpu_ratio, (size_t)reps, sizeof(double), cmp);
 	server_stop(&s_off);
 	server_stop(&s_enf);
 	printf("master_get_kps_off=%.0f master_get_kps_enforce=%.0f ratio=%.3f "
-	       "batch_kps=%.0f\n",
-	       off[reps / 2], enf[reps / 2], ratio[reps / 2], bat[reps / 2]);
+	       "batch_kps=%.0f cpu_us_off=%.3f cpu_us_enforce=%.3f "
+	       "cpu_ratio=%.3f\n",
+	       off[reps / 2], enf[reps / 2], ratio[reps / 2], bat[reps / 2],
+	       cpu_off[reps / 2], cpu_enf[reps / 2], cpu_ratio[reps / 2]);
 	return 0;
 }
