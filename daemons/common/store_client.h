@@ -15,6 +15,14 @@
  * one in its own domain when one exists, else from the first replica; on a
  * data-plane error it falls back to the next one.
  *
+ * Data plane: the client keeps its connections to workers' data ports open
+ * between calls (at most data_conns, one per endpoint, least recently used
+ * closed first; see data_client.h) and closes them in
+ * store_client_close(). A request that fails in transport on a reused
+ * connection is sent once more on a new one: reads are idempotent, and so
+ * are put writes (the same bytes to the same granted, not yet readable
+ * region; data_client.h says why).
+ *
  * Thread-safety: a client must not be used by two threads at once;
  * distinct clients are independent.
  */
@@ -36,6 +44,7 @@ struct store_client_config {
 	uint32_t replicas;   /* replicas per put; 0 = 1 */
 	int rpc_timeout_ms;  /* per master call; 5000 */
 	int data_timeout_ms; /* per data-plane transfer; 30000 */
+	uint32_t data_conns; /* data connections kept open; 0 = 16 */
 };
 
 void store_client_config_init(struct store_client_config *cfg);
@@ -110,7 +119,16 @@ int store_client_warmup(store_client *c, const char *domain,
 			uint32_t max_copies, uint64_t max_bytes,
 			uint32_t *queued);
 
+/* Cumulative data-plane connection counters of c (see data_client.h). */
+struct store_data_stats {
+	uint64_t connects, reuses, retries, evicted;
+	size_t open;
+};
+void store_client_data_stats(const store_client *c,
+			     struct store_data_stats *out);
+
 /* ---- raw data plane (tools and tests) -------------------------------- */
+/* One-shot: each call connects, sends one request and closes. */
 
 /* One WRITE of len bytes to endpoint's segment at offset with token.
  * 0, or a negative errno with a reason in err (the worker's own text when
