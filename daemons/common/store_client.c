@@ -20,7 +20,8 @@ struct store_client {
 	char local_host[256];
 	char domain[128];
 	char tenant[TENANT_MAX];
-	char *key; /* mutable copy of the current call's key */
+	char *key;	  /* mutable copy of the current call's key */
+	bool no_stat_rpc; /* the master predates Stat: use GetReplicaList */
 	char err[512];
 };
 
@@ -473,11 +474,38 @@ static void fill_replica_info(struct store_replica_info *o,
 	snprintf(o->endpoint, sizeof(o->endpoint), "%s", r->endpoint);
 }
 
+/* Stat, or GetReplicaList against a master that answers UNKNOWN_METHOD. */
+static int stat_list(store_client *c, const char *key,
+		     Mcrepl__GetReplicaListResponse **out)
+{
+	Mcrepl__StatRequest req;
+	int st;
+
+	*out = NULL;
+	if (c->no_stat_rpc)
+		return get_list(c, key, out);
+	st = begin(c, key);
+	if (st)
+		return st;
+	mcrepl__stat_request__init(&req);
+	req.tenant = c->tenant;
+	req.key = c->key;
+	st = CALL(c, "Stat", req, mcrepl__get_replica_list_response, *out);
+	if (st == MCREPL__CODE__UNKNOWN_METHOD ||
+	    st == MCREPL__CODE__UNIMPLEMENTED) {
+		c->no_stat_rpc = true;
+		return get_list(c, key, out);
+	}
+	if (!st)
+		st = result(c, (*out)->result, "stat");
+	return st;
+}
+
 int store_client_stat(store_client *c, const char *key,
 		      struct store_object_info *out)
 {
 	Mcrepl__GetReplicaListResponse *r = NULL;
-	int st = get_list(c, key, &r);
+	int st = stat_list(c, key, &r);
 
 	memset(out, 0, sizeof(*out));
 	if (!st) {

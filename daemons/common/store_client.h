@@ -96,9 +96,12 @@ struct store_object_info {
 	struct store_replica_info replicas[64];
 };
 
-/* The readable replicas of key, in the master's order. Note: the master
- * has no stat RPC, so this is a GetReplicaList and counts as a read for
- * heat (it records no data-plane traffic). */
+/* The readable replicas of key, in the master's metadata order, through
+ * the master's Stat RPC: not a read (no heat, no LRU touch, no read
+ * lease). Against a master without Stat (it answers UNKNOWN_METHOD or
+ * UNIMPLEMENTED) the client falls back to GetReplicaList, for this and
+ * later calls, which does count as a read there. NOT_FOUND when key has
+ * no readable replica. */
 int store_client_stat(store_client *c, const char *key,
 		      struct store_object_info *out);
 
