@@ -53,3 +53,17 @@ bench: bench-copy
 bench-copy: $(BENCH_COPY)
 	$(BENCH_COPY)
 .PHONY: bench-copy
+
+# bench_client: store_client_get latency of a 64 KiB object on a real
+# master + worker (make bench).
+BENCH_CLIENT := $(BUILD)/bench/bench_client
+$(BENCH_CLIENT): $(BUILD)/obj/bench/daemons/bench_client.o $(RPC_LIB) \
+		$(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
+all: $(BENCH_CLIENT)
+bench: bench-client
+bench-client: export MCREPL_BIN_DIR := $(abspath $(BUILD)/bin)
+bench-client: $(BENCH_CLIENT) $(WORKER_BIN) $(BUILD)/bin/mcrepl-master
+	$(BENCH_CLIENT)
+.PHONY: bench-client

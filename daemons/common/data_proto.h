@@ -32,8 +32,11 @@
  * WRITE OK -> none; any error -> a one-line UTF-8 reason (at most
  * DATA_ERR_MAX bytes, no NUL).
  *
- * Semantics. Requests on one connection are served in order and answered
- * in order, so a client may pipeline. A request is refused (error status,
+ * Semantics. A connection carries any number of requests, served in order
+ * and answered in order, so a client may keep it open and pipeline. The
+ * receiver may close a connection that has been idle (no request, no reply
+ * pending) for its configured idle timeout; a client that keeps
+ * connections must expect that and reconnect. A request is refused (error status,
  * connection kept) when its segment is unknown, its range is not inside
  * the segment, its length is above the receiver's configured maximum
  * (READ), or a WRITE token does not match; the payload of a refused WRITE

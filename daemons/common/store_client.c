@@ -1,16 +1,12 @@
 /* Blocking store client (see store_client.h). */
 #include <errno.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include "data_proto.h"
+#include "data_client.h"
 #include "mcrepl.pb-c.h"
-#include "netutil.h"
 #include "rpc_client.h"
 #include "mcrepl/domain.h"
 #include "store_client.h"
@@ -19,11 +15,13 @@
 
 struct store_client {
 	rpc_client *rpc;
+	struct data_pool *pool; /* data-plane connections, by endpoint */
 	struct store_client_config cfg;
 	char local_host[256];
 	char domain[128];
 	char tenant[TENANT_MAX];
-	char *key; /* mutable copy of the current call's key */
+	char *key;	  /* mutable copy of the current call's key */
+	bool no_stat_rpc; /* the master predates Stat: use GetReplicaList */
 	char err[512];
 };
 
@@ -83,10 +81,17 @@ int store_client_open(store_client **out, const char *master_addr,
 	rpc_client_config_init(&rc);
 	if (c->cfg.rpc_timeout_ms)
 		rc.call_timeout_ms = c->cfg.rpc_timeout_ms;
+	c->pool = data_pool_create(c->cfg.data_conns);
+	if (!c->pool) {
+		snprintf(err, errlen, "out of memory");
+		free(c);
+		return -ENOMEM;
+	}
 	st = rpc_client_open(&c->rpc, master_addr, &rc, c->err, sizeof(c->err));
 	if (st) {
 		snprintf(err, errlen, "cannot reach master %s: %s", master_addr,
 			 c->err);
+		data_pool_destroy(c->pool);
 		free(c);
 		return st;
 	}
@@ -99,6 +104,7 @@ void store_client_close(store_client *c)
 	if (!c)
 		return;
 	rpc_client_close(c->rpc);
+	data_pool_destroy(c->pool);
 	free(c->key);
 	free(c);
 }
@@ -167,163 +173,33 @@ static void free_msg(void *m)
 
 /* ---- raw data plane ---------------------------------------------------------- */
 
-static int send_all(int fd, const uint8_t *p, uint64_t len, int64_t deadline)
-{
-	while (len > 0) {
-		size_t chunk = len > (1u << 20) ? (1u << 20) : (size_t)len;
-		ssize_t n = send(fd, p, chunk, MSG_NOSIGNAL);
-		int st;
-
-		if (n > 0) {
-			p += n;
-			len -= (uint64_t)n;
-			continue;
-		}
-		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
-		    errno != EINTR)
-			return -errno;
-		st = net_wait_fd(fd, POLLOUT, deadline);
-		if (st)
-			return st;
-	}
-	return 0;
-}
-
-static int recv_all(int fd, uint8_t *p, uint64_t len, int64_t deadline)
-{
-	while (len > 0) {
-		size_t chunk = len > (1u << 20) ? (1u << 20) : (size_t)len;
-		ssize_t n = recv(fd, p, chunk, 0);
-		int st;
-
-		if (n > 0) {
-			p += n;
-			len -= (uint64_t)n;
-			continue;
-		}
-		if (n == 0)
-			return -ECONNRESET;
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-			return -errno;
-		st = net_wait_fd(fd, POLLIN, deadline);
-		if (st)
-			return st;
-	}
-	return 0;
-}
-
-/* Reads the reply header; on a refusal reads its reason into err. */
-static int take_resp(int fd, const char *ep, struct data_resp *r,
-		     int64_t deadline, char *err, size_t errlen)
-{
-	uint8_t hdr[DATA_RESP_BYTES];
-	char text[DATA_ERR_MAX + 1];
-	int st = recv_all(fd, hdr, sizeof(hdr), deadline);
-
-	if (st) {
-		snprintf(err, errlen, "%s: no reply: %s", ep, strerror(-st));
-		return st;
-	}
-	if (data_resp_decode(hdr, r) != 0 ||
-	    (r->status != DATA_OK && r->length > DATA_ERR_MAX)) {
-		snprintf(err, errlen, "%s: malformed reply", ep);
-		return -EPROTO;
-	}
-	if (r->status == DATA_OK)
-		return 0;
-	st = recv_all(fd, (uint8_t *)text, r->length, deadline);
-	text[st ? 0 : r->length] = '\0';
-	snprintf(err, errlen, "%s refused: %s (%s)", ep, text,
-		 data_status_str(r->status));
-	return data_status_errno(r->status);
-}
-
-static int data_connect(const char *ep, int timeout_ms, char *err,
-			size_t errlen)
-{
-	char host[256];
-	uint16_t port;
-	int fd;
-
-	if (!ep || net_split_hostport(ep, host, sizeof(host), &port)) {
-		snprintf(err, errlen, "bad data endpoint '%s'", ep ? ep : "");
-		return -EINVAL;
-	}
-	fd = net_connect(host, port, timeout_ms, err, errlen);
-	return fd < 0 ? -ECONNREFUSED : fd;
-}
-
-/* One request (header + optional payload) and its reply header. */
-static int exchange(const char *ep, const struct data_req *req,
-		    const void *payload, int timeout_ms, int *fd_out,
-		    struct data_resp *resp, char *err, size_t errlen)
-{
-	int64_t deadline = net_now_ms() + timeout_ms;
-	uint8_t hdr[DATA_REQ_BYTES];
-	int fd = data_connect(ep, timeout_ms, err, errlen), st;
-
-	if (fd < 0)
-		return fd;
-	data_req_encode(req, hdr);
-	st = send_all(fd, hdr, sizeof(hdr), deadline);
-	if (!st && payload)
-		st = send_all(fd, payload, req->length, deadline);
-	if (st && st != -EPIPE && st != -ECONNRESET) {
-		snprintf(err, errlen, "%s: send failed: %s", ep, strerror(-st));
-		close(fd);
-		return st;
-	}
-	/* A refusal may arrive (and the peer close) before all was sent. */
-	st = take_resp(fd, ep, resp, deadline, err, errlen);
-	if (st) {
-		close(fd);
-		return st;
-	}
-	*fd_out = fd;
-	return 0;
-}
-
 int store_data_write(const char *endpoint, uint64_t segment_id, uint64_t offset,
 		     const void *buf, uint64_t len, uint64_t token,
 		     int timeout_ms, char *err, size_t errlen)
 {
-	struct data_req req = {DATA_OP_WRITE, segment_id, offset, len, token};
-	struct data_resp resp;
-	int fd, st;
-
-	st = exchange(endpoint, &req, buf, timeout_ms, &fd, &resp, err, errlen);
-	if (st)
-		return st;
-	close(fd);
-	return 0;
+	return data_write(NULL, endpoint, segment_id, offset, buf, len, token,
+			  timeout_ms, err, errlen);
 }
 
 int store_data_read(const char *endpoint, uint64_t segment_id, uint64_t offset,
 		    void *buf, uint64_t len, int timeout_ms, char *err,
 		    size_t errlen)
 {
-	struct data_req req = {DATA_OP_READ, segment_id, offset, len, 0};
-	int64_t deadline = net_now_ms() + timeout_ms;
-	struct data_resp resp;
-	int fd, st;
+	return data_read(NULL, endpoint, segment_id, offset, buf, len,
+			 timeout_ms, err, errlen);
+}
 
-	st =
-	    exchange(endpoint, &req, NULL, timeout_ms, &fd, &resp, err, errlen);
-	if (st)
-		return st;
-	if (resp.length != len) {
-		snprintf(err, errlen, "%s: read returned %llu bytes, not %llu",
-			 endpoint, (unsigned long long)resp.length,
-			 (unsigned long long)len);
-		close(fd);
-		return -EPROTO;
-	}
-	st = recv_all(fd, buf, len, deadline);
-	if (st)
-		snprintf(err, errlen, "%s: read failed: %s", endpoint,
-			 strerror(-st));
-	close(fd);
-	return st;
+void store_client_data_stats(const store_client *c,
+			     struct store_data_stats *out)
+{
+	struct data_pool_stats st;
+
+	data_pool_get_stats(c->pool, &st);
+	out->connects = st.connects;
+	out->reuses = st.reuses;
+	out->retries = st.retries;
+	out->evicted = st.evicted;
+	out->open = st.open;
 }
 
 /* ---- object operations -------------------------------------------------------- */
@@ -369,9 +245,9 @@ static int write_replicas(store_client *c, const Mcrepl__PutStartResponse *r,
 	for (size_t i = 0; i < r->n_replicas; i++) {
 		const Mcrepl__Replica *rep = r->replicas[i];
 
-		st = store_data_write(rep->endpoint, rep->segment_id,
-				      rep->offset, buf, len, rep->write_token,
-				      c->cfg.data_timeout_ms, why, sizeof(why));
+		st = data_write(c->pool, rep->endpoint, rep->segment_id,
+				rep->offset, buf, len, rep->write_token,
+				c->cfg.data_timeout_ms, why, sizeof(why));
 		if (st)
 			return fail(
 			    c, st, "put: writing replica %zu of %zu failed: %s",
@@ -484,9 +360,9 @@ static int read_any(store_client *c, const Mcrepl__GetReplicaListResponse *r,
 	for (size_t k = 0; k < n; k++) {
 		const Mcrepl__Replica *rep = r->replicas[idx[k]];
 
-		st = store_data_read(rep->endpoint, rep->segment_id,
-				     rep->offset, buf, r->size,
-				     c->cfg.data_timeout_ms, why, sizeof(why));
+		st = data_read(c->pool, rep->endpoint, rep->segment_id,
+			       rep->offset, buf, r->size,
+			       c->cfg.data_timeout_ms, why, sizeof(why));
 		if (st == 0) {
 			fill_read_info(info, r, rep, (uint32_t)k + 1);
 			return 0;
@@ -598,11 +474,38 @@ static void fill_replica_info(struct store_replica_info *o,
 	snprintf(o->endpoint, sizeof(o->endpoint), "%s", r->endpoint);
 }
 
+/* Stat, or GetReplicaList against a master that answers UNKNOWN_METHOD. */
+static int stat_list(store_client *c, const char *key,
+		     Mcrepl__GetReplicaListResponse **out)
+{
+	Mcrepl__StatRequest req;
+	int st;
+
+	*out = NULL;
+	if (c->no_stat_rpc)
+		return get_list(c, key, out);
+	st = begin(c, key);
+	if (st)
+		return st;
+	mcrepl__stat_request__init(&req);
+	req.tenant = c->tenant;
+	req.key = c->key;
+	st = CALL(c, "Stat", req, mcrepl__get_replica_list_response, *out);
+	if (st == MCREPL__CODE__UNKNOWN_METHOD ||
+	    st == MCREPL__CODE__UNIMPLEMENTED) {
+		c->no_stat_rpc = true;
+		return get_list(c, key, out);
+	}
+	if (!st)
+		st = result(c, (*out)->result, "stat");
+	return st;
+}
+
 int store_client_stat(store_client *c, const char *key,
 		      struct store_object_info *out)
 {
 	Mcrepl__GetReplicaListResponse *r = NULL;
-	int st = get_list(c, key, &r);
+	int st = stat_list(c, key, &r);
 
 	memset(out, 0, sizeof(*out));
 	if (!st) {

@@ -15,6 +15,14 @@
  * one in its own domain when one exists, else from the first replica; on a
  * data-plane error it falls back to the next one.
  *
+ * Data plane: the client keeps its connections to workers' data ports open
+ * between calls (at most data_conns, one per endpoint, least recently used
+ * closed first; see data_client.h) and closes them in
+ * store_client_close(). A request that fails in transport on a reused
+ * connection is sent once more on a new one: reads are idempotent, and so
+ * are put writes (the same bytes to the same granted, not yet readable
+ * region; data_client.h says why).
+ *
  * Thread-safety: a client must not be used by two threads at once;
  * distinct clients are independent.
  */
@@ -36,6 +44,7 @@ struct store_client_config {
 	uint32_t replicas;   /* replicas per put; 0 = 1 */
 	int rpc_timeout_ms;  /* per master call; 5000 */
 	int data_timeout_ms; /* per data-plane transfer; 30000 */
+	uint32_t data_conns; /* data connections kept open; 0 = 16 */
 };
 
 void store_client_config_init(struct store_client_config *cfg);
@@ -87,9 +96,12 @@ struct store_object_info {
 	struct store_replica_info replicas[64];
 };
 
-/* The readable replicas of key, in the master's order. Note: the master
- * has no stat RPC, so this is a GetReplicaList and counts as a read for
- * heat (it records no data-plane traffic). */
+/* The readable replicas of key, in the master's metadata order, through
+ * the master's Stat RPC: not a read (no heat, no LRU touch, no read
+ * lease). Against a master without Stat (it answers UNKNOWN_METHOD or
+ * UNIMPLEMENTED) the client falls back to GetReplicaList, for this and
+ * later calls, which does count as a read there. NOT_FOUND when key has
+ * no readable replica. */
 int store_client_stat(store_client *c, const char *key,
 		      struct store_object_info *out);
 
@@ -110,7 +122,16 @@ int store_client_warmup(store_client *c, const char *domain,
 			uint32_t max_copies, uint64_t max_bytes,
 			uint32_t *queued);
 
+/* Cumulative data-plane connection counters of c (see data_client.h). */
+struct store_data_stats {
+	uint64_t connects, reuses, retries, evicted;
+	size_t open;
+};
+void store_client_data_stats(const store_client *c,
+			     struct store_data_stats *out);
+
 /* ---- raw data plane (tools and tests) -------------------------------- */
+/* One-shot: each call connects, sends one request and closes. */
 
 /* One WRITE of len bytes to endpoint's segment at offset with token.
  * 0, or a negative errno with a reason in err (the worker's own text when

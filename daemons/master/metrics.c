@@ -72,6 +72,9 @@ static void store_figures(struct store *s, struct text *t)
 	      "gauge", used);
 	gauge(t, "mcrepl_master_keys", "Objects stored", "gauge",
 	      mcrepl__map_size(&s->objects));
+	gauge(t, "mcrepl_master_dynamic_replica_bytes",
+	      "Bytes held by readable dynamic replicas", "gauge",
+	      s->dyn_replica_bytes);
 	gauge(t, "mcrepl_master_tasks", "Tasks queued or running", "gauge",
 	      tasks);
 	gauge(t, "mcrepl_master_put_requests_total",
@@ -81,6 +84,8 @@ static void store_figures(struct store *s, struct text *t)
 	      s->gets);
 	gauge(t, "mcrepl_master_get_keys_total", "Keys looked up by reads",
 	      "counter", s->get_keys);
+	gauge(t, "mcrepl_master_stat_requests_total",
+	      "Stat requests (heat-free lookups)", "counter", s->stats_req);
 	gauge(t, "mcrepl_master_remove_requests_total", "Objects removed",
 	      "counter", s->removes);
 	gauge(t, "mcrepl_master_eviction_runs_total", "Eviction passes",

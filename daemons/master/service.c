@@ -223,23 +223,18 @@ struct get_answer {
 	Mcrepl__Replica *ptrs[MASTER_MAX_REPLICAS];
 };
 
-static void answer_get(struct store *s, struct get_answer *a,
-		       const char *tenant, const char *key, const char *domain,
-		       uint64_t now)
+/* Fills a with the outcome of a lookup: on OK the replicas order[0..n) of
+ * o; lease_ttl_ms is the read lease the lookup granted (0: none). */
+static void answer_object(struct store *s, struct get_answer *a,
+			  const char *key, Mcrepl__Code code,
+			  const struct object *o, const size_t *order, size_t n,
+			  uint64_t lease_ttl_ms)
 {
-	size_t order[MASTER_MAX_REPLICAS], n = 0;
-	struct object *o = NULL;
-	Mcrepl__Code code;
-
-	mcrepl__get_replica_list_response__init(&a->resp);
-	a->r.msg[0] = '\0';
-	code = store_get(s, tenant, key, domain, now, &o, order,
-			 MASTER_MAX_REPLICAS, &n);
 	a->resp.key = mut(key);
 	if (code == MCREPL__CODE__OK) {
 		a->resp.version = o->version;
 		a->resp.size = o->size;
-		a->resp.lease_ttl_ms = s->opts.kv_lease_ttl_ms;
+		a->resp.lease_ttl_ms = lease_ttl_ms;
 		for (size_t i = 0; i < n; i++) {
 			fill_replica(s, &a->msgs[i], &o->replicas[order[i]],
 				     false);
@@ -252,26 +247,74 @@ static void answer_get(struct store *s, struct get_answer *a,
 	a->resp.result = &a->r.result;
 }
 
+static void answer_get(struct store *s, struct get_answer *a,
+		       const char *tenant, const char *key, const char *domain,
+		       uint64_t now)
+{
+	size_t order[MASTER_MAX_REPLICAS], n = 0;
+	struct object *o = NULL;
+	Mcrepl__Code code;
+
+	mcrepl__get_replica_list_response__init(&a->resp);
+	a->r.msg[0] = '\0';
+	code = store_get(s, tenant, key, domain, now, &o, order,
+			 MASTER_MAX_REPLICAS, &n);
+	answer_object(s, a, key, code, o, order, n, s->opts.kv_lease_ttl_ms);
+}
+
+/* A zeroed answer, or NULL after replying INTERNAL (out of memory). */
+static struct get_answer *
+answer_alloc(Mcrepl__GetReplicaListResponse_Closure done, void *cd)
+{
+	struct get_answer *a = calloc(1, sizeof(*a));
+	Mcrepl__GetReplicaListResponse oom;
+	struct reply r = {0};
+
+	if (a)
+		return a;
+	mcrepl__get_replica_list_response__init(&oom);
+	reply_init(&r, MCREPL__CODE__INTERNAL, NULL);
+	oom.result = &r.result;
+	done(&oom, cd);
+	return NULL;
+}
+
 static void h_get(Mcrepl__Master_Service *svc,
 		  const Mcrepl__GetReplicaListRequest *req,
 		  Mcrepl__GetReplicaListResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	struct get_answer *a = calloc(1, sizeof(*a));
-	Mcrepl__GetReplicaListResponse oom;
-	struct reply r = {0};
+	struct get_answer *a = answer_alloc(done, cd);
 
-	if (!a) {
-		mcrepl__get_replica_list_response__init(&oom);
-		reply_init(&r, MCREPL__CODE__INTERNAL, NULL);
-		oom.result = &r.result;
-		done(&oom, cd);
+	if (!a)
 		return;
-	}
 	store_lock(s);
 	s->gets++;
 	answer_get(s, a, req->tenant, req->key, req->requester_domain,
 		   SVC(svc)->now_ms());
+	done(&a->resp, cd);
+	store_unlock(s);
+	free(a);
+}
+
+/* GetReplicaList's answer without its side effects (store_stat). */
+static void h_stat(Mcrepl__Master_Service *svc, const Mcrepl__StatRequest *req,
+		   Mcrepl__GetReplicaListResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	struct get_answer *a = answer_alloc(done, cd);
+	size_t order[MASTER_MAX_REPLICAS], n = 0;
+	struct object *o = NULL;
+	Mcrepl__Code code;
+
+	if (!a)
+		return;
+	mcrepl__get_replica_list_response__init(&a->resp);
+	store_lock(s);
+	s->stats_req++;
+	code = store_stat(s, req->tenant, req->key, &o, order,
+			  MASTER_MAX_REPLICAS, &n, a->r.msg, sizeof(a->r.msg));
+	answer_object(s, a, req->key, code, o, order, n, 0);
 	done(&a->resp, cd);
 	store_unlock(s);
 	free(a);
@@ -777,6 +820,7 @@ void master_service_init(struct master_service *svc, struct store *store,
 	svc->base.submit_replica_action_proposal = h_propose;
 	svc->base.stats = h_stats;
 	svc->base.warmup = h_warmup;
+	svc->base.stat = h_stat;
 	svc->store = store;
 	svc->now_ms = now_ms;
 }

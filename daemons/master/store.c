@@ -512,6 +512,7 @@ static void drop_replica(struct store *s, struct object *o, size_t i,
 	if (!r.dynamic || r.status != REPLICA_COMPLETE)
 		return;
 	mcrepl_stats_add(s->stats, MCREPL_STAT_REPLICAS, -1);
+	s->dyn_replica_bytes -= r.size;
 	mcrepl_leases_replica_removed(s->leases, o->tenant, o->key,
 				      seg ? seg->domain : NULL, now_ms);
 }
@@ -865,32 +866,69 @@ static void record_heat(struct store *s, struct object *o, const char *domain,
 		mcrepl_stats_add(s->stats, MCREPL_STAT_TRIGGERS_DROPPED, 1);
 }
 
+/* The complete object's COMPLETE replicas (indexes into o->replicas, in
+ * metadata order); NULL when there is none to read. */
+static struct object *readable(struct store *s, const char *tenant,
+			       const char *key, size_t *idx, size_t *n)
+{
+	struct object *o =
+	    key_ok(tenant, key) ? store_find(s, tenant, key) : NULL;
+
+	*n = 0;
+	if (!o || !o->complete)
+		return NULL;
+	for (size_t i = 0; i < o->n_replicas; i++)
+		if (o->replicas[i].status == REPLICA_COMPLETE)
+			idx[(*n)++] = i;
+	/* n == 0: every copy went with its worker: not found, cleanly */
+	return *n ? o : NULL;
+}
+
+Mcrepl__Code store_stat(struct store *s, const char *tenant, const char *key,
+			struct object **out, size_t *order, size_t cap,
+			size_t *n_out, char *err, size_t errlen)
+{
+	size_t idx[MASTER_MAX_REPLICAS], n;
+	struct object *o;
+
+	*n_out = 0;
+	if (!key_ok(tenant, key)) {
+		snprintf(err, errlen,
+			 "stat needs a key (1..%d bytes) and a tenant of at "
+			 "most %d bytes",
+			 MCREPL_KEY_MAX, MCREPL_TENANT_MAX);
+		return MCREPL__CODE__INVALID_ARGUMENT;
+	}
+	o = readable(s, tenant, key, idx, &n);
+	if (!o)
+		return MCREPL__CODE__NOT_FOUND;
+	*n_out = n < cap ? n : cap;
+	memcpy(order, idx, *n_out * sizeof(*order));
+	*out = o;
+	return MCREPL__CODE__OK;
+}
+
 Mcrepl__Code store_get(struct store *s, const char *tenant, const char *key,
 		       const char *domain, uint64_t now_ms, struct object **out,
 		       size_t *order, size_t cap, size_t *n_out)
 {
-	struct object *o =
-	    key_ok(tenant, key) ? store_find(s, tenant, key) : NULL;
 	mcrepl_replica_view v[MASTER_MAX_REPLICAS];
-	size_t idx[MASTER_MAX_REPLICAS], n = 0, perm[MASTER_MAX_REPLICAS];
+	size_t idx[MASTER_MAX_REPLICAS], n, perm[MASTER_MAX_REPLICAS];
 	uint64_t load[MASTER_MAX_REPLICAS];
 	struct segment *seg;
+	struct object *o;
 
 	s->get_keys++;
-	if (!o || !o->complete)
+	o = readable(s, tenant, key, idx, &n);
+	if (!o)
 		return MCREPL__CODE__NOT_FOUND;
-	for (size_t i = 0; i < o->n_replicas; i++) {
-		if (o->replicas[i].status != REPLICA_COMPLETE)
-			continue;
-		memset(&v[n], 0, sizeof(v[n]));
-		v[n].segment.v = o->replicas[i].segment_id;
-		v[n].readable = v[n].memory = true;
-		seg = store_segment(s, v[n].segment.v);
-		load[n] = seg ? seg->routed_now + seg->routed_prev : 0;
-		idx[n++] = i;
+	for (size_t i = 0; i < n; i++) {
+		memset(&v[i], 0, sizeof(v[i]));
+		v[i].segment.v = o->replicas[idx[i]].segment_id;
+		v[i].readable = v[i].memory = true;
+		seg = store_segment(s, v[i].segment.v);
+		load[i] = seg ? seg->routed_now + seg->routed_prev : 0;
 	}
-	if (n == 0) /* every copy went with its worker: not found, cleanly */
-		return MCREPL__CODE__NOT_FOUND;
 	/* salted: equal replicas share a key's reads evenly; read-load
 	 * order: the replica whose segment was given the fewest reads in
 	 * the last second or two goes first (the master counts what it

@@ -130,7 +130,8 @@ struct store {
 	mcrepl_stats *stats;
 	/* store's own counters for /metrics */
 	uint64_t evicted_objects, evicted_bytes, evictions_runs;
-	uint64_t puts, gets, get_keys, removes;
+	uint64_t puts, gets, get_keys, removes, stats_req;
+	uint64_t dyn_replica_bytes; /* held by readable dynamic replicas */
 	uint64_t warmup_runs, warmup_queued;
 };
 
@@ -179,6 +180,13 @@ Mcrepl__Code store_remove(struct store *s, const char *tenant, const char *key,
 Mcrepl__Code store_get(struct store *s, const char *tenant, const char *key,
 		       const char *domain, uint64_t now_ms, struct object **out,
 		       size_t *order, size_t cap, size_t *n_out);
+/* A look at the object without reading it: the COMPLETE replicas of
+ * store_get in metadata order; no heat, LRU, read lease or routed-read
+ * count. INVALID_ARGUMENT (reason in err) for a missing or oversized key
+ * or tenant; NOT_FOUND as store_get. */
+Mcrepl__Code store_stat(struct store *s, const char *tenant, const char *key,
+			struct object **out, size_t *order, size_t cap,
+			size_t *n_out, char *err, size_t errlen);
 /* The heat cell for reads from `domain` (the object's own cell unless the
  * config is domain-aware); NULL when the per-object domain table is full
  * or memory is short (create: make one). */

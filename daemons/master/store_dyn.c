@@ -401,6 +401,7 @@ static Mcrepl__Code finish_copy(struct store *s, const mcrepl_fence *fin,
 		return success ? MCREPL__CODE__NOT_FOUND : MCREPL__CODE__OK;
 	}
 	o->replicas[i].status = REPLICA_COMPLETE;
+	s->dyn_replica_bytes += o->replicas[i].size;
 	o->copies--;
 	count_completion(s, &l);
 	finish_lease_task(s, &l);

@@ -57,6 +57,7 @@ void data_server_config_init(struct data_server_config *cfg)
 	cfg->host = "127.0.0.1";
 	cfg->max_io_bytes = 1ull << 30;
 	cfg->out_high_water = 64u << 20;
+	cfg->idle_timeout_ms = 60000;
 }
 
 static struct slot *find_slot(struct data_server *s, uint64_t id, int *idx)
@@ -323,11 +324,36 @@ static void write_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
+/* A read timeout with no reply pending is an idle connection: close it.
+ * Otherwise the peer is receiving a long reply; libevent disabled reading
+ * on the timeout, so turn it back on. */
+static void on_timeout(struct conn *c)
+{
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+		c->s->counters.idle_closed++;
+		conn_free(c);
+		return;
+	}
+	bufferevent_enable(c->bev, EV_READ);
+}
+
 static void event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	(void)bev;
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
 		conn_free(arg);
+	else if (what & BEV_EVENT_TIMEOUT)
+		on_timeout(arg);
+}
+
+static void set_idle_timeout(struct conn *c)
+{
+	uint32_t ms = c->s->cfg.idle_timeout_ms;
+	struct timeval tv = {(time_t)(ms / 1000),
+			     (suseconds_t)(ms % 1000) * 1000};
+
+	if (ms)
+		bufferevent_set_timeouts(c->bev, &tv, NULL);
 }
 
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
@@ -354,11 +380,13 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		s->conns->prev = c;
 	s->conns = c;
 	s->counters.connections++;
+	s->counters.accepted++;
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
 	/* libevent reads and writes 16 KiB per call by default: bulk data
 	 * wants far larger syscalls */
 	bufferevent_set_max_single_read(c->bev, BULK_IO_BYTES);
 	bufferevent_set_max_single_write(c->bev, BULK_IO_BYTES);
+	set_idle_timeout(c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
 

@@ -33,6 +33,10 @@ struct data_server_config {
 	uint16_t port;	       /* 0 = ephemeral, see data_server_port() */
 	uint64_t max_io_bytes; /* largest READ/WRITE length; 1 GiB */
 	size_t out_high_water; /* stop reading a peer above this backlog */
+	/* Close a connection that has sent nothing for this long while it
+	 * has no reply pending (0 = never). A connection serves any number
+	 * of requests until then; see data_proto.h. 60000. */
+	uint32_t idle_timeout_ms;
 };
 
 void data_server_config_init(struct data_server_config *cfg);
@@ -66,6 +70,8 @@ struct data_server_counters {
 	uint64_t refused_reads;
 	uint64_t bad_streams; /* connections closed for bad input */
 	uint64_t connections; /* open now */
+	uint64_t accepted;    /* connections accepted, cumulative */
+	uint64_t idle_closed; /* closed by the idle timeout */
 };
 void data_server_counters(const struct data_server *s,
 			  struct data_server_counters *out);

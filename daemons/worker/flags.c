@@ -34,6 +34,8 @@ static const struct flag flags[] = {
     {"data_address", F_STR, S(data_address), "127.0.0.1",
      "data port bind address, advertised to the master"},
     {"data_port", F_U32, O(data_port), 0, "0", "data port (0 = pick one)"},
+    {"data_idle_timeout_ms", F_U32, O(data_idle_timeout_ms), 0, "60000",
+     "close a data connection idle this long (0 = never)"},
     {"metrics_port", F_I32, O(metrics_port), 0, "-1",
      "HTTP /metrics port (-1 = off, 0 = pick one)"},
     {"transport", F_STR, S(transport), "auto", "copy engine: auto|tcp|rdma"},

@@ -6,20 +6,21 @@
 #include <stdint.h>
 
 struct worker_flags {
-	char master[256];	 /* host:port of mcrepl-master */
-	char host_id[256];	 /* default: hostname */
-	char domain[128];	 /* --domain, else $MOONCAKE_STORE_DOMAIN */
-	uint64_t segment_size;	 /* bytes per segment; K/M/G suffixes */
-	uint32_t segments;	 /* how many */
-	bool hugepages;		 /* try MAP_HUGETLB first */
-	char data_address[64];	 /* data port bind and advertised address */
-	uint32_t data_port;	 /* 0 = ephemeral */
-	int32_t metrics_port;	 /* -1 = off, 0 = ephemeral */
-	char transport[16];	 /* auto | tcp | rdma */
-	char rdma_device[64];	 /* "" = first active port */
-	uint32_t rdma_port;	 /* rdma_cm port */
-	uint32_t max_copies;	 /* copies in flight */
-	uint64_t max_copy_bytes; /* bytes in flight */
+	char master[256];      /* host:port of mcrepl-master */
+	char host_id[256];     /* default: hostname */
+	char domain[128];      /* --domain, else $MOONCAKE_STORE_DOMAIN */
+	uint64_t segment_size; /* bytes per segment; K/M/G suffixes */
+	uint32_t segments;     /* how many */
+	bool hugepages;	       /* try MAP_HUGETLB first */
+	char data_address[64]; /* data port bind and advertised address */
+	uint32_t data_port;    /* 0 = ephemeral */
+	uint32_t data_idle_timeout_ms; /* 0 = keep idle connections */
+	int32_t metrics_port;	       /* -1 = off, 0 = ephemeral */
+	char transport[16];	       /* auto | tcp | rdma */
+	char rdma_device[64];	       /* "" = first active port */
+	uint32_t rdma_port;	       /* rdma_cm port */
+	uint32_t max_copies;	       /* copies in flight */
+	uint64_t max_copy_bytes;       /* bytes in flight */
 	uint32_t copy_timeout_ms;
 	uint32_t poll_interval_ms;
 };

@@ -103,6 +103,7 @@ static int setup_data(struct worker *w, char *err, size_t errlen)
 	dc.host = w->flags.data_address;
 	dc.port = (uint16_t)w->flags.data_port;
 	dc.max_io_bytes = w->flags.segment_size;
+	dc.idle_timeout_ms = w->flags.data_idle_timeout_ms;
 	w->ds = data_server_create(w->base, &dc, err, errlen);
 	if (!w->ds)
 		return -1;

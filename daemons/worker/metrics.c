@@ -53,6 +53,8 @@ static void render(struct worker *w, struct evbuffer *out)
 	counter(out, "writes_refused_total", c.refused_writes);
 	counter(out, "reads_refused_total", c.refused_reads);
 	counter(out, "bad_streams_total", c.bad_streams);
+	counter(out, "data_connections_accepted_total", c.accepted);
+	counter(out, "data_connections_idle_closed_total", c.idle_closed);
 	counter(out, "copies_started_total", w->ctr.copies_started);
 	counter(out, "copies_completed_total", w->ctr.copies_completed);
 	counter(out, "copies_failed_total", w->ctr.copies_failed);

@@ -36,7 +36,7 @@ static void usage(FILE *out)
 	    "  get KEY [FILE|-]   write KEY's bytes to FILE (default stdout)\n"
 	    "  rm KEY             remove KEY\n"
 	    "  exist KEY          print yes/no (exit 0 yes, 1 no)\n"
-	    "  stat KEY           list KEY's readable replicas\n"
+	    "  stat KEY           list KEY's readable replicas (not a read: no heat)\n"
 	    "  segments           list mounted segments\n"
 	    "  metrics            print the master's metrics\n"
 	    "  warmup DOMAIN      copy the hottest objects into DOMAIN "

@@ -477,6 +477,8 @@ START_TEST(test_evicted_dynamic_replica_blocks_immediate_recreate)
 	v = put(&cl, "t", "hot", 100 * 1024);
 	read_n(&cl, "hot", 5);
 	complete_dynamic_copy(&cl, "hot", v);
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_dynamic_replica_bytes"),
+			 100 * 1024);
 	harness_sleep_ms(80); /* read lease over: the replicas may be evicted */
 	/* a filler on both segments pushes both past the watermark; the
 	 * least recently read object, "hot", is evicted from both */
@@ -491,6 +493,7 @@ START_TEST(test_evicted_dynamic_replica_blocks_immediate_recreate)
 	ck_assert(!er->exists);
 	protobuf_c_message_free_unpacked(&er->base, NULL);
 	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_replicas"), 0);
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_dynamic_replica_bytes"), 0);
 	/* put back and made hot at once: no copy during the cooldown */
 	put(&cl, "t", "hot", 100 * 1024);
 	read_n(&cl, "hot", 5);
@@ -506,6 +509,36 @@ START_TEST(test_evicted_dynamic_replica_blocks_immediate_recreate)
 					    "total"),
 			 1);
 	free(page);
+	cluster_stop(&cl);
+}
+END_TEST
+
+/* The gauge counts readable dynamic replicas only: not originals, not a
+ * copy in flight; Remove takes the bytes back. */
+START_TEST(test_dynamic_replica_bytes_gauge_follows_copy_and_remove)
+{
+	struct cluster cl;
+	Mcrepl__RemoveRequest rm;
+	ProtobufCMessage *r;
+	uint64_t v;
+
+	cluster_start(&cl, "enforce", NULL);
+	v = put(&cl, "t", "hot", 12345);
+	put(&cl, "t", "cold", 8192);
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_dynamic_replica_bytes"), 0);
+	read_n(&cl, "hot", 5);
+	complete_dynamic_copy(&cl, "hot", v);
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_dynamic_replica_bytes"),
+			 12345);
+	harness_sleep_ms(80); /* the read lease (50 ms) is over */
+	mcrepl__remove_request__init(&rm);
+	rm.tenant = mut("t");
+	rm.key = mut("hot");
+	r = harness_call(cl.c, "Remove", &rm.base, NULL);
+	ck_assert_int_eq(result_code(r), MCREPL__CODE__OK);
+	protobuf_c_message_free_unpacked(r, NULL);
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_dynamic_replica_bytes"), 0);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_replicas"), 0);
 	cluster_stop(&cl);
 }
 END_TEST
@@ -637,6 +670,68 @@ START_TEST(test_remove_refused_under_read_lease)
 	ck_assert_str_eq(r->result->message, "under read lease");
 	protobuf_c_message_free_unpacked(&r->base, NULL);
 	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_observed_hot_total"), 0);
+	cluster_stop(&cl);
+}
+END_TEST
+
+static Mcrepl__GetReplicaListResponse *
+stat_key(struct cluster *cl, const char *tenant, const char *key)
+{
+	Mcrepl__StatRequest req;
+
+	mcrepl__stat_request__init(&req);
+	req.tenant = mut(tenant);
+	req.key = mut(key);
+	return (Mcrepl__GetReplicaListResponse *)harness_call(cl->c, "Stat",
+							      &req.base, NULL);
+}
+
+/* Stat answers what GetReplicaList would, but is no read: 20 stats of a
+ * key leave heat, read counters, tasks and the read lease untouched,
+ * while 5 reads of another key cross the threshold. */
+START_TEST(test_stat_records_no_heat_and_grants_no_read_lease)
+{
+	static const char *const lease[] = {"--default_kv_lease_ttl=5000",
+					    NULL};
+	struct cluster cl;
+	Mcrepl__GetReplicaListResponse *r;
+	Mcrepl__RemoveRequest rm;
+	ProtobufCMessage *rr;
+	uint64_t v;
+
+	cluster_start(&cl, "enforce", lease);
+	v = put(&cl, "t", "k", 4096);
+	for (int i = 0; i < 20; i++) {
+		r = stat_key(&cl, "t", "k");
+		ck_assert_ptr_nonnull(r);
+		ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
+		ck_assert_str_eq(r->key, "k");
+		ck_assert_uint_eq(r->version, v);
+		ck_assert_uint_eq(r->size, 4096);
+		ck_assert_uint_eq(r->lease_ttl_ms, 0);
+		ck_assert_uint_eq(r->n_replicas, 1);
+		ck_assert_int_eq(r->replicas[0]->status,
+				 MCREPL__REPLICA_STATUS__COMPLETE);
+		ck_assert(!r->replicas[0]->dynamic);
+		ck_assert(r->replicas[0]->segment_id == cl.seg_a ||
+			  r->replicas[0]->segment_id == cl.seg_b);
+		ck_assert_str_eq(r->replicas[0]->endpoint, "127.0.0.1:1");
+		protobuf_c_message_free_unpacked(&r->base, NULL);
+	}
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_stat_requests_total"), 20);
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_get_requests_total"), 0);
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_get_keys_total"), 0);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_observed_hot_total"), 0);
+	ck_assert_uint_eq(wait_task(&cl, CLIENT_A, 100).task_id, 0);
+	mcrepl__remove_request__init(&rm);
+	rm.tenant = mut("t");
+	rm.key = mut("k");
+	rr = harness_call(cl.c, "Remove", &rm.base, NULL);
+	ck_assert_int_eq(result_code(rr), MCREPL__CODE__OK);
+	protobuf_c_message_free_unpacked(rr, NULL);
+	put(&cl, "t", "hot", 4096);
+	read_n(&cl, "hot", 5);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_observed_hot_total"), 1);
 	cluster_stop(&cl);
 }
 END_TEST
@@ -838,12 +933,15 @@ Suite *make_master_suite(void)
 		       test_evicted_dynamic_replica_blocks_immediate_recreate);
 	tcase_add_test(tc, test_non_source_clients_cannot_copy_start);
 	tcase_add_test(
+	    tc, test_dynamic_replica_bytes_gauge_follows_copy_and_remove);
+	tcase_add_test(
 	    tc, test_version_mismatch_rejects_stale_copy_start_after_reput);
 	tcase_add_test(
 	    tc, test_source_without_dynamic_copy_capability_is_never_chosen);
 	tcase_add_test(tc, test_silent_client_loses_segments_after_client_ttl);
 	tcase_add_test(tc, test_remove_refused_under_read_lease);
 	tcase_add_test(tc, test_config_file_and_health);
+	tcase_add_test(tc, test_stat_records_no_heat_and_grants_no_read_lease);
 	tcase_add_test(tc,
 		       test_read_load_order_prefers_the_less_loaded_replica);
 	tcase_add_test(tc,

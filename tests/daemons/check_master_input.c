@@ -250,6 +250,46 @@ START_TEST(test_wrong_tenant_cannot_read_or_remove)
 }
 END_TEST
 
+static Mcrepl__Code stat_code(const char *tenant, const char *key)
+{
+	Mcrepl__StatRequest req;
+	Mcrepl__GetReplicaListResponse *r;
+	Mcrepl__Code code;
+
+	mcrepl__stat_request__init(&req);
+	req.tenant = mut(tenant);
+	req.key = mut(key);
+	r = (Mcrepl__GetReplicaListResponse *)harness_call(client, "Stat",
+							   &req.base, NULL);
+	ck_assert_ptr_nonnull(r);
+	code = r->result->code;
+	ck_assert_uint_eq(r->n_replicas, 0);
+	if (code == MCREPL__CODE__INVALID_ARGUMENT)
+		ck_assert_ptr_nonnull(strstr(r->result->message, "key"));
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	return code;
+}
+
+START_TEST(test_stat_validates_key_and_tenant)
+{
+	char tenant[300], key[5000];
+
+	memset(tenant, 'x', sizeof(tenant) - 1);
+	tenant[sizeof(tenant) - 1] = '\0';
+	memset(key, 'k', sizeof(key) - 1);
+	key[sizeof(key) - 1] = '\0';
+	ck_assert_int_eq(stat_code("t", ""), MCREPL__CODE__INVALID_ARGUMENT);
+	ck_assert_int_eq(stat_code("t", key), MCREPL__CODE__INVALID_ARGUMENT);
+	ck_assert_int_eq(stat_code(tenant, "k"),
+			 MCREPL__CODE__INVALID_ARGUMENT);
+	ck_assert_int_eq(stat_code("t", "no-such-key"),
+			 MCREPL__CODE__NOT_FOUND);
+	ck_assert_int_eq(stat_code("unknown-tenant", "k"),
+			 MCREPL__CODE__NOT_FOUND);
+	still_serving();
+}
+END_TEST
+
 START_TEST(test_absurd_batch_size_is_refused)
 {
 	Mcrepl__BatchGetReplicaListRequest req;
@@ -320,6 +360,7 @@ Suite *make_master_input_suite(void)
 	tcase_add_test(tc, test_empty_key_is_invalid_argument);
 	tcase_add_test(tc, test_wrong_tenant_cannot_read_or_remove);
 	tcase_add_test(tc, test_absurd_batch_size_is_refused);
+	tcase_add_test(tc, test_stat_validates_key_and_tenant);
 	tcase_add_test(tc, test_proposal_rpc_is_internal_by_default);
 	tcase_add_test(tc, test_invalid_flag_is_refused_at_start);
 	suite_add_tcase(s, tc);

@@ -156,6 +156,7 @@ static void t_put_revoke(Mcrepl__Master_Service *svc,
 #define t_dynamic_replica_copy_revoke NULL
 #define t_submit_replica_action_proposal NULL
 #define t_warmup NULL
+#define t_stat NULL
 
 static const Mcrepl__Master_Service test_service = MCREPL__MASTER__INIT(t_);
 
@@ -518,7 +519,9 @@ struct bad_call {
 static const struct bad_call bad_calls[] = {
     {M_MOUNT, MCREPL__CODE__UNIMPLEMENTED, "MountSegment not implemented"},
     {20, MCREPL__CODE__UNIMPLEMENTED, "Warmup not implemented"},
-    {21, MCREPL__CODE__UNKNOWN_METHOD, "unknown method 21"},
+    {21, MCREPL__CODE__UNIMPLEMENTED, "Stat not implemented"},
+    /* one past the last method: what an older master says to Stat */
+    {22, MCREPL__CODE__UNKNOWN_METHOD, "unknown method 22"},
     {999, MCREPL__CODE__UNKNOWN_METHOD, "unknown method 999"},
     {M_REMOVE, MCREPL__CODE__INTERNAL, "handler did not reply"},
     {M_PUT_END, MCREPL__CODE__INTERNAL, "wrong response type"},

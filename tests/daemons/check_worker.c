@@ -314,6 +314,82 @@ static long long worker_metric(int i, const char *name)
 	return v;
 }
 
+static void get_obj(store_client *c, const char *key)
+{
+	uint64_t len = 0;
+	void *buf = NULL;
+
+	ck_assert_msg(store_client_get(c, key, &buf, &len, NULL) == 0,
+		      "get: %s", store_client_error(c));
+	ck_assert_uint_eq(len, OBJ_BYTES);
+	ck_assert_int_eq(memcmp(buf, fx.obj, OBJ_BYTES), 0);
+	free(buf);
+}
+
+static void assert_data_stats(store_client *c, uint64_t connects,
+			      uint64_t reuses, uint64_t retries, size_t open)
+{
+	struct store_data_stats ds;
+
+	store_client_data_stats(c, &ds);
+	ck_assert_uint_eq(ds.connects, connects);
+	ck_assert_uint_eq(ds.reuses, reuses);
+	ck_assert_uint_eq(ds.retries, retries);
+	ck_assert_uint_eq(ds.open, open);
+}
+
+/* The put's write and 40 gets travel on one data connection, which
+ * store_client_close() closes. */
+START_TEST(test_gets_reuse_one_data_connection)
+{
+	store_client *c;
+	long long open = -1;
+
+	start_worker(0);
+	c = client(NULL);
+	put_obj(c, "k");
+	for (int i = 0; i < 40; i++)
+		get_obj(c, "k");
+	assert_data_stats(c, 1, 40, 0, 1);
+	ck_assert_int_eq(
+	    worker_metric(0, "mcrepl_worker_data_connections_accepted_total"),
+	    1);
+	ck_assert_int_eq(worker_metric(0, "mcrepl_worker_data_connections"), 1);
+	store_client_close(c);
+	for (int waited = 0; waited < 2000 && open != 0; waited += 20) {
+		open = worker_metric(0, "mcrepl_worker_data_connections");
+		harness_sleep_ms(open ? 20 : 0);
+	}
+	ck_assert_int_eq(open, 0);
+}
+END_TEST
+
+/* The worker closes an idle data connection; the client notices before
+ * its next request and reconnects. */
+START_TEST(test_idle_closed_data_connection_is_survived)
+{
+	store_client *c;
+
+	start_worker_with(0, "--data_idle_timeout_ms=300");
+	c = client(NULL);
+	put_obj(c, "k");
+	get_obj(c, "k");
+	harness_sleep_ms(800);
+	ck_assert_int_eq(
+	    worker_metric(0,
+			  "mcrepl_worker_data_connections_idle_closed_total"),
+	    1);
+	ck_assert_int_eq(worker_metric(0, "mcrepl_worker_data_connections"), 0);
+	get_obj(c, "k");
+	get_obj(c, "k");
+	assert_data_stats(c, 2, 2, 0, 1);
+	ck_assert_int_eq(
+	    worker_metric(0, "mcrepl_worker_data_connections_accepted_total"),
+	    2);
+	store_client_close(c);
+}
+END_TEST
+
 /* A copy stuck on a frozen target: SIGTERM revokes it, unmounts, exits 0. */
 START_TEST(test_sigterm_revokes_copy_in_flight)
 {
@@ -676,6 +752,28 @@ static void reput_metadata_only(const char *key)
 	rpc_client_close(rc);
 }
 
+/* n GetReplicaList calls for key over RPC only: reads for heat that touch
+ * no data port. */
+static void read_metadata_only(const char *key, int n)
+{
+	rpc_client *rc = harness_client(fx.port);
+	Mcrepl__GetReplicaListRequest g;
+	char k[64], t[] = "t1";
+
+	snprintf(k, sizeof(k), "%s", key);
+	mcrepl__get_replica_list_request__init(&g);
+	g.tenant = t;
+	g.key = k;
+	for (int i = 0; i < n; i++) {
+		ProtobufCMessage *r =
+		    harness_call(rc, "GetReplicaList", &g.base, NULL);
+
+		ck_assert_ptr_nonnull(r);
+		protobuf_c_message_free_unpacked(r, NULL);
+	}
+	rpc_client_close(rc);
+}
+
 /* Remove + put again while the source is frozen with a queued dynamic
  * task: the stale task's start is refused by the version fence and no
  * replica of the old version ever becomes readable. */
@@ -693,8 +791,7 @@ START_TEST(test_stale_task_after_remove_and_reput_is_fenced)
 	src = (int)(o.replicas[0].host_id[5] - 'a');
 	kill(fx.workers[src].pid, SIGSTOP); /* holds its task back */
 	harness_sleep_ms(100);
-	for (int i = 0; i < 6; i++)
-		ck_assert(store_client_stat(c, "k", &o) == 0);
+	read_metadata_only("k", 6);
 	harness_sleep_ms(300); /* task queued; read lease over */
 	ck_assert_int_eq(master_metric(c, "mcrepl_dynamic_copy_tasks_created_"
 					  "total"),
@@ -730,6 +827,8 @@ Suite *make_worker_suite(void)
 	tcase_add_test(tc, test_cli);
 	tcase_add_test(tc, test_sigterm_revokes_copy_in_flight);
 	tcase_add_test(tc, test_worker_flags);
+	tcase_add_test(tc, test_gets_reuse_one_data_connection);
+	tcase_add_test(tc, test_idle_closed_data_connection_is_survived);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("faults");
 	tcase_add_checked_fixture(tc, fault_setup, teardown);
