@@ -5,6 +5,6 @@ $(DEMO_BIN): $(BUILD)/obj/examples/demo/mcrepl_demo.o $(RPC_LIB) $(STLIB)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
 $(BUILD)/obj/examples/demo/%.o: examples/demo/%.c | $(RPC_GEN_H)
 	@mkdir -p $(@D)
-	$(CC) $(DAEMON_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(DAEMON_CFLAGS) -c $< -o $@
 
 all: $(DEMO_BIN)

@@ -22,7 +22,7 @@ $(BENCH_MASTER): $(BUILD)/obj/bench/daemons/bench_master.o $(RPC_LIB) \
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
 $(BUILD)/obj/bench/daemons/%.o: bench/daemons/%.c | $(RPC_GEN_H)
 	@mkdir -p $(@D)
-	$(CC) $(DAEMON_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(DAEMON_CFLAGS) -c $< -o $@
 
 all: $(BENCH_MASTER)
 bench: bench-master

@@ -259,6 +259,8 @@ static void answer_get(struct store *s, struct get_answer *a,
 	a->r.msg[0] = '\0';
 	code = store_get(s, tenant, key, domain, now, &o, order,
 			 MASTER_MAX_REPLICAS, &n);
+	if (code == MCREPL__CODE__INVALID_ARGUMENT)
+		store_key_valid(tenant, key, a->r.msg, sizeof(a->r.msg));
 	answer_object(s, a, key, code, o, order, n, s->opts.kv_lease_ttl_ms);
 }
 

@@ -866,6 +866,18 @@ static void record_heat(struct store *s, struct object *o, const char *domain,
 		mcrepl_stats_add(s->stats, MCREPL_STAT_TRIGGERS_DROPPED, 1);
 }
 
+bool store_key_valid(const char *tenant, const char *key, char *err,
+		     size_t errlen)
+{
+	if (key_ok(tenant, key))
+		return true;
+	snprintf(err, errlen,
+		 "a read needs a key (1..%d bytes) and a tenant of at most %d "
+		 "bytes",
+		 MCREPL_KEY_MAX, MCREPL_TENANT_MAX);
+	return false;
+}
+
 /* The complete object's COMPLETE replicas (indexes into o->replicas, in
  * metadata order); NULL when there is none to read. */
 static struct object *readable(struct store *s, const char *tenant,
@@ -892,13 +904,8 @@ Mcrepl__Code store_stat(struct store *s, const char *tenant, const char *key,
 	struct object *o;
 
 	*n_out = 0;
-	if (!key_ok(tenant, key)) {
-		snprintf(err, errlen,
-			 "stat needs a key (1..%d bytes) and a tenant of at "
-			 "most %d bytes",
-			 MCREPL_KEY_MAX, MCREPL_TENANT_MAX);
+	if (!store_key_valid(tenant, key, err, errlen))
 		return MCREPL__CODE__INVALID_ARGUMENT;
-	}
 	o = readable(s, tenant, key, idx, &n);
 	if (!o)
 		return MCREPL__CODE__NOT_FOUND;
@@ -919,6 +926,8 @@ Mcrepl__Code store_get(struct store *s, const char *tenant, const char *key,
 	struct object *o;
 
 	s->get_keys++;
+	if (!key_ok(tenant, key))
+		return MCREPL__CODE__INVALID_ARGUMENT;
 	o = readable(s, tenant, key, idx, &n);
 	if (!o)
 		return MCREPL__CODE__NOT_FOUND;

@@ -174,9 +174,15 @@ Mcrepl__Code store_put_revoke(struct store *s, const char *tenant,
 			      const char *key, uint64_t version);
 Mcrepl__Code store_remove(struct store *s, const char *tenant, const char *key,
 			  uint64_t now_ms, char *err, size_t errlen);
+/* true when the key (1..MCREPL_KEY_MAX bytes) and tenant (at most
+ * MCREPL_TENANT_MAX) can name an object; otherwise false, the reason in err. */
+bool store_key_valid(const char *tenant, const char *key, char *err,
+		     size_t errlen);
 /* The read path: COMPLETE replicas in reader order into order[] (indexes
  * into obj->replicas; at most cap), read lease extended, heat recorded and
- * at most one trigger queued per hot key per window. */
+ * at most one trigger queued per hot key per window. INVALID_ARGUMENT for a
+ * key or tenant store_key_valid() refuses; NOT_FOUND when nothing is
+ * readable. */
 Mcrepl__Code store_get(struct store *s, const char *tenant, const char *key,
 		       const char *domain, uint64_t now_ms, struct object **out,
 		       size_t *order, size_t cap, size_t *n_out);

@@ -192,6 +192,40 @@ START_TEST(test_empty_key_is_invalid_argument)
 }
 END_TEST
 
+/* A read of an empty key is a bad request, not a miss (as Stat, PutStart
+ * and Exist answer); in a batch only that key's answer says so. */
+START_TEST(test_read_of_empty_key_is_invalid_argument)
+{
+	Mcrepl__GetReplicaListRequest g;
+	Mcrepl__GetReplicaListResponse *r;
+	Mcrepl__BatchGetReplicaListRequest b;
+	Mcrepl__BatchGetReplicaListResponse *br;
+	char *keys[2] = {mut(""), mut("never-written")};
+
+	mcrepl__get_replica_list_request__init(&g);
+	g.key = mut("");
+	r = (Mcrepl__GetReplicaListResponse *)harness_call(
+	    client, "GetReplicaList", &g.base, NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->result->code, MCREPL__CODE__INVALID_ARGUMENT);
+	ck_assert_ptr_nonnull(strstr(r->result->message, "needs a key"));
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	mcrepl__batch_get_replica_list_request__init(&b);
+	b.n_keys = 2;
+	b.keys = keys;
+	br = (Mcrepl__BatchGetReplicaListResponse *)harness_call(
+	    client, "BatchGetReplicaList", &b.base, NULL);
+	ck_assert_ptr_nonnull(br);
+	ck_assert_int_eq(br->result->code, MCREPL__CODE__OK);
+	ck_assert_uint_eq(br->n_entries, 2);
+	ck_assert_int_eq(br->entries[0]->result->code,
+			 MCREPL__CODE__INVALID_ARGUMENT);
+	ck_assert_int_eq(br->entries[1]->result->code, MCREPL__CODE__NOT_FOUND);
+	protobuf_c_message_free_unpacked(&br->base, NULL);
+	still_serving();
+}
+END_TEST
+
 START_TEST(test_wrong_tenant_cannot_read_or_remove)
 {
 	Mcrepl__MountSegmentRequest m;
@@ -358,6 +392,7 @@ Suite *make_master_input_suite(void)
 	tcase_add_test(tc, test_truncated_frame_then_close_is_harmless);
 	tcase_add_test(tc, test_unknown_method_keeps_connection);
 	tcase_add_test(tc, test_empty_key_is_invalid_argument);
+	tcase_add_test(tc, test_read_of_empty_key_is_invalid_argument);
 	tcase_add_test(tc, test_wrong_tenant_cannot_read_or_remove);
 	tcase_add_test(tc, test_absurd_batch_size_is_refused);
 	tcase_add_test(tc, test_stat_validates_key_and_tenant);
