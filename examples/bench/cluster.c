@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "mcrepl/domain.h"
 
 #define MAX_MASTER_FLAGS 48
 
@@ -34,14 +35,19 @@ static int start_master(struct cluster *c, const struct bench_opts *o,
 			const char *mode, char *err, size_t errlen)
 {
 	static char buf[4096];
-	const char *flags[MAX_MASTER_FLAGS + 2];
+	const char *flags[MAX_MASTER_FLAGS + 3];
 	char mode_flag[64];
+	bool domain = strcmp(mode, "domain") == 0;
+	size_t n = 0;
 
+	/* domain: first-stage enforce plus domain-aware admission. */
 	snprintf(mode_flag, sizeof(mode_flag), "--dynamic_replication_mode=%s",
-		 mode);
-	flags[0] = mode_flag;
+		 domain ? "enforce" : mode);
+	flags[n++] = mode_flag;
+	if (domain)
+		flags[n++] = "--dynamic_replication_domain_aware=true";
 	if (strlen(o->master_flags ? o->master_flags : "") >= sizeof(buf) ||
-	    split_flags(o->master_flags, buf, sizeof(buf), flags + 1,
+	    split_flags(o->master_flags, buf, sizeof(buf), flags + n,
 			MAX_MASTER_FLAGS) != 0) {
 		snprintf(err, errlen,
 			 "--master_flags: too long (at most %d "
@@ -65,19 +71,22 @@ static int start_master(struct cluster *c, const struct bench_opts *o,
 static int start_worker(struct cluster *c, uint32_t i, uint64_t seg_bytes,
 			char *err, size_t errlen)
 {
-	char bin[512], master[96], host[32], size[48];
+	char bin[512], master[96], host[32], size[48], domain[32];
 	char *argv[] = {
 	    (char *)(uintptr_t)harness_bin("mcrepl-worker", bin, sizeof(bin)),
 	    master,
 	    host,
 	    size,
 	    (char *)(uintptr_t) "--data_port=0",
+	    c->fixed_domains ? domain : NULL,
 	    NULL};
 
 	snprintf(master, sizeof(master), "--master=%s", c->addr);
 	snprintf(host, sizeof(host), "--host_id=host-%u", i + 1);
 	snprintf(size, sizeof(size), "--segment_size=%llu",
 		 (unsigned long long)seg_bytes);
+	snprintf(domain, sizeof(domain), "--domain=%s",
+		 c->fixed_domains ? c->domain[i % c->fixed_domains] : "");
 	if (proc_start(&c->workers[i], argv, "mcrepl-worker ready", 10000) !=
 	    0) {
 		snprintf(err, errlen, "mcrepl-worker %u did not start (%s)",
@@ -88,23 +97,65 @@ static int start_worker(struct cluster *c, uint32_t i, uint64_t seg_bytes,
 	return 0;
 }
 
+/* Index of domain d ("" = default) in c->domain[], added when new;
+ * UINT32_MAX when full (fixed domains plus as many unexpected ones). */
+static uint32_t domain_slot(struct cluster *c, const char *d)
+{
+	uint32_t k;
+
+	d = mcrepl_domain_name(d);
+	for (k = 0; k < c->n_domains; k++)
+		if (strcmp(c->domain[k], d) == 0)
+			return k;
+	if (k == BENCH_MAX_WORKERS)
+		return UINT32_MAX;
+	snprintf(c->domain[k], sizeof(c->domain[k]), "%.63s", d);
+	c->n_domains++;
+	return k;
+}
+
+/* Domains found in the segments (not fixed up front): sorted by name, so
+ * readers are assigned to them the same way in every run. */
+static void sort_domains(struct cluster *c)
+{
+	for (uint32_t i = 1; i < c->n_domains; i++)
+		for (uint32_t j = i;
+		     j > 0 && strcmp(c->domain[j - 1], c->domain[j]) > 0; j--) {
+			char tmp[sizeof(c->domain[0])];
+
+			memcpy(tmp, c->domain[j], sizeof(tmp));
+			memcpy(c->domain[j], c->domain[j - 1], sizeof(tmp));
+			memcpy(c->domain[j - 1], tmp, sizeof(tmp));
+			for (uint32_t w = 0; w < c->n_workers; w++)
+				if (c->worker_domain[w] == j)
+					c->worker_domain[w] = j - 1;
+				else if (c->worker_domain[w] == j - 1)
+					c->worker_domain[w] = j;
+		}
+}
+
 static uint32_t worker_slot(struct cluster *c,
 			    const struct store_segment_info *s)
 {
-	uint32_t w;
+	uint32_t w, d;
 
 	for (w = 0; w < c->n_workers; w++)
 		if (c->worker_client[w] == s->client_id)
 			return w;
 	if (w == BENCH_MAX_WORKERS)
 		return UINT32_MAX;
+	d = domain_slot(c, s->domain);
+	if (d == UINT32_MAX)
+		return UINT32_MAX;
 	c->worker_client[w] = s->client_id;
 	snprintf(c->name[w], sizeof(c->name[w]), "%.63s", s->host_id);
+	c->worker_domain[w] = d;
 	c->n_workers++;
 	return w;
 }
 
-/* Segment map from Stats; 0 when at least `want` workers are listed. */
+/* Segment map from Stats; 0 when at least `want` workers are listed
+ * (and, with fixed domains, in no other domain than those). */
 static int map_segments(struct cluster *c, store_client *sc, uint32_t want)
 {
 	struct store_segment_info *segs = NULL;
@@ -114,6 +165,7 @@ static int map_segments(struct cluster *c, store_client *sc, uint32_t want)
 		return -1;
 	c->n_segs = 0;
 	c->n_workers = 0;
+	c->n_domains = c->fixed_domains;
 	for (size_t i = 0; i < n && c->n_segs < BENCH_MAX_SEGS; i++) {
 		uint32_t w = worker_slot(c, &segs[i]);
 
@@ -123,6 +175,10 @@ static int map_segments(struct cluster *c, store_client *sc, uint32_t want)
 		c->seg_worker[c->n_segs++] = w;
 	}
 	free(segs);
+	if (!c->fixed_domains)
+		sort_domains(c);
+	if (c->fixed_domains && c->n_domains != c->fixed_domains)
+		return -1;
 	return c->n_workers >= want && c->n_workers > 0 ? 0 : -1;
 }
 
@@ -139,7 +195,12 @@ static int wait_workers(struct cluster *c, uint32_t want, char *err,
 		if (rc != 0)
 			harness_sleep_ms(100);
 	}
-	if (rc != 0)
+	if (rc != 0 && c->fixed_domains && c->n_domains != c->fixed_domains)
+		snprintf(err, errlen,
+			 "master %s lists workers in %u domains, want "
+			 "d0..d%u only",
+			 c->addr, c->n_domains, c->fixed_domains - 1);
+	else if (rc != 0)
 		snprintf(err, errlen, "master %s lists %u workers, want %u",
 			 c->addr, c->n_workers, want ? want : 1);
 	store_client_close(sc);
@@ -181,6 +242,9 @@ int cluster_start(struct cluster *c, const struct bench_opts *o,
 		snprintf(c->addr, sizeof(c->addr), "%s", o->master);
 		return wait_workers(c, 1, err, errlen);
 	}
+	for (uint32_t k = 0; o->domains > 1 && k < o->domains; k++)
+		snprintf(c->domain[k], sizeof(c->domain[k]), "d%u", k);
+	c->fixed_domains = o->domains > 1 ? o->domains : 0;
 	if (redirect_stderr(o->daemon_log, &saved, err, errlen) != 0)
 		return -1;
 	rc = start_master(c, o, mode, err, errlen);
@@ -211,4 +275,9 @@ int cluster_worker_of(const struct cluster *c, uint64_t segment_id)
 		if (c->seg_id[i] == segment_id)
 			return (int)c->seg_worker[i];
 	return -1;
+}
+
+uint32_t cluster_reader_domain(const struct cluster *c, uint32_t reader)
+{
+	return c->n_domains ? reader % c->n_domains : 0;
 }

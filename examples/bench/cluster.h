@@ -2,7 +2,8 @@
  * The cluster a bench run reads from: either one started here (a master
  * and N workers on loopback, distinct host ids, stopped after the run and
  * killed with the bench) or a running master. Workers are found through
- * the master's Stats: segments grouped by their client id.
+ * the master's Stats: segments grouped by their client id, each worker in
+ * the domain of its segments.
  */
 #ifndef MBENCH_CLUSTER_H
 #define MBENCH_CLUSTER_H
@@ -28,11 +29,21 @@ struct cluster {
 	uint32_t n_workers;
 	uint64_t worker_client[BENCH_MAX_WORKERS];
 	char name[BENCH_MAX_WORKERS][64]; /* host id of each worker */
+	/* Domains: --local --domains N > 1 lists d0..d<N-1> (worker i was
+	 * started in d<i % N>); else the distinct domains of the workers'
+	 * segments ("" = default), sorted by name. A worker's domain is its
+	 * first segment's. */
+	uint32_t n_domains;
+	char domain[BENCH_MAX_WORKERS][64];
+	uint32_t worker_domain[BENCH_MAX_WORKERS]; /* index into domain[] */
+	uint32_t fixed_domains; /* d0.. listed before the workers: N, or 0 */
 };
 
 /*
- * Start a master in `mode` with o->master_flags and o->local workers with
- * segment_bytes each, or adopt o->master. Then wait (up to 10 s) until the
+ * Start a master in `mode` (off, observe, enforce; domain = enforce with
+ * --dynamic_replication_domain_aware=true), then o->master_flags, and
+ * o->local workers with segment_bytes each (worker i in domain d<i % N>
+ * when o->domains = N > 1), or adopt o->master. Then wait (up to 10 s) until the
  * master lists the expected workers and build the segment map. 0, or -1
  * with the reason in err. cluster_stop() also after a failure.
  */
@@ -45,5 +56,9 @@ void cluster_stop(struct cluster *c);
 
 /* The worker index serving segment id, or -1 when unknown. */
 int cluster_worker_of(const struct cluster *c, uint64_t segment_id);
+
+/* The domain (index into c->domain[]) of reader j: j % n_domains, so
+ * reader j is in d<j % N> on a local cluster with --domains N. */
+uint32_t cluster_reader_domain(const struct cluster *c, uint32_t reader);
 
 #endif

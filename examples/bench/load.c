@@ -24,6 +24,7 @@ struct load_thread {
 	bool joinable;
 	struct load *l;
 	uint32_t idx;
+	uint32_t domain; /* index into l->cl->domain[] */
 	store_client *sc;
 	uint64_t rng;
 	uint8_t *buf; /* object bytes for puts */
@@ -159,15 +160,18 @@ static void note_key(struct load *l, uint32_t key, int worker, bool dynamic)
 	}
 }
 
-static void on_read(struct load_thread *t, uint32_t key,
+static void on_read(struct load_thread *t, uint32_t key, uint64_t len,
 		    const struct store_read_info *info, int64_t end_ns)
 {
 	struct load *l = t->l;
 	int w = cluster_worker_of(l->cl, info->segment_id);
 
 	atomic_fetch_add(&l->reads, 1);
+	atomic_fetch_add(&l->read_bytes, len);
 	if (w >= 0)
 		atomic_fetch_add(&l->worker_reads[w], 1);
+	if (w >= 0 && l->cl->worker_domain[w] != t->domain)
+		atomic_fetch_add(&l->cross_bytes, len);
 	if (info->dynamic) {
 		int64_t none = -1;
 
@@ -200,7 +204,7 @@ static int get_key(struct load_thread *t, uint32_t key)
 			   "wrong bytes (not this key's object)");
 	} else if (st == 0) {
 		add_latency(t, end - start, end);
-		on_read(t, key, &info, end);
+		on_read(t, key, len, &info, end);
 	} else if (!(l->tr && st == MCREPL_NOT_FOUND)) {
 		atomic_fetch_add(&l->errors, 1);
 		show_error(l, "get", name, store_client_error(t->sc));
@@ -376,13 +380,21 @@ int load_init(struct load *l, const struct bench_opts *o,
 	return 0;
 }
 
+/* Reader i reads (and sends its reads) from its domain. */
 static int open_clients(struct load *l, char *err, size_t errlen)
 {
-	for (uint32_t i = 0; i < l->n_th; i++)
-		if (!l->th[i].sc &&
-		    store_client_open(&l->th[i].sc, l->cl->addr, NULL, NULL,
-				      err, errlen) != 0)
+	struct store_client_config cfg;
+
+	store_client_config_init(&cfg);
+	for (uint32_t i = 0; i < l->n_th; i++) {
+		struct load_thread *t = &l->th[i];
+
+		t->domain = cluster_reader_domain(l->cl, i);
+		cfg.domain = l->cl->n_domains ? l->cl->domain[t->domain] : NULL;
+		if (!t->sc && store_client_open(&t->sc, l->cl->addr, NULL, &cfg,
+						err, errlen) != 0)
 			return -1;
+	}
 	return 0;
 }
 

@@ -2,7 +2,9 @@
  * The read load: reader threads, each with its own store_client, running
  * the Zipf mix or replaying a trace, and the counters they share with the
  * sampler. Reads are counted on the client by the worker owning the
- * serving segment (exact, unlike the workers' heartbeat counts).
+ * serving segment (exact, unlike the workers' heartbeat counts), and their
+ * bytes as cross-domain when that worker is in another domain than the
+ * reader (reader j is in cluster_reader_domain(cl, j)).
  *
  * Lifecycle: load_init, [load_put_all], load_start, (sampler reads the
  * counters), load_stop, load_latency, load_free. The counters are atomics;
@@ -32,11 +34,14 @@ struct load {
 	uint64_t object_bytes;	/* bytes of every object */
 	uint64_t n_keys;	/* keys (zipf) or distinct blocks (trace) */
 	_Atomic uint64_t worker_reads[BENCH_MAX_WORKERS];
-	_Atomic uint64_t reads;	    /* successful gets */
-	_Atomic uint64_t errors;    /* failed gets and puts, bad bytes */
-	_Atomic uint64_t corrupt;   /* gets whose bytes were not the key's */
-	_Atomic uint64_t misses;    /* trace: blocks written before reading */
-	_Atomic uint64_t dyn_reads; /* served by a dynamic replica */
+	_Atomic uint64_t reads;	      /* successful gets */
+	_Atomic uint64_t errors;      /* failed gets and puts, bad bytes */
+	_Atomic uint64_t corrupt;     /* gets whose bytes were not the key's */
+	_Atomic uint64_t misses;      /* trace: blocks written before reading */
+	_Atomic uint64_t dyn_reads;   /* served by a dynamic replica */
+	_Atomic uint64_t read_bytes;  /* bytes of the successful gets */
+	_Atomic uint64_t cross_bytes; /* of them, served by a worker in
+					 another domain than the reader's */
 	_Atomic uint64_t replicated_keys; /* seen on a dynamic replica or on
 					     two segments */
 	_Atomic uint64_t late;		  /* trace: started >= 100 ms late */

@@ -91,6 +91,10 @@ static void describe(const struct run *r, const struct cluster *cl,
 		printf(" (local, segment %llu MiB each)",
 		       (unsigned long long)(seg >> 20));
 	printf(", %u client threads", o->clients);
+	if (r->domains > 1)
+		printf(" in %u domains (reader j in %s..%s by j %% %u)",
+		       r->domains, cl->domain[0], cl->domain[r->domains - 1],
+		       r->domains);
 	if (o->workload == BENCH_ZIPF)
 		printf(", %llu keys of %llu B, theta %.2f, %s",
 		       (unsigned long long)o->keys,
@@ -157,6 +161,10 @@ static int run_mode(struct run *r, const struct bench_opts *o, const char *mode,
 		goto out;
 	r->workers = cl.n_workers;
 	memcpy(r->names, cl.name, sizeof(r->names));
+	r->domains = cl.n_domains;
+	for (uint32_t i = 0; i < cl.n_workers; i++)
+		memcpy(r->domain[i], cl.domain[cl.worker_domain[i]],
+		       sizeof(r->domain[i]));
 	describe(r, &cl, o, seg);
 	if (store_client_open(&sc, cl.addr, NULL, NULL, err, sizeof(err)) != 0)
 		goto out;

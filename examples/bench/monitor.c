@@ -113,6 +113,7 @@ static void note_reaction(struct run *r, const struct master_sample *m,
 
 struct cursor {
 	uint64_t reads[BENCH_MAX_WORKERS], errors, misses;
+	uint64_t bytes, cross_bytes;
 	double t; /* end of the last row, s */
 };
 
@@ -143,8 +144,12 @@ static int close_row(struct run *r, struct load *l, struct cursor *c,
 	}
 	w->errors = atomic_load(&l->errors) - c->errors;
 	w->misses = atomic_load(&l->misses) - c->misses;
+	w->bytes = atomic_load(&l->read_bytes) - c->bytes;
+	w->cross_bytes = atomic_load(&l->cross_bytes) - c->cross_bytes;
 	c->errors += w->errors;
 	c->misses += w->misses;
+	c->bytes += w->bytes;
+	c->cross_bytes += w->cross_bytes;
 	c->t = t_s;
 	w->max_mean = max_over_mean(w->reads, r->workers);
 	w->replicated_keys = atomic_load(&l->replicated_keys);
@@ -191,10 +196,13 @@ static double steady(const struct run *r, double interval)
 	return med;
 }
 
-/* Per-worker sums over the same rows as steady(): their max/mean. */
-static double steady_sum(const struct run *r, double interval, double *mean)
+/* Per-worker sums over the same rows as steady(): their max/mean; and
+ * the cross-domain share of the bytes read in those rows. */
+static double steady_sum(const struct run *r, double interval, double *mean,
+			 double *cross_share)
 {
 	uint64_t sum[BENCH_MAX_WORKERS] = {0}, total = 0;
+	uint64_t bytes = 0, cross = 0;
 	size_t n = 0, seen = 0;
 
 	for (size_t i = 0; i < r->n_rows; i++)
@@ -207,8 +215,11 @@ static double steady_sum(const struct run *r, double interval, double *mean)
 		for (uint32_t j = 0; j < r->workers; j++)
 			sum[j] += w->reads[j];
 		total += w->total;
+		bytes += w->bytes;
+		cross += w->cross_bytes;
 	}
 	*mean = n - n / 2 ? (double)total / (double)(n - n / 2) : 0;
+	*cross_share = bytes ? (double)cross / (double)bytes : 0;
 	return max_over_mean(sum, r->workers);
 }
 
@@ -256,6 +267,10 @@ static void counters(struct run *r, struct load *l)
 	r->corrupt = atomic_load(&l->corrupt);
 	r->replicated_keys = atomic_load(&l->replicated_keys);
 	r->dyn_reads = atomic_load(&l->dyn_reads);
+	r->read_bytes = atomic_load(&l->read_bytes);
+	r->cross_bytes = atomic_load(&l->cross_bytes);
+	r->cross_share =
+	    r->read_bytes ? (double)r->cross_bytes / (double)r->read_bytes : 0;
 	r->late = atomic_load(&l->late);
 	r->requests = atomic_load(&l->done_reqs);
 	if (atomic_load(&l->first_dyn_ns) >= 0)
@@ -284,7 +299,8 @@ static void balance(struct run *r, const struct bench_opts *o)
 	double row_mean = 0;
 
 	r->steady_max_mean = steady(r, o->interval);
-	r->steady_sum_max_mean = steady_sum(r, o->interval, &row_mean);
+	r->steady_sum_max_mean =
+	    steady_sum(r, o->interval, &row_mean, &r->steady_cross_share);
 	/* Trace reads are not independent (a request's blocks were written
 	 * round robin), so the formula holds for Zipf only. */
 	r->noise_floor =

@@ -42,8 +42,10 @@ static const struct opt opts[] = {
 	"start a master and N workers on loopback, stop them after"),
     OPT("segment_size", O_SIZE, segment_size, 0, 1ull << 40,
 	"--local: bytes per worker segment (0 = three times its share)"),
+    OPT("domains", O_U32, domains, 1, BENCH_MAX_WORKERS,
+	"--local: worker i and reader j in domain d<i % N>, d<j % N> (1)"),
     OPT("modes", O_STR, modes, 0, 0,
-	"--local: off,observe,enforce runs, side by side (enforce)"),
+	"--local: off,observe,enforce,domain runs, side by side (enforce)"),
     OPT("master_flags", O_STR, master_flags, 0, 0,
 	"--local: extra master flags, \"--a=1 --b=2\""),
     OPT("daemon_log", O_STR, daemon_log, 0, 0,
@@ -79,9 +81,19 @@ void bench_opts_usage(FILE *f)
 		"hash_ids)\n\nflags:\n");
 	for (size_t i = 0; i < N_OPTS; i++)
 		fprintf(f, "  --%-14s %s\n", opts[i].name, opts[i].help);
-	fprintf(f, "\nOne of --master or --local is needed. Each run prints "
-		   "interval rows and one\n'{\"summary\":{...}}' line per "
-		   "mode.\n");
+	fprintf(
+	    f,
+	    "\nOne of --master or --local is needed. Each run prints "
+	    "interval rows and one\n'{\"summary\":{...}}' line per mode.\n"
+	    "\nModes (--local, a fresh cluster each): off, observe, enforce "
+	    "set the master's\n--dynamic_replication_mode; domain is enforce "
+	    "plus\n--dynamic_replication_domain_aware=true. --master_flags "
+	    "come after them and win.\n"
+	    "\nDomains: with --local --domains N, worker i runs with "
+	    "--domain d<i %% N> (N > 1)\nand reader j is in domain d<j %% N>; "
+	    "with --master the readers are spread over\nthe domains of the "
+	    "master's segments. Bytes read from a worker in another\ndomain "
+	    "than the reader's are reported (xdom%%, cross_domain_share).\n");
 }
 
 int bench_parse_size(const char *s, uint64_t *out)
@@ -202,11 +214,14 @@ static const struct opt *find_opt(const char *name, size_t len)
 	return NULL;
 }
 
-/* --modes: a comma list of off | observe | enforce, no repeats. */
+/* --modes: a comma list of off | observe | enforce | domain, no repeats
+ * (domain = enforce on a domain-aware master, see cluster.c). */
 static int parse_modes(struct bench_opts *o)
 {
 	static char copy[64];
-	static const char *const known[] = {"off", "observe", "enforce"};
+	static const char *const known[] = {"off", "observe", "enforce",
+					    "domain"};
+	const size_t n_known = sizeof(known) / sizeof(known[0]);
 	char *save = NULL, *tok;
 
 	o->n_modes = 0;
@@ -217,9 +232,9 @@ static int parse_modes(struct bench_opts *o)
 	     tok = strtok_r(NULL, ",", &save)) {
 		size_t k;
 
-		for (k = 0; k < 3 && strcmp(tok, known[k]) != 0; k++)
+		for (k = 0; k < n_known && strcmp(tok, known[k]) != 0; k++)
 			;
-		if (k == 3 || o->n_modes == BENCH_MAX_MODES)
+		if (k == n_known || o->n_modes == BENCH_MAX_MODES)
 			goto bad;
 		for (size_t j = 0; j < o->n_modes; j++)
 			if (strcmp(o->mode[j], known[k]) == 0)
@@ -231,7 +246,7 @@ static int parse_modes(struct bench_opts *o)
 bad:
 	fprintf(stderr,
 		"mcrepl-bench: bad --modes '%s' (want a comma list of "
-		"off, observe, enforce)\n",
+		"off, observe, enforce, domain)\n",
 		o->modes);
 	return -1;
 }
@@ -257,6 +272,22 @@ static int validate(struct bench_opts *o)
 			"--segment_size and --daemon_log need --local\n");
 		return -1;
 	}
+	if (o->master && o->domains) {
+		fprintf(stderr,
+			"mcrepl-bench: --domains needs --local (with --master "
+			"the readers are spread over the domains the master's "
+			"segments report)\n");
+		return -1;
+	}
+	if (o->local && o->domains > o->local) {
+		fprintf(stderr,
+			"mcrepl-bench: --domains %u is more than the %u "
+			"--local workers (each domain needs a worker)\n",
+			o->domains, o->local);
+		return -1;
+	}
+	if (o->local && !o->domains)
+		o->domains = 1;
 	if (o->segment_size && o->segment_size < (1u << 20)) {
 		fprintf(stderr, "mcrepl-bench: --segment_size must be 0 (auto) "
 				"or at least 1M\n");

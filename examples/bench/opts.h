@@ -13,7 +13,7 @@
 
 enum bench_workload { BENCH_ZIPF, BENCH_TRACE };
 
-#define BENCH_MAX_MODES 3
+#define BENCH_MAX_MODES 4 /* off, observe, enforce, domain */
 #define BENCH_MAX_WORKERS 64
 
 struct bench_opts {
@@ -31,7 +31,9 @@ struct bench_opts {
 	const char *master;    /* host:port of a running master, or NULL */
 	uint32_t local;	       /* workers of a cluster started here */
 	uint64_t segment_size; /* per local worker; 0 = sized to fit */
-	const char *modes;     /* "off,observe,enforce" as given */
+	uint32_t domains;  /* --local: worker i and reader j in d<i % domains>,
+			     d<j % domains> (1); 0 until validated */
+	const char *modes; /* "off,observe,enforce,domain" as given */
 	const char *mode[BENCH_MAX_MODES];
 	size_t n_modes;
 	const char *master_flags; /* extra flags for a local master */

@@ -65,6 +65,8 @@ static const char *mode_colour(const char *mode)
 		return "#e69f00";
 	if (strcmp(mode, "enforce") == 0)
 		return "#009e73";
+	if (strcmp(mode, "domain") == 0)
+		return "#d55e00";
 	return "#56b4e9";
 }
 

@@ -18,8 +18,8 @@ void report_header(const struct run *r, const struct bench_opts *o)
 	if (r->workers <= MAX_ROW_WORKERS)
 		for (uint32_t i = 0; i < r->workers; i++)
 			printf(" %7.7s", r->names[i]);
-	printf(" %8s %8s %9s %8s %11s %6s%s\n", "max/mean", "dyn_repl",
-	       "repl_keys", "dyn_byte", "tasks(c/d)", "errors",
+	printf(" %8s %6s %8s %9s %8s %11s %6s%s\n", "max/mean", "xdom",
+	       "dyn_repl", "repl_keys", "dyn_byte", "tasks(c/d)", "errors",
 	       r->workload == BENCH_TRACE ? "  misses" : "");
 }
 
@@ -34,7 +34,9 @@ void report_row(const struct run *r, const struct row *w)
 			printf(" %7.0f", per_s(w->reads[i], w->secs));
 	snprintf(tasks, sizeof(tasks), "%lld/%lld", (long long)m->created,
 		 (long long)m->completed);
-	printf(" %8.3f %8lld %9llu %7.2f%% %11s %6llu", w->max_mean,
+	printf(" %8.3f %5.1f%% %8lld %9llu %7.2f%% %11s %6llu", w->max_mean,
+	       w->bytes ? 100.0 * (double)w->cross_bytes / (double)w->bytes
+			: 0.0,
 	       (long long)m->replicas, (unsigned long long)w->replicated_keys,
 	       m->used_bytes > 0
 		   ? 100.0 * (double)m->copy_bytes / (double)m->used_bytes
@@ -130,10 +132,20 @@ static void report_load(const struct run *r, const struct bench_opts *o)
 	printf("%s\n  reads per worker:",
 	       r->interrupted ? " (interrupted)" : "");
 	for (uint32_t i = 0; i < r->workers; i++)
-		printf(" %s %.1f%%", r->names[i],
+		printf(" %s%s%s%s %.1f%%", r->names[i],
+		       r->domains > 1 ? " (" : "",
+		       r->domains > 1 ? r->domain[i] : "",
+		       r->domains > 1 ? ")" : "",
 		       r->reads ? 100.0 * (double)r->worker_total[i] /
 				      (double)r->reads
 				: 0.0);
+	printf("\n  cross-domain reads (from a worker in another domain than "
+	       "the reader's, %u domain%s): %.2f of %.2f MiB = %.2f%%, last "
+	       "half %.2f%%",
+	       r->domains, r->domains == 1 ? "" : "s",
+	       (double)r->cross_bytes / 1048576.0,
+	       (double)r->read_bytes / 1048576.0, 100.0 * r->cross_share,
+	       100.0 * r->steady_cross_share);
 	printf("\n  max/mean: steady %.3f (median of the last half of the "
 	       "%.0f s rows",
 	       r->steady_max_mean, o->interval);
@@ -217,6 +229,12 @@ void report_summary(const struct run *r, const struct bench_opts *o)
 	       (unsigned long long)r->dyn_reads, (long long)r->end.replicas,
 	       (long long)r->end.created, (long long)r->end.completed,
 	       (long long)r->end.failed, (unsigned long long)r->corrupt);
+	printf(",\"domains\":%u,\"read_bytes\":%llu,"
+	       "\"cross_domain_read_bytes\":%llu,\"cross_domain_share\":%.6f,"
+	       "\"steady_cross_domain_share\":%.6f",
+	       r->domains, (unsigned long long)r->read_bytes,
+	       (unsigned long long)r->cross_bytes, r->cross_share,
+	       r->steady_cross_share);
 	printf(",\"rejected\":{");
 	for (size_t i = 0; i < r->end.n_reasons; i++)
 		printf("%s\"%s\":%lld", i ? "," : "", r->end.reason[i],
@@ -267,6 +285,9 @@ CELL(c_p99, "%.0f", r->p99_us)
 CELL(c_p999, "%.0f", r->p999_us)
 CELL(c_sp50, "%.0f", r->steady_p50_us)
 CELL(c_sp99, "%.0f", r->steady_p99_us)
+CELL(c_domains, "%u", r->domains)
+CELL(c_xshare, "%.2f%%", 100.0 * r->cross_share)
+CELL(c_sxshare, "%.2f%%", 100.0 * r->steady_cross_share)
 CELL(c_errors, "%llu", (unsigned long long)r->errors)
 CELL(c_misses, "%llu", (unsigned long long)r->misses)
 
@@ -295,6 +316,7 @@ void report_compare(const struct run *runs, size_t n)
 		cell_fn fn;
 	} rows[] = {
 	    {"workers", c_workers},
+	    {"domains", c_domains},
 	    {"reads", c_reads},
 	    {"reads/s", c_rate},
 	    {"steady max/mean", c_steady},
@@ -302,6 +324,8 @@ void report_compare(const struct run *runs, size_t n)
 	    {"last-half summed max/mean", c_ssum},
 	    {"whole-run max/mean", c_whole},
 	    {"replicated keys", c_repl},
+	    {"cross-domain read share", c_xshare},
+	    {"cross-domain share, last half", c_sxshare},
 	    {"dynamic replicas", c_dynrep},
 	    {"dynamic bytes share", c_share},
 	    {"copy tasks created/completed", c_tasks},

@@ -39,6 +39,7 @@ struct row {
 	double t, secs; /* end of the row (s since the reads began), length */
 	uint64_t reads[BENCH_MAX_WORKERS]; /* served in the row, per worker */
 	uint64_t total, errors, misses;
+	uint64_t bytes, cross_bytes; /* read in the row; of them cross-domain */
 	double max_mean;	  /* max / mean of reads[] (0 when no reads) */
 	uint64_t replicated_keys; /* so far */
 	struct master_sample m;	  /* at the row's end */
@@ -49,6 +50,8 @@ struct run {
 	enum bench_workload workload;
 	uint32_t workers;
 	char names[BENCH_MAX_WORKERS][64];
+	uint32_t domains;		    /* distinct worker domains */
+	char domain[BENCH_MAX_WORKERS][64]; /* of each worker */
 	struct row *rows;
 	size_t n_rows, cap_rows;
 	/* first time seen, ms since the reads began; -1 = never */
@@ -59,6 +62,9 @@ struct run {
 	uint64_t worker_total[BENCH_MAX_WORKERS];
 	uint64_t reads, errors, misses, corrupt, replicated_keys, dyn_reads;
 	uint64_t late, requests;
+	uint64_t read_bytes, cross_bytes; /* every read; cross-domain ones */
+	double cross_share;		  /* cross_bytes / read_bytes */
+	double steady_cross_share;	  /* the same over the last-half rows */
 	size_t malformed;
 	double seconds, put_seconds;
 	double p50_us, p99_us, p999_us;	     /* every read */

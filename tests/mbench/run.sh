@@ -1,14 +1,16 @@
 #!/bin/sh
 # mcrepl-bench tests (make check-mbench): a short Zipf run on a local
 # cluster that must replicate, an exact tiny-trace replay with a malformed
-# line, bad flags, a mode comparison with a chart, and Ctrl-C / kill -9
-# taking the daemons down. Usage: run.sh path/to/mcrepl-bench
+# line, bad flags, a mode comparison with a chart, cross-domain reads with
+# --domains (local) and with --master, and Ctrl-C / kill -9 taking the
+# daemons down. Usage: run.sh path/to/mcrepl-bench
 # MCREPL_BIN_DIR must name the directory of mcrepl-master and mcrepl-worker.
 set -u
 BENCH=${1:?usage: run.sh path/to/mcrepl-bench}
 DIR=$(dirname "$0")
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT INT TERM
+own= # daemons this script started itself (the --master test)
+trap 'kill $own 2> /dev/null; rm -rf "$TMP"' EXIT INT TERM
 n=0
 failed=0
 
@@ -58,6 +60,11 @@ check "zipf: steady max/mean measured" \
 	ge "$(field steady_max_mean "$TMP/zipf")" 1
 check "zipf: daemons' stderr went to --daemon_log" \
 	grep -q 'mcrepl-worker' "$TMP/daemons.log"
+check "zipf: one domain, no cross-domain bytes" \
+	eq "$(field domains "$TMP/zipf"),$(field cross_domain_read_bytes "$TMP/zipf"),$(field cross_domain_share "$TMP/zipf"),$(field steady_cross_domain_share "$TMP/zipf")" \
+	"1,0,0.000000,0.000000"
+check "zipf: read_bytes = reads x 4K" \
+	eq "$(field read_bytes "$TMP/zipf")" "$(($(field reads "$TMP/zipf") * 4096))"
 
 # ---- tiny trace: exact reads, misses and the malformed-line report ---------
 $BENCH trace "$DIR/tiny_trace.jsonl" --local 2 --clients 2 --speedup 2 \
@@ -98,6 +105,19 @@ bad "missing value" 2 zipf --local 1 --keys
 bad "trace without a file" 2 trace --local 1
 bad "missing trace file" 1 trace "$TMP/none.jsonl" --local 1
 bad "unreachable master" 1 zipf --master 127.0.0.1:1 --duration 1
+bad_domains() { # bad_domains "description" args...: exit 2, says why
+	what=$1
+	shift
+	bad "$what" 2 "$@"
+	check "$what: names --domains" grep -q -- '--domains' "$TMP/bad.err"
+}
+bad_domains "zero domains" zipf --local 4 --domains 0
+bad_domains "more domains than workers" zipf --local 4 --domains 5
+bad_domains "domains not a number" zipf --local 4 --domains two
+bad_domains "--domains with --master" zipf --master 127.0.0.1:1 --domains 2
+check "more domains than workers: the message, exactly" eq "$(
+	$BENCH zipf --local 2 --domains 3 2>&1)" \
+	"mcrepl-bench: --domains 3 is more than the 2 --local workers (each domain needs a worker)"
 
 # ---- off vs enforce side by side, with a chart ----------------------------
 $BENCH zipf --local 2 --duration 2 --modes off,enforce --keys 500 \
@@ -119,13 +139,95 @@ else
 		grep -q 'apt-get install -y gnuplot-nox' "$TMP/cmp.err"
 fi
 
+# ---- 2 domains on 4 workers: off vs domain-aware enforce -------------------
+# Worker i in d<i % 2>, reader j in d<j % 2>. Off: each key has one copy, so
+# about half the bytes cross; domain-aware enforce puts hot keys' replicas
+# in the readers' domains.
+$BENCH zipf --local 4 --domains 2 --duration 3 --modes off,domain \
+	--keys 500 --object_size 1K --clients 4 --quiet true $LOG \
+	--master_flags "$FAST" > "$TMP/dom" 2> "$TMP/dom.err"
+rc=$?
+check "domains: exit status 0" eq "$rc" 0
+check "domains: a summary per mode, 2 domains each" \
+	eq "$(field mode "$TMP/dom" off),$(field domains "$TMP/dom" off),$(field mode "$TMP/dom" domain),$(field domains "$TMP/dom" domain)" \
+	'"off",2,"domain",2'
+for w in 1 2 3 4; do
+	check "domains: host-$w in d$(((w - 1) % 2))" \
+		grep -q "host-$w (d$(((w - 1) % 2)))" "$TMP/dom"
+done
+check "domains: readers in d0..d1" \
+	grep -q '4 client threads in 2 domains (reader j in d0..d1' "$TMP/dom"
+for m in off domain; do
+	check "domains: $m read_bytes = reads x 1K" eq \
+		"$(field read_bytes "$TMP/dom" $m)" \
+		"$(($(field reads "$TMP/dom" $m) * 1024))"
+	check "domains: $m cross share = cross bytes / read bytes, in [0,1]" \
+		awk -v x="$(field cross_domain_read_bytes "$TMP/dom" $m)" \
+		-v b="$(field read_bytes "$TMP/dom" $m)" \
+		-v s="$(field cross_domain_share "$TMP/dom" $m)" \
+		-v t="$(field steady_cross_domain_share "$TMP/dom" $m)" \
+		'BEGIN { exit !(b > 0 && x % 1024 == 0 && x <= b &&
+			s >= 0 && s <= 1 && t >= 0 && t <= 1 &&
+			s - x / b < 1e-6 && x / b - s < 1e-6) }'
+	check "domains: $m no errors" eq "$(field errors "$TMP/dom" $m)" 0
+done
+check "domains: off reads across domains" \
+	awk -v s="$(field cross_domain_share "$TMP/dom" off)" 'BEGIN { exit !(s > 0) }'
+check "domains: domain-aware enforce crosses less than off (last half)" \
+	awk -v a="$(field steady_cross_domain_share "$TMP/dom" domain)" \
+	-v b="$(field steady_cross_domain_share "$TMP/dom" off)" \
+	'BEGIN { exit !(a != "" && a + 0 < b + 0) }'
+check "domains: domain mode replicated" \
+	ge "$(field dynamic_replicas "$TMP/dom" domain)" 1
+check "domains: the side-by-side cross-domain rows" \
+	grep -q '^cross-domain read share ' "$TMP/dom"
+
+# ---- --master: the readers take the domains of the master's segments ------
+"$MCREPL_BIN_DIR/mcrepl-master" --rpc_port=0 --metrics_port=0 \
+	> "$TMP/m.out" 2>> "$TMP/daemons.log" &
+mpid=$!
+own=$mpid
+i=0
+while ! grep -qs 'ready rpc_port=' "$TMP/m.out" && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+port=$(sed -n 's/.*rpc_port=\([0-9]*\).*/\1/p' "$TMP/m.out")
+wpids=
+for d in zb za; do
+	"$MCREPL_BIN_DIR/mcrepl-worker" --master="127.0.0.1:$port" \
+		--host_id="w-$d" --segment_size=16M --domain=$d \
+		> "$TMP/w-$d.out" 2>> "$TMP/daemons.log" &
+	wpids="$wpids $!"
+	own="$own $!"
+done
+i=0
+while [ "$(cat "$TMP"/w-*.out 2> /dev/null | grep -c 'mcrepl-worker ready')" -lt 2 ] &&
+	[ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+$BENCH zipf --master "127.0.0.1:$port" --duration 1 --keys 100 \
+	--object_size 1K --clients 2 --quiet true > "$TMP/rem" 2> "$TMP/rem.err"
+rc=$?
+kill $wpids $mpid 2> /dev/null
+wait $wpids $mpid 2> /dev/null
+own=
+check "--master domains: exit status 0" eq "$rc" 0
+check "--master domains: 2 domains from the segments" \
+	eq "$(field domains "$TMP/rem"),$(field mode "$TMP/rem")" '2,"remote"'
+check "--master domains: readers in za..zb (by name)" \
+	grep -q '2 client threads in 2 domains (reader j in za..zb' "$TMP/rem"
+
 # ---- Ctrl-C and kill -9: the daemons die with the bench -------------------
 stop_test() { # stop_test SIGNAL want-status
+	# Not the previous run's output: the child truncates it only later.
+	rm -f "$TMP/sig"
 	$BENCH zipf --local 2 --duration 30 --keys 200 --object_size 1K \
 		--quiet true $LOG > "$TMP/sig" 2>&1 &
 	pid=$!
 	i=0
-	while ! grep -q 'put 200 keys' "$TMP/sig" && [ $i -lt 100 ]; do
+	while ! grep -qs 'put 200 keys' "$TMP/sig" && [ $i -lt 100 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
