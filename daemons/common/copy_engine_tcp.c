@@ -10,6 +10,14 @@
  * completes at once (its source is never read again) and the rest of its
  * payload goes out as zeros, which the target discards, so the connection
  * stays in step for the copies behind it.
+ *
+ * A connection that is lost (closed or reset by the peer, not a refusal or
+ * a timeout) takes its copies down with it; each copy that went out on a
+ * reused connection is retried once on a fresh one: the target may have
+ * closed an idle connection just as the copy was sent (workers close idle
+ * data connections). A write is safe to repeat: the same bytes into the
+ * same granted region, and the replica stays unreadable until the copy is
+ * reported done.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -41,6 +49,8 @@ struct tcp_copy {
 	void *arg;
 	struct event *timer;
 	bool admitted, hdr_sent;
+	bool reused;  /* went out on a connection opened before it */
+	bool retried; /* already sent again once */
 };
 
 struct tcp_peer {
@@ -111,12 +121,40 @@ static void unlink_peer(struct tcp_peer *p)
 	p->e->st.peers--;
 }
 
-/* Drops the connection and fails every copy on it: culprit with
- * (status, reason), the others as collateral. */
-static void reset_peer(struct tcp_peer *p, struct tcp_copy *culprit, int status,
-		       const char *reason)
+/* Puts c back at the head of the wait queue (ahead of copies posted after
+ * it), to be sent again on a new connection. */
+static void requeue(struct tcp_engine *e, struct tcp_copy *c,
+		    struct tcp_copy **tail)
 {
-	struct tcp_copy *list = p->wire, *c;
+	if (c->admitted) {
+		e->st.inflight--;
+		e->st.inflight_bytes -= c->len;
+	}
+	evtimer_del(c->timer);
+	c->admitted = c->hdr_sent = c->reused = false;
+	c->retried = true;
+	if (*tail) { /* after the copies requeued before it */
+		c->next = (*tail)->next;
+		(*tail)->next = c;
+	} else {
+		c->next = e->wait;
+		e->wait = c;
+	}
+	if (!c->next)
+		e->wait_tail = c;
+	*tail = c;
+	e->st.queued++;
+	e->st.retried++;
+}
+
+/* Drops the connection and fails every copy on it: culprit with
+ * (status, reason), the others as collateral. lost: the peer closed or
+ * reset it; copies sent on it as a reused connection go again instead. */
+static void reset_peer(struct tcp_peer *p, struct tcp_copy *culprit, int status,
+		       const char *reason, bool lost)
+{
+	struct tcp_copy *list = p->wire, *c, *tail = NULL;
+	struct tcp_engine *e = p->e;
 	char other[ENDPOINT_MAX + 64];
 
 	snprintf(other, sizeof(other), "connection to %s reset: %s",
@@ -126,11 +164,15 @@ static void reset_peer(struct tcp_peer *p, struct tcp_copy *culprit, int status,
 	free(p);
 	while ((c = list) != NULL) {
 		list = c->next;
-		if (!culprit || c == culprit)
+		if (lost && c->reused && !c->retried)
+			requeue(e, c, &tail);
+		else if (!culprit || c == culprit)
 			complete(c, status, reason);
 		else
 			complete(c, -ECONNABORTED, other);
 	}
+	if (tail)
+		kick(e);
 }
 
 static void feed_payload(struct tcp_peer *p, struct evbuffer *out)
@@ -230,7 +272,7 @@ static bool take_reply(struct tcp_peer *p, struct evbuffer *in, bool *alive)
 		    (p->resp.status == DATA_OK && p->resp.length)) {
 			*alive = false;
 			reset_peer(p, NULL, -EPROTO,
-				   "malformed or unexpected reply");
+				   "malformed or unexpected reply", false);
 			return false;
 		}
 		p->have_resp = true;
@@ -282,7 +324,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 			 p->connected ? "connection lost to"
 				      : "cannot connect to",
 			 p->endpoint, strerror(err));
-	reset_peer(p, NULL, -err, why);
+	reset_peer(p, NULL, -err, why, true);
 }
 
 static struct tcp_peer *find_peer(struct tcp_engine *e, const char *endpoint)
@@ -376,6 +418,7 @@ static void start(struct tcp_engine *e, struct tcp_copy *c)
 		e->st.max_inflight_seen = e->st.inflight;
 	if (e->st.inflight_bytes > e->st.max_inflight_bytes_seen)
 		e->st.max_inflight_bytes_seen = e->st.inflight_bytes;
+	c->reused = find_peer(e, c->endpoint) != NULL;
 	p = get_peer(e, c->endpoint, &status, err, sizeof(err));
 	if (!p) {
 		complete(c, status, err);
@@ -433,7 +476,7 @@ static void timeout_cb(evutil_socket_t fd, short what, void *arg)
 	for (struct tcp_peer *p = e->peers; p; p = p->next) {
 		for (struct tcp_copy *w = p->wire; w; w = w->next) {
 			if (w == c) {
-				reset_peer(p, c, -ETIMEDOUT, why);
+				reset_peer(p, c, -ETIMEDOUT, why, false);
 				return;
 			}
 		}
@@ -498,7 +541,8 @@ static void tcp_destroy(struct copy_engine *base)
 
 	e->destroying = true;
 	while (e->peers)
-		reset_peer(e->peers, NULL, -ECANCELED, "copy engine shut down");
+		reset_peer(e->peers, NULL, -ECANCELED, "copy engine shut down",
+			   false);
 	while ((c = e->wait) != NULL) {
 		e->wait = c->next;
 		e->st.queued--;

@@ -15,6 +15,7 @@ struct copy_engine_tcp_stats {
 	uint32_t queued;		  /* posted, waiting for a slot */
 	uint32_t peers;			  /* open connections */
 	uint64_t posted, completed, failed, bytes_copied;
+	uint64_t retried; /* sent again after a reused connection was lost */
 };
 
 /* Counters of a tcp engine; zeros when e is not one. */

@@ -285,6 +285,109 @@ START_TEST(test_peer_closed_mid_copy)
 }
 END_TEST
 
+/* A data server that answers every WRITE with OK, except that its first
+ * connection is closed when the second request's header arrives: the
+ * target closing an idle connection just as a copy is sent on it. */
+struct flaky_peer {
+	struct evconnlistener *l;
+	struct bufferevent *bev[4];
+	int conns, served;
+	uint64_t skip; /* payload bytes of the request being read */
+};
+
+static void flaky_read(struct bufferevent *bev, void *arg)
+{
+	struct flaky_peer *fp = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	uint8_t hdr[DATA_REQ_BYTES], out[DATA_RESP_BYTES];
+	struct data_resp ok = {DATA_OK, 0};
+	struct data_req r;
+
+	for (;;) {
+		if (fp->skip) {
+			size_t n = evbuffer_get_length(in);
+
+			n = n < fp->skip ? n : (size_t)fp->skip;
+			evbuffer_drain(in, n);
+			fp->skip -= n;
+			if (fp->skip)
+				return;
+			data_resp_encode(&ok, out);
+			bufferevent_write(bev, out, sizeof(out));
+			fp->served++;
+		}
+		if (evbuffer_get_length(in) < DATA_REQ_BYTES)
+			return;
+		if (bev == fp->bev[0] && fp->served == 1) {
+			bufferevent_free(bev); /* closed under the copy */
+			fp->bev[0] = NULL;
+			return;
+		}
+		evbuffer_remove(in, hdr, sizeof(hdr));
+		ck_assert_int_eq(data_req_decode(hdr, &r), DATA_DECODE_OK);
+		fp->skip = r.length;
+		if (!fp->skip) {
+			data_resp_encode(&ok, out);
+			bufferevent_write(bev, out, sizeof(out));
+			fp->served++;
+		}
+	}
+}
+
+static void flaky_accept(struct evconnlistener *l, evutil_socket_t fd,
+			 struct sockaddr *sa, int salen, void *arg)
+{
+	struct flaky_peer *fp = arg;
+	struct bufferevent *bev;
+
+	(void)l;
+	(void)sa;
+	(void)salen;
+	bev = bufferevent_socket_new(fx.base, fd, BEV_OPT_CLOSE_ON_FREE);
+	ck_assert_int_lt(fp->conns, 4);
+	fp->bev[fp->conns++] = bev;
+	bufferevent_setcb(bev, flaky_read, NULL, NULL, fp);
+	bufferevent_enable(bev, EV_READ);
+}
+
+START_TEST(test_copy_on_reused_connection_lost_is_retried_once)
+{
+	struct flaky_peer fp = {0};
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof(sin);
+	struct copy_engine_tcp_stats st;
+	char ep[64];
+	struct copy_target t;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fp.l = evconnlistener_new_bind(fx.base, flaky_accept, &fp,
+				       LEV_OPT_CLOSE_ON_FREE, 8,
+				       (struct sockaddr *)&sin, sizeof(sin));
+	ck_assert_ptr_nonnull(fp.l);
+	getsockname(evconnlistener_get_fd(fp.l), (struct sockaddr *)&sin, &sl);
+	snprintf(ep, sizeof(ep), "127.0.0.1:%u", ntohs(sin.sin_port));
+	t = target(ep, 0, 4096);
+	post(0, fx.src, 4096, &t); /* opens the connection */
+	run_until(1);
+	ck_assert_int_eq(fx.statuses[0], 0);
+	post(1, fx.src, 4096, &t); /* reuses it; the peer closes it */
+	run_until(2);
+	ck_assert_msg(fx.statuses[1] == 0, "%s", fx.errors[1]);
+	copy_engine_tcp_stats(fx.eng, &st);
+	ck_assert_uint_eq(st.retried, 1);
+	ck_assert_uint_eq(st.completed, 2);
+	ck_assert_uint_eq(st.failed, 0);
+	ck_assert_int_eq(fp.conns, 2);
+	ck_assert_int_eq(fp.served, 2);
+	for (int i = 0; i < fp.conns; i++)
+		if (fp.bev[i])
+			bufferevent_free(fp.bev[i]);
+	evconnlistener_free(fp.l);
+}
+END_TEST
+
 START_TEST(test_silent_peer_times_out)
 {
 	struct fake_peer fp = {0};
@@ -488,6 +591,7 @@ Suite *make_copy_tcp_suite(void)
 	tcase_add_test(tc, test_past_segment_end_refused);
 	tcase_add_test(tc, test_peer_closed_mid_copy);
 	tcase_add_test(tc, test_silent_peer_times_out);
+	tcase_add_test(tc, test_copy_on_reused_connection_lost_is_retried_once);
 	tcase_add_test(tc, test_connect_refused);
 	tcase_add_loop_test(tc, test_inflight_bound, 0,
 			    (int)(sizeof(bounds) / sizeof(bounds[0])));
