@@ -97,8 +97,9 @@ double max_over_mean(const uint64_t *v, uint32_t n);
 
 /* ---- survey.c ---- */
 /* Ask the master for the replicas of the `top` hottest keys (Zipf ranks,
- * or the most-read trace blocks). Each ask is a GetReplicaList, so it is
- * done after the reads. 0 or -1 (OOM, master gone). */
+ * or the most-read trace blocks), after the reads. Each ask is a Stat
+ * (no heat; an older master without Stat answers through GetReplicaList,
+ * which heats the key). 0 or -1 (OOM, master gone). */
 int survey_replicas(struct survey *sv, store_client *sc, const struct load *l,
 		    size_t top);
 
