@@ -36,7 +36,7 @@ struct load {
 	uint64_t rng;
 	double deadline;
 	bool batch;
-	char keybuf[WINDOW][BATCH][24];
+	char keybuf[WINDOW][BATCH][32];
 };
 
 static double now_s(void)
@@ -106,7 +106,7 @@ static void put_issue(struct load *l)
 		/* versions are assigned in order: slot by version */
 		char *key = l->keybuf[(l->next + 1) % WINDOW][0];
 
-		snprintf(key, 24, "key-%llu", (unsigned long long)l->next);
+		snprintf(key, 32, "key-%llu", (unsigned long long)l->next);
 		mcrepl__put_start_request__init(&ps);
 		ps.tenant = (char *)(uintptr_t) "";
 		ps.key = key;
@@ -145,7 +145,7 @@ static void get_issue(struct load *l)
 
 		for (size_t i = 0; i < n; i++) {
 			keys[i] = l->keybuf[slot][i];
-			snprintf(keys[i], 24, "key-%llu",
+			snprintf(keys[i], 32, "key-%llu",
 				 (unsigned long long)(next_rand(&l->rng) %
 						      l->total));
 		}

@@ -68,7 +68,7 @@ static int start_cluster(struct demo *d)
 	    "--dynamic_replication_heat_window_seconds=2",
 	    "--dynamic_replication_admission_qps_threshold=50",
 	    "--client_ttl=2", NULL};
-	char bin[512], master[64], host[32];
+	char bin[512], master[80], host[32];
 
 	if (master_start(&d->master, flags) != 0) {
 		fprintf(stderr, "demo: mcrepl-master did not start\n");
