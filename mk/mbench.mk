@@ -3,11 +3,13 @@
 # DAEMON_CFLAGS, DAEMON_LIBS); the daemons it starts come from
 # mk/master.mk and mk/worker.mk.
 #
-#   $(BUILD)/bin/mcrepl-bench   examples/bench/*.c (built by `all`)
+#   $(BUILD)/bin/mcrepl-bench   examples/bench/*.c and the trace loader shared
+#                               with mcrepl-sim, examples/common/*.c (built by
+#                               `all`)
 #   make check-mbench           tests/mbench/run.sh against it (< 40 s;
 #                               hooked to check)
 
-MBENCH_SRC := $(sort $(wildcard examples/bench/*.c))
+MBENCH_SRC := $(sort $(wildcard examples/bench/*.c examples/common/*.c))
 MBENCH_OBJ := $(MBENCH_SRC:%.c=$(BUILD)/obj/%.o)
 MBENCH_BIN := $(BUILD)/bin/mcrepl-bench
 

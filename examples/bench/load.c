@@ -106,14 +106,14 @@ static void key_name(const struct load *l, uint32_t key, char *out, size_t cap)
 {
 	if (l->tr)
 		snprintf(out, cap, "block-%llu",
-			 (unsigned long long)l->tr->block_id[key]);
+			 (unsigned long long)l->tr->ids[key]);
 	else
 		snprintf(out, cap, "zipf-%u", key);
 }
 
 static uint64_t key_id(const struct load *l, uint32_t key)
 {
-	return l->tr ? l->tr->block_id[key] : key;
+	return l->tr ? l->tr->ids[key] : key;
 }
 
 static void add_latency(struct load_thread *t, int64_t ns, int64_t end_ns)
@@ -333,17 +333,17 @@ static void *trace_reader(void *arg)
 	const struct trace *tr = l->tr;
 	size_t i;
 
-	while ((i = atomic_fetch_add(&l->next_req, 1)) < tr->n_reqs) {
-		const struct trace_req *r = &tr->req[i];
+	while ((i = atomic_fetch_add(&l->next_req, 1)) < tr->n_req) {
 		int64_t due =
-		    l->t0_ns + (int64_t)(r->ts_ms * 1e6 / l->o->speedup);
+		    l->t0_ns + (int64_t)(tr->ts_ms[i] * 1e6 / l->o->speedup);
 
 		if (!wait_until(l, due))
 			break;
 		if (bench_now_ns() - due >= LATE_NS)
 			atomic_fetch_add(&l->late, 1);
-		for (uint32_t k = 0; k < r->count && !stopped(l); k++)
-			read_block(t, tr->blocks[r->first + k]);
+		for (size_t k = tr->first[i];
+		     k < tr->first[i + 1] && !stopped(l); k++)
+			read_block(t, tr->blocks[k]);
 		atomic_fetch_add(&l->done_reqs, 1);
 	}
 	atomic_fetch_sub(&l->running, 1);

@@ -21,7 +21,7 @@
 
 #include "cluster.h"
 #include "opts.h"
-#include "trace.h"
+#include "../common/trace.h"
 #include "zipf.h"
 
 struct load_thread;

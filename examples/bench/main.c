@@ -20,7 +20,7 @@
 #include "cluster.h"
 #include "load.h"
 #include "run.h"
-#include "trace.h"
+#include "../common/trace.h"
 #include "zipf.h"
 
 #define SURVEY_KEYS 1000 /* hottest keys whose replicas are counted */
@@ -188,28 +188,22 @@ out:
 static int load_workload(const struct bench_opts *o, struct zipf *z,
 			 struct trace *tr)
 {
-	char err[512];
-
 	if (o->workload == BENCH_ZIPF) {
 		if (zipf_init(z, o->keys, o->theta, o->seed) == 0)
 			return 0;
 		fprintf(stderr, "mcrepl-bench: out of memory\n");
 		return -1;
 	}
-	if (trace_load(tr, o->trace_path, stderr, err, sizeof(err)) != 0) {
-		fprintf(stderr, "mcrepl-bench: %s\n", err);
+	if (trace_load(tr, o->trace_path, "mcrepl-bench", stderr) != 0)
 		return -1;
-	}
 	printf("trace %s: %zu requests, %zu block reads of %zu distinct "
 	       "blocks, %zu malformed lines skipped, %.1f s of trace = %.1f s "
 	       "at speed-up %g\n",
-	       o->trace_path, tr->n_reqs, tr->n_refs, tr->n_blocks,
-	       tr->malformed,
-	       tr->n_reqs ? tr->req[tr->n_reqs - 1].ts_ms / 1000 : 0.0,
-	       tr->n_reqs ? tr->req[tr->n_reqs - 1].ts_ms / 1000 / o->speedup
-			  : 0.0,
+	       o->trace_path, tr->n_req, tr->n_reads, tr->n_blocks,
+	       tr->malformed, tr->n_req ? tr->ts_ms[tr->n_req - 1] / 1000 : 0.0,
+	       tr->n_req ? tr->ts_ms[tr->n_req - 1] / 1000 / o->speedup : 0.0,
 	       o->speedup);
-	if (tr->n_refs == 0) {
+	if (tr->n_reads == 0) {
 		fprintf(stderr, "mcrepl-bench: trace %s has no block reads\n",
 			o->trace_path);
 		return -1;

@@ -5,12 +5,12 @@
 
 #include "run.h"
 
-static const uint32_t *sort_counts;
+static const uint64_t *sort_counts;
 
 static int by_count_desc(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint32_t cx = sort_counts[x], cy = sort_counts[y];
+	uint64_t cx = sort_counts[x], cy = sort_counts[y];
 
 	if (cx != cy)
 		return cx < cy ? 1 : -1;
@@ -21,22 +21,15 @@ static int by_count_desc(const void *a, const void *b)
  * reads a file-scope pointer). NULL on OOM. */
 static uint32_t *hottest_blocks(const struct trace *tr)
 {
-	uint32_t *count = calloc(tr->n_blocks + 1, sizeof(*count));
 	uint32_t *order = malloc((tr->n_blocks + 1) * sizeof(*order));
 
-	if (!count || !order) {
-		free(count);
-		free(order);
+	if (!order)
 		return NULL;
-	}
-	for (size_t i = 0; i < tr->n_refs; i++)
-		count[tr->blocks[i]]++;
 	for (size_t b = 0; b < tr->n_blocks; b++)
 		order[b] = (uint32_t)b;
-	sort_counts = count;
+	sort_counts = tr->counts;
 	qsort(order, tr->n_blocks, sizeof(*order), by_count_desc);
 	sort_counts = NULL;
-	free(count);
 	return order;
 }
 
@@ -44,7 +37,7 @@ static void key_of(const struct load *l, uint32_t k, char *buf, size_t cap)
 {
 	if (l->tr)
 		snprintf(buf, cap, "block-%llu",
-			 (unsigned long long)l->tr->block_id[k]);
+			 (unsigned long long)l->tr->ids[k]);
 	else
 		snprintf(buf, cap, "zipf-%u", k);
 }

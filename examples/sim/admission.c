@@ -20,7 +20,7 @@ static int64_t lookup(const struct sim_master *m, const char *key)
 	if (*end)
 		return -1;
 	if (m->trace)
-		return sim_trace_lookup(m->trace, v);
+		return trace_lookup(m->trace, v);
 	return v < m->c->n_objs ? (int64_t)v : -1;
 }
 

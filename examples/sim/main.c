@@ -9,7 +9,7 @@
 #include "opts.h"
 #include "report.h"
 #include "sim.h"
-#include "trace.h"
+#include "../common/trace.h"
 
 #define MAX_CONFIGS 16
 
@@ -42,7 +42,7 @@ static int split_configs(const struct sim_opts *base, char *list,
 }
 
 static int run_all(const struct sim_opts *cfgs, size_t n,
-		   const struct sim_trace *trace, struct sim_result *rs)
+		   const struct trace *trace, struct sim_result *rs)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (n > 1 && !cfgs[i].quiet)
@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 {
 	static struct sim_opts base, cfgs[MAX_CONFIGS];
 	static struct sim_result rs[MAX_CONFIGS];
-	struct sim_trace trace;
+	struct trace trace;
 	char *list = NULL;
 	size_t n = 1;
 	int rc = 1, p;
@@ -72,10 +72,16 @@ int main(int argc, char **argv)
 	if (p)
 		return p > 0 ? 0 : 2;
 	memset(&trace, 0, sizeof(trace));
-	if (base.workload == SIM_TRACE &&
-	    (!base.trace_path ||
-	     sim_trace_load(&trace, base.trace_path, stderr)))
-		goto out;
+	if (base.workload == SIM_TRACE) {
+		if (!base.trace_path ||
+		    trace_load(&trace, base.trace_path, "mcrepl-sim", stderr))
+			goto out;
+		if (!trace.n_req) {
+			fprintf(stderr, "mcrepl-sim: %s: no valid request\n",
+				base.trace_path);
+			goto out;
+		}
+	}
 	cfgs[0] = base;
 	if (base.compare) {
 		list = strdup(base.compare);
@@ -94,6 +100,6 @@ out:
 	for (size_t i = 0; i < n; i++)
 		sim_result_free(&rs[i]);
 	free(list);
-	sim_trace_free(&trace);
+	trace_free(&trace);
 	return rc;
 }

@@ -7,7 +7,7 @@
 #include "master.h"
 
 int sim_master_init(struct sim_master *m, const struct sim_opts *o,
-		    struct sim_cluster *c, const struct sim_trace *trace)
+		    struct sim_cluster *c, const struct trace *trace)
 {
 	const mcrepl_config *cfg = &o->cfg;
 

@@ -27,7 +27,7 @@
 #include "cluster.h"
 #include "events.h"
 #include "opts.h"
-#include "trace.h"
+#include "../common/trace.h"
 
 enum sim_copy_state { COPY_FREE, COPY_WAIT, COPY_RUNNING, COPY_DEAD };
 
@@ -54,7 +54,7 @@ struct sim_master {
 	mcrepl_heat_cell *dcells;
 	uint32_t n_dcells, cap_dcells;
 	struct sim_cluster *c;
-	const struct sim_trace *trace; /* NULL: objects are key-<index> */
+	const struct trace *trace; /* NULL: objects are key-<index> */
 	struct sim_events ev;
 	struct sim_copy *copies;
 	uint32_t n_copies, cap_copies, copy_free, live_copies;
@@ -83,7 +83,7 @@ struct sim_master {
 };
 
 int sim_master_init(struct sim_master *m, const struct sim_opts *o,
-		    struct sim_cluster *c, const struct sim_trace *trace);
+		    struct sim_cluster *c, const struct trace *trace);
 void sim_master_free(struct sim_master *m);
 
 /* The key of object o ("key-<o>" or "block-<id>") into buf. */

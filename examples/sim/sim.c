@@ -134,7 +134,7 @@ static double steady(const double *v, size_t n)
 	return med;
 }
 
-static uint64_t run_ms(const struct sim_opts *o, const struct sim_trace *t,
+static uint64_t run_ms(const struct sim_opts *o, const struct trace *t,
 		       uint64_t interval_ms)
 {
 	double ms = o->duration * 1000.0;
@@ -195,7 +195,7 @@ static int loop(struct run *u, uint64_t total_ms, uint64_t interval_ms)
 	return 0;
 }
 
-static void finish(struct run *u, const struct sim_trace *t, double t0)
+static void finish(struct run *u, const struct trace *t, double t0)
 {
 	struct sim_result *r = u->r;
 	const mcrepl_stats *st = u->m.stats;
@@ -281,11 +281,11 @@ static const char *workload_name(enum sim_workload w)
 	return w == SIM_ZIPF ? "zipf" : w == SIM_UNIFORM ? "uniform" : "trace";
 }
 
-int sim_run(const struct sim_opts *o, const struct sim_trace *trace, FILE *out,
+int sim_run(const struct sim_opts *o, const struct trace *trace, FILE *out,
 	    struct sim_result *r)
 {
 	uint64_t interval_ms = (uint64_t)llround(o->interval * 1000.0);
-	uint64_t n_objs = trace ? trace->n_objs : o->keys, total_ms;
+	uint64_t n_objs = trace ? trace->n_blocks : o->keys, total_ms;
 	struct run u = {o};
 	double t0 = wall_now();
 	int rc = -1;

@@ -12,7 +12,7 @@
 
 #include "ideal.h"
 #include "opts.h"
-#include "trace.h"
+#include "../common/trace.h"
 
 struct sim_result {
 	char label[256]; /* the library knobs that differ from defaults */
@@ -42,7 +42,7 @@ struct sim_result {
 
 /* One simulation with options o. Rows go to out unless o->quiet. 0, or -1
  * (reported on stderr). */
-int sim_run(const struct sim_opts *o, const struct sim_trace *trace, FILE *out,
+int sim_run(const struct sim_opts *o, const struct trace *trace, FILE *out,
 	    struct sim_result *r);
 void sim_result_free(struct sim_result *r);
 

@@ -6,7 +6,7 @@
 enum { STREAM_KEYS = 1, STREAM_READERS = 2, STREAM_PLACE = 3 };
 
 int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
-		 const struct sim_trace *trace, struct sim_cluster *c,
+		 const struct trace *trace, struct sim_cluster *c,
 		 uint64_t duration_ms)
 {
 	g->o = o;
@@ -27,7 +27,7 @@ int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 	return 0;
 }
 
-double sim_gen_trace_ms(const struct sim_opts *o, const struct sim_trace *trace)
+double sim_gen_trace_ms(const struct sim_opts *o, const struct trace *trace)
 {
 	return trace->ts_ms[trace->n_req - 1] / o->speedup;
 }
@@ -53,7 +53,7 @@ static void tick_synthetic(struct sim_gen *g, struct sim_master *m,
 static void tick_trace(struct sim_gen *g, struct sim_master *m, uint64_t now,
 		       uint64_t end)
 {
-	const struct sim_trace *t = g->trace;
+	const struct trace *t = g->trace;
 	struct sim_cluster *c = m->c;
 
 	while (g->next_req < t->n_req &&
@@ -62,7 +62,7 @@ static void tick_trace(struct sim_gen *g, struct sim_master *m, uint64_t now,
 		uint32_t reader = sim_cluster_pick_reader(c, &g->readers);
 
 		for (size_t i = t->first[r]; i < t->first[r + 1]; i++) {
-			uint32_t o = t->obj[i];
+			uint32_t o = t->blocks[i];
 
 			if (c->objs[o].primary == SIM_NONE)
 				sim_cluster_write(

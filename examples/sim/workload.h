@@ -13,12 +13,12 @@
 
 #include "master.h"
 #include "rng.h"
-#include "trace.h"
+#include "../common/trace.h"
 #include "zipf.h"
 
 struct sim_gen {
 	const struct sim_opts *o;
-	const struct sim_trace *trace;
+	const struct trace *trace;
 	sim_zipf zipf;
 	sim_rng keys, readers, place;
 	uint64_t total, issued; /* synthetic: reads in the run */
@@ -27,7 +27,7 @@ struct sim_gen {
 
 /* Set up; synthetic workloads write every primary now. 0 or -1. */
 int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
-		 const struct sim_trace *trace, struct sim_cluster *c,
+		 const struct trace *trace, struct sim_cluster *c,
 		 uint64_t duration_ms);
 
 /* Issue the reads that arrive in [now_ms, end_ms). */
@@ -35,7 +35,6 @@ void sim_gen_tick(struct sim_gen *g, struct sim_master *m, uint64_t now_ms,
 		  uint64_t end_ms);
 
 /* Trace length in ms at the speed-up (last arrival). */
-double sim_gen_trace_ms(const struct sim_opts *o,
-			const struct sim_trace *trace);
+double sim_gen_trace_ms(const struct sim_opts *o, const struct trace *trace);
 
 #endif

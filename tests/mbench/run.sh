@@ -78,7 +78,7 @@ check "trace: 1 malformed line, 0 errors" \
 	eq "$(field malformed "$TMP/trace"),$(field errors "$TMP/trace")" "1,0"
 check "trace: the malformed line reported with its number, exactly" \
 	eq "$(cat "$TMP/trace.err")" \
-	"mcrepl-bench: $DIR/tiny_trace.jsonl:3: truncated line; skipped"
+	"mcrepl-bench: $DIR/tiny_trace.jsonl:3: malformed line (truncated line), skipped"
 
 # ---- bad input: one error line, exit 2 (flags) or 1 (files) ----------------
 bad() { # bad "description" want-status args...

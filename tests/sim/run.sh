@@ -88,6 +88,39 @@ check "trace: distinct blocks" eq "$(field keys "$TMP/t")" 6
 check "trace: malformed count" eq "$(field trace_malformed "$TMP/t")" 1
 $SIM --workload trace "$TMP/missing.jsonl" > /dev/null 2> "$TMP/t2.err"
 check "trace: a missing file is an error" grep -q 'cannot open' "$TMP/t2.err"
+# The shared loader (examples/common/trace.c; tests/common/trace_test.c
+# checks it in memory) through the simulator: valid requests at 3000,
+# 500, 500 and 1000 ms read 3 + 2 + 1 + 1 = 7 blocks of 5 distinct ids
+# (id 7 twice in one request, ids past 2^53 and 2^64-1 kept exact); line 2
+# is longer than 1 MiB; 150 malformed lines (the first 100 reported, then
+# a count); the request at 500 ms after the one at 3000 is out of order:
+# the requests are sorted, so the replay lasts 3.001 s (31 rows of 0.1 s).
+awk 'BEGIN {
+	print "{\"timestamp\": 3000, \"hash_ids\": [7, 7, 18446744073709551615]}"
+	printf "{\"timestamp\": 500, \"hash_ids\": [9007199254740993, 8], \"pad\": \""
+	for (i = 0; i < 1200; i++) printf "%1024s", "x"
+	print "\"}"
+	print "{\"timestamp\": 500, \"hash_ids\": [7]}"
+	print ""
+	for (i = 0; i < 150; i++) print "{\"timestamp\": 9, \"hash_ids\": [1, 2"
+	print "{\"timestamp\": 1000, \"hash_ids\": [18446744073709551614]}"
+}' > "$TMP/crafted.jsonl"
+$SIM --nodes 4 --workload trace "$TMP/crafted.jsonl" --quiet --interval 0.1 \
+	> "$TMP/t3" 2> "$TMP/t3.err"
+check "trace: crafted file, exact read count" eq "$(field reads "$TMP/t3")" 7
+check "trace: crafted file, distinct blocks" eq "$(field keys "$TMP/t3")" 5
+check "trace: crafted file, malformed count" \
+	eq "$(field trace_malformed "$TMP/t3")" 150
+check "trace: crafted file, the first 100 malformed lines reported" \
+	eq "$(grep -c ': malformed line (truncated line), skipped$' "$TMP/t3.err")" 100
+check "trace: crafted file, then a count" grep -qx \
+	"mcrepl-sim: $TMP/crafted.jsonl: 150 malformed lines in all, the first 100 reported" \
+	"$TMP/t3.err"
+check "trace: crafted file, out-of-order requests sorted" grep -qx \
+	"mcrepl-sim: $TMP/crafted.jsonl: 1 request out of time order, sorted by timestamp" \
+	"$TMP/t3.err"
+check "trace: crafted file, the replay ends at the latest timestamp" \
+	eq "$(field sim_seconds "$TMP/t3")" 3.100
 
 # ---- eviction --------------------------------------------------------------------
 # Block 1 is hot in the first second and gets a dynamic replica; then 40
