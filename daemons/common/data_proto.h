@@ -139,8 +139,4 @@ void data_stats_encode(const struct data_stats *s,
 void data_stats_decode(const uint8_t in[DATA_STATS_BYTES],
 		       struct data_stats *s);
 
-/* Big-endian helpers, exposed for the server and tests. */
-void data_put_be64(uint8_t *p, uint64_t v);
-uint64_t data_get_be64(const uint8_t *p);
-
 #endif

@@ -1,21 +1,8 @@
 /* RPC frame codec: length prefix + packed Envelope (see frame.h). */
 #include <stdlib.h>
 
+#include "bytes.h"
 #include "frame.h"
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
 
 rpc_frame_result rpc_frame_encode(const rpc_frame_head *head,
 				  const uint8_t *body, size_t body_len,

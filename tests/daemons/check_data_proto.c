@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "data_proto.h"
 
 Suite *make_data_proto_suite(void);
@@ -166,7 +167,7 @@ START_TEST(test_status_names)
 	ck_assert_str_eq(data_status_str(DATA_E_RANGE),
 			 "range outside the segment");
 	ck_assert_str_eq(data_status_str(77), "unknown status");
-	ck_assert_uint_eq(data_get_be64(golden_reqs[1].bytes + 8),
+	ck_assert_uint_eq(get_be64(golden_reqs[1].bytes + 8),
 			  0x0102030405060708ULL);
 }
 END_TEST
