@@ -179,13 +179,16 @@ static Mcrepl__GetReplicaListResponse *get(struct cluster *cl,
 	return get_from(cl, tenant, key, "");
 }
 
-/* n reads of key; returns the replica count of the last answer. */
-static size_t read_n(struct cluster *cl, const char *key, int n)
+/* n reads of key (tenant "t") by a reader in domain; returns the replica
+ * count of the last answer. */
+static size_t read_n_from(struct cluster *cl, const char *key,
+			  const char *domain, int n)
 {
 	size_t replicas = 0;
 
 	for (int i = 0; i < n; i++) {
-		Mcrepl__GetReplicaListResponse *r = get(cl, "t", key);
+		Mcrepl__GetReplicaListResponse *r =
+		    get_from(cl, "t", key, domain);
 
 		ck_assert_ptr_nonnull(r);
 		ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
@@ -193,6 +196,11 @@ static size_t read_n(struct cluster *cl, const char *key, int n)
 		protobuf_c_message_free_unpacked(&r->base, NULL);
 	}
 	return replicas;
+}
+
+static size_t read_n(struct cluster *cl, const char *key, int n)
+{
+	return read_n_from(cl, key, "", n);
 }
 
 static Mcrepl__FetchTasksResponse *fetch(struct cluster *cl, uint64_t client)
@@ -780,13 +788,7 @@ START_TEST(
 			  "zone-b");
 	v = put(&cl, "t", "hot", 4096); /* the emptiest: seg-a (default) */
 	/* hot from zone-b only: zone-b gets the replica */
-	for (int i = 0; i < 5; i++) {
-		Mcrepl__GetReplicaListResponse *r =
-		    get_from(&cl, "t", "hot", "zone-b");
-
-		ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
-		protobuf_c_message_free_unpacked(&r->base, NULL);
-	}
+	read_n_from(&cl, "hot", "zone-b", 5);
 	t = wait_task(&cl, CLIENT_A, 2000);
 	ck_assert_uint_ne(t.task_id, 0);
 	ck_assert_uint_eq(t.target_segment_id, seg_b2);
@@ -827,26 +829,14 @@ START_TEST(test_domain_aware_cross_domain_threshold_admits_first_copy_early)
 	seg_b2 = mount_in(&cl, CLIENT_C, "host-d", "seg-b2", 64 * MIB, true,
 			  "zone-b");
 	put(&cl, "t", "hot", 4096); /* the emptiest: seg-a (default) */
-	for (int i = 0; i < 3; i++) {
-		Mcrepl__GetReplicaListResponse *r =
-		    get_from(&cl, "t", "hot", "");
-
-		ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
-		protobuf_c_message_free_unpacked(&r->base, NULL);
-	}
+	read_n_from(&cl, "hot", "", 3);
 	t = wait_task(&cl, CLIENT_A, 300);
 	ck_assert_uint_eq(t.task_id, 0); /* 3 reads/s < 50: no fanout */
 	ck_assert_int_eq(
 	    metric(&cl, "mcrepl_dynamic_admission_rejected_total{reason="
 			"\"below_threshold\"}"),
 	    1);
-	for (int i = 0; i < 2; i++) {
-		Mcrepl__GetReplicaListResponse *r =
-		    get_from(&cl, "t", "hot", "zone-b");
-
-		ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
-		protobuf_c_message_free_unpacked(&r->base, NULL);
-	}
+	read_n_from(&cl, "hot", "zone-b", 2);
 	t = wait_task(&cl, CLIENT_A, 2000);
 	ck_assert_uint_ne(t.task_id, 0); /* 2 reads from zone-b suffice */
 	ck_assert_uint_eq(t.target_segment_id, seg_b2);
