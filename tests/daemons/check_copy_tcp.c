@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -188,6 +189,50 @@ START_TEST(test_wrong_token_refused)
 	ck_assert_mem_eq(fx.seg + (2u << 20), fx.src, 1u << 20);
 	data_server_counters(fx.ds, &c);
 	ck_assert_uint_eq(c.refused_writes, 1);
+}
+END_TEST
+
+/* A write refused while chunks of its source are still queued on the
+ * connection completes only once they are gone: the callback unmaps the
+ * source, and the copy behind it on the connection must still land (a
+ * read of the unmapped source would fail the connection). */
+static uint8_t *unmap_src;
+static size_t unmap_len;
+
+static void on_done_unmap(int status, const char *error, void *arg)
+{
+	on_done(status, error, arg);
+	ck_assert_int_eq(munmap(unmap_src, unmap_len), 0);
+	unmap_src = NULL;
+}
+
+START_TEST(test_refused_mid_payload_releases_source_first)
+{
+	struct copy_target bad = target(fx.endpoint, 0, 16u << 20);
+	struct copy_target good = target(fx.endpoint, 16u << 20, 64u << 10);
+	struct copy_engine_tcp_stats st;
+
+	unmap_len = 16u << 20;
+	unmap_src = mmap(NULL, unmap_len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(unmap_src != MAP_FAILED);
+	memcpy(unmap_src, fx.src, unmap_len);
+	bad.write_token ^= 1;
+	ck_assert_int_eq(fx.eng->ops->post_write(fx.eng, unmap_src, unmap_len,
+						 &bad, on_done_unmap,
+						 (void *)(intptr_t)0),
+			 0);
+	post(1, fx.src, 64u << 10, &good);
+	run_until(2);
+	ck_assert_ptr_null(unmap_src);
+	ck_assert_int_eq(fx.statuses[0], -EACCES);
+	ck_assert_msg(fx.statuses[1] == 0, "%s", fx.errors[1]);
+	ck_assert_mem_eq(fx.seg + (16u << 20), fx.src, 64u << 10);
+	copy_engine_tcp_stats(fx.eng, &st);
+	ck_assert_uint_eq(st.held, 1); /* the refusal came mid-payload */
+	ck_assert_uint_eq(st.retried, 0);
+	ck_assert_uint_eq(st.failed, 1);
+	ck_assert_uint_eq(st.peers, 1);
 }
 END_TEST
 
@@ -588,6 +633,7 @@ Suite *make_copy_tcp_suite(void)
 	tcase_add_loop_test(tc, test_copy_exact, 0,
 			    (int)(sizeof(sizes) / sizeof(sizes[0])));
 	tcase_add_test(tc, test_wrong_token_refused);
+	tcase_add_test(tc, test_refused_mid_payload_releases_source_first);
 	tcase_add_test(tc, test_past_segment_end_refused);
 	tcase_add_test(tc, test_peer_closed_mid_copy);
 	tcase_add_test(tc, test_silent_peer_times_out);
