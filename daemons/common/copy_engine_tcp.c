@@ -6,10 +6,14 @@
  * runs alone). Payloads are fed into the socket in chunks as it drains, so
  * the loop never stalls on one large copy.
  *
- * A refusal can arrive before the whole payload was sent: the copy
- * completes at once (its source is never read again) and the rest of its
+ * Payload is not copied: the output buffer references the source in
+ * chunks (evbuffer_add_reference), and the socket writes straight from it.
+ * A refusal can arrive before the whole payload was sent: the rest of the
  * payload goes out as zeros, which the target discards, so the connection
- * stays in step for the copies behind it.
+ * stays in step for the copies behind it, and the copy completes once the
+ * chunks of its source already queued were sent or dropped (libevent
+ * releases each one), never before: the source is not read after the
+ * completion callback.
  *
  * A connection that is lost (closed or reset by the peer, not a refusal or
  * a timeout) takes its copies down with it; each copy that went out on a
@@ -32,15 +36,16 @@
 #include "data_proto.h"
 #include "netutil.h"
 
-#define FEED_CHUNK (256u << 10)
-#define OUT_HIGH (1u << 20)
+#define FEED_CHUNK (1u << 20)
+#define OUT_HIGH (4u << 20)
 #define ENDPOINT_MAX 256
 
 struct tcp_peer;
 
 struct tcp_copy {
-	struct tcp_copy *next; /* wait queue or the peer's wire list */
+	struct tcp_copy *next; /* wait queue, the peer's wire list or done */
 	struct tcp_engine *e;
+	struct tcp_peer *peer; /* connection it was sent on, or NULL */
 	const uint8_t *src;
 	uint64_t len;
 	struct copy_target dst;
@@ -51,6 +56,13 @@ struct tcp_copy {
 	bool admitted, hdr_sent;
 	bool reused;  /* went out on a connection opened before it */
 	bool retried; /* already sent again once */
+	/* Chunks of src referenced by an output buffer, not yet released.
+	 * A copy answered while some remain waits (answered) with its
+	 * outcome until the last one is released. */
+	uint32_t refs;
+	bool answered;
+	int status;
+	char why[ENDPOINT_MAX + DATA_ERR_MAX + 64];
 };
 
 struct tcp_peer {
@@ -72,6 +84,7 @@ struct tcp_engine {
 	struct copy_engine_config cfg;
 	struct tcp_peer *peers;
 	struct tcp_copy *wait, *wait_tail;
+	struct tcp_copy *done; /* answered and released: to complete */
 	struct event *kick;
 	struct copy_engine_tcp_stats st;
 	bool destroying;
@@ -110,6 +123,49 @@ static void complete(struct tcp_copy *c, int status, const char *error)
 	kick(e);
 }
 
+/* Completes c now, or once the last chunk of its source still referenced
+ * by an output buffer is released. */
+static void settle(struct tcp_copy *c, int status, const char *error)
+{
+	if (!c->refs) {
+		complete(c, status, error);
+		return;
+	}
+	c->e->st.held++;
+	c->answered = true;
+	c->status = status;
+	snprintf(c->why, sizeof(c->why), "%s", error ? error : "");
+}
+
+/* libevent released a chunk of c's source (sent or dropped). After the
+ * last one an answered copy completes, from the engine's own event rather
+ * than inside libevent's buffer code. */
+static void on_release(const void *data, size_t len, void *arg)
+{
+	struct tcp_copy *c = arg;
+	struct tcp_engine *e = c->e;
+
+	(void)data;
+	(void)len;
+	if (--c->refs || !c->answered)
+		return;
+	evtimer_del(c->timer);
+	c->peer = NULL;
+	c->next = e->done;
+	e->done = c;
+	kick(e);
+}
+
+static void complete_released(struct tcp_engine *e)
+{
+	struct tcp_copy *c;
+
+	while ((c = e->done) != NULL) {
+		e->done = c->next;
+		complete(c, c->status, c->why);
+	}
+}
+
 static void unlink_peer(struct tcp_peer *p)
 {
 	struct tcp_peer **pp = &p->e->peers;
@@ -131,6 +187,7 @@ static void requeue(struct tcp_engine *e, struct tcp_copy *c,
 		e->st.inflight_bytes -= c->len;
 	}
 	evtimer_del(c->timer);
+	c->peer = NULL;
 	c->admitted = c->hdr_sent = c->reused = false;
 	c->retried = true;
 	if (*tail) { /* after the copies requeued before it */
@@ -147,6 +204,18 @@ static void requeue(struct tcp_engine *e, struct tcp_copy *c,
 	e->st.retried++;
 }
 
+/* Frees p's connection. Its output buffer is emptied first: libevent frees
+ * a bufferevent's buffers later, and the chunks of source it references
+ * must be released now. */
+static void free_conn(struct tcp_peer *p)
+{
+	struct evbuffer *out = bufferevent_get_output(p->bev);
+
+	evbuffer_unfreeze(out, 1); /* a socket bufferevent freezes its front */
+	evbuffer_drain(out, evbuffer_get_length(out));
+	bufferevent_free(p->bev);
+}
+
 /* Drops the connection and fails every copy on it: culprit with
  * (status, reason), the others as collateral. lost: the peer closed or
  * reset it; copies sent on it as a reused connection go again instead. */
@@ -160,7 +229,7 @@ static void reset_peer(struct tcp_peer *p, struct tcp_copy *culprit, int status,
 	snprintf(other, sizeof(other), "connection to %s reset: %s",
 		 p->endpoint, reason);
 	unlink_peer(p);
-	bufferevent_free(p->bev);
+	free_conn(p);
 	free(p);
 	while ((c = list) != NULL) {
 		list = c->next;
@@ -175,21 +244,28 @@ static void reset_peer(struct tcp_peer *p, struct tcp_copy *culprit, int status,
 		kick(e);
 }
 
-static void feed_payload(struct tcp_peer *p, struct evbuffer *out)
+/* Queues the next chunk of payload; false when out of memory (the copy's
+ * timeout, if any, ends the stall). */
+static bool feed_payload(struct tcp_peer *p, struct evbuffer *out)
 {
 	size_t n =
 	    p->feed_left < FEED_CHUNK ? (size_t)p->feed_left : FEED_CHUNK;
 
 	if (p->feed_src) {
-		evbuffer_add(out, p->feed_src, n);
+		if (evbuffer_add_reference(out, p->feed_src, n, on_release,
+					   p->feed_copy))
+			return false;
+		p->feed_copy->refs++;
 		p->feed_src += n;
 	} else {
 		n = n < sizeof(zeros) ? n : sizeof(zeros);
-		evbuffer_add(out, zeros, n);
+		if (evbuffer_add_reference(out, zeros, n, NULL, NULL))
+			return false;
 	}
 	p->feed_left -= n;
 	if (p->feed_left == 0)
 		p->feed_copy = NULL;
+	return true;
 }
 
 static struct tcp_copy *next_unsent(struct tcp_peer *p)
@@ -224,7 +300,8 @@ static void feed(struct tcp_peer *p)
 
 	while (evbuffer_get_length(out) < OUT_HIGH) {
 		if (p->feed_left) {
-			feed_payload(p, out);
+			if (!feed_payload(p, out))
+				return;
 			continue;
 		}
 		c = next_unsent(p);
@@ -248,12 +325,12 @@ static void on_reply(struct tcp_peer *p, const char *text)
 		p->feed_src = NULL;
 	}
 	if (p->resp.status == DATA_OK) {
-		complete(c, 0, NULL);
+		settle(c, 0, NULL);
 		return;
 	}
 	snprintf(why, sizeof(why), "%s refused the write: %s (%s)", p->endpoint,
 		 text, data_status_str(p->resp.status));
-	complete(c, data_status_errno(p->resp.status), why);
+	settle(c, data_status_errno(p->resp.status), why);
 }
 
 /* Takes one whole reply off in; false when more bytes are needed or the
@@ -425,6 +502,7 @@ static void start(struct tcp_engine *e, struct tcp_copy *c)
 		return;
 	}
 	arm_timer(c);
+	c->peer = p;
 	c->next = NULL;
 	if (p->wire_tail)
 		p->wire_tail->next = c;
@@ -453,6 +531,7 @@ static void pump(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	complete_released(e);
 	while ((c = e->wait) != NULL && fits(e, c)) {
 		e->wait = c->next;
 		if (!e->wait)
@@ -462,25 +541,19 @@ static void pump(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* The copy's deadline passed: its connection is in an unknown state. */
+/* The copy's deadline passed (unanswered, or answered but its source
+ * still queued): its connection is in an unknown state. */
 static void timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct tcp_copy *c = arg;
-	struct tcp_engine *e = c->e;
 	char why[ENDPOINT_MAX + 64];
 
 	(void)fd;
 	(void)what;
 	snprintf(why, sizeof(why), "copy to %s timed out after %u ms",
-		 c->endpoint, e->cfg.timeout_ms);
-	for (struct tcp_peer *p = e->peers; p; p = p->next) {
-		for (struct tcp_copy *w = p->wire; w; w = w->next) {
-			if (w == c) {
-				reset_peer(p, c, -ETIMEDOUT, why, false);
-				return;
-			}
-		}
-	}
+		 c->endpoint, c->e->cfg.timeout_ms);
+	if (c->peer)
+		reset_peer(c->peer, c, -ETIMEDOUT, why, false);
 }
 
 static int tcp_post_write(struct copy_engine *base, const void *src,
@@ -543,6 +616,7 @@ static void tcp_destroy(struct copy_engine *base)
 	while (e->peers)
 		reset_peer(e->peers, NULL, -ECANCELED, "copy engine shut down",
 			   false);
+	complete_released(e);
 	while ((c = e->wait) != NULL) {
 		e->wait = c->next;
 		e->st.queued--;

@@ -16,6 +16,9 @@ struct copy_engine_tcp_stats {
 	uint32_t peers;			  /* open connections */
 	uint64_t posted, completed, failed, bytes_copied;
 	uint64_t retried; /* sent again after a reused connection was lost */
+	/* answered while chunks of the source were still queued (refused
+	 * mid-payload): completed only once they were released */
+	uint64_t held;
 };
 
 /* Counters of a tcp engine; zeros when e is not one. */

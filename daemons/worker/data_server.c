@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -32,6 +33,7 @@ struct conn {
 	struct conn *prev, *next;
 	struct data_server *s;
 	struct bufferevent *bev;
+	struct event *direct; /* C_PAYLOAD: reads straight into the segment */
 	enum conn_state state;
 	uint8_t *dst;
 	uint64_t remaining;
@@ -81,6 +83,7 @@ static void conn_free(struct conn *c)
 		s->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
+	event_free(c->direct);
 	bufferevent_free(c->bev);
 	s->counters.connections--;
 	free(c);
@@ -275,6 +278,78 @@ static bool take_payload(struct conn *c, struct evbuffer *in)
 	return true;
 }
 
+/* The idle timeout, or NULL for none. */
+static const struct timeval *idle_tv(const struct data_server *s,
+				     struct timeval *tv)
+{
+	uint32_t ms = s->cfg.idle_timeout_ms;
+
+	tv->tv_sec = (time_t)(ms / 1000);
+	tv->tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	return ms ? tv : NULL;
+}
+
+static bool reading_direct(const struct conn *c)
+{
+	return event_pending(c->direct, EV_READ, NULL);
+}
+
+/* The input buffer ran dry mid-payload: the rest is read straight into
+ * the segment by the connection's own read event, bypassing libevent's
+ * buffer chain; the bufferevent stops reading until the payload is in. */
+static void start_direct(struct conn *c)
+{
+	struct timeval tv;
+
+	bufferevent_disable(c->bev, EV_READ);
+	event_add(c->direct, idle_tv(c->s, &tv));
+}
+
+/* Nothing is pending on an idle connection: close it (true). */
+static bool close_if_idle(struct conn *c)
+{
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) != 0)
+		return false;
+	c->s->counters.idle_closed++;
+	conn_free(c);
+	return true;
+}
+
+/* Receives payload into the segment: at most the rest of the granted range
+ * (validated by on_write_req) and BULK_IO_BYTES per call. */
+static void direct_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	size_t budget = BULK_IO_BYTES;
+
+	if (what & EV_TIMEOUT) {
+		close_if_idle(c);
+		return;
+	}
+	while (c->remaining && budget) {
+		size_t want =
+		    c->remaining < budget ? (size_t)c->remaining : budget;
+		ssize_t n = recv(fd, c->dst, want, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) { /* closed or failed mid-payload */
+			conn_free(c);
+			return;
+		}
+		c->dst += n;
+		c->remaining -= (uint64_t)n;
+		budget -= (size_t)n;
+	}
+	if (c->remaining)
+		return;
+	event_del(c->direct);
+	bufferevent_enable(c->bev, EV_READ);
+	finish_write(c);
+}
+
 static bool backlogged(struct conn *c)
 {
 	if (evbuffer_get_length(bufferevent_get_output(c->bev)) <=
@@ -291,9 +366,11 @@ static void process(struct conn *c)
 
 	while (c->state != C_CLOSING) {
 		if (c->state != C_HEADER) {
-			if (!take_payload(c, in))
-				return;
-			continue;
+			if (take_payload(c, in))
+				continue;
+			if (c->state == C_PAYLOAD)
+				start_direct(c);
+			return;
 		}
 		if (backlogged(c) || evbuffer_get_length(in) < DATA_REQ_BYTES)
 			return;
@@ -318,7 +395,7 @@ static void write_cb(struct bufferevent *bev, void *arg)
 		conn_free(c);
 		return;
 	}
-	if (!(bufferevent_get_enabled(bev) & EV_READ)) {
+	if (!(bufferevent_get_enabled(bev) & EV_READ) && !reading_direct(c)) {
 		bufferevent_enable(bev, EV_READ);
 		process(c);
 	}
@@ -329,12 +406,8 @@ static void write_cb(struct bufferevent *bev, void *arg)
  * on the timeout, so turn it back on. */
 static void on_timeout(struct conn *c)
 {
-	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
-		c->s->counters.idle_closed++;
-		conn_free(c);
-		return;
-	}
-	bufferevent_enable(c->bev, EV_READ);
+	if (!close_if_idle(c))
+		bufferevent_enable(c->bev, EV_READ);
 }
 
 static void event_cb(struct bufferevent *bev, short what, void *arg)
@@ -348,12 +421,11 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 
 static void set_idle_timeout(struct conn *c)
 {
-	uint32_t ms = c->s->cfg.idle_timeout_ms;
-	struct timeval tv = {(time_t)(ms / 1000),
-			     (suseconds_t)(ms % 1000) * 1000};
+	struct timeval tv;
+	const struct timeval *t = idle_tv(c->s, &tv);
 
-	if (ms)
-		bufferevent_set_timeouts(c->bev, &tv, NULL);
+	if (t)
+		bufferevent_set_timeouts(c->bev, t, NULL);
 }
 
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
@@ -366,9 +438,14 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	(void)sa;
 	(void)salen;
 	if (c)
+		c->direct =
+		    event_new(s->base, fd, EV_READ | EV_PERSIST, direct_cb, c);
+	if (c && c->direct)
 		c->bev =
 		    bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (!c || !c->bev) {
+		if (c && c->direct)
+			event_free(c->direct);
 		free(c);
 		evutil_closesocket(fd);
 		return;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -188,6 +189,50 @@ START_TEST(test_wrong_token_refused)
 	ck_assert_mem_eq(fx.seg + (2u << 20), fx.src, 1u << 20);
 	data_server_counters(fx.ds, &c);
 	ck_assert_uint_eq(c.refused_writes, 1);
+}
+END_TEST
+
+/* A write refused while chunks of its source are still queued on the
+ * connection completes only once they are gone: the callback unmaps the
+ * source, and the copy behind it on the connection must still land (a
+ * read of the unmapped source would fail the connection). */
+static uint8_t *unmap_src;
+static size_t unmap_len;
+
+static void on_done_unmap(int status, const char *error, void *arg)
+{
+	on_done(status, error, arg);
+	ck_assert_int_eq(munmap(unmap_src, unmap_len), 0);
+	unmap_src = NULL;
+}
+
+START_TEST(test_refused_mid_payload_releases_source_first)
+{
+	struct copy_target bad = target(fx.endpoint, 0, 16u << 20);
+	struct copy_target good = target(fx.endpoint, 16u << 20, 64u << 10);
+	struct copy_engine_tcp_stats st;
+
+	unmap_len = 16u << 20;
+	unmap_src = mmap(NULL, unmap_len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(unmap_src != MAP_FAILED);
+	memcpy(unmap_src, fx.src, unmap_len);
+	bad.write_token ^= 1;
+	ck_assert_int_eq(fx.eng->ops->post_write(fx.eng, unmap_src, unmap_len,
+						 &bad, on_done_unmap,
+						 (void *)(intptr_t)0),
+			 0);
+	post(1, fx.src, 64u << 10, &good);
+	run_until(2);
+	ck_assert_ptr_null(unmap_src);
+	ck_assert_int_eq(fx.statuses[0], -EACCES);
+	ck_assert_msg(fx.statuses[1] == 0, "%s", fx.errors[1]);
+	ck_assert_mem_eq(fx.seg + (16u << 20), fx.src, 64u << 10);
+	copy_engine_tcp_stats(fx.eng, &st);
+	ck_assert_uint_eq(st.held, 1); /* the refusal came mid-payload */
+	ck_assert_uint_eq(st.retried, 0);
+	ck_assert_uint_eq(st.failed, 1);
+	ck_assert_uint_eq(st.peers, 1);
 }
 END_TEST
 
@@ -578,6 +623,104 @@ START_TEST(test_raw_read_and_stats)
 }
 END_TEST
 
+static void send_all(int fd, const void *buf, size_t n)
+{
+	ck_assert_int_eq(send(fd, buf, n, 0), (ssize_t)n);
+}
+
+/* A WRITE whose payload trickles in goes straight into the segment:
+ * exactly its range, never the bytes of the requests pipelined behind it,
+ * which are then served in step (a refused WRITE, a READ). */
+START_TEST(test_raw_write_in_pieces)
+{
+	const uint64_t off = 1000, len = 48u << 10;
+	struct data_req reqs[] = {
+	    {DATA_OP_WRITE, SEG_ID, off, len,
+	     grant_token(GRANT_KEY, SEG_ID, off, len)},
+	    {DATA_OP_WRITE, SEG_ID, 0, 4, 1}, /* wrong token */
+	    {DATA_OP_READ, SEG_ID, off, 8, 0},
+	};
+	uint8_t hdr[3][DATA_REQ_BYTES], buf[1024], *p = buf;
+	struct data_resp r;
+	size_t got;
+	int fd = raw_connect();
+
+	for (int i = 0; i < 3; i++)
+		data_req_encode(&reqs[i], hdr[i]);
+	send_all(fd, hdr[0], DATA_REQ_BYTES);
+	send_all(fd, fx.src, 1000);
+	spin(20);
+	send_all(fd, fx.src + 1000, 20000);
+	spin(20);
+	ck_assert_mem_eq(fx.seg + off, fx.src, 21000);
+	send_all(fd, fx.src + 21000, len - 21000);
+	send_all(fd, hdr[1], DATA_REQ_BYTES);
+	send_all(fd, "junk", 4);
+	send_all(fd, hdr[2], DATA_REQ_BYTES);
+	spin(50);
+	ck_assert_int_eq(raw_drain(fd, buf, sizeof(buf), &got), 0);
+	ck_assert_mem_eq(fx.seg + off, fx.src, len);
+	ck_assert_uint_eq(fx.seg[off - 1], 0);
+	for (size_t i = 0; i < 2 * DATA_REQ_BYTES; i++)
+		ck_assert_uint_eq(fx.seg[off + len + i], 0);
+	ck_assert_int_eq(data_resp_decode(p, &r), 0);
+	ck_assert_uint_eq(r.status, DATA_OK);
+	ck_assert_uint_eq(r.length, 0);
+	p += DATA_RESP_BYTES;
+	ck_assert_int_eq(data_resp_decode(p, &r), 0);
+	ck_assert_uint_eq(r.status, DATA_E_DENIED);
+	p += DATA_RESP_BYTES + r.length;
+	ck_assert_int_eq(data_resp_decode(p, &r), 0);
+	ck_assert_uint_eq(r.status, DATA_OK);
+	ck_assert_uint_eq(r.length, 8);
+	ck_assert_mem_eq(p + DATA_RESP_BYTES, fx.src, 8);
+	ck_assert_uint_eq((size_t)(p + DATA_RESP_BYTES + 8 - buf), got);
+	ck_assert_uint_eq(fx.seg[0], 0);
+	close(fd);
+}
+END_TEST
+
+/* A sender that stops mid-payload is an idle connection: closed after
+ * the idle timeout, with the part of the payload it sent, and no more. */
+START_TEST(test_raw_idle_mid_payload_closes)
+{
+	struct data_server_config dc;
+	struct data_server_counters c;
+	const uint64_t len = 64u << 10;
+	struct data_req w = {DATA_OP_WRITE, SEG_ID, 0, len,
+			     grant_token(GRANT_KEY, SEG_ID, 0, len)};
+	uint8_t hdr[DATA_REQ_BYTES], buf[64];
+	char err[256] = "";
+	size_t got;
+	int fd;
+
+	data_server_destroy(fx.ds);
+	data_server_config_init(&dc);
+	dc.port = 0;
+	dc.idle_timeout_ms = 100;
+	fx.ds = data_server_create(fx.base, &dc, err, sizeof(err));
+	ck_assert_msg(fx.ds != NULL, "%s", err);
+	data_server_bind(fx.ds,
+			 data_server_add_segment(fx.ds, fx.seg, SEG_BYTES),
+			 SEG_ID, GRANT_KEY);
+	fd = raw_connect();
+	data_req_encode(&w, hdr);
+	send_all(fd, hdr, sizeof(hdr));
+	send_all(fd, fx.src, 5000);
+	spin(20);
+	send_all(fd, fx.src + 5000, 5000);
+	spin(300);
+	ck_assert_int_eq(raw_drain(fd, buf, sizeof(buf), &got), 1);
+	ck_assert_uint_eq(got, 0);
+	data_server_counters(fx.ds, &c);
+	ck_assert_uint_eq(c.idle_closed, 1);
+	ck_assert_uint_eq(c.connections, 0);
+	ck_assert_mem_eq(fx.seg, fx.src, 10000);
+	ck_assert_uint_eq(fx.seg[10000], 0);
+	close(fd);
+}
+END_TEST
+
 Suite *make_copy_tcp_suite(void)
 {
 	Suite *s = suite_create("copy_tcp");
@@ -588,6 +731,7 @@ Suite *make_copy_tcp_suite(void)
 	tcase_add_loop_test(tc, test_copy_exact, 0,
 			    (int)(sizeof(sizes) / sizeof(sizes[0])));
 	tcase_add_test(tc, test_wrong_token_refused);
+	tcase_add_test(tc, test_refused_mid_payload_releases_source_first);
 	tcase_add_test(tc, test_past_segment_end_refused);
 	tcase_add_test(tc, test_peer_closed_mid_copy);
 	tcase_add_test(tc, test_silent_peer_times_out);
@@ -598,6 +742,8 @@ Suite *make_copy_tcp_suite(void)
 	tcase_add_test(tc, test_destroy_cancels);
 	tcase_add_test(tc, test_raw_garbage_closes);
 	tcase_add_test(tc, test_raw_read_and_stats);
+	tcase_add_test(tc, test_raw_write_in_pieces);
+	tcase_add_test(tc, test_raw_idle_mid_payload_closes);
 	suite_add_tcase(s, tc);
 	return s;
 }
