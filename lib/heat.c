@@ -1,6 +1,5 @@
 /* Heat window: the bucketed sliding count, its embeddable cell and the
- * bounded table of cells (8-way sets; a set's lock, fingerprints and
- * hottest cell share one line, its other 7 cells lie apart). */
+ * bounded, sharded table of cells (8-way sets, fingerprints apart). */
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -19,8 +18,7 @@
 #define BUCKETS MCREPL_HEAT_BUCKETS
 #define WAYS 8
 #define LINE 64
-#define COLD_WAYS (WAYS - 1)
-#define STRIPES 64
+#define MAX_SHARDS 256
 #define HALF_EPOCHS 0x80000000u
 #define HUGE_PAGE (2u << 20)
 #define SEED_KEY 0x6d63726570686561ULL /* "mcrephea" */
@@ -33,21 +31,12 @@
 #define heat_relax() ((void)0)
 #endif
 
-/* A set's first line: its lock, the 8 fingerprints and the cell of way 0,
- * which holds the set's hottest key, so most reads touch this line only. */
-struct heat_head {
+/* One lock and its statistics per cache line. */
+struct heat_shard {
 	atomic_uint lock;
-	uint32_t spare;
-	uint32_t fp[WAYS];    /* 0 = empty way */
-	mcrepl_heat_cell hot; /* way 0 */
-};
-
-_Static_assert(sizeof(struct heat_head) == LINE, "a set head is one line");
-
-/* Replacement counts, striped over lines (written on replacement only). */
-struct heat_stripe {
-	atomic_uint_fast64_t replacements;
-	unsigned char pad[LINE - sizeof(atomic_uint_fast64_t)];
+	uint32_t max_probe;
+	uint64_t replacements;
+	unsigned char pad[LINE - 16];
 };
 
 struct mcrepl_heat {
@@ -55,23 +44,24 @@ struct mcrepl_heat {
 	uint64_t bucket_inv; /* heat_inverse(p.bucket_ms) */
 	uint64_t nsets;
 	uint64_t max_entries;
+	unsigned shard_shift; /* shard = set >> shard_shift */
+	unsigned nshards;
 	bool domain_aware;
-	struct heat_head *heads; /* one line per set */
-	mcrepl_heat_cell *cold;	 /* COLD_WAYS per set: ways 1..7 */
-	struct heat_stripe *stripes;
-	void *mem; /* the block holding stripes, heads and cold cells */
+	uint32_t *fps;		 /* WAYS per set, 0 = empty; 2 sets a line */
+	mcrepl_heat_cell *cells; /* nsets * WAYS, parallel to fps */
+	struct heat_shard *shards;
+	void *mem; /* the block holding shards, fps and cells */
 	uint64_t bytes;
-	atomic_uint max_probe; /* read by every record(), grows <= 8 times */
 	unsigned char pad0[LINE];
 	atomic_uint_fast64_t entries; /* alone on its line: written by all */
 	unsigned char pad1[LINE];
 };
 
-/* Where a key lives: its set, fingerprint and head line. */
+/* Where a key lives: its set, fingerprint and shard. */
 struct heat_loc {
 	uint64_t set;
 	uint32_t fp;
-	struct heat_head *hd;
+	struct heat_shard *sh;
 };
 
 /* What one pass over a set found. */
@@ -79,7 +69,6 @@ struct heat_scan {
 	int empty;	 /* first empty way, -1 if none */
 	int victim;	 /* coldest live way, -1 if none */
 	uint32_t vcount; /* its windowed count */
-	uint32_t vhead;	 /* and its newest epoch */
 	unsigned live;	 /* live entries examined */
 };
 
@@ -245,29 +234,41 @@ static void heat_advise(void *mem, size_t size)
 }
 #endif
 
+/* Smallest shift >= 1 leaving at most MAX_SHARDS shards: shards guard
+ * contiguous runs of a power-of-two number of sets, paired sets share one. */
+static unsigned heat_shard_shift(uint64_t nsets)
+{
+	unsigned shift = 1;
+
+	while (((nsets - 1) >> shift) + 1 > MAX_SHARDS)
+		shift++;
+	return shift;
+}
+
 static void *heat_align(void *p)
 {
 	return (void *)(((uintptr_t)p + LINE - 1) & ~(uintptr_t)(LINE - 1));
 }
 
-/* One block: [pad to a line][stripes][heads, a line each][cold cells]. */
+/* One block: [pad to a line][shards][fps][cells]. The fingerprints of a
+ * pair of sets fill one line and a set's cells start on a line (3 lines). */
 static mcrepl_status heat_alloc_arrays(mcrepl_heat *h)
 {
-	uint64_t per_set =
-	    sizeof(struct heat_head) + COLD_WAYS * sizeof(mcrepl_heat_cell);
-	uint64_t head = STRIPES * sizeof(struct heat_stripe) + LINE;
+	uint64_t per_set = WAYS * (sizeof(uint32_t) + sizeof(mcrepl_heat_cell));
+	uint64_t head = (uint64_t)h->nshards * sizeof(struct heat_shard) + LINE;
+	uint64_t nfps = (h->nsets + 1) / 2 * 2 * WAYS;
 	size_t size;
 
 	if (h->nsets >= (SIZE_MAX - head) / per_set)
 		return MCREPL_ENOMEM;
-	size = (size_t)(head + h->nsets * per_set);
+	size = (size_t)(head + (h->nsets + 1) * per_set);
 	h->mem = calloc(1, size);
 	if (!h->mem)
 		return MCREPL_ENOMEM;
 	heat_advise(h->mem, size);
-	h->stripes = heat_align(h->mem);
-	h->heads = (struct heat_head *)(h->stripes + STRIPES);
-	h->cold = (mcrepl_heat_cell *)(h->heads + h->nsets);
+	h->shards = heat_align(h->mem);
+	h->fps = (uint32_t *)(h->shards + h->nshards);
+	h->cells = (mcrepl_heat_cell *)(h->fps + nfps);
 	h->bytes = sizeof(*h) + size;
 	return MCREPL_OK;
 }
@@ -288,13 +289,14 @@ mcrepl_status mcrepl_heat_create(const mcrepl_config *cfg, mcrepl_heat **out)
 	h->bucket_inv = heat_inverse(h->p.bucket_ms);
 	h->max_entries = max;
 	h->nsets = (max + max / 4 + (max % 4 != 0) + WAYS - 1) / WAYS;
+	h->shard_shift = heat_shard_shift(h->nsets);
+	h->nshards = (unsigned)(((h->nsets - 1) >> h->shard_shift) + 1);
 	h->domain_aware = cfg->domain_aware;
 	if (heat_alloc_arrays(h) != MCREPL_OK) {
 		free(h);
 		return MCREPL_ENOMEM;
 	}
 	atomic_init(&h->entries, 0);
-	atomic_init(&h->max_probe, 0);
 	*out = h;
 	return MCREPL_OK;
 }
@@ -309,12 +311,12 @@ void mcrepl_heat_destroy(mcrepl_heat *h)
 
 /* ---- table: locking and lookup ---------------------------------------- */
 
-static void heat_lock(atomic_uint *lk)
+static void heat_lock(struct heat_shard *sh)
 {
 	unsigned spins = 0;
 
-	while (atomic_exchange_explicit(lk, 1, memory_order_acquire)) {
-		while (atomic_load_explicit(lk, memory_order_relaxed)) {
+	while (atomic_exchange_explicit(&sh->lock, 1, memory_order_acquire)) {
+		while (atomic_load_explicit(&sh->lock, memory_order_relaxed)) {
 			if (++spins % 128 == 0)
 				sched_yield();
 			else
@@ -323,20 +325,9 @@ static void heat_lock(atomic_uint *lk)
 	}
 }
 
-static bool heat_trylock(atomic_uint *lk)
+static void heat_unlock(struct heat_shard *sh)
 {
-	return !atomic_load_explicit(lk, memory_order_relaxed) &&
-	       !atomic_exchange_explicit(lk, 1, memory_order_acquire);
-}
-
-static void heat_unlock(atomic_uint *lk)
-{
-	atomic_store_explicit(lk, 0, memory_order_release);
-}
-
-static inline atomic_uint *heat_lk(const mcrepl_heat *h, uint64_t set)
-{
-	return &h->heads[set].lock;
+	atomic_store_explicit(&sh->lock, 0, memory_order_release);
 }
 
 /* tenant, key[, domain]: each string chained into the seed of the next. */
@@ -355,76 +346,52 @@ static uint64_t heat_hash(const mcrepl_heat *h, const char *tenant,
 }
 
 /* Set by multiply-shift range reduction of the whole hash; the low 32 bits
- * become the fingerprint. The set's head line is fetched before the lock. */
+ * become the fingerprint. The set's lines are fetched before the lock. */
 static void heat_locate(const mcrepl_heat *h, const char *tenant,
 			const char *key, const char *domain, struct heat_loc *l)
 {
 	uint64_t x = heat_hash(h, tenant, key, domain);
-	const char *c;
+	const mcrepl_heat_cell *c;
 
 	l->set = (uint64_t)(((__uint128_t)x * h->nsets) >> 64);
 	l->fp = (uint32_t)x ? (uint32_t)x : 1;
-	l->hd = &h->heads[l->set];
-	c = (const char *)&h->cold[l->set * COLD_WAYS];
-	__builtin_prefetch(l->hd, 1);
-	/* The other 7 cells (168 bytes, 3 or 4 lines) are fetched alongside:
-	 * waiting for the head before fetching them would put a second miss
-	 * in series for every key that is not its set's hottest. */
-	__builtin_prefetch(c, 1);
-	__builtin_prefetch(c + LINE, 1);
-	__builtin_prefetch(c + 2 * LINE, 1);
-	__builtin_prefetch(c + COLD_WAYS * sizeof(mcrepl_heat_cell) - 1, 1);
-}
-
-/* The cell of way `way` of a set: way 0 in the head line, 1..7 apart. */
-static inline mcrepl_heat_cell *heat_cell(const mcrepl_heat *h, uint64_t set,
-					  int way)
-{
-	if (way == 0)
-		return &h->heads[set].hot;
-	return &h->cold[set * COLD_WAYS + (unsigned)way - 1];
+	l->sh = &h->shards[l->set >> h->shard_shift];
+	c = &h->cells[l->set * WAYS];
+	__builtin_prefetch(&h->fps[l->set * WAYS], 1);
+	__builtin_prefetch((const char *)c, 1);
+	__builtin_prefetch((const char *)c + LINE, 1);
+	__builtin_prefetch((const char *)c + 2 * LINE, 1);
 }
 
 #ifdef __SSE2__
 /* Index of the way holding fp, or -1: 8 fingerprints in two compares. */
-static inline int heat_find(const struct heat_head *hd, uint32_t fp)
+static inline int heat_find(const mcrepl_heat *h, const struct heat_loc *l)
 {
-	const __m128i *fps = (const __m128i *)hd->fp;
-	__m128i want = _mm_set1_epi32((int)fp);
-	__m128i lo = _mm_cmpeq_epi32(_mm_loadu_si128(fps), want);
-	__m128i hi = _mm_cmpeq_epi32(_mm_loadu_si128(fps + 1), want);
+	const __m128i *fps = (const __m128i *)&h->fps[l->set * WAYS];
+	__m128i want = _mm_set1_epi32((int)l->fp);
+	__m128i lo = _mm_cmpeq_epi32(_mm_load_si128(fps), want);
+	__m128i hi = _mm_cmpeq_epi32(_mm_load_si128(fps + 1), want);
 	unsigned m = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(lo)) |
 		     (unsigned)_mm_movemask_ps(_mm_castsi128_ps(hi)) << 4;
 
 	return m ? __builtin_ctz(m) : -1;
 }
 #else
-static inline int heat_find(const struct heat_head *hd, uint32_t fp)
+static inline int heat_find(const mcrepl_heat *h, const struct heat_loc *l)
 {
+	const uint32_t *fps = &h->fps[l->set * WAYS];
 	unsigned m = 0;
 
 	for (unsigned i = 0; i < WAYS; i++)
-		m |= (unsigned)(hd->fp[i] == fp) << i;
+		m |= (unsigned)(fps[i] == l->fp) << i;
 	return m ? __builtin_ctz(m) : -1;
 }
 #endif
 
-/* Read on every hit, written only the few times it grows (at most 8). */
-static void heat_note_probe(mcrepl_heat *h, unsigned probe)
+static void heat_note_probe(struct heat_shard *sh, unsigned probe)
 {
-	unsigned cur =
-	    atomic_load_explicit(&h->max_probe, memory_order_relaxed);
-
-	while (probe > cur && !atomic_compare_exchange_weak_explicit(
-				  &h->max_probe, &cur, probe,
-				  memory_order_relaxed, memory_order_relaxed))
-		;
-}
-
-static void heat_note_replacement(mcrepl_heat *h, uint64_t set)
-{
-	atomic_fetch_add_explicit(&h->stripes[set % STRIPES].replacements, 1,
-				  memory_order_relaxed);
+	if (probe > sh->max_probe)
+		sh->max_probe = probe;
 }
 
 /* ---- table: insertion and replacement --------------------------------- */
@@ -445,25 +412,25 @@ static bool heat_take_entry(mcrepl_heat *h)
 
 static void heat_clear_way(mcrepl_heat *h, uint64_t set, int way)
 {
-	h->heads[set].fp[way] = 0;
-	memset(heat_cell(h, set, way), 0, sizeof(mcrepl_heat_cell));
+	h->fps[set * WAYS + (unsigned)way] = 0;
+	memset(&h->cells[set * WAYS + (unsigned)way], 0,
+	       sizeof(mcrepl_heat_cell));
 }
 
 static int heat_claim(mcrepl_heat *h, uint64_t set, int way, uint32_t fp)
 {
 	heat_clear_way(h, set, way);
-	h->heads[set].fp[way] = fp;
+	h->fps[set * WAYS + (unsigned)way] = fp;
 	return way;
 }
 
-/* Is a cell with count n colder than the current victim (ties: least
- * recently read)? */
+/* Is way i colder than the current victim (ties: least recently read)? */
 static bool heat_colder(const mcrepl_heat_cell *c, uint32_t n,
-			const struct heat_scan *sc)
+			const struct heat_scan *sc, const mcrepl_heat_cell *set)
 {
 	if (sc->victim < 0 || n < sc->vcount)
 		return true;
-	return n == sc->vcount && (int32_t)(c->head - sc->vhead) < 0;
+	return n == sc->vcount && (int32_t)(c->head - set[sc->victim].head) < 0;
 }
 
 /* One pass over a set: frees entries gone cold, finds an empty way and the
@@ -471,20 +438,17 @@ static bool heat_colder(const mcrepl_heat_cell *c, uint32_t n,
 static void heat_scan_set(mcrepl_heat *h, uint64_t set, uint32_t e,
 			  struct heat_scan *sc)
 {
-	const struct heat_head *hd = &h->heads[set];
-	const mcrepl_heat_cell *c;
+	const mcrepl_heat_cell *cells = &h->cells[set * WAYS];
 	uint32_t n;
 
 	*sc = (struct heat_scan){.empty = -1, .victim = -1};
 	for (int i = 0; i < WAYS; i++) {
-		if (hd->fp[i] != 0) {
+		if (h->fps[set * WAYS + (unsigned)i] != 0) {
 			sc->live++;
-			c = heat_cell(h, set, i);
-			n = cell_count(c, e);
-			if (n > 0 && heat_colder(c, n, sc)) {
+			n = cell_count(&cells[i], e);
+			if (n > 0 && heat_colder(&cells[i], n, sc, cells)) {
 				sc->victim = i;
 				sc->vcount = n;
-				sc->vhead = c->head;
 			}
 			if (n > 0)
 				continue;
@@ -498,95 +462,41 @@ static void heat_scan_set(mcrepl_heat *h, uint64_t set, uint32_t e,
 }
 
 /* The table is at its limit and the key's own set holds nothing to
- * replace: evict the coldest entry of the paired set (whose lock the
- * caller holds too). */
+ * replace: evict the coldest entry of the paired set (same shard). */
 static int heat_insert_pair(mcrepl_heat *h, const struct heat_loc *l,
 			    uint32_t e, int empty)
 {
 	uint64_t pair = l->set ^ 1;
 	struct heat_scan sc;
 
+	if (pair >= h->nsets)
+		return -1;
 	heat_scan_set(h, pair, e, &sc);
-	heat_note_probe(h, sc.live);
+	heat_note_probe(l->sh, sc.live);
 	if (!heat_take_entry(h)) {
 		if (sc.victim < 0)
 			return -1;
 		heat_clear_way(h, pair, sc.victim);
-		heat_note_replacement(h, pair);
+		l->sh->replacements++;
 	}
 	return heat_claim(h, l->set, empty, l->fp);
 }
 
-/* Lock the paired set beside the key's own, lower index first. Returns
- * false when the own lock had to be dropped meanwhile (so the set must be
- * searched again). */
-static bool heat_lock_pair(mcrepl_heat *h, const struct heat_loc *l)
-{
-	atomic_uint *pair = heat_lk(h, l->set ^ 1), *own = heat_lk(h, l->set);
-
-	if (l->set & 1) {
-		if (heat_trylock(pair))
-			return true;
-		heat_unlock(own);
-		heat_lock(pair);
-		heat_lock(own);
-		return false;
-	}
-	heat_lock(pair);
-	return true;
-}
-
-/* The way holding the key, inserting it when it is new; -1 if the read
- * cannot be tracked. *pair tells whether the paired set is locked too. */
-static int heat_lookup(mcrepl_heat *h, const struct heat_loc *l, uint32_t e,
-		       bool *pair)
+static int heat_insert(mcrepl_heat *h, const struct heat_loc *l, uint32_t e)
 {
 	struct heat_scan sc;
-	int way = heat_find(l->hd, l->fp);
 
-	if (way >= 0) {
-		heat_note_probe(h, (unsigned)way + 1);
-		return way;
-	}
 	heat_scan_set(h, l->set, e, &sc);
-	heat_note_probe(h, sc.live);
+	heat_note_probe(l->sh, sc.live);
 	if (sc.empty >= 0 && heat_take_entry(h))
 		return heat_claim(h, l->set, sc.empty, l->fp);
 	if (sc.victim >= 0) {
-		heat_note_replacement(h, l->set);
+		l->sh->replacements++;
 		return heat_claim(h, l->set, sc.victim, l->fp);
 	}
-	if (sc.live != 0 || (l->set ^ 1) >= h->nsets)
-		return -1; /* another thread took the entries just freed */
-	if (!*pair) {
-		*pair = true;
-		if (!heat_lock_pair(h, l))
-			return heat_lookup(h, l, e, pair);
-	}
-	return heat_insert_pair(h, l, e, sc.empty);
-}
-
-/* Keep a hot key of the set in way 0, beside the fingerprints: when the
- * key in way `way` crosses the threshold with n reads in the window and
- * way 0 holds fewer (or nothing), the two ways swap. Only on CROSSED (once
- * per key per window), so a read costs no check and no extra write to the
- * head line otherwise. Positions are not observable: counts, events and
- * victims are those of the keys, wherever they sit. */
-static void heat_promote(mcrepl_heat *h, const struct heat_loc *l, int way,
-			 uint32_t n, uint32_t e)
-{
-	struct heat_head *hd = l->hd;
-	mcrepl_heat_cell *c = heat_cell(h, l->set, way), tmp;
-	uint32_t fp;
-
-	if (hd->fp[0] != 0 && cell_count(&hd->hot, e) >= n)
-		return;
-	tmp = hd->hot;
-	hd->hot = *c;
-	*c = tmp;
-	fp = hd->fp[0];
-	hd->fp[0] = hd->fp[way];
-	hd->fp[way] = fp;
+	if (sc.live == 0)
+		return heat_insert_pair(h, l, e, sc.empty);
+	return -1; /* another thread took the entries this set just freed */
 }
 
 /* ---- table: the calls ----------------------------------------------- */
@@ -598,33 +508,21 @@ mcrepl_heat_event mcrepl_heat_record(mcrepl_heat *h, const char *tenant,
 	uint32_t e = heat_epoch_fast(now_ms, h->p.bucket_ms, h->bucket_inv);
 	mcrepl_heat_event ev = MCREPL_HEAT_COLD;
 	struct heat_loc l;
-	bool pair = false;
-	uint32_t n = 0;
 	int way;
 
 	heat_locate(h, tenant, key, domain, &l);
-	heat_lock(heat_lk(h, l.set));
-	way = heat_find(l.hd, l.fp);
-	if (way == 0) {
-		/* the common case: the set's hottest key, all in one line */
-		ev = cell_record(&l.hd->hot, e, h->p.threshold, &n);
-		heat_note_probe(h, 1);
-	} else {
-		if (way < 0)
-			way = heat_lookup(h, &l, e, &pair);
-		else
-			heat_note_probe(h, (unsigned)way + 1);
-		if (way >= 0)
-			ev = cell_record(heat_cell(h, l.set, way), e,
-					 h->p.threshold, &n);
-		if (way > 0 && ev == MCREPL_HEAT_CROSSED)
-			heat_promote(h, &l, way, n, e);
-	}
-	if (pair)
-		heat_unlock(heat_lk(h, l.set ^ 1));
-	heat_unlock(heat_lk(h, l.set));
-	if (count_out)
-		*count_out = n;
+	heat_lock(l.sh);
+	way = heat_find(h, &l);
+	if (way >= 0)
+		heat_note_probe(l.sh, (unsigned)way + 1);
+	else
+		way = heat_insert(h, &l, e);
+	if (way >= 0)
+		ev = cell_record(&h->cells[l.set * WAYS + (unsigned)way], e,
+				 h->p.threshold, count_out);
+	else if (count_out)
+		*count_out = 0;
+	heat_unlock(l.sh);
 	return ev;
 }
 
@@ -636,23 +534,25 @@ uint32_t mcrepl_heat_count(mcrepl_heat *h, const char *tenant, const char *key,
 	int way;
 
 	heat_locate(h, tenant, key, domain, &l);
-	heat_lock(heat_lk(h, l.set));
-	way = heat_find(l.hd, l.fp);
+	heat_lock(l.sh);
+	way = heat_find(h, &l);
 	if (way >= 0)
-		n = cell_count(heat_cell(h, l.set, way),
+		n = cell_count(&h->cells[l.set * WAYS + (unsigned)way],
 			       heat_epoch(&h->p, now_ms));
-	heat_unlock(heat_lk(h, l.set));
+	heat_unlock(l.sh);
 	return n;
 }
 
 void mcrepl_heat_get_stats(mcrepl_heat *h, mcrepl_heat_stats *out)
 {
 	memset(out, 0, sizeof(*out));
-	for (unsigned i = 0; i < STRIPES; i++)
-		out->replacements += atomic_load_explicit(
-		    &h->stripes[i].replacements, memory_order_relaxed);
-	out->max_probe =
-	    atomic_load_explicit(&h->max_probe, memory_order_relaxed);
+	for (unsigned i = 0; i < h->nshards; i++) {
+		heat_lock(&h->shards[i]);
+		out->replacements += h->shards[i].replacements;
+		if (h->shards[i].max_probe > out->max_probe)
+			out->max_probe = h->shards[i].max_probe;
+		heat_unlock(&h->shards[i]);
+	}
 	out->entries = atomic_load_explicit(&h->entries, memory_order_relaxed);
 	out->capacity = h->nsets * WAYS;
 	out->max_entries = h->max_entries;

@@ -38,34 +38,24 @@
  *      costs no second lookup and dies with the object.
  *
  * TABLE BOUNDS. The table holds at most heat_max_entries keys in
- * ceil(1.25 * max / 8) sets of 8 ways. A set is one 64-byte head line (the
- * set's lock, the 8 fingerprints and the cell of way 0) plus its other 7
- * cells apart: 232 bytes a set, 29 per way, about 36.3 per tracked key.
- * Way 0 holds a hot key of the set: when a key crosses the threshold
- * (CROSSED) with a higher windowed count than the key in way 0 (or way 0
- * is empty), the two swap ways, so reads of a set's hottest key touch one
- * cache line. Which way a key sits in is not observable (except through
- * stats.max_probe): events, counts and victims are those of the keys,
- * wherever they sit. A key's 8-way set is the
- * only place it may live, so every record() touches at most 8 entries:
- * cleanup is bounded by a constant and there is never a scan. When the
- * key's set is full, the victim is an entry whose window has gone cold
- * (count 0) if any, else the entry with the lowest windowed count (ties:
- * least recently read; among entries read in the same bucket, any). A hot
- * key therefore still gets in when the table is full: it displaces the
- * coldest key in its set, and while its count is above the set's minimum
- * it is never the victim. Entries found cold while a set is searched for a
- * new key are freed. When the table is at its limit and the key's set
- * holds no entry at all, the coldest entry of the paired set (index xor 1,
- * whose lock is then taken too, lower index first) makes room; only if
- * both are empty (or another thread just took the entries the set freed)
- * is the read not tracked (COLD, count 0). So a record() examines at most
- * 8 live entries (stats.max_probe <= 8; a read of the key in way w counts
- * w + 1). Sets fill unevenly: after one pass over heat_max_entries
- * distinct keys about 93% of them are resident. Keys are fingerprinted
- * (64-bit hash, 32 bits kept besides the set index; no key is stored or
- * compared): two keys colliding share one counter (probability about
- * 8/2^32 per new key).
+ * ceil(1.25 * max / 8) sets of 8 ways (fingerprint + cell, 28 bytes per way,
+ * about 35 bytes per tracked key). A key's 8-way set is the only place it may
+ * live, so every record() touches at most 8 entries: cleanup is bounded by a
+ * constant and there is never a scan. When the key's set is full, the
+ * victim is an entry whose window has gone cold (count 0) if any, else the
+ * entry with the lowest windowed count (ties: least recently read). A hot key
+ * therefore still gets in when the table is full: it displaces the coldest
+ * key in its set, and while its count is above the set's minimum it is never
+ * the victim. Entries found cold while a set is searched for a new key are
+ * freed. When the table is at its limit and the key's set holds no entry at
+ * all, the coldest entry of the paired set (index xor 1, same lock) makes
+ * room; only if both are empty (or another thread just took the entries
+ * the set freed) is the read not tracked (COLD, count 0). So a record()
+ * examines at most 8 live entries (stats.max_probe <= 8). Sets
+ * fill unevenly: after one pass over heat_max_entries distinct keys about
+ * 93% of them are resident. Keys are fingerprinted (64-bit hash, 32 bits
+ * kept besides the set index): two keys colliding share one counter
+ * (probability about 8/2^32 per new key).
  */
 #ifndef MCREPL_HEAT_H
 #define MCREPL_HEAT_H
@@ -150,7 +140,7 @@ MCREPL_API void mcrepl_heat_destroy(mcrepl_heat *h);
  * Record one read of (tenant, key) by a reader in `domain` at now_ms.
  * `domain` is part of the key only when the config was domain-aware (NULL or
  * "" means "default"); tenant may be NULL (= ""). key must not be NULL.
- * Strings are read only during the call. Thread-safe (a lock per set).
+ * Strings are read only during the call. Thread-safe (sharded locks).
  */
 MCREPL_API mcrepl_heat_event
 mcrepl_heat_record(mcrepl_heat *h, const char *tenant, const char *key,
