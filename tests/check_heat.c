@@ -809,6 +809,68 @@ START_TEST(test_heat_table_limit_with_empty_set)
 }
 END_TEST
 
+/* n keys "<prefix>-<i>" sharing one set with "probe-0" (itself first). */
+static void keys_in_set(char (*keys)[32], int n)
+{
+	int got = 0;
+
+	for (int i = 0; got < n; i++) {
+		ck_assert_int_lt(i, 5000);
+		snprintf(keys[got], 32, "probe-%d", i);
+		if (i == 0 || same_set("probe-0", keys[got]))
+			got++;
+	}
+}
+
+/* Six keys of one set read at skewed rates, with gaps that cool them: the
+ * keys cross the threshold at different times. Every event and count must
+ * be the key's own, as the brute-force model computes it, whatever the
+ * layout does with the keys inside the set. */
+#define ONE_SET_KEYS 6
+
+START_TEST(test_heat_table_one_set_matches_model)
+{
+	static struct model m[ONE_SET_KEYS];
+	char keys[ONE_SET_KEYS][32];
+	mcrepl_heat_params p;
+	mcrepl_config cfg;
+	mcrepl_heat *h;
+	uint64_t t = 1000, seed = 99;
+	uint32_t n;
+
+	keys_in_set(keys, ONE_SET_KEYS);
+	cfg_make(&cfg, 10000, 0.8, 8);
+	mcrepl_heat_params_init(&p, &cfg);
+	ck_assert_int_eq(mcrepl_heat_create(&cfg, &h), MCREPL_OK);
+	for (int k = 0; k < ONE_SET_KEYS; k++)
+		m[k] =
+		    (struct model){.b = p.bucket_ms, .threshold = p.threshold};
+	for (int i = 0; i < 6000; i++) {
+		uint64_t r = test_rng(&seed);
+		int k = 0;
+
+		/* key k with weight 2^k; now and then a gap of a window */
+		while (k < ONE_SET_KEYS - 1 && r % 2 == 0) {
+			k++;
+			r /= 2;
+		}
+		t += i % 500 == 499 ? 12000 : test_rng(&seed) % 60;
+		ck_assert_int_lt(m[k].n, NELEM(m[k].epochs));
+		mcrepl_heat_event want = model_record(&m[k], t);
+
+		ck_assert_int_eq(
+		    mcrepl_heat_record(h, NULL, keys[k], NULL, t, &n), want);
+		ck_assert_uint_eq(n, model_count(&m[k], t));
+		for (int j = 0; j < ONE_SET_KEYS; j++)
+			ck_assert_uint_eq(
+			    mcrepl_heat_count(h, NULL, keys[j], NULL, t),
+			    m[j].n ? model_count(&m[j], t) : 0);
+	}
+	ck_assert_uint_eq(table_entries(h), ONE_SET_KEYS);
+	mcrepl_heat_destroy(h);
+}
+END_TEST
+
 /* ---- the table under two threads ------------------------------------------ */
 
 #define SAME_N 30000 /* 2 x 30000 < 65535: one bucket holds it all */
@@ -843,6 +905,32 @@ static void *many_keys_worker(void *arg)
 			snprintf(key, sizeof(key), "both-%d", i);
 			mcrepl_heat_record(w->h, "t", key, NULL, 500, NULL);
 		}
+	}
+	return NULL;
+}
+
+/* Each thread churns the keys of one set of a two-set table (a pair, the
+ * table at its limit of 8 entries), moving its clock past a window every
+ * 8 reads: reads free cold entries, replace within a set and, when a set
+ * is empty at the limit, evict from the pair under both set locks. */
+#define PAIR_N 20000
+
+static char pair_keys[2][8][32];
+
+static void *pair_worker(void *arg)
+{
+	struct worker *w = arg;
+	int side = w->prefix[0] == 'b';
+	uint32_t n;
+
+	pthread_barrier_wait(w->start);
+	for (int i = 0; i < PAIR_N; i++) {
+		/* the other side's entries look cold from here half the time */
+		uint64_t t = (uint64_t)(i / 8) * 11000 + (uint64_t)side * 5000;
+
+		mcrepl_heat_record(w->h, NULL, pair_keys[side][i % 8], NULL, t,
+				   &n);
+		ck_assert_uint_le(n, 8);
 	}
 	return NULL;
 }
@@ -895,6 +983,32 @@ START_TEST(test_heat_two_threads_many_keys)
 }
 END_TEST
 
+START_TEST(test_heat_two_threads_pair_eviction)
+{
+	char probe[32];
+	int got[2] = {0, 0};
+	mcrepl_heat *h = table_make(8, false);
+	mcrepl_heat_stats st;
+
+	for (int i = 0; got[0] < 8 || got[1] < 8; i++) {
+		int side;
+
+		ck_assert_int_lt(i, 5000);
+		snprintf(probe, sizeof(probe), "probe-%d", i);
+		side = i != 0 && !same_set("probe-0", probe);
+		if (got[side] < 8)
+			memcpy(pair_keys[side][got[side]++], probe,
+			       sizeof(probe));
+	}
+	run_two(h, pair_worker);
+	mcrepl_heat_get_stats(h, &st);
+	ck_assert_uint_le(st.entries, 8);
+	ck_assert_uint_ge(st.entries, 1);
+	ck_assert_uint_le(st.max_probe, 8);
+	mcrepl_heat_destroy(h);
+}
+END_TEST
+
 Suite *make_heat_suite(void)
 {
 	Suite *s = suite_create("heat");
@@ -934,11 +1048,13 @@ Suite *make_heat_suite(void)
 			    NELEM(bounded_max));
 	tcase_add_test(table, test_heat_table_cold_entries_are_reused);
 	tcase_add_test(table, test_heat_table_limit_with_empty_set);
+	tcase_add_test(table, test_heat_table_one_set_matches_model);
 	tcase_set_timeout(table, 60);
 	suite_add_tcase(s, table);
 
 	tcase_add_test(threads, test_heat_two_threads_same_key);
 	tcase_add_test(threads, test_heat_two_threads_many_keys);
+	tcase_add_test(threads, test_heat_two_threads_pair_eviction);
 	tcase_set_timeout(threads, 120);
 	suite_add_tcase(s, threads);
 	return s;
