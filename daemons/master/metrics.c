@@ -100,6 +100,15 @@ static void store_figures(struct store *s, struct text *t)
 	      "counter", s->warmup_runs);
 	gauge(t, "mcrepl_master_warmup_copies_total",
 	      "Copies queued by warmups", "counter", s->warmup_queued);
+	gauge(t, "mcrepl_master_warmup_copies_completed_total",
+	      "Warmup copies that became readable replicas", "counter",
+	      s->warmup_done);
+	gauge(t, "mcrepl_master_warmup_copies_failed_total",
+	      "Warmup copies revoked, failed or expired", "counter",
+	      s->warmup_failed);
+	gauge(t, "mcrepl_master_warmup_copies_inflight",
+	      "Warmup copies queued and not yet ended", "gauge",
+	      s->warmup_queued - s->warmup_done - s->warmup_failed);
 }
 
 char *master_metrics(struct store *s, size_t *len_out)

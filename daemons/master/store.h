@@ -95,7 +95,8 @@ struct task {
 	struct task *prev, *next;     /* in the client's list, oldest first */
 	uint64_t client_id;
 	bool fetched;
-	bool done; /* the worker reported it; kept while its lease lives */
+	bool done;   /* the worker reported it; kept while its lease lives */
+	bool warmup; /* queued by a warmup and not yet counted as ended */
 	uint64_t lease_expires_at_ms; /* master clock; sent as time left */
 	Mcrepl__Task msg;	      /* strings owned by the task */
 };
@@ -132,7 +133,8 @@ struct store {
 	uint64_t evicted_objects, evicted_bytes, evictions_runs;
 	uint64_t puts, gets, get_keys, removes, stats_req;
 	uint64_t dyn_replica_bytes; /* held by readable dynamic replicas */
-	uint64_t warmup_runs, warmup_queued;
+	uint64_t warmup_runs, warmup_queued; /* warmups; copies they queued */
+	uint64_t warmup_done, warmup_failed; /* of those copies, ended */
 };
 
 int store_create(const struct master_opts *o, uint64_t grant_key,

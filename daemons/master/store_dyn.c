@@ -114,6 +114,7 @@ static mcrepl_status publish(struct store *s, const struct object *o,
 		mcrepl_stats_reject(s->stats, res->reason);
 		return MCREPL_EREJECTED;
 	}
+	t->warmup = p->kind == MCREPL_PROPOSAL_WARMUP;
 	mcrepl_leases_bind_task(s->leases, res->lease.id,
 				(mcrepl_task_id){t->msg.task_id});
 	res->lease.task.v = t->msg.task_id;
@@ -256,10 +257,18 @@ static void unpin_target(struct store *s, const mcrepl_lease *l,
 		store_delete_object(s, o);
 }
 
-static void finish_lease_task(struct store *s, const mcrepl_lease *l)
+/* The lease's copy is over (ok: its replica became readable). */
+static void finish_lease_task(struct store *s, const mcrepl_lease *l, bool ok)
 {
 	struct task *t = l->task.v ? store_task(s, l->task.v) : NULL;
 
+	if (t && t->warmup) { /* warmup progress, counted once */
+		t->warmup = false;
+		if (ok)
+			s->warmup_done++;
+		else
+			s->warmup_failed++;
+	}
 	if (t)
 		store_finish_task(s, t);
 	lease_live(s, l, -1);
@@ -268,7 +277,7 @@ static void finish_lease_task(struct store *s, const mcrepl_lease *l)
 void store_fail_lease_task(struct store *s, const mcrepl_lease *l)
 {
 	mcrepl_stats_add(s->stats, MCREPL_STAT_TASKS_FAILED, 1);
-	finish_lease_task(s, l);
+	finish_lease_task(s, l, false);
 }
 
 /* The lease is gone after a refused call (expired, dead version): clean
@@ -397,14 +406,14 @@ static Mcrepl__Code finish_copy(struct store *s, const mcrepl_fence *fin,
 				 success ? MCREPL_STAT_TASKS_FAILED
 					 : MCREPL_STAT_TASKS_REVOKED,
 				 1);
-		finish_lease_task(s, &l);
+		finish_lease_task(s, &l, false);
 		return success ? MCREPL__CODE__NOT_FOUND : MCREPL__CODE__OK;
 	}
 	o->replicas[i].status = REPLICA_COMPLETE;
 	s->dyn_replica_bytes += o->replicas[i].size;
 	o->copies--;
 	count_completion(s, &l);
-	finish_lease_task(s, &l);
+	finish_lease_task(s, &l, true);
 	return MCREPL__CODE__OK;
 }
 

@@ -781,7 +781,7 @@ START_TEST(
 	    "--dynamic_replication_domain_aware=true", NULL};
 	struct cluster cl;
 	Mcrepl__Task t;
-	uint64_t v, seg_b2, seg_c;
+	uint64_t v, seg_b2, seg_c, src;
 
 	cluster_start(&cl, "enforce", da); /* seg-a, seg-b: domain default */
 	seg_b2 = mount_in(&cl, CLIENT_C, "host-d", "seg-b2", 64 * MIB, true,
@@ -804,10 +804,26 @@ START_TEST(
 	seg_c =
 	    mount_in(&cl, 0xd4, "host-e", "seg-c", 64 * MIB, true, "zone-c");
 	ck_assert_int_eq(metric(&cl, "mcrepl_master_warmup_copies_total"), 1);
-	t = wait_task(&cl, CLIENT_A, 200);
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_warmup_copies_inflight"),
+			 1);
+	src = CLIENT_A;
+	t = wait_task(&cl, src, 200);
 	if (t.task_id == 0)
-		t = wait_task(&cl, CLIENT_C, 200);
+		t = wait_task(&cl, src = CLIENT_C, 200);
 	ck_assert_uint_eq(t.target_segment_id, seg_c);
+	/* warmup progress: the copy ends, the gauge drains */
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", src, &t, v,
+				  "hot", NULL, 0),
+			 MCREPL__CODE__OK);
+	ck_assert_int_eq(
+	    dyn_call(&cl, "DynamicReplicaCopyEnd", src, &t, v, "hot", NULL, 0),
+	    MCREPL__CODE__OK);
+	ck_assert_int_eq(
+	    metric(&cl, "mcrepl_master_warmup_copies_completed_total"), 1);
+	ck_assert_int_eq(
+	    metric(&cl, "mcrepl_master_warmup_copies_failed_total"), 0);
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_warmup_copies_inflight"),
+			 0);
 	cluster_stop(&cl);
 }
 END_TEST
