@@ -2,12 +2,17 @@
  * bench_client: latency of store_client_get for one 64 KiB object on a real
  * local cluster (one mcrepl-master with dynamic replication off, one
  * mcrepl-worker), one blocking client, one get at a time. Reports the
- * median and p99 of the per-get wall time.
+ * median and p99 of the per-get wall time, for the client as it is (data
+ * connections kept open) and, as the baseline in the same run, for a
+ * client that opens a new data connection per get (one_shot_data, the
+ * client before connection reuse). The two alternate in rounds of 500.
  *
  *   bench_client [--gets N] [--bytes B]
- * Last line: client_get_us_median=<x> client_get_us_p99=<x> gets=<n>
+ * Last line: client_get_us_median=<x> client_get_us_p99=<x>
+ * one_shot_get_us_median=<x> one_shot_get_us_p99=<x> speedup=<x> gets=<n>
  * bytes=<n>
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,43 +73,67 @@ static int run_gets(store_client *c, const char *key, uint64_t bytes,
 	return 0;
 }
 
+static store_client *open_client(uint16_t port, bool one_shot)
+{
+	struct store_client_config cfg;
+	store_client *c = NULL;
+	char addr[64], err[512];
+
+	store_client_config_init(&cfg);
+	cfg.one_shot_data = one_shot;
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+	if (store_client_open(&c, addr, "bench", &cfg, err, sizeof(err)))
+		fprintf(stderr, "bench_client: open: %s\n", err);
+	return c;
+}
+
+#define ROUND 500
+
 static int bench(uint16_t port, size_t gets, uint64_t bytes)
 {
 	static const char key[] = "bench-64k";
-	store_client *c = NULL;
-	double *lat = calloc(gets, sizeof(*lat));
+	store_client *c[2] = {open_client(port, false),
+			      open_client(port, true)};
+	double *lat[2] = {calloc(gets, sizeof(double)),
+			  calloc(gets, sizeof(double))};
 	uint8_t *obj = malloc(bytes);
-	char addr[64], err[512];
 	int rc = -1;
 
-	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
-	if (!lat || !obj ||
-	    store_client_open(&c, addr, "bench", NULL, err, sizeof(err))) {
-		fprintf(stderr, "bench_client: open: %s\n", err);
-		goto out_free;
-	}
+	if (!c[0] || !c[1] || !lat[0] || !lat[1] || !obj)
+		goto out;
 	for (uint64_t i = 0; i < bytes; i++)
 		obj[i] = (uint8_t)(i * 131);
-	if (store_client_put(c, key, obj, bytes)) {
+	if (store_client_put(c[0], key, obj, bytes)) {
 		fprintf(stderr, "bench_client: put: %s\n",
-			store_client_error(c));
-		goto out_close;
+			store_client_error(c[0]));
+		goto out;
 	}
-	/* warm up, then measure */
-	if (run_gets(c, key, bytes, lat, gets < 100 ? gets : 100) ||
-	    run_gets(c, key, bytes, lat, gets))
-		goto out_close;
-	qsort(lat, gets, sizeof(*lat), cmp_double);
-	printf("client_get_us_median=%.1f client_get_us_p99=%.1f gets=%zu "
-	       "bytes=%llu\n",
-	       lat[gets / 2], lat[gets * 99 / 100], gets,
-	       (unsigned long long)bytes);
+	/* warm up both, then alternate rounds so drift hits both alike */
+	for (int m = 0; m < 2; m++)
+		if (run_gets(c[m], key, bytes, lat[m], gets < 100 ? gets : 100))
+			goto out;
+	for (size_t done = 0; done < gets; done += ROUND) {
+		size_t n = gets - done < ROUND ? gets - done : ROUND;
+
+		for (int m = 0; m < 2; m++)
+			if (run_gets(c[m], key, bytes, lat[m] + done, n))
+				goto out;
+	}
+	for (int m = 0; m < 2; m++)
+		qsort(lat[m], gets, sizeof(double), cmp_double);
+	printf("client_get_us_median=%.1f client_get_us_p99=%.1f "
+	       "one_shot_get_us_median=%.1f one_shot_get_us_p99=%.1f "
+	       "speedup=%.2f gets=%zu bytes=%llu\n",
+	       lat[0][gets / 2], lat[0][gets * 99 / 100], lat[1][gets / 2],
+	       lat[1][gets * 99 / 100], lat[1][gets / 2] / lat[0][gets / 2],
+	       gets, (unsigned long long)bytes);
 	rc = 0;
-out_close:
-	store_client_close(c);
-out_free:
+out:
+	for (int m = 0; m < 2; m++) {
+		store_client_close(c[m]);
+		free(lat[m]);
+	}
 	free(obj);
-	free(lat);
 	return rc;
 }
 

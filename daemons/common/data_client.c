@@ -70,7 +70,10 @@ void data_pool_destroy(struct data_pool *p)
 
 void data_pool_get_stats(const struct data_pool *p, struct data_pool_stats *out)
 {
-	*out = p->st;
+	if (p)
+		*out = p->st;
+	else
+		memset(out, 0, sizeof(*out));
 }
 
 /* ---- blocking I/O ------------------------------------------------------- */

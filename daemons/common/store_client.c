@@ -81,8 +81,9 @@ int store_client_open(store_client **out, const char *master_addr,
 	rpc_client_config_init(&rc);
 	if (c->cfg.rpc_timeout_ms)
 		rc.call_timeout_ms = c->cfg.rpc_timeout_ms;
-	c->pool = data_pool_create(c->cfg.data_conns);
-	if (!c->pool) {
+	c->pool =
+	    c->cfg.one_shot_data ? NULL : data_pool_create(c->cfg.data_conns);
+	if (!c->pool && !c->cfg.one_shot_data) {
 		snprintf(err, errlen, "out of memory");
 		free(c);
 		return -ENOMEM;

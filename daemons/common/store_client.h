@@ -45,6 +45,9 @@ struct store_client_config {
 	int rpc_timeout_ms;  /* per master call; 5000 */
 	int data_timeout_ms; /* per data-plane transfer; 30000 */
 	uint32_t data_conns; /* data connections kept open; 0 = 16 */
+	/* true: a new data connection per transfer, none kept (the client
+	 * before connection reuse; for comparisons such as bench_client) */
+	bool one_shot_data;
 };
 
 void store_client_config_init(struct store_client_config *cfg);

@@ -108,7 +108,7 @@ static void teardown(void)
 	proc_stop(&fx.master);
 }
 
-static store_client *client(const char *local_host)
+static store_client *client_with(const char *local_host, bool one_shot)
 {
 	struct store_client_config cfg;
 	store_client *c = NULL;
@@ -116,10 +116,16 @@ static store_client *client(const char *local_host)
 
 	store_client_config_init(&cfg);
 	cfg.local_host = local_host;
+	cfg.one_shot_data = one_shot;
 	ck_assert_msg(
 	    store_client_open(&c, fx.addr, "t1", &cfg, err, sizeof(err)) == 0,
 	    "%s", err);
 	return c;
+}
+
+static store_client *client(const char *local_host)
+{
+	return client_with(local_host, false);
 }
 
 static void put_obj(store_client *c, const char *key)
@@ -361,6 +367,25 @@ START_TEST(test_gets_reuse_one_data_connection)
 		harness_sleep_ms(open ? 20 : 0);
 	}
 	ck_assert_int_eq(open, 0);
+}
+END_TEST
+
+/* one_shot_data (the comparison baseline): a connection per transfer,
+ * none kept, no pool counters. */
+START_TEST(test_one_shot_client_keeps_no_data_connection)
+{
+	store_client *c;
+
+	start_worker(0);
+	c = client_with(NULL, true);
+	put_obj(c, "k");
+	for (int i = 0; i < 5; i++)
+		get_obj(c, "k");
+	assert_data_stats(c, 0, 0, 0, 0);
+	ck_assert_int_eq(
+	    worker_metric(0, "mcrepl_worker_data_connections_accepted_total"),
+	    6);
+	store_client_close(c);
 }
 END_TEST
 
@@ -828,6 +853,7 @@ Suite *make_worker_suite(void)
 	tcase_add_test(tc, test_sigterm_revokes_copy_in_flight);
 	tcase_add_test(tc, test_worker_flags);
 	tcase_add_test(tc, test_gets_reuse_one_data_connection);
+	tcase_add_test(tc, test_one_shot_client_keeps_no_data_connection);
 	tcase_add_test(tc, test_idle_closed_data_connection_is_survived);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("faults");
