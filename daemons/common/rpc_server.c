@@ -13,6 +13,7 @@
 
 #include "evframe.h"
 #include "netutil.h"
+#include "rpc_dispatch.h"
 #include "rpc_server.h"
 
 /* Seconds a refused connection may take to flush and close. */
@@ -45,20 +46,6 @@ struct rpc_server {
 	rpc_conn *current;
 	uint16_t port;
 };
-
-/* The closure_data handed to a handler: one per dispatched request. */
-struct rpc_call {
-	rpc_conn *conn;
-	const ProtobufCMethodDescriptor *method;
-	uint64_t request_id;
-	uint32_t method_index;
-	bool replied;
-};
-
-/* protobuf-c's generated dispatcher reads the handler table that follows
- * the ProtobufCService base as an array of these (protobuf-c.c). */
-typedef void (*generic_handler)(void *service, const ProtobufCMessage *input,
-				ProtobufCClosure closure, void *closure_data);
 
 void rpc_server_config_init(rpc_server_config *cfg)
 {
@@ -120,107 +107,40 @@ static void reply_error(rpc_conn *conn, uint64_t request_id, uint32_t method,
 	conn_send(conn, frame, len);
 }
 
-static void call_error(struct rpc_call *call, Mcrepl__Code status,
-		       const char *text)
+/* rpc_dispatch's reply: one frame with the response or the error. */
+static void reply(void *arg, const rpc_frame_head *head,
+		  const ProtobufCMessage *msg)
 {
-	reply_error(call->conn, call->request_id, call->method_index, status,
-		    text);
-}
-
-static void reply_msg(struct rpc_call *call, const ProtobufCMessage *msg)
-{
-	rpc_frame_head head = {call->request_id, call->method_index,
-			       MCREPL__CODE__OK, NULL};
-	size_t max = call->conn->server->cfg.max_frame_bytes;
+	rpc_conn *conn = arg;
+	size_t max = conn->server->cfg.max_frame_bytes;
 	uint8_t *frame;
 	size_t len;
 
-	if (rpc_frame_encode_msg(&head, msg, &frame, &len) != RPC_FRAME_OK) {
-		call_error(call, MCREPL__CODE__INTERNAL, "out of memory");
+	if (!msg) {
+		reply_error(conn, head->request_id, head->method, head->status,
+			    head->error);
+		return;
+	}
+	if (rpc_frame_encode_msg(head, msg, &frame, &len) != RPC_FRAME_OK) {
+		reply_error(conn, head->request_id, head->method,
+			    MCREPL__CODE__INTERNAL, "out of memory");
 		return;
 	}
 	if (len - RPC_FRAME_PREFIX_BYTES > max) {
 		free(frame);
-		call_error(call, MCREPL__CODE__INTERNAL, "response too large");
+		reply_error(conn, head->request_id, head->method,
+			    MCREPL__CODE__INTERNAL, "response too large");
 		return;
 	}
-	conn_send(call->conn, frame, len);
+	conn_send(conn, frame, len);
 }
 
-static void closure(const ProtobufCMessage *msg, void *closure_data)
-{
-	struct rpc_call *call = closure_data;
-
-	if (call->replied)
-		return;
-	call->replied = true;
-	if (!msg)
-		call_error(call, MCREPL__CODE__INTERNAL, "handler failed");
-	else if (msg->descriptor != call->method->output)
-		call_error(call, MCREPL__CODE__INTERNAL, "wrong response type");
-	else
-		reply_msg(call, msg);
-}
-
-static bool handler_missing(ProtobufCService *svc, uint32_t method)
-{
-	const generic_handler *handlers;
-
-	if (svc->invoke != protobuf_c_service_invoke_internal)
-		return false;
-	handlers = (const generic_handler *)(const void *)(svc + 1);
-	return handlers[method] == NULL;
-}
-
-/* The called method's descriptor, or NULL after replying why it cannot
- * run. */
-static const ProtobufCMethodDescriptor *lookup(struct rpc_call *call,
-					       ProtobufCService *svc)
-{
-	const ProtobufCServiceDescriptor *sd = svc->descriptor;
-	uint32_t i = call->method_index;
-	char text[160];
-
-	if (i >= sd->n_methods) {
-		snprintf(text, sizeof(text), "unknown method %u", i);
-		call_error(call, MCREPL__CODE__UNKNOWN_METHOD, text);
-		return NULL;
-	}
-	if (handler_missing(svc, i)) {
-		snprintf(text, sizeof(text), "%s not implemented",
-			 sd->methods[i].name);
-		call_error(call, MCREPL__CODE__UNIMPLEMENTED, text);
-		return NULL;
-	}
-	return &sd->methods[i];
-}
-
-/* Checks the method, unpacks the body, invokes; always queues one reply. */
+/* Serves one request; always queues one reply. */
 static void dispatch(rpc_conn *conn, const Mcrepl__Envelope *env)
 {
-	ProtobufCService *svc = conn->server->service;
-	struct rpc_call call = {conn, NULL, env->request_id, env->method};
-	ProtobufCMessage *in;
-	char text[160];
-
-	call.method = lookup(&call, svc);
-	if (!call.method)
-		return;
-	in = protobuf_c_message_unpack(call.method->input, NULL, env->body.len,
-				       env->body.data);
-	if (!in) {
-		snprintf(text, sizeof(text), "body is not a valid %s",
-			 call.method->input->name);
-		call_error(&call, MCREPL__CODE__BAD_REQUEST, text);
-		return;
-	}
 	conn->server->current = conn;
-	svc->invoke(svc, env->method, in, closure, &call);
+	rpc_dispatch(conn->server->service, env, reply, conn);
 	conn->server->current = NULL;
-	protobuf_c_message_free_unpacked(in, NULL);
-	if (!call.replied)
-		call_error(&call, MCREPL__CODE__INTERNAL,
-			   "handler did not reply");
 }
 
 /* A stream we cannot follow: say why, then close once that is flushed. */
@@ -480,7 +400,7 @@ rpc_conn *rpc_server_current_conn(const rpc_server *server)
 
 rpc_conn *rpc_server_closure_conn(const void *closure_data)
 {
-	return ((const struct rpc_call *)closure_data)->conn;
+	return rpc_dispatch_arg(closure_data);
 }
 
 const char *rpc_conn_peer(const rpc_conn *conn)

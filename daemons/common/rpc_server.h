@@ -1,7 +1,8 @@
 /* RPC server on a libevent 2.1 loop: TCP listener, one bufferevent per
  * connection, frames as in frame.h, dispatch through a protobuf-c service.
  *
- * Dispatch. The host hands over a ProtobufCService * (typically a generated
+ * Dispatch (rpc_dispatch.h, shared with in-process callers). The host hands
+ * over a ProtobufCService * (typically a generated
  * Mcrepl__Master_Service set up with MCREPL__MASTER__INIT(prefix_)). For each
  * request envelope the server:
  *   - replies UNKNOWN_METHOD if method >= descriptor->n_methods;

@@ -80,14 +80,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	store_lock(m->store);
-	dyn_sweep(m->store, now);
-	store_release_quarantine(m->store, now);
-	store_expire_clients(m->store, now);
-	if (now - m->last_evict_ms >= 1000) {
-		store_evict_all(m->store, now);
-		store_roll_routed(m->store);
-		m->last_evict_ms = now;
-	}
+	store_tick(m->store, now, &m->last_evict_ms);
 	store_unlock(m->store);
 }
 

@@ -1067,3 +1067,15 @@ void store_roll_routed(struct store *s)
 		s->segs[i]->routed_now = 0;
 	}
 }
+
+void store_tick(struct store *s, uint64_t now_ms, uint64_t *last_evict_ms)
+{
+	dyn_sweep(s, now_ms);
+	store_release_quarantine(s, now_ms);
+	store_expire_clients(s, now_ms);
+	if (now_ms - *last_evict_ms >= 1000) {
+		store_evict_all(s, now_ms);
+		store_roll_routed(s);
+		*last_evict_ms = now_ms;
+	}
+}

@@ -210,6 +210,10 @@ void store_drop_replica_quarantined(struct store *s, struct object *o, size_t i,
 				    uint64_t now_ms);
 /* Start a new routing second (the read-load order's window). */
 void store_roll_routed(struct store *s);
+/* The master's periodic housekeeping at now_ms: sweep leases, free due
+ * quarantine, expire clients and, at most once a second (*last_evict_ms
+ * is when it last ran; updated), evict and start a new routing second. */
+void store_tick(struct store *s, uint64_t now_ms, uint64_t *last_evict_ms);
 /* Free quarantined regions that are due. */
 void store_release_quarantine(struct store *s, uint64_t now_ms);
 /* Unlink and free an object (its replicas must be gone). */

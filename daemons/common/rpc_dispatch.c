@@ -1,0 +1,114 @@
+/* Service dispatch of one request envelope (see rpc_dispatch.h). */
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "rpc_dispatch.h"
+
+/* The closure_data handed to a handler: one per dispatched request. */
+struct rpc_call {
+	rpc_reply_fn reply;
+	void *arg;
+	const ProtobufCMethodDescriptor *method;
+	uint64_t request_id;
+	uint32_t method_index;
+	bool replied;
+};
+
+/* protobuf-c's generated dispatcher reads the handler table that follows
+ * the ProtobufCService base as an array of these (protobuf-c.c). */
+typedef void (*generic_handler)(void *service, const ProtobufCMessage *input,
+				ProtobufCClosure closure, void *closure_data);
+
+static void call_reply(struct rpc_call *call, Mcrepl__Code status,
+		       const char *text, const ProtobufCMessage *msg)
+{
+	rpc_frame_head head = {call->request_id, call->method_index, status,
+			       text};
+
+	call->replied = true;
+	call->reply(call->arg, &head, msg);
+}
+
+static void call_error(struct rpc_call *call, Mcrepl__Code status,
+		       const char *text)
+{
+	call_reply(call, status, text, NULL);
+}
+
+static void closure(const ProtobufCMessage *msg, void *closure_data)
+{
+	struct rpc_call *call = closure_data;
+
+	if (call->replied)
+		return;
+	if (!msg)
+		call_error(call, MCREPL__CODE__INTERNAL, "handler failed");
+	else if (msg->descriptor != call->method->output)
+		call_error(call, MCREPL__CODE__INTERNAL, "wrong response type");
+	else
+		call_reply(call, MCREPL__CODE__OK, NULL, msg);
+}
+
+static bool handler_missing(ProtobufCService *svc, uint32_t method)
+{
+	const generic_handler *handlers;
+
+	if (svc->invoke != protobuf_c_service_invoke_internal)
+		return false;
+	handlers = (const generic_handler *)(const void *)(svc + 1);
+	return handlers[method] == NULL;
+}
+
+/* The called method's descriptor, or NULL after replying why it cannot
+ * run. */
+static const ProtobufCMethodDescriptor *lookup(struct rpc_call *call,
+					       ProtobufCService *svc)
+{
+	const ProtobufCServiceDescriptor *sd = svc->descriptor;
+	uint32_t i = call->method_index;
+	char text[160];
+
+	if (i >= sd->n_methods) {
+		snprintf(text, sizeof(text), "unknown method %u", i);
+		call_error(call, MCREPL__CODE__UNKNOWN_METHOD, text);
+		return NULL;
+	}
+	if (handler_missing(svc, i)) {
+		snprintf(text, sizeof(text), "%s not implemented",
+			 sd->methods[i].name);
+		call_error(call, MCREPL__CODE__UNIMPLEMENTED, text);
+		return NULL;
+	}
+	return &sd->methods[i];
+}
+
+void rpc_dispatch(ProtobufCService *svc, const Mcrepl__Envelope *env,
+		  rpc_reply_fn reply, void *arg)
+{
+	struct rpc_call call = {reply,		 arg,	      NULL,
+				env->request_id, env->method, false};
+	ProtobufCMessage *in;
+	char text[160];
+
+	call.method = lookup(&call, svc);
+	if (!call.method)
+		return;
+	in = protobuf_c_message_unpack(call.method->input, NULL, env->body.len,
+				       env->body.data);
+	if (!in) {
+		snprintf(text, sizeof(text), "body is not a valid %s",
+			 call.method->input->name);
+		call_error(&call, MCREPL__CODE__BAD_REQUEST, text);
+		return;
+	}
+	svc->invoke(svc, env->method, in, closure, &call);
+	protobuf_c_message_free_unpacked(in, NULL);
+	if (!call.replied)
+		call_error(&call, MCREPL__CODE__INTERNAL,
+			   "handler did not reply");
+}
+
+void *rpc_dispatch_arg(const void *closure_data)
+{
+	return ((const struct rpc_call *)closure_data)->arg;
+}

@@ -1,0 +1,32 @@
+/* One request envelope through a protobuf-c service, without a connection:
+ * the dispatch rule of rpc_server.h ("Dispatch", "The closure contract"),
+ * shared by the server and by tests and fuzz targets that drive a service
+ * in-process.
+ *
+ * rpc_dispatch() calls `reply` exactly once before it returns, either with
+ * the handler's response (msg != NULL, of the method's output type, head
+ * status OK) or with an error (msg == NULL, head->status and head->error
+ * say why: UNKNOWN_METHOD, UNIMPLEMENTED, BAD_REQUEST, INTERNAL). head and
+ * msg are valid only during the call. head carries the envelope's
+ * request_id and method.
+ *
+ * Thread-safety: as the service; nothing is kept between calls.
+ */
+#ifndef MCREPL_DAEMON_RPC_DISPATCH_H
+#define MCREPL_DAEMON_RPC_DISPATCH_H
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "frame.h"
+
+typedef void (*rpc_reply_fn)(void *arg, const rpc_frame_head *head,
+			     const ProtobufCMessage *msg);
+
+void rpc_dispatch(ProtobufCService *service, const Mcrepl__Envelope *env,
+		  rpc_reply_fn reply, void *arg);
+
+/* The `arg` of the rpc_dispatch() call a handler's closure_data belongs
+ * to; valid only during the handler. */
+void *rpc_dispatch_arg(const void *closure_data);
+
+#endif
