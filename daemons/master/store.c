@@ -260,6 +260,14 @@ Mcrepl__Code store_mount(struct store *s, const struct mount_args *a,
 			 "capacity");
 		return MCREPL__CODE__INVALID_ARGUMENT;
 	}
+	if (a->capacity < SEG_ALLOC_DEFAULT_ALIGN) {
+		snprintf(err, errlen,
+			 "segment capacity %llu is below the %u-byte "
+			 "allocation unit",
+			 (unsigned long long)a->capacity,
+			 SEG_ALLOC_DEFAULT_ALIGN);
+		return MCREPL__CODE__INVALID_ARGUMENT;
+	}
 	seg = find_segment_by_name(s, a->name);
 	if (seg && seg->client_id != a->client_id) {
 		snprintf(err, errlen,

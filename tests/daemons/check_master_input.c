@@ -226,6 +226,36 @@ START_TEST(test_read_of_empty_key_is_invalid_argument)
 }
 END_TEST
 
+/* Found by tests/fuzz/fuzz_master: a capacity below the allocator's
+ * 64-byte unit was answered INTERNAL ("INTERNAL"), as if the master had
+ * failed, instead of naming the bad argument. */
+START_TEST(test_tiny_capacity_mount_is_invalid_argument)
+{
+	Mcrepl__MountSegmentRequest m;
+	Mcrepl__MountSegmentResponse *r;
+
+	mcrepl__mount_segment_request__init(&m);
+	m.client_id = 0xa1;
+	m.host_id = mut("host-a");
+	m.name = mut("tiny");
+	m.endpoint = mut("127.0.0.1:1");
+	for (uint64_t cap = 1; cap <= 64; cap += 63) {
+		m.capacity = cap;
+		r = (Mcrepl__MountSegmentResponse *)harness_call(
+		    client, "MountSegment", &m.base, NULL);
+		ck_assert_ptr_nonnull(r);
+		ck_assert_int_eq(r->result->code,
+				 cap < 64 ? MCREPL__CODE__INVALID_ARGUMENT
+					  : MCREPL__CODE__OK);
+		if (cap < 64)
+			ck_assert_ptr_nonnull(
+			    strstr(r->result->message, "capacity"));
+		protobuf_c_message_free_unpacked(&r->base, NULL);
+	}
+	still_serving();
+}
+END_TEST
+
 START_TEST(test_wrong_tenant_cannot_read_or_remove)
 {
 	Mcrepl__MountSegmentRequest m;
@@ -394,6 +424,7 @@ Suite *make_master_input_suite(void)
 	tcase_add_test(tc, test_empty_key_is_invalid_argument);
 	tcase_add_test(tc, test_read_of_empty_key_is_invalid_argument);
 	tcase_add_test(tc, test_wrong_tenant_cannot_read_or_remove);
+	tcase_add_test(tc, test_tiny_capacity_mount_is_invalid_argument);
 	tcase_add_test(tc, test_absurd_batch_size_is_refused);
 	tcase_add_test(tc, test_stat_validates_key_and_tenant);
 	tcase_add_test(tc, test_proposal_rpc_is_internal_by_default);
