@@ -262,13 +262,15 @@ static int sort_requests(struct trace *t)
 		o[i] = (struct order){t->ts_ms[i], i};
 	qsort(o, t->n_req, sizeof(*o), by_time);
 	for (size_t i = 0; i < t->n_req; i++) {
-		size_t r = o[i].req;
+		size_t r = o[i].req, len = t->first[r + 1] - t->first[r];
 
 		t->ts_ms[i] = o[i].ts;
 		first[i] = n;
-		memcpy(blocks + n, t->blocks + t->first[r],
-		       (t->first[r + 1] - t->first[r]) * sizeof(*blocks));
-		n += t->first[r + 1] - t->first[r];
+		/* t->blocks is NULL while no request has read anything */
+		if (len)
+			memcpy(blocks + n, t->blocks + t->first[r],
+			       len * sizeof(*blocks));
+		n += len;
 	}
 	first[t->n_req] = n;
 	free(o);
@@ -282,22 +284,29 @@ static int sort_requests(struct trace *t)
 int trace_load(struct trace *t, const char *path, const char *prog,
 	       FILE *report)
 {
-	struct loader l = {t, 0, 0, 0, 0};
-	FILE *f;
+	FILE *f = fopen(path, "r");
+	int rc;
 
-	memset(t, 0, sizeof(*t));
-	f = fopen(path, "r");
 	if (!f) {
+		memset(t, 0, sizeof(*t));
 		if (report)
 			fprintf(report, "%s: cannot open trace %s: %s\n", prog,
 				path, strerror(errno));
 		return -1;
 	}
-	if (read_lines(&l, f, path, prog, report)) {
-		fclose(f);
-		goto fail;
-	}
+	rc = trace_load_stream(t, f, path, prog, report);
 	fclose(f);
+	return rc;
+}
+
+int trace_load_stream(struct trace *t, FILE *f, const char *path,
+		      const char *prog, FILE *report)
+{
+	struct loader l = {t, 0, 0, 0, 0};
+
+	memset(t, 0, sizeof(*t));
+	if (read_lines(&l, f, path, prog, report))
+		goto fail;
 	if (!t->first && !(t->first = calloc(1, sizeof(*t->first))))
 		goto oom;
 	if (t->unsorted) {

@@ -51,6 +51,10 @@ struct trace {
  */
 int trace_load(struct trace *t, const char *path, const char *prog,
 	       FILE *report);
+/* As trace_load, from an open stream (left open; the caller closes it);
+ * `path` only names it in the reports. */
+int trace_load_stream(struct trace *t, FILE *f, const char *path,
+		      const char *prog, FILE *report);
 void trace_free(struct trace *t);
 
 /* Dense block index of a hash id, or -1. */

@@ -3,8 +3,9 @@
  * (examples/common/trace.c, jsonl.c): a crafted file with every kind of
  * malformed line, out-of-order and tied timestamps, a hash id repeated in
  * a request, ids past 2^53 and up to 2^64-1, a line longer than 1 MiB, a
- * NUL byte and no final newline; the report cap; a missing file. Prints
- * TAP lines and "N passed, N failed". Run by make check-sim.
+ * NUL byte and no final newline; the report cap; a missing file; requests
+ * out of order that read nothing. Prints TAP lines and "N passed, N
+ * failed". Run by make check-sim.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,11 +261,29 @@ static void test_empty_and_missing(void)
 	free(rep);
 }
 
+/* Found by tests/fuzz/fuzz_jsonl: sorting requests that read nothing
+ * offset a NULL block array (undefined behaviour, caught by UBSan). */
+static void test_unsorted_without_reads(void)
+{
+	static const char text[] = "{\"timestamp\":3,\"hash_ids\":[]}\n"
+				   "{\"timestamp\":2,\"hash_ids\":[]}\n";
+	struct trace t;
+	char *rep = NULL;
+	int rc = load(&t, text, sizeof(text) - 1, &rep);
+
+	ok(rc == 0 && t.n_req == 2 && t.n_reads == 0 && t.unsorted == 1 &&
+	       t.ts_ms[0] == 2 && t.ts_ms[1] == 3 && t.first[2] == 0,
+	   "unsorted, no reads: sorted, nothing to move");
+	trace_free(&t);
+	free(rep);
+}
+
 int main(void)
 {
 	test_crafted();
 	test_cap();
 	test_empty_and_missing();
+	test_unsorted_without_reads();
 	printf("1..%d\n%d passed, %d failed\n", n_pass + n_fail, n_pass,
 	       n_fail);
 	return n_fail ? 1 : 0;
