@@ -4,12 +4,13 @@
 #   make bench        benchmarks (figures beside a same-run baseline)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make SANITIZER=address|undefined check   sanitizer build in build/<san>
+#   make fuzz         libFuzzer runs of tests/fuzz/ (clang; mk/fuzz.mk)
 # User CFLAGS / LDFLAGS / CPPFLAGS are honoured; WERROR= turns off -Werror.
 
 # `make`, `make check` and `make demo` first make sure the build
 # dependencies are there (scripts/deps.sh installs them as root on Debian,
 # else names them), before any pkg-config query below runs.
-ifneq ($(filter all check demo bench,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter all check demo bench fuzz,$(or $(MAKECMDGOALS),all)),)
 DEPS_STATUS := $(shell sh scripts/deps.sh 1>&2; echo $$?)
 ifneq ($(DEPS_STATUS),0)
 $(error missing build dependencies: see the lines above)
@@ -174,7 +175,7 @@ uninstall:
 
 format:
 	clang-format -i lib/*.c lib/*.h lib/include/mcrepl/*.h tests/*.c \
-		examples/*.c bench/*.c
+		tests/fuzz/*.[ch] examples/*.c bench/*.c
 
 clean:
 	rm -rf build
