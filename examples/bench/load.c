@@ -102,7 +102,7 @@ static bool bytes_ok(const uint8_t *buf, uint64_t len, uint64_t want_len,
 	       buf[len - 1] == (uint8_t)(id * 31 + (len - 1) * 7);
 }
 
-static void key_name(const struct load *l, uint32_t key, char *out, size_t cap)
+void load_key_name(const struct load *l, uint32_t key, char *out, size_t cap)
 {
 	if (l->tr)
 		snprintf(out, cap, "block-%llu",
@@ -194,7 +194,7 @@ static int get_key(struct load_thread *t, uint32_t key)
 	int64_t start = bench_now_ns(), end;
 	int st;
 
-	key_name(l, key, name, sizeof(name));
+	load_key_name(l, key, name, sizeof(name));
 	st = store_client_get(t->sc, name, &buf, &len, &info);
 	end = bench_now_ns();
 	if (st == 0 && !bytes_ok(buf, len, l->object_bytes, key_id(l, key))) {
@@ -221,7 +221,7 @@ static int put_key(struct load_thread *t, uint32_t key)
 	char name[48];
 	int st;
 
-	key_name(l, key, name, sizeof(name));
+	load_key_name(l, key, name, sizeof(name));
 	fill(t->buf, l->object_bytes, key_id(l, key));
 	st = store_client_put(t->sc, name, t->buf, l->object_bytes);
 	if (st && st != MCREPL_EXISTS) {

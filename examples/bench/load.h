@@ -91,4 +91,7 @@ int load_latency_us(const struct load *l, double from_s, const double *q,
 
 void load_free(struct load *l);
 
+/* The store key of key index `key`: "block-<id>" (trace) or "zipf-<n>". */
+void load_key_name(const struct load *l, uint32_t key, char *out, size_t cap);
+
 #endif

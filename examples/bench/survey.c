@@ -33,15 +33,6 @@ static uint32_t *hottest_blocks(const struct trace *tr)
 	return order;
 }
 
-static void key_of(const struct load *l, uint32_t k, char *buf, size_t cap)
-{
-	if (l->tr)
-		snprintf(buf, cap, "block-%llu",
-			 (unsigned long long)l->tr->ids[k]);
-	else
-		snprintf(buf, cap, "zipf-%u", k);
-}
-
 int survey_replicas(struct survey *sv, store_client *sc, const struct load *l,
 		    size_t top)
 {
@@ -62,7 +53,7 @@ int survey_replicas(struct survey *sv, store_client *sc, const struct load *l,
 	for (size_t i = 0; i < top && rc == 0; i++) {
 		int st;
 
-		key_of(l, keys[i], name, sizeof(name));
+		load_key_name(l, keys[i], name, sizeof(name));
 		st = store_client_stat(sc, name, info);
 		if (st < 0)
 			rc = -1;

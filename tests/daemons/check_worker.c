@@ -415,28 +415,25 @@ START_TEST(test_idle_closed_data_connection_is_survived)
 }
 END_TEST
 
-/* A copy stuck on a frozen target: SIGTERM revokes it, unmounts, exits 0. */
-START_TEST(test_sigterm_revokes_copy_in_flight)
+/* 24 MiB object on its source; the target frozen; reads make it hot until
+ * the source has started the copy. Returns the source worker index. */
+static int stall_copy(store_client *c, const char *key, int target_hint)
 {
 	static uint8_t big[24u << 20];
-	store_client *c;
 	struct store_object_info o;
-	int src, dst;
 	uint64_t len;
 	void *buf;
+	int src, dst;
 
-	start_worker_with(0, "--poll_interval_ms=10");
-	start_worker_with(1, "--poll_interval_ms=10");
-	c = client(NULL);
-	memset(big, 0x5a, sizeof(big));
-	ck_assert_msg(store_client_put(c, "big", big, sizeof(big)) == 0, "%s",
+	memset(big, 0x3c, sizeof(big));
+	ck_assert_msg(store_client_put(c, key, big, sizeof(big)) == 0, "%s",
 		      store_client_error(c));
-	wait_replicas(c, "big", 1, &o, 0);
-	src = strcmp(o.replicas[0].host_id, "host-a") == 0 ? 0 : 1;
-	dst = 1 - src;
-	kill(fx.workers[dst].pid, SIGSTOP); /* takes no more bytes */
+	wait_replicas(c, key, 1, &o, 0);
+	src = (int)(o.replicas[0].host_id[5] - 'a');
+	dst = target_hint >= 0 ? target_hint : 1 - src;
+	kill(fx.workers[dst].pid, SIGSTOP);
 	for (int i = 0; i < 8; i++) {
-		ck_assert(store_client_get(c, "big", &buf, &len, NULL) == 0);
+		ck_assert(store_client_get(c, key, &buf, &len, NULL) == 0);
 		free(buf);
 	}
 	for (int waited = 0; waited < 5000; waited += 50) {
@@ -447,6 +444,25 @@ START_TEST(test_sigterm_revokes_copy_in_flight)
 	}
 	ck_assert_int_eq(
 	    worker_metric(src, "mcrepl_worker_copies_started_total"), 1);
+	/* the target region is reserved, PROCESSING: never offered */
+	ck_assert_int_eq(master_metric(c, "mcrepl_master_used_bytes"),
+			 2 * (long long)sizeof(big));
+	wait_replicas(c, key, 1, &o, 0);
+	ck_assert(!o.replicas[0].dynamic);
+	return src;
+}
+
+/* A copy stuck on a frozen target: SIGTERM revokes it, unmounts, exits 0. */
+START_TEST(test_sigterm_revokes_copy_in_flight)
+{
+	store_client *c;
+	int src, dst;
+
+	start_worker_with(0, "--poll_interval_ms=10");
+	start_worker_with(1, "--poll_interval_ms=10");
+	c = client(NULL);
+	src = stall_copy(c, "big", -1);
+	dst = 1 - src;
 	ck_assert_int_eq(
 	    master_metric(c, "mcrepl_dynamic_copy_tasks_revoked_total"), 0);
 	ck_assert_int_eq(proc_stop(&fx.workers[src]), 0);
@@ -626,43 +642,6 @@ static void fault_setup(void)
 {
 	extra_master_flags = fault_flags;
 	setup();
-}
-
-/* 24 MiB object on its source; the target frozen; reads make it hot until
- * the source has started the copy. Returns the source worker index. */
-static int stall_copy(store_client *c, const char *key, int target_hint)
-{
-	static uint8_t big[24u << 20];
-	struct store_object_info o;
-	uint64_t len;
-	void *buf;
-	int src, dst;
-
-	memset(big, 0x3c, sizeof(big));
-	ck_assert_msg(store_client_put(c, key, big, sizeof(big)) == 0, "%s",
-		      store_client_error(c));
-	wait_replicas(c, key, 1, &o, 0);
-	src = (int)(o.replicas[0].host_id[5] - 'a');
-	dst = target_hint >= 0 ? target_hint : 1 - src;
-	kill(fx.workers[dst].pid, SIGSTOP);
-	for (int i = 0; i < 8; i++) {
-		ck_assert(store_client_get(c, key, &buf, &len, NULL) == 0);
-		free(buf);
-	}
-	for (int waited = 0; waited < 5000; waited += 50) {
-		if (worker_metric(src, "mcrepl_worker_copies_started_total") ==
-		    1)
-			break;
-		harness_sleep_ms(50);
-	}
-	ck_assert_int_eq(
-	    worker_metric(src, "mcrepl_worker_copies_started_total"), 1);
-	/* the target region is reserved, PROCESSING: never offered */
-	ck_assert_int_eq(master_metric(c, "mcrepl_master_used_bytes"),
-			 2 * (long long)sizeof(big));
-	wait_replicas(c, key, 1, &o, 0);
-	ck_assert(!o.replicas[0].dynamic);
-	return src;
 }
 
 /* kill -9 the source mid-copy: readers only ever see the COMPLETE

@@ -11,24 +11,12 @@ DIR=$(dirname "$0")
 TMP=$(mktemp -d)
 own= # daemons this script started itself (the --master test)
 trap 'kill $own 2> /dev/null; rm -rf "$TMP"' EXIT INT TERM
-n=0
-failed=0
-
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); echo "not ok $n - $1"; failed=$((failed + 1)); }
-check() { # check "description" command...
-	desc=$1
-	shift
-	if "$@"; then pass "$desc"; else fail "$desc"; fi
-}
+. "$DIR/../tap.sh"
 # field NAME FILE [MODE]: a field of the (MODE's) summary line in FILE
 field() {
 	grep '^{"summary":' "$2" | grep "\"mode\":\"${3:-}" | tail -n 1 |
 		sed -n 's/.*"'"$1"'":\("[^"]*"\|[^,}]*\).*/\1/p'
 }
-eq() { [ "$1" = "$2" ] || { echo "#   got '$1', want '$2'" >&2; return 1; }; }
-ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 >= b + 0) }' ||
-	{ echo "#   got '$1', want >= '$2'" >&2; return 1; }; }
 # children PID: the daemons a bench process started
 children() { ps -o pid= --ppid "$1" 2>/dev/null | tr -d ' '; }
 all_gone() {
@@ -247,9 +235,4 @@ stop_test() { # stop_test SIGNAL want-status
 stop_test INT 130
 stop_test KILL 137
 
-echo "1..$n"
-if [ "$failed" -ne 0 ]; then
-	echo "check-mbench: $failed of $n failed"
-	exit 1
-fi
-echo "check-mbench: all $n passed"
+tap_done check-mbench

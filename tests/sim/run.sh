@@ -7,26 +7,12 @@ SIM=${1:?usage: run.sh path/to/mcrepl-sim}
 DIR=$(dirname "$0")
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT INT TERM
-n=0
-failed=0
-
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); echo "not ok $n - $1"; failed=$((failed + 1)); }
-check() { # check "description" command...
-	desc=$1
-	shift
-	if "$@"; then pass "$desc"; else fail "$desc"; fi
-}
+. "$DIR/../tap.sh"
 # field NAME FILE: a field of the last summary line in FILE
 field() {
 	grep '^{"summary":' "$2" | tail -n 1 |
 		sed -n 's/.*"'"$1"'":\("[^"]*"\|[^,}]*\).*/\1/p'
 }
-eq() { [ "$1" = "$2" ] || { echo "#   got '$1', want '$2'" >&2; return 1; }; }
-gt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 > b + 0) }' ||
-	{ echo "#   got '$1', want > '$2'" >&2; return 1; }; }
-lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }' ||
-	{ echo "#   got '$1', want < '$2'" >&2; return 1; }; }
 no_wall() { grep '^{"summary":' "$1" | sed 's/,"wall_seconds":[0-9.]*//'; }
 
 SMALL="--nodes 32 --keys 20000 --rate 40000 --duration 8 --seed 7"
@@ -223,9 +209,4 @@ check "flags: a bad knob value is refused" grep -q 'mode' "$TMP/f2"
 check "flags: --help lists the library knobs" sh -c \
 	"'$SIM' --help | grep -q dynamic_replication_read_load_aware_placement"
 
-echo "1..$n"
-if [ "$failed" -ne 0 ]; then
-	echo "check-sim: $failed of $n tests failed"
-	exit 1
-fi
-echo "check-sim: all $n tests passed"
+tap_done check-sim
