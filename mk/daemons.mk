@@ -14,7 +14,7 @@
 # protobuf-c 1.4's MCREPL__*__INIT macros cast away const from
 # protobuf_c_empty_string, which -Wcast-qual reports at every expansion site
 # (-isystem does not help for macros). Daemon code therefore initialises
-# messages with the generated functions: mcrepl__exist_request__init(&req).
+# messages with the generated functions: mcrepl_rpc__exist_request__init(&req).
 # The generated .c is built with the same flags plus -Wno-cast-qual only.
 
 DAEMON_PKGS := libevent libprotobuf-c

@@ -58,7 +58,7 @@ static uint64_t next_rand(uint64_t *s)
 
 static const ProtobufCMessageDescriptor *out_desc(int m)
 {
-	return mcrepl__master__descriptor.methods[m].output;
+	return mcrepl_rpc__master__descriptor.methods[m].output;
 }
 
 static void put_issue(struct load *l);
@@ -81,15 +81,15 @@ static void on_put_start(int st, ProtobufCMessage *resp, const char *err,
 			 void *arg)
 {
 	struct load *l = arg;
-	Mcrepl__PutStartResponse *r = (Mcrepl__PutStartResponse *)resp;
-	Mcrepl__PutEndRequest pe;
+	McreplRpc__PutStartResponse *r = (McreplRpc__PutStartResponse *)resp;
+	McreplRpc__PutEndRequest pe;
 
-	if (st != 0 || r->result->code != MCREPL__CODE__OK) {
+	if (st != 0 || r->result->code != MCREPL_RPC__CODE__OK) {
 		fprintf(stderr, "bench_master: PutStart: %s\n",
 			st ? err : r->result->message);
 		exit(1);
 	}
-	mcrepl__put_end_request__init(&pe);
+	mcrepl_rpc__put_end_request__init(&pe);
 	pe.tenant = (char *)(uintptr_t) "";
 	pe.version = r->version;
 	/* one client, in-order replies: version v is key v-1 (slot v) */
@@ -102,12 +102,12 @@ static void on_put_start(int st, ProtobufCMessage *resp, const char *err,
 static void put_issue(struct load *l)
 {
 	while (l->inflight < WINDOW && l->next < l->total) {
-		Mcrepl__PutStartRequest ps;
+		McreplRpc__PutStartRequest ps;
 		/* versions are assigned in order: slot by version */
 		char *key = l->keybuf[(l->next + 1) % WINDOW][0];
 
 		snprintf(key, 32, "key-%llu", (unsigned long long)l->next);
-		mcrepl__put_start_request__init(&ps);
+		mcrepl_rpc__put_start_request__init(&ps);
 		ps.tenant = (char *)(uintptr_t) "";
 		ps.key = key;
 		ps.size = 1024;
@@ -150,18 +150,18 @@ static void get_issue(struct load *l)
 						      l->total));
 		}
 		if (l->batch) {
-			Mcrepl__BatchGetReplicaListRequest b;
+			McreplRpc__BatchGetReplicaListRequest b;
 
-			mcrepl__batch_get_replica_list_request__init(&b);
+			mcrepl_rpc__batch_get_replica_list_request__init(&b);
 			b.tenant = (char *)(uintptr_t) "";
 			b.keys = keys;
 			b.n_keys = n;
 			rpc_aclient_call(l->ac, (uint32_t)l->m_batch, &b.base,
 					 out_desc(l->m_batch), on_get, l);
 		} else {
-			Mcrepl__GetReplicaListRequest g;
+			McreplRpc__GetReplicaListRequest g;
 
-			mcrepl__get_replica_list_request__init(&g);
+			mcrepl_rpc__get_replica_list_request__init(&g);
 			g.tenant = (char *)(uintptr_t) "";
 			g.key = keys[0];
 			rpc_aclient_call(l->ac, (uint32_t)l->m_get, &g.base,
@@ -182,11 +182,11 @@ static int server_start(struct server *s, const char *mode, uint64_t keys)
 {
 	static char mode_flag[64];
 	const char *flags[] = {mode_flag, "--max_batch_keys=4096", NULL};
-	const ProtobufCServiceDescriptor *d = &mcrepl__master__descriptor;
+	const ProtobufCServiceDescriptor *d = &mcrepl_rpc__master__descriptor;
 	char addr[64], err[256];
 	struct load *l = calloc(1, sizeof(*l));
 	rpc_client *c;
-	Mcrepl__MountSegmentRequest m;
+	McreplRpc__MountSegmentRequest m;
 	ProtobufCMessage *r;
 
 	snprintf(mode_flag, sizeof(mode_flag), "--dynamic_replication_mode=%s",
@@ -194,7 +194,7 @@ static int server_start(struct server *s, const char *mode, uint64_t keys)
 	if (!l || master_start(&s->proc, flags) != 0)
 		return -1;
 	c = harness_client((uint16_t)proc_field(&s->proc, "rpc_port"));
-	mcrepl__mount_segment_request__init(&m);
+	mcrepl_rpc__mount_segment_request__init(&m);
 	m.client_id = 1;
 	m.host_id = (char *)(uintptr_t) "bench-host";
 	m.name = (char *)(uintptr_t) "bench-seg";

@@ -2,7 +2,7 @@
 #include "evframe.h"
 
 rpc_frame_result rpc_evframe_take(struct evbuffer *in, size_t max_frame_bytes,
-				  Mcrepl__Envelope **env_out)
+				  McreplRpc__Envelope **env_out)
 {
 	uint8_t prefix[RPC_FRAME_PREFIX_BYTES];
 	size_t frame_len, consumed;

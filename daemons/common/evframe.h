@@ -13,6 +13,6 @@
  * RPC_FRAME_TOO_LARGE, RPC_FRAME_NOMEM: `in` is untouched. Only the frame
  * itself is linearised, never the whole buffer. */
 rpc_frame_result rpc_evframe_take(struct evbuffer *in, size_t max_frame_bytes,
-				  Mcrepl__Envelope **env_out);
+				  McreplRpc__Envelope **env_out);
 
 #endif

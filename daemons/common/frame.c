@@ -8,11 +8,11 @@ rpc_frame_result rpc_frame_encode(const rpc_frame_head *head,
 				  const uint8_t *body, size_t body_len,
 				  uint8_t **frame_out, size_t *len_out)
 {
-	Mcrepl__Envelope env;
+	McreplRpc__Envelope env;
 	uint8_t *frame;
 	size_t n;
 
-	mcrepl__envelope__init(&env);
+	mcrepl_rpc__envelope__init(&env);
 	env.request_id = head->request_id;
 	env.method = head->method;
 	env.status = head->status;
@@ -20,14 +20,14 @@ rpc_frame_result rpc_frame_encode(const rpc_frame_head *head,
 	env.error = (char *)(uintptr_t)(head->error ? head->error : "");
 	env.body.data = (uint8_t *)(uintptr_t)body;
 	env.body.len = body ? body_len : 0;
-	n = mcrepl__envelope__get_packed_size(&env);
+	n = mcrepl_rpc__envelope__get_packed_size(&env);
 	if (n > UINT32_MAX)
 		return RPC_FRAME_INVALID;
 	frame = malloc(RPC_FRAME_PREFIX_BYTES + n);
 	if (!frame)
 		return RPC_FRAME_NOMEM;
 	put_be32(frame, (uint32_t)n);
-	mcrepl__envelope__pack(&env, frame + RPC_FRAME_PREFIX_BYTES);
+	mcrepl_rpc__envelope__pack(&env, frame + RPC_FRAME_PREFIX_BYTES);
 	*frame_out = frame;
 	*len_out = RPC_FRAME_PREFIX_BYTES + n;
 	return RPC_FRAME_OK;
@@ -69,9 +69,9 @@ rpc_frame_result rpc_frame_peek(const uint8_t *buf, size_t len,
 
 rpc_frame_result rpc_frame_parse(const uint8_t *buf, size_t len,
 				 size_t max_frame_bytes,
-				 Mcrepl__Envelope **env_out, size_t *consumed)
+				 McreplRpc__Envelope **env_out, size_t *consumed)
 {
-	Mcrepl__Envelope *env;
+	McreplRpc__Envelope *env;
 	rpc_frame_result r;
 	size_t total;
 
@@ -81,7 +81,7 @@ rpc_frame_result rpc_frame_parse(const uint8_t *buf, size_t len,
 	if (len < total)
 		return RPC_FRAME_NEED_MORE;
 	*consumed = total;
-	env = mcrepl__envelope__unpack(NULL, total - RPC_FRAME_PREFIX_BYTES,
+	env = mcrepl_rpc__envelope__unpack(NULL, total - RPC_FRAME_PREFIX_BYTES,
 				       buf + RPC_FRAME_PREFIX_BYTES);
 	if (!env)
 		return RPC_FRAME_BAD_ENVELOPE;

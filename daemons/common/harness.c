@@ -173,7 +173,7 @@ rpc_client *harness_client(uint16_t port)
 ProtobufCMessage *harness_call(rpc_client *c, const char *name,
 			       const ProtobufCMessage *req, int *status)
 {
-	const ProtobufCServiceDescriptor *d = &mcrepl__master__descriptor;
+	const ProtobufCServiceDescriptor *d = &mcrepl_rpc__master__descriptor;
 	int m = rpc_method_index(d, name);
 	ProtobufCMessage *resp = NULL;
 	char err[256] = "";

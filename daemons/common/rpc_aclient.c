@@ -96,11 +96,11 @@ static struct pending *find_pending(rpc_aclient *c, uint64_t id)
 	return NULL;
 }
 
-static void deliver(struct pending *p, const Mcrepl__Envelope *env)
+static void deliver(struct pending *p, const McreplRpc__Envelope *env)
 {
 	ProtobufCMessage *resp;
 
-	if (env->status != MCREPL__CODE__OK) {
+	if (env->status != MCREPL_RPC__CODE__OK) {
 		finish(p, (int)env->status, NULL, env->error);
 		return;
 	}
@@ -113,11 +113,11 @@ static void deliver(struct pending *p, const Mcrepl__Envelope *env)
 }
 
 /* Handles one reply; returns false when the connection was dropped. */
-static bool on_reply(rpc_aclient *c, const Mcrepl__Envelope *env)
+static bool on_reply(rpc_aclient *c, const McreplRpc__Envelope *env)
 {
 	struct pending *p = find_pending(c, env->request_id);
 
-	if (!p && env->request_id == 0 && env->status != MCREPL__CODE__OK) {
+	if (!p && env->request_id == 0 && env->status != MCREPL_RPC__CODE__OK) {
 		/* The server refused the stream and is closing. */
 		disconnect(c, (int)env->status, env->error);
 		return false;
@@ -132,7 +132,7 @@ static bool on_reply(rpc_aclient *c, const Mcrepl__Envelope *env)
 static void read_cb(struct bufferevent *bev, void *arg)
 {
 	rpc_aclient *c = arg;
-	Mcrepl__Envelope *env;
+	McreplRpc__Envelope *env;
 	rpc_frame_result r;
 	bool alive = true;
 
@@ -237,7 +237,7 @@ static void arm_timer(rpc_aclient *c, struct pending *p)
 static int encode(rpc_aclient *c, uint64_t id, uint32_t method,
 		  const ProtobufCMessage *req, uint8_t **frame, size_t *len)
 {
-	rpc_frame_head head = {id, method, MCREPL__CODE__OK, NULL};
+	rpc_frame_head head = {id, method, MCREPL_RPC__CODE__OK, NULL};
 
 	if (rpc_frame_encode_msg(&head, req, frame, len) != RPC_FRAME_OK)
 		return RPC_E_NOMEM;

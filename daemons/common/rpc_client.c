@@ -34,7 +34,7 @@ const char *rpc_status_str(int status)
 	default:
 		break;
 	}
-	v = protobuf_c_enum_descriptor_get_value(&mcrepl__code__descriptor,
+	v = protobuf_c_enum_descriptor_get_value(&mcrepl_rpc__code__descriptor,
 						 status);
 	return v ? v->name : "unknown status";
 }
@@ -153,7 +153,7 @@ static int recv_all(int fd, uint8_t *buf, size_t len, int64_t deadline)
 static int send_request(rpc_client *c, uint64_t id, uint32_t method,
 			const ProtobufCMessage *req, int64_t deadline)
 {
-	rpc_frame_head head = {id, method, MCREPL__CODE__OK, NULL};
+	rpc_frame_head head = {id, method, MCREPL_RPC__CODE__OK, NULL};
 	uint8_t *frame;
 	size_t len;
 	int st;
@@ -168,7 +168,7 @@ static int send_request(rpc_client *c, uint64_t id, uint32_t method,
 	return st;
 }
 
-static int recv_reply(rpc_client *c, int64_t deadline, Mcrepl__Envelope **env)
+static int recv_reply(rpc_client *c, int64_t deadline, McreplRpc__Envelope **env)
 {
 	uint8_t prefix[RPC_FRAME_PREFIX_BYTES], *frame;
 	size_t total, used;
@@ -195,18 +195,18 @@ static int recv_reply(rpc_client *c, int64_t deadline, Mcrepl__Envelope **env)
 }
 
 /* Turns a reply envelope into the call's status and response. */
-static int take_reply(rpc_client *c, const Mcrepl__Envelope *env, uint64_t id,
+static int take_reply(rpc_client *c, const McreplRpc__Envelope *env, uint64_t id,
 		      const ProtobufCMessageDescriptor *resp_desc,
 		      ProtobufCMessage **resp_out, char *err, size_t errlen)
 {
 	if (env->request_id != id) {
 		drop(c);
-		if (env->status == MCREPL__CODE__OK) {
+		if (env->status == MCREPL_RPC__CODE__OK) {
 			set_err(err, errlen, "reply for another request");
 			return RPC_E_PROTOCOL;
 		}
 	}
-	if (env->status != MCREPL__CODE__OK) {
+	if (env->status != MCREPL_RPC__CODE__OK) {
 		set_err(err, errlen, env->error);
 		return (int)env->status;
 	}
@@ -226,7 +226,7 @@ int rpc_call(rpc_client *client, uint32_t method, const ProtobufCMessage *req,
 	int timeout = client->cfg.call_timeout_ms;
 	int64_t deadline = timeout < 0 ? -1 : net_now_ms() + timeout;
 	uint64_t id = ++client->next_id;
-	Mcrepl__Envelope *env = NULL;
+	McreplRpc__Envelope *env = NULL;
 	int st;
 
 	*resp_out = NULL;

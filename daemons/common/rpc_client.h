@@ -2,7 +2,7 @@
  * tests, and an asynchronous one on a libevent loop for the worker.
  *
  * Status of a call (int): RPC_OK (0) on success; a positive value is the
- * Mcrepl__Code the server put in the reply envelope (UNKNOWN_METHOD,
+ * McreplRpc__Code the server put in the reply envelope (UNKNOWN_METHOD,
  * BAD_REQUEST, UNIMPLEMENTED, FRAME_TOO_LARGE, INTERNAL, ...); a negative
  * value is a local transport status, RPC_E_*. Application results travel in
  * each response's own `result` field, not here. rpc_status_str() names
@@ -39,7 +39,7 @@ enum rpc_status {
 #undef RPC_STATUS_ENUM
 };
 
-/* "timed out", or the Mcrepl__Code name ("UNKNOWN_METHOD"); never NULL. */
+/* "timed out", or the McreplRpc__Code name ("UNKNOWN_METHOD"); never NULL. */
 const char *rpc_status_str(int status);
 
 /* Index of the method called `name` ("Exist") in desc, or -1. */

@@ -19,7 +19,7 @@ struct rpc_call {
 typedef void (*generic_handler)(void *service, const ProtobufCMessage *input,
 				ProtobufCClosure closure, void *closure_data);
 
-static void call_reply(struct rpc_call *call, Mcrepl__Code status,
+static void call_reply(struct rpc_call *call, McreplRpc__Code status,
 		       const char *text, const ProtobufCMessage *msg)
 {
 	rpc_frame_head head = {call->request_id, call->method_index, status,
@@ -29,7 +29,7 @@ static void call_reply(struct rpc_call *call, Mcrepl__Code status,
 	call->reply(call->arg, &head, msg);
 }
 
-static void call_error(struct rpc_call *call, Mcrepl__Code status,
+static void call_error(struct rpc_call *call, McreplRpc__Code status,
 		       const char *text)
 {
 	call_reply(call, status, text, NULL);
@@ -42,11 +42,11 @@ static void closure(const ProtobufCMessage *msg, void *closure_data)
 	if (call->replied)
 		return;
 	if (!msg)
-		call_error(call, MCREPL__CODE__INTERNAL, "handler failed");
+		call_error(call, MCREPL_RPC__CODE__INTERNAL, "handler failed");
 	else if (msg->descriptor != call->method->output)
-		call_error(call, MCREPL__CODE__INTERNAL, "wrong response type");
+		call_error(call, MCREPL_RPC__CODE__INTERNAL, "wrong response type");
 	else
-		call_reply(call, MCREPL__CODE__OK, NULL, msg);
+		call_reply(call, MCREPL_RPC__CODE__OK, NULL, msg);
 }
 
 static bool handler_missing(ProtobufCService *svc, uint32_t method)
@@ -70,19 +70,19 @@ static const ProtobufCMethodDescriptor *lookup(struct rpc_call *call,
 
 	if (i >= sd->n_methods) {
 		snprintf(text, sizeof(text), "unknown method %u", i);
-		call_error(call, MCREPL__CODE__UNKNOWN_METHOD, text);
+		call_error(call, MCREPL_RPC__CODE__UNKNOWN_METHOD, text);
 		return NULL;
 	}
 	if (handler_missing(svc, i)) {
 		snprintf(text, sizeof(text), "%s not implemented",
 			 sd->methods[i].name);
-		call_error(call, MCREPL__CODE__UNIMPLEMENTED, text);
+		call_error(call, MCREPL_RPC__CODE__UNIMPLEMENTED, text);
 		return NULL;
 	}
 	return &sd->methods[i];
 }
 
-void rpc_dispatch(ProtobufCService *svc, const Mcrepl__Envelope *env,
+void rpc_dispatch(ProtobufCService *svc, const McreplRpc__Envelope *env,
 		  rpc_reply_fn reply, void *arg)
 {
 	struct rpc_call call = {reply,		 arg,	      NULL,
@@ -98,13 +98,13 @@ void rpc_dispatch(ProtobufCService *svc, const Mcrepl__Envelope *env,
 	if (!in) {
 		snprintf(text, sizeof(text), "body is not a valid %s",
 			 call.method->input->name);
-		call_error(&call, MCREPL__CODE__BAD_REQUEST, text);
+		call_error(&call, MCREPL_RPC__CODE__BAD_REQUEST, text);
 		return;
 	}
 	svc->invoke(svc, env->method, in, closure, &call);
 	protobuf_c_message_free_unpacked(in, NULL);
 	if (!call.replied)
-		call_error(&call, MCREPL__CODE__INTERNAL,
+		call_error(&call, MCREPL_RPC__CODE__INTERNAL,
 			   "handler did not reply");
 }
 

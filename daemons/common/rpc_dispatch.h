@@ -22,7 +22,7 @@
 typedef void (*rpc_reply_fn)(void *arg, const rpc_frame_head *head,
 			     const ProtobufCMessage *msg);
 
-void rpc_dispatch(ProtobufCService *service, const Mcrepl__Envelope *env,
+void rpc_dispatch(ProtobufCService *service, const McreplRpc__Envelope *env,
 		  rpc_reply_fn reply, void *arg);
 
 /* The `arg` of the rpc_dispatch() call a handler's closure_data belongs

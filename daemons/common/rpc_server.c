@@ -94,7 +94,7 @@ static void conn_send(rpc_conn *conn, uint8_t *frame, size_t len)
 }
 
 static void reply_error(rpc_conn *conn, uint64_t request_id, uint32_t method,
-			Mcrepl__Code status, const char *text)
+			McreplRpc__Code status, const char *text)
 {
 	rpc_frame_head head = {request_id, method, status, text};
 	uint8_t *frame;
@@ -123,20 +123,20 @@ static void reply(void *arg, const rpc_frame_head *head,
 	}
 	if (rpc_frame_encode_msg(head, msg, &frame, &len) != RPC_FRAME_OK) {
 		reply_error(conn, head->request_id, head->method,
-			    MCREPL__CODE__INTERNAL, "out of memory");
+			    MCREPL_RPC__CODE__INTERNAL, "out of memory");
 		return;
 	}
 	if (len - RPC_FRAME_PREFIX_BYTES > max) {
 		free(frame);
 		reply_error(conn, head->request_id, head->method,
-			    MCREPL__CODE__INTERNAL, "response too large");
+			    MCREPL_RPC__CODE__INTERNAL, "response too large");
 		return;
 	}
 	conn_send(conn, frame, len);
 }
 
 /* Serves one request; always queues one reply. */
-static void dispatch(rpc_conn *conn, const Mcrepl__Envelope *env)
+static void dispatch(rpc_conn *conn, const McreplRpc__Envelope *env)
 {
 	conn->server->current = conn;
 	rpc_dispatch(conn->server->service, env, reply, conn);
@@ -152,9 +152,9 @@ static void refuse(rpc_conn *conn, rpc_frame_result r)
 	if (r == RPC_FRAME_TOO_LARGE) {
 		snprintf(text, sizeof(text), "frame exceeds %zu bytes",
 			 conn->server->cfg.max_frame_bytes);
-		reply_error(conn, 0, 0, MCREPL__CODE__FRAME_TOO_LARGE, text);
+		reply_error(conn, 0, 0, MCREPL_RPC__CODE__FRAME_TOO_LARGE, text);
 	} else if (r == RPC_FRAME_BAD_ENVELOPE) {
-		reply_error(conn, 0, 0, MCREPL__CODE__BAD_REQUEST,
+		reply_error(conn, 0, 0, MCREPL_RPC__CODE__BAD_REQUEST,
 			    "malformed envelope");
 	}
 	conn->closing = true;
@@ -195,7 +195,7 @@ static void process_input(rpc_conn *conn)
 {
 	struct evbuffer *in = bufferevent_get_input(conn->bev);
 	size_t max = conn->server->cfg.max_frame_bytes;
-	Mcrepl__Envelope *env;
+	McreplRpc__Envelope *env;
 	rpc_frame_result r;
 
 	while (!conn->closing &&

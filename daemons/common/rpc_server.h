@@ -3,7 +3,7 @@
  *
  * Dispatch (rpc_dispatch.h, shared with in-process callers). The host hands
  * over a ProtobufCService * (typically a generated
- * Mcrepl__Master_Service set up with MCREPL__MASTER__INIT(prefix_)). For each
+ * McreplRpc__Master_Service set up with MCREPL_RPC__MASTER__INIT(prefix_)). For each
  * request envelope the server:
  *   - replies UNKNOWN_METHOD if method >= descriptor->n_methods;
  *   - replies UNIMPLEMENTED if the method's function pointer is NULL (checked

@@ -127,7 +127,7 @@ static int call(store_client *c, const char *name, const ProtobufCMessage *req,
 		const ProtobufCMessageDescriptor *desc,
 		ProtobufCMessage **resp_out)
 {
-	int m = rpc_method_index(&mcrepl__master__descriptor, name);
+	int m = rpc_method_index(&mcrepl_rpc__master__descriptor, name);
 	char why[256];
 	int st;
 
@@ -143,17 +143,17 @@ static int call(store_client *c, const char *name, const ProtobufCMessage *req,
 static const char *code_name(int code)
 {
 	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-	    &mcrepl__code__descriptor, code);
+	    &mcrepl_rpc__code__descriptor, code);
 
 	return v ? v->name : "UNKNOWN";
 }
 
 /* The Result of a reply: 0, or its code with the reason in c->err. */
-static int result(store_client *c, const Mcrepl__Result *r, const char *what)
+static int result(store_client *c, const McreplRpc__Result *r, const char *what)
 {
-	if (!r || r->code == MCREPL__CODE__OK)
+	if (!r || r->code == MCREPL_RPC__CODE__OK)
 		return 0;
-	if (r->code == MCREPL__CODE__NOT_FOUND && c->key)
+	if (r->code == MCREPL_RPC__CODE__NOT_FOUND && c->key)
 		return fail(c, r->code, "%s: key '%s' not found", what, c->key);
 	return fail(c, r->code, "%s: %s%s%s%s%s", what, code_name(r->code),
 		    r->message && r->message[0] ? ": " : "",
@@ -207,44 +207,44 @@ void store_client_data_stats(const store_client *c,
 
 static int put_revoke(store_client *c, uint64_t version)
 {
-	Mcrepl__PutRevokeRequest req;
-	Mcrepl__PutRevokeResponse *resp = NULL;
+	McreplRpc__PutRevokeRequest req;
+	McreplRpc__PutRevokeResponse *resp = NULL;
 	int st;
 
-	mcrepl__put_revoke_request__init(&req);
+	mcrepl_rpc__put_revoke_request__init(&req);
 	req.tenant = c->tenant;
 	req.key = c->key;
 	req.version = version;
-	st = CALL(c, "PutRevoke", req, mcrepl__put_revoke_response, resp);
+	st = CALL(c, "PutRevoke", req, mcrepl_rpc__put_revoke_response, resp);
 	free_msg(resp);
 	return st;
 }
 
 static int put_end(store_client *c, uint64_t version)
 {
-	Mcrepl__PutEndRequest req;
-	Mcrepl__PutEndResponse *resp = NULL;
+	McreplRpc__PutEndRequest req;
+	McreplRpc__PutEndResponse *resp = NULL;
 	int st;
 
-	mcrepl__put_end_request__init(&req);
+	mcrepl_rpc__put_end_request__init(&req);
 	req.tenant = c->tenant;
 	req.key = c->key;
 	req.version = version;
-	st = CALL(c, "PutEnd", req, mcrepl__put_end_response, resp);
+	st = CALL(c, "PutEnd", req, mcrepl_rpc__put_end_response, resp);
 	if (!st)
 		st = result(c, resp->result, "PutEnd");
 	free_msg(resp);
 	return st;
 }
 
-static int write_replicas(store_client *c, const Mcrepl__PutStartResponse *r,
+static int write_replicas(store_client *c, const McreplRpc__PutStartResponse *r,
 			  const void *buf, uint64_t len)
 {
 	char why[400];
 	int st;
 
 	for (size_t i = 0; i < r->n_replicas; i++) {
-		const Mcrepl__Replica *rep = r->replicas[i];
+		const McreplRpc__Replica *rep = r->replicas[i];
 
 		st = data_write(c->pool, rep->endpoint, rep->segment_id,
 				rep->offset, buf, len, rep->write_token,
@@ -260,20 +260,20 @@ static int write_replicas(store_client *c, const Mcrepl__PutStartResponse *r,
 int store_client_put(store_client *c, const char *key, const void *buf,
 		     uint64_t len)
 {
-	Mcrepl__PutStartRequest req;
-	Mcrepl__PutStartResponse *resp = NULL;
+	McreplRpc__PutStartRequest req;
+	McreplRpc__PutStartResponse *resp = NULL;
 	int st = begin(c, key);
 
 	if (st)
 		return st;
 	if (len == 0 || !buf)
 		return fail(c, -EINVAL, "put: empty object (0 bytes)");
-	mcrepl__put_start_request__init(&req);
+	mcrepl_rpc__put_start_request__init(&req);
 	req.tenant = c->tenant;
 	req.key = c->key;
 	req.size = len;
 	req.replica_num = c->cfg.replicas ? c->cfg.replicas : 1;
-	st = CALL(c, "PutStart", req, mcrepl__put_start_response, resp);
+	st = CALL(c, "PutStart", req, mcrepl_rpc__put_start_response, resp);
 	if (!st)
 		st = result(c, resp->result, "PutStart");
 	if (!st && resp->n_replicas == 0)
@@ -290,31 +290,31 @@ int store_client_put(store_client *c, const char *key, const void *buf,
 }
 
 static int get_list(store_client *c, const char *key,
-		    Mcrepl__GetReplicaListResponse **out)
+		    McreplRpc__GetReplicaListResponse **out)
 {
-	Mcrepl__GetReplicaListRequest req;
+	McreplRpc__GetReplicaListRequest req;
 	int st = begin(c, key);
 
 	*out = NULL;
 	if (st)
 		return st;
-	mcrepl__get_replica_list_request__init(&req);
+	mcrepl_rpc__get_replica_list_request__init(&req);
 	req.tenant = c->tenant;
 	req.key = c->key;
 	req.requester_host = c->local_host;
 	req.requester_domain = c->domain;
-	st = CALL(c, "GetReplicaList", req, mcrepl__get_replica_list_response,
+	st = CALL(c, "GetReplicaList", req, mcrepl_rpc__get_replica_list_response,
 		  *out);
 	if (!st)
 		st = result(c, (*out)->result, "get");
 	if (!st && (*out)->n_replicas == 0)
-		st = fail(c, MCREPL__CODE__NOT_FOUND,
+		st = fail(c, MCREPL_RPC__CODE__NOT_FOUND,
 			  "get: key '%s' has no readable replica", key);
 	return st;
 }
 
 /* 0: on local_host, 1: in the reader's domain, 2: elsewhere. */
-static int nearness(const store_client *c, const Mcrepl__Replica *r)
+static int nearness(const store_client *c, const McreplRpc__Replica *r)
 {
 	if (c->local_host[0] && strcmp(r->host_id, c->local_host) == 0)
 		return 0;
@@ -325,7 +325,7 @@ static int nearness(const store_client *c, const Mcrepl__Replica *r)
 
 /* Order to try: local host, then own domain, each in the master's order. */
 static size_t read_order(const store_client *c,
-			 const Mcrepl__GetReplicaListResponse *r, size_t *idx)
+			 const McreplRpc__GetReplicaListResponse *r, size_t *idx)
 {
 	size_t n = 0;
 
@@ -337,8 +337,8 @@ static size_t read_order(const store_client *c,
 }
 
 static void fill_read_info(struct store_read_info *info,
-			   const Mcrepl__GetReplicaListResponse *r,
-			   const Mcrepl__Replica *rep, uint32_t tried)
+			   const McreplRpc__GetReplicaListResponse *r,
+			   const McreplRpc__Replica *rep, uint32_t tried)
 {
 	if (!info)
 		return;
@@ -351,7 +351,7 @@ static void fill_read_info(struct store_read_info *info,
 	snprintf(info->endpoint, sizeof(info->endpoint), "%s", rep->endpoint);
 }
 
-static int read_any(store_client *c, const Mcrepl__GetReplicaListResponse *r,
+static int read_any(store_client *c, const McreplRpc__GetReplicaListResponse *r,
 		    uint8_t *buf, struct store_read_info *info)
 {
 	size_t idx[64], n = read_order(c, r, idx);
@@ -359,7 +359,7 @@ static int read_any(store_client *c, const Mcrepl__GetReplicaListResponse *r,
 	int st = -EIO;
 
 	for (size_t k = 0; k < n; k++) {
-		const Mcrepl__Replica *rep = r->replicas[idx[k]];
+		const McreplRpc__Replica *rep = r->replicas[idx[k]];
 
 		st = data_read(c->pool, rep->endpoint, rep->segment_id,
 			       rep->offset, buf, r->size,
@@ -375,7 +375,7 @@ static int read_any(store_client *c, const Mcrepl__GetReplicaListResponse *r,
 int store_client_get(store_client *c, const char *key, void **buf_out,
 		     uint64_t *len_out, struct store_read_info *info)
 {
-	Mcrepl__GetReplicaListResponse *r = NULL;
+	McreplRpc__GetReplicaListResponse *r = NULL;
 	uint8_t *buf = NULL;
 	int st;
 
@@ -399,16 +399,16 @@ int store_client_get(store_client *c, const char *key, void **buf_out,
 
 int store_client_remove(store_client *c, const char *key)
 {
-	Mcrepl__RemoveRequest req;
-	Mcrepl__RemoveResponse *resp = NULL;
+	McreplRpc__RemoveRequest req;
+	McreplRpc__RemoveResponse *resp = NULL;
 	int st = begin(c, key);
 
 	if (st)
 		return st;
-	mcrepl__remove_request__init(&req);
+	mcrepl_rpc__remove_request__init(&req);
 	req.tenant = c->tenant;
 	req.key = c->key;
-	st = CALL(c, "Remove", req, mcrepl__remove_response, resp);
+	st = CALL(c, "Remove", req, mcrepl_rpc__remove_response, resp);
 	if (!st)
 		st = result(c, resp->result, "remove");
 	free_msg(resp);
@@ -417,17 +417,17 @@ int store_client_remove(store_client *c, const char *key)
 
 int store_client_exist(store_client *c, const char *key, bool *exists)
 {
-	Mcrepl__ExistRequest req;
-	Mcrepl__ExistResponse *resp = NULL;
+	McreplRpc__ExistRequest req;
+	McreplRpc__ExistResponse *resp = NULL;
 	int st = begin(c, key);
 
 	*exists = false;
 	if (st)
 		return st;
-	mcrepl__exist_request__init(&req);
+	mcrepl_rpc__exist_request__init(&req);
 	req.tenant = c->tenant;
 	req.key = c->key;
-	st = CALL(c, "Exist", req, mcrepl__exist_response, resp);
+	st = CALL(c, "Exist", req, mcrepl_rpc__exist_response, resp);
 	if (!st)
 		st = result(c, resp->result, "exist");
 	if (!st)
@@ -440,18 +440,18 @@ int store_client_warmup(store_client *c, const char *domain,
 			uint32_t max_copies, uint64_t max_bytes,
 			uint32_t *queued)
 {
-	Mcrepl__WarmupRequest req;
-	Mcrepl__WarmupResponse *resp = NULL;
+	McreplRpc__WarmupRequest req;
+	McreplRpc__WarmupResponse *resp = NULL;
 	char d[128];
 	int st;
 
 	*queued = 0;
 	snprintf(d, sizeof(d), "%s", domain ? domain : "");
-	mcrepl__warmup_request__init(&req);
+	mcrepl_rpc__warmup_request__init(&req);
 	req.domain = d;
 	req.max_copies = max_copies;
 	req.max_bytes = max_bytes;
-	st = CALL(c, "Warmup", req, mcrepl__warmup_response, resp);
+	st = CALL(c, "Warmup", req, mcrepl_rpc__warmup_response, resp);
 	if (!st)
 		st = result(c, resp->result, "warmup");
 	if (!st)
@@ -461,14 +461,14 @@ int store_client_warmup(store_client *c, const char *domain,
 }
 
 static void fill_replica_info(struct store_replica_info *o,
-			      const Mcrepl__Replica *r)
+			      const McreplRpc__Replica *r)
 {
 	memset(o, 0, sizeof(*o));
 	o->segment_id = r->segment_id;
 	o->client_id = r->client_id;
 	o->offset = r->offset;
 	o->size = r->size;
-	o->complete = r->status == MCREPL__REPLICA_STATUS__COMPLETE;
+	o->complete = r->status == MCREPL_RPC__REPLICA_STATUS__COMPLETE;
 	o->dynamic = r->dynamic;
 	snprintf(o->host_id, sizeof(o->host_id), "%s", r->host_id);
 	snprintf(o->domain, sizeof(o->domain), "%s", r->domain);
@@ -477,9 +477,9 @@ static void fill_replica_info(struct store_replica_info *o,
 
 /* Stat, or GetReplicaList against a master that answers UNKNOWN_METHOD. */
 static int stat_list(store_client *c, const char *key,
-		     Mcrepl__GetReplicaListResponse **out)
+		     McreplRpc__GetReplicaListResponse **out)
 {
-	Mcrepl__StatRequest req;
+	McreplRpc__StatRequest req;
 	int st;
 
 	*out = NULL;
@@ -488,12 +488,12 @@ static int stat_list(store_client *c, const char *key,
 	st = begin(c, key);
 	if (st)
 		return st;
-	mcrepl__stat_request__init(&req);
+	mcrepl_rpc__stat_request__init(&req);
 	req.tenant = c->tenant;
 	req.key = c->key;
-	st = CALL(c, "Stat", req, mcrepl__get_replica_list_response, *out);
-	if (st == MCREPL__CODE__UNKNOWN_METHOD ||
-	    st == MCREPL__CODE__UNIMPLEMENTED) {
+	st = CALL(c, "Stat", req, mcrepl_rpc__get_replica_list_response, *out);
+	if (st == MCREPL_RPC__CODE__UNKNOWN_METHOD ||
+	    st == MCREPL_RPC__CODE__UNIMPLEMENTED) {
 		c->no_stat_rpc = true;
 		return get_list(c, key, out);
 	}
@@ -505,7 +505,7 @@ static int stat_list(store_client *c, const char *key,
 int store_client_stat(store_client *c, const char *key,
 		      struct store_object_info *out)
 {
-	Mcrepl__GetReplicaListResponse *r = NULL;
+	McreplRpc__GetReplicaListResponse *r = NULL;
 	int st = stat_list(c, key, &r);
 
 	memset(out, 0, sizeof(*out));
@@ -521,7 +521,7 @@ int store_client_stat(store_client *c, const char *key,
 }
 
 static void fill_segment_info(struct store_segment_info *o,
-			      const Mcrepl__Segment *s)
+			      const McreplRpc__Segment *s)
 {
 	memset(o, 0, sizeof(*o));
 	o->segment_id = s->segment_id;
@@ -536,7 +536,7 @@ static void fill_segment_info(struct store_segment_info *o,
 	snprintf(o->endpoint, sizeof(o->endpoint), "%s", s->endpoint);
 }
 
-static int copy_stats(store_client *c, const Mcrepl__StatsResponse *r,
+static int copy_stats(store_client *c, const McreplRpc__StatsResponse *r,
 		      struct store_segment_info **segs, size_t *n_segs,
 		      char **text_out)
 {
@@ -564,8 +564,8 @@ static int copy_stats(store_client *c, const Mcrepl__StatsResponse *r,
 int store_client_stats(store_client *c, struct store_segment_info **segs,
 		       size_t *n_segs, char **text_out)
 {
-	Mcrepl__StatsRequest req;
-	Mcrepl__StatsResponse *resp = NULL;
+	McreplRpc__StatsRequest req;
+	McreplRpc__StatsResponse *resp = NULL;
 	int st;
 
 	c->err[0] = '\0';
@@ -575,8 +575,8 @@ int store_client_stats(store_client *c, struct store_segment_info **segs,
 		*n_segs = 0;
 	if (text_out)
 		*text_out = NULL;
-	mcrepl__stats_request__init(&req);
-	st = CALL(c, "Stats", req, mcrepl__stats_response, resp);
+	mcrepl_rpc__stats_request__init(&req);
+	st = CALL(c, "Stats", req, mcrepl_rpc__stats_response, resp);
 	if (!st)
 		st = result(c, resp->result, "stats");
 	if (!st)

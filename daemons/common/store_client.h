@@ -4,7 +4,7 @@
  * (data_proto.h). Used by mcrepl-cli, the demo and the tests.
  *
  * Status of a call (int): 0 on success; a positive value is the master's
- * Mcrepl__Code for the operation (NOT_FOUND, ALREADY_EXISTS, NO_SPACE, ...);
+ * McreplRpc__Code for the operation (NOT_FOUND, ALREADY_EXISTS, NO_SPACE, ...);
  * a negative value is a local failure (RPC transport, data plane, bad
  * argument, out of memory). After any non-zero status
  * store_client_error() holds one clear line.

@@ -11,22 +11,22 @@
 #define MAX_TASKS_PER_FETCH 256
 
 struct reply {
-	Mcrepl__Result result;
+	McreplRpc__Result result;
 	char msg[256];
 };
 
-static void reply_init(struct reply *r, Mcrepl__Code code, const char *reason)
+static void reply_init(struct reply *r, McreplRpc__Code code, const char *reason)
 {
-	mcrepl__result__init(&r->result);
+	mcrepl_rpc__result__init(&r->result);
 	r->result.code = code;
 	r->result.reason = (char *)(uintptr_t)(reason ? reason : "");
 	r->result.message = r->msg;
-	if (!r->msg[0] && code != MCREPL__CODE__OK)
+	if (!r->msg[0] && code != MCREPL_RPC__CODE__OK)
 		snprintf(r->msg, sizeof(r->msg), "%s",
 			 protobuf_c_enum_descriptor_get_value(
-			     &mcrepl__code__descriptor, (int)code)
+			     &mcrepl_rpc__code__descriptor, (int)code)
 			     ? protobuf_c_enum_descriptor_get_value(
-				   &mcrepl__code__descriptor, (int)code)
+				   &mcrepl_rpc__code__descriptor, (int)code)
 				   ->name
 			     : "error");
 }
@@ -37,18 +37,18 @@ static char *mut(const char *s)
 }
 
 /* A replica message for r (strings borrowed from the store). */
-static void fill_replica(struct store *s, Mcrepl__Replica *m,
+static void fill_replica(struct store *s, McreplRpc__Replica *m,
 			 const struct replica *r, bool with_grant)
 {
 	struct segment *seg = store_segment(s, r->segment_id);
 
-	mcrepl__replica__init(m);
+	mcrepl_rpc__replica__init(m);
 	m->segment_id = r->segment_id;
 	m->offset = r->offset;
 	m->size = r->size;
 	m->status = r->status == REPLICA_COMPLETE
-			? MCREPL__REPLICA_STATUS__COMPLETE
-			: MCREPL__REPLICA_STATUS__PROCESSING;
+			? MCREPL_RPC__REPLICA_STATUS__COMPLETE
+			: MCREPL_RPC__REPLICA_STATUS__PROCESSING;
 	m->dynamic = r->dynamic;
 	if (with_grant)
 		m->write_token = store_grant(s, r);
@@ -64,7 +64,7 @@ static void fill_replica(struct store *s, Mcrepl__Replica *m,
 
 /* ---- segments ------------------------------------------------------------ */
 
-static bool has_cap(const Mcrepl__MountSegmentRequest *req, const char *cap)
+static bool has_cap(const McreplRpc__MountSegmentRequest *req, const char *cap)
 {
 	for (size_t i = 0; i < req->n_capabilities; i++)
 		if (strcmp(req->capabilities[i], cap) == 0)
@@ -72,28 +72,28 @@ static bool has_cap(const Mcrepl__MountSegmentRequest *req, const char *cap)
 	return false;
 }
 
-static void h_mount(Mcrepl__Master_Service *svc,
-		    const Mcrepl__MountSegmentRequest *req,
-		    Mcrepl__MountSegmentResponse_Closure done, void *cd)
+static void h_mount(McreplRpc__Master_Service *svc,
+		    const McreplRpc__MountSegmentRequest *req,
+		    McreplRpc__MountSegmentResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	struct mount_args a = {
 	    req->client_id, req->host_id,  req->domain,
 	    req->name,	    req->endpoint, req->capacity,
 	    req->base_addr, req->rkey,	   has_cap(req, "dynamic_copy")};
-	Mcrepl__MountSegmentResponse resp;
+	McreplRpc__MountSegmentResponse resp;
 	struct reply r = {0};
-	Mcrepl__Code code;
+	McreplRpc__Code code;
 
 	bool new_domain;
 
-	mcrepl__mount_segment_response__init(&resp);
+	mcrepl_rpc__mount_segment_response__init(&resp);
 	store_lock(s);
 	new_domain = s->n_segs > 0 && store_domain_is_new(s, req->domain);
 	code = store_mount(s, &a, SVC(svc)->now_ms(), &resp.segment_id, r.msg,
 			   sizeof(r.msg));
 	/* A domain joining a running cluster is warmed with what is hot. */
-	if (code == MCREPL__CODE__OK && new_domain && s->opts.cfg.domain_aware)
+	if (code == MCREPL_RPC__CODE__OK && new_domain && s->opts.cfg.domain_aware)
 		dyn_warmup(s, mcrepl_domain_name(req->domain),
 			   s->opts.warmup_max_copies, s->opts.warmup_max_bytes,
 			   SVC(svc)->now_ms());
@@ -105,15 +105,15 @@ static void h_mount(Mcrepl__Master_Service *svc,
 	done(&resp, cd);
 }
 
-static void h_unmount(Mcrepl__Master_Service *svc,
-		      const Mcrepl__UnmountSegmentRequest *req,
-		      Mcrepl__UnmountSegmentResponse_Closure done, void *cd)
+static void h_unmount(McreplRpc__Master_Service *svc,
+		      const McreplRpc__UnmountSegmentRequest *req,
+		      McreplRpc__UnmountSegmentResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__UnmountSegmentResponse resp;
+	McreplRpc__UnmountSegmentResponse resp;
 	struct reply r = {0};
 
-	mcrepl__unmount_segment_response__init(&resp);
+	mcrepl_rpc__unmount_segment_response__init(&resp);
 	store_lock(s);
 	reply_init(&r,
 		   store_unmount(s, req->client_id, req->segment_id,
@@ -124,18 +124,18 @@ static void h_unmount(Mcrepl__Master_Service *svc,
 	done(&resp, cd);
 }
 
-static void h_heartbeat(Mcrepl__Master_Service *svc,
-			const Mcrepl__HeartbeatRequest *req,
-			Mcrepl__HeartbeatResponse_Closure done, void *cd)
+static void h_heartbeat(McreplRpc__Master_Service *svc,
+			const McreplRpc__HeartbeatRequest *req,
+			McreplRpc__HeartbeatResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__HeartbeatResponse resp;
+	McreplRpc__HeartbeatResponse resp;
 	struct reply r = {0};
 	size_t n = req->n_segment_ids < req->n_segment_reads
 		       ? req->n_segment_ids
 		       : req->n_segment_reads;
 
-	mcrepl__heartbeat_response__init(&resp);
+	mcrepl_rpc__heartbeat_response__init(&resp);
 	store_lock(s);
 	reply_init(&r,
 		   store_heartbeat(s, req->client_id, req->segment_ids,
@@ -148,23 +148,23 @@ static void h_heartbeat(Mcrepl__Master_Service *svc,
 
 /* ---- puts ---------------------------------------------------------------- */
 
-static void h_put_start(Mcrepl__Master_Service *svc,
-			const Mcrepl__PutStartRequest *req,
-			Mcrepl__PutStartResponse_Closure done, void *cd)
+static void h_put_start(McreplRpc__Master_Service *svc,
+			const McreplRpc__PutStartRequest *req,
+			McreplRpc__PutStartResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__PutStartResponse resp;
-	Mcrepl__Replica msgs[16], *ptrs[16];
+	McreplRpc__PutStartResponse resp;
+	McreplRpc__Replica msgs[16], *ptrs[16];
 	struct reply r = {0};
 	struct object *o = NULL;
-	Mcrepl__Code code;
+	McreplRpc__Code code;
 
-	mcrepl__put_start_response__init(&resp);
+	mcrepl_rpc__put_start_response__init(&resp);
 	store_lock(s);
 	code = store_put_start(s, req->tenant, req->key, req->size,
 			       req->replica_num, SVC(svc)->now_ms(), &o, r.msg,
 			       sizeof(r.msg));
-	if (code == MCREPL__CODE__OK) {
+	if (code == MCREPL_RPC__CODE__OK) {
 		resp.version = o->version;
 		for (size_t i = 0; i < o->n_replicas && i < 16; i++) {
 			fill_replica(s, &msgs[i], &o->replicas[i], true);
@@ -179,15 +179,15 @@ static void h_put_start(Mcrepl__Master_Service *svc,
 	store_unlock(s);
 }
 
-static void h_put_end(Mcrepl__Master_Service *svc,
-		      const Mcrepl__PutEndRequest *req,
-		      Mcrepl__PutEndResponse_Closure done, void *cd)
+static void h_put_end(McreplRpc__Master_Service *svc,
+		      const McreplRpc__PutEndRequest *req,
+		      McreplRpc__PutEndResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__PutEndResponse resp;
+	McreplRpc__PutEndResponse resp;
 	struct reply r = {0};
 
-	mcrepl__put_end_response__init(&resp);
+	mcrepl_rpc__put_end_response__init(&resp);
 	store_lock(s);
 	reply_init(&r, store_put_end(s, req->tenant, req->key, req->version),
 		   NULL);
@@ -196,15 +196,15 @@ static void h_put_end(Mcrepl__Master_Service *svc,
 	done(&resp, cd);
 }
 
-static void h_put_revoke(Mcrepl__Master_Service *svc,
-			 const Mcrepl__PutRevokeRequest *req,
-			 Mcrepl__PutRevokeResponse_Closure done, void *cd)
+static void h_put_revoke(McreplRpc__Master_Service *svc,
+			 const McreplRpc__PutRevokeRequest *req,
+			 McreplRpc__PutRevokeResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__PutRevokeResponse resp;
+	McreplRpc__PutRevokeResponse resp;
 	struct reply r = {0};
 
-	mcrepl__put_revoke_response__init(&resp);
+	mcrepl_rpc__put_revoke_response__init(&resp);
 	store_lock(s);
 	reply_init(&r, store_put_revoke(s, req->tenant, req->key, req->version),
 		   NULL);
@@ -217,21 +217,21 @@ static void h_put_revoke(Mcrepl__Master_Service *svc,
 
 /* One key's answer; replica messages live in msgs/ptrs (MAX each). */
 struct get_answer {
-	Mcrepl__GetReplicaListResponse resp;
+	McreplRpc__GetReplicaListResponse resp;
 	struct reply r;
-	Mcrepl__Replica msgs[MASTER_MAX_REPLICAS];
-	Mcrepl__Replica *ptrs[MASTER_MAX_REPLICAS];
+	McreplRpc__Replica msgs[MASTER_MAX_REPLICAS];
+	McreplRpc__Replica *ptrs[MASTER_MAX_REPLICAS];
 };
 
 /* Fills a with the outcome of a lookup: on OK the replicas order[0..n) of
  * o; lease_ttl_ms is the read lease the lookup granted (0: none). */
 static void answer_object(struct store *s, struct get_answer *a,
-			  const char *key, Mcrepl__Code code,
+			  const char *key, McreplRpc__Code code,
 			  const struct object *o, const size_t *order, size_t n,
 			  uint64_t lease_ttl_ms)
 {
 	a->resp.key = mut(key);
-	if (code == MCREPL__CODE__OK) {
+	if (code == MCREPL_RPC__CODE__OK) {
 		a->resp.version = o->version;
 		a->resp.size = o->size;
 		a->resp.lease_ttl_ms = lease_ttl_ms;
@@ -253,37 +253,37 @@ static void answer_get(struct store *s, struct get_answer *a,
 {
 	size_t order[MASTER_MAX_REPLICAS], n = 0;
 	struct object *o = NULL;
-	Mcrepl__Code code;
+	McreplRpc__Code code;
 
-	mcrepl__get_replica_list_response__init(&a->resp);
+	mcrepl_rpc__get_replica_list_response__init(&a->resp);
 	a->r.msg[0] = '\0';
 	code = store_get(s, tenant, key, domain, now, &o, order,
 			 MASTER_MAX_REPLICAS, &n);
-	if (code == MCREPL__CODE__INVALID_ARGUMENT)
+	if (code == MCREPL_RPC__CODE__INVALID_ARGUMENT)
 		store_key_valid(tenant, key, a->r.msg, sizeof(a->r.msg));
 	answer_object(s, a, key, code, o, order, n, s->opts.kv_lease_ttl_ms);
 }
 
 /* A zeroed answer, or NULL after replying INTERNAL (out of memory). */
 static struct get_answer *
-answer_alloc(Mcrepl__GetReplicaListResponse_Closure done, void *cd)
+answer_alloc(McreplRpc__GetReplicaListResponse_Closure done, void *cd)
 {
 	struct get_answer *a = calloc(1, sizeof(*a));
-	Mcrepl__GetReplicaListResponse oom;
+	McreplRpc__GetReplicaListResponse oom;
 	struct reply r = {0};
 
 	if (a)
 		return a;
-	mcrepl__get_replica_list_response__init(&oom);
-	reply_init(&r, MCREPL__CODE__INTERNAL, NULL);
+	mcrepl_rpc__get_replica_list_response__init(&oom);
+	reply_init(&r, MCREPL_RPC__CODE__INTERNAL, NULL);
 	oom.result = &r.result;
 	done(&oom, cd);
 	return NULL;
 }
 
-static void h_get(Mcrepl__Master_Service *svc,
-		  const Mcrepl__GetReplicaListRequest *req,
-		  Mcrepl__GetReplicaListResponse_Closure done, void *cd)
+static void h_get(McreplRpc__Master_Service *svc,
+		  const McreplRpc__GetReplicaListRequest *req,
+		  McreplRpc__GetReplicaListResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	struct get_answer *a = answer_alloc(done, cd);
@@ -300,18 +300,18 @@ static void h_get(Mcrepl__Master_Service *svc,
 }
 
 /* GetReplicaList's answer without its side effects (store_stat). */
-static void h_stat(Mcrepl__Master_Service *svc, const Mcrepl__StatRequest *req,
-		   Mcrepl__GetReplicaListResponse_Closure done, void *cd)
+static void h_stat(McreplRpc__Master_Service *svc, const McreplRpc__StatRequest *req,
+		   McreplRpc__GetReplicaListResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	struct get_answer *a = answer_alloc(done, cd);
 	size_t order[MASTER_MAX_REPLICAS], n = 0;
 	struct object *o = NULL;
-	Mcrepl__Code code;
+	McreplRpc__Code code;
 
 	if (!a)
 		return;
-	mcrepl__get_replica_list_response__init(&a->resp);
+	mcrepl_rpc__get_replica_list_response__init(&a->resp);
 	store_lock(s);
 	s->stats_req++;
 	code = store_stat(s, req->tenant, req->key, &o, order,
@@ -322,23 +322,23 @@ static void h_stat(Mcrepl__Master_Service *svc, const Mcrepl__StatRequest *req,
 	free(a);
 }
 
-static void h_batch_get(Mcrepl__Master_Service *svc,
-			const Mcrepl__BatchGetReplicaListRequest *req,
-			Mcrepl__BatchGetReplicaListResponse_Closure done,
+static void h_batch_get(McreplRpc__Master_Service *svc,
+			const McreplRpc__BatchGetReplicaListRequest *req,
+			McreplRpc__BatchGetReplicaListResponse_Closure done,
 			void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__BatchGetReplicaListResponse resp;
+	McreplRpc__BatchGetReplicaListResponse resp;
 	struct get_answer *a = NULL;
-	Mcrepl__GetReplicaListResponse **ptrs = NULL;
+	McreplRpc__GetReplicaListResponse **ptrs = NULL;
 	struct reply r = {0};
-	Mcrepl__Code code = MCREPL__CODE__OK;
+	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
 	uint64_t now = SVC(svc)->now_ms();
 
-	mcrepl__batch_get_replica_list_response__init(&resp);
+	mcrepl_rpc__batch_get_replica_list_response__init(&resp);
 	if (req->n_keys == 0 || req->n_keys > s->opts.max_batch_keys) {
-		code = req->n_keys ? MCREPL__CODE__TOO_MANY
-				   : MCREPL__CODE__INVALID_ARGUMENT;
+		code = req->n_keys ? MCREPL_RPC__CODE__TOO_MANY
+				   : MCREPL_RPC__CODE__INVALID_ARGUMENT;
 		snprintf(r.msg, sizeof(r.msg),
 			 "a batch holds 1..%u keys, not "
 			 "%zu",
@@ -347,10 +347,10 @@ static void h_batch_get(Mcrepl__Master_Service *svc,
 		a = calloc(req->n_keys, sizeof(*a));
 		ptrs = calloc(req->n_keys, sizeof(*ptrs));
 		if (!a || !ptrs)
-			code = MCREPL__CODE__INTERNAL;
+			code = MCREPL_RPC__CODE__INTERNAL;
 	}
 	store_lock(s);
-	if (code == MCREPL__CODE__OK) {
+	if (code == MCREPL_RPC__CODE__OK) {
 		s->gets++;
 		for (size_t i = 0; i < req->n_keys; i++) {
 			answer_get(s, &a[i], req->tenant, req->keys[i],
@@ -368,37 +368,37 @@ static void h_batch_get(Mcrepl__Master_Service *svc,
 	free(ptrs);
 }
 
-static void h_exist(Mcrepl__Master_Service *svc,
-		    const Mcrepl__ExistRequest *req,
-		    Mcrepl__ExistResponse_Closure done, void *cd)
+static void h_exist(McreplRpc__Master_Service *svc,
+		    const McreplRpc__ExistRequest *req,
+		    McreplRpc__ExistResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__ExistResponse resp;
+	McreplRpc__ExistResponse resp;
 	struct reply r = {0};
 	struct object *o;
 
-	mcrepl__exist_response__init(&resp);
+	mcrepl_rpc__exist_response__init(&resp);
 	store_lock(s);
 	o = req->key[0] ? store_find(s, req->tenant, req->key) : NULL;
 	resp.exists = o && o->complete;
 	store_unlock(s);
 	reply_init(
-	    &r, req->key[0] ? MCREPL__CODE__OK : MCREPL__CODE__INVALID_ARGUMENT,
+	    &r, req->key[0] ? MCREPL_RPC__CODE__OK : MCREPL_RPC__CODE__INVALID_ARGUMENT,
 	    NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
 }
 
-static void h_remove(Mcrepl__Master_Service *svc,
-		     const Mcrepl__RemoveRequest *req,
-		     Mcrepl__RemoveResponse_Closure done, void *cd)
+static void h_remove(McreplRpc__Master_Service *svc,
+		     const McreplRpc__RemoveRequest *req,
+		     McreplRpc__RemoveResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__RemoveResponse resp;
+	McreplRpc__RemoveResponse resp;
 	struct reply r = {0};
-	Mcrepl__Code code;
+	McreplRpc__Code code;
 
-	mcrepl__remove_response__init(&resp);
+	mcrepl_rpc__remove_response__init(&resp);
 	store_lock(s);
 	code = store_remove(s, req->tenant, req->key, SVC(svc)->now_ms(), r.msg,
 			    sizeof(r.msg));
@@ -410,19 +410,19 @@ static void h_remove(Mcrepl__Master_Service *svc,
 
 /* ---- tasks ---------------------------------------------------------------- */
 
-static void h_fetch_tasks(Mcrepl__Master_Service *svc,
-			  const Mcrepl__FetchTasksRequest *req,
-			  Mcrepl__FetchTasksResponse_Closure done, void *cd)
+static void h_fetch_tasks(McreplRpc__Master_Service *svc,
+			  const McreplRpc__FetchTasksRequest *req,
+			  McreplRpc__FetchTasksResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__FetchTasksResponse resp;
+	McreplRpc__FetchTasksResponse resp;
 	struct task *tasks[MAX_TASKS_PER_FETCH];
-	Mcrepl__Task *ptrs[MAX_TASKS_PER_FETCH];
+	McreplRpc__Task *ptrs[MAX_TASKS_PER_FETCH];
 	size_t max = req->max_tasks ? req->max_tasks : 16, n;
 	struct reply r = {0};
-	Mcrepl__Code code = MCREPL__CODE__OK;
+	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
 
-	mcrepl__fetch_tasks_response__init(&resp);
+	mcrepl_rpc__fetch_tasks_response__init(&resp);
 	if (max > MAX_TASKS_PER_FETCH)
 		max = MAX_TASKS_PER_FETCH;
 	store_lock(s);
@@ -433,33 +433,33 @@ static void h_fetch_tasks(Mcrepl__Master_Service *svc,
 	resp.n_tasks = n;
 	resp.tasks = ptrs;
 	if (n == 0 && !store_client_known(s, req->client_id))
-		code = MCREPL__CODE__UNKNOWN_CLIENT;
+		code = MCREPL_RPC__CODE__UNKNOWN_CLIENT;
 	reply_init(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
 	store_unlock(s);
 }
 
-static void h_mark_task(Mcrepl__Master_Service *svc,
-			const Mcrepl__MarkTaskToCompleteRequest *req,
-			Mcrepl__MarkTaskToCompleteResponse_Closure done,
+static void h_mark_task(McreplRpc__Master_Service *svc,
+			const McreplRpc__MarkTaskToCompleteRequest *req,
+			McreplRpc__MarkTaskToCompleteResponse_Closure done,
 			void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__MarkTaskToCompleteResponse resp;
+	McreplRpc__MarkTaskToCompleteResponse resp;
 	struct reply r = {0};
-	Mcrepl__Code code = MCREPL__CODE__OK;
+	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
 	struct task *t;
 
-	mcrepl__mark_task_to_complete_response__init(&resp);
+	mcrepl_rpc__mark_task_to_complete_response__init(&resp);
 	store_lock(s);
 	t = store_task(s, req->task_id);
 	/* a task the master issued and already closed (End, Revoke, a
 	 * refused Start, expiry): the report is late, not wrong */
 	if (!t && (req->task_id == 0 || req->task_id >= s->next_task_id))
-		code = MCREPL__CODE__NOT_FOUND;
+		code = MCREPL_RPC__CODE__NOT_FOUND;
 	else if (t && t->client_id != req->client_id)
-		code = MCREPL__CODE__PERMISSION_DENIED;
+		code = MCREPL_RPC__CODE__PERMISSION_DENIED;
 	else if (t)
 		store_task_reported(s, t);
 	store_unlock(s);
@@ -470,24 +470,24 @@ static void h_mark_task(Mcrepl__Master_Service *svc,
 
 /* ---- ordinary copy -------------------------------------------------------- */
 
-static void h_copy_start(Mcrepl__Master_Service *svc,
-			 const Mcrepl__CopyStartRequest *req,
-			 Mcrepl__CopyStartResponse_Closure done, void *cd)
+static void h_copy_start(McreplRpc__Master_Service *svc,
+			 const McreplRpc__CopyStartRequest *req,
+			 McreplRpc__CopyStartResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__CopyStartResponse resp;
-	Mcrepl__Replica src_m, dst_m;
+	McreplRpc__CopyStartResponse resp;
+	McreplRpc__Replica src_m, dst_m;
 	struct replica src, dst;
 	struct reply r = {0};
-	Mcrepl__Code code;
+	McreplRpc__Code code;
 
-	mcrepl__copy_start_response__init(&resp);
+	mcrepl_rpc__copy_start_response__init(&resp);
 	store_lock(s);
 	code =
 	    store_copy_start(s, req->tenant, req->key, req->source_segment_id,
 			     req->target_segment_id, SVC(svc)->now_ms(), &src,
 			     &dst, r.msg, sizeof(r.msg));
-	if (code == MCREPL__CODE__OK) {
+	if (code == MCREPL_RPC__CODE__OK) {
 		fill_replica(s, &src_m, &src, false);
 		fill_replica(s, &dst_m, &dst, true);
 		resp.source = &src_m;
@@ -500,11 +500,11 @@ static void h_copy_start(Mcrepl__Master_Service *svc,
 	store_unlock(s);
 }
 
-static Mcrepl__Code copy_finish(Mcrepl__Master_Service *svc, const char *tenant,
+static McreplRpc__Code copy_finish(McreplRpc__Master_Service *svc, const char *tenant,
 				const char *key, bool ok)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__Code code;
+	McreplRpc__Code code;
 
 	store_lock(s);
 	code = store_copy_finish(s, tenant, key, ok, SVC(svc)->now_ms());
@@ -512,27 +512,27 @@ static Mcrepl__Code copy_finish(Mcrepl__Master_Service *svc, const char *tenant,
 	return code;
 }
 
-static void h_copy_end(Mcrepl__Master_Service *svc,
-		       const Mcrepl__CopyEndRequest *req,
-		       Mcrepl__CopyEndResponse_Closure done, void *cd)
+static void h_copy_end(McreplRpc__Master_Service *svc,
+		       const McreplRpc__CopyEndRequest *req,
+		       McreplRpc__CopyEndResponse_Closure done, void *cd)
 {
-	Mcrepl__CopyEndResponse resp;
+	McreplRpc__CopyEndResponse resp;
 	struct reply r = {0};
 
-	mcrepl__copy_end_response__init(&resp);
+	mcrepl_rpc__copy_end_response__init(&resp);
 	reply_init(&r, copy_finish(svc, req->tenant, req->key, true), NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
 }
 
-static void h_copy_revoke(Mcrepl__Master_Service *svc,
-			  const Mcrepl__CopyRevokeRequest *req,
-			  Mcrepl__CopyRevokeResponse_Closure done, void *cd)
+static void h_copy_revoke(McreplRpc__Master_Service *svc,
+			  const McreplRpc__CopyRevokeRequest *req,
+			  McreplRpc__CopyRevokeResponse_Closure done, void *cd)
 {
-	Mcrepl__CopyRevokeResponse resp;
+	McreplRpc__CopyRevokeResponse resp;
 	struct reply r = {0};
 
-	mcrepl__copy_revoke_response__init(&resp);
+	mcrepl_rpc__copy_revoke_response__init(&resp);
 	reply_init(&r, copy_finish(svc, req->tenant, req->key, false), NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
@@ -548,27 +548,27 @@ static mcrepl_fence fence_of(uint64_t lease, uint64_t version, uint64_t client,
 	return f;
 }
 
-static void h_dyn_start(Mcrepl__Master_Service *svc,
-			const Mcrepl__DynamicReplicaCopyStartRequest *req,
-			Mcrepl__DynamicReplicaCopyStartResponse_Closure done,
+static void h_dyn_start(McreplRpc__Master_Service *svc,
+			const McreplRpc__DynamicReplicaCopyStartRequest *req,
+			McreplRpc__DynamicReplicaCopyStartResponse_Closure done,
 			void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__DynamicReplicaCopyStartResponse resp;
+	McreplRpc__DynamicReplicaCopyStartResponse resp;
 	mcrepl_fence f =
 	    fence_of(req->lease_id, req->version, req->client_id,
 		     req->source_segment_id, req->target_segment_id);
-	Mcrepl__Replica src_m, dst_m;
+	McreplRpc__Replica src_m, dst_m;
 	struct replica src, dst;
 	const char *reason = NULL;
 	struct reply r = {0};
-	Mcrepl__Code code;
+	McreplRpc__Code code;
 
-	mcrepl__dynamic_replica_copy_start_response__init(&resp);
+	mcrepl_rpc__dynamic_replica_copy_start_response__init(&resp);
 	store_lock(s);
 	code = dyn_copy_start(s, &f, req->tenant, req->key, req->task_id,
 			      SVC(svc)->now_ms(), &src, &dst, &reason);
-	if (code == MCREPL__CODE__OK) {
+	if (code == MCREPL_RPC__CODE__OK) {
 		fill_replica(s, &src_m, &src, false);
 		fill_replica(s, &dst_m, &dst, true);
 		resp.source = &src_m;
@@ -582,7 +582,7 @@ static void h_dyn_start(Mcrepl__Master_Service *svc,
 }
 
 /* End (success) or Revoke of a dynamic copy, under the store lock. */
-static Mcrepl__Code dyn_finish(Mcrepl__Master_Service *svc, uint64_t lease,
+static McreplRpc__Code dyn_finish(McreplRpc__Master_Service *svc, uint64_t lease,
 			       uint64_t version, uint64_t client,
 			       const char *tenant, const char *key,
 			       bool success, const char **reason)
@@ -590,7 +590,7 @@ static Mcrepl__Code dyn_finish(Mcrepl__Master_Service *svc, uint64_t lease,
 	struct store *s = SVC(svc)->store;
 	mcrepl_fence f = fence_of(lease, version, client, 0, 0);
 	uint64_t now = SVC(svc)->now_ms();
-	Mcrepl__Code code;
+	McreplRpc__Code code;
 
 	store_lock(s);
 	code = success ? dyn_copy_end(s, &f, tenant, key, now, reason)
@@ -599,17 +599,17 @@ static Mcrepl__Code dyn_finish(Mcrepl__Master_Service *svc, uint64_t lease,
 	return code;
 }
 
-static void h_dyn_end(Mcrepl__Master_Service *svc,
-		      const Mcrepl__DynamicReplicaCopyEndRequest *req,
-		      Mcrepl__DynamicReplicaCopyEndResponse_Closure done,
+static void h_dyn_end(McreplRpc__Master_Service *svc,
+		      const McreplRpc__DynamicReplicaCopyEndRequest *req,
+		      McreplRpc__DynamicReplicaCopyEndResponse_Closure done,
 		      void *cd)
 {
-	Mcrepl__DynamicReplicaCopyEndResponse resp;
+	McreplRpc__DynamicReplicaCopyEndResponse resp;
 	const char *reason = NULL;
 	struct reply r = {0};
-	Mcrepl__Code code;
+	McreplRpc__Code code;
 
-	mcrepl__dynamic_replica_copy_end_response__init(&resp);
+	mcrepl_rpc__dynamic_replica_copy_end_response__init(&resp);
 	code = dyn_finish(svc, req->lease_id, req->version, req->client_id,
 			  req->tenant, req->key, true, &reason);
 	reply_init(&r, code, reason);
@@ -617,17 +617,17 @@ static void h_dyn_end(Mcrepl__Master_Service *svc,
 	done(&resp, cd);
 }
 
-static void h_dyn_revoke(Mcrepl__Master_Service *svc,
-			 const Mcrepl__DynamicReplicaCopyRevokeRequest *req,
-			 Mcrepl__DynamicReplicaCopyRevokeResponse_Closure done,
+static void h_dyn_revoke(McreplRpc__Master_Service *svc,
+			 const McreplRpc__DynamicReplicaCopyRevokeRequest *req,
+			 McreplRpc__DynamicReplicaCopyRevokeResponse_Closure done,
 			 void *cd)
 {
-	Mcrepl__DynamicReplicaCopyRevokeResponse resp;
+	McreplRpc__DynamicReplicaCopyRevokeResponse resp;
 	const char *reason = NULL;
 	struct reply r = {0};
-	Mcrepl__Code code;
+	McreplRpc__Code code;
 
-	mcrepl__dynamic_replica_copy_revoke_response__init(&resp);
+	mcrepl_rpc__dynamic_replica_copy_revoke_response__init(&resp);
 	code = dyn_finish(svc, req->lease_id, req->version, req->client_id,
 			  req->tenant, req->key, false, &reason);
 	reply_init(&r, code, reason);
@@ -637,30 +637,30 @@ static void h_dyn_revoke(Mcrepl__Master_Service *svc,
 
 /* ---- proposals and stats -------------------------------------------------- */
 
-static Mcrepl__Code status_code(mcrepl_status st)
+static McreplRpc__Code status_code(mcrepl_status st)
 {
 	switch (st) {
 	case MCREPL_OK:
-		return MCREPL__CODE__OK;
+		return MCREPL_RPC__CODE__OK;
 	case MCREPL_EREJECTED:
-		return MCREPL__CODE__REJECTED;
+		return MCREPL_RPC__CODE__REJECTED;
 	case MCREPL_ECONFLICT:
-		return MCREPL__CODE__ALREADY_EXISTS;
+		return MCREPL_RPC__CODE__ALREADY_EXISTS;
 	case MCREPL_EINVAL:
-		return MCREPL__CODE__INVALID_ARGUMENT;
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
 	default:
-		return MCREPL__CODE__INTERNAL;
+		return MCREPL_RPC__CODE__INTERNAL;
 	}
 }
 
-static void h_propose(Mcrepl__Master_Service *svc,
-		      const Mcrepl__SubmitReplicaActionProposalRequest *req,
-		      Mcrepl__SubmitReplicaActionProposalResponse_Closure done,
+static void h_propose(McreplRpc__Master_Service *svc,
+		      const McreplRpc__SubmitReplicaActionProposalRequest *req,
+		      McreplRpc__SubmitReplicaActionProposalResponse_Closure done,
 		      void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__SubmitReplicaActionProposalResponse resp;
-	Mcrepl__ReplicaActionLease lm;
+	McreplRpc__SubmitReplicaActionProposalResponse resp;
+	McreplRpc__ReplicaActionLease lm;
 	mcrepl_propose_result res = {0};
 	struct reply r = {0};
 	uint64_t now = SVC(svc)->now_ms();
@@ -676,10 +676,10 @@ static void h_propose(Mcrepl__Master_Service *svc,
 			     now + (req->expires_in_ms
 					? req->expires_in_ms
 					: s->opts.cfg.lease_ttl_ms)};
-	Mcrepl__Code code = MCREPL__CODE__UNAVAILABLE;
+	McreplRpc__Code code = MCREPL_RPC__CODE__UNAVAILABLE;
 
-	mcrepl__submit_replica_action_proposal_response__init(&resp);
-	mcrepl__replica_action_lease__init(&lm);
+	mcrepl_rpc__submit_replica_action_proposal_response__init(&resp);
+	mcrepl_rpc__replica_action_lease__init(&lm);
 	store_lock(s);
 	if (!s->opts.enable_proposal_rpc) {
 		snprintf(r.msg, sizeof(r.msg),
@@ -689,8 +689,8 @@ static void h_propose(Mcrepl__Master_Service *svc,
 	} else {
 		code = status_code(dyn_propose(s, &p, now, &res));
 	}
-	if (code == MCREPL__CODE__OK) {
-		lm = (Mcrepl__ReplicaActionLease){lm.base,
+	if (code == MCREPL_RPC__CODE__OK) {
+		lm = (McreplRpc__ReplicaActionLease){lm.base,
 						  mut(req->proposal_id),
 						  res.lease.id.v,
 						  mut(req->tenant),
@@ -705,7 +705,7 @@ static void h_propose(Mcrepl__Master_Service *svc,
 		resp.repeated = res.repeated;
 	}
 	reply_init(&r, code,
-		   code == MCREPL__CODE__UNAVAILABLE
+		   code == MCREPL_RPC__CODE__UNAVAILABLE
 		       ? NULL
 		       : mcrepl_reason_name(res.reason));
 	resp.result = &r.result;
@@ -713,18 +713,18 @@ static void h_propose(Mcrepl__Master_Service *svc,
 	store_unlock(s);
 }
 
-static void h_stats(Mcrepl__Master_Service *svc,
-		    const Mcrepl__StatsRequest *req,
-		    Mcrepl__StatsResponse_Closure done, void *cd)
+static void h_stats(McreplRpc__Master_Service *svc,
+		    const McreplRpc__StatsRequest *req,
+		    McreplRpc__StatsResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__StatsResponse resp;
-	Mcrepl__Segment *msgs = NULL, **ptrs = NULL;
+	McreplRpc__StatsResponse resp;
+	McreplRpc__Segment *msgs = NULL, **ptrs = NULL;
 	char *text = master_metrics(s, NULL);
 	struct reply r = {0};
 
 	(void)req;
-	mcrepl__stats_response__init(&resp);
+	mcrepl_rpc__stats_response__init(&resp);
 	resp.metrics_text = text ? text : mut("");
 	store_lock(s);
 	msgs = calloc(s->n_segs + 1, sizeof(*msgs));
@@ -732,7 +732,7 @@ static void h_stats(Mcrepl__Master_Service *svc,
 	for (size_t i = 0; msgs && ptrs && i < s->n_segs; i++) {
 		struct segment *seg = s->segs[i];
 
-		mcrepl__segment__init(&msgs[i]);
+		mcrepl_rpc__segment__init(&msgs[i]);
 		msgs[i].segment_id = seg->id;
 		msgs[i].name = seg->name;
 		msgs[i].client_id = seg->client_id;
@@ -751,8 +751,8 @@ static void h_stats(Mcrepl__Master_Service *svc,
 	resp.segments = ptrs;
 	resp.keys = mcrepl__map_size(&s->objects);
 	reply_init(&r,
-		   text && msgs && ptrs ? MCREPL__CODE__OK
-					: MCREPL__CODE__INTERNAL,
+		   text && msgs && ptrs ? MCREPL_RPC__CODE__OK
+					: MCREPL_RPC__CODE__INTERNAL,
 		   NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
@@ -762,25 +762,25 @@ static void h_stats(Mcrepl__Master_Service *svc,
 	free(text);
 }
 
-static void h_warmup(Mcrepl__Master_Service *svc,
-		     const Mcrepl__WarmupRequest *req,
-		     Mcrepl__WarmupResponse_Closure done, void *cd)
+static void h_warmup(McreplRpc__Master_Service *svc,
+		     const McreplRpc__WarmupRequest *req,
+		     McreplRpc__WarmupResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	Mcrepl__WarmupResponse resp;
+	McreplRpc__WarmupResponse resp;
 	struct reply r = {0};
-	Mcrepl__Code code = MCREPL__CODE__OK;
+	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
 
-	mcrepl__warmup_response__init(&resp);
+	mcrepl_rpc__warmup_response__init(&resp);
 	store_lock(s);
 	if (!s->opts.cfg.domain_aware) {
-		code = MCREPL__CODE__UNAVAILABLE;
+		code = MCREPL_RPC__CODE__UNAVAILABLE;
 		snprintf(r.msg, sizeof(r.msg),
 			 "warmup needs "
 			 "--dynamic_replication_domain_"
 			 "aware=true");
 	} else if (!mcrepl_domain_is_valid(req->domain) || !req->domain[0]) {
-		code = MCREPL__CODE__INVALID_ARGUMENT;
+		code = MCREPL_RPC__CODE__INVALID_ARGUMENT;
 		snprintf(r.msg, sizeof(r.msg), "warmup needs a valid domain");
 	} else {
 		resp.queued = dyn_warmup(
@@ -800,7 +800,7 @@ void master_service_init(struct master_service *svc, struct store *store,
 			 uint64_t (*now_ms)(void))
 {
 	memset(svc, 0, sizeof(*svc));
-	mcrepl__master__init(&svc->base, NULL);
+	mcrepl_rpc__master__init(&svc->base, NULL);
 	svc->base.mount_segment = h_mount;
 	svc->base.unmount_segment = h_unmount;
 	svc->base.heartbeat = h_heartbeat;

@@ -9,7 +9,7 @@
 #include "store.h"
 
 struct master_service {
-	Mcrepl__Master_Service base; /* first: the server casts to it */
+	McreplRpc__Master_Service base; /* first: the server casts to it */
 	struct store *store;
 	uint64_t (*now_ms)(void);
 };

@@ -244,7 +244,7 @@ static bool valid_text(const char *t, size_t max)
 	return t && t[0] && strlen(t) <= max;
 }
 
-Mcrepl__Code store_mount(struct store *s, const struct mount_args *a,
+McreplRpc__Code store_mount(struct store *s, const struct mount_args *a,
 			 uint64_t now_ms, uint64_t *segment_id, char *err,
 			 size_t errlen)
 {
@@ -258,7 +258,7 @@ Mcrepl__Code store_mount(struct store *s, const struct mount_args *a,
 			 "mount needs a client id, a name, a host, "
 			 "an endpoint, a valid domain and a "
 			 "capacity");
-		return MCREPL__CODE__INVALID_ARGUMENT;
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
 	}
 	if (a->capacity < SEG_ALLOC_DEFAULT_ALIGN) {
 		snprintf(err, errlen,
@@ -266,7 +266,7 @@ Mcrepl__Code store_mount(struct store *s, const struct mount_args *a,
 			 "allocation unit",
 			 (unsigned long long)a->capacity,
 			 SEG_ALLOC_DEFAULT_ALIGN);
-		return MCREPL__CODE__INVALID_ARGUMENT;
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
 	}
 	seg = find_segment_by_name(s, a->name);
 	if (seg && seg->client_id != a->client_id) {
@@ -274,25 +274,25 @@ Mcrepl__Code store_mount(struct store *s, const struct mount_args *a,
 			 "segment name %s is mounted by another "
 			 "client",
 			 a->name);
-		return MCREPL__CODE__ALREADY_EXISTS;
+		return MCREPL_RPC__CODE__ALREADY_EXISTS;
 	}
 	c = get_client(s, a->client_id, now_ms);
 	if (!c)
-		return MCREPL__CODE__INTERNAL;
+		return MCREPL_RPC__CODE__INTERNAL;
 	c->last_seen_ms = now_ms;
 	if (seg) { /* idempotent re-mount */
 		*segment_id = seg->id;
-		return MCREPL__CODE__OK;
+		return MCREPL_RPC__CODE__OK;
 	}
 	if (!grow(&s->segs, s->n_segs, &s->cap_segs))
-		return MCREPL__CODE__INTERNAL;
+		return MCREPL_RPC__CODE__INTERNAL;
 	seg = new_segment(a);
 	if (!seg)
-		return MCREPL__CODE__INTERNAL;
+		return MCREPL_RPC__CODE__INTERNAL;
 	seg->id = s->next_segment_id++;
 	s->segs[s->n_segs++] = seg;
 	*segment_id = seg->id;
-	return MCREPL__CODE__OK;
+	return MCREPL_RPC__CODE__OK;
 }
 
 /* Drop every replica on seg; objects left without replicas go. */
@@ -308,28 +308,28 @@ static void remove_segment_at(struct store *s, size_t i, uint64_t now_ms)
 	free_segment(seg);
 }
 
-Mcrepl__Code store_unmount(struct store *s, uint64_t client_id,
+McreplRpc__Code store_unmount(struct store *s, uint64_t client_id,
 			   uint64_t segment_id, uint64_t now_ms)
 {
 	for (size_t i = 0; i < s->n_segs; i++) {
 		if (s->segs[i]->id != segment_id)
 			continue;
 		if (s->segs[i]->client_id != client_id)
-			return MCREPL__CODE__PERMISSION_DENIED;
+			return MCREPL_RPC__CODE__PERMISSION_DENIED;
 		remove_segment_at(s, i, now_ms);
-		return MCREPL__CODE__OK;
+		return MCREPL_RPC__CODE__OK;
 	}
-	return MCREPL__CODE__NOT_FOUND;
+	return MCREPL_RPC__CODE__NOT_FOUND;
 }
 
-Mcrepl__Code store_heartbeat(struct store *s, uint64_t client_id,
+McreplRpc__Code store_heartbeat(struct store *s, uint64_t client_id,
 			     const uint64_t *seg_ids, const uint64_t *reads,
 			     size_t n, uint64_t now_ms)
 {
 	struct client *c = find_client(s, client_id);
 
 	if (!c)
-		return MCREPL__CODE__UNKNOWN_CLIENT;
+		return MCREPL_RPC__CODE__UNKNOWN_CLIENT;
 	c->last_seen_ms = now_ms;
 	for (size_t i = 0; i < n; i++) {
 		struct segment *seg = store_segment(s, seg_ids[i]);
@@ -344,7 +344,7 @@ Mcrepl__Code store_heartbeat(struct store *s, uint64_t client_id,
 		seg->reads_seen = true;
 		seg->reads_total = reads[i];
 	}
-	return MCREPL__CODE__OK;
+	return MCREPL_RPC__CODE__OK;
 }
 
 static void fail_client_tasks(struct store *s, struct client *c);
@@ -378,7 +378,7 @@ struct task *store_task(struct store *s, uint64_t id)
 }
 
 struct task *store_add_task(struct store *s, uint64_t client_id,
-			    const Mcrepl__Task *msg, uint64_t now_ms,
+			    const McreplRpc__Task *msg, uint64_t now_ms,
 			    uint64_t lease_expires_at_ms)
 {
 	struct client *c = find_client(s, client_id);
@@ -709,7 +709,7 @@ static void free_replicas(struct store *s, struct object *o, uint64_t now_ms)
 		store_drop_replica(s, o, o->n_replicas - 1, now_ms);
 }
 
-Mcrepl__Code store_put_start(struct store *s, const char *tenant,
+McreplRpc__Code store_put_start(struct store *s, const char *tenant,
 			     const char *key, uint64_t size, uint32_t n,
 			     uint64_t now_ms, struct object **out, char *err,
 			     size_t errlen)
@@ -721,26 +721,26 @@ Mcrepl__Code store_put_start(struct store *s, const char *tenant,
 			 "put needs a key (1..%d bytes), a size > 0 "
 			 "and replica_num <= 16",
 			 MCREPL_KEY_MAX);
-		return MCREPL__CODE__INVALID_ARGUMENT;
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
 	}
 	o = store_find(s, tenant, key);
 	if (o && (o->complete || o->copies ||
 		  now_ms - o->last_read_ms < 4 * s->opts.kv_lease_ttl_ms))
-		return MCREPL__CODE__ALREADY_EXISTS;
+		return MCREPL_RPC__CODE__ALREADY_EXISTS;
 	if (o) { /* an abandoned put: its writer never ended it */
 		free_replicas(s, o, now_ms);
 		store_delete_object(s, o);
 	}
 	o = new_object(tenant, key, size, n ? n : 1);
 	if (!o)
-		return MCREPL__CODE__INTERNAL;
+		return MCREPL_RPC__CODE__INTERNAL;
 	for (uint32_t i = 0; i < (n ? n : 1); i++) {
 		if (!add_put_replica(s, o, now_ms)) {
 			free_replicas(s, o, now_ms);
 			free_object(o);
 			snprintf(err, errlen, "no segment has %llu free bytes",
 				 (unsigned long long)size);
-			return MCREPL__CODE__NO_SPACE;
+			return MCREPL_RPC__CODE__NO_SPACE;
 		}
 	}
 	o->version = s->next_version++;
@@ -749,30 +749,30 @@ Mcrepl__Code store_put_start(struct store *s, const char *tenant,
 	lru_append(s, o);
 	s->puts++;
 	*out = o;
-	return MCREPL__CODE__OK;
+	return MCREPL_RPC__CODE__OK;
 }
 
 static struct object *find_version(struct store *s, const char *tenant,
 				   const char *key, uint64_t version,
-				   Mcrepl__Code *code)
+				   McreplRpc__Code *code)
 {
 	struct object *o =
 	    key_ok(tenant, key) ? store_find(s, tenant, key) : NULL;
 
-	*code = MCREPL__CODE__OK;
+	*code = MCREPL_RPC__CODE__OK;
 	if (!o)
-		*code = MCREPL__CODE__NOT_FOUND;
+		*code = MCREPL_RPC__CODE__NOT_FOUND;
 	else if (o->version != version)
-		*code = MCREPL__CODE__STALE;
+		*code = MCREPL_RPC__CODE__STALE;
 	else if (o->complete)
-		*code = MCREPL__CODE__ALREADY_EXISTS;
-	return *code == MCREPL__CODE__OK ? o : NULL;
+		*code = MCREPL_RPC__CODE__ALREADY_EXISTS;
+	return *code == MCREPL_RPC__CODE__OK ? o : NULL;
 }
 
-Mcrepl__Code store_put_end(struct store *s, const char *tenant, const char *key,
+McreplRpc__Code store_put_end(struct store *s, const char *tenant, const char *key,
 			   uint64_t version)
 {
-	Mcrepl__Code code;
+	McreplRpc__Code code;
 	struct object *o = find_version(s, tenant, key, version, &code);
 
 	if (!o)
@@ -780,23 +780,23 @@ Mcrepl__Code store_put_end(struct store *s, const char *tenant, const char *key,
 	for (size_t i = 0; i < o->n_replicas; i++)
 		o->replicas[i].status = REPLICA_COMPLETE;
 	o->complete = true;
-	return MCREPL__CODE__OK;
+	return MCREPL_RPC__CODE__OK;
 }
 
-Mcrepl__Code store_put_revoke(struct store *s, const char *tenant,
+McreplRpc__Code store_put_revoke(struct store *s, const char *tenant,
 			      const char *key, uint64_t version)
 {
-	Mcrepl__Code code;
+	McreplRpc__Code code;
 	struct object *o = find_version(s, tenant, key, version, &code);
 
 	if (!o)
 		return code;
 	free_replicas(s, o, 0);
 	store_delete_object(s, o);
-	return MCREPL__CODE__OK;
+	return MCREPL_RPC__CODE__OK;
 }
 
-Mcrepl__Code store_remove(struct store *s, const char *tenant, const char *key,
+McreplRpc__Code store_remove(struct store *s, const char *tenant, const char *key,
 			  uint64_t now_ms, char *err, size_t errlen)
 {
 	struct object *o =
@@ -805,24 +805,24 @@ Mcrepl__Code store_remove(struct store *s, const char *tenant, const char *key,
 	size_t n = 0;
 
 	if (!o || !o->complete)
-		return MCREPL__CODE__NOT_FOUND;
+		return MCREPL_RPC__CODE__NOT_FOUND;
 	if (o->lease_until_ms > now_ms || o->copies > 0) {
 		snprintf(err, errlen, "%s",
 			 o->copies ? "a copy of it is running"
 				   : "under read lease");
-		return MCREPL__CODE__BUSY;
+		return MCREPL_RPC__CODE__BUSY;
 	}
 	if (mcrepl_leases_object_removed(s->leases, tenant, key, cleared, 4,
 					 &n) == MCREPL_EBUSY) {
 		snprintf(err, errlen, "a dynamic copy of it has started");
-		return MCREPL__CODE__BUSY;
+		return MCREPL_RPC__CODE__BUSY;
 	}
 	for (size_t i = 0; i < n; i++)
 		store_fail_lease_task(s, &cleared[i]);
 	free_replicas(s, o, now_ms);
 	store_delete_object(s, o);
 	s->removes++;
-	return MCREPL__CODE__OK;
+	return MCREPL_RPC__CODE__OK;
 }
 
 mcrepl_heat_cell *store_heat_cell(const struct store *s, struct object *o,
@@ -904,7 +904,7 @@ static struct object *readable(struct store *s, const char *tenant,
 	return *n ? o : NULL;
 }
 
-Mcrepl__Code store_stat(struct store *s, const char *tenant, const char *key,
+McreplRpc__Code store_stat(struct store *s, const char *tenant, const char *key,
 			struct object **out, size_t *order, size_t cap,
 			size_t *n_out, char *err, size_t errlen)
 {
@@ -913,17 +913,17 @@ Mcrepl__Code store_stat(struct store *s, const char *tenant, const char *key,
 
 	*n_out = 0;
 	if (!store_key_valid(tenant, key, err, errlen))
-		return MCREPL__CODE__INVALID_ARGUMENT;
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
 	o = readable(s, tenant, key, idx, &n);
 	if (!o)
-		return MCREPL__CODE__NOT_FOUND;
+		return MCREPL_RPC__CODE__NOT_FOUND;
 	*n_out = n < cap ? n : cap;
 	memcpy(order, idx, *n_out * sizeof(*order));
 	*out = o;
-	return MCREPL__CODE__OK;
+	return MCREPL_RPC__CODE__OK;
 }
 
-Mcrepl__Code store_get(struct store *s, const char *tenant, const char *key,
+McreplRpc__Code store_get(struct store *s, const char *tenant, const char *key,
 		       const char *domain, uint64_t now_ms, struct object **out,
 		       size_t *order, size_t cap, size_t *n_out)
 {
@@ -935,10 +935,10 @@ Mcrepl__Code store_get(struct store *s, const char *tenant, const char *key,
 
 	s->get_keys++;
 	if (!key_ok(tenant, key))
-		return MCREPL__CODE__INVALID_ARGUMENT;
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
 	o = readable(s, tenant, key, idx, &n);
 	if (!o)
-		return MCREPL__CODE__NOT_FOUND;
+		return MCREPL_RPC__CODE__NOT_FOUND;
 	for (size_t i = 0; i < n; i++) {
 		memset(&v[i], 0, sizeof(v[i]));
 		v[i].segment.v = o->replicas[idx[i]].segment_id;
@@ -965,7 +965,7 @@ Mcrepl__Code store_get(struct store *s, const char *tenant, const char *key,
 	lru_append(s, o);
 	record_heat(s, o, domain, now_ms);
 	*out = o;
-	return MCREPL__CODE__OK;
+	return MCREPL_RPC__CODE__OK;
 }
 
 /* ---- ordinary copy -------------------------------------------------------- */
@@ -980,7 +980,7 @@ static size_t replica_on(const struct object *o, uint64_t seg_id,
 	return SIZE_MAX;
 }
 
-Mcrepl__Code store_copy_start(struct store *s, const char *tenant,
+McreplRpc__Code store_copy_start(struct store *s, const char *tenant,
 			      const char *key, uint64_t src_seg,
 			      uint64_t dst_seg, uint64_t now_ms,
 			      struct replica *src_out, struct replica *dst_out,
@@ -993,24 +993,24 @@ Mcrepl__Code store_copy_start(struct store *s, const char *tenant,
 	struct replica *r;
 
 	if (!o || !o->complete)
-		return MCREPL__CODE__NOT_FOUND;
+		return MCREPL_RPC__CODE__NOT_FOUND;
 	si = replica_on(o, src_seg, REPLICA_COMPLETE);
 	if (si == SIZE_MAX || !dst || on_segment(o, dst_seg)) {
 		snprintf(err, errlen,
 			 "source must hold a readable replica and "
 			 "the target none");
-		return MCREPL__CODE__INVALID_ARGUMENT;
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
 	}
 	if (o->copy_target ||
 	    mcrepl_leases_key_is_pending(s->leases, tenant, key, now_ms)) {
 		snprintf(err, errlen, "another copy of the object is pending");
-		return MCREPL__CODE__BUSY;
+		return MCREPL_RPC__CODE__BUSY;
 	}
 	if (!store_reserve_replica(o))
-		return MCREPL__CODE__NO_SPACE;
+		return MCREPL_RPC__CODE__NO_SPACE;
 	r = &o->replicas[o->n_replicas];
 	if (seg_alloc_alloc(dst->alloc, o->size, &r->offset) != 0)
-		return MCREPL__CODE__NO_SPACE;
+		return MCREPL_RPC__CODE__NO_SPACE;
 	*r = (struct replica){dst_seg, r->offset, o->size, REPLICA_PROCESSING,
 			      false};
 	*src_out = o->replicas[si];
@@ -1018,10 +1018,10 @@ Mcrepl__Code store_copy_start(struct store *s, const char *tenant,
 	o->n_replicas++;
 	o->copies++;
 	o->copy_target = dst_seg;
-	return MCREPL__CODE__OK;
+	return MCREPL_RPC__CODE__OK;
 }
 
-Mcrepl__Code store_copy_finish(struct store *s, const char *tenant,
+McreplRpc__Code store_copy_finish(struct store *s, const char *tenant,
 			       const char *key, bool success, uint64_t now_ms)
 {
 	struct object *o =
@@ -1029,17 +1029,17 @@ Mcrepl__Code store_copy_finish(struct store *s, const char *tenant,
 	size_t i;
 
 	if (!o || !o->copy_target)
-		return MCREPL__CODE__NOT_FOUND;
+		return MCREPL_RPC__CODE__NOT_FOUND;
 	i = replica_on(o, o->copy_target, REPLICA_PROCESSING);
 	o->copy_target = 0;
 	o->copies--;
 	if (i == SIZE_MAX)
-		return MCREPL__CODE__NOT_FOUND;
+		return MCREPL_RPC__CODE__NOT_FOUND;
 	if (success)
 		o->replicas[i].status = REPLICA_COMPLETE;
 	else
 		store_drop_replica(s, o, i, now_ms);
-	return MCREPL__CODE__OK;
+	return MCREPL_RPC__CODE__OK;
 }
 
 bool store_client_known(struct store *s, uint64_t client_id)

@@ -98,7 +98,7 @@ struct task {
 	bool done;   /* the worker reported it; kept while its lease lives */
 	bool warmup; /* queued by a warmup and not yet counted as ended */
 	uint64_t lease_expires_at_ms; /* master clock; sent as time left */
-	Mcrepl__Task msg;	      /* strings owned by the task */
+	McreplRpc__Task msg;	      /* strings owned by the task */
 };
 
 struct client {
@@ -151,12 +151,12 @@ struct mount_args {
 	uint32_t rkey;
 	bool dynamic_copy;
 };
-Mcrepl__Code store_mount(struct store *s, const struct mount_args *a,
+McreplRpc__Code store_mount(struct store *s, const struct mount_args *a,
 			 uint64_t now_ms, uint64_t *segment_id, char *err,
 			 size_t errlen);
-Mcrepl__Code store_unmount(struct store *s, uint64_t client_id,
+McreplRpc__Code store_unmount(struct store *s, uint64_t client_id,
 			   uint64_t segment_id, uint64_t now_ms);
-Mcrepl__Code store_heartbeat(struct store *s, uint64_t client_id,
+McreplRpc__Code store_heartbeat(struct store *s, uint64_t client_id,
 			     const uint64_t *seg_ids, const uint64_t *reads,
 			     size_t n, uint64_t now_ms);
 /* Drop clients silent for longer than client_ttl. Returns how many. */
@@ -166,15 +166,15 @@ uint64_t store_used(const struct segment *seg);
 
 /* ---- objects ---- */
 struct object *store_find(struct store *s, const char *tenant, const char *key);
-Mcrepl__Code store_put_start(struct store *s, const char *tenant,
+McreplRpc__Code store_put_start(struct store *s, const char *tenant,
 			     const char *key, uint64_t size, uint32_t replicas,
 			     uint64_t now_ms, struct object **out, char *err,
 			     size_t errlen);
-Mcrepl__Code store_put_end(struct store *s, const char *tenant, const char *key,
+McreplRpc__Code store_put_end(struct store *s, const char *tenant, const char *key,
 			   uint64_t version);
-Mcrepl__Code store_put_revoke(struct store *s, const char *tenant,
+McreplRpc__Code store_put_revoke(struct store *s, const char *tenant,
 			      const char *key, uint64_t version);
-Mcrepl__Code store_remove(struct store *s, const char *tenant, const char *key,
+McreplRpc__Code store_remove(struct store *s, const char *tenant, const char *key,
 			  uint64_t now_ms, char *err, size_t errlen);
 /* true when the key (1..MCREPL_KEY_MAX bytes) and tenant (at most
  * MCREPL_TENANT_MAX) can name an object; otherwise false, the reason in err. */
@@ -185,14 +185,14 @@ bool store_key_valid(const char *tenant, const char *key, char *err,
  * at most one trigger queued per hot key per window. INVALID_ARGUMENT for a
  * key or tenant store_key_valid() refuses; NOT_FOUND when nothing is
  * readable. */
-Mcrepl__Code store_get(struct store *s, const char *tenant, const char *key,
+McreplRpc__Code store_get(struct store *s, const char *tenant, const char *key,
 		       const char *domain, uint64_t now_ms, struct object **out,
 		       size_t *order, size_t cap, size_t *n_out);
 /* A look at the object without reading it: the COMPLETE replicas of
  * store_get in metadata order; no heat, LRU, read lease or routed-read
  * count. INVALID_ARGUMENT (reason in err) for a missing or oversized key
  * or tenant; NOT_FOUND as store_get. */
-Mcrepl__Code store_stat(struct store *s, const char *tenant, const char *key,
+McreplRpc__Code store_stat(struct store *s, const char *tenant, const char *key,
 			struct object **out, size_t *order, size_t cap,
 			size_t *n_out, char *err, size_t errlen);
 /* The heat cell for reads from `domain` (the object's own cell unless the
@@ -223,12 +223,12 @@ void store_drop_replica(struct store *s, struct object *o, size_t i,
 			uint64_t now_ms);
 
 /* Ordinary (client-driven) copy of a COMPLETE object to a segment. */
-Mcrepl__Code store_copy_start(struct store *s, const char *tenant,
+McreplRpc__Code store_copy_start(struct store *s, const char *tenant,
 			      const char *key, uint64_t src_seg,
 			      uint64_t dst_seg, uint64_t now_ms,
 			      struct replica *src_out, struct replica *dst_out,
 			      char *err, size_t errlen);
-Mcrepl__Code store_copy_finish(struct store *s, const char *tenant,
+McreplRpc__Code store_copy_finish(struct store *s, const char *tenant,
 			       const char *key, bool success, uint64_t now_ms);
 
 /* ---- tasks ---- */
@@ -246,7 +246,7 @@ void store_finish_task(struct store *s, struct task *t);
 /* Queue a task for client_id; the task takes copies of the strings. NULL
  * when the client is unknown or memory is short. */
 struct task *store_add_task(struct store *s, uint64_t client_id,
-			    const Mcrepl__Task *msg, uint64_t now_ms,
+			    const McreplRpc__Task *msg, uint64_t now_ms,
 			    uint64_t lease_expires_at_ms);
 /* Most replicas an object may have in this master. */
 #define MASTER_MAX_REPLICAS 64
@@ -259,15 +259,15 @@ mcrepl_status dyn_propose(struct store *s, const mcrepl_proposal *p,
 			  uint64_t now_ms, mcrepl_propose_result *res);
 /* The fenced copy RPCs. *reason receives a static reason label when the
  * call is refused. */
-Mcrepl__Code dyn_copy_start(struct store *s, const mcrepl_fence *f,
+McreplRpc__Code dyn_copy_start(struct store *s, const mcrepl_fence *f,
 			    const char *tenant, const char *key,
 			    uint64_t task_id, uint64_t now_ms,
 			    struct replica *src_out, struct replica *dst_out,
 			    const char **reason);
-Mcrepl__Code dyn_copy_end(struct store *s, const mcrepl_fence *f,
+McreplRpc__Code dyn_copy_end(struct store *s, const mcrepl_fence *f,
 			  const char *tenant, const char *key, uint64_t now_ms,
 			  const char **reason);
-Mcrepl__Code dyn_copy_revoke(struct store *s, const mcrepl_fence *f,
+McreplRpc__Code dyn_copy_revoke(struct store *s, const mcrepl_fence *f,
 			     const char *tenant, const char *key,
 			     uint64_t now_ms, const char **reason);
 /* Warm `domain` with the hottest objects it lacks (domain-aware only):

@@ -72,10 +72,10 @@ static void lease_live(struct store *s, const mcrepl_lease *l, int delta)
 static struct task *queue_copy_task(struct store *s, const struct object *o,
 				    const mcrepl_lease *l, uint64_t now_ms)
 {
-	Mcrepl__Task t;
+	McreplRpc__Task t;
 
-	mcrepl__task__init(&t);
-	t.type = MCREPL__TASK_TYPE__REPLICA_COPY;
+	mcrepl_rpc__task__init(&t);
+	t.type = MCREPL_RPC__TASK_TYPE__REPLICA_COPY;
 	t.tenant = o->tenant;
 	t.key = o->key;
 	t.version = l->version;
@@ -217,15 +217,15 @@ size_t dyn_admit_batch(struct store *s, size_t max, uint64_t now_ms)
 
 /* ---- the fenced copy RPCs ---------------------------------------------- */
 
-static Mcrepl__Code reason_code(mcrepl_reason r)
+static McreplRpc__Code reason_code(mcrepl_reason r)
 {
 	switch (r) {
 	case MCREPL_REASON_NOT_SOURCE:
-		return MCREPL__CODE__PERMISSION_DENIED;
+		return MCREPL_RPC__CODE__PERMISSION_DENIED;
 	case MCREPL_REASON_LEASE_EXPIRED:
-		return MCREPL__CODE__EXPIRED;
+		return MCREPL_RPC__CODE__EXPIRED;
 	default:
-		return MCREPL__CODE__STALE;
+		return MCREPL_RPC__CODE__STALE;
 	}
 }
 
@@ -295,7 +295,7 @@ static void retire_if_gone(struct store *s, const mcrepl_lease *known,
 	store_fail_lease_task(s, known);
 }
 
-static Mcrepl__Code reserve_target(struct store *s, struct object *o,
+static McreplRpc__Code reserve_target(struct store *s, struct object *o,
 				   const mcrepl_lease *l,
 				   struct replica *src_out,
 				   struct replica *dst_out)
@@ -309,11 +309,11 @@ static Mcrepl__Code reserve_target(struct store *s, struct object *o,
 		    o->replicas[i].status == REPLICA_COMPLETE)
 			break;
 	if (!dst || i == o->n_replicas || !store_reserve_replica(o))
-		return MCREPL__CODE__NOT_FOUND;
+		return MCREPL_RPC__CODE__NOT_FOUND;
 	*src_out = o->replicas[i];
 	r = &o->replicas[o->n_replicas];
 	if (seg_alloc_alloc(dst->alloc, o->size, &r->offset) != 0)
-		return MCREPL__CODE__NO_SPACE;
+		return MCREPL_RPC__CODE__NO_SPACE;
 	r->segment_id = dst->id;
 	r->size = o->size;
 	r->status = REPLICA_PROCESSING;
@@ -321,10 +321,10 @@ static Mcrepl__Code reserve_target(struct store *s, struct object *o,
 	o->n_replicas++;
 	o->copies++;
 	*dst_out = *r;
-	return MCREPL__CODE__OK;
+	return MCREPL_RPC__CODE__OK;
 }
 
-Mcrepl__Code dyn_copy_start(struct store *s, const mcrepl_fence *fin,
+McreplRpc__Code dyn_copy_start(struct store *s, const mcrepl_fence *fin,
 			    const char *tenant, const char *key,
 			    uint64_t task_id, uint64_t now_ms,
 			    struct replica *src_out, struct replica *dst_out,
@@ -335,7 +335,7 @@ Mcrepl__Code dyn_copy_start(struct store *s, const mcrepl_fence *fin,
 	mcrepl_fence f = *fin;
 	mcrepl_reason why = MCREPL_REASON_NONE;
 	mcrepl_lease l = {0};
-	Mcrepl__Code code;
+	McreplRpc__Code code;
 
 	mcrepl_leases_get(s->leases, f.lease, &l);
 	f.object_version = o ? o->version : 0;
@@ -347,9 +347,9 @@ Mcrepl__Code dyn_copy_start(struct store *s, const mcrepl_fence *fin,
 	}
 	code = t && t->msg.lease_id == f.lease.v && o
 		   ? reserve_target(s, o, &l, src_out, dst_out)
-		   : MCREPL__CODE__NOT_FOUND;
-	if (code != MCREPL__CODE__OK) {
-		*reason = code == MCREPL__CODE__NO_SPACE ? "no_space"
+		   : MCREPL_RPC__CODE__NOT_FOUND;
+	if (code != MCREPL_RPC__CODE__OK) {
+		*reason = code == MCREPL_RPC__CODE__NO_SPACE ? "no_space"
 							 : "wrong_target";
 		mcrepl_leases_copy_start_failed(s->leases, l.id, now_ms);
 		store_fail_lease_task(s, &l);
@@ -379,7 +379,7 @@ typedef mcrepl_status (*fence_fn)(mcrepl_leases *, const mcrepl_fence *,
 				  uint64_t, mcrepl_lease *, mcrepl_reason *);
 
 /* End or revoke: the fence decides; the master applies the outcome. */
-static Mcrepl__Code finish_copy(struct store *s, const mcrepl_fence *fin,
+static McreplRpc__Code finish_copy(struct store *s, const mcrepl_fence *fin,
 				const char *tenant, const char *key,
 				uint64_t now_ms, bool success,
 				const char **reason)
@@ -407,24 +407,24 @@ static Mcrepl__Code finish_copy(struct store *s, const mcrepl_fence *fin,
 					 : MCREPL_STAT_TASKS_REVOKED,
 				 1);
 		finish_lease_task(s, &l, false);
-		return success ? MCREPL__CODE__NOT_FOUND : MCREPL__CODE__OK;
+		return success ? MCREPL_RPC__CODE__NOT_FOUND : MCREPL_RPC__CODE__OK;
 	}
 	o->replicas[i].status = REPLICA_COMPLETE;
 	s->dyn_replica_bytes += o->replicas[i].size;
 	o->copies--;
 	count_completion(s, &l);
 	finish_lease_task(s, &l, true);
-	return MCREPL__CODE__OK;
+	return MCREPL_RPC__CODE__OK;
 }
 
-Mcrepl__Code dyn_copy_end(struct store *s, const mcrepl_fence *f,
+McreplRpc__Code dyn_copy_end(struct store *s, const mcrepl_fence *f,
 			  const char *tenant, const char *key, uint64_t now_ms,
 			  const char **reason)
 {
 	return finish_copy(s, f, tenant, key, now_ms, true, reason);
 }
 
-Mcrepl__Code dyn_copy_revoke(struct store *s, const mcrepl_fence *f,
+McreplRpc__Code dyn_copy_revoke(struct store *s, const mcrepl_fence *f,
 			     const char *tenant, const char *key,
 			     uint64_t now_ms, const char **reason)
 {

@@ -14,7 +14,7 @@ void worker_call(struct worker *w, const char *name,
 		 const ProtobufCMessageDescriptor *resp_desc, rpc_aclient_cb cb,
 		 void *arg)
 {
-	int m = rpc_method_index(&mcrepl__master__descriptor, name);
+	int m = rpc_method_index(&mcrepl_rpc__master__descriptor, name);
 	int st = m < 0 ? RPC_E_INVALID
 		       : rpc_aclient_call(w->rpc, (uint32_t)m, req, resp_desc,
 					  cb, arg);
@@ -49,12 +49,12 @@ static void master_down(struct worker *w, const char *what, const char *why)
 		w->flags.master, why);
 }
 
-static Mcrepl__Code code_of(const Mcrepl__Result *r)
+static McreplRpc__Code code_of(const McreplRpc__Result *r)
 {
-	return r ? r->code : MCREPL__CODE__OK;
+	return r ? r->code : MCREPL_RPC__CODE__OK;
 }
 
-static const char *msg_of(const Mcrepl__Result *r)
+static const char *msg_of(const McreplRpc__Result *r)
 {
 	return r && r->message ? r->message : "";
 }
@@ -75,7 +75,7 @@ static void print_ready(struct worker *w)
 }
 
 static void mounted(struct worker *w, struct wseg *s,
-		    const Mcrepl__MountSegmentResponse *r)
+		    const McreplRpc__MountSegmentResponse *r)
 {
 	s->id = r->segment_id;
 	s->mounted = true;
@@ -99,12 +99,12 @@ static void on_mount(int status, ProtobufCMessage *resp, const char *error,
 {
 	struct wseg *s = arg;
 	struct worker *w = s->w;
-	Mcrepl__MountSegmentResponse *r = (Mcrepl__MountSegmentResponse *)resp;
+	McreplRpc__MountSegmentResponse *r = (McreplRpc__MountSegmentResponse *)resp;
 
 	s->mount_pending = false;
 	if (status != RPC_OK) {
 		master_down(w, "mount", error);
-	} else if (code_of(r->result) != MCREPL__CODE__OK) {
+	} else if (code_of(r->result) != MCREPL_RPC__CODE__OK) {
 		fprintf(stderr, "mcrepl-worker: mount %s refused: %s\n",
 			s->name, msg_of(r->result));
 	} else if (!w->stopping) {
@@ -118,10 +118,10 @@ static void on_mount(int status, ProtobufCMessage *resp, const char *error,
 
 static void mount_one(struct worker *w, struct wseg *s)
 {
-	Mcrepl__MountSegmentRequest req;
+	McreplRpc__MountSegmentRequest req;
 	char *caps[] = {w->caps[0], w->caps[1]};
 
-	mcrepl__mount_segment_request__init(&req);
+	mcrepl_rpc__mount_segment_request__init(&req);
 	req.client_id = w->client_id;
 	req.host_id = w->flags.host_id;
 	req.domain = w->flags.domain;
@@ -135,7 +135,7 @@ static void mount_one(struct worker *w, struct wseg *s)
 	req.rkey = s->rkey;
 	s->mount_pending = true;
 	worker_call(w, "MountSegment", &req.base,
-		    &mcrepl__mount_segment_response__descriptor, on_mount, s);
+		    &mcrepl_rpc__mount_segment_response__descriptor, on_mount, s);
 }
 
 static void mount_all(struct worker *w)
@@ -163,12 +163,12 @@ static void on_heartbeat(int status, ProtobufCMessage *resp, const char *error,
 			 void *arg)
 {
 	struct worker *w = arg;
-	Mcrepl__HeartbeatResponse *r = (Mcrepl__HeartbeatResponse *)resp;
+	McreplRpc__HeartbeatResponse *r = (McreplRpc__HeartbeatResponse *)resp;
 
 	w->hb_pending = false;
 	if (status != RPC_OK)
 		master_down(w, "heartbeat", error);
-	else if (code_of(r->result) == MCREPL__CODE__UNKNOWN_CLIENT)
+	else if (code_of(r->result) == MCREPL_RPC__CODE__UNKNOWN_CLIENT)
 		control_remount(w);
 	else
 		w->master_down_logged = false;
@@ -178,11 +178,11 @@ static void on_heartbeat(int status, ProtobufCMessage *resp, const char *error,
 
 static void heartbeat(struct worker *w)
 {
-	Mcrepl__HeartbeatRequest req;
+	McreplRpc__HeartbeatRequest req;
 	uint64_t ids[64], reads[64];
 	struct data_stats st;
 
-	mcrepl__heartbeat_request__init(&req);
+	mcrepl_rpc__heartbeat_request__init(&req);
 	req.client_id = w->client_id;
 	for (uint32_t i = 0; i < w->n_segs && i < 64; i++) {
 		data_server_slot_stats(w->ds, w->segs[i].slot, &st);
@@ -194,7 +194,7 @@ static void heartbeat(struct worker *w)
 	req.segment_reads = reads;
 	w->hb_pending = true;
 	worker_call(w, "Heartbeat", &req.base,
-		    &mcrepl__heartbeat_response__descriptor, on_heartbeat, w);
+		    &mcrepl_rpc__heartbeat_response__descriptor, on_heartbeat, w);
 }
 
 void control_tick(struct worker *w, int64_t now_ms)
@@ -237,7 +237,7 @@ static void on_unmount(int status, ProtobufCMessage *resp, const char *error,
 
 void control_unmount_all(struct worker *w)
 {
-	Mcrepl__UnmountSegmentRequest req;
+	McreplRpc__UnmountSegmentRequest req;
 
 	w->unmounting = true;
 	for (uint32_t i = 0; i < w->n_segs; i++)
@@ -252,11 +252,11 @@ void control_unmount_all(struct worker *w)
 		if (!s->unmount_pending)
 			continue;
 		s->mounted = false;
-		mcrepl__unmount_segment_request__init(&req);
+		mcrepl_rpc__unmount_segment_request__init(&req);
 		req.client_id = w->client_id;
 		req.segment_id = s->id;
 		worker_call(w, "UnmountSegment", &req.base,
-			    &mcrepl__unmount_segment_response__descriptor,
+			    &mcrepl_rpc__unmount_segment_response__descriptor,
 			    on_unmount, s);
 	}
 }

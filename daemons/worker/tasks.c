@@ -25,7 +25,7 @@ struct wtask {
 	uint64_t id, lease_id, version, size, src_seg, dst_seg;
 	bool dynamic, copying;
 	char *tenant, *key;
-	Mcrepl__Code status; /* reported by MarkTaskToComplete */
+	McreplRpc__Code status; /* reported by MarkTaskToComplete */
 	char msg[512];
 	char endpoint[320];
 	struct copy_target target;
@@ -56,9 +56,9 @@ uint32_t tasks_copying(const struct worker *w)
 	return n;
 }
 
-static Mcrepl__Code code_of(const Mcrepl__Result *r)
+static McreplRpc__Code code_of(const McreplRpc__Result *r)
 {
-	return r ? r->code : MCREPL__CODE__OK;
+	return r ? r->code : MCREPL_RPC__CODE__OK;
 }
 
 static void free_resp(ProtobufCMessage *resp)
@@ -82,36 +82,36 @@ static void on_marked(int status, ProtobufCMessage *resp, const char *error,
 	task_free(t);
 }
 
-static void mark(struct wtask *t, Mcrepl__Code code, const char *msg)
+static void mark(struct wtask *t, McreplRpc__Code code, const char *msg)
 {
-	Mcrepl__MarkTaskToCompleteRequest req;
+	McreplRpc__MarkTaskToCompleteRequest req;
 
 	t->status = code;
 	if (msg != t->msg)
 		snprintf(t->msg, sizeof(t->msg), "%s", msg ? msg : "");
-	if (code != MCREPL__CODE__OK)
+	if (code != MCREPL_RPC__CODE__OK)
 		fprintf(stderr, "mcrepl-worker: task %llu (%s) failed: %s\n",
 			(unsigned long long)t->id, t->key, t->msg);
-	mcrepl__mark_task_to_complete_request__init(&req);
+	mcrepl_rpc__mark_task_to_complete_request__init(&req);
 	req.client_id = t->w->client_id;
 	req.task_id = t->id;
 	req.status = code;
 	req.message = t->msg;
 	worker_call(t->w, "MarkTaskToComplete", &req.base,
-		    &mcrepl__mark_task_to_complete_response__descriptor,
+		    &mcrepl_rpc__mark_task_to_complete_response__descriptor,
 		    on_marked, t);
 }
 
 /* ---- end or revoke --------------------------------------------------------- */
 
 static void ended(struct wtask *t, int status, const char *error,
-		  const Mcrepl__Result *res)
+		  const McreplRpc__Result *res)
 {
-	Mcrepl__Code code =
-	    status != RPC_OK ? MCREPL__CODE__UNAVAILABLE : code_of(res);
+	McreplRpc__Code code =
+	    status != RPC_OK ? MCREPL_RPC__CODE__UNAVAILABLE : code_of(res);
 	char msg[sizeof(t->msg)];
 
-	if (code == MCREPL__CODE__OK) {
+	if (code == MCREPL_RPC__CODE__OK) {
 		t->w->ctr.copies_completed++;
 		t->w->ctr.copy_bytes += t->size;
 		mark(t, code, "");
@@ -130,8 +130,8 @@ static void ended(struct wtask *t, int status, const char *error,
 static void on_dyn_ended(int status, ProtobufCMessage *resp, const char *error,
 			 void *arg)
 {
-	const Mcrepl__DynamicReplicaCopyEndResponse *r =
-	    (const Mcrepl__DynamicReplicaCopyEndResponse *)resp;
+	const McreplRpc__DynamicReplicaCopyEndResponse *r =
+	    (const McreplRpc__DynamicReplicaCopyEndResponse *)resp;
 
 	ended(arg, status, error, r ? r->result : NULL);
 	free_resp(resp);
@@ -140,8 +140,8 @@ static void on_dyn_ended(int status, ProtobufCMessage *resp, const char *error,
 static void on_plain_ended(int status, ProtobufCMessage *resp,
 			   const char *error, void *arg)
 {
-	const Mcrepl__CopyEndResponse *r =
-	    (const Mcrepl__CopyEndResponse *)resp;
+	const McreplRpc__CopyEndResponse *r =
+	    (const McreplRpc__CopyEndResponse *)resp;
 
 	ended(arg, status, error, r ? r->result : NULL);
 	free_resp(resp);
@@ -161,21 +161,21 @@ static void on_revoked(int status, ProtobufCMessage *resp, const char *error,
 
 static void end_copy(struct wtask *t)
 {
-	Mcrepl__DynamicReplicaCopyEndRequest dreq;
-	Mcrepl__CopyEndRequest req;
+	McreplRpc__DynamicReplicaCopyEndRequest dreq;
+	McreplRpc__CopyEndRequest req;
 
 	if (!t->dynamic) {
-		mcrepl__copy_end_request__init(&req);
+		mcrepl_rpc__copy_end_request__init(&req);
 		req.client_id = t->w->client_id;
 		req.task_id = t->id;
 		req.tenant = t->tenant;
 		req.key = t->key;
 		worker_call(t->w, "CopyEnd", &req.base,
-			    &mcrepl__copy_end_response__descriptor,
+			    &mcrepl_rpc__copy_end_response__descriptor,
 			    on_plain_ended, t);
 		return;
 	}
-	mcrepl__dynamic_replica_copy_end_request__init(&dreq);
+	mcrepl_rpc__dynamic_replica_copy_end_request__init(&dreq);
 	dreq.client_id = t->w->client_id;
 	dreq.task_id = t->id;
 	dreq.lease_id = t->lease_id;
@@ -183,31 +183,31 @@ static void end_copy(struct wtask *t)
 	dreq.tenant = t->tenant;
 	dreq.key = t->key;
 	worker_call(t->w, "DynamicReplicaCopyEnd", &dreq.base,
-		    &mcrepl__dynamic_replica_copy_end_response__descriptor,
+		    &mcrepl_rpc__dynamic_replica_copy_end_response__descriptor,
 		    on_dyn_ended, t);
 }
 
 /* The copy will not complete: release the master's target, then report
  * code with the reason. */
-static void revoke(struct wtask *t, Mcrepl__Code code, const char *why)
+static void revoke(struct wtask *t, McreplRpc__Code code, const char *why)
 {
-	Mcrepl__DynamicReplicaCopyRevokeRequest dreq;
-	Mcrepl__CopyRevokeRequest req;
+	McreplRpc__DynamicReplicaCopyRevokeRequest dreq;
+	McreplRpc__CopyRevokeRequest req;
 
 	t->status = code;
 	snprintf(t->msg, sizeof(t->msg), "%s", why);
 	if (!t->dynamic) {
-		mcrepl__copy_revoke_request__init(&req);
+		mcrepl_rpc__copy_revoke_request__init(&req);
 		req.client_id = t->w->client_id;
 		req.task_id = t->id;
 		req.tenant = t->tenant;
 		req.key = t->key;
 		worker_call(t->w, "CopyRevoke", &req.base,
-			    &mcrepl__copy_revoke_response__descriptor,
+			    &mcrepl_rpc__copy_revoke_response__descriptor,
 			    on_revoked, t);
 		return;
 	}
-	mcrepl__dynamic_replica_copy_revoke_request__init(&dreq);
+	mcrepl_rpc__dynamic_replica_copy_revoke_request__init(&dreq);
 	dreq.client_id = t->w->client_id;
 	dreq.task_id = t->id;
 	dreq.lease_id = t->lease_id;
@@ -216,7 +216,7 @@ static void revoke(struct wtask *t, Mcrepl__Code code, const char *why)
 	dreq.key = t->key;
 	dreq.message = t->msg;
 	worker_call(t->w, "DynamicReplicaCopyRevoke", &dreq.base,
-		    &mcrepl__dynamic_replica_copy_revoke_response__descriptor,
+		    &mcrepl_rpc__dynamic_replica_copy_revoke_response__descriptor,
 		    on_revoked, t);
 }
 
@@ -236,14 +236,14 @@ static void copy_done(int status, const char *error, void *arg)
 	snprintf(why, sizeof(why), "copy to %s failed: %s", t->endpoint,
 		 error ? error : strerror(-status));
 	revoke(t,
-	       status == -ECANCELED ? MCREPL__CODE__UNAVAILABLE
-				    : MCREPL__CODE__INTERNAL,
+	       status == -ECANCELED ? MCREPL_RPC__CODE__UNAVAILABLE
+				    : MCREPL_RPC__CODE__INTERNAL,
 	       why);
 }
 
 /* Where to copy from, checked against our own segments. */
-static const uint8_t *source_bytes(struct wtask *t, const Mcrepl__Replica *src,
-				   const Mcrepl__Replica *dst, char *why,
+static const uint8_t *source_bytes(struct wtask *t, const McreplRpc__Replica *src,
+				   const McreplRpc__Replica *dst, char *why,
 				   size_t cap)
 {
 	struct wseg *s = src ? worker_segment(t->w, src->segment_id) : NULL;
@@ -267,15 +267,15 @@ static const uint8_t *source_bytes(struct wtask *t, const Mcrepl__Replica *src,
 	return (const uint8_t *)s->mem + src->offset;
 }
 
-static void start_copy(struct wtask *t, const Mcrepl__Replica *src,
-		       const Mcrepl__Replica *dst)
+static void start_copy(struct wtask *t, const McreplRpc__Replica *src,
+		       const McreplRpc__Replica *dst)
 {
 	char why[sizeof(t->msg)];
 	const uint8_t *bytes = source_bytes(t, src, dst, why, sizeof(why));
 	int st;
 
 	if (!bytes) {
-		revoke(t, MCREPL__CODE__INTERNAL, why);
+		revoke(t, MCREPL_RPC__CODE__INTERNAL, why);
 		return;
 	}
 	snprintf(t->endpoint, sizeof(t->endpoint), "%s", dst->endpoint);
@@ -290,7 +290,7 @@ static void start_copy(struct wtask *t, const Mcrepl__Replica *src,
 	if (st) {
 		snprintf(why, sizeof(why), "cannot post copy to %s: %s",
 			 t->endpoint, strerror(-st));
-		revoke(t, MCREPL__CODE__INTERNAL, why);
+		revoke(t, MCREPL_RPC__CODE__INTERNAL, why);
 		return;
 	}
 	t->copying = true;
@@ -298,22 +298,22 @@ static void start_copy(struct wtask *t, const Mcrepl__Replica *src,
 }
 
 static void started(struct wtask *t, int status, const char *error,
-		    const Mcrepl__Result *res, const Mcrepl__Replica *src,
-		    const Mcrepl__Replica *dst)
+		    const McreplRpc__Result *res, const McreplRpc__Replica *src,
+		    const McreplRpc__Replica *dst)
 {
 	char why[sizeof(t->msg)];
 
 	if (status != RPC_OK) {
 		snprintf(why, sizeof(why), "copy start: %s", error);
-		revoke(t, MCREPL__CODE__UNAVAILABLE, why);
-	} else if (code_of(res) != MCREPL__CODE__OK) {
+		revoke(t, MCREPL_RPC__CODE__UNAVAILABLE, why);
+	} else if (code_of(res) != MCREPL_RPC__CODE__OK) {
 		snprintf(why, sizeof(why), "copy start refused: %s%s%s",
 			 res->message ? res->message : "",
 			 res->reason && res->reason[0] ? " reason=" : "",
 			 res->reason ? res->reason : "");
 		mark(t, res->code, why);
 	} else if (t->w->stopping) {
-		revoke(t, MCREPL__CODE__UNAVAILABLE, "worker shutting down");
+		revoke(t, MCREPL_RPC__CODE__UNAVAILABLE, "worker shutting down");
 	} else {
 		start_copy(t, src, dst);
 	}
@@ -322,8 +322,8 @@ static void started(struct wtask *t, int status, const char *error,
 static void on_dyn_started(int status, ProtobufCMessage *resp,
 			   const char *error, void *arg)
 {
-	const Mcrepl__DynamicReplicaCopyStartResponse *r =
-	    (const Mcrepl__DynamicReplicaCopyStartResponse *)resp;
+	const McreplRpc__DynamicReplicaCopyStartResponse *r =
+	    (const McreplRpc__DynamicReplicaCopyStartResponse *)resp;
 
 	if (r)
 		started(arg, status, error, r->result, r->source, r->target);
@@ -335,8 +335,8 @@ static void on_dyn_started(int status, ProtobufCMessage *resp,
 static void on_plain_started(int status, ProtobufCMessage *resp,
 			     const char *error, void *arg)
 {
-	const Mcrepl__CopyStartResponse *r =
-	    (const Mcrepl__CopyStartResponse *)resp;
+	const McreplRpc__CopyStartResponse *r =
+	    (const McreplRpc__CopyStartResponse *)resp;
 
 	if (r)
 		started(arg, status, error, r->result, r->source, r->target);
@@ -347,11 +347,11 @@ static void on_plain_started(int status, ProtobufCMessage *resp,
 
 static void start_task(struct wtask *t)
 {
-	Mcrepl__DynamicReplicaCopyStartRequest dreq;
-	Mcrepl__CopyStartRequest req;
+	McreplRpc__DynamicReplicaCopyStartRequest dreq;
+	McreplRpc__CopyStartRequest req;
 
 	if (!t->dynamic) {
-		mcrepl__copy_start_request__init(&req);
+		mcrepl_rpc__copy_start_request__init(&req);
 		req.client_id = t->w->client_id;
 		req.task_id = t->id;
 		req.tenant = t->tenant;
@@ -359,11 +359,11 @@ static void start_task(struct wtask *t)
 		req.source_segment_id = t->src_seg;
 		req.target_segment_id = t->dst_seg;
 		worker_call(t->w, "CopyStart", &req.base,
-			    &mcrepl__copy_start_response__descriptor,
+			    &mcrepl_rpc__copy_start_response__descriptor,
 			    on_plain_started, t);
 		return;
 	}
-	mcrepl__dynamic_replica_copy_start_request__init(&dreq);
+	mcrepl_rpc__dynamic_replica_copy_start_request__init(&dreq);
 	dreq.client_id = t->w->client_id;
 	dreq.task_id = t->id;
 	dreq.lease_id = t->lease_id;
@@ -373,13 +373,13 @@ static void start_task(struct wtask *t)
 	dreq.source_segment_id = t->src_seg;
 	dreq.target_segment_id = t->dst_seg;
 	worker_call(t->w, "DynamicReplicaCopyStart", &dreq.base,
-		    &mcrepl__dynamic_replica_copy_start_response__descriptor,
+		    &mcrepl_rpc__dynamic_replica_copy_start_response__descriptor,
 		    on_dyn_started, t);
 }
 
 /* ---- fetching ------------------------------------------------------------------ */
 
-static struct wtask *task_new(struct worker *w, const Mcrepl__Task *m)
+static struct wtask *task_new(struct worker *w, const McreplRpc__Task *m)
 {
 	struct wtask *t = calloc(1, sizeof(*t));
 
@@ -409,7 +409,7 @@ static struct wtask *task_new(struct worker *w, const Mcrepl__Task *m)
 	return t;
 }
 
-static void run_task(struct worker *w, const Mcrepl__Task *m)
+static void run_task(struct worker *w, const McreplRpc__Task *m)
 {
 	struct wtask *t = task_new(w, m);
 
@@ -419,10 +419,10 @@ static void run_task(struct worker *w, const Mcrepl__Task *m)
 		return;
 	}
 	w->ctr.tasks_fetched++;
-	if (m->type != MCREPL__TASK_TYPE__REPLICA_COPY)
-		mark(t, MCREPL__CODE__UNIMPLEMENTED, "unknown task type");
+	if (m->type != MCREPL_RPC__TASK_TYPE__REPLICA_COPY)
+		mark(t, MCREPL_RPC__CODE__UNIMPLEMENTED, "unknown task type");
 	else if (w->stopping)
-		mark(t, MCREPL__CODE__UNAVAILABLE, "worker shutting down");
+		mark(t, MCREPL_RPC__CODE__UNAVAILABLE, "worker shutting down");
 	else
 		start_task(t);
 }
@@ -431,14 +431,14 @@ static void on_fetched(int status, ProtobufCMessage *resp, const char *error,
 		       void *arg)
 {
 	struct worker *w = arg;
-	Mcrepl__FetchTasksResponse *r = (Mcrepl__FetchTasksResponse *)resp;
+	McreplRpc__FetchTasksResponse *r = (McreplRpc__FetchTasksResponse *)resp;
 
 	(void)error; /* the heartbeat reports an unreachable master */
 	w->fetch_pending = false;
 	if (status != RPC_OK)
 		w->next_fetch_ms = net_now_ms() + FETCH_BACKOFF_MS;
 	if (status == RPC_OK &&
-	    code_of(r->result) == MCREPL__CODE__UNKNOWN_CLIENT)
+	    code_of(r->result) == MCREPL_RPC__CODE__UNKNOWN_CLIENT)
 		control_remount(w);
 	else if (status == RPC_OK)
 		for (size_t i = 0; i < r->n_tasks; i++)
@@ -448,16 +448,16 @@ static void on_fetched(int status, ProtobufCMessage *resp, const char *error,
 
 void tasks_tick(struct worker *w)
 {
-	Mcrepl__FetchTasksRequest req;
+	McreplRpc__FetchTasksRequest req;
 
 	if (w->stopping || w->fetch_pending || !worker_all_mounted(w) ||
 	    w->n_tasks >= w->flags.max_copies ||
 	    net_now_ms() < w->next_fetch_ms)
 		return;
-	mcrepl__fetch_tasks_request__init(&req);
+	mcrepl_rpc__fetch_tasks_request__init(&req);
 	req.client_id = w->client_id;
 	req.max_tasks = w->flags.max_copies - w->n_tasks;
 	w->fetch_pending = true;
 	worker_call(w, "FetchTasks", &req.base,
-		    &mcrepl__fetch_tasks_response__descriptor, on_fetched, w);
+		    &mcrepl_rpc__fetch_tasks_response__descriptor, on_fetched, w);
 }

@@ -8,8 +8,8 @@
 #include "load.h"
 #include "mcrepl.pb-c.h"
 
-#define MCREPL_NOT_FOUND MCREPL__CODE__NOT_FOUND
-#define MCREPL_EXISTS MCREPL__CODE__ALREADY_EXISTS
+#define MCREPL_NOT_FOUND MCREPL_RPC__CODE__NOT_FOUND
+#define MCREPL_EXISTS MCREPL_RPC__CODE__ALREADY_EXISTS
 #define REPLICATED 255
 #define LATE_NS 100000000LL /* a trace request 100 ms late is late */
 #define MAX_SHOWN 5	    /* errors printed in full per run */

@@ -48,17 +48,17 @@ static const uint8_t frame_error[] = {
 static const uint8_t frame_empty[] = {0x00, 0x00, 0x00, 0x00};
 
 static const struct golden goldens[] = {
-    {{1, 8, MCREPL__CODE__OK, NULL},
+    {{1, 8, MCREPL_RPC__CODE__OK, NULL},
      exist_body,
      sizeof(exist_body),
      frame_call,
      sizeof(frame_call)},
-    {{300, 99, MCREPL__CODE__UNKNOWN_METHOD, "no"},
+    {{300, 99, MCREPL_RPC__CODE__UNKNOWN_METHOD, "no"},
      NULL,
      0,
      frame_error,
      sizeof(frame_error)},
-    {{0, 0, MCREPL__CODE__OK, ""}, NULL, 0, frame_empty, sizeof(frame_empty)},
+    {{0, 0, MCREPL_RPC__CODE__OK, ""}, NULL, 0, frame_empty, sizeof(frame_empty)},
 };
 #define N_GOLDENS (int)(sizeof(goldens) / sizeof(goldens[0]))
 
@@ -80,7 +80,7 @@ END_TEST
 START_TEST(test_golden_parse)
 {
 	const struct golden *g = &goldens[_i];
-	Mcrepl__Envelope *env = NULL;
+	McreplRpc__Envelope *env = NULL;
 	size_t used = 0;
 
 	ck_assert_int_eq(
@@ -101,7 +101,7 @@ END_TEST
 /* Every strict prefix of a frame asks for more and touches no output. */
 START_TEST(test_need_more)
 {
-	Mcrepl__Envelope *env = NULL;
+	McreplRpc__Envelope *env = NULL;
 	size_t used = 12345;
 
 	ck_assert_int_eq(
@@ -114,13 +114,13 @@ END_TEST
 
 START_TEST(test_encode_msg_matches_golden)
 {
-	rpc_frame_head head = {1, 8, MCREPL__CODE__OK, NULL};
+	rpc_frame_head head = {1, 8, MCREPL_RPC__CODE__OK, NULL};
 	char tenant[] = "t", key[] = "yes";
-	Mcrepl__ExistRequest req;
+	McreplRpc__ExistRequest req;
 	uint8_t *frame = NULL;
 	size_t len = 0;
 
-	mcrepl__exist_request__init(&req);
+	mcrepl_rpc__exist_request__init(&req);
 	req.tenant = tenant;
 	req.key = key;
 	ck_assert_int_eq(rpc_frame_encode_msg(&head, &req.base, &frame, &len),
@@ -136,7 +136,7 @@ START_TEST(test_too_large)
 	static const uint8_t at_max[] = {0x00, 0x00, 0x04, 0x00};
 	static const uint8_t over[] = {0x00, 0x00, 0x04, 0x01};
 	static const uint8_t huge[] = {0xff, 0xff, 0xff, 0xff};
-	Mcrepl__Envelope *env = NULL;
+	McreplRpc__Envelope *env = NULL;
 	size_t used = 0, total = 0;
 
 	/* N == max is allowed (and incomplete here); N == max + 1 is not. */
@@ -160,7 +160,7 @@ START_TEST(test_bad_envelope)
 	static const uint8_t bad1[] = {0x00, 0x00, 0x00, 0x03,
 				       0x08, 0xff, 0xff};
 	static const uint8_t bad2[] = {0x00, 0x00, 0x00, 0x02, 0x22, 0x05};
-	Mcrepl__Envelope *env = NULL;
+	McreplRpc__Envelope *env = NULL;
 	size_t used = 0;
 
 	ck_assert_int_eq(rpc_frame_parse(bad1, sizeof(bad1), 1024, &env, &used),
@@ -177,7 +177,7 @@ END_TEST
 START_TEST(test_back_to_back)
 {
 	uint8_t buf[sizeof(frame_call) + sizeof(frame_error)];
-	Mcrepl__Envelope *env = NULL;
+	McreplRpc__Envelope *env = NULL;
 	size_t used = 0;
 
 	memcpy(buf, frame_call, sizeof(frame_call));
@@ -199,7 +199,7 @@ END_TEST
 START_TEST(test_evframe)
 {
 	struct evbuffer *in = evbuffer_new();
-	Mcrepl__Envelope *env = NULL;
+	McreplRpc__Envelope *env = NULL;
 
 	evbuffer_add(in, frame_call, 3);
 	ck_assert_int_eq(rpc_evframe_take(in, 64, &env), RPC_FRAME_NEED_MORE);

@@ -38,26 +38,26 @@ static char *mut(const char *s)
 	return (char *)(uintptr_t)s;
 }
 
-static Mcrepl__Code result_code(const ProtobufCMessage *m)
+static McreplRpc__Code result_code(const ProtobufCMessage *m)
 {
 	/* Every response's first field is `Result result = 1`. */
-	const Mcrepl__Result *r =
-	    *(Mcrepl__Result *const *)(const void *)((const char *)m +
+	const McreplRpc__Result *r =
+	    *(McreplRpc__Result *const *)(const void *)((const char *)m +
 						     sizeof(ProtobufCMessage));
 
-	return r ? r->code : MCREPL__CODE__OK;
+	return r ? r->code : MCREPL_RPC__CODE__OK;
 }
 
 static uint64_t mount_in(struct cluster *cl, uint64_t client, const char *host,
 			 const char *name, uint64_t cap, bool dynamic_copy,
 			 const char *domain)
 {
-	Mcrepl__MountSegmentRequest req;
-	Mcrepl__MountSegmentResponse *resp;
+	McreplRpc__MountSegmentRequest req;
+	McreplRpc__MountSegmentResponse *resp;
 	char *caps[] = {mut("dynamic_copy")};
 	uint64_t id;
 
-	mcrepl__mount_segment_request__init(&req);
+	mcrepl_rpc__mount_segment_request__init(&req);
 	req.client_id = client;
 	req.host_id = mut(host);
 	req.domain = mut(domain);
@@ -67,10 +67,10 @@ static uint64_t mount_in(struct cluster *cl, uint64_t client, const char *host,
 	req.protocol_version = 1;
 	req.n_capabilities = dynamic_copy ? 1 : 0;
 	req.capabilities = caps;
-	resp = (Mcrepl__MountSegmentResponse *)harness_call(
+	resp = (McreplRpc__MountSegmentResponse *)harness_call(
 	    cl->c, "MountSegment", &req.base, NULL);
 	ck_assert_ptr_nonnull(resp);
-	ck_assert_int_eq(resp->result->code, MCREPL__CODE__OK);
+	ck_assert_int_eq(resp->result->code, MCREPL_RPC__CODE__OK);
 	id = resp->segment_id;
 	protobuf_c_message_free_unpacked(&resp->base, NULL);
 	return id;
@@ -122,32 +122,32 @@ static void cluster_stop(struct cluster *cl)
 static uint64_t put_n(struct cluster *cl, const char *tenant, const char *key,
 		      uint64_t size, uint32_t n)
 {
-	Mcrepl__PutStartRequest ps;
-	Mcrepl__PutEndRequest pe;
-	Mcrepl__PutStartResponse *r;
+	McreplRpc__PutStartRequest ps;
+	McreplRpc__PutEndRequest pe;
+	McreplRpc__PutStartResponse *r;
 	ProtobufCMessage *e;
 	uint64_t version;
 
-	mcrepl__put_start_request__init(&ps);
+	mcrepl_rpc__put_start_request__init(&ps);
 	ps.tenant = mut(tenant);
 	ps.key = mut(key);
 	ps.size = size;
 	ps.replica_num = n;
-	r = (Mcrepl__PutStartResponse *)harness_call(cl->c, "PutStart",
+	r = (McreplRpc__PutStartResponse *)harness_call(cl->c, "PutStart",
 						     &ps.base, NULL);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
 	ck_assert_uint_eq(r->n_replicas, n);
 	ck_assert_uint_ne(r->replicas[0]->write_token, 0);
 	version = r->version;
 	protobuf_c_message_free_unpacked(&r->base, NULL);
-	mcrepl__put_end_request__init(&pe);
+	mcrepl_rpc__put_end_request__init(&pe);
 	pe.tenant = mut(tenant);
 	pe.key = mut(key);
 	pe.version = version;
 	e = harness_call(cl->c, "PutEnd", &pe.base, NULL);
 	ck_assert_ptr_nonnull(e);
-	ck_assert_int_eq(result_code(e), MCREPL__CODE__OK);
+	ck_assert_int_eq(result_code(e), MCREPL_RPC__CODE__OK);
 	protobuf_c_message_free_unpacked(e, NULL);
 	return version;
 }
@@ -158,22 +158,22 @@ static uint64_t put(struct cluster *cl, const char *tenant, const char *key,
 	return put_n(cl, tenant, key, size, 1);
 }
 
-static Mcrepl__GetReplicaListResponse *get_from(struct cluster *cl,
+static McreplRpc__GetReplicaListResponse *get_from(struct cluster *cl,
 						const char *tenant,
 						const char *key,
 						const char *domain)
 {
-	Mcrepl__GetReplicaListRequest req;
+	McreplRpc__GetReplicaListRequest req;
 
-	mcrepl__get_replica_list_request__init(&req);
+	mcrepl_rpc__get_replica_list_request__init(&req);
 	req.tenant = mut(tenant);
 	req.key = mut(key);
 	req.requester_domain = mut(domain);
-	return (Mcrepl__GetReplicaListResponse *)harness_call(
+	return (McreplRpc__GetReplicaListResponse *)harness_call(
 	    cl->c, "GetReplicaList", &req.base, NULL);
 }
 
-static Mcrepl__GetReplicaListResponse *get(struct cluster *cl,
+static McreplRpc__GetReplicaListResponse *get(struct cluster *cl,
 					   const char *tenant, const char *key)
 {
 	return get_from(cl, tenant, key, "");
@@ -187,11 +187,11 @@ static size_t read_n_from(struct cluster *cl, const char *key,
 	size_t replicas = 0;
 
 	for (int i = 0; i < n; i++) {
-		Mcrepl__GetReplicaListResponse *r =
+		McreplRpc__GetReplicaListResponse *r =
 		    get_from(cl, "t", key, domain);
 
 		ck_assert_ptr_nonnull(r);
-		ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
+		ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
 		replicas = r->n_replicas;
 		protobuf_c_message_free_unpacked(&r->base, NULL);
 	}
@@ -203,24 +203,24 @@ static size_t read_n(struct cluster *cl, const char *key, int n)
 	return read_n_from(cl, key, "", n);
 }
 
-static Mcrepl__FetchTasksResponse *fetch(struct cluster *cl, uint64_t client)
+static McreplRpc__FetchTasksResponse *fetch(struct cluster *cl, uint64_t client)
 {
-	Mcrepl__FetchTasksRequest req;
+	McreplRpc__FetchTasksRequest req;
 
-	mcrepl__fetch_tasks_request__init(&req);
+	mcrepl_rpc__fetch_tasks_request__init(&req);
 	req.client_id = client;
-	return (Mcrepl__FetchTasksResponse *)harness_call(cl->c, "FetchTasks",
+	return (McreplRpc__FetchTasksResponse *)harness_call(cl->c, "FetchTasks",
 							  &req.base, NULL);
 }
 
 /* Poll FetchTasks for up to wait_ms; a copy of the first task, or id 0. */
-static Mcrepl__Task wait_task(struct cluster *cl, uint64_t client, int wait_ms)
+static McreplRpc__Task wait_task(struct cluster *cl, uint64_t client, int wait_ms)
 {
-	Mcrepl__Task t;
+	McreplRpc__Task t;
 
-	mcrepl__task__init(&t);
+	mcrepl_rpc__task__init(&t);
 	for (int waited = 0; waited <= wait_ms; waited += 20) {
-		Mcrepl__FetchTasksResponse *r = fetch(cl, client);
+		McreplRpc__FetchTasksResponse *r = fetch(cl, client);
 
 		ck_assert_ptr_nonnull(r);
 		if (r->n_tasks > 0) {
@@ -235,18 +235,18 @@ static Mcrepl__Task wait_task(struct cluster *cl, uint64_t client, int wait_ms)
 	return t;
 }
 
-static Mcrepl__Code dyn_call(struct cluster *cl, const char *method,
-			     uint64_t client, const Mcrepl__Task *t,
+static McreplRpc__Code dyn_call(struct cluster *cl, const char *method,
+			     uint64_t client, const McreplRpc__Task *t,
 			     uint64_t version, const char *key, char *reason,
 			     size_t reason_cap)
 {
-	Mcrepl__DynamicReplicaCopyStartRequest req;
+	McreplRpc__DynamicReplicaCopyStartRequest req;
 	ProtobufCMessage *resp;
-	const Mcrepl__Result *res;
-	Mcrepl__Code code;
+	const McreplRpc__Result *res;
+	McreplRpc__Code code;
 
 	/* Start/End/Revoke share their first six fields' numbers and types. */
-	mcrepl__dynamic_replica_copy_start_request__init(&req);
+	mcrepl_rpc__dynamic_replica_copy_start_request__init(&req);
 	req.client_id = client;
 	req.task_id = t->task_id;
 	req.lease_id = t->lease_id;
@@ -258,9 +258,9 @@ static Mcrepl__Code dyn_call(struct cluster *cl, const char *method,
 	if (strcmp(method, "DynamicReplicaCopyStart") == 0) {
 		resp = harness_call(cl->c, method, &req.base, NULL);
 	} else {
-		Mcrepl__DynamicReplicaCopyEndRequest e;
+		McreplRpc__DynamicReplicaCopyEndRequest e;
 
-		mcrepl__dynamic_replica_copy_end_request__init(&e);
+		mcrepl_rpc__dynamic_replica_copy_end_request__init(&e);
 		e.client_id = client;
 		e.task_id = t->task_id;
 		e.lease_id = t->lease_id;
@@ -271,7 +271,7 @@ static Mcrepl__Code dyn_call(struct cluster *cl, const char *method,
 	}
 	ck_assert_ptr_nonnull(resp);
 	res =
-	    *(Mcrepl__Result *const *)(const void *)((const char *)resp +
+	    *(McreplRpc__Result *const *)(const void *)((const char *)resp +
 						     sizeof(ProtobufCMessage));
 	code = res->code;
 	if (reason)
@@ -295,32 +295,32 @@ static long long metric(struct cluster *cl, const char *name)
 static void complete_dynamic_copy(struct cluster *cl, const char *key,
 				  uint64_t version)
 {
-	Mcrepl__Task t = wait_task(cl, CLIENT_A, 2000);
-	Mcrepl__GetReplicaListResponse *r;
+	McreplRpc__Task t = wait_task(cl, CLIENT_A, 2000);
+	McreplRpc__GetReplicaListResponse *r;
 
 	ck_assert_uint_ne(t.task_id, 0);
 	ck_assert(t.dynamic);
-	ck_assert_int_eq(t.type, MCREPL__TASK_TYPE__REPLICA_COPY);
+	ck_assert_int_eq(t.type, MCREPL_RPC__TASK_TYPE__REPLICA_COPY);
 	ck_assert_uint_ne(t.lease_id, 0);
 	ck_assert_uint_eq(t.version, version);
 	ck_assert_uint_eq(t.source_segment_id, cl->seg_a);
 	ck_assert_uint_eq(t.target_segment_id, cl->seg_b);
 	ck_assert_int_eq(dyn_call(cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
 				  version, key, NULL, 0),
-			 MCREPL__CODE__OK);
+			 MCREPL_RPC__CODE__OK);
 	/* a PROCESSING replica is never handed to readers */
 	ck_assert_uint_eq(read_n(cl, key, 1), 1);
 	ck_assert_int_eq(dyn_call(cl, "DynamicReplicaCopyEnd", CLIENT_A, &t,
 				  version, key, NULL, 0),
-			 MCREPL__CODE__OK);
+			 MCREPL_RPC__CODE__OK);
 	r = get(cl, "t", key);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(r->n_replicas, 2);
 	ck_assert(r->replicas[0]->dynamic != r->replicas[1]->dynamic);
 	ck_assert_int_eq(r->replicas[0]->status,
-			 MCREPL__REPLICA_STATUS__COMPLETE);
+			 MCREPL_RPC__REPLICA_STATUS__COMPLETE);
 	ck_assert_int_eq(r->replicas[1]->status,
-			 MCREPL__REPLICA_STATUS__COMPLETE);
+			 MCREPL_RPC__REPLICA_STATUS__COMPLETE);
 	protobuf_c_message_free_unpacked(&r->base, NULL);
 	ck_assert_int_eq(metric(cl, "mcrepl_dynamic_replicas"), 1);
 	ck_assert_int_eq(
@@ -347,27 +347,27 @@ END_TEST
 START_TEST(test_enforce_batch_get_path_auto_expansion_after_threshold_crossing)
 {
 	struct cluster cl;
-	Mcrepl__BatchGetReplicaListRequest req;
+	McreplRpc__BatchGetReplicaListRequest req;
 	char *keys[] = {mut("cold"), mut("hot"), mut("missing")};
 	uint64_t v;
 
 	cluster_start(&cl, "enforce", NULL);
 	v = put(&cl, "t", "hot", 4096); /* on seg-a: the emptiest, first */
 	put(&cl, "t", "cold", 4096);
-	mcrepl__batch_get_replica_list_request__init(&req);
+	mcrepl_rpc__batch_get_replica_list_request__init(&req);
 	req.tenant = mut("t");
 	req.keys = keys;
 	req.n_keys = 3;
 	for (int i = 0; i < 5; i++) {
-		Mcrepl__BatchGetReplicaListResponse *r =
-		    (Mcrepl__BatchGetReplicaListResponse *)harness_call(
+		McreplRpc__BatchGetReplicaListResponse *r =
+		    (McreplRpc__BatchGetReplicaListResponse *)harness_call(
 			cl.c, "BatchGetReplicaList", &req.base, NULL);
 
 		ck_assert_ptr_nonnull(r);
 		ck_assert_uint_eq(r->n_entries, 3);
-		ck_assert_int_eq(r->entries[0]->result->code, MCREPL__CODE__OK);
+		ck_assert_int_eq(r->entries[0]->result->code, MCREPL_RPC__CODE__OK);
 		ck_assert_int_eq(r->entries[2]->result->code,
-				 MCREPL__CODE__NOT_FOUND);
+				 MCREPL_RPC__CODE__NOT_FOUND);
 		protobuf_c_message_free_unpacked(&r->base, NULL);
 		keys[0] =
 		    i < 3 ? mut("cold") : mut("hot"); /* cold stays cold */
@@ -440,7 +440,7 @@ START_TEST(test_expired_copy_task_cleanup_enters_recreate_cooldown)
 	static const char *const short_lease[] = {
 	    "--dynamic_replication_lease_ttl_seconds=0.3", NULL};
 	struct cluster cl;
-	Mcrepl__Task t;
+	McreplRpc__Task t;
 	char reason[64];
 	uint64_t v;
 	char *page;
@@ -452,12 +452,12 @@ START_TEST(test_expired_copy_task_cleanup_enters_recreate_cooldown)
 	ck_assert_uint_ne(t.task_id, 0);
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
 				  v, "hot", NULL, 0),
-			 MCREPL__CODE__OK);
+			 MCREPL_RPC__CODE__OK);
 	harness_sleep_ms(
 	    1100); /* the copy outlives its lease; a window passes */
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyEnd", CLIENT_A, &t, v,
 				  "hot", reason, sizeof(reason)),
-			 MCREPL__CODE__STALE);
+			 MCREPL_RPC__CODE__STALE);
 	ck_assert_str_eq(reason, "unknown_lease");
 	ck_assert_uint_eq(read_n(&cl, "hot", 12), 1); /* hot again: refused */
 	harness_sleep_ms(100);
@@ -476,8 +476,8 @@ START_TEST(test_evicted_dynamic_replica_blocks_immediate_recreate)
 	static const char *const evict[] = {
 	    "--eviction_high_watermark_ratio=0.5", NULL};
 	struct cluster cl;
-	Mcrepl__ExistRequest ex;
-	Mcrepl__ExistResponse *er;
+	McreplRpc__ExistRequest ex;
+	McreplRpc__ExistResponse *er;
 	uint64_t v;
 	char *page;
 
@@ -492,10 +492,10 @@ START_TEST(test_evicted_dynamic_replica_blocks_immediate_recreate)
 	 * least recently read object, "hot", is evicted from both */
 	put_n(&cl, "t", "filler", 600 * 1024, 2);
 	harness_sleep_ms(1300);
-	mcrepl__exist_request__init(&ex);
+	mcrepl_rpc__exist_request__init(&ex);
 	ex.tenant = mut("t");
 	ex.key = mut("hot");
-	er = (Mcrepl__ExistResponse *)harness_call(cl.c, "Exist", &ex.base,
+	er = (McreplRpc__ExistResponse *)harness_call(cl.c, "Exist", &ex.base,
 						   NULL);
 	ck_assert_ptr_nonnull(er);
 	ck_assert(!er->exists);
@@ -526,7 +526,7 @@ END_TEST
 START_TEST(test_dynamic_replica_bytes_gauge_follows_copy_and_remove)
 {
 	struct cluster cl;
-	Mcrepl__RemoveRequest rm;
+	McreplRpc__RemoveRequest rm;
 	ProtobufCMessage *r;
 	uint64_t v;
 
@@ -539,11 +539,11 @@ START_TEST(test_dynamic_replica_bytes_gauge_follows_copy_and_remove)
 	ck_assert_int_eq(metric(&cl, "mcrepl_master_dynamic_replica_bytes"),
 			 12345);
 	harness_sleep_ms(80); /* the read lease (50 ms) is over */
-	mcrepl__remove_request__init(&rm);
+	mcrepl_rpc__remove_request__init(&rm);
 	rm.tenant = mut("t");
 	rm.key = mut("hot");
 	r = harness_call(cl.c, "Remove", &rm.base, NULL);
-	ck_assert_int_eq(result_code(r), MCREPL__CODE__OK);
+	ck_assert_int_eq(result_code(r), MCREPL_RPC__CODE__OK);
 	protobuf_c_message_free_unpacked(r, NULL);
 	ck_assert_int_eq(metric(&cl, "mcrepl_master_dynamic_replica_bytes"), 0);
 	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_replicas"), 0);
@@ -554,7 +554,7 @@ END_TEST
 START_TEST(test_non_source_clients_cannot_copy_start)
 {
 	struct cluster cl;
-	Mcrepl__Task t;
+	McreplRpc__Task t;
 	char reason[64];
 	uint64_t v;
 
@@ -566,15 +566,15 @@ START_TEST(test_non_source_clients_cannot_copy_start)
 	ck_assert_uint_ne(t.task_id, 0);
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_C, &t,
 				  v, "hot", reason, sizeof(reason)),
-			 MCREPL__CODE__PERMISSION_DENIED);
+			 MCREPL_RPC__CODE__PERMISSION_DENIED);
 	ck_assert_str_eq(reason, "not_source");
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_B, &t,
 				  v, "hot", reason, sizeof(reason)),
-			 MCREPL__CODE__PERMISSION_DENIED);
+			 MCREPL_RPC__CODE__PERMISSION_DENIED);
 	/* the selected source still can */
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
 				  v, "hot", NULL, 0),
-			 MCREPL__CODE__OK);
+			 MCREPL_RPC__CODE__OK);
 	cluster_stop(&cl);
 }
 END_TEST
@@ -582,9 +582,9 @@ END_TEST
 START_TEST(test_version_mismatch_rejects_stale_copy_start_after_reput)
 {
 	struct cluster cl;
-	Mcrepl__RemoveRequest rm;
+	McreplRpc__RemoveRequest rm;
 	ProtobufCMessage *resp;
-	Mcrepl__Task t;
+	McreplRpc__Task t;
 	uint64_t v1, v2;
 
 	cluster_start(&cl, "enforce", NULL);
@@ -593,17 +593,17 @@ START_TEST(test_version_mismatch_rejects_stale_copy_start_after_reput)
 	t = wait_task(&cl, CLIENT_A, 2000);
 	ck_assert_uint_ne(t.task_id, 0);
 	harness_sleep_ms(80); /* the read lease (50 ms) lapses */
-	mcrepl__remove_request__init(&rm);
+	mcrepl_rpc__remove_request__init(&rm);
 	rm.tenant = mut("t");
 	rm.key = mut("hot");
 	resp = harness_call(cl.c, "Remove", &rm.base, NULL);
-	ck_assert_int_eq(result_code(resp), MCREPL__CODE__OK);
+	ck_assert_int_eq(result_code(resp), MCREPL_RPC__CODE__OK);
 	protobuf_c_message_free_unpacked(resp, NULL);
 	v2 = put(&cl, "t", "hot", 4096);
 	ck_assert_uint_gt(v2, v1);
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
 				  v1, "hot", NULL, 0),
-			 MCREPL__CODE__STALE);
+			 MCREPL_RPC__CODE__STALE);
 	ck_assert_uint_eq(read_n(&cl, "hot", 1), 1);
 	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_failed_total"),
 			 1);
@@ -636,23 +636,23 @@ START_TEST(test_silent_client_loses_segments_after_client_ttl)
 {
 	static const char *const ttl[] = {"--client_ttl=0.3", NULL};
 	struct cluster cl;
-	Mcrepl__GetReplicaListResponse *r;
-	Mcrepl__HeartbeatRequest hb;
-	Mcrepl__HeartbeatResponse *hr;
+	McreplRpc__GetReplicaListResponse *r;
+	McreplRpc__HeartbeatRequest hb;
+	McreplRpc__HeartbeatResponse *hr;
 
 	cluster_start(&cl, "enforce", ttl);
 	put(&cl, "t", "k", 4096);
 	harness_sleep_ms(700); /* neither client heartbeats */
 	r = get(&cl, "t", "k");
 	ck_assert_ptr_nonnull(r);
-	ck_assert_int_eq(r->result->code, MCREPL__CODE__NOT_FOUND);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__NOT_FOUND);
 	protobuf_c_message_free_unpacked(&r->base, NULL);
 	ck_assert_int_eq(metric(&cl, "mcrepl_master_segments"), 0);
-	mcrepl__heartbeat_request__init(&hb);
+	mcrepl_rpc__heartbeat_request__init(&hb);
 	hb.client_id = CLIENT_A;
-	hr = (Mcrepl__HeartbeatResponse *)harness_call(cl.c, "Heartbeat",
+	hr = (McreplRpc__HeartbeatResponse *)harness_call(cl.c, "Heartbeat",
 						       &hb.base, NULL);
-	ck_assert_int_eq(hr->result->code, MCREPL__CODE__UNKNOWN_CLIENT);
+	ck_assert_int_eq(hr->result->code, MCREPL_RPC__CODE__UNKNOWN_CLIENT);
 	protobuf_c_message_free_unpacked(&hr->base, NULL);
 	cluster_stop(&cl);
 }
@@ -663,18 +663,18 @@ START_TEST(test_remove_refused_under_read_lease)
 	static const char *const lease[] = {"--default_kv_lease_ttl=5000",
 					    NULL};
 	struct cluster cl;
-	Mcrepl__RemoveRequest rm;
-	Mcrepl__RemoveResponse *r;
+	McreplRpc__RemoveRequest rm;
+	McreplRpc__RemoveResponse *r;
 
 	cluster_start(&cl, "off", lease);
 	put(&cl, "t", "k", 4096);
 	read_n(&cl, "k", 1);
-	mcrepl__remove_request__init(&rm);
+	mcrepl_rpc__remove_request__init(&rm);
 	rm.tenant = mut("t");
 	rm.key = mut("k");
-	r = (Mcrepl__RemoveResponse *)harness_call(cl.c, "Remove", &rm.base,
+	r = (McreplRpc__RemoveResponse *)harness_call(cl.c, "Remove", &rm.base,
 						   NULL);
-	ck_assert_int_eq(r->result->code, MCREPL__CODE__BUSY);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__BUSY);
 	ck_assert_str_eq(r->result->message, "under read lease");
 	protobuf_c_message_free_unpacked(&r->base, NULL);
 	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_observed_hot_total"), 0);
@@ -682,15 +682,15 @@ START_TEST(test_remove_refused_under_read_lease)
 }
 END_TEST
 
-static Mcrepl__GetReplicaListResponse *
+static McreplRpc__GetReplicaListResponse *
 stat_key(struct cluster *cl, const char *tenant, const char *key)
 {
-	Mcrepl__StatRequest req;
+	McreplRpc__StatRequest req;
 
-	mcrepl__stat_request__init(&req);
+	mcrepl_rpc__stat_request__init(&req);
 	req.tenant = mut(tenant);
 	req.key = mut(key);
-	return (Mcrepl__GetReplicaListResponse *)harness_call(cl->c, "Stat",
+	return (McreplRpc__GetReplicaListResponse *)harness_call(cl->c, "Stat",
 							      &req.base, NULL);
 }
 
@@ -702,8 +702,8 @@ START_TEST(test_stat_records_no_heat_and_grants_no_read_lease)
 	static const char *const lease[] = {"--default_kv_lease_ttl=5000",
 					    NULL};
 	struct cluster cl;
-	Mcrepl__GetReplicaListResponse *r;
-	Mcrepl__RemoveRequest rm;
+	McreplRpc__GetReplicaListResponse *r;
+	McreplRpc__RemoveRequest rm;
 	ProtobufCMessage *rr;
 	uint64_t v;
 
@@ -712,14 +712,14 @@ START_TEST(test_stat_records_no_heat_and_grants_no_read_lease)
 	for (int i = 0; i < 20; i++) {
 		r = stat_key(&cl, "t", "k");
 		ck_assert_ptr_nonnull(r);
-		ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
+		ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
 		ck_assert_str_eq(r->key, "k");
 		ck_assert_uint_eq(r->version, v);
 		ck_assert_uint_eq(r->size, 4096);
 		ck_assert_uint_eq(r->lease_ttl_ms, 0);
 		ck_assert_uint_eq(r->n_replicas, 1);
 		ck_assert_int_eq(r->replicas[0]->status,
-				 MCREPL__REPLICA_STATUS__COMPLETE);
+				 MCREPL_RPC__REPLICA_STATUS__COMPLETE);
 		ck_assert(!r->replicas[0]->dynamic);
 		ck_assert(r->replicas[0]->segment_id == cl.seg_a ||
 			  r->replicas[0]->segment_id == cl.seg_b);
@@ -731,11 +731,11 @@ START_TEST(test_stat_records_no_heat_and_grants_no_read_lease)
 	ck_assert_int_eq(metric(&cl, "mcrepl_master_get_keys_total"), 0);
 	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_observed_hot_total"), 0);
 	ck_assert_uint_eq(wait_task(&cl, CLIENT_A, 100).task_id, 0);
-	mcrepl__remove_request__init(&rm);
+	mcrepl_rpc__remove_request__init(&rm);
 	rm.tenant = mut("t");
 	rm.key = mut("k");
 	rr = harness_call(cl.c, "Remove", &rm.base, NULL);
-	ck_assert_int_eq(result_code(rr), MCREPL__CODE__OK);
+	ck_assert_int_eq(result_code(rr), MCREPL_RPC__CODE__OK);
 	protobuf_c_message_free_unpacked(rr, NULL);
 	put(&cl, "t", "hot", 4096);
 	read_n(&cl, "hot", 5);
@@ -780,7 +780,7 @@ START_TEST(
 	static const char *const da[] = {
 	    "--dynamic_replication_domain_aware=true", NULL};
 	struct cluster cl;
-	Mcrepl__Task t;
+	McreplRpc__Task t;
 	uint64_t v, seg_b2, seg_c, src;
 
 	cluster_start(&cl, "enforce", da); /* seg-a, seg-b: domain default */
@@ -794,10 +794,10 @@ START_TEST(
 	ck_assert_uint_eq(t.target_segment_id, seg_b2);
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
 				  v, "hot", NULL, 0),
-			 MCREPL__CODE__OK);
+			 MCREPL_RPC__CODE__OK);
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyEnd", CLIENT_A, &t, v,
 				  "hot", NULL, 0),
-			 MCREPL__CODE__OK);
+			 MCREPL_RPC__CODE__OK);
 	ck_assert_int_eq(
 	    metric(&cl, "mcrepl_dynamic_cross_domain_copies_total"), 1);
 	/* a new domain joins: the hot object is warmed into it */
@@ -814,10 +814,10 @@ START_TEST(
 	/* warmup progress: the copy ends, the gauge drains */
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", src, &t, v,
 				  "hot", NULL, 0),
-			 MCREPL__CODE__OK);
+			 MCREPL_RPC__CODE__OK);
 	ck_assert_int_eq(
 	    dyn_call(&cl, "DynamicReplicaCopyEnd", src, &t, v, "hot", NULL, 0),
-	    MCREPL__CODE__OK);
+	    MCREPL_RPC__CODE__OK);
 	ck_assert_int_eq(
 	    metric(&cl, "mcrepl_master_warmup_copies_completed_total"), 1);
 	ck_assert_int_eq(
@@ -838,7 +838,7 @@ START_TEST(test_domain_aware_cross_domain_threshold_admits_first_copy_early)
 	    "--dynamic_replication_admission_qps_threshold=50",
 	    "--dynamic_replication_cross_domain_qps_threshold=2", NULL};
 	struct cluster cl;
-	Mcrepl__Task t;
+	McreplRpc__Task t;
 	uint64_t seg_b2;
 
 	cluster_start(&cl, "enforce", da); /* seg-a, seg-b: domain default */
@@ -868,7 +868,7 @@ START_TEST(test_revoked_copy_region_is_quarantined_for_a_lease_ttl)
 	static const char *const lease[] = {
 	    "--dynamic_replication_lease_ttl_seconds=0.5", NULL};
 	struct cluster cl;
-	Mcrepl__Task t;
+	McreplRpc__Task t;
 	uint64_t v;
 
 	cluster_start(&cl, "enforce", lease);
@@ -880,11 +880,11 @@ START_TEST(test_revoked_copy_region_is_quarantined_for_a_lease_ttl)
 	ck_assert_uint_le(t.lease_ttl_ms, 500);
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
 				  v, "hot", NULL, 0),
-			 MCREPL__CODE__OK);
+			 MCREPL_RPC__CODE__OK);
 	ck_assert_int_eq(metric(&cl, "mcrepl_master_used_bytes"), 8192);
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyRevoke", CLIENT_A, &t,
 				  v, "hot", NULL, 0),
-			 MCREPL__CODE__OK);
+			 MCREPL_RPC__CODE__OK);
 	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_revoked_total"),
 			 1);
 	ck_assert_int_eq(metric(&cl, "mcrepl_master_used_bytes"), 8192);
@@ -908,7 +908,7 @@ START_TEST(test_read_load_order_prefers_the_less_loaded_replica)
 	put_n(&cl, "t", "both", 4096, 2);
 	read_n(&cl, "a-only", 20); /* seg-a is given 20 reads */
 	for (int i = 0; i < 10; i++) {
-		Mcrepl__GetReplicaListResponse *r = get(&cl, "t", "both");
+		McreplRpc__GetReplicaListResponse *r = get(&cl, "t", "both");
 
 		ck_assert_uint_eq(r->n_replicas, 2);
 		on_b += r->replicas[0]->segment_id == cl.seg_b;

@@ -55,14 +55,14 @@ static int raw_connect(void)
 }
 
 /* Read one reply frame (or NULL at EOF / timeout). */
-static Mcrepl__Envelope *read_reply(int fd)
+static McreplRpc__Envelope *read_reply(int fd)
 {
 	uint8_t buf[65536];
 	size_t n = 0;
 
 	for (;;) {
 		struct pollfd p = {fd, POLLIN, 0};
-		Mcrepl__Envelope *env = NULL;
+		McreplRpc__Envelope *env = NULL;
 		size_t used = 0;
 		ssize_t r;
 
@@ -95,15 +95,15 @@ static bool closed_by_peer(int fd)
 /* The master still answers a good call on the shared client. */
 static void still_serving(void)
 {
-	Mcrepl__ExistRequest req;
-	Mcrepl__ExistResponse *r;
+	McreplRpc__ExistRequest req;
+	McreplRpc__ExistResponse *r;
 
-	mcrepl__exist_request__init(&req);
+	mcrepl_rpc__exist_request__init(&req);
 	req.key = mut("k");
-	r = (Mcrepl__ExistResponse *)harness_call(client, "Exist", &req.base,
+	r = (McreplRpc__ExistResponse *)harness_call(client, "Exist", &req.base,
 						  NULL);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
 	protobuf_c_message_free_unpacked(&r->base, NULL);
 }
 
@@ -111,12 +111,12 @@ START_TEST(test_oversized_length_prefix_is_refused_and_closed)
 {
 	static const uint8_t huge[] = {0x7f, 0xff, 0xff, 0xff, 1, 2, 3};
 	int fd = raw_connect();
-	Mcrepl__Envelope *env;
+	McreplRpc__Envelope *env;
 
 	ck_assert_int_eq(write(fd, huge, sizeof(huge)), sizeof(huge));
 	env = read_reply(fd);
 	ck_assert_ptr_nonnull(env);
-	ck_assert_int_eq(env->status, MCREPL__CODE__FRAME_TOO_LARGE);
+	ck_assert_int_eq(env->status, MCREPL_RPC__CODE__FRAME_TOO_LARGE);
 	protobuf_c_message_free_unpacked(&env->base, NULL);
 	ck_assert(closed_by_peer(fd));
 	close(fd);
@@ -129,12 +129,12 @@ START_TEST(test_garbage_bytes_are_refused_and_closed)
 	static const uint8_t junk[] = {0,    0,	   0,	 6,    0xff,
 				       0xff, 0xff, 0xff, 0xff, 0xff};
 	int fd = raw_connect();
-	Mcrepl__Envelope *env;
+	McreplRpc__Envelope *env;
 
 	ck_assert_int_eq(write(fd, junk, sizeof(junk)), sizeof(junk));
 	env = read_reply(fd);
 	ck_assert_ptr_nonnull(env);
-	ck_assert_int_eq(env->status, MCREPL__CODE__BAD_REQUEST);
+	ck_assert_int_eq(env->status, MCREPL_RPC__CODE__BAD_REQUEST);
 	protobuf_c_message_free_unpacked(&env->base, NULL);
 	ck_assert(closed_by_peer(fd));
 	close(fd);
@@ -155,18 +155,18 @@ END_TEST
 
 START_TEST(test_unknown_method_keeps_connection)
 {
-	rpc_frame_head h = {7, 999, MCREPL__CODE__OK, NULL};
+	rpc_frame_head h = {7, 999, MCREPL_RPC__CODE__OK, NULL};
 	uint8_t *frame = NULL;
 	size_t len = 0;
 	int fd = raw_connect();
-	Mcrepl__Envelope *env;
+	McreplRpc__Envelope *env;
 
 	ck_assert_int_eq(rpc_frame_encode(&h, NULL, 0, &frame, &len),
 			 RPC_FRAME_OK);
 	ck_assert_int_eq(write(fd, frame, len), (ssize_t)len);
 	env = read_reply(fd);
 	ck_assert_ptr_nonnull(env);
-	ck_assert_int_eq(env->status, MCREPL__CODE__UNKNOWN_METHOD);
+	ck_assert_int_eq(env->status, MCREPL_RPC__CODE__UNKNOWN_METHOD);
 	ck_assert_uint_eq(env->request_id, 7);
 	protobuf_c_message_free_unpacked(&env->base, NULL);
 	free(frame);
@@ -177,16 +177,16 @@ END_TEST
 
 START_TEST(test_empty_key_is_invalid_argument)
 {
-	Mcrepl__PutStartRequest ps;
-	Mcrepl__PutStartResponse *r;
+	McreplRpc__PutStartRequest ps;
+	McreplRpc__PutStartResponse *r;
 
-	mcrepl__put_start_request__init(&ps);
+	mcrepl_rpc__put_start_request__init(&ps);
 	ps.key = mut("");
 	ps.size = 10;
-	r = (Mcrepl__PutStartResponse *)harness_call(client, "PutStart",
+	r = (McreplRpc__PutStartResponse *)harness_call(client, "PutStart",
 						     &ps.base, NULL);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_int_eq(r->result->code, MCREPL__CODE__INVALID_ARGUMENT);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(r->result->message, "key"));
 	protobuf_c_message_free_unpacked(&r->base, NULL);
 }
@@ -196,31 +196,31 @@ END_TEST
  * and Exist answer); in a batch only that key's answer says so. */
 START_TEST(test_read_of_empty_key_is_invalid_argument)
 {
-	Mcrepl__GetReplicaListRequest g;
-	Mcrepl__GetReplicaListResponse *r;
-	Mcrepl__BatchGetReplicaListRequest b;
-	Mcrepl__BatchGetReplicaListResponse *br;
+	McreplRpc__GetReplicaListRequest g;
+	McreplRpc__GetReplicaListResponse *r;
+	McreplRpc__BatchGetReplicaListRequest b;
+	McreplRpc__BatchGetReplicaListResponse *br;
 	char *keys[2] = {mut(""), mut("never-written")};
 
-	mcrepl__get_replica_list_request__init(&g);
+	mcrepl_rpc__get_replica_list_request__init(&g);
 	g.key = mut("");
-	r = (Mcrepl__GetReplicaListResponse *)harness_call(
+	r = (McreplRpc__GetReplicaListResponse *)harness_call(
 	    client, "GetReplicaList", &g.base, NULL);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_int_eq(r->result->code, MCREPL__CODE__INVALID_ARGUMENT);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(r->result->message, "needs a key"));
 	protobuf_c_message_free_unpacked(&r->base, NULL);
-	mcrepl__batch_get_replica_list_request__init(&b);
+	mcrepl_rpc__batch_get_replica_list_request__init(&b);
 	b.n_keys = 2;
 	b.keys = keys;
-	br = (Mcrepl__BatchGetReplicaListResponse *)harness_call(
+	br = (McreplRpc__BatchGetReplicaListResponse *)harness_call(
 	    client, "BatchGetReplicaList", &b.base, NULL);
 	ck_assert_ptr_nonnull(br);
-	ck_assert_int_eq(br->result->code, MCREPL__CODE__OK);
+	ck_assert_int_eq(br->result->code, MCREPL_RPC__CODE__OK);
 	ck_assert_uint_eq(br->n_entries, 2);
 	ck_assert_int_eq(br->entries[0]->result->code,
-			 MCREPL__CODE__INVALID_ARGUMENT);
-	ck_assert_int_eq(br->entries[1]->result->code, MCREPL__CODE__NOT_FOUND);
+			 MCREPL_RPC__CODE__INVALID_ARGUMENT);
+	ck_assert_int_eq(br->entries[1]->result->code, MCREPL_RPC__CODE__NOT_FOUND);
 	protobuf_c_message_free_unpacked(&br->base, NULL);
 	still_serving();
 }
@@ -231,22 +231,22 @@ END_TEST
  * failed, instead of naming the bad argument. */
 START_TEST(test_tiny_capacity_mount_is_invalid_argument)
 {
-	Mcrepl__MountSegmentRequest m;
-	Mcrepl__MountSegmentResponse *r;
+	McreplRpc__MountSegmentRequest m;
+	McreplRpc__MountSegmentResponse *r;
 
-	mcrepl__mount_segment_request__init(&m);
+	mcrepl_rpc__mount_segment_request__init(&m);
 	m.client_id = 0xa1;
 	m.host_id = mut("host-a");
 	m.name = mut("tiny");
 	m.endpoint = mut("127.0.0.1:1");
 	for (uint64_t cap = 1; cap <= 64; cap += 63) {
 		m.capacity = cap;
-		r = (Mcrepl__MountSegmentResponse *)harness_call(
+		r = (McreplRpc__MountSegmentResponse *)harness_call(
 		    client, "MountSegment", &m.base, NULL);
 		ck_assert_ptr_nonnull(r);
 		ck_assert_int_eq(r->result->code,
-				 cap < 64 ? MCREPL__CODE__INVALID_ARGUMENT
-					  : MCREPL__CODE__OK);
+				 cap < 64 ? MCREPL_RPC__CODE__INVALID_ARGUMENT
+					  : MCREPL_RPC__CODE__OK);
 		if (cap < 64)
 			ck_assert_ptr_nonnull(
 			    strstr(r->result->message, "capacity"));
@@ -258,16 +258,16 @@ END_TEST
 
 START_TEST(test_wrong_tenant_cannot_read_or_remove)
 {
-	Mcrepl__MountSegmentRequest m;
-	Mcrepl__PutStartRequest ps;
-	Mcrepl__PutEndRequest pe;
-	Mcrepl__GetReplicaListRequest g;
-	Mcrepl__RemoveRequest rm;
+	McreplRpc__MountSegmentRequest m;
+	McreplRpc__PutStartRequest ps;
+	McreplRpc__PutEndRequest pe;
+	McreplRpc__GetReplicaListRequest g;
+	McreplRpc__RemoveRequest rm;
 	ProtobufCMessage *r;
-	Mcrepl__PutStartResponse *psr;
-	Mcrepl__GetReplicaListResponse *gr;
+	McreplRpc__PutStartResponse *psr;
+	McreplRpc__GetReplicaListResponse *gr;
 
-	mcrepl__mount_segment_request__init(&m);
+	mcrepl_rpc__mount_segment_request__init(&m);
 	m.client_id = 9;
 	m.host_id = mut("h");
 	m.name = mut("s");
@@ -276,59 +276,59 @@ START_TEST(test_wrong_tenant_cannot_read_or_remove)
 	r = harness_call(client, "MountSegment", &m.base, NULL);
 	ck_assert_ptr_nonnull(r);
 	protobuf_c_message_free_unpacked(r, NULL);
-	mcrepl__put_start_request__init(&ps);
+	mcrepl_rpc__put_start_request__init(&ps);
 	ps.tenant = mut("alice");
 	ps.key = mut("k");
 	ps.size = 10;
-	psr = (Mcrepl__PutStartResponse *)harness_call(client, "PutStart",
+	psr = (McreplRpc__PutStartResponse *)harness_call(client, "PutStart",
 						       &ps.base, NULL);
-	ck_assert_int_eq(psr->result->code, MCREPL__CODE__OK);
-	mcrepl__put_end_request__init(&pe);
+	ck_assert_int_eq(psr->result->code, MCREPL_RPC__CODE__OK);
+	mcrepl_rpc__put_end_request__init(&pe);
 	pe.tenant = mut("alice");
 	pe.key = mut("k");
 	pe.version = psr->version;
 	protobuf_c_message_free_unpacked(&psr->base, NULL);
 	r = harness_call(client, "PutEnd", &pe.base, NULL);
 	protobuf_c_message_free_unpacked(r, NULL);
-	mcrepl__get_replica_list_request__init(&g);
+	mcrepl_rpc__get_replica_list_request__init(&g);
 	g.tenant = mut("mallory");
 	g.key = mut("k");
-	gr = (Mcrepl__GetReplicaListResponse *)harness_call(
+	gr = (McreplRpc__GetReplicaListResponse *)harness_call(
 	    client, "GetReplicaList", &g.base, NULL);
-	ck_assert_int_eq(gr->result->code, MCREPL__CODE__NOT_FOUND);
+	ck_assert_int_eq(gr->result->code, MCREPL_RPC__CODE__NOT_FOUND);
 	ck_assert_uint_eq(gr->n_replicas, 0);
 	protobuf_c_message_free_unpacked(&gr->base, NULL);
-	mcrepl__remove_request__init(&rm);
+	mcrepl_rpc__remove_request__init(&rm);
 	rm.tenant = mut("mallory");
 	rm.key = mut("k");
 	r = harness_call(client, "Remove", &rm.base, NULL);
-	ck_assert_int_eq(((Mcrepl__RemoveResponse *)r)->result->code,
-			 MCREPL__CODE__NOT_FOUND);
+	ck_assert_int_eq(((McreplRpc__RemoveResponse *)r)->result->code,
+			 MCREPL_RPC__CODE__NOT_FOUND);
 	protobuf_c_message_free_unpacked(r, NULL);
 	g.tenant = mut("alice");
-	gr = (Mcrepl__GetReplicaListResponse *)harness_call(
+	gr = (McreplRpc__GetReplicaListResponse *)harness_call(
 	    client, "GetReplicaList", &g.base, NULL);
-	ck_assert_int_eq(gr->result->code, MCREPL__CODE__OK);
+	ck_assert_int_eq(gr->result->code, MCREPL_RPC__CODE__OK);
 	ck_assert_uint_eq(gr->n_replicas, 1);
 	protobuf_c_message_free_unpacked(&gr->base, NULL);
 }
 END_TEST
 
-static Mcrepl__Code stat_code(const char *tenant, const char *key)
+static McreplRpc__Code stat_code(const char *tenant, const char *key)
 {
-	Mcrepl__StatRequest req;
-	Mcrepl__GetReplicaListResponse *r;
-	Mcrepl__Code code;
+	McreplRpc__StatRequest req;
+	McreplRpc__GetReplicaListResponse *r;
+	McreplRpc__Code code;
 
-	mcrepl__stat_request__init(&req);
+	mcrepl_rpc__stat_request__init(&req);
 	req.tenant = mut(tenant);
 	req.key = mut(key);
-	r = (Mcrepl__GetReplicaListResponse *)harness_call(client, "Stat",
+	r = (McreplRpc__GetReplicaListResponse *)harness_call(client, "Stat",
 							   &req.base, NULL);
 	ck_assert_ptr_nonnull(r);
 	code = r->result->code;
 	ck_assert_uint_eq(r->n_replicas, 0);
-	if (code == MCREPL__CODE__INVALID_ARGUMENT)
+	if (code == MCREPL_RPC__CODE__INVALID_ARGUMENT)
 		ck_assert_ptr_nonnull(strstr(r->result->message, "key"));
 	protobuf_c_message_free_unpacked(&r->base, NULL);
 	return code;
@@ -342,40 +342,40 @@ START_TEST(test_stat_validates_key_and_tenant)
 	tenant[sizeof(tenant) - 1] = '\0';
 	memset(key, 'k', sizeof(key) - 1);
 	key[sizeof(key) - 1] = '\0';
-	ck_assert_int_eq(stat_code("t", ""), MCREPL__CODE__INVALID_ARGUMENT);
-	ck_assert_int_eq(stat_code("t", key), MCREPL__CODE__INVALID_ARGUMENT);
+	ck_assert_int_eq(stat_code("t", ""), MCREPL_RPC__CODE__INVALID_ARGUMENT);
+	ck_assert_int_eq(stat_code("t", key), MCREPL_RPC__CODE__INVALID_ARGUMENT);
 	ck_assert_int_eq(stat_code(tenant, "k"),
-			 MCREPL__CODE__INVALID_ARGUMENT);
+			 MCREPL_RPC__CODE__INVALID_ARGUMENT);
 	ck_assert_int_eq(stat_code("t", "no-such-key"),
-			 MCREPL__CODE__NOT_FOUND);
+			 MCREPL_RPC__CODE__NOT_FOUND);
 	ck_assert_int_eq(stat_code("unknown-tenant", "k"),
-			 MCREPL__CODE__NOT_FOUND);
+			 MCREPL_RPC__CODE__NOT_FOUND);
 	still_serving();
 }
 END_TEST
 
 START_TEST(test_absurd_batch_size_is_refused)
 {
-	Mcrepl__BatchGetReplicaListRequest req;
-	Mcrepl__BatchGetReplicaListResponse *r;
+	McreplRpc__BatchGetReplicaListRequest req;
+	McreplRpc__BatchGetReplicaListResponse *r;
 	size_t n = 5000;
 	char **keys = calloc(n, sizeof(*keys));
 
 	for (size_t i = 0; i < n; i++)
 		keys[i] = mut("k");
-	mcrepl__batch_get_replica_list_request__init(&req);
+	mcrepl_rpc__batch_get_replica_list_request__init(&req);
 	req.keys = keys;
 	req.n_keys = n;
-	r = (Mcrepl__BatchGetReplicaListResponse *)harness_call(
+	r = (McreplRpc__BatchGetReplicaListResponse *)harness_call(
 	    client, "BatchGetReplicaList", &req.base, NULL);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_int_eq(r->result->code, MCREPL__CODE__TOO_MANY);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__TOO_MANY);
 	ck_assert_uint_eq(r->n_entries, 0);
 	protobuf_c_message_free_unpacked(&r->base, NULL);
 	req.n_keys = 0;
-	r = (Mcrepl__BatchGetReplicaListResponse *)harness_call(
+	r = (McreplRpc__BatchGetReplicaListResponse *)harness_call(
 	    client, "BatchGetReplicaList", &req.base, NULL);
-	ck_assert_int_eq(r->result->code, MCREPL__CODE__INVALID_ARGUMENT);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__INVALID_ARGUMENT);
 	protobuf_c_message_free_unpacked(&r->base, NULL);
 	free(keys);
 	still_serving();
@@ -384,16 +384,16 @@ END_TEST
 
 START_TEST(test_proposal_rpc_is_internal_by_default)
 {
-	Mcrepl__SubmitReplicaActionProposalRequest req;
-	Mcrepl__SubmitReplicaActionProposalResponse *r;
+	McreplRpc__SubmitReplicaActionProposalRequest req;
+	McreplRpc__SubmitReplicaActionProposalResponse *r;
 
-	mcrepl__submit_replica_action_proposal_request__init(&req);
+	mcrepl_rpc__submit_replica_action_proposal_request__init(&req);
 	req.proposal_id = mut("p1");
 	req.key = mut("k");
-	r = (Mcrepl__SubmitReplicaActionProposalResponse *)harness_call(
+	r = (McreplRpc__SubmitReplicaActionProposalResponse *)harness_call(
 	    client, "SubmitReplicaActionProposal", &req.base, NULL);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_int_eq(r->result->code, MCREPL__CODE__UNAVAILABLE);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__UNAVAILABLE);
 	ck_assert_ptr_null(r->lease);
 	protobuf_c_message_free_unpacked(&r->base, NULL);
 }

@@ -33,7 +33,7 @@ Suite *make_rpc_suite(void);
 /* ---- the test service --------------------------------------------------- */
 
 struct test_server {
-	Mcrepl__Master_Service service; /* first: handlers cast back */
+	McreplRpc__Master_Service service; /* first: handlers cast back */
 	struct event_base *base;
 	rpc_server *server;
 	struct event *stop_ev;
@@ -44,21 +44,21 @@ struct test_server {
 
 static char big_text[BIG_REPLY_BYTES + 1];
 
-static struct test_server *server_of(Mcrepl__Master_Service *svc)
+static struct test_server *server_of(McreplRpc__Master_Service *svc)
 {
 	return (struct test_server *)(void *)svc;
 }
 
 /* Exist: exists = (key == "yes"); key "big" adds a 64 KiB message. */
-static void t_exist(Mcrepl__Master_Service *svc, const Mcrepl__ExistRequest *in,
-		    Mcrepl__ExistResponse_Closure closure, void *closure_data)
+static void t_exist(McreplRpc__Master_Service *svc, const McreplRpc__ExistRequest *in,
+		    McreplRpc__ExistResponse_Closure closure, void *closure_data)
 {
-	Mcrepl__ExistResponse resp;
-	Mcrepl__Result result;
+	McreplRpc__ExistResponse resp;
+	McreplRpc__Result result;
 
 	atomic_fetch_add(&server_of(svc)->dispatched, 1);
-	mcrepl__exist_response__init(&resp);
-	mcrepl__result__init(&result);
+	mcrepl_rpc__exist_response__init(&resp);
+	mcrepl_rpc__result__init(&result);
 	resp.exists = strcmp(in->key, "yes") == 0;
 	if (strcmp(in->key, "big") == 0) {
 		result.message = big_text;
@@ -68,18 +68,18 @@ static void t_exist(Mcrepl__Master_Service *svc, const Mcrepl__ExistRequest *in,
 }
 
 /* Heartbeat: echoes client_id and the segment count in result.message. */
-static void t_heartbeat(Mcrepl__Master_Service *svc,
-			const Mcrepl__HeartbeatRequest *in,
-			Mcrepl__HeartbeatResponse_Closure closure,
+static void t_heartbeat(McreplRpc__Master_Service *svc,
+			const McreplRpc__HeartbeatRequest *in,
+			McreplRpc__HeartbeatResponse_Closure closure,
 			void *closure_data)
 {
-	Mcrepl__HeartbeatResponse resp;
-	Mcrepl__Result result;
+	McreplRpc__HeartbeatResponse resp;
+	McreplRpc__Result result;
 	char text[64];
 
 	(void)svc;
-	mcrepl__heartbeat_response__init(&resp);
-	mcrepl__result__init(&result);
+	mcrepl_rpc__heartbeat_response__init(&resp);
+	mcrepl_rpc__result__init(&result);
 	snprintf(text, sizeof(text), "client %llu segments %zu",
 		 (unsigned long long)in->client_id, in->n_segment_ids);
 	result.message = text;
@@ -88,17 +88,17 @@ static void t_heartbeat(Mcrepl__Master_Service *svc,
 }
 
 /* Stats: metrics_text = the calling peer, keys = open connections. */
-static void t_stats(Mcrepl__Master_Service *svc, const Mcrepl__StatsRequest *in,
-		    Mcrepl__StatsResponse_Closure closure, void *closure_data)
+static void t_stats(McreplRpc__Master_Service *svc, const McreplRpc__StatsRequest *in,
+		    McreplRpc__StatsResponse_Closure closure, void *closure_data)
 {
 	rpc_server *server = server_of(svc)->server;
 	rpc_conn *conn = rpc_server_current_conn(server);
-	Mcrepl__StatsResponse resp;
+	McreplRpc__StatsResponse resp;
 	char peer[NET_ADDRSTRLEN];
 
 	(void)in;
 	ck_assert_ptr_eq(conn, rpc_server_closure_conn(closure_data));
-	mcrepl__stats_response__init(&resp);
+	mcrepl_rpc__stats_response__init(&resp);
 	snprintf(peer, sizeof(peer), "%s", rpc_conn_peer(conn));
 	resp.metrics_text = peer;
 	resp.keys = rpc_server_conn_count(server);
@@ -106,9 +106,9 @@ static void t_stats(Mcrepl__Master_Service *svc, const Mcrepl__StatsRequest *in,
 }
 
 /* Misbehaving handlers: never replies / wrong type / NULL message. */
-static void t_remove(Mcrepl__Master_Service *svc,
-		     const Mcrepl__RemoveRequest *in,
-		     Mcrepl__RemoveResponse_Closure closure, void *closure_data)
+static void t_remove(McreplRpc__Master_Service *svc,
+		     const McreplRpc__RemoveRequest *in,
+		     McreplRpc__RemoveResponse_Closure closure, void *closure_data)
 {
 	(void)svc;
 	(void)in;
@@ -116,23 +116,23 @@ static void t_remove(Mcrepl__Master_Service *svc,
 	(void)closure_data;
 }
 
-static void t_put_end(Mcrepl__Master_Service *svc,
-		      const Mcrepl__PutEndRequest *in,
-		      Mcrepl__PutEndResponse_Closure closure,
+static void t_put_end(McreplRpc__Master_Service *svc,
+		      const McreplRpc__PutEndRequest *in,
+		      McreplRpc__PutEndResponse_Closure closure,
 		      void *closure_data)
 {
-	Mcrepl__ExistResponse wrong;
+	McreplRpc__ExistResponse wrong;
 
 	(void)svc;
 	(void)in;
-	mcrepl__exist_response__init(&wrong);
-	closure((const Mcrepl__PutEndResponse *)(const void *)&wrong,
+	mcrepl_rpc__exist_response__init(&wrong);
+	closure((const McreplRpc__PutEndResponse *)(const void *)&wrong,
 		closure_data);
 }
 
-static void t_put_revoke(Mcrepl__Master_Service *svc,
-			 const Mcrepl__PutRevokeRequest *in,
-			 Mcrepl__PutRevokeResponse_Closure closure,
+static void t_put_revoke(McreplRpc__Master_Service *svc,
+			 const McreplRpc__PutRevokeRequest *in,
+			 McreplRpc__PutRevokeResponse_Closure closure,
 			 void *closure_data)
 {
 	(void)svc;
@@ -140,7 +140,7 @@ static void t_put_revoke(Mcrepl__Master_Service *svc,
 	closure(NULL, closure_data);
 }
 
-/* Methods left unimplemented: MCREPL__MASTER__INIT pastes these names. */
+/* Methods left unimplemented: MCREPL_RPC__MASTER__INIT pastes these names. */
 #define t_mount_segment NULL
 #define t_unmount_segment NULL
 #define t_put_start NULL
@@ -158,7 +158,7 @@ static void t_put_revoke(Mcrepl__Master_Service *svc,
 #define t_warmup NULL
 #define t_stat NULL
 
-static const Mcrepl__Master_Service test_service = MCREPL__MASTER__INIT(t_);
+static const McreplRpc__Master_Service test_service = MCREPL_RPC__MASTER__INIT(t_);
 
 /* ---- server thread ------------------------------------------------------ */
 
@@ -262,20 +262,20 @@ static rpc_client *client_open(uint16_t port, int call_timeout_ms)
 /* Exist(key) through the blocking client; returns the status. */
 static int call_exist(rpc_client *c, const char *key, int *exists)
 {
-	Mcrepl__ExistRequest req;
+	McreplRpc__ExistRequest req;
 	ProtobufCMessage *resp = NULL;
 	char tenant[] = "t", k[32], err[160];
 	int st;
 
 	snprintf(k, sizeof(k), "%s", key);
-	mcrepl__exist_request__init(&req);
+	mcrepl_rpc__exist_request__init(&req);
 	req.tenant = tenant;
 	req.key = k;
 	st =
-	    rpc_call(c, M_EXIST, &req.base, &mcrepl__exist_response__descriptor,
+	    rpc_call(c, M_EXIST, &req.base, &mcrepl_rpc__exist_response__descriptor,
 		     &resp, err, sizeof(err));
 	if (st == RPC_OK) {
-		*exists = ((Mcrepl__ExistResponse *)resp)->exists;
+		*exists = ((McreplRpc__ExistResponse *)resp)->exists;
 		protobuf_c_message_free_unpacked(resp, NULL);
 	}
 	return st;
@@ -284,17 +284,17 @@ static int call_exist(rpc_client *c, const char *key, int *exists)
 /* Open connections as the server sees them (asked over RPC). */
 static uint64_t server_conns(rpc_client *c)
 {
-	Mcrepl__StatsRequest req;
+	McreplRpc__StatsRequest req;
 	ProtobufCMessage *resp = NULL;
 	char err[160];
 	uint64_t n;
 
-	mcrepl__stats_request__init(&req);
+	mcrepl_rpc__stats_request__init(&req);
 	ck_assert_int_eq(rpc_call(c, M_STATS, &req.base,
-				  &mcrepl__stats_response__descriptor, &resp,
+				  &mcrepl_rpc__stats_response__descriptor, &resp,
 				  err, sizeof(err)),
 			 RPC_OK);
-	n = ((Mcrepl__StatsResponse *)resp)->keys;
+	n = ((McreplRpc__StatsResponse *)resp)->keys;
 	protobuf_c_message_free_unpacked(resp, NULL);
 	return n;
 }
@@ -331,7 +331,7 @@ static void raw_send(int fd, const void *buf, size_t len)
 static void raw_send_frame(int fd, uint64_t id, uint32_t method,
 			   const uint8_t *body, size_t len)
 {
-	rpc_frame_head head = {id, method, MCREPL__CODE__OK, NULL};
+	rpc_frame_head head = {id, method, MCREPL_RPC__CODE__OK, NULL};
 	uint8_t *frame;
 	size_t n;
 
@@ -356,10 +356,10 @@ static int read_full(int fd, uint8_t *buf, size_t len)
 }
 
 /* Reads one reply frame; NULL on EOF. Caller frees. */
-static Mcrepl__Envelope *raw_read_frame(int fd)
+static McreplRpc__Envelope *raw_read_frame(int fd)
 {
 	uint8_t prefix[4], *frame;
-	Mcrepl__Envelope *env = NULL;
+	McreplRpc__Envelope *env = NULL;
 	size_t total, used;
 
 	if (read_full(fd, prefix, 4))
@@ -376,10 +376,10 @@ static Mcrepl__Envelope *raw_read_frame(int fd)
 }
 
 /* Reads one reply and checks its id and status. */
-static void raw_expect(int fd, uint64_t id, Mcrepl__Code status,
+static void raw_expect(int fd, uint64_t id, McreplRpc__Code status,
 		       const char *error)
 {
-	Mcrepl__Envelope *env = raw_read_frame(fd);
+	McreplRpc__Envelope *env = raw_read_frame(fd);
 
 	ck_assert_ptr_nonnull(env);
 	ck_assert_uint_eq(env->request_id, id);
@@ -440,18 +440,18 @@ START_TEST(test_heartbeat_echo)
 	struct test_server *ts = server_start(0);
 	rpc_client *c = client_open(server_port(ts), 5000);
 	uint64_t ids[2] = {7, 9}, reads[2] = {1, 2};
-	Mcrepl__HeartbeatRequest req;
-	Mcrepl__HeartbeatResponse *resp = NULL;
+	McreplRpc__HeartbeatRequest req;
+	McreplRpc__HeartbeatResponse *resp = NULL;
 	char err[160];
 
-	mcrepl__heartbeat_request__init(&req);
+	mcrepl_rpc__heartbeat_request__init(&req);
 	req.client_id = 42;
 	req.n_segment_ids = 2;
 	req.segment_ids = ids;
 	req.n_segment_reads = 2;
 	req.segment_reads = reads;
 	ck_assert_int_eq(rpc_call(c, M_HEARTBEAT, &req.base,
-				  &mcrepl__heartbeat_response__descriptor,
+				  &mcrepl_rpc__heartbeat_response__descriptor,
 				  (ProtobufCMessage **)&resp, err, sizeof(err)),
 			 RPC_OK);
 	ck_assert_ptr_nonnull(resp->result);
@@ -466,13 +466,13 @@ START_TEST(test_peer_and_conn)
 {
 	struct test_server *ts = server_start(0);
 	rpc_client *c = client_open(server_port(ts), 5000);
-	Mcrepl__StatsRequest req;
-	Mcrepl__StatsResponse *resp = NULL;
+	McreplRpc__StatsRequest req;
+	McreplRpc__StatsResponse *resp = NULL;
 	char err[160];
 
-	mcrepl__stats_request__init(&req);
+	mcrepl_rpc__stats_request__init(&req);
 	ck_assert_int_eq(rpc_call(c, M_STATS, &req.base,
-				  &mcrepl__stats_response__descriptor,
+				  &mcrepl_rpc__stats_response__descriptor,
 				  (ProtobufCMessage **)&resp, err, sizeof(err)),
 			 RPC_OK);
 	ck_assert_msg(strncmp(resp->metrics_text, "127.0.0.1:", 10) == 0,
@@ -486,7 +486,7 @@ END_TEST
 
 START_TEST(test_method_index)
 {
-	const ProtobufCServiceDescriptor *d = &mcrepl__master__descriptor;
+	const ProtobufCServiceDescriptor *d = &mcrepl_rpc__master__descriptor;
 
 	ck_assert_int_eq(rpc_method_index(d, "MountSegment"), M_MOUNT);
 	ck_assert_int_eq(rpc_method_index(d, "Exist"), M_EXIST);
@@ -503,7 +503,7 @@ START_TEST(test_status_names)
 	ck_assert_str_eq(rpc_status_str(RPC_E_TIMEOUT), "timed out");
 	ck_assert_str_eq(rpc_status_str(RPC_E_UNAVAILABLE),
 			 "not connected or connection lost");
-	ck_assert_str_eq(rpc_status_str(MCREPL__CODE__UNKNOWN_METHOD),
+	ck_assert_str_eq(rpc_status_str(MCREPL_RPC__CODE__UNKNOWN_METHOD),
 			 "UNKNOWN_METHOD");
 	ck_assert_str_eq(rpc_status_str(1000), "unknown status");
 }
@@ -517,15 +517,15 @@ struct bad_call {
 };
 
 static const struct bad_call bad_calls[] = {
-    {M_MOUNT, MCREPL__CODE__UNIMPLEMENTED, "MountSegment not implemented"},
-    {20, MCREPL__CODE__UNIMPLEMENTED, "Warmup not implemented"},
-    {21, MCREPL__CODE__UNIMPLEMENTED, "Stat not implemented"},
+    {M_MOUNT, MCREPL_RPC__CODE__UNIMPLEMENTED, "MountSegment not implemented"},
+    {20, MCREPL_RPC__CODE__UNIMPLEMENTED, "Warmup not implemented"},
+    {21, MCREPL_RPC__CODE__UNIMPLEMENTED, "Stat not implemented"},
     /* one past the last method: what an older master says to Stat */
-    {22, MCREPL__CODE__UNKNOWN_METHOD, "unknown method 22"},
-    {999, MCREPL__CODE__UNKNOWN_METHOD, "unknown method 999"},
-    {M_REMOVE, MCREPL__CODE__INTERNAL, "handler did not reply"},
-    {M_PUT_END, MCREPL__CODE__INTERNAL, "wrong response type"},
-    {M_PUT_REVOKE, MCREPL__CODE__INTERNAL, "handler failed"},
+    {22, MCREPL_RPC__CODE__UNKNOWN_METHOD, "unknown method 22"},
+    {999, MCREPL_RPC__CODE__UNKNOWN_METHOD, "unknown method 999"},
+    {M_REMOVE, MCREPL_RPC__CODE__INTERNAL, "handler did not reply"},
+    {M_PUT_END, MCREPL_RPC__CODE__INTERNAL, "wrong response type"},
+    {M_PUT_REVOKE, MCREPL_RPC__CODE__INTERNAL, "handler failed"},
 };
 #define N_BAD_CALLS (int)(sizeof(bad_calls) / sizeof(bad_calls[0]))
 
@@ -537,9 +537,9 @@ START_TEST(test_dispatch_errors)
 
 	/* An empty body is a valid (all-default) request for any method. */
 	raw_send_frame(fd, 77, bc->method, NULL, 0);
-	raw_expect(fd, 77, (Mcrepl__Code)bc->status, bc->error);
+	raw_expect(fd, 77, (McreplRpc__Code)bc->status, bc->error);
 	raw_send_frame(fd, 78, M_EXIST, exist_yes, sizeof(exist_yes));
-	raw_expect(fd, 78, MCREPL__CODE__OK, "");
+	raw_expect(fd, 78, MCREPL_RPC__CODE__OK, "");
 	close(fd);
 	server_stop(ts);
 }
@@ -550,22 +550,22 @@ START_TEST(test_client_statuses)
 {
 	struct test_server *ts = server_start(0);
 	rpc_client *c = client_open(server_port(ts), 5000);
-	Mcrepl__MountSegmentRequest req;
+	McreplRpc__MountSegmentRequest req;
 	ProtobufCMessage *resp = (ProtobufCMessage *)&req;
 	char err[160];
 	int exists = 0;
 
-	mcrepl__mount_segment_request__init(&req);
+	mcrepl_rpc__mount_segment_request__init(&req);
 	ck_assert_int_eq(rpc_call(c, 999, &req.base,
-				  &mcrepl__mount_segment_response__descriptor,
+				  &mcrepl_rpc__mount_segment_response__descriptor,
 				  &resp, err, sizeof(err)),
-			 MCREPL__CODE__UNKNOWN_METHOD);
+			 MCREPL_RPC__CODE__UNKNOWN_METHOD);
 	ck_assert_ptr_null(resp);
 	ck_assert_str_eq(err, "unknown method 999");
 	ck_assert_int_eq(rpc_call(c, M_MOUNT, &req.base,
-				  &mcrepl__mount_segment_response__descriptor,
+				  &mcrepl_rpc__mount_segment_response__descriptor,
 				  &resp, err, sizeof(err)),
-			 MCREPL__CODE__UNIMPLEMENTED);
+			 MCREPL_RPC__CODE__UNIMPLEMENTED);
 	ck_assert_int_eq(call_exist(c, "yes", &exists), RPC_OK);
 	ck_assert_int_eq(exists, 1);
 	ck_assert_uint_eq(server_conns(c), 1); /* never reconnected */
@@ -581,10 +581,10 @@ START_TEST(test_bad_body)
 	int fd = raw_connect(server_port(ts));
 
 	raw_send_frame(fd, 5, M_EXIST, junk, sizeof(junk));
-	raw_expect(fd, 5, MCREPL__CODE__BAD_REQUEST,
-		   "body is not a valid mcrepl.ExistRequest");
+	raw_expect(fd, 5, MCREPL_RPC__CODE__BAD_REQUEST,
+		   "body is not a valid mcrepl_rpc.ExistRequest");
 	raw_send_frame(fd, 6, M_EXIST, exist_yes, sizeof(exist_yes));
-	raw_expect(fd, 6, MCREPL__CODE__OK, "");
+	raw_expect(fd, 6, MCREPL_RPC__CODE__OK, "");
 	close(fd);
 	server_stop(ts);
 }
@@ -601,7 +601,7 @@ START_TEST(test_oversized_prefix)
 
 	ck_assert_int_eq(call_exist(other, "yes", &exists), RPC_OK);
 	raw_send(fd, prefix, sizeof(prefix));
-	raw_expect(fd, 0, MCREPL__CODE__FRAME_TOO_LARGE,
+	raw_expect(fd, 0, MCREPL_RPC__CODE__FRAME_TOO_LARGE,
 		   "frame exceeds 16777216 bytes");
 	raw_expect_eof(fd);
 	close(fd);
@@ -633,9 +633,9 @@ START_TEST(test_configured_max)
 	for (size_t i = sizeof(exist_yes); i + 1 < sizeof(body); i += 2)
 		body[i] = 0x78;
 	raw_send_frame(fd, 1, M_EXIST, body, sizeof(body));
-	raw_expect(fd, 1, MCREPL__CODE__OK, "");
+	raw_expect(fd, 1, MCREPL_RPC__CODE__OK, "");
 	raw_send(fd, over, sizeof(over));
-	raw_expect(fd, 0, MCREPL__CODE__FRAME_TOO_LARGE,
+	raw_expect(fd, 0, MCREPL_RPC__CODE__FRAME_TOO_LARGE,
 		   "frame exceeds 32 bytes");
 	raw_expect_eof(fd);
 	close(fd);
@@ -651,7 +651,7 @@ START_TEST(test_garbage_http)
 	int fd = raw_connect(server_port(ts));
 
 	raw_send(fd, req, sizeof(req) - 1);
-	raw_expect(fd, 0, MCREPL__CODE__FRAME_TOO_LARGE, NULL);
+	raw_expect(fd, 0, MCREPL_RPC__CODE__FRAME_TOO_LARGE, NULL);
 	raw_expect_eof(fd);
 	close(fd);
 	server_stop(ts);
@@ -667,7 +667,7 @@ START_TEST(test_malformed_envelope)
 	int fd = raw_connect(server_port(ts)), exists = 0;
 
 	raw_send(fd, junk, sizeof(junk));
-	raw_expect(fd, 0, MCREPL__CODE__BAD_REQUEST, "malformed envelope");
+	raw_expect(fd, 0, MCREPL_RPC__CODE__BAD_REQUEST, "malformed envelope");
 	raw_expect_eof(fd);
 	close(fd);
 	ck_assert_int_eq(call_exist(other, "yes", &exists), RPC_OK);
@@ -706,7 +706,7 @@ START_TEST(test_pipelined_half_close)
 		raw_send_frame(fd, id, M_EXIST, exist_yes, sizeof(exist_yes));
 	shutdown(fd, SHUT_WR);
 	for (id = 1; id <= 100; id++)
-		raw_expect(fd, id, MCREPL__CODE__OK, "");
+		raw_expect(fd, id, MCREPL_RPC__CODE__OK, "");
 	raw_expect_eof(fd);
 	close(fd);
 	server_stop(ts);
@@ -736,7 +736,7 @@ START_TEST(test_high_water)
 	seen = atomic_load(&ts->dispatched);
 	ck_assert_msg(seen > 0 && seen < N, "dispatched %u of %d", seen, N);
 	for (i = 0; i < N; i++)
-		raw_expect(fd, (uint64_t)i + 1, MCREPL__CODE__OK, "");
+		raw_expect(fd, (uint64_t)i + 1, MCREPL_RPC__CODE__OK, "");
 	ck_assert_uint_eq(atomic_load(&ts->dispatched), N);
 	close(fd);
 	server_stop(ts);
@@ -859,24 +859,24 @@ static void acall_cb(int status, ProtobufCMessage *resp, const char *error,
 	a->status = status;
 	snprintf(a->error, sizeof(a->error), "%s", error);
 	if (resp) {
-		a->exists = ((Mcrepl__ExistResponse *)resp)->exists;
+		a->exists = ((McreplRpc__ExistResponse *)resp)->exists;
 		protobuf_c_message_free_unpacked(resp, NULL);
 	}
 }
 
 static int acall_exist(rpc_aclient *c, const char *key, struct acall *a)
 {
-	Mcrepl__ExistRequest req;
+	McreplRpc__ExistRequest req;
 	char tenant[] = "t", k[32];
 
 	snprintf(k, sizeof(k), "%s", key);
-	mcrepl__exist_request__init(&req);
+	mcrepl_rpc__exist_request__init(&req);
 	req.tenant = tenant;
 	req.key = k;
 	memset(a, 0, sizeof(*a));
 	a->exists = -1;
 	return rpc_aclient_call(c, M_EXIST, &req.base,
-				&mcrepl__exist_response__descriptor, acall_cb,
+				&mcrepl_rpc__exist_response__descriptor, acall_cb,
 				a);
 }
 
@@ -939,16 +939,16 @@ START_TEST(test_async_server_status)
 	struct test_server *ts = server_start(0);
 	struct event_base *base = event_base_new();
 	rpc_aclient *c = aclient_new(base, server_port(ts), 5000);
-	Mcrepl__StatsRequest req;
+	McreplRpc__StatsRequest req;
 	struct acall a = {0};
 
-	mcrepl__stats_request__init(&req);
+	mcrepl_rpc__stats_request__init(&req);
 	ck_assert_int_eq(rpc_aclient_call(c, 999, &req.base,
-					  &mcrepl__stats_response__descriptor,
+					  &mcrepl_rpc__stats_response__descriptor,
 					  acall_cb, &a),
 			 RPC_OK);
 	run_until(base, &a.done);
-	ck_assert_int_eq(a.status, MCREPL__CODE__UNKNOWN_METHOD);
+	ck_assert_int_eq(a.status, MCREPL_RPC__CODE__UNKNOWN_METHOD);
 	ck_assert_str_eq(a.error, "unknown method 999");
 	ck_assert_int_eq(acall_exist(c, "yes", &a), RPC_OK);
 	run_until(base, &a.done);

@@ -667,7 +667,7 @@ START_TEST(test_kill9_source_mid_copy_never_serves_a_processing_replica)
 			ck_assert(o.replicas[0].complete &&
 				  !o.replicas[0].dynamic);
 		} else {
-			ck_assert_int_eq(st, MCREPL__CODE__NOT_FOUND);
+			ck_assert_int_eq(st, MCREPL_RPC__CODE__NOT_FOUND);
 			break;
 		}
 		harness_sleep_ms(100);
@@ -730,22 +730,22 @@ END_TEST
 static void reput_metadata_only(const char *key)
 {
 	rpc_client *rc = harness_client(fx.port);
-	Mcrepl__PutStartRequest ps;
-	Mcrepl__PutEndRequest pe;
-	Mcrepl__PutStartResponse *r;
+	McreplRpc__PutStartRequest ps;
+	McreplRpc__PutEndRequest pe;
+	McreplRpc__PutStartResponse *r;
 	ProtobufCMessage *e;
 	char k[64], t[] = "t1";
 
 	snprintf(k, sizeof(k), "%s", key);
-	mcrepl__put_start_request__init(&ps);
+	mcrepl_rpc__put_start_request__init(&ps);
 	ps.tenant = t;
 	ps.key = k;
 	ps.size = OBJ_BYTES;
-	r = (Mcrepl__PutStartResponse *)harness_call(rc, "PutStart", &ps.base,
+	r = (McreplRpc__PutStartResponse *)harness_call(rc, "PutStart", &ps.base,
 						     NULL);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_int_eq(r->result->code, MCREPL__CODE__OK);
-	mcrepl__put_end_request__init(&pe);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
+	mcrepl_rpc__put_end_request__init(&pe);
 	pe.tenant = t;
 	pe.key = k;
 	pe.version = r->version;
@@ -761,11 +761,11 @@ static void reput_metadata_only(const char *key)
 static void read_metadata_only(const char *key, int n)
 {
 	rpc_client *rc = harness_client(fx.port);
-	Mcrepl__GetReplicaListRequest g;
+	McreplRpc__GetReplicaListRequest g;
 	char k[64], t[] = "t1";
 
 	snprintf(k, sizeof(k), "%s", key);
-	mcrepl__get_replica_list_request__init(&g);
+	mcrepl_rpc__get_replica_list_request__init(&g);
 	g.tenant = t;
 	g.key = k;
 	for (int i = 0; i < n; i++) {

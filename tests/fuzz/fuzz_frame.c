@@ -94,7 +94,7 @@ static void check_body(const ProtobufCMessageDescriptor *desc,
 	protobuf_c_message_free_unpacked(m, NULL);
 }
 
-static uint8_t *encode(const Mcrepl__Envelope *env, size_t *len)
+static uint8_t *encode(const McreplRpc__Envelope *env, size_t *len)
 {
 	rpc_frame_head head = {env->request_id, env->method, env->status,
 			       env->error};
@@ -107,9 +107,9 @@ static uint8_t *encode(const Mcrepl__Envelope *env, size_t *len)
 }
 
 /* encode(env) parses back to env's fields; encode is then a fixpoint. */
-static void check_round_trip(const Mcrepl__Envelope *env)
+static void check_round_trip(const McreplRpc__Envelope *env)
 {
-	Mcrepl__Envelope *env2 = NULL;
+	McreplRpc__Envelope *env2 = NULL;
 	size_t n1, n2, consumed = 0;
 	uint8_t *f1 = encode(env, &n1), *f2;
 
@@ -132,10 +132,10 @@ static void check_round_trip(const Mcrepl__Envelope *env)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const ProtobufCServiceDescriptor *sd = &mcrepl__master__descriptor;
+	const ProtobufCServiceDescriptor *sd = &mcrepl_rpc__master__descriptor;
 
 	while (size > 0) {
-		Mcrepl__Envelope *env = NULL;
+		McreplRpc__Envelope *env = NULL;
 		size_t frame_len = 0, consumed = 0;
 		rpc_frame_result peek, r;
 

@@ -35,35 +35,35 @@ struct served {
 	unsigned replies;
 };
 
-static const Mcrepl__Result *result_of(const ProtobufCMessage *msg)
+static const McreplRpc__Result *result_of(const ProtobufCMessage *msg)
 {
 	const ProtobufCFieldDescriptor *f =
 	    protobuf_c_message_descriptor_get_field_by_name(msg->descriptor,
 							    "result");
 
 	FUZZ_CHECK(f && f->type == PROTOBUF_C_TYPE_MESSAGE);
-	return *(Mcrepl__Result *const *)(const void *)((const char *)msg +
+	return *(McreplRpc__Result *const *)(const void *)((const char *)msg +
 							f->offset);
 }
 
 static void reply(void *arg, const rpc_frame_head *head,
 		  const ProtobufCMessage *msg)
 {
-	const ProtobufCServiceDescriptor *sd = &mcrepl__master__descriptor;
+	const ProtobufCServiceDescriptor *sd = &mcrepl_rpc__master__descriptor;
 	struct served *sv = arg;
-	const Mcrepl__Result *res;
+	const McreplRpc__Result *res;
 	ProtobufCMessage *back;
 	uint8_t *buf;
 	size_t n;
 
 	sv->replies++;
 	if (!msg) {
-		FUZZ_CHECK(head->status == MCREPL__CODE__UNKNOWN_METHOD ||
-			   head->status == MCREPL__CODE__BAD_REQUEST);
+		FUZZ_CHECK(head->status == MCREPL_RPC__CODE__UNKNOWN_METHOD ||
+			   head->status == MCREPL_RPC__CODE__BAD_REQUEST);
 		FUZZ_CHECK(head->error && head->error[0]);
 		return;
 	}
-	FUZZ_CHECK(head->status == MCREPL__CODE__OK);
+	FUZZ_CHECK(head->status == MCREPL_RPC__CODE__OK);
 	FUZZ_CHECK(head->method < sd->n_methods);
 	FUZZ_CHECK(msg->descriptor == sd->methods[head->method].output);
 	n = protobuf_c_message_get_packed_size(msg);
@@ -76,12 +76,12 @@ static void reply(void *arg, const rpc_frame_head *head,
 	res = result_of(msg);
 	FUZZ_CHECK(res);
 	FUZZ_CHECK(protobuf_c_enum_descriptor_get_value(
-	    &mcrepl__code__descriptor, (int)res->code));
-	if (res->code == MCREPL__CODE__INTERNAL)
+	    &mcrepl_rpc__code__descriptor, (int)res->code));
+	if (res->code == MCREPL_RPC__CODE__INTERNAL)
 		fprintf(stderr, "INTERNAL from %s: %s\n",
 			sd->methods[head->method].name, res->message);
-	FUZZ_CHECK(res->code != MCREPL__CODE__INTERNAL);
-	FUZZ_CHECK(res->code == MCREPL__CODE__OK ||
+	FUZZ_CHECK(res->code != MCREPL_RPC__CODE__INTERNAL);
+	FUZZ_CHECK(res->code == MCREPL_RPC__CODE__OK ||
 		   (res->message && res->message[0]));
 }
 
@@ -137,7 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size--;
 	while (size > 0) {
 		struct served sv = {0};
-		Mcrepl__Envelope *env = NULL;
+		McreplRpc__Envelope *env = NULL;
 		size_t consumed = 0;
 
 		if (rpc_frame_parse(data, size, RPC_FRAME_DEFAULT_MAX_BYTES,
