@@ -59,12 +59,12 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wimplicit-fallthrough -Wno-missing-field-initializers
 FEATURES := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 BASE_CFLAGS := -std=c11 $(WARN) $(WERROR) $(FEATURES) -pthread -MMD -MP \
-	-Ilib/include -Ilib $(SANFLAGS)
+	-Ilib/include -Ilib/util $(SANFLAGS)
 ALL_CFLAGS = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) -pthread $(LDFLAGS)
 
 # ---- library -------------------------------------------------------------
-LIB_SRC := $(wildcard lib/*.c)
+LIB_SRC := $(wildcard lib/*.c lib/util/*.c)
 LIB_PIC := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 SONAME := libmcrepl.so.$(V_MAJOR)
@@ -88,12 +88,18 @@ $(SHLIB): $(LIB_PIC) lib/libmcrepl.map Makefile
 $(STLIB): $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
+# lib/util (hash map, hashing, strings) for the daemons: also inside libmcrepl,
+# hidden, so a host can link the .so and this archive side by side.
+UTIL_LIB := $(BUILD)/libmcrepl-util.a
+$(UTIL_LIB): $(filter $(BUILD)/obj/lib/util/%,$(LIB_OBJ))
+	rm -f $@
+	ar rcs $@ $^
 $(PCFILE): pkgconfig/libmcrepl.pc.in $(VERSION_H)
 	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
-lib: $(SHLIB) $(STLIB) $(PCFILE)
+lib: $(SHLIB) $(STLIB) $(UTIL_LIB) $(PCFILE)
 
 # ---- examples ------------------------------------------------------------
 EXAMPLES := $(BUILD)/examples/embed_master $(BUILD)/examples/embed_cpp

@@ -337,10 +337,10 @@ static uint64_t heat_hash(const mcrepl_heat *h, const char *tenant,
 	uint64_t x = SEED_KEY;
 
 	if (tenant && tenant[0])
-		x = mcrepl__hash_str(tenant, x);
-	x = mcrepl__hash_str(key, x ^ MCREPL__P2);
+		x = mcu_hash_str(tenant, x);
+	x = mcu_hash_str(key, x ^ MCU_P2);
 	if (h->domain_aware)
-		x = mcrepl__hash_str(
+		x = mcu_hash_str(
 		    domain && domain[0] ? domain : MCREPL_DEFAULT_DOMAIN, x);
 	return x;
 }

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "map.h"
+#include "util/map.h"
 #include "mcrepl/domain.h"
 #include "mcrepl/lease.h"
 #include "minheap.h"
@@ -42,14 +42,14 @@ struct akey {
 
 /* An object (tenant, key) that has at least one admission key. */
 struct obj {
-	struct mcrepl__map_node node; /* t->objs */
+	struct mcu_map_node node; /* t->objs */
 	struct akey *keys;
 	size_t tenant_len, key_len;
 	char name[]; /* tenant NUL key NUL */
 };
 
 struct lrec {
-	struct mcrepl__map_node node; /* t->leases, by id */
+	struct mcu_map_node node; /* t->leases, by id */
 	struct mcrepl__heap_node exp; /* t->expiry, by expires_at_ms */
 	struct akey *key;
 	struct prec *prop; /* its idempotency record, NULL once forgotten */
@@ -58,7 +58,7 @@ struct lrec {
 
 /* Idempotency record of one proposal id. */
 struct prec {
-	struct mcrepl__map_node node;	 /* t->props, by id */
+	struct mcu_map_node node;	 /* t->props, by id */
 	struct mcrepl__heap_node retire; /* t->retire once the lease ended */
 	struct prec *older, *newer;	 /* age order (retention limit) */
 	struct lrec *live;		 /* NULL once the lease ended */
@@ -70,7 +70,7 @@ struct prec {
 struct mcrepl_leases {
 	pthread_mutex_t mu;
 	mcrepl_config cfg;
-	struct mcrepl__map objs, leases, props;
+	struct mcu_map objs, leases, props;
 	/* Capacity invariants, so that nothing but a create allocates:
 	 * expiry >= leases, retire >= props, idle >= nkeys. */
 	struct mcrepl__heap expiry, retire, idle;
@@ -108,7 +108,7 @@ struct obj_name {
 
 static struct obj_name obj_name(const char *tenant, const char *key)
 {
-	struct obj_name n = {mcrepl__nz(tenant), mcrepl__nz(key), 0, 0};
+	struct obj_name n = {mcu_nz(tenant), mcu_nz(key), 0, 0};
 
 	n.tenant_len = strlen(n.tenant);
 	n.key_len = strlen(n.key);
@@ -117,12 +117,12 @@ static struct obj_name obj_name(const char *tenant, const char *key)
 
 static uint64_t obj_hash(const struct obj_name *n)
 {
-	return mcrepl__hash64(
+	return mcu_hash64(
 	    n->key, n->key_len,
-	    mcrepl__hash64(n->tenant, n->tenant_len, SEED_OBJ));
+	    mcu_hash64(n->tenant, n->tenant_len, SEED_OBJ));
 }
 
-static bool obj_eq(const struct mcrepl__map_node *x, const void *key)
+static bool obj_eq(const struct mcu_map_node *x, const void *key)
 {
 	const struct obj *o = const_container_of(x, struct obj, node);
 	const struct obj_name *n = key;
@@ -134,8 +134,8 @@ static bool obj_eq(const struct mcrepl__map_node *x, const void *key)
 
 static struct obj *obj_find(const mcrepl_leases *t, const struct obj_name *n)
 {
-	struct mcrepl__map_node *x =
-	    mcrepl__map_find(&t->objs, obj_hash(n), obj_eq, n);
+	struct mcu_map_node *x =
+	    mcu_map_find(&t->objs, obj_hash(n), obj_eq, n);
 
 	return x ? container_of(x, struct obj, node) : NULL;
 }
@@ -163,7 +163,7 @@ static struct akey *key_lookup(const mcrepl_leases *t, const char *tenant,
 	return akey_find(obj_find(t, &n), akey_domain(t, domain));
 }
 
-static bool lease_eq(const struct mcrepl__map_node *x, const void *key)
+static bool lease_eq(const struct mcu_map_node *x, const void *key)
 {
 	return const_container_of(x, struct lrec, node)->l.id.v ==
 	       *(const uint64_t *)key;
@@ -171,21 +171,21 @@ static bool lease_eq(const struct mcrepl__map_node *x, const void *key)
 
 static struct lrec *lease_find(const mcrepl_leases *t, mcrepl_lease_id id)
 {
-	struct mcrepl__map_node *x =
-	    mcrepl__map_find(&t->leases, mcrepl__mix64(id.v), lease_eq, &id.v);
+	struct mcu_map_node *x =
+	    mcu_map_find(&t->leases, mcu_mix64(id.v), lease_eq, &id.v);
 
 	return x ? container_of(x, struct lrec, node) : NULL;
 }
 
-static bool prop_eq(const struct mcrepl__map_node *x, const void *key)
+static bool prop_eq(const struct mcu_map_node *x, const void *key)
 {
 	return strcmp(const_container_of(x, struct prec, node)->id, key) == 0;
 }
 
 static struct prec *prop_find(const mcrepl_leases *t, const char *id)
 {
-	struct mcrepl__map_node *x = mcrepl__map_find(
-	    &t->props, mcrepl__hash_str(id, SEED_PROP), prop_eq, id);
+	struct mcu_map_node *x = mcu_map_find(
+	    &t->props, mcu_hash_str(id, SEED_PROP), prop_eq, id);
 
 	return x ? container_of(x, struct prec, node) : NULL;
 }
@@ -221,7 +221,7 @@ static void key_state_of(const mcrepl_leases *t, const struct akey *k,
 static void prop_free(mcrepl_leases *t, struct prec *p)
 {
 	mcrepl__heap_remove(&t->retire, &p->retire);
-	mcrepl__map_remove(&t->props, &p->node);
+	mcu_map_remove(&t->props, &p->node);
 	if (p->older)
 		p->older->newer = p->newer;
 	else
@@ -249,7 +249,7 @@ static void key_free(mcrepl_leases *t, struct akey *k)
 	t->nkeys--;
 	free(k);
 	if (!o->keys) {
-		mcrepl__map_remove(&t->objs, &o->node);
+		mcu_map_remove(&t->objs, &o->node);
 		free(o);
 	}
 }
@@ -281,7 +281,7 @@ static void lease_end(mcrepl_leases *t, struct lrec *l, enum end_how how,
 	if (l->l.started)
 		t->nstarted--;
 	mcrepl__heap_remove(&t->expiry, &l->exp);
-	mcrepl__map_remove(&t->leases, &l->node);
+	mcu_map_remove(&t->leases, &l->node);
 	if (k->pending == l)
 		k->pending = NULL;
 	k->nleases--;
@@ -333,7 +333,7 @@ static int key_make(mcrepl_leases *t, const struct obj_name *n,
 		fresh->key_len = n->key_len;
 		memcpy(fresh->name, n->tenant, n->tenant_len + 1);
 		memcpy(fresh->name + n->tenant_len + 1, n->key, n->key_len + 1);
-		mcrepl__map_insert(&t->objs, &fresh->node, obj_hash(n));
+		mcu_map_insert(&t->objs, &fresh->node, obj_hash(n));
 		o = fresh;
 	}
 	strcpy(k->domain, domain);
@@ -382,11 +382,11 @@ mcrepl_status mcrepl_leases_create(const mcrepl_config *cfg,
 	if (st != MCREPL_OK)
 		goto out_free_t;
 	st = MCREPL_ENOMEM;
-	if (mcrepl__map_init(&t->objs, MAP_BUCKETS))
+	if (mcu_map_init(&t->objs, MAP_BUCKETS))
 		goto out_free_t;
-	if (mcrepl__map_init(&t->leases, MAP_BUCKETS))
+	if (mcu_map_init(&t->leases, MAP_BUCKETS))
 		goto out_fini_objs;
-	if (mcrepl__map_init(&t->props, MAP_BUCKETS))
+	if (mcu_map_init(&t->props, MAP_BUCKETS))
 		goto out_fini_leases;
 	if (pthread_mutex_init(&t->mu, NULL))
 		goto out_fini_props;
@@ -398,29 +398,29 @@ mcrepl_status mcrepl_leases_create(const mcrepl_config *cfg,
 	return MCREPL_OK;
 
 out_fini_props:
-	mcrepl__map_fini(&t->props);
+	mcu_map_fini(&t->props);
 out_fini_leases:
-	mcrepl__map_fini(&t->leases);
+	mcu_map_fini(&t->leases);
 out_fini_objs:
-	mcrepl__map_fini(&t->objs);
+	mcu_map_fini(&t->objs);
 out_free_t:
 	free(t);
 	return st;
 }
 
-static void free_lease_node(struct mcrepl__map_node *x, void *ctx)
+static void free_lease_node(struct mcu_map_node *x, void *ctx)
 {
 	(void)ctx;
 	free(container_of(x, struct lrec, node));
 }
 
-static void free_prop_node(struct mcrepl__map_node *x, void *ctx)
+static void free_prop_node(struct mcu_map_node *x, void *ctx)
 {
 	(void)ctx;
 	free(container_of(x, struct prec, node));
 }
 
-static void free_obj_node(struct mcrepl__map_node *x, void *ctx)
+static void free_obj_node(struct mcu_map_node *x, void *ctx)
 {
 	struct obj *o = container_of(x, struct obj, node);
 
@@ -438,12 +438,12 @@ void mcrepl_leases_destroy(mcrepl_leases *t)
 {
 	if (!t)
 		return;
-	mcrepl__map_drain(&t->leases, free_lease_node, NULL);
-	mcrepl__map_drain(&t->props, free_prop_node, NULL);
-	mcrepl__map_drain(&t->objs, free_obj_node, NULL);
-	mcrepl__map_fini(&t->leases);
-	mcrepl__map_fini(&t->props);
-	mcrepl__map_fini(&t->objs);
+	mcu_map_drain(&t->leases, free_lease_node, NULL);
+	mcu_map_drain(&t->props, free_prop_node, NULL);
+	mcu_map_drain(&t->objs, free_obj_node, NULL);
+	mcu_map_fini(&t->leases);
+	mcu_map_fini(&t->props);
+	mcu_map_fini(&t->objs);
 	mcrepl__heap_fini(&t->expiry);
 	mcrepl__heap_fini(&t->retire);
 	mcrepl__heap_fini(&t->idle);
@@ -476,8 +476,8 @@ static bool input_ok(const mcrepl_leases *t, const mcrepl_propose_input *in)
 
 static uint64_t digest_str(uint64_t h, const char *s)
 {
-	s = mcrepl__nz(s);
-	return mcrepl__hash64(s, strlen(s), h);
+	s = mcu_nz(s);
+	return mcu_hash64(s, strlen(s), h);
 }
 
 /* Every content field of a proposal (everything but its id). */
@@ -492,7 +492,7 @@ static uint64_t proposal_digest(const mcrepl_proposal *p)
 	h = digest_str(h, p->key);
 	h = digest_str(h, p->requester_domain);
 	h = digest_str(h, p->target_domain);
-	return mcrepl__hash64(v, sizeof(v), h);
+	return mcu_hash64(v, sizeof(v), h);
 }
 
 /* Map a placement failure onto the propose result. */
@@ -569,7 +569,7 @@ static void lease_fill(mcrepl_leases *t, const mcrepl_propose_input *in,
 static void prop_link(mcrepl_leases *t, struct prec *p, struct lrec *l,
 		      uint64_t digest)
 {
-	if (mcrepl__map_size(&t->props) >= t->cfg.proposal_retention_limit)
+	if (mcu_map_size(&t->props) >= t->cfg.proposal_retention_limit)
 		prop_free(t, t->oldest);
 	p->digest = digest;
 	p->live = l;
@@ -582,8 +582,8 @@ static void prop_link(mcrepl_leases *t, struct prec *p, struct lrec *l,
 	else
 		t->oldest = p;
 	t->newest = p;
-	mcrepl__map_insert(&t->props, &p->node,
-			   mcrepl__hash_str(p->id, SEED_PROP));
+	mcu_map_insert(&t->props, &p->node,
+			   mcu_hash_str(p->id, SEED_PROP));
 	l->prop = p;
 }
 
@@ -599,8 +599,8 @@ static mcrepl_status install(mcrepl_leases *t, const mcrepl_propose_input *in,
 	struct lrec *l;
 
 	if (mcrepl__heap_reserve(&t->expiry,
-				 mcrepl__map_size(&t->leases) + 1) ||
-	    mcrepl__heap_reserve(&t->retire, mcrepl__map_size(&t->props) + 1))
+				 mcu_map_size(&t->leases) + 1) ||
+	    mcrepl__heap_reserve(&t->retire, mcu_map_size(&t->props) + 1))
 		return MCREPL_ENOMEM;
 	l = calloc(1, sizeof(*l));
 	if (!l)
@@ -622,7 +622,7 @@ static mcrepl_status install(mcrepl_leases *t, const mcrepl_propose_input *in,
 	mcrepl__heap_remove(&t->idle, &k->idle);
 	mcrepl__heap_node_init(&l->exp, l->l.id.v);
 	mcrepl__heap_set(&t->expiry, &l->exp, l->l.expires_at_ms);
-	mcrepl__map_insert(&t->leases, &l->node, mcrepl__mix64(l->l.id.v));
+	mcu_map_insert(&t->leases, &l->node, mcu_mix64(l->l.id.v));
 	if (pr)
 		prop_link(t, pr, l, proposal_digest(p));
 	res->lease = l->l;
@@ -1079,9 +1079,9 @@ void mcrepl_leases_get_stats(mcrepl_leases *t, mcrepl_leases_stats *out)
 	if (!t)
 		return;
 	pthread_mutex_lock(&t->mu);
-	out->leases = mcrepl__map_size(&t->leases);
+	out->leases = mcu_map_size(&t->leases);
 	out->started = t->nstarted;
-	out->proposals = mcrepl__map_size(&t->props);
+	out->proposals = mcu_map_size(&t->props);
 	out->key_records = t->nkeys;
 	out->expired_total = t->expired_total;
 	pthread_mutex_unlock(&t->mu);

@@ -31,13 +31,13 @@ static uint64_t load_le(const unsigned char *p, size_t n)
 /* Fold one string, framed by its length, into h. */
 static uint64_t rdv_absorb(uint64_t h, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)mcrepl__nz(s);
-	size_t n = strlen(mcrepl__nz(s));
+	const unsigned char *p = (const unsigned char *)mcu_nz(s);
+	size_t n = strlen(mcu_nz(s));
 
-	h = mcrepl__mix64(h ^ ((uint64_t)n + RDV_K1)) + RDV_K2;
+	h = mcu_mix64(h ^ ((uint64_t)n + RDV_K1)) + RDV_K2;
 	for (; n >= 8; p += 8, n -= 8)
-		h = mcrepl__mix64(h ^ load_le(p, 8)) + RDV_K2;
-	return mcrepl__mix64(h ^ load_le(p, n)) + RDV_K2;
+		h = mcu_mix64(h ^ load_le(p, 8)) + RDV_K2;
+	return mcu_mix64(h ^ load_le(p, n)) + RDV_K2;
 }
 
 /* The (tenant, key) part, computed once per call. */
@@ -48,9 +48,9 @@ static uint64_t rdv_prefix(const char *tenant, const char *key)
 
 static uint64_t rdv_score(uint64_t prefix, uint64_t segment, uint64_t salt)
 {
-	uint64_t h = mcrepl__mix64(prefix ^ mcrepl__mix64(segment + RDV_K3));
+	uint64_t h = mcu_mix64(prefix ^ mcu_mix64(segment + RDV_K3));
 
-	return mcrepl__mix64(h + mcrepl__mix64(salt ^ RDV_K4));
+	return mcu_mix64(h + mcu_mix64(salt ^ RDV_K4));
 }
 
 uint64_t mcrepl_rendezvous(const char *tenant, const char *key,

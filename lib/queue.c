@@ -22,10 +22,10 @@ struct mcrepl_triggers {
 
 static uint64_t trig_hash(const char *t, const char *k, const char *d)
 {
-	uint64_t h = mcrepl__hash_str(t, 0x7451);
+	uint64_t h = mcu_hash_str(t, 0x7451);
 
-	h = mcrepl__hash_str(k, h);
-	return mcrepl__hash_str(d, h);
+	h = mcu_hash_str(k, h);
+	return mcu_hash_str(d, h);
 }
 
 mcrepl_status mcrepl_triggers_create(size_t limit, mcrepl_triggers **out)
@@ -113,8 +113,8 @@ mcrepl_status mcrepl_triggers_push(mcrepl_triggers *q, const char *tenant,
 
 	if (!q || !key)
 		return MCREPL_EINVAL;
-	tenant = mcrepl__nz(tenant);
-	domain = mcrepl__nz(domain);
+	tenant = mcu_nz(tenant);
+	domain = mcu_nz(domain);
 	h = trig_hash(tenant, key, domain);
 	pthread_mutex_lock(&q->lock);
 	slot = probe(q, h, tenant, key, domain);
@@ -126,9 +126,9 @@ mcrepl_status mcrepl_triggers_push(mcrepl_triggers *q, const char *tenant,
 		st = MCREPL_EFULL;
 		goto out_unlock;
 	}
-	t.tenant = mcrepl__strdup(tenant);
-	t.key = mcrepl__strdup(key);
-	t.domain = mcrepl__strdup(domain);
+	t.tenant = mcu_strdup(tenant);
+	t.key = mcu_strdup(key);
+	t.domain = mcu_strdup(domain);
 	t.queued_at_ms = now_ms;
 	if (!t.tenant || !t.key || !t.domain) {
 		mcrepl_trigger_release(&t);

@@ -56,7 +56,7 @@ static void gauge(struct text *t, const char *name, const char *help,
 static void store_figures(struct store *s, struct text *t)
 {
 	unsigned long long cap = 0, used = 0;
-	size_t tasks = mcrepl__map_size(&s->tasks);
+	size_t tasks = mcu_map_size(&s->tasks);
 
 	for (size_t i = 0; i < s->n_segs; i++) {
 		cap += s->segs[i]->capacity;
@@ -71,7 +71,7 @@ static void store_figures(struct store *s, struct text *t)
 	gauge(t, "mcrepl_master_used_bytes", "Bytes allocated to replicas",
 	      "gauge", used);
 	gauge(t, "mcrepl_master_keys", "Objects stored", "gauge",
-	      mcrepl__map_size(&s->objects));
+	      mcu_map_size(&s->objects));
 	gauge(t, "mcrepl_master_dynamic_replica_bytes",
 	      "Bytes held by readable dynamic replicas", "gauge",
 	      s->dyn_replica_bytes);

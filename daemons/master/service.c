@@ -749,7 +749,7 @@ static void h_stats(McreplRpc__Master_Service *svc,
 		resp.n_segments = i + 1;
 	}
 	resp.segments = ptrs;
-	resp.keys = mcrepl__map_size(&s->objects);
+	resp.keys = mcu_map_size(&s->objects);
 	reply_init(&r,
 		   text && msgs && ptrs ? MCREPL_RPC__CODE__OK
 					: MCREPL_RPC__CODE__INTERNAL,

@@ -6,7 +6,8 @@
 
 #include "alloc.h"
 #include "grant.h"
-#include "internal.h"
+#include "hash.h"
+#include "str.h"
 #include "store.h"
 
 void master_opts_init(struct master_opts *o)
@@ -24,14 +25,14 @@ void master_opts_init(struct master_opts *o)
 
 static uint64_t obj_hash(const char *tenant, const char *key)
 {
-	return mcrepl__hash_str(key, mcrepl__hash_str(tenant, 0x0b1ec7));
+	return mcu_hash_str(key, mcu_hash_str(tenant, 0x0b1ec7));
 }
 
 struct obj_key {
 	const char *tenant, *key;
 };
 
-static bool obj_eq(const struct mcrepl__map_node *n, const void *k)
+static bool obj_eq(const struct mcu_map_node *n, const void *k)
 {
 	const struct object *o = (const struct object *)(const void *)n;
 	const struct obj_key *ok = k;
@@ -40,7 +41,7 @@ static bool obj_eq(const struct mcrepl__map_node *n, const void *k)
 	       strcmp(o->tenant, ok->tenant) == 0;
 }
 
-static bool id_eq_task(const struct mcrepl__map_node *n, const void *k)
+static bool id_eq_task(const struct mcu_map_node *n, const void *k)
 {
 	return ((const struct task *)(const void *)n)->msg.task_id ==
 	       *(const uint64_t *)k;
@@ -58,8 +59,8 @@ int store_create(const struct master_opts *o, uint64_t grant_key,
 	s->next_segment_id = s->next_version = s->next_task_id = 1;
 	pthread_mutex_init(&s->lock, NULL);
 	mcrepl_heat_params_init(&s->heat, &o->cfg);
-	if (mcrepl__map_init(&s->objects, 1024) ||
-	    mcrepl__map_init(&s->tasks, 256) ||
+	if (mcu_map_init(&s->objects, 1024) ||
+	    mcu_map_init(&s->tasks, 256) ||
 	    mcrepl_triggers_create(o->cfg.admission_queue_limit,
 				   &s->triggers) ||
 	    mcrepl_leases_create(&o->cfg, &s->leases) ||
@@ -87,13 +88,13 @@ static void free_task(struct task *t)
 	free(t);
 }
 
-static void drain_object(struct mcrepl__map_node *n, void *ctx)
+static void drain_object(struct mcu_map_node *n, void *ctx)
 {
 	(void)ctx;
 	free_object((struct object *)(void *)n);
 }
 
-static void drain_task(struct mcrepl__map_node *n, void *ctx)
+static void drain_task(struct mcu_map_node *n, void *ctx)
 {
 	(void)ctx;
 	free_task((struct task *)(void *)n);
@@ -114,11 +115,11 @@ void store_destroy(struct store *s)
 	if (!s)
 		return;
 	if (s->objects.tab[0])
-		mcrepl__map_drain(&s->objects, drain_object, NULL);
+		mcu_map_drain(&s->objects, drain_object, NULL);
 	if (s->tasks.tab[0])
-		mcrepl__map_drain(&s->tasks, drain_task, NULL);
-	mcrepl__map_fini(&s->objects);
-	mcrepl__map_fini(&s->tasks);
+		mcu_map_drain(&s->tasks, drain_task, NULL);
+	mcu_map_fini(&s->objects);
+	mcu_map_fini(&s->tasks);
 	for (size_t i = 0; i < s->n_clients; i++)
 		free(s->clients[i]);
 	free(s->clients);
@@ -222,10 +223,10 @@ static struct segment *new_segment(const struct mount_args *a)
 
 	if (!seg)
 		return NULL;
-	seg->name = mcrepl__strdup(a->name);
-	seg->host = mcrepl__strdup(a->host);
-	seg->domain = mcrepl__strdup(mcrepl_domain_name(a->domain));
-	seg->endpoint = mcrepl__strdup(a->endpoint);
+	seg->name = mcu_strdup(a->name);
+	seg->host = mcu_strdup(a->host);
+	seg->domain = mcu_strdup(mcrepl_domain_name(a->domain));
+	seg->endpoint = mcu_strdup(a->endpoint);
 	if (!seg->name || !seg->host || !seg->domain || !seg->endpoint ||
 	    seg_alloc_create(a->capacity, 0, &seg->alloc) != 0) {
 		free_segment(seg);
@@ -373,8 +374,8 @@ size_t store_expire_clients(struct store *s, uint64_t now_ms)
 
 struct task *store_task(struct store *s, uint64_t id)
 {
-	return (struct task *)(void *)mcrepl__map_find(
-	    &s->tasks, mcrepl__mix64(id), id_eq_task, &id);
+	return (struct task *)(void *)mcu_map_find(
+	    &s->tasks, mcu_mix64(id), id_eq_task, &id);
 }
 
 struct task *store_add_task(struct store *s, uint64_t client_id,
@@ -391,8 +392,8 @@ struct task *store_add_task(struct store *s, uint64_t client_id,
 	if (!t)
 		return NULL;
 	t->msg = *msg;
-	t->msg.tenant = mcrepl__strdup(msg->tenant);
-	t->msg.key = mcrepl__strdup(msg->key);
+	t->msg.tenant = mcu_strdup(msg->tenant);
+	t->msg.key = mcu_strdup(msg->key);
 	if (!t->msg.tenant || !t->msg.key) {
 		free_task(t);
 		return NULL;
@@ -407,7 +408,7 @@ struct task *store_add_task(struct store *s, uint64_t client_id,
 		c->head = t;
 	c->tail = t;
 	c->n_tasks++;
-	mcrepl__map_insert(&s->tasks, &t->node, mcrepl__mix64(t->msg.task_id));
+	mcu_map_insert(&s->tasks, &t->node, mcu_mix64(t->msg.task_id));
 	return t;
 }
 
@@ -447,7 +448,7 @@ void store_finish_task(struct store *s, struct task *t)
 			c->tail = t->prev;
 		c->n_tasks--;
 	}
-	mcrepl__map_remove(&s->tasks, &t->node);
+	mcu_map_remove(&s->tasks, &t->node);
 	free_task(t);
 }
 
@@ -466,7 +467,7 @@ struct object *store_find(struct store *s, const char *tenant, const char *key)
 {
 	struct obj_key k = {tenant, key};
 
-	return (struct object *)(void *)mcrepl__map_find(
+	return (struct object *)(void *)mcu_map_find(
 	    &s->objects, obj_hash(tenant, key), obj_eq, &k);
 }
 
@@ -502,7 +503,7 @@ uint64_t store_grant(const struct store *s, const struct replica *r)
 void store_delete_object(struct store *s, struct object *o)
 {
 	lru_unlink(s, o);
-	mcrepl__map_remove(&s->objects, &o->node);
+	mcu_map_remove(&s->objects, &o->node);
 	free_object(o);
 }
 
@@ -590,8 +591,8 @@ static struct object *new_object(const char *tenant, const char *key,
 
 	if (!o)
 		return NULL;
-	o->tenant = mcrepl__strdup(tenant);
-	o->key = mcrepl__strdup(key);
+	o->tenant = mcu_strdup(tenant);
+	o->key = mcu_strdup(key);
 	o->cap_replicas = n + 2;
 	o->replicas = calloc(o->cap_replicas, sizeof(*o->replicas));
 	if (!o->tenant || !o->key || !o->replicas) {
@@ -745,7 +746,7 @@ McreplRpc__Code store_put_start(struct store *s, const char *tenant,
 	}
 	o->version = s->next_version++;
 	o->last_read_ms = now_ms;
-	mcrepl__map_insert(&s->objects, &o->node, obj_hash(tenant, key));
+	mcu_map_insert(&s->objects, &o->node, obj_hash(tenant, key));
 	lru_append(s, o);
 	s->puts++;
 	*out = o;

@@ -73,7 +73,7 @@ struct domain_heat {
 };
 
 struct object {
-	struct mcrepl__map_node node;
+	struct mcu_map_node node;
 	struct object *lru_prev, *lru_next; /* least recently read first */
 	char *tenant, *key;
 	uint64_t size, version;
@@ -91,7 +91,7 @@ struct object {
 };
 
 struct task {
-	struct mcrepl__map_node node; /* by id */
+	struct mcu_map_node node; /* by id */
 	struct task *prev, *next;     /* in the client's list, oldest first */
 	uint64_t client_id;
 	bool fetched;
@@ -116,7 +116,7 @@ struct store {
 	size_t n_segs, cap_segs;
 	struct client **clients;
 	size_t n_clients, cap_clients;
-	struct mcrepl__map objects, tasks;
+	struct mcu_map objects, tasks;
 	struct object *lru_head, *lru_tail;
 	/* Regions of copies that ended badly stay allocated for one lease TTL
 	 * so a late writer holding their grant cannot hit a new owner. */

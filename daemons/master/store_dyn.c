@@ -494,7 +494,7 @@ static void warm_one(struct store *s, struct object *o, const char *domain,
 uint32_t dyn_warmup(struct store *s, const char *domain, uint32_t max_copies,
 		    uint64_t max_bytes, uint64_t now_ms)
 {
-	size_t n = mcrepl__map_size(&s->objects), i = 0, chosen;
+	size_t n = mcu_map_size(&s->objects), i = 0, chosen;
 	mcrepl_warmup_candidate *c = calloc(n + 1, sizeof(*c));
 	struct object **objs = calloc(n + 1, sizeof(*objs));
 	size_t *pick = calloc((size_t)max_copies + 1, sizeof(*pick));

@@ -7,7 +7,7 @@
  * a rehash started at n == buckets ends long before the next one is due. */
 #define REHASH_STEP 8
 
-int mcrepl__map_init(struct mcrepl__map *m, size_t buckets)
+int mcu_map_init(struct mcu_map *m, size_t buckets)
 {
 	m->tab[0] = calloc(buckets, sizeof(*m->tab[0]));
 	if (!m->tab[0])
@@ -20,7 +20,7 @@ int mcrepl__map_init(struct mcrepl__map *m, size_t buckets)
 	return 0;
 }
 
-void mcrepl__map_fini(struct mcrepl__map *m)
+void mcu_map_fini(struct mcu_map *m)
 {
 	free(m->tab[0]);
 	free(m->tab[1]);
@@ -30,8 +30,7 @@ void mcrepl__map_fini(struct mcrepl__map *m)
 }
 
 /* The bucket that holds (or would hold) hash right now. */
-static struct mcrepl__map_node **bucket(const struct mcrepl__map *m,
-					uint64_t hash)
+static struct mcu_map_node **bucket(const struct mcu_map *m, uint64_t hash)
 {
 	size_t i = (size_t)hash & m->mask[0];
 
@@ -40,7 +39,7 @@ static struct mcrepl__map_node **bucket(const struct mcrepl__map *m,
 	return &m->tab[0][i];
 }
 
-static void rehash_step(struct mcrepl__map *m)
+static void rehash_step(struct mcu_map *m)
 {
 	size_t end;
 
@@ -48,11 +47,11 @@ static void rehash_step(struct mcrepl__map *m)
 		return;
 	end = m->rehash + REHASH_STEP;
 	for (; m->rehash <= m->mask[0] && m->rehash < end; m->rehash++) {
-		struct mcrepl__map_node *x = m->tab[0][m->rehash];
+		struct mcu_map_node *x = m->tab[0][m->rehash];
 
 		while (x) {
-			struct mcrepl__map_node *next = x->next;
-			struct mcrepl__map_node **b =
+			struct mcu_map_node *next = x->next;
+			struct mcu_map_node **b =
 			    &m->tab[1][(size_t)x->hash & m->mask[1]];
 
 			x->next = *b;
@@ -71,7 +70,7 @@ static void rehash_step(struct mcrepl__map *m)
 }
 
 /* Start a rehash into twice the buckets once the load factor passes 1. */
-static void maybe_grow(struct mcrepl__map *m)
+static void maybe_grow(struct mcu_map *m)
 {
 	size_t size = m->mask[0] + 1;
 
@@ -84,11 +83,10 @@ static void maybe_grow(struct mcrepl__map *m)
 	m->rehash = 0;
 }
 
-struct mcrepl__map_node *mcrepl__map_find(const struct mcrepl__map *m,
-					  uint64_t hash, mcrepl__map_eq_fn eq,
-					  const void *key)
+struct mcu_map_node *mcu_map_find(const struct mcu_map *m, uint64_t hash,
+				  mcu_map_eq_fn eq, const void *key)
 {
-	struct mcrepl__map_node *x = *bucket(m, hash);
+	struct mcu_map_node *x = *bucket(m, hash);
 
 	for (; x; x = x->next) {
 		if (x->hash == hash && eq(x, key))
@@ -97,10 +95,9 @@ struct mcrepl__map_node *mcrepl__map_find(const struct mcrepl__map *m,
 	return NULL;
 }
 
-void mcrepl__map_insert(struct mcrepl__map *m, struct mcrepl__map_node *x,
-			uint64_t hash)
+void mcu_map_insert(struct mcu_map *m, struct mcu_map_node *x, uint64_t hash)
 {
-	struct mcrepl__map_node **b;
+	struct mcu_map_node **b;
 
 	maybe_grow(m);
 	rehash_step(m);
@@ -111,9 +108,9 @@ void mcrepl__map_insert(struct mcrepl__map *m, struct mcrepl__map_node *x,
 	m->n++;
 }
 
-void mcrepl__map_remove(struct mcrepl__map *m, struct mcrepl__map_node *x)
+void mcu_map_remove(struct mcu_map *m, struct mcu_map_node *x)
 {
-	struct mcrepl__map_node **p = bucket(m, x->hash);
+	struct mcu_map_node **p = bucket(m, x->hash);
 
 	while (*p && *p != x)
 		p = &(*p)->next;
@@ -125,19 +122,18 @@ void mcrepl__map_remove(struct mcrepl__map *m, struct mcrepl__map_node *x)
 	rehash_step(m);
 }
 
-void mcrepl__map_drain(struct mcrepl__map *m,
-		       void (*fn)(struct mcrepl__map_node *x, void *ctx),
-		       void *ctx)
+void mcu_map_drain(struct mcu_map *m,
+		   void (*fn)(struct mcu_map_node *x, void *ctx), void *ctx)
 {
 	for (int t = 0; t < 2; t++) {
 		if (!m->tab[t])
 			continue;
 		for (size_t i = 0; i <= m->mask[t]; i++) {
-			struct mcrepl__map_node *x = m->tab[t][i];
+			struct mcu_map_node *x = m->tab[t][i];
 
 			m->tab[t][i] = NULL;
 			while (x) {
-				struct mcrepl__map_node *next = x->next;
+				struct mcu_map_node *next = x->next;
 
 				fn(x, ctx);
 				x = next;
