@@ -49,7 +49,7 @@ struct obj {
 };
 
 struct lrec {
-	struct mcu_map_node node; /* t->leases, by id */
+	struct mcu_map_node node;     /* t->leases, by id */
 	struct mcrepl__heap_node exp; /* t->expiry, by expires_at_ms */
 	struct akey *key;
 	struct prec *prop; /* its idempotency record, NULL once forgotten */
@@ -117,9 +117,8 @@ static struct obj_name obj_name(const char *tenant, const char *key)
 
 static uint64_t obj_hash(const struct obj_name *n)
 {
-	return mcu_hash64(
-	    n->key, n->key_len,
-	    mcu_hash64(n->tenant, n->tenant_len, SEED_OBJ));
+	return mcu_hash64(n->key, n->key_len,
+			  mcu_hash64(n->tenant, n->tenant_len, SEED_OBJ));
 }
 
 static bool obj_eq(const struct mcu_map_node *x, const void *key)
@@ -134,8 +133,7 @@ static bool obj_eq(const struct mcu_map_node *x, const void *key)
 
 static struct obj *obj_find(const mcrepl_leases *t, const struct obj_name *n)
 {
-	struct mcu_map_node *x =
-	    mcu_map_find(&t->objs, obj_hash(n), obj_eq, n);
+	struct mcu_map_node *x = mcu_map_find(&t->objs, obj_hash(n), obj_eq, n);
 
 	return x ? container_of(x, struct obj, node) : NULL;
 }
@@ -184,8 +182,8 @@ static bool prop_eq(const struct mcu_map_node *x, const void *key)
 
 static struct prec *prop_find(const mcrepl_leases *t, const char *id)
 {
-	struct mcu_map_node *x = mcu_map_find(
-	    &t->props, mcu_hash_str(id, SEED_PROP), prop_eq, id);
+	struct mcu_map_node *x =
+	    mcu_map_find(&t->props, mcu_hash_str(id, SEED_PROP), prop_eq, id);
 
 	return x ? container_of(x, struct prec, node) : NULL;
 }
@@ -480,12 +478,14 @@ static uint64_t digest_str(uint64_t h, const char *s)
 	return mcu_hash64(s, strlen(s), h);
 }
 
-/* Every content field of a proposal (everything but its id). */
+/* Every content field of a proposal but its id and its deadline: a retry
+ * over RPC carries a relative deadline, so its absolute one moves with the
+ * time of the retry; it is the same request and gets the same lease. */
 static uint64_t proposal_digest(const mcrepl_proposal *p)
 {
-	uint64_t v[6] = {(uint64_t)p->action, p->observed_version,
-			 p->expected_size,    p->preferred_target.v,
-			 p->expires_at_ms,    (uint64_t)p->kind};
+	uint64_t v[5] = {(uint64_t)p->action, p->observed_version,
+			 p->expected_size, p->preferred_target.v,
+			 (uint64_t)p->kind};
 	uint64_t h = SEED_DIGEST;
 
 	h = digest_str(h, p->tenant);
@@ -582,8 +582,7 @@ static void prop_link(mcrepl_leases *t, struct prec *p, struct lrec *l,
 	else
 		t->oldest = p;
 	t->newest = p;
-	mcu_map_insert(&t->props, &p->node,
-			   mcu_hash_str(p->id, SEED_PROP));
+	mcu_map_insert(&t->props, &p->node, mcu_hash_str(p->id, SEED_PROP));
 	l->prop = p;
 }
 
@@ -598,8 +597,7 @@ static mcrepl_status install(mcrepl_leases *t, const mcrepl_propose_input *in,
 	struct prec *pr = NULL;
 	struct lrec *l;
 
-	if (mcrepl__heap_reserve(&t->expiry,
-				 mcu_map_size(&t->leases) + 1) ||
+	if (mcrepl__heap_reserve(&t->expiry, mcu_map_size(&t->leases) + 1) ||
 	    mcrepl__heap_reserve(&t->retire, mcu_map_size(&t->props) + 1))
 		return MCREPL_ENOMEM;
 	l = calloc(1, sizeof(*l));

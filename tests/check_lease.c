@@ -427,16 +427,13 @@ static void mutate(int field)
 	case 6:
 		F.prop.preferred_target.v = 4;
 		break;
-	case 7:
-		F.prop.expires_at_ms = T0 + DEADLINE + 1;
-		break;
 	default:
 		F.prop.action = (mcrepl_action)2;
 		break;
 	}
 }
 
-#define N_CONTENT_FIELDS 9
+#define N_CONTENT_FIELDS 8
 
 START_TEST(test_conflicting_idempotency_requests_are_rejected)
 {
@@ -458,6 +455,30 @@ START_TEST(test_conflicting_idempotency_requests_are_rejected)
 			 MCREPL_OK);
 	ck_assert_int_eq(propose("p-1", T0 + 3, &res), MCREPL_ECONFLICT);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_PROPOSAL_CONFLICT);
+	fx_fini();
+}
+END_TEST
+
+/* Lifecycle item 6: a retry of the same proposal a few ms later carries a
+ * deadline recomputed from its relative one; it is the same proposal. */
+START_TEST(test_lifecycle6_retry_with_moved_deadline_returns_same_lease)
+{
+	mcrepl_propose_result res;
+	mcrepl_lease l;
+
+	fx_init(MCREPL_MODE_ENFORCE, false);
+	l = propose_ok("p-1", T0);
+	F.prop.expires_at_ms = T0 + 3 + DEADLINE;
+	ck_assert_int_eq(propose("p-1", T0 + 3, &res), MCREPL_OK);
+	ck_assert(res.repeated);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_NONE);
+	expect_same_lease(&res.lease, &l);
+	ck_assert_uint_eq(res.lease.expires_at_ms, l.expires_at_ms);
+	F.prop.expires_at_ms = T0 + DEADLINE - 1;
+	ck_assert_int_eq(propose("p-1", T0 + 4, &res), MCREPL_OK);
+	ck_assert(res.repeated);
+	expect_same_lease(&res.lease, &l);
+	expect_stats(1, 0, 1, 1);
 	fx_fini();
 }
 END_TEST
@@ -1484,6 +1505,8 @@ Suite *make_lease_suite(void)
 			    test_conflicting_idempotency_requests_are_rejected,
 			    0, N_CONTENT_FIELDS);
 	tcase_add_test(idem, test_proposal_retention_limit_forgets_oldest);
+	tcase_add_test(
+	    idem, test_lifecycle6_retry_with_moved_deadline_returns_same_lease);
 	tcase_add_test(life,
 		       test_copy_lifecycle_marks_dynamic_replica_completion);
 	tcase_add_test(

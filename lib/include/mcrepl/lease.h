@@ -97,8 +97,10 @@ typedef struct mcrepl_propose_result {
  * Rejections return MCREPL_EREJECTED with the reason; a malformed input
  * MCREPL_EINVAL (reason INVALID_PROPOSAL); allocation failure MCREPL_ENOMEM
  * with the table unchanged.
- * Idempotency records (proposal id -> 64-bit digest of every content field,
- * and the lease): at most cfg->proposal_retention_limit, the oldest
+ * Idempotency records (proposal id -> 64-bit digest of every content field
+ * but the deadline, and the lease; a retry whose deadline moved, as a
+ * relative deadline over RPC does, is the same proposal and gets the same
+ * lease with its first deadline): at most cfg->proposal_retention_limit, the oldest
  * forgotten first; each kept at least lease_ttl after its lease ends (then
  * forgotten by sweep). abort forgets the id at once.
  */
