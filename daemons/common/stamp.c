@@ -1,0 +1,82 @@
+/* Object stamps (see stamp.h). */
+#include <string.h>
+
+#include "bytes.h"
+#include "crc32c.h"
+#include "hash.h"
+#include "stamp.h"
+
+#define OFF_CRC 60u
+
+const char *stamp_result_text(enum stamp_result r)
+{
+	switch (r) {
+#define STAMP_RESULT_TEXT(name, value, text)                                   \
+	case name:                                                             \
+		return text;
+		STAMP_RESULT_MAP(STAMP_RESULT_TEXT)
+#undef STAMP_RESULT_TEXT
+	}
+	return "unknown";
+}
+
+uint64_t stamp_key_hash(const char *tenant, size_t tenant_len, const char *key,
+			size_t key_len)
+{
+	return mcu_hash64(
+	    key, key_len,
+	    mcu_hash64(tenant, tenant_len, 0x57a3b0c1d2e3f405ULL));
+}
+
+void stamp_write(uint8_t out[STAMP_BYTES], const struct stamp_id *id,
+		 const void *payload)
+{
+	memset(out, 0, STAMP_BYTES);
+	put_be32(out, STAMP_MAGIC);
+	out[4] = 0;
+	out[5] = STAMP_VERSION;
+	put_be64(out + 8, id->incarnation);
+	put_be64(out + 16, id->object_id);
+	put_be64(out + 24, id->key_hash);
+	put_be64(out + 32, id->length);
+	put_be32(out + 40, mcu_crc32c(0, payload, (size_t)id->length));
+	put_be32(out + OFF_CRC, mcu_crc32c(0, out, OFF_CRC));
+}
+
+enum stamp_result stamp_read(const uint8_t *region, size_t n,
+			     struct stamp_id *out, uint32_t *payload_crc)
+{
+	if (n < STAMP_BYTES)
+		return STAMP_E_SHORT;
+	if (get_be32(region) != STAMP_MAGIC ||
+	    (region[4] << 8 | region[5]) != STAMP_VERSION)
+		return STAMP_E_MAGIC;
+	if (get_be32(region + OFF_CRC) != mcu_crc32c(0, region, OFF_CRC))
+		return STAMP_E_CORRUPT;
+	out->incarnation = get_be64(region + 8);
+	out->object_id = get_be64(region + 16);
+	out->key_hash = get_be64(region + 24);
+	out->length = get_be64(region + 32);
+	*payload_crc = get_be32(region + 40);
+	return STAMP_OK;
+}
+
+enum stamp_result stamp_verify(const uint8_t *region, size_t n,
+			       const struct stamp_id *want)
+{
+	struct stamp_id got;
+	uint32_t crc;
+	enum stamp_result r = stamp_read(region, n, &got, &crc);
+
+	if (r != STAMP_OK)
+		return r;
+	if (got.incarnation != want->incarnation)
+		return STAMP_E_INCARNATION;
+	if (got.object_id != want->object_id || got.key_hash != want->key_hash)
+		return STAMP_E_OBJECT;
+	if (got.length != want->length || n - STAMP_BYTES != want->length)
+		return STAMP_E_LENGTH;
+	if (mcu_crc32c(0, region + STAMP_BYTES, (size_t)got.length) != crc)
+		return STAMP_E_PAYLOAD;
+	return STAMP_OK;
+}
