@@ -2,6 +2,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "pbcheck.h"
 #include "rpc_dispatch.h"
 
 /* The closure_data handed to a handler: one per dispatched request. */
@@ -44,7 +45,8 @@ static void closure(const ProtobufCMessage *msg, void *closure_data)
 	if (!msg)
 		call_error(call, MCREPL_RPC__CODE__INTERNAL, "handler failed");
 	else if (msg->descriptor != call->method->output)
-		call_error(call, MCREPL_RPC__CODE__INTERNAL, "wrong response type");
+		call_error(call, MCREPL_RPC__CODE__INTERNAL,
+			   "wrong response type");
 	else
 		call_reply(call, MCREPL_RPC__CODE__OK, NULL, msg);
 }
@@ -88,6 +90,7 @@ void rpc_dispatch(ProtobufCService *svc, const McreplRpc__Envelope *env,
 	struct rpc_call call = {reply,		 arg,	      NULL,
 				env->request_id, env->method, false};
 	ProtobufCMessage *in;
+	const char *bad;
 	char text[160];
 
 	call.method = lookup(&call, svc);
@@ -99,6 +102,14 @@ void rpc_dispatch(ProtobufCService *svc, const McreplRpc__Envelope *env,
 		snprintf(text, sizeof(text), "body is not a valid %s",
 			 call.method->input->name);
 		call_error(&call, MCREPL_RPC__CODE__BAD_REQUEST, text);
+		return;
+	}
+	bad = pb_nul_string(call.method->input, env->body.data, env->body.len);
+	if (bad) {
+		snprintf(text, sizeof(text), "%s: %s holds a NUL byte",
+			 call.method->input->name, bad);
+		call_error(&call, MCREPL_RPC__CODE__INVALID_ARGUMENT, text);
+		protobuf_c_message_free_unpacked(in, NULL);
 		return;
 	}
 	svc->invoke(svc, env->method, in, closure, &call);

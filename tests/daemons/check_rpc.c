@@ -16,6 +16,7 @@
 
 #include "frame.h"
 #include "netutil.h"
+#include "pbcheck.h"
 #include "rpc_client.h"
 #include "rpc_server.h"
 
@@ -50,8 +51,10 @@ static struct test_server *server_of(McreplRpc__Master_Service *svc)
 }
 
 /* Exist: exists = (key == "yes"); key "big" adds a 64 KiB message. */
-static void t_exist(McreplRpc__Master_Service *svc, const McreplRpc__ExistRequest *in,
-		    McreplRpc__ExistResponse_Closure closure, void *closure_data)
+static void t_exist(McreplRpc__Master_Service *svc,
+		    const McreplRpc__ExistRequest *in,
+		    McreplRpc__ExistResponse_Closure closure,
+		    void *closure_data)
 {
 	McreplRpc__ExistResponse resp;
 	McreplRpc__Result result;
@@ -88,8 +91,10 @@ static void t_heartbeat(McreplRpc__Master_Service *svc,
 }
 
 /* Stats: metrics_text = the calling peer, keys = open connections. */
-static void t_stats(McreplRpc__Master_Service *svc, const McreplRpc__StatsRequest *in,
-		    McreplRpc__StatsResponse_Closure closure, void *closure_data)
+static void t_stats(McreplRpc__Master_Service *svc,
+		    const McreplRpc__StatsRequest *in,
+		    McreplRpc__StatsResponse_Closure closure,
+		    void *closure_data)
 {
 	rpc_server *server = server_of(svc)->server;
 	rpc_conn *conn = rpc_server_current_conn(server);
@@ -108,7 +113,8 @@ static void t_stats(McreplRpc__Master_Service *svc, const McreplRpc__StatsReques
 /* Misbehaving handlers: never replies / wrong type / NULL message. */
 static void t_remove(McreplRpc__Master_Service *svc,
 		     const McreplRpc__RemoveRequest *in,
-		     McreplRpc__RemoveResponse_Closure closure, void *closure_data)
+		     McreplRpc__RemoveResponse_Closure closure,
+		     void *closure_data)
 {
 	(void)svc;
 	(void)in;
@@ -158,7 +164,8 @@ static void t_put_revoke(McreplRpc__Master_Service *svc,
 #define t_warmup NULL
 #define t_stat NULL
 
-static const McreplRpc__Master_Service test_service = MCREPL_RPC__MASTER__INIT(t_);
+static const McreplRpc__Master_Service test_service =
+    MCREPL_RPC__MASTER__INIT(t_);
 
 /* ---- server thread ------------------------------------------------------ */
 
@@ -271,9 +278,9 @@ static int call_exist(rpc_client *c, const char *key, int *exists)
 	mcrepl_rpc__exist_request__init(&req);
 	req.tenant = tenant;
 	req.key = k;
-	st =
-	    rpc_call(c, M_EXIST, &req.base, &mcrepl_rpc__exist_response__descriptor,
-		     &resp, err, sizeof(err));
+	st = rpc_call(c, M_EXIST, &req.base,
+		      &mcrepl_rpc__exist_response__descriptor, &resp, err,
+		      sizeof(err));
 	if (st == RPC_OK) {
 		*exists = ((McreplRpc__ExistResponse *)resp)->exists;
 		protobuf_c_message_free_unpacked(resp, NULL);
@@ -291,8 +298,8 @@ static uint64_t server_conns(rpc_client *c)
 
 	mcrepl_rpc__stats_request__init(&req);
 	ck_assert_int_eq(rpc_call(c, M_STATS, &req.base,
-				  &mcrepl_rpc__stats_response__descriptor, &resp,
-				  err, sizeof(err)),
+				  &mcrepl_rpc__stats_response__descriptor,
+				  &resp, err, sizeof(err)),
 			 RPC_OK);
 	n = ((McreplRpc__StatsResponse *)resp)->keys;
 	protobuf_c_message_free_unpacked(resp, NULL);
@@ -556,16 +563,18 @@ START_TEST(test_client_statuses)
 	int exists = 0;
 
 	mcrepl_rpc__mount_segment_request__init(&req);
-	ck_assert_int_eq(rpc_call(c, 999, &req.base,
-				  &mcrepl_rpc__mount_segment_response__descriptor,
-				  &resp, err, sizeof(err)),
-			 MCREPL_RPC__CODE__UNKNOWN_METHOD);
+	ck_assert_int_eq(
+	    rpc_call(c, 999, &req.base,
+		     &mcrepl_rpc__mount_segment_response__descriptor, &resp,
+		     err, sizeof(err)),
+	    MCREPL_RPC__CODE__UNKNOWN_METHOD);
 	ck_assert_ptr_null(resp);
 	ck_assert_str_eq(err, "unknown method 999");
-	ck_assert_int_eq(rpc_call(c, M_MOUNT, &req.base,
-				  &mcrepl_rpc__mount_segment_response__descriptor,
-				  &resp, err, sizeof(err)),
-			 MCREPL_RPC__CODE__UNIMPLEMENTED);
+	ck_assert_int_eq(
+	    rpc_call(c, M_MOUNT, &req.base,
+		     &mcrepl_rpc__mount_segment_response__descriptor, &resp,
+		     err, sizeof(err)),
+	    MCREPL_RPC__CODE__UNIMPLEMENTED);
 	ck_assert_int_eq(call_exist(c, "yes", &exists), RPC_OK);
 	ck_assert_int_eq(exists, 1);
 	ck_assert_uint_eq(server_conns(c), 1); /* never reconnected */
@@ -587,6 +596,51 @@ START_TEST(test_bad_body)
 	raw_expect(fd, 6, MCREPL_RPC__CODE__OK, "");
 	close(fd);
 	server_stop(ts);
+}
+END_TEST
+
+/* Lifecycle item 8: "nul\0suffix" must not read as "nul"; the connection
+ * stays usable. Nested strings (a Replica's host) are checked too. */
+START_TEST(test_lifecycle8_string_with_nul_is_invalid_argument)
+{
+	static const uint8_t key_nul[] = {0x0a, 0x01, 't',  0x12, 0x0a,
+					  'n',	'u',  0x6c, 0,	  's',
+					  'u',	'f',  'f',  'i',  'x'};
+	static const uint8_t tenant_nul[] = {0x0a, 0x02, 't', 0,  0x12,
+					     0x03, 'y',	 'e', 's'};
+	struct test_server *ts = server_start(0);
+	int fd = raw_connect(server_port(ts));
+
+	raw_send_frame(fd, 7, M_EXIST, key_nul, sizeof(key_nul));
+	raw_expect(fd, 7, MCREPL_RPC__CODE__INVALID_ARGUMENT,
+		   "mcrepl_rpc.ExistRequest: key holds a NUL byte");
+	raw_send_frame(fd, 8, M_EXIST, tenant_nul, sizeof(tenant_nul));
+	raw_expect(fd, 8, MCREPL_RPC__CODE__INVALID_ARGUMENT,
+		   "mcrepl_rpc.ExistRequest: tenant holds a NUL byte");
+	raw_send_frame(fd, 9, M_EXIST, exist_yes, sizeof(exist_yes));
+	raw_expect(fd, 9, MCREPL_RPC__CODE__OK, "");
+	close(fd);
+	server_stop(ts);
+}
+END_TEST
+
+START_TEST(test_pb_nul_string_walks_nested_messages)
+{
+	/* PutStartResponse.replicas[0].host_id = "h\0" (field 3 in field 3). */
+	static const uint8_t nested[] = {0x1a, 0x04, 0x1a, 0x02, 'h', 0};
+	static const uint8_t clean[] = {0x1a, 0x04, 0x1a, 0x02, 'h', 'i'};
+	static const uint8_t cut[] = {0x1a, 0x09, 0x1a, 0x02, 'h', 0};
+
+	ck_assert_str_eq(
+	    pb_nul_string(&mcrepl_rpc__put_start_response__descriptor, nested,
+			  sizeof(nested)),
+	    "host_id");
+	ck_assert_ptr_null(pb_nul_string(
+	    &mcrepl_rpc__put_start_response__descriptor, clean, sizeof(clean)));
+	ck_assert_ptr_null(pb_nul_string(
+	    &mcrepl_rpc__put_start_response__descriptor, cut, sizeof(cut)));
+	ck_assert_ptr_null(pb_nul_string(
+	    &mcrepl_rpc__put_start_response__descriptor, NULL, 0));
 }
 END_TEST
 
@@ -876,8 +930,8 @@ static int acall_exist(rpc_aclient *c, const char *key, struct acall *a)
 	memset(a, 0, sizeof(*a));
 	a->exists = -1;
 	return rpc_aclient_call(c, M_EXIST, &req.base,
-				&mcrepl_rpc__exist_response__descriptor, acall_cb,
-				a);
+				&mcrepl_rpc__exist_response__descriptor,
+				acall_cb, a);
 }
 
 /* Runs base until *done (or 5 s). */
@@ -943,10 +997,11 @@ START_TEST(test_async_server_status)
 	struct acall a = {0};
 
 	mcrepl_rpc__stats_request__init(&req);
-	ck_assert_int_eq(rpc_aclient_call(c, 999, &req.base,
-					  &mcrepl_rpc__stats_response__descriptor,
-					  acall_cb, &a),
-			 RPC_OK);
+	ck_assert_int_eq(
+	    rpc_aclient_call(c, 999, &req.base,
+			     &mcrepl_rpc__stats_response__descriptor, acall_cb,
+			     &a),
+	    RPC_OK);
 	run_until(base, &a.done);
 	ck_assert_int_eq(a.status, MCREPL_RPC__CODE__UNKNOWN_METHOD);
 	ck_assert_str_eq(a.error, "unknown method 999");
@@ -1053,6 +1108,8 @@ Suite *make_rpc_suite(void)
 	tcase_add_loop_test(tc, test_dispatch_errors, 0, N_BAD_CALLS);
 	tcase_add_test(tc, test_client_statuses);
 	tcase_add_test(tc, test_bad_body);
+	tcase_add_test(tc, test_lifecycle8_string_with_nul_is_invalid_argument);
+	tcase_add_test(tc, test_pb_nul_string_walks_nested_messages);
 	tcase_add_test(tc, test_pipelined_half_close);
 	tcase_add_test(tc, test_high_water);
 	tcase_add_test(bad, test_oversized_prefix);
