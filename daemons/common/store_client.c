@@ -7,6 +7,7 @@
 
 #include "data_client.h"
 #include "mcrepl.pb-c.h"
+#include "stamp.h"
 #include "rpc_client.h"
 #include "mcrepl/domain.h"
 #include "store_client.h"
@@ -20,8 +21,9 @@ struct store_client {
 	char local_host[256];
 	char domain[128];
 	char tenant[TENANT_MAX];
-	char *key;	  /* mutable copy of the current call's key */
-	bool no_stat_rpc; /* the master predates Stat: use GetReplicaList */
+	char *key;	      /* mutable copy of the current call's key */
+	bool no_stat_rpc;     /* the master predates Stat: use GetReplicaList */
+	uint64_t stale_reads; /* replicas refused by their stamp */
 	char err[512];
 };
 
@@ -237,24 +239,70 @@ static int put_end(store_client *c, uint64_t version)
 	return st;
 }
 
+/* The stamp c's current key must carry under (incarnation, version). */
+static struct stamp_id key_stamp(const store_client *c, uint64_t incarnation,
+				 uint64_t version, uint64_t size)
+{
+	return (struct stamp_id){
+	    .incarnation = incarnation,
+	    .object_id = version,
+	    .key_hash = stamp_key_hash(c->tenant, strlen(c->tenant), c->key,
+				       strlen(c->key)),
+	    .length = size,
+	};
+}
+
+/* The region to write for a put: the stamp then the object when the master
+ * placed stamped replicas (all of one put are alike), else buf itself.
+ * *owned is what the caller frees. */
+static const void *put_region(store_client *c,
+			      const McreplRpc__PutStartResponse *r,
+			      const void *buf, uint64_t *len, void **owned)
+{
+	struct stamp_id id;
+	uint8_t *region;
+
+	*owned = NULL;
+	if (r->replicas[0]->stamp_bytes == 0)
+		return buf;
+	if (r->replicas[0]->stamp_bytes != STAMP_BYTES ||
+	    *len > SIZE_MAX - STAMP_BYTES)
+		return NULL;
+	region = malloc(STAMP_BYTES + (size_t)*len);
+	if (!region)
+		return NULL;
+	id = key_stamp(c, r->incarnation, r->version, *len);
+	memcpy(region + STAMP_BYTES, buf, (size_t)*len);
+	stamp_write(region, &id, region + STAMP_BYTES);
+	*len += STAMP_BYTES;
+	*owned = region;
+	return region;
+}
+
 static int write_replicas(store_client *c, const McreplRpc__PutStartResponse *r,
-			  const void *buf, uint64_t len)
+			  const void *obj, uint64_t len)
 {
 	char why[400];
-	int st;
+	void *owned;
+	const void *buf = put_region(c, r, obj, &len, &owned);
+	int st = 0;
 
-	for (size_t i = 0; i < r->n_replicas; i++) {
+	if (!buf)
+		return fail(c, -ENOMEM, "put: cannot stamp %llu bytes",
+			    (unsigned long long)len);
+	for (size_t i = 0; i < r->n_replicas && !st; i++) {
 		const McreplRpc__Replica *rep = r->replicas[i];
 
 		st = data_write(c->pool, rep->endpoint, rep->segment_id,
 				rep->offset, buf, len, rep->write_token,
 				c->cfg.data_timeout_ms, why, sizeof(why));
 		if (st)
-			return fail(
-			    c, st, "put: writing replica %zu of %zu failed: %s",
-			    i + 1, r->n_replicas, why);
+			st = fail(c, st,
+				  "put: writing replica %zu of %zu failed: %s",
+				  i + 1, r->n_replicas, why);
 	}
-	return 0;
+	free(owned);
+	return st;
 }
 
 int store_client_put(store_client *c, const char *key, const void *buf,
@@ -289,8 +337,8 @@ int store_client_put(store_client *c, const char *key, const void *buf,
 	return st;
 }
 
-static int get_list(store_client *c, const char *key,
-		    McreplRpc__GetReplicaListResponse **out)
+int store_client_get_list(store_client *c, const char *key,
+			  McreplRpc__GetReplicaListResponse **out)
 {
 	McreplRpc__GetReplicaListRequest req;
 	int st = begin(c, key);
@@ -303,8 +351,8 @@ static int get_list(store_client *c, const char *key,
 	req.key = c->key;
 	req.requester_host = c->local_host;
 	req.requester_domain = c->domain;
-	st = CALL(c, "GetReplicaList", req, mcrepl_rpc__get_replica_list_response,
-		  *out);
+	st = CALL(c, "GetReplicaList", req,
+		  mcrepl_rpc__get_replica_list_response, *out);
 	if (!st)
 		st = result(c, (*out)->result, "get");
 	if (!st && (*out)->n_replicas == 0)
@@ -325,7 +373,8 @@ static int nearness(const store_client *c, const McreplRpc__Replica *r)
 
 /* Order to try: local host, then own domain, each in the master's order. */
 static size_t read_order(const store_client *c,
-			 const McreplRpc__GetReplicaListResponse *r, size_t *idx)
+			 const McreplRpc__GetReplicaListResponse *r,
+			 size_t *idx)
 {
 	size_t n = 0;
 
@@ -351,8 +400,40 @@ static void fill_read_info(struct store_read_info *info,
 	snprintf(info->endpoint, sizeof(info->endpoint), "%s", rep->endpoint);
 }
 
-static int read_any(store_client *c, const McreplRpc__GetReplicaListResponse *r,
-		    uint8_t *buf, struct store_read_info *info)
+/* Read one replica's region into buf (stamp_bytes + size long) and check
+ * its stamp: the bytes are the object the list names, whole, or -ESTALE. */
+static int read_one(store_client *c, const McreplRpc__GetReplicaListResponse *r,
+		    const McreplRpc__Replica *rep, uint8_t *buf, char *why,
+		    size_t whylen)
+{
+	struct stamp_id want;
+	enum stamp_result sr;
+	int st;
+
+	if (rep->stamp_bytes != 0 && rep->stamp_bytes != STAMP_BYTES) {
+		snprintf(why, whylen, "unknown stamp size %u",
+			 rep->stamp_bytes);
+		return -EPROTO;
+	}
+	st = data_read(c->pool, rep->endpoint, rep->segment_id, rep->offset,
+		       buf, rep->stamp_bytes + r->size, c->cfg.data_timeout_ms,
+		       why, whylen);
+	if (st || rep->stamp_bytes == 0)
+		return st;
+	want = key_stamp(c, r->incarnation, r->version, r->size);
+	sr = stamp_verify(buf, STAMP_BYTES + (size_t)r->size, &want);
+	if (sr == STAMP_OK)
+		return 0;
+	c->stale_reads++;
+	snprintf(why, whylen, "segment %llu offset %llu: %s",
+		 (unsigned long long)rep->segment_id,
+		 (unsigned long long)rep->offset, stamp_result_text(sr));
+	return -ESTALE;
+}
+
+int store_client_read_list(store_client *c,
+			   const McreplRpc__GetReplicaListResponse *r,
+			   uint8_t *buf, struct store_read_info *info)
 {
 	size_t idx[64], n = read_order(c, r, idx);
 	char why[400] = "";
@@ -361,15 +442,27 @@ static int read_any(store_client *c, const McreplRpc__GetReplicaListResponse *r,
 	for (size_t k = 0; k < n; k++) {
 		const McreplRpc__Replica *rep = r->replicas[idx[k]];
 
-		st = data_read(c->pool, rep->endpoint, rep->segment_id,
-			       rep->offset, buf, r->size,
-			       c->cfg.data_timeout_ms, why, sizeof(why));
+		st = read_one(c, r, rep, buf, why, sizeof(why));
 		if (st == 0) {
+			if (rep->stamp_bytes)
+				memmove(buf, buf + rep->stamp_bytes,
+					(size_t)r->size);
 			fill_read_info(info, r, rep, (uint32_t)k + 1);
 			return 0;
 		}
 	}
 	return fail(c, st, "get: all %zu replicas failed; last: %s", n, why);
+}
+
+/* Room for any replica of r: the object plus the largest stamp. */
+static size_t read_room(const McreplRpc__GetReplicaListResponse *r)
+{
+	size_t room = (size_t)r->size;
+
+	for (size_t i = 0; i < r->n_replicas; i++)
+		if (r->replicas[i]->stamp_bytes)
+			return room + STAMP_BYTES;
+	return room ? room : 1;
 }
 
 int store_client_get(store_client *c, const char *key, void **buf_out,
@@ -381,11 +474,19 @@ int store_client_get(store_client *c, const char *key, void **buf_out,
 
 	*buf_out = NULL;
 	*len_out = 0;
-	st = get_list(c, key, &r);
-	if (!st) {
-		buf = malloc(r->size ? (size_t)r->size : 1);
-		st = buf ? read_any(c, r, buf, info)
-			 : fail(c, -ENOMEM, "get: out of memory");
+	/* Every replica stale: the list itself was; ask once more. */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		free_msg(r);
+		free(buf);
+		buf = NULL;
+		st = store_client_get_list(c, key, &r);
+		if (!st) {
+			buf = malloc(read_room(r));
+			st = buf ? store_client_read_list(c, r, buf, info)
+				 : fail(c, -ENOMEM, "get: out of memory");
+		}
+		if (st != -ESTALE)
+			break;
 	}
 	if (!st) {
 		*buf_out = buf;
@@ -395,6 +496,11 @@ int store_client_get(store_client *c, const char *key, void **buf_out,
 	}
 	free_msg(r);
 	return st;
+}
+
+uint64_t store_client_stale_reads(const store_client *c)
+{
+	return c->stale_reads;
 }
 
 int store_client_remove(store_client *c, const char *key)
@@ -484,7 +590,7 @@ static int stat_list(store_client *c, const char *key,
 
 	*out = NULL;
 	if (c->no_stat_rpc)
-		return get_list(c, key, out);
+		return store_client_get_list(c, key, out);
 	st = begin(c, key);
 	if (st)
 		return st;
@@ -495,7 +601,7 @@ static int stat_list(store_client *c, const char *key,
 	if (st == MCREPL_RPC__CODE__UNKNOWN_METHOD ||
 	    st == MCREPL_RPC__CODE__UNIMPLEMENTED) {
 		c->no_stat_rpc = true;
-		return get_list(c, key, out);
+		return store_client_get_list(c, key, out);
 	}
 	if (!st)
 		st = result(c, (*out)->result, "stat");

@@ -15,6 +15,15 @@
  * one in its own domain when one exists, else from the first replica; on a
  * data-plane error it falls back to the next one.
  *
+ * Stamps: a master that places stamped replicas (Replica.stamp_bytes) has
+ * the writer stamp each region with the object's identity (master
+ * incarnation, version, tenant and key) and a CRC-32C of its bytes
+ * (stamp.h); a reader checks the stamp of what it read. A replica whose
+ * region holds anything else (a descriptor from before a master restart, a
+ * region reused after its lease, a torn copy) is -ESTALE and the next
+ * replica is tried; when every replica was stale, store_client_get() asks
+ * the master once more. Never a wrong byte.
+ *
  * Data plane: the client keeps its connections to workers' data ports open
  * between calls (at most data_conns, one per endpoint, least recently used
  * closed first; see data_client.h) and closes them in
@@ -32,6 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "mcrepl.pb-c.h"
 
 typedef struct store_client store_client;
 
@@ -83,6 +93,18 @@ int store_client_put(store_client *c, const char *key, const void *buf,
  * *len_out bytes). info may be NULL. */
 int store_client_get(store_client *c, const char *key, void **buf_out,
 		     uint64_t *len_out, struct store_read_info *info);
+
+/* GetReplicaList for key (*out: caller frees with
+ * protobuf_c_message_free_unpacked), and the read of such a list into buf
+ * (room for the object plus STAMP_BYTES) with stamp checks, the object's
+ * bytes left at buf[0, size). For callers that keep a list (tests, tools). */
+int store_client_get_list(store_client *c, const char *key,
+			  McreplRpc__GetReplicaListResponse **out);
+int store_client_read_list(store_client *c,
+			   const McreplRpc__GetReplicaListResponse *r,
+			   uint8_t *buf, struct store_read_info *info);
+/* Reads refused because a replica's stamp named another object. */
+uint64_t store_client_stale_reads(const store_client *c);
 
 int store_client_remove(store_client *c, const char *key);
 int store_client_exist(store_client *c, const char *key, bool *exists);

@@ -16,7 +16,7 @@
 
 #include "store_client.h"
 
-#define MAX_INPUT (1ull << 34)
+#define CLI_MAX_INPUT (1ull << 34)
 
 struct cli {
 	const char *master, *tenant, *local_host, *domain;
@@ -155,7 +155,7 @@ static int read_stream(FILE *f, const char *name, uint8_t **buf, size_t *len)
 		n += got;
 		if (n < cap)
 			continue;
-		q = cap < MAX_INPUT ? realloc(p, cap * 2) : NULL;
+		q = cap < CLI_MAX_INPUT ? realloc(p, cap * 2) : NULL;
 		if (!q) {
 			free(p);
 			p = NULL;
