@@ -79,6 +79,8 @@ static void run_case(const struct admit_case *tc, mcrepl_config *cfg)
 		      mcrepl_reason_name(tc->want));
 }
 
+/* covers: R-DEC-6 R-PROP-5 R-PROP-6 R-PROP-7 R-PROP-8 R-PROP-9 R-PROP-10 */
+/* covers: R-PROP-11 R-ADMIT-4 R-CONF-1 */
 START_TEST(test_admit_rules_in_order)
 {
 	const struct admit_case *tc = &cases[_i];
@@ -92,6 +94,7 @@ START_TEST(test_admit_rules_in_order)
 END_TEST
 
 /* RFC test plan: below-threshold admission is rejected. */
+/* covers: T-6 R-ADMIT-2 R-PROP-7 */
 START_TEST(test_below_threshold_admission_is_rejected)
 {
 	mcrepl_config cfg;
@@ -114,6 +117,7 @@ END_TEST
 
 /* RFC test plan: non-empty requester/target domain hints are rejected
  * before domain-aware placement lands; accepted once domain-aware. */
+/* covers: T-9 R-GOAL-8 R-PROP-2 R-PROP-3 R-PROP-6 */
 START_TEST(test_nonempty_domain_hints_rejected_in_first_stage)
 {
 	mcrepl_config cfg;
@@ -131,6 +135,7 @@ START_TEST(test_nonempty_domain_hints_rejected_in_first_stage)
 }
 END_TEST
 
+/* covers: R-PROP-1 */
 START_TEST(test_admit_invalid_proposals)
 {
 	mcrepl_config cfg;
@@ -154,6 +159,7 @@ START_TEST(test_admit_invalid_proposals)
 }
 END_TEST
 
+/* covers: R-ADMIT-2 */
 START_TEST(test_admit_scaled_threshold)
 {
 	mcrepl_config cfg;

@@ -5,6 +5,7 @@
 #include "mcrepl/mcrepl.h"
 #include "testutil.h"
 
+/* covers: R-ADMIT-5 R-GOAL-7 R-ROLL-1 */
 START_TEST(test_config_defaults_match_rfc)
 {
 	mcrepl_config c;
@@ -66,6 +67,7 @@ static const struct set_case {
     {"no_such_knob", "1", MCREPL_ENOENT, NULL},
 };
 
+/* covers: R-CONF-1 R-CONF-2 R-CONF-3 R-CONF-4 */
 START_TEST(test_config_set_table)
 {
 	const struct set_case *tc = &set_cases[_i];
@@ -87,6 +89,7 @@ START_TEST(test_config_set_table)
 }
 END_TEST
 
+/* covers: R-CONF-1 R-CONF-2 */
 START_TEST(test_config_parse_key_value)
 {
 	mcrepl_config c;
@@ -106,6 +109,7 @@ START_TEST(test_config_parse_key_value)
 }
 END_TEST
 
+/* covers: R-CONF-2 R-CONF-3 */
 START_TEST(test_config_validate_names_field)
 {
 	mcrepl_config c;
@@ -140,6 +144,7 @@ static const struct thr_case {
     {1.5, 1000, 2},  {100, 10000, 1000}, {0.81, 10000, 9},
 };
 
+/* covers: R-ADMIT-2 R-ADMIT-3 */
 START_TEST(test_config_threshold_arithmetic)
 {
 	const struct thr_case *tc = &thr_cases[_i];

@@ -23,6 +23,7 @@ static const struct name_case {
     {" ", " "},
 };
 
+/* covers: R-DOM-3 */
 START_TEST(test_name_maps_empty_to_default)
 {
 	const struct name_case *c = &name_cases[_i];
@@ -36,6 +37,7 @@ START_TEST(test_name_maps_empty_to_default)
 }
 END_TEST
 
+/* covers: R-DOM-3 */
 START_TEST(test_default_domain_macro)
 {
 	ck_assert_str_eq(MCREPL_DEFAULT_DOMAIN, "default");
@@ -64,6 +66,7 @@ static const struct pair_case {
     {"defaults", NULL, false},
 };
 
+/* covers: R-DOM-1 */
 START_TEST(test_equal_table)
 {
 	const struct pair_case *c = &pair_cases[_i];
@@ -76,6 +79,7 @@ START_TEST(test_equal_table)
 }
 END_TEST
 
+/* covers: R-DOM-1 R-DOM-5 */
 START_TEST(test_cost_table)
 {
 	const struct pair_case *c = &pair_cases[_i];

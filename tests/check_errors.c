@@ -22,6 +22,7 @@ START_TEST(test_errors_names_and_texts)
 }
 END_TEST
 
+/* covers: R-OBS-2 */
 START_TEST(test_errors_reason_labels_unique_and_metric_safe)
 {
 	for (int i = 0; i < MCREPL_REASON_COUNT; i++) {

@@ -74,6 +74,7 @@ static const struct param_case {
     {10000, 52428.0, MCREPL_HEAT_MAX_THRESHOLD, 1250},
 };
 
+/* covers: R-ADMIT-2 R-ADMIT-3 */
 START_TEST(test_heat_params_threshold)
 {
 	const struct param_case *pc = &param_cases[_i];
@@ -103,6 +104,7 @@ END_TEST
 
 /* 7 reads just before the former tumbling boundary at 10 s and 7 after:
  * the 8th read crosses, whatever side of the boundary it falls on. */
+/* covers: R-ADMIT-1 */
 START_TEST(test_heat_cell_no_tumbling_boundary)
 {
 	mcrepl_heat_cell c = MCREPL_HEAT_CELL_INIT;
@@ -147,6 +149,7 @@ static const struct age_case {
     {20000, 30000, 0}, /* bucket 24 */
 };
 
+/* covers: R-GOAL-2 R-ADMIT-1 */
 START_TEST(test_heat_cell_read_age)
 {
 	const struct age_case *ac = &age_cases[_i];
@@ -160,6 +163,7 @@ START_TEST(test_heat_cell_read_age)
 END_TEST
 
 /* Reads spread over buckets: exact counts as buckets leave the window. */
+/* covers: R-ADMIT-1 */
 START_TEST(test_heat_cell_exact_counts_at_boundaries)
 {
 	mcrepl_heat_cell c = MCREPL_HEAT_CELL_INIT;
@@ -202,6 +206,7 @@ static const struct hot_case {
     {1100, 100000, 10, 7700}, /* just above the threshold */
 };
 
+/* covers: R-ADMIT-2 R-DEC-5 */
 START_TEST(test_heat_cell_fires_once_per_window)
 {
 	const struct hot_case *hc = &hot_cases[_i];
@@ -226,6 +231,7 @@ START_TEST(test_heat_cell_fires_once_per_window)
 }
 END_TEST
 
+/* covers: R-DEC-5 */
 START_TEST(test_heat_cell_crossed_times)
 {
 	mcrepl_heat_cell c = MCREPL_HEAT_CELL_INIT;
@@ -254,6 +260,7 @@ START_TEST(test_heat_cell_crossed_times)
 }
 END_TEST
 
+/* covers: R-ADMIT-1 */
 START_TEST(test_heat_cell_cools_and_reheats)
 {
 	mcrepl_heat_cell c = MCREPL_HEAT_CELL_INIT;
@@ -283,6 +290,7 @@ END_TEST
 
 /* Dips below the threshold after the window moves, then climbs back: that
  * is a new window, so one more CROSSED. */
+/* covers: R-ADMIT-1 */
 START_TEST(test_heat_cell_dip_and_recross)
 {
 	mcrepl_heat_cell c = MCREPL_HEAT_CELL_INIT;
@@ -592,6 +600,7 @@ START_TEST(test_heat_table_bucket_boundaries_far_clock)
 }
 END_TEST
 
+/* covers: R-DEC-5 */
 START_TEST(test_heat_table_long_hot_run)
 {
 	mcrepl_heat *h = table_make(1000, false);
@@ -605,6 +614,7 @@ START_TEST(test_heat_table_long_hot_run)
 }
 END_TEST
 
+/* covers: R-DEC-1 */
 START_TEST(test_heat_table_tenants_are_separate)
 {
 	mcrepl_heat *h = table_make(1000, false);
@@ -637,6 +647,7 @@ static const struct domain_case {
     {true, "default", 3}, {true, "zzz", 0},
 };
 
+/* covers: R-ADMIT-6 R-DOM-3 */
 START_TEST(test_heat_table_domain_keying)
 {
 	static const char *const reads[] = {"a", "a", "b", NULL, "", "default"};
@@ -670,6 +681,7 @@ static void fill_to_limit(mcrepl_heat *h, const char *prefix, uint64_t now_ms)
 
 /* Full table: a hot key still gets in (replacing the coldest entry of its
  * set) and crosses; entries never exceed the limit. */
+/* covers: R-DEC-1 */
 START_TEST(test_heat_table_full_hot_key_gets_in)
 {
 	mcrepl_heat *h = table_make(64, false);
@@ -704,6 +716,7 @@ END_TEST
  * avoids a full read-path scan". 100x the limit in distinct keys. */
 static const uint64_t bounded_max[] = {8, 64, 1000};
 
+/* covers: T-13 R-DEC-1 */
 START_TEST(test_heat_cleanup_bounded_at_entry_limit)
 {
 	uint64_t max = bounded_max[_i];
@@ -730,6 +743,7 @@ END_TEST
 
 /* Entries that went cold are freed when their set is next searched: new
  * keys get in without replacing anything and the entry count drops. */
+/* covers: T-13 */
 START_TEST(test_heat_table_cold_entries_are_reused)
 {
 	mcrepl_heat *h = table_make(64, false);

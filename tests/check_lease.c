@@ -199,6 +199,7 @@ static void expect_gone(mcrepl_lease_id id)
 
 /* ---- admission ---------------------------------------------------------- */
 
+/* covers: T-1 R-DEC-7 R-DEC-8 R-EXEC-3 R-LEASE-1 R-PROP-9 R-SRC-3 R-DST-5 */
 START_TEST(test_master_side_hot_admission_queues_a_copy)
 {
 	mcrepl_lease l, got;
@@ -239,6 +240,7 @@ START_TEST(test_master_side_hot_admission_queues_a_copy)
 }
 END_TEST
 
+/* covers: T-4 R-CONF-1 R-PROP-12 */
 START_TEST(test_observe_mode_does_not_queue_a_copy)
 {
 	mcrepl_key_state ks;
@@ -258,6 +260,7 @@ START_TEST(test_observe_mode_does_not_queue_a_copy)
 }
 END_TEST
 
+/* covers: R-CONF-1 */
 START_TEST(test_mode_off_rejects_every_proposal)
 {
 	fx_init(MCREPL_MODE_OFF, false);
@@ -267,6 +270,7 @@ START_TEST(test_mode_off_rejects_every_proposal)
 }
 END_TEST
 
+/* covers: T-5 R-ADMIT-4 R-PROP-10 */
 START_TEST(test_max_replica_limit_suppresses_fanout)
 {
 	fx_init_cfg(MCREPL_MODE_ENFORCE, false, RCD);
@@ -282,6 +286,7 @@ START_TEST(test_max_replica_limit_suppresses_fanout)
 }
 END_TEST
 
+/* covers: T-6 R-ADMIT-2 R-PROP-7 */
 START_TEST(test_below_threshold_admission_is_rejected)
 {
 	fx_init(MCREPL_MODE_ENFORCE, false);
@@ -296,6 +301,7 @@ START_TEST(test_below_threshold_admission_is_rejected)
 }
 END_TEST
 
+/* covers: R-PROP-5 R-PROP-8 R-PROP-9 */
 START_TEST(test_stale_or_missing_object_is_rejected)
 {
 	fx_init(MCREPL_MODE_ENFORCE, false);
@@ -318,6 +324,7 @@ START_TEST(test_stale_or_missing_object_is_rejected)
 }
 END_TEST
 
+/* covers: R-PROP-1 */
 START_TEST(test_malformed_proposal_is_invalid)
 {
 	char long_id[MCREPL_PROPOSAL_ID_MAX + 2];
@@ -351,6 +358,7 @@ END_TEST
 
 /* ---- idempotency -------------------------------------------------------- */
 
+/* covers: T-7 R-PROP-13 */
 START_TEST(test_proposal_idempotency_returns_same_lease)
 {
 	mcrepl_propose_result res;
@@ -435,6 +443,7 @@ static void mutate(int field)
 
 #define N_CONTENT_FIELDS 8
 
+/* covers: T-8 R-PROP-14 */
 START_TEST(test_conflicting_idempotency_requests_are_rejected)
 {
 	mcrepl_propose_result res;
@@ -461,6 +470,7 @@ END_TEST
 
 /* Lifecycle item 6: a retry of the same proposal a few ms later carries a
  * deadline recomputed from its relative one; it is the same proposal. */
+/* covers: R-PROP-14 */
 START_TEST(test_lifecycle6_retry_with_moved_deadline_returns_same_lease)
 {
 	mcrepl_propose_result res;
@@ -483,6 +493,7 @@ START_TEST(test_lifecycle6_retry_with_moved_deadline_returns_same_lease)
 }
 END_TEST
 
+/* covers: R-PROP-13 */
 START_TEST(test_proposal_retention_limit_forgets_oldest)
 {
 	static const char *const keys[] = {"k0", "k1", "k2", "k3"};
@@ -510,6 +521,7 @@ END_TEST
 
 /* ---- domain hints and deadlines ----------------------------------------- */
 
+/* covers: T-9 R-PROP-2 R-PROP-3 R-PROP-6 */
 START_TEST(test_nonempty_domain_hints_rejected_before_domain_aware)
 {
 	fx_init(MCREPL_MODE_ENFORCE, false);
@@ -528,6 +540,7 @@ START_TEST(test_nonempty_domain_hints_rejected_before_domain_aware)
 }
 END_TEST
 
+/* covers: T-10 R-DEC-8 */
 START_TEST(test_short_proposal_deadline_clamps_lease_deadline)
 {
 	mcrepl_lease l, out[2];
@@ -551,6 +564,7 @@ END_TEST
 
 /* ---- copy lifecycle ----------------------------------------------------- */
 
+/* covers: T-11 R-EXEC-7 */
 START_TEST(test_copy_lifecycle_marks_dynamic_replica_completion)
 {
 	mcrepl_lease l, out;
@@ -622,6 +636,7 @@ START_TEST(test_copy_revoke_clears_pending_and_enters_action_cooldown)
 }
 END_TEST
 
+/* covers: T-12 R-LEASE-5 R-LEASE-6 */
 START_TEST(test_invalid_target_cleanup_removes_incomplete_dynamic_state)
 {
 	mcrepl_lease l;
@@ -670,6 +685,7 @@ START_TEST(test_invalid_target_cleanup_removes_incomplete_dynamic_state)
 }
 END_TEST
 
+/* covers: T-14 R-LEASE-7 R-EXEC-4 */
 START_TEST(test_stale_dynamic_task_without_pending_state_is_rejected)
 {
 	mcrepl_fence f = {{99}, VERSION, {101}, {1}, {3}, VERSION};
@@ -696,6 +712,7 @@ START_TEST(test_stale_dynamic_task_without_pending_state_is_rejected)
 }
 END_TEST
 
+/* covers: T-15 R-EXEC-5 */
 START_TEST(test_non_source_clients_cannot_copy_start)
 {
 	static const uint64_t callers[] = {102, 103, 0};
@@ -748,6 +765,7 @@ START_TEST(test_non_source_clients_cannot_end_or_revoke)
 }
 END_TEST
 
+/* covers: T-16 R-EXEC-6 R-LEASE-6 */
 START_TEST(test_copy_start_failure_clears_pending_before_ordinary_copy_retry)
 {
 	mcrepl_lease l, out;
@@ -777,6 +795,7 @@ START_TEST(test_copy_start_failure_clears_pending_before_ordinary_copy_retry)
 }
 END_TEST
 
+/* covers: T-17 R-LEASE-5 */
 START_TEST(test_stale_copy_start_does_not_clear_newer_pending)
 {
 	mcrepl_lease old, newer, got;
@@ -801,6 +820,7 @@ END_TEST
 
 /* With no recreate cooldown an expired, unswept lease and a newer pending
  * one coexist: the old task's start retires only the old lease. */
+/* covers: T-17 R-LEASE-5 */
 START_TEST(test_stale_expired_copy_start_does_not_clear_newer_pending)
 {
 	mcrepl_lease old, newer, out;
@@ -829,6 +849,7 @@ END_TEST
 
 /* ---- expiry ------------------------------------------------------------- */
 
+/* covers: T-18 */
 START_TEST(test_expired_pending_state_does_not_block_ordinary_copy)
 {
 	mcrepl_key_state ks;
@@ -847,6 +868,7 @@ START_TEST(test_expired_pending_state_does_not_block_ordinary_copy)
 }
 END_TEST
 
+/* covers: T-19 */
 START_TEST(test_expired_pending_leases_retire_unconsumed_tasks)
 {
 	mcrepl_lease l, out[4];
@@ -872,6 +894,7 @@ START_TEST(test_expired_pending_leases_retire_unconsumed_tasks)
 }
 END_TEST
 
+/* covers: R-LEASE-3 */
 START_TEST(test_bind_task_after_expiry_is_refused)
 {
 	mcrepl_lease l;
@@ -889,6 +912,7 @@ START_TEST(test_bind_task_after_expiry_is_refused)
 }
 END_TEST
 
+/* covers: T-20 R-PROP-11 */
 START_TEST(test_expired_copy_task_cleanup_enters_recreate_cooldown)
 {
 	const uint64_t e = T0 + TTL;
@@ -913,6 +937,7 @@ START_TEST(test_expired_copy_task_cleanup_enters_recreate_cooldown)
 }
 END_TEST
 
+/* covers: T-21 R-LEASE-5 */
 START_TEST(test_version_mismatch_rejects_copy_start)
 {
 	mcrepl_lease l, out;
@@ -944,6 +969,7 @@ START_TEST(test_version_mismatch_rejects_copy_start)
 }
 END_TEST
 
+/* covers: T-22 R-LEASE-5 */
 START_TEST(test_expired_lease_rejects_copy_start)
 {
 	mcrepl_lease l, out;
@@ -963,6 +989,7 @@ START_TEST(test_expired_lease_rejects_copy_start)
 }
 END_TEST
 
+/* covers: T-23 R-LEASE-7 */
 START_TEST(test_mismatched_lease_version_rejects_copy_end_and_revoke)
 {
 	mcrepl_lease l, out, got;
@@ -1035,6 +1062,7 @@ END_TEST
 
 /* ---- eviction and removal ----------------------------------------------- */
 
+/* covers: T-24 R-EVICT-2 R-EVICT-3 R-PROP-11 */
 START_TEST(test_evicted_dynamic_replica_blocks_immediate_recreate)
 {
 	fx_init(MCREPL_MODE_ENFORCE, false);
@@ -1089,6 +1117,7 @@ START_TEST(test_object_removed_refuses_started_copy_and_clears_pending)
 }
 END_TEST
 
+/* covers: R-EXEC-4 */
 START_TEST(test_abort_rolls_back_without_cooldown)
 {
 	mcrepl_lease l, again;
@@ -1184,6 +1213,7 @@ END_TEST
 
 /* ---- domain-aware stage ------------------------------------------------- */
 
+/* covers: T-34 R-PROP-9 */
 START_TEST(test_concurrent_proposals_same_key_domain_single_flight)
 {
 	mcrepl_lease b, c;
@@ -1206,6 +1236,7 @@ START_TEST(test_concurrent_proposals_same_key_domain_single_flight)
 }
 END_TEST
 
+/* covers: T-27 T-30 R-ADMIT-6 R-DST-2 R-PROP-12 */
 START_TEST(test_requester_domain_admission_independent_across_domains)
 {
 	mcrepl_key_state ks;
@@ -1242,6 +1273,7 @@ START_TEST(test_requester_domain_admission_independent_across_domains)
 }
 END_TEST
 
+/* covers: T-33 R-EVICT-4 */
 START_TEST(test_eviction_cooldown_scoped_to_domain)
 {
 	fx_init(MCREPL_MODE_ENFORCE, true);
@@ -1305,6 +1337,7 @@ static void *race(void *arg)
 	return NULL;
 }
 
+/* covers: T-34 R-PROP-9 */
 START_TEST(test_concurrent_threads_proposals_are_single_flight)
 {
 	struct racer r[8];

@@ -264,6 +264,7 @@ static const place_case target_cases[] = {
      OK_PICK(1)},
 };
 
+/* covers: R-DST-2 R-DST-3 R-DST-5 R-DOM-3 */
 START_TEST(test_target_table)
 {
 	run_target(&target_cases[_i]);
@@ -307,6 +308,7 @@ static const place_case affinity_cases[] = {
      REPS(REP(9, "h1", "dom-a", 0)), OK_PICK(2)},
 };
 
+/* covers: T-26 R-DST-4 R-DOM-2 */
 START_TEST(test_target_avoids_existing_replica_host)
 {
 	run_target(&affinity_cases[_i]);
@@ -329,6 +331,7 @@ static const place_case fallback_cases[] = {
      REJECT(MCREPL_REASON_NO_TARGET_IN_DOMAIN)},
 };
 
+/* covers: T-29 R-DST-2 R-DST-3 */
 START_TEST(test_invalid_preferred_target_outside_domain_falls_back)
 {
 	run_target(&fallback_cases[_i]);
@@ -356,6 +359,7 @@ static const place_case no_domain_target_cases[] = {
      SEGS(SEG(1, "h1", "dom-a", 1000, 0)), OK_PICK(0)},
 };
 
+/* covers: T-30 R-DST-2 */
 START_TEST(test_rejected_when_target_domain_has_no_valid_segment)
 {
 	run_target(&no_domain_target_cases[_i]);
@@ -364,6 +368,7 @@ END_TEST
 
 /* The host passes the requester's domain (or the proposal's target domain)
  * as target_domain; the same segments serve every domain. */
+/* covers: T-28 R-DST-2 R-DOM-3 */
 START_TEST(test_target_in_requester_or_target_domain)
 {
 	static const mcrepl_segment_view segs[] = {
@@ -458,6 +463,7 @@ static const place_case source_cases[] = {
      OK_PICK(0)},
 };
 
+/* covers: R-SRC-1 R-SRC-3 */
 START_TEST(test_source_table)
 {
 	run_source(&source_cases[_i]);
@@ -480,6 +486,7 @@ static size_t best_by_rendezvous(const char *tenant, const char *key,
 static const size_t perms3[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
 				    {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
 
+/* covers: T-25 R-SRC-4 */
 START_TEST(test_source_uses_stable_tie_break)
 {
 	static const mcrepl_replica_view base[3] = {REP(11, "h1", NULL, 2),
@@ -524,6 +531,7 @@ START_TEST(test_source_uses_stable_tie_break)
 }
 END_TEST
 
+/* covers: R-DST-6 */
 START_TEST(test_target_uses_stable_tie_break)
 {
 	static const mcrepl_segment_view base[3] = {
@@ -651,6 +659,7 @@ END_TEST
 
 /* ---- rendezvous ---------------------------------------------------------- */
 
+/* covers: R-SRC-4 R-DST-6 */
 START_TEST(test_rendezvous_golden)
 {
 	/* Pinned values (checked against an independent reference written

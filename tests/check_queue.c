@@ -5,6 +5,7 @@
 #include "mcrepl/mcrepl.h"
 #include "testutil.h"
 
+/* covers: R-DEC-5 */
 START_TEST(test_queue_dedups_and_bounds)
 {
 	mcrepl_triggers *q = NULL;
@@ -43,6 +44,7 @@ END_TEST
 
 /* Heavy churn through the index (backward-shift deletion) keeps dedup
  * exact. */
+/* covers: R-DEC-5 */
 START_TEST(test_queue_churn_keeps_index_exact)
 {
 	mcrepl_triggers *q = NULL;

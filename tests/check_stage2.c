@@ -68,6 +68,7 @@ static void teardown(void)
 	mcrepl_leases_destroy(S.t);
 }
 
+/* covers: T-31 */
 START_TEST(test_existing_replica_in_target_domain_suppresses_cross_domain_copy)
 {
 	mcrepl_propose_result res;
@@ -84,6 +85,7 @@ START_TEST(test_existing_replica_in_target_domain_suppresses_cross_domain_copy)
 }
 END_TEST
 
+/* covers: T-32 R-SRC-1 */
 START_TEST(test_same_domain_fanout_still_works_after_target_domain_replica)
 {
 	mcrepl_propose_result res;
@@ -98,6 +100,7 @@ START_TEST(test_same_domain_fanout_still_works_after_target_domain_replica)
 }
 END_TEST
 
+/* covers: T-28 R-SCEN-1 R-DST-2 */
 START_TEST(test_cross_domain_copy_lands_in_requester_domain)
 {
 	mcrepl_propose_result res;
@@ -110,6 +113,7 @@ START_TEST(test_cross_domain_copy_lands_in_requester_domain)
 }
 END_TEST
 
+/* covers: R-ADMIT-4 */
 START_TEST(test_replica_limit_counts_the_target_domain_only)
 {
 	mcrepl_propose_result res;
@@ -135,6 +139,7 @@ START_TEST(test_replica_limit_counts_the_target_domain_only)
 }
 END_TEST
 
+/* covers: T-27 R-ADMIT-6 R-ADMIT-7 */
 START_TEST(test_requester_domain_heat_is_independent_across_domains)
 {
 	mcrepl_config cfg;
@@ -159,6 +164,7 @@ START_TEST(test_requester_domain_heat_is_independent_across_domains)
 END_TEST
 
 /* Warmup: hottest first, skip what the domain holds, respect limits. */
+/* covers: T-35 R-SCEN-2 */
 START_TEST(test_warmup_skips_objects_already_in_domain_and_respects_copy_limits)
 {
 	static const mcrepl_warmup_candidate c[] = {
@@ -187,6 +193,7 @@ START_TEST(test_warmup_skips_objects_already_in_domain_and_respects_copy_limits)
 }
 END_TEST
 
+/* covers: T-35 R-SCEN-2 */
 START_TEST(test_warmup_proposal_skips_threshold_but_not_domain_holdings)
 {
 	mcrepl_propose_result res;

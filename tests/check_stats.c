@@ -19,6 +19,7 @@ static char *render(mcrepl_stats *s)
 	return buf;
 }
 
+/* covers: R-OBS-1 R-OBS-2 R-OBS-4 R-OBS-5 */
 START_TEST(test_stats_counters_and_rejections)
 {
 	mcrepl_stats *s = NULL;
@@ -48,6 +49,7 @@ START_TEST(test_stats_counters_and_rejections)
 }
 END_TEST
 
+/* covers: R-OBS-2 R-OBS-3 R-OBS-4 R-OBS-6 */
 START_TEST(test_stats_render_prometheus_text)
 {
 	mcrepl_stats *s = NULL;
@@ -95,6 +97,7 @@ START_TEST(test_stats_render_truncates_cleanly)
 }
 END_TEST
 
+/* covers: R-OBS-6 R-OBS-10 */
 START_TEST(test_stats_domain_pairs_bounded)
 {
 	mcrepl_stats *s = NULL;

@@ -327,6 +327,8 @@ static void complete_dynamic_copy(struct cluster *cl, const char *key,
 	    metric(cl, "mcrepl_dynamic_copy_tasks_completed_total"), 1);
 }
 
+/* covers: T-2 R-DEC-1 R-DEC-8 R-ADMIT-2 R-EXEC-7 R-LEASE-2 */
+/* covers: R-OBS-2 R-OBS-3 R-OBS-4 */
 START_TEST(test_enforce_get_path_auto_expansion_after_threshold_crossing)
 {
 	struct cluster cl;
@@ -344,6 +346,7 @@ START_TEST(test_enforce_get_path_auto_expansion_after_threshold_crossing)
 }
 END_TEST
 
+/* covers: T-3 R-DEC-1 R-DEC-8 R-EXEC-7 R-LEASE-2 */
 START_TEST(test_enforce_batch_get_path_auto_expansion_after_threshold_crossing)
 {
 	struct cluster cl;
@@ -377,6 +380,7 @@ START_TEST(test_enforce_batch_get_path_auto_expansion_after_threshold_crossing)
 }
 END_TEST
 
+/* covers: T-4 R-CONF-1 R-OBS-1 */
 START_TEST(test_observe_mode_does_not_queue_a_copy)
 {
 	struct cluster cl;
@@ -394,6 +398,7 @@ START_TEST(test_observe_mode_does_not_queue_a_copy)
 }
 END_TEST
 
+/* covers: T-5 R-ADMIT-4 R-OBS-2 */
 START_TEST(test_max_replica_limit_suppresses_fanout)
 {
 	static const char *const one[] = {
@@ -414,6 +419,7 @@ START_TEST(test_max_replica_limit_suppresses_fanout)
 }
 END_TEST
 
+/* covers: T-19 R-OBS-3 */
 START_TEST(test_expired_pending_leases_retire_unconsumed_tasks)
 {
 	static const char *const short_lease[] = {
@@ -435,6 +441,7 @@ START_TEST(test_expired_pending_leases_retire_unconsumed_tasks)
 }
 END_TEST
 
+/* covers: T-20 R-PROP-11 R-OBS-5 */
 START_TEST(test_expired_copy_task_cleanup_enters_recreate_cooldown)
 {
 	static const char *const short_lease[] = {
@@ -471,6 +478,7 @@ START_TEST(test_expired_copy_task_cleanup_enters_recreate_cooldown)
 }
 END_TEST
 
+/* covers: T-24 R-EVICT-1 R-EVICT-2 R-EVICT-3 R-PROP-11 R-OBS-4 */
 START_TEST(test_evicted_dynamic_replica_blocks_immediate_recreate)
 {
 	static const char *const evict[] = {
@@ -523,6 +531,7 @@ END_TEST
 
 /* The gauge counts readable dynamic replicas only: not originals, not a
  * copy in flight; Remove takes the bytes back. */
+/* covers: R-OBS-4 */
 START_TEST(test_dynamic_replica_bytes_gauge_follows_copy_and_remove)
 {
 	struct cluster cl;
@@ -551,6 +560,7 @@ START_TEST(test_dynamic_replica_bytes_gauge_follows_copy_and_remove)
 }
 END_TEST
 
+/* covers: T-15 R-EXEC-5 */
 START_TEST(test_non_source_clients_cannot_copy_start)
 {
 	struct cluster cl;
@@ -579,6 +589,7 @@ START_TEST(test_non_source_clients_cannot_copy_start)
 }
 END_TEST
 
+/* covers: T-21 R-LEASE-5 R-OBS-3 */
 START_TEST(test_version_mismatch_rejects_stale_copy_start_after_reput)
 {
 	struct cluster cl;
@@ -611,6 +622,7 @@ START_TEST(test_version_mismatch_rejects_stale_copy_start_after_reput)
 }
 END_TEST
 
+/* covers: R-ROLL-2 R-OBS-2 */
 START_TEST(test_source_without_dynamic_copy_capability_is_never_chosen)
 {
 	struct cluster cl;
@@ -697,6 +709,7 @@ stat_key(struct cluster *cl, const char *tenant, const char *key)
 /* Stat answers what GetReplicaList would, but is no read: 20 stats of a
  * key leave heat, read counters, tasks and the read lease untouched,
  * while 5 reads of another key cross the threshold. */
+/* covers: R-DEC-1 */
 START_TEST(test_stat_records_no_heat_and_grants_no_read_lease)
 {
 	static const char *const lease[] = {"--default_kv_lease_ttl=5000",
@@ -744,6 +757,7 @@ START_TEST(test_stat_records_no_heat_and_grants_no_read_lease)
 }
 END_TEST
 
+/* covers: R-CONF-1 */
 START_TEST(test_config_file_and_health)
 {
 	char path[] = "/tmp/mcrepl-master-test-XXXXXX";
@@ -774,6 +788,7 @@ START_TEST(test_config_file_and_health)
 }
 END_TEST
 
+/* covers: T-28 R-SCEN-1 R-SCEN-2 R-OBS-7 */
 START_TEST(
     test_domain_aware_copy_lands_in_requester_domain_and_warms_new_domain)
 {
@@ -831,6 +846,7 @@ END_TEST
 /* cross_domain_qps_threshold: a domain without a copy gets its first one
  * at 2 reads/s, while the primary's own domain needs the fanout
  * threshold of 50 reads/s for a second copy. */
+/* covers: R-ADMIT-6 */
 START_TEST(test_domain_aware_cross_domain_threshold_admits_first_copy_early)
 {
 	static const char *const da[] = {
@@ -863,6 +879,7 @@ END_TEST
 /* A revoked copy's target region stays allocated for one lease TTL, so a
  * late writer still holding its grant cannot hit the region's next owner;
  * then the quota comes back. */
+/* covers: R-OBS-3 */
 START_TEST(test_revoked_copy_region_is_quarantined_for_a_lease_ttl)
 {
 	static const char *const lease[] = {

@@ -382,6 +382,7 @@ START_TEST(test_absurd_batch_size_is_refused)
 }
 END_TEST
 
+/* covers: R-DEC-10 */
 START_TEST(test_proposal_rpc_is_internal_by_default)
 {
 	McreplRpc__SubmitReplicaActionProposalRequest req;

@@ -162,6 +162,7 @@ static size_t count_segments(store_client *c, uint64_t client_id)
 	return hits;
 }
 
+/* covers: T-2 R-GOAL-5 R-DEC-9 R-EXEC-1 R-DST-4 R-ADMIT-4 R-READ-1 */
 START_TEST(test_hot_key_gets_one_dynamic_replica)
 {
 	store_client *c;
@@ -453,6 +454,7 @@ static int stall_copy(store_client *c, const char *key, int target_hint)
 }
 
 /* A copy stuck on a frozen target: SIGTERM revokes it, unmounts, exits 0. */
+/* covers: R-DEC-9 R-OBS-3 */
 START_TEST(test_sigterm_revokes_copy_in_flight)
 {
 	store_client *c;
@@ -647,6 +649,7 @@ static void fault_setup(void)
 /* kill -9 the source mid-copy: readers only ever see the COMPLETE
  * replica; once the source is gone the key reports not found cleanly; the
  * lease expires, the pending state and the reserved target are cleared. */
+/* covers: T-20 R-OBS-3 */
 START_TEST(test_kill9_source_mid_copy_never_serves_a_processing_replica)
 {
 	store_client *c;
@@ -687,6 +690,7 @@ END_TEST
 
 /* kill -9 the target mid-copy: the source revokes, the quota comes back,
  * and after the cooldown the key is admitted again and copied elsewhere. */
+/* covers: R-GOAL-4 R-DEC-9 */
 START_TEST(test_kill_target_mid_copy_returns_quota_and_readmits_after_cooldown)
 {
 	store_client *c;
@@ -781,6 +785,7 @@ static void read_metadata_only(const char *key, int n)
 /* Remove + put again while the source is frozen with a queued dynamic
  * task: the stale task's start is refused by the version fence and no
  * replica of the old version ever becomes readable. */
+/* covers: T-21 R-LEASE-5 R-OBS-3 */
 START_TEST(test_stale_task_after_remove_and_reput_is_fenced)
 {
 	store_client *c;

@@ -39,6 +39,7 @@ check "zipf: the summary line is JSON" \
 	sh -c "grep '^{\"summary\":' '$TMP/zipf' | jq -e .summary > /dev/null"
 check "zipf: mode enforce, 3 workers" \
 	eq "$(field mode "$TMP/zipf"),$(field workers "$TMP/zipf")" '"enforce",3'
+# covers: R-GOAL-1
 check "zipf: replicated_keys >= 1" ge "$(field replicated_keys "$TMP/zipf")" 1
 check "zipf: reads >= 1000" ge "$(field reads "$TMP/zipf")" 1000
 check "zipf: no errors, no wrong bytes" \
@@ -116,6 +117,7 @@ check "compare: exit status 0" eq "$rc" 0
 check "compare: a summary per mode" \
 	eq "$(field mode "$TMP/cmp" off),$(field mode "$TMP/cmp" enforce)" \
 	'"off","enforce"'
+# covers: R-CONF-1
 check "compare: off replicates nothing" \
 	eq "$(field replicated_keys "$TMP/cmp" off),$(field dynamic_replicas "$TMP/cmp" off)" "0,0"
 check "compare: the side-by-side table" grep -q '^side by side .* off .* enforce' "$TMP/cmp"
@@ -161,6 +163,7 @@ for m in off domain; do
 done
 check "domains: off reads across domains" \
 	awk -v s="$(field cross_domain_share "$TMP/dom" off)" 'BEGIN { exit !(s > 0) }'
+# covers: R-SCEN-1
 check "domains: domain-aware enforce crosses less than off (last half)" \
 	awk -v a="$(field steady_cross_domain_share "$TMP/dom" domain)" \
 	-v b="$(field steady_cross_domain_share "$TMP/dom" off)" \

@@ -96,6 +96,7 @@ for i in 1 2 3 4 5 6 7 8; do
 		fail "get from zone-b"
 done
 i=0
+# covers: T-28 R-SCEN-1 R-DOM-4
 until cli b --domain zone-b stat hot | grep "zone-b" | grep -q dynamic; do
 	i=$((i + 1))
 	[ $i -gt 50 ] && fail "no dynamic replica in zone-b after 5 s"
@@ -115,6 +116,7 @@ done
 cmp -s "$WORK/obj" "$WORK/got2" || fail "bytes differ after replication"
 sleep 1.5
 after=$(cli a segments | awk '$3 == "zone-a" {print $7}')
+# covers: R-SCEN-1
 [ "$before" = "$after" ] || fail "zone-a served zone-b reads ($before -> $after)"
 say "zone-b's reads stayed in zone-b (zone-a reads $before -> $after)"
 
@@ -124,6 +126,7 @@ run c worker-c "$BIN/mcrepl-worker" --master "$MASTER" --host_id host-c \
 	--domain zone-c --data_address 10.77.0.4 --segment_size 64M
 ready worker-c "mcrepl-worker ready"
 i=0
+# covers: R-SCEN-2
 until cli c stat hot | grep "zone-c" | grep -q dynamic; do
 	i=$((i + 1))
 	[ $i -gt 50 ] && fail "zone-c was not warmed after 5 s"

@@ -148,6 +148,7 @@ while [ "$reads" -lt 600 ] && ! has_dynamic; do
 	cli get "$KEY" "$TMP/read" >/dev/null || fail "get"
 	reads=$((reads + 1))
 done
+# covers: R-GOAL-1 R-GOAL-5
 has_dynamic || fail "no dynamic replica after $reads reads"
 cli stat "$KEY"
 for i in 1 2 3 4 5 6 7 8; do

@@ -121,23 +121,29 @@ $SIM --nodes 2 --workload trace "$TMP/evict.jsonl" --node_memory 10M \
 	--dynamic_replication_heat_window_seconds 1 \
 	--dynamic_replication_admission_qps_threshold 5 > "$TMP/e" 2>&1
 check "eviction: the dynamic replica was made" eq "$(field copies "$TMP/e")" 1
+# covers: R-EVICT-1
 check "eviction: and evicted past the watermark" eq "$(field evicted "$TMP/e")" 1
 check "eviction: none left" eq "$(field dynamic_replicas "$TMP/e")" 0
 
 # ---- the library's knobs decide ------------------------------------------------
 $SIM $SMALL $FAST --quiet --dynamic_replication_mode enforce \
 	--dynamic_replication_max_memory_replicas 1 > "$TMP/k1" 2>&1
+# covers: R-ADMIT-4 R-CONF-4
 check "knob: max_memory_replicas 1 -> zero dynamic replicas" \
 	eq "$(field dynamic_replicas "$TMP/k1")" 0
 check "knob: max_memory_replicas 1 -> zero copy bytes" \
 	eq "$(field copy_bytes "$TMP/k1")" 0
 $SIM $SMALL $FAST --quiet --dynamic_replication_mode observe > "$TMP/k2" 2>&1
+# covers: T-4 R-CONF-1
 check "knob: mode observe -> zero copies" eq "$(field copies "$TMP/k2")" 0
+# covers: R-OBS-1
 check "knob: mode observe -> would-propose counted" \
 	gt "$(field would_propose "$TMP/k2")" 0
 $SIM $SMALL $FAST --quiet > "$TMP/k3" 2>&1
+# covers: R-GOAL-7 R-ROLL-1 R-CONF-1
 check "knob: mode off -> no heat crossing observed" \
 	eq "$(field observed_hot "$TMP/k3")" 0
+# covers: R-GOAL-1
 check "knob: enforce relieves the hot node" \
 	lt "$(field steady_max_mean "$TMP/a")" "$(field steady_max_mean "$TMP/k3")"
 check "the binary links libmcrepl's policy symbols" sh -c "nm '$SIM' |
@@ -152,6 +158,7 @@ $SIM $DOM --quiet --duration 8 --compare "domain_aware=0;domain_aware=1 \
 s1=$(grep '^{"summary":' "$TMP/d1" | head -n 1 > "$TMP/d1a" && field steady_cross_domain_share "$TMP/d1a")
 s2=$(field steady_cross_domain_share "$TMP/d1")
 check "domains: first stage leaves reads crossing domains" gt "$s1" 0.05
+# covers: R-SCEN-1 R-ADMIT-6
 check "domains: domain-aware admission keeps more reads local" lt "$s2" "$s1"
 check "domains: no domain-aware run beats the reactive floor" \
 	sh -c "awk -v a='$(field cross_domain_share "$TMP/d1")' \
@@ -169,6 +176,7 @@ $SIM $DOM --quiet --duration 6 --join_at 2 --join_window 2 \
 	--compare "warmup=0;warmup=1 warmup_max_copies=50" > "$TMP/j" 2>&1
 grep '^{"summary":' "$TMP/j" | head -n 1 > "$TMP/j0"
 check "join: no warmup, nothing chosen" eq "$(field warmup_chosen "$TMP/j0")" 0
+# covers: T-35 R-SCEN-2
 check "join: warmup chose warmup_max_copies objects" \
 	eq "$(field warmup_chosen "$TMP/j")" 50
 check "join: every warmup proposal was accepted" \
@@ -177,6 +185,7 @@ check "join: the joined domain read in its first window" \
 	gt "$(field join_reads "$TMP/j")" 0
 check "join: the same reads with and without warmup" \
 	eq "$(field join_reads "$TMP/j")" "$(field join_reads "$TMP/j0")"
+# covers: R-SCEN-2
 check "join: warmup lowers the joined domain's remote-miss share" \
 	lt "$(field join_remote_share "$TMP/j")" "$(field join_remote_share "$TMP/j0")"
 $SIM $DOM --duration 4 --join_at 2 --dynamic_replication_domain_aware 1 \
