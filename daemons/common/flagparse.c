@@ -204,16 +204,13 @@ static void allowed(const struct flag *fl, char *buf, size_t cap)
 	default:
 		break;
 	}
-	if (top == UINT64_MAX)
-		snprintf(buf, cap, "%s >= %" PRId64,
-			 fl->type == FLAG_SIZE ? "bytes (K, M, G, T suffixes)"
-					       : "an integer",
-			 fl->min);
-	else
-		snprintf(buf, cap, "%s %" PRId64 "..%" PRIu64,
-			 fl->type == FLAG_SIZE ? "bytes (K, M, G, T suffixes)"
-					       : "an integer",
-			 fl->min, top);
+	snprintf(buf, cap, "%s %s %" PRId64,
+		 fl->type == FLAG_SIZE ? "bytes (K, M, G, T suffixes)"
+				       : "an integer",
+		 top == UINT64_MAX ? ">=" : "in", fl->min);
+	if (top != UINT64_MAX)
+		snprintf(buf + strlen(buf), cap - strlen(buf), "..%" PRIu64,
+			 top);
 }
 
 static int bad_value(const struct ctx *c, const char *where,
