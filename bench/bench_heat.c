@@ -29,6 +29,8 @@
 #include "mcrepl/config.h"
 #include "mcrepl/heat.h"
 
+#include "hash.h"
+
 #define RUNS 5
 #define OPS (2u << 20)	  /* reads per thread per run */
 #define OPS_PER_MS 10000u /* synthetic clock: 1 ms per 10k reads */
@@ -83,18 +85,9 @@ static double median(double *v, int n)
 
 /* ---- key streams ------------------------------------------------------- */
 
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static double rng_unit(uint64_t *s)
 {
-	return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+	return (double)(mcu_splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 /* Gray et al. "Quickly generating billion-record synthetic databases"
@@ -159,7 +152,8 @@ static uint32_t *ids_make(uint64_t n, const struct zipf *z, uint64_t seed)
 	uint32_t *ids = xcalloc(OPS, sizeof(*ids));
 
 	for (uint32_t i = 0; i < OPS; i++) {
-		uint64_t r = z ? zipf_next(z, &seed) : rng_next(&seed) % n;
+		uint64_t r =
+		    z ? zipf_next(z, &seed) : mcu_splitmix64(&seed) % n;
 
 		ids[i] = (uint32_t)rank_to_id(r, n);
 	}

@@ -1,6 +1,5 @@
 /* Aggregated counters and their Prometheus text rendering. */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include "mcrepl/domain.h"
 #include "mcrepl/stats.h"
 #include "mcrepl/types.h"
+#include "prom.h"
 
 #define DOMAIN_PAIRS 64
 #define REJECTED_METRIC "mcrepl_dynamic_admission_rejected_total"
@@ -148,69 +148,45 @@ void mcrepl_stats_domain_proposal(mcrepl_stats *s, const char *requester,
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* A bounded appender: counts the full length even when buf is short. */
-struct out {
-	char *buf;
-	size_t cap, len;
-};
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void
-put(struct out *o, const char *fmt, ...)
-{
-	va_list ap;
-	size_t room = o->len < o->cap ? o->cap - o->len : 0;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(room ? o->buf + o->len : NULL, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->len += (size_t)n;
-}
-
-static void render_counters(const mcrepl_stats *s, struct out *o)
+static void render_counters(const mcrepl_stats *s, struct mcu_prom *o)
 {
 	for (int i = 0; i < MCREPL_STAT_COUNT; i++) {
-		put(o, "# HELP %s %s\n# TYPE %s %s\n%s %lld\n", stat_metric[i],
-		    stat_help[i], stat_metric[i], stat_type[i], stat_metric[i],
-		    (long long)mcrepl_stats_get(s, (mcrepl_stat)i));
+		mcu_prom_head(o, stat_metric[i], stat_type[i], stat_help[i]);
+		mcu_prom_i64(o, stat_metric[i], NULL, 0,
+			     mcrepl_stats_get(s, (mcrepl_stat)i));
 	}
 }
 
-static void render_rejections(const mcrepl_stats *s, struct out *o)
+static void render_rejections(const mcrepl_stats *s, struct mcu_prom *o)
 {
-	put(o, "# HELP %s Admissions rejected, by reason\n# TYPE %s counter\n",
-	    REJECTED_METRIC, REJECTED_METRIC);
+	mcu_prom_head(o, REJECTED_METRIC, "counter",
+		      "Admissions rejected, by reason");
 	for (int r = 1; r < MCREPL_REASON_COUNT; r++) {
-		if (r == MCREPL_REASON_MODE_OBSERVE)
-			continue;
-		put(o, "%s{reason=\"%s\"} %llu\n", REJECTED_METRIC,
-		    mcrepl_reason_name((mcrepl_reason)r),
-		    (unsigned long long)mcrepl_stats_rejected(
-			s, (mcrepl_reason)r));
+		struct mcu_prom_label l = {
+		    "reason", mcrepl_reason_name((mcrepl_reason)r)};
+
+		if (r != MCREPL_REASON_MODE_OBSERVE)
+			mcu_prom_u64(
+			    o, REJECTED_METRIC, &l, 1,
+			    mcrepl_stats_rejected(s, (mcrepl_reason)r));
 	}
 }
 
-static void render_pairs(mcrepl_stats *s, struct out *o)
+static void render_pairs(mcrepl_stats *s, struct mcu_prom *o)
 {
 	pthread_mutex_lock(&s->lock);
 	if (s->n_pairs > 0)
-		put(o,
-		    "# HELP %s Proposals by requester and target domain\n"
-		    "# TYPE %s counter\n",
-		    PROPOSALS_METRIC, PROPOSALS_METRIC);
+		mcu_prom_head(o, PROPOSALS_METRIC, "counter",
+			      "Proposals by requester and target domain");
 	for (size_t i = 0; i <= DOMAIN_PAIRS; i++) {
 		const struct domain_pair *p = &s->pairs[i];
+		const struct mcu_prom_label l[] = {
+		    {"requester_domain", p->requester},
+		    {"target_domain", p->target}};
 
 		if (i >= s->n_pairs && (i < DOMAIN_PAIRS || p->count == 0))
 			continue;
-		put(o,
-		    "%s{requester_domain=\"%s\",target_domain=\"%s\"} %llu\n",
-		    PROPOSALS_METRIC, p->requester, p->target,
-		    (unsigned long long)p->count);
+		mcu_prom_u64(o, PROPOSALS_METRIC, l, 2, p->count);
 	}
 	pthread_mutex_unlock(&s->lock);
 }
@@ -218,12 +194,11 @@ static void render_pairs(mcrepl_stats *s, struct out *o)
 mcrepl_status mcrepl_stats_render(const mcrepl_stats *s, char *buf, size_t cap,
 				  size_t *len_out)
 {
-	struct out o = {buf, buf ? cap : 0, 0};
+	struct mcu_prom o;
 
 	if (!s)
 		return MCREPL_EINVAL;
-	if (o.cap > 0)
-		buf[0] = '\0';
+	mcu_prom_fixed(&o, buf, cap);
 	render_counters(s, &o);
 	render_rejections(s, &o);
 	render_pairs((mcrepl_stats *)(uintptr_t)s, &o);

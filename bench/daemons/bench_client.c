@@ -18,16 +18,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "harness.h"
 #include "store_client.h"
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -59,10 +52,10 @@ static int run_gets(store_client *c, const char *key, uint64_t bytes,
 		struct store_read_info info;
 		uint64_t len = 0;
 		void *buf = NULL;
-		double t0 = now_us();
+		double t0 = net_now_s() * 1e6;
 		int st = store_client_get(c, key, &buf, &len, &info);
 
-		lat[i] = now_us() - t0;
+		lat[i] = net_now_s() * 1e6 - t0;
 		free(buf);
 		if (st || len != bytes) {
 			fprintf(stderr, "bench_client: get: %s\n",

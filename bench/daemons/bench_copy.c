@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "copy_engine.h"
 #include "grant.h"
 #include "../../daemons/worker/data_server.h"
@@ -26,14 +27,6 @@
 #define KEY 0xb0b
 #define MAX_BYTES (64u << 20)
 #define REPS 5
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- the target: a data server on its own loop thread ------------------- */
 
@@ -92,7 +85,7 @@ static double engine_gbps(struct copy_engine *e, struct event_base *base,
 	struct copy_target t = {
 	    ep, SEG_ID, 0, len, grant_token(KEY, SEG_ID, 0, len), 0, 0};
 	int n = (int)((512u << 20) / len) + 2;
-	double t0 = now_s();
+	double t0 = net_now_s();
 
 	for (int i = 0; i < n; i++) {
 		done = 0;
@@ -101,7 +94,7 @@ static double engine_gbps(struct copy_engine *e, struct event_base *base,
 		while (!done)
 			event_base_loop(base, EVLOOP_ONCE);
 	}
-	return (double)len * n / (now_s() - t0) / 1e9;
+	return (double)len * n / (net_now_s() - t0) / 1e9;
 }
 
 /* ---- raw baseline: header + payload + 1-byte ack ---------------------------- */
@@ -174,7 +167,7 @@ static int raw_start(struct raw *r)
 static double raw_gbps(int fd, const uint8_t *src, uint64_t len)
 {
 	int n = (int)((512u << 20) / len) + 2, one = 1;
-	double t0 = now_s();
+	double t0 = net_now_s();
 	uint8_t ack;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -182,7 +175,7 @@ static double raw_gbps(int fd, const uint8_t *src, uint64_t len)
 		if (write_full(fd, &len, sizeof(len)) ||
 		    write_full(fd, src, len) || read_full(fd, &ack, 1))
 			return 0;
-	return (double)len * n / (now_s() - t0) / 1e9;
+	return (double)len * n / (net_now_s() - t0) / 1e9;
 }
 
 static int raw_connect(uint16_t port)

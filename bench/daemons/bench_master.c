@@ -23,7 +23,9 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "harness.h"
+#include "hash.h"
 
 #define WINDOW 64
 #define BATCH 256
@@ -38,23 +40,6 @@ struct load {
 	bool batch;
 	char keybuf[WINDOW][BATCH][32];
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t next_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 static const ProtobufCMessageDescriptor *out_desc(int m)
 {
@@ -139,14 +124,15 @@ static void on_get(int st, ProtobufCMessage *resp, const char *err, void *arg)
 
 static void get_issue(struct load *l)
 {
-	while (l->inflight < (l->batch ? 8 : WINDOW) && now_s() < l->deadline) {
+	while (l->inflight < (l->batch ? 8 : WINDOW) &&
+	       net_now_s() < l->deadline) {
 		char *keys[BATCH];
 		size_t slot = l->next++ % WINDOW, n = l->batch ? BATCH : 1;
 
 		for (size_t i = 0; i < n; i++) {
 			keys[i] = l->keybuf[slot][i];
 			snprintf(keys[i], 32, "key-%llu",
-				 (unsigned long long)(next_rand(&l->rng) %
+				 (unsigned long long)(mcu_splitmix64(&l->rng) %
 						      l->total));
 		}
 		if (l->batch) {
@@ -254,7 +240,7 @@ static double measure(struct server *s, bool batch, double seconds,
 		      double *cpu_us)
 {
 	struct load *l = s->load;
-	double t0 = now_s(), c0 = proc_cpu_s(s->proc.pid), c1;
+	double t0 = net_now_s(), c0 = proc_cpu_s(s->proc.pid), c1;
 
 	l->batch = batch;
 	l->done = l->next = l->inflight = 0;
@@ -266,7 +252,7 @@ static double measure(struct server *s, bool batch, double seconds,
 		*cpu_us = c0 >= 0 && c1 >= 0 && l->done
 			      ? (c1 - c0) * 1e6 / (double)l->done
 			      : -1;
-	return (double)l->done / (now_s() - t0);
+	return (double)l->done / (net_now_s() - t0);
 }
 
 static void server_stop(struct server *s)
@@ -301,14 +287,14 @@ int main(int argc, char **argv)
 			reps = atoi(argv[i + 1]) % 16;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	loaded = now_s();
+	loaded = net_now_s();
 	if (server_start(&s_off, "off", keys) ||
 	    server_start(&s_enf, "enforce", keys)) {
 		fprintf(stderr, "bench_master: cannot start/load masters\n");
 		return 1;
 	}
 	printf("loaded %llu keys into two masters in %.1f s\n",
-	       (unsigned long long)keys, now_s() - loaded);
+	       (unsigned long long)keys, net_now_s() - loaded);
 	printf("%-4s %14s %14s %14s %12s %12s\n", "rep", "get_off_kps",
 	       "get_enf_kps", "batch_enf_kps", "cpu_us_off", "cpu_us_enf");
 	for (int r = 0; r < reps; r++) {

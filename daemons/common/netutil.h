@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "clock.h" /* net_now_ms() */
+
 /* Longest "host:port" / "[v6]:port" string the helpers produce, with NUL. */
 #define NET_ADDRSTRLEN 64
 
@@ -39,9 +41,6 @@ int net_set_nonblock(int fd, int on);
 
 /* Sets TCP_NODELAY on fd; errors are ignored (not a TCP socket, ...). */
 void net_set_nodelay(int fd);
-
-/* Milliseconds on CLOCK_MONOTONIC. */
-int64_t net_now_ms(void);
 
 /* Milliseconds from now until the net_now_ms() deadline, never below 0;
  * -1 when deadline < 0 (no deadline). Ready to pass to poll(). */

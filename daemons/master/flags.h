@@ -16,6 +16,13 @@ struct master_flags {
 	uint32_t admission_batch;
 };
 
+/* Every flag at its default (the flags table is the one source of the
+ * master's defaults, library knobs from mcrepl_config_init()). */
+void master_flags_defaults(struct master_flags *f);
+
+/* The store's options at their defaults: the opts part of the above. */
+void master_opts_defaults(struct master_opts *o);
+
 /* Parse argv (and any --config FILE). Returns 0 to run, 1 when --help or
  * --version was printed, -1 after printing one clear error line. */
 int master_flags_parse(struct master_flags *f, int argc, char **argv);

@@ -25,12 +25,8 @@ struct worker_flags {
 	uint32_t poll_interval_ms;
 };
 
-/* Parses argv. Returns 0 to run, 1 when --help was printed, -1 after one
- * clear error line on stderr. */
+/* Parses argv (and any --config FILE). Returns 0 to run, 1 when --help or
+ * --version was printed, -1 after one clear error line on stderr. */
 int worker_flags_parse(struct worker_flags *f, int argc, char **argv);
-
-/* "64M" -> 67108864; K, M, G, T (powers of 1024), optional "iB"/"B".
- * 0 or -1 when malformed or overflowing. */
-int worker_parse_size(const char *s, uint64_t *out);
 
 #endif

@@ -2,24 +2,28 @@
  * segment, writes accepted and refused, copies started/completed/failed. */
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include <event2/buffer.h>
 #include <event2/http.h>
 
+#include "prom.h"
 #include "worker.h"
 
-static void per_segment(struct worker *w, struct evbuffer *out)
+static void per_segment(struct worker *w, struct mcu_prom *out)
 {
-	static const char *const names[] = {"reads", "read_bytes", "writes",
-					    "write_bytes"};
+	static const char *const names[] = {
+	    "mcrepl_worker_reads_total", "mcrepl_worker_read_bytes_total",
+	    "mcrepl_worker_writes_total", "mcrepl_worker_write_bytes_total"};
 	struct data_stats st;
 
 	for (size_t k = 0; k < 4; k++) {
-		evbuffer_add_printf(
-		    out, "# TYPE mcrepl_worker_%s_total counter\n", names[k]);
+		mcu_prom_head(out, names[k], "counter", NULL);
 		for (uint32_t i = 0; i < w->n_segs; i++) {
+			char id[24];
+			struct mcu_prom_label l = {"segment", id};
 			uint64_t v[4];
 
 			data_server_slot_stats(w->ds, w->segs[i].slot, &st);
@@ -27,59 +31,75 @@ static void per_segment(struct worker *w, struct evbuffer *out)
 			v[1] = st.read_bytes;
 			v[2] = st.writes;
 			v[3] = st.write_bytes;
-			evbuffer_add_printf(
-			    out,
-			    "mcrepl_worker_%s_total{segment=\"%llu\"} %llu\n",
-			    names[k], (unsigned long long)w->segs[i].id,
-			    (unsigned long long)v[k]);
+			snprintf(id, sizeof(id), "%llu",
+				 (unsigned long long)w->segs[i].id);
+			mcu_prom_u64(out, names[k], &l, 1, v[k]);
 		}
 	}
 }
 
-static void counter(struct evbuffer *out, const char *name, uint64_t v)
+/* The worker-wide counters and gauges. */
+static void totals(struct worker *w, const struct data_server_counters *c,
+		   struct mcu_prom *out)
 {
-	evbuffer_add_printf(out,
-			    "# TYPE mcrepl_worker_%s counter\n"
-			    "mcrepl_worker_%s %llu\n",
-			    name, name, (unsigned long long)v);
+	const struct {
+		const char *name, *type;
+		uint64_t v;
+	} rows[] = {
+	    {"mcrepl_worker_writes_refused_total", "counter",
+	     c->refused_writes},
+	    {"mcrepl_worker_reads_refused_total", "counter", c->refused_reads},
+	    {"mcrepl_worker_bad_streams_total", "counter", c->bad_streams},
+	    {"mcrepl_worker_data_connections_accepted_total", "counter",
+	     c->accepted},
+	    {"mcrepl_worker_data_connections_idle_closed_total", "counter",
+	     c->idle_closed},
+	    {"mcrepl_worker_copies_started_total", "counter",
+	     w->ctr.copies_started},
+	    {"mcrepl_worker_copies_completed_total", "counter",
+	     w->ctr.copies_completed},
+	    {"mcrepl_worker_copies_failed_total", "counter",
+	     w->ctr.copies_failed},
+	    {"mcrepl_worker_copy_bytes_total", "counter", w->ctr.copy_bytes},
+	    {"mcrepl_worker_tasks_fetched_total", "counter",
+	     w->ctr.tasks_fetched},
+	    {"mcrepl_worker_remounts_total", "counter", w->ctr.remounts},
+	    {"mcrepl_worker_copies_inflight", "gauge", tasks_copying(w)},
+	    {"mcrepl_worker_data_connections", "gauge", c->connections},
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		mcu_prom_metric(out, rows[i].name, rows[i].type, NULL,
+				rows[i].v);
 }
 
-static void render(struct worker *w, struct evbuffer *out)
+static void render(struct worker *w, struct mcu_prom *out)
 {
 	struct data_server_counters c;
 
 	per_segment(w, out);
 	data_server_counters(w->ds, &c);
-	counter(out, "writes_refused_total", c.refused_writes);
-	counter(out, "reads_refused_total", c.refused_reads);
-	counter(out, "bad_streams_total", c.bad_streams);
-	counter(out, "data_connections_accepted_total", c.accepted);
-	counter(out, "data_connections_idle_closed_total", c.idle_closed);
-	counter(out, "copies_started_total", w->ctr.copies_started);
-	counter(out, "copies_completed_total", w->ctr.copies_completed);
-	counter(out, "copies_failed_total", w->ctr.copies_failed);
-	counter(out, "copy_bytes_total", w->ctr.copy_bytes);
-	counter(out, "tasks_fetched_total", w->ctr.tasks_fetched);
-	counter(out, "remounts_total", w->ctr.remounts);
-	evbuffer_add_printf(out,
-			    "# TYPE mcrepl_worker_copies_inflight gauge\n"
-			    "mcrepl_worker_copies_inflight %u\n"
-			    "# TYPE mcrepl_worker_data_connections gauge\n"
-			    "mcrepl_worker_data_connections %llu\n",
-			    tasks_copying(w),
-			    (unsigned long long)c.connections);
+	totals(w, &c, out);
 }
 
 static void on_metrics(struct evhttp_request *req, void *arg)
 {
 	struct evbuffer *out = evhttp_request_get_output_buffer(req);
+	struct mcu_prom text;
 
-	render(arg, out);
+	mcu_prom_growing(&text);
+	render(arg, &text);
+	if (text.oom) {
+		free(text.buf);
+		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
+		return;
+	}
+	evbuffer_add(out, text.buf, text.len);
+	free(text.buf);
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 			  "Content-Type", "text/plain; version=0.0.4");
 	evhttp_send_reply(req, HTTP_OK, "OK", out);
 }
-
 int metrics_start(struct worker *w, char *err, size_t errlen)
 {
 	struct evhttp_bound_socket *sock;

@@ -67,6 +67,114 @@ static void free_resp(ProtobufCMessage *resp)
 		protobuf_c_message_free_unpacked(resp, NULL);
 }
 
+/* ---- the master's copy RPCs ------------------------------------------------ */
+
+/* A copy step talks to the master with the plain (Copy*) or the dynamic
+ * (DynamicReplicaCopy*) message family. The dynamic requests are the plain
+ * ones plus lease_id, version (and message), and the responses share their
+ * fields' names, so one builder fills either by field name. */
+enum copy_step { STEP_START, STEP_END, STEP_REVOKE };
+
+struct step_rpc {
+	const char *method;
+	const ProtobufCMessageDescriptor *req, *resp;
+};
+
+static const struct step_rpc step_rpcs[2][3] = {
+    [false] =
+	{
+	    [STEP_START] = {"CopyStart",
+			    &mcrepl_rpc__copy_start_request__descriptor,
+			    &mcrepl_rpc__copy_start_response__descriptor},
+	    [STEP_END] = {"CopyEnd", &mcrepl_rpc__copy_end_request__descriptor,
+			  &mcrepl_rpc__copy_end_response__descriptor},
+	    [STEP_REVOKE] = {"CopyRevoke",
+			     &mcrepl_rpc__copy_revoke_request__descriptor,
+			     &mcrepl_rpc__copy_revoke_response__descriptor},
+	},
+    [true] =
+	{
+	    [STEP_START] =
+		{"DynamicReplicaCopyStart",
+		 &mcrepl_rpc__dynamic_replica_copy_start_request__descriptor,
+		 &mcrepl_rpc__dynamic_replica_copy_start_response__descriptor},
+	    [STEP_END] =
+		{"DynamicReplicaCopyEnd",
+		 &mcrepl_rpc__dynamic_replica_copy_end_request__descriptor,
+		 &mcrepl_rpc__dynamic_replica_copy_end_response__descriptor},
+	    [STEP_REVOKE] =
+		{"DynamicReplicaCopyRevoke",
+		 &mcrepl_rpc__dynamic_replica_copy_revoke_request__descriptor,
+		 &mcrepl_rpc__dynamic_replica_copy_revoke_response__descriptor},
+	},
+};
+
+/* The field `name` of m if its type is `type`, else NULL (not in this
+ * family's message). */
+static void *field_at(const ProtobufCMessage *m, const char *name,
+		      ProtobufCType type)
+{
+	const ProtobufCFieldDescriptor *f =
+	    protobuf_c_message_descriptor_get_field_by_name(m->descriptor,
+							    name);
+
+	return f && f->type == type ? (char *)(uintptr_t)m + f->offset : NULL;
+}
+
+static void set_u64(ProtobufCMessage *m, const char *name, uint64_t v)
+{
+	uint64_t *p = field_at(m, name, PROTOBUF_C_TYPE_UINT64);
+
+	if (p)
+		*p = v;
+}
+
+static void set_str(ProtobufCMessage *m, const char *name, char *v)
+{
+	char **p = field_at(m, name, PROTOBUF_C_TYPE_STRING);
+
+	if (p)
+		*p = v;
+}
+
+/* A response's message field `name`, or NULL. */
+static const void *resp_field(const ProtobufCMessage *r, const char *name)
+{
+	void *const *p = r ? field_at(r, name, PROTOBUF_C_TYPE_MESSAGE) : NULL;
+
+	return p ? *p : NULL;
+}
+
+/* Sends step of t's copy to the master; cb gets the response. */
+static void call_step(struct wtask *t, enum copy_step step, rpc_aclient_cb cb)
+{
+	const struct step_rpc *rpc = &step_rpcs[t->dynamic][step];
+	union {
+		ProtobufCMessage base;
+		McreplRpc__CopyStartRequest start;
+		McreplRpc__CopyEndRequest end;
+		McreplRpc__CopyRevokeRequest revoke;
+		McreplRpc__DynamicReplicaCopyStartRequest dyn_start;
+		McreplRpc__DynamicReplicaCopyEndRequest dyn_end;
+		McreplRpc__DynamicReplicaCopyRevokeRequest dyn_revoke;
+	} req;
+
+	protobuf_c_message_init(rpc->req, &req);
+	set_u64(&req.base, "client_id", t->w->client_id);
+	set_u64(&req.base, "task_id", t->id);
+	set_u64(&req.base, "lease_id", t->lease_id);
+	set_u64(&req.base, "version", t->version);
+	set_str(&req.base, "tenant", t->tenant);
+	set_str(&req.base, "key", t->key);
+	if (step == STEP_START) {
+		set_u64(&req.base, "source_segment_id", t->src_seg);
+		set_u64(&req.base, "target_segment_id", t->dst_seg);
+	}
+	if (step == STEP_REVOKE)
+		set_str(&req.base, "message", t->msg);
+	worker_call(t->w, rpc->method, &req.base, rpc->resp, cb, t);
+}
+
 /* ---- the last step: report ------------------------------------------------ */
 
 static void on_marked(int status, ProtobufCMessage *resp, const char *error,
@@ -127,23 +235,10 @@ static void ended(struct wtask *t, int status, const char *error,
 	mark(t, code, msg);
 }
 
-static void on_dyn_ended(int status, ProtobufCMessage *resp, const char *error,
-			 void *arg)
+static void on_ended(int status, ProtobufCMessage *resp, const char *error,
+		     void *arg)
 {
-	const McreplRpc__DynamicReplicaCopyEndResponse *r =
-	    (const McreplRpc__DynamicReplicaCopyEndResponse *)resp;
-
-	ended(arg, status, error, r ? r->result : NULL);
-	free_resp(resp);
-}
-
-static void on_plain_ended(int status, ProtobufCMessage *resp,
-			   const char *error, void *arg)
-{
-	const McreplRpc__CopyEndResponse *r =
-	    (const McreplRpc__CopyEndResponse *)resp;
-
-	ended(arg, status, error, r ? r->result : NULL);
+	ended(arg, status, error, resp_field(resp, "result"));
 	free_resp(resp);
 }
 
@@ -161,63 +256,16 @@ static void on_revoked(int status, ProtobufCMessage *resp, const char *error,
 
 static void end_copy(struct wtask *t)
 {
-	McreplRpc__DynamicReplicaCopyEndRequest dreq;
-	McreplRpc__CopyEndRequest req;
-
-	if (!t->dynamic) {
-		mcrepl_rpc__copy_end_request__init(&req);
-		req.client_id = t->w->client_id;
-		req.task_id = t->id;
-		req.tenant = t->tenant;
-		req.key = t->key;
-		worker_call(t->w, "CopyEnd", &req.base,
-			    &mcrepl_rpc__copy_end_response__descriptor,
-			    on_plain_ended, t);
-		return;
-	}
-	mcrepl_rpc__dynamic_replica_copy_end_request__init(&dreq);
-	dreq.client_id = t->w->client_id;
-	dreq.task_id = t->id;
-	dreq.lease_id = t->lease_id;
-	dreq.version = t->version;
-	dreq.tenant = t->tenant;
-	dreq.key = t->key;
-	worker_call(t->w, "DynamicReplicaCopyEnd", &dreq.base,
-		    &mcrepl_rpc__dynamic_replica_copy_end_response__descriptor,
-		    on_dyn_ended, t);
+	call_step(t, STEP_END, on_ended);
 }
 
 /* The copy will not complete: release the master's target, then report
  * code with the reason. */
 static void revoke(struct wtask *t, McreplRpc__Code code, const char *why)
 {
-	McreplRpc__DynamicReplicaCopyRevokeRequest dreq;
-	McreplRpc__CopyRevokeRequest req;
-
 	t->status = code;
 	snprintf(t->msg, sizeof(t->msg), "%s", why);
-	if (!t->dynamic) {
-		mcrepl_rpc__copy_revoke_request__init(&req);
-		req.client_id = t->w->client_id;
-		req.task_id = t->id;
-		req.tenant = t->tenant;
-		req.key = t->key;
-		worker_call(t->w, "CopyRevoke", &req.base,
-			    &mcrepl_rpc__copy_revoke_response__descriptor,
-			    on_revoked, t);
-		return;
-	}
-	mcrepl_rpc__dynamic_replica_copy_revoke_request__init(&dreq);
-	dreq.client_id = t->w->client_id;
-	dreq.task_id = t->id;
-	dreq.lease_id = t->lease_id;
-	dreq.version = t->version;
-	dreq.tenant = t->tenant;
-	dreq.key = t->key;
-	dreq.message = t->msg;
-	worker_call(t->w, "DynamicReplicaCopyRevoke", &dreq.base,
-		    &mcrepl_rpc__dynamic_replica_copy_revoke_response__descriptor,
-		    on_revoked, t);
+	call_step(t, STEP_REVOKE, on_revoked);
 }
 
 /* ---- the copy itself -------------------------------------------------------- */
@@ -242,7 +290,8 @@ static void copy_done(int status, const char *error, void *arg)
 }
 
 /* Where to copy from, checked against our own segments. */
-static const uint8_t *source_bytes(struct wtask *t, const McreplRpc__Replica *src,
+static const uint8_t *source_bytes(struct wtask *t,
+				   const McreplRpc__Replica *src,
 				   const McreplRpc__Replica *dst, char *why,
 				   size_t cap)
 {
@@ -281,8 +330,14 @@ static void start_copy(struct wtask *t, const McreplRpc__Replica *src,
 	snprintf(t->endpoint, sizeof(t->endpoint), "%s", dst->endpoint);
 	t->size = src->size;
 	t->target = (struct copy_target){
-	    t->endpoint,      dst->segment_id,	dst->offset, dst->size,
-	    dst->write_token, dst->remote_addr, dst->rkey};
+	    .endpoint = t->endpoint,
+	    .segment_id = dst->segment_id,
+	    .offset = dst->offset,
+	    .length = dst->size,
+	    .write_token = dst->write_token,
+	    .remote_addr = dst->remote_addr,
+	    .rkey = dst->rkey,
+	};
 	st = t->w->engine
 		 ? t->w->engine->ops->post_write(t->w->engine, bytes, src->size,
 						 &t->target, copy_done, t)
@@ -313,68 +368,24 @@ static void started(struct wtask *t, int status, const char *error,
 			 res->reason ? res->reason : "");
 		mark(t, res->code, why);
 	} else if (t->w->stopping) {
-		revoke(t, MCREPL_RPC__CODE__UNAVAILABLE, "worker shutting down");
+		revoke(t, MCREPL_RPC__CODE__UNAVAILABLE,
+		       "worker shutting down");
 	} else {
 		start_copy(t, src, dst);
 	}
 }
 
-static void on_dyn_started(int status, ProtobufCMessage *resp,
-			   const char *error, void *arg)
+static void on_started(int status, ProtobufCMessage *resp, const char *error,
+		       void *arg)
 {
-	const McreplRpc__DynamicReplicaCopyStartResponse *r =
-	    (const McreplRpc__DynamicReplicaCopyStartResponse *)resp;
-
-	if (r)
-		started(arg, status, error, r->result, r->source, r->target);
-	else
-		started(arg, status, error, NULL, NULL, NULL);
-	free_resp(resp);
-}
-
-static void on_plain_started(int status, ProtobufCMessage *resp,
-			     const char *error, void *arg)
-{
-	const McreplRpc__CopyStartResponse *r =
-	    (const McreplRpc__CopyStartResponse *)resp;
-
-	if (r)
-		started(arg, status, error, r->result, r->source, r->target);
-	else
-		started(arg, status, error, NULL, NULL, NULL);
+	started(arg, status, error, resp_field(resp, "result"),
+		resp_field(resp, "source"), resp_field(resp, "target"));
 	free_resp(resp);
 }
 
 static void start_task(struct wtask *t)
 {
-	McreplRpc__DynamicReplicaCopyStartRequest dreq;
-	McreplRpc__CopyStartRequest req;
-
-	if (!t->dynamic) {
-		mcrepl_rpc__copy_start_request__init(&req);
-		req.client_id = t->w->client_id;
-		req.task_id = t->id;
-		req.tenant = t->tenant;
-		req.key = t->key;
-		req.source_segment_id = t->src_seg;
-		req.target_segment_id = t->dst_seg;
-		worker_call(t->w, "CopyStart", &req.base,
-			    &mcrepl_rpc__copy_start_response__descriptor,
-			    on_plain_started, t);
-		return;
-	}
-	mcrepl_rpc__dynamic_replica_copy_start_request__init(&dreq);
-	dreq.client_id = t->w->client_id;
-	dreq.task_id = t->id;
-	dreq.lease_id = t->lease_id;
-	dreq.version = t->version;
-	dreq.tenant = t->tenant;
-	dreq.key = t->key;
-	dreq.source_segment_id = t->src_seg;
-	dreq.target_segment_id = t->dst_seg;
-	worker_call(t->w, "DynamicReplicaCopyStart", &dreq.base,
-		    &mcrepl_rpc__dynamic_replica_copy_start_response__descriptor,
-		    on_dyn_started, t);
+	call_step(t, STEP_START, on_started);
 }
 
 /* ---- fetching ------------------------------------------------------------------ */
@@ -431,7 +442,8 @@ static void on_fetched(int status, ProtobufCMessage *resp, const char *error,
 		       void *arg)
 {
 	struct worker *w = arg;
-	McreplRpc__FetchTasksResponse *r = (McreplRpc__FetchTasksResponse *)resp;
+	McreplRpc__FetchTasksResponse *r =
+	    (McreplRpc__FetchTasksResponse *)resp;
 
 	(void)error; /* the heartbeat reports an unreachable master */
 	w->fetch_pending = false;
@@ -459,5 +471,6 @@ void tasks_tick(struct worker *w)
 	req.max_tasks = w->flags.max_copies - w->n_tasks;
 	w->fetch_pending = true;
 	worker_call(w, "FetchTasks", &req.base,
-		    &mcrepl_rpc__fetch_tasks_response__descriptor, on_fetched, w);
+		    &mcrepl_rpc__fetch_tasks_response__descriptor, on_fetched,
+		    w);
 }

@@ -251,7 +251,7 @@ static void *zipf_reader(void *arg)
 				break;
 			next += step;
 		}
-		if (get_key(t, zipf_key(l->z, bench_rand01(&t->rng))) < 0)
+		if (get_key(t, zipf_keys_next(l->z, &t->rng)) < 0)
 			sleep_ns(10000000); /* a dead cluster: do not spin */
 	}
 	atomic_fetch_sub(&l->running, 1);

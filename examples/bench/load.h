@@ -22,17 +22,17 @@
 #include "cluster.h"
 #include "opts.h"
 #include "../common/trace.h"
-#include "zipf.h"
+#include "keys.h"
 
 struct load_thread;
 
 struct load {
 	const struct bench_opts *o;
 	const struct cluster *cl;
-	const struct zipf *z;	/* zipf workload */
-	const struct trace *tr; /* trace workload */
-	uint64_t object_bytes;	/* bytes of every object */
-	uint64_t n_keys;	/* keys (zipf) or distinct blocks (trace) */
+	const struct zipf_keys *z; /* zipf workload */
+	const struct trace *tr;	   /* trace workload */
+	uint64_t object_bytes;	   /* bytes of every object */
+	uint64_t n_keys;	   /* keys (zipf) or distinct blocks (trace) */
 	_Atomic uint64_t worker_reads[BENCH_MAX_WORKERS];
 	_Atomic uint64_t reads;	      /* successful gets */
 	_Atomic uint64_t errors;      /* failed gets and puts, bad bytes */

@@ -21,7 +21,7 @@
 #include "load.h"
 #include "run.h"
 #include "../common/trace.h"
-#include "zipf.h"
+#include "keys.h"
 
 #define SURVEY_KEYS 1000 /* hottest keys whose replicas are counted */
 
@@ -144,7 +144,7 @@ static int drive(struct run *r, struct load *l, store_client *sc,
 }
 
 static int run_mode(struct run *r, const struct bench_opts *o, const char *mode,
-		    const struct zipf *z, const struct trace *tr)
+		    const struct zipf_keys *z, const struct trace *tr)
 {
 	uint64_t n_keys = tr ? tr->n_blocks : o->keys;
 	uint64_t obj = tr ? o->block_bytes : o->object_size;
@@ -185,11 +185,11 @@ out:
 	return rc;
 }
 
-static int load_workload(const struct bench_opts *o, struct zipf *z,
+static int load_workload(const struct bench_opts *o, struct zipf_keys *z,
 			 struct trace *tr)
 {
 	if (o->workload == BENCH_ZIPF) {
-		if (zipf_init(z, o->keys, o->theta, o->seed) == 0)
+		if (zipf_keys_init(z, o->keys, o->theta, o->seed) == 0)
 			return 0;
 		fprintf(stderr, "mcrepl-bench: out of memory\n");
 		return -1;
@@ -214,7 +214,7 @@ static int load_workload(const struct bench_opts *o, struct zipf *z,
 int main(int argc, char **argv)
 {
 	struct bench_opts o;
-	struct zipf z = {0};
+	struct zipf_keys z = {0};
 	struct trace tr = {0};
 	struct run *runs = NULL;
 	size_t done = 0;
@@ -251,7 +251,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; runs && i < o.n_modes; i++)
 		free(runs[i].rows);
 	free(runs);
-	zipf_free(&z);
+	zipf_keys_free(&z);
 	trace_free(&tr);
 	if (interrupted) {
 		fprintf(stderr, "mcrepl-bench: interrupted; cluster stopped\n");

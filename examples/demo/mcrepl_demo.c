@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "harness.h"
+#include "hash.h"
 #include "store_client.h"
 
 #define WORKERS 4
@@ -50,15 +51,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
 }
 
 static int start_cluster(struct demo *d)
@@ -158,7 +150,7 @@ static int read_one(struct demo *d, uint64_t hot_reads[WORKERS],
 		    uint64_t all_reads[WORKERS])
 {
 	char key[64];
-	double u = (double)(rnd(&d->rng) >> 11) / 9007199254740992.0;
+	double u = (double)(mcu_splitmix64(&d->rng) >> 11) / 9007199254740992.0;
 	bool hot = u < 0.3;
 	struct store_read_info info;
 	void *buf = NULL;

@@ -1,25 +1,13 @@
-/* splitmix64 and xoshiro256** (Blackman & Vigna, public domain). */
+/* xoshiro256** (Blackman & Vigna, public domain), seeded by splitmix64. */
+#include "hash.h"
 #include "rng.h"
-
-uint64_t sim_splitmix64(uint64_t *x)
-{
-	*x += 0x9e3779b97f4a7c15ULL;
-	return sim_mix64(*x);
-}
-
-uint64_t sim_mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 void sim_rng_seed(sim_rng *r, uint64_t seed, uint64_t stream)
 {
-	uint64_t x = seed ^ sim_mix64(stream + 0x5157ULL);
+	uint64_t x = seed ^ mcu_splitmix64_mix(stream + 0x5157ULL);
 
 	for (int i = 0; i < 4; i++)
-		r->s[i] = sim_splitmix64(&x);
+		r->s[i] = mcu_splitmix64(&x);
 }
 
 static uint64_t rotl(uint64_t x, int k)
@@ -45,6 +33,11 @@ uint64_t sim_rng_next(sim_rng *r)
 double sim_rng_double(sim_rng *r)
 {
 	return (double)(sim_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+double sim_rng_uniform(void *r)
+{
+	return sim_rng_double(r);
 }
 
 uint64_t sim_rng_below(sim_rng *r, uint64_t n)

@@ -1,5 +1,5 @@
 /*
- * mcrepl-sim random numbers: splitmix64 for seeding and hashing,
+ * mcrepl-sim random numbers: splitmix64 (lib/util/hash.h) for seeding,
  * xoshiro256** for streams. The simulator never calls rand(): every stream
  * is derived from --seed, so a run is a pure function of its flags.
  */
@@ -12,12 +12,6 @@ typedef struct sim_rng {
 	uint64_t s[4];
 } sim_rng;
 
-/* One splitmix64 step: advances *x and returns the mixed value. */
-uint64_t sim_splitmix64(uint64_t *x);
-
-/* A stateless 64-bit mix (splitmix64 finaliser) for hashing ids. */
-uint64_t sim_mix64(uint64_t x);
-
 /* Seed a stream from (seed, stream id): distinct ids give independent
  * streams, so drawing more from one never shifts another. */
 void sim_rng_seed(sim_rng *r, uint64_t seed, uint64_t stream);
@@ -26,6 +20,9 @@ uint64_t sim_rng_next(sim_rng *r);
 
 /* Uniform double in [0, 1) with 53 random bits. */
 double sim_rng_double(sim_rng *r);
+
+/* The same for a sim_rng passed as void * (zipf_uniform_fn). */
+double sim_rng_uniform(void *r);
 
 /* Uniform integer in [0, n), n >= 1 (Lemire's multiply-shift, unbiased). */
 uint64_t sim_rng_below(sim_rng *r, uint64_t n);

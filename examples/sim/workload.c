@@ -18,8 +18,8 @@ int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 	sim_rng_seed(&g->place, o->seed, STREAM_PLACE);
 	if (trace)
 		return 0;
-	if (sim_zipf_init(&g->zipf, c->n_objs,
-			  o->workload == SIM_ZIPF ? o->theta : 0))
+	if (zipf_init(&g->zipf, c->n_objs,
+		      o->workload == SIM_ZIPF ? o->theta : 0))
 		return -1;
 	g->total = (uint64_t)floor(o->rate * (double)duration_ms / 1000.0);
 	for (uint64_t k = 0; k < c->n_objs; k++)
@@ -42,7 +42,8 @@ static void tick_synthetic(struct sim_gen *g, struct sim_master *m,
 		uint64_t o;
 
 		if (g->o->workload == SIM_ZIPF)
-			o = sim_zipf_sample(&g->zipf, &g->keys) - 1;
+			o = zipf_sample(&g->zipf, sim_rng_uniform, &g->keys) -
+			    1;
 		else
 			o = sim_rng_below(&g->keys, m->c->n_objs);
 		sim_master_read(

@@ -14,12 +14,12 @@
 #include "master.h"
 #include "rng.h"
 #include "../common/trace.h"
-#include "zipf.h"
+#include "../common/zipf.h"
 
 struct sim_gen {
 	const struct sim_opts *o;
 	const struct trace *trace;
-	sim_zipf zipf;
+	struct zipf zipf;
 	sim_rng keys, readers, place;
 	uint64_t total, issued; /* synthetic: reads in the run */
 	size_t next_req;	/* trace: next request */

@@ -22,16 +22,21 @@ static inline uint64_t mcu_mix64(uint64_t x)
 	return x;
 }
 
+/* splitmix64's output function (Stafford's mix13) of one value: a
+ * stateless mix for hashing ids and keys. Not the same as mcu_mix64(). */
+static inline uint64_t mcu_splitmix64_mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
 /* One splitmix64 step (Steele, Lea, Flood): advances *state and returns
  * the next value of the sequence. A small, fast generator for seeding,
  * salts and tests; not for anything secret. */
 static inline uint64_t mcu_splitmix64(uint64_t *state)
 {
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return mcu_splitmix64_mix(*state += 0x9e3779b97f4a7c15ULL);
 }
 
 #define MCU_P0 0xa0761d6478bd642fULL

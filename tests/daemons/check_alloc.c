@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "hash.h"
 
 Suite *make_alloc_suite(void);
 
@@ -24,18 +25,9 @@ Suite *make_alloc_suite(void);
 
 /* ---- deterministic RNG (splitmix64) -------------------------------------- */
 
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
 static uint64_t rng_range(uint64_t *s, uint64_t lo, uint64_t hi)
 {
-	return lo + rng_next(s) % (hi - lo + 1u);
+	return lo + mcu_splitmix64(s) % (hi - lo + 1u);
 }
 
 /* ---- reference model: live intervals sorted by offset -------------------- */
@@ -504,7 +496,7 @@ END_TEST
 
 static uint64_t random_size(uint64_t *seed)
 {
-	uint64_t p = rng_next(seed) % 100;
+	uint64_t p = mcu_splitmix64(seed) % 100;
 
 	if (p < 70)
 		return rng_range(seed, 1, 4 * KIB);
@@ -516,14 +508,14 @@ static uint64_t random_size(uint64_t *seed)
 /* An offset that may or may not start a live allocation. */
 static uint64_t random_offset(uint64_t *seed, const struct model *m)
 {
-	uint64_t p = rng_next(seed) % 4;
+	uint64_t p = mcu_splitmix64(seed) % 4;
 
 	if (p == 0 && m->n)
-		return m->v[rng_next(seed) % m->n].off + m->align;
+		return m->v[mcu_splitmix64(seed) % m->n].off + m->align;
 	if (p == 1)
 		return rng_range(seed, 0, m->capacity / m->align) * m->align;
 	if (p == 2)
-		return rng_next(seed);
+		return mcu_splitmix64(seed);
 	return rng_range(seed, 0, m->capacity);
 }
 
@@ -531,13 +523,13 @@ static uint64_t random_offset(uint64_t *seed, const struct model *m)
 static int random_step(struct seg_alloc *a, struct model *m, uint64_t *seed,
 		       unsigned int alloc_pct)
 {
-	uint64_t p = rng_next(seed) % 100, off;
+	uint64_t p = mcu_splitmix64(seed) % 100, off;
 	bool live;
 
 	if (m->n == 0 || p < alloc_pct)
 		return both_alloc(a, m, random_size(seed));
 	if (p < 95) {
-		off = m->v[rng_next(seed) % m->n].off;
+		off = m->v[mcu_splitmix64(seed) % m->n].off;
 		expect(model_remove(m, off));
 		expect(seg_alloc_free(a, off) == 0);
 		return 0;
@@ -687,7 +679,7 @@ START_TEST(test_many_live)
 	ck_assert_uint_eq(seg_alloc_live(a), N);
 	ck_assert(seg_alloc_is_consistent(a));
 	for (i = N - 1; i > 0; i--) {
-		j = rng_next(&seed) % (i + 1);
+		j = mcu_splitmix64(&seed) % (i + 1);
 		t = off[i];
 		off[i] = off[j];
 		off[j] = t;

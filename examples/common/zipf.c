@@ -20,19 +20,19 @@ static double helper2(double x)
 }
 
 /* H(x) = integral of h, with h(x) = x^-theta. */
-static double h_integral(const sim_zipf *z, double x)
+static double h_integral(const struct zipf *z, double x)
 {
 	double lx = log(x);
 
 	return helper2((1 - z->theta) * lx) * lx;
 }
 
-static double h(const sim_zipf *z, double x)
+static double h(const struct zipf *z, double x)
 {
 	return exp(-z->theta * log(x));
 }
 
-static double h_integral_inv(const sim_zipf *z, double x)
+static double h_integral_inv(const struct zipf *z, double x)
 {
 	double t = x * (1 - z->theta);
 
@@ -41,7 +41,7 @@ static double h_integral_inv(const sim_zipf *z, double x)
 	return exp(helper1(t) * x);
 }
 
-int sim_zipf_init(sim_zipf *z, uint64_t n, double theta)
+int zipf_init(struct zipf *z, uint64_t n, double theta)
 {
 	if (n < 1 || !(theta >= 0) || theta > 100)
 		return -1;
@@ -53,10 +53,10 @@ int sim_zipf_init(sim_zipf *z, uint64_t n, double theta)
 	return 0;
 }
 
-uint64_t sim_zipf_sample(const sim_zipf *z, sim_rng *r)
+uint64_t zipf_sample(const struct zipf *z, zipf_uniform_fn *uniform, void *rng)
 {
 	for (;;) {
-		double u = z->h_n + sim_rng_double(r) * (z->h_x1 - z->h_n);
+		double u = z->h_n + uniform(rng) * (z->h_x1 - z->h_n);
 		double x = h_integral_inv(z, u);
 		double kd = floor(x + 0.5);
 		uint64_t k;
@@ -69,14 +69,4 @@ uint64_t sim_zipf_sample(const sim_zipf *z, sim_rng *r)
 		if (kd - x <= z->s || u >= h_integral(z, kd + 0.5) - h(z, kd))
 			return k;
 	}
-}
-
-double sim_zipf_norm(uint64_t n, double theta)
-{
-	double sum = 0;
-
-	/* Smallest terms first for accuracy. */
-	for (uint64_t k = n; k >= 1; k--)
-		sum += pow((double)k, -theta);
-	return sum;
 }

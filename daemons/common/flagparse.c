@@ -1,0 +1,439 @@
+/* Table-driven daemon flags (see flagparse.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mcrepl/error.h>
+#include <mcrepl/mcrepl.h>
+
+#include "flagparse.h"
+
+#define KNOB_PREFIX "dynamic_replication_"
+#define MAX_CONFIG_DEPTH 8
+
+struct ctx {
+	const struct flag_set *set;
+	void *base;
+	mcrepl_config *cfg;
+	int depth; /* --config files being read */
+};
+
+static int suffix_shift(const char *s, unsigned *shift)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+
+	*shift = 0;
+	if (!*s)
+		return 0;
+	u = strchr(units, s[0] & ~0x20);
+	if (!u || !*u)
+		return -1;
+	*shift = 10u * (unsigned)(u - units + 1);
+	s++;
+	if ((s[0] == 'i' || s[0] == 'I') && (s[1] == 'B' || s[1] == 'b'))
+		s += 2;
+	else if (s[0] == 'B' || s[0] == 'b')
+		s++;
+	return *s ? -1 : 0;
+}
+
+/* Leading decimal digits of s into *out; *end after them. */
+static int read_digits(const char *s, uint64_t *out, char **end)
+{
+	unsigned long long v;
+
+	errno = 0;
+	if (s[0] < '0' || s[0] > '9')
+		return -1;
+	v = strtoull(s, end, 10);
+	if (errno)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int flags_parse_size(const char *s, uint64_t *out)
+{
+	uint64_t v;
+	unsigned shift;
+	char *end;
+
+	if (!s || read_digits(s, &v, &end) || suffix_shift(end, &shift) ||
+	    (shift && v > (UINT64_MAX >> shift)))
+		return -1;
+	*out = v << shift;
+	return 0;
+}
+
+static uint64_t type_max(enum flag_type t)
+{
+	if (t == FLAG_U32)
+		return UINT32_MAX;
+	if (t == FLAG_I32)
+		return INT32_MAX;
+	return UINT64_MAX;
+}
+
+static uint64_t flag_max(const struct flag *fl)
+{
+	return fl->max ? (uint64_t)fl->max : type_max(fl->type);
+}
+
+/* An integer flag's value (a size for FLAG_SIZE), range checked. */
+static int read_int(const struct flag *fl, const char *v, int64_t *neg,
+		    uint64_t *pos)
+{
+	char *end;
+
+	*neg = 0;
+	if (fl->type == FLAG_SIZE) {
+		if (flags_parse_size(v, pos))
+			return -1;
+	} else if (fl->type == FLAG_I32 && v[0] == '-') {
+		if (read_digits(v + 1, pos, &end) || *end || *pos > INT32_MAX)
+			return -1;
+		*neg = -(int64_t)*pos;
+		*pos = 0;
+		return *neg < fl->min ? -1 : 0;
+	} else if (read_digits(v, pos, &end) || *end) {
+		return -1;
+	}
+	return (fl->min > 0 && *pos < (uint64_t)fl->min) || *pos > flag_max(fl)
+		   ? -1
+		   : 0;
+}
+
+static int set_number(const struct flag *fl, char *p, const char *v)
+{
+	int64_t neg;
+	uint64_t u;
+
+	if (read_int(fl, v, &neg, &u))
+		return -1;
+	if (fl->type == FLAG_U32)
+		*(uint32_t *)(void *)p = (uint32_t)u;
+	else if (fl->type == FLAG_I32)
+		*(int32_t *)(void *)p = (int32_t)(neg ? neg : (int64_t)u);
+	else
+		*(uint64_t *)(void *)p = u;
+	return 0;
+}
+
+static int set_real(const struct flag *fl, char *p, const char *v)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(v, &end);
+	if (end == v || *end || errno || !isfinite(d) || d < 0 ||
+	    (fl->type == FLAG_RATIO && (d <= 0 || d > 1)))
+		return -1;
+	if (fl->type == FLAG_MS)
+		*(uint64_t *)(void *)p = (uint64_t)llround(d * 1000);
+	else
+		*(double *)(void *)p = d;
+	return 0;
+}
+
+static bool is_choice(const char *choices, const char *v)
+{
+	size_t n = strlen(v);
+
+	for (const char *c = choices; c; c = strchr(c, '|')) {
+		c += *c == '|';
+		if (strncmp(c, v, n) == 0 && (c[n] == '|' || !c[n]))
+			return true;
+	}
+	return false;
+}
+
+static int set_value(void *base, const struct flag *fl, const char *v)
+{
+	char *p = (char *)base + fl->off;
+	size_t len = strlen(v);
+
+	switch (fl->type) {
+	case FLAG_STR:
+		if (len >= fl->cap || len < (uint64_t)fl->min ||
+		    (fl->choices && !is_choice(fl->choices, v)))
+			return -1;
+		memcpy(p, v, len + 1);
+		return 0;
+	case FLAG_BOOL:
+		if (strcmp(v, "true") && strcmp(v, "false") && strcmp(v, "1") &&
+		    strcmp(v, "0"))
+			return -1;
+		*(bool *)(void *)p = !strcmp(v, "true") || !strcmp(v, "1");
+		return 0;
+	case FLAG_MS:
+	case FLAG_RATIO:
+		return set_real(fl, p, v);
+	default:
+		return set_number(fl, p, v);
+	}
+}
+
+/* What fl accepts, for error messages. */
+static void allowed(const struct flag *fl, char *buf, size_t cap)
+{
+	uint64_t top = flag_max(fl);
+
+	switch (fl->type) {
+	case FLAG_STR:
+		if (fl->choices)
+			snprintf(buf, cap, "one of %s", fl->choices);
+		else
+			snprintf(buf, cap, "%" PRId64 " to %zu characters",
+				 fl->min, fl->cap - 1);
+		return;
+	case FLAG_BOOL:
+		snprintf(buf, cap, "true, false, 1 or 0");
+		return;
+	case FLAG_MS:
+		snprintf(buf, cap, "seconds >= 0, fractions allowed");
+		return;
+	case FLAG_RATIO:
+		snprintf(buf, cap, "a ratio in (0, 1]");
+		return;
+	default:
+		break;
+	}
+	snprintf(buf, cap, "%s %s %" PRId64,
+		 fl->type == FLAG_SIZE ? "bytes (K, M, G, T suffixes)"
+				       : "an integer",
+		 top == UINT64_MAX ? ">=" : "in", fl->min);
+	if (top != UINT64_MAX)
+		snprintf(buf + strlen(buf), cap - strlen(buf), "..%" PRIu64,
+			 top);
+}
+
+static int bad_value(const struct ctx *c, const char *where,
+		     const struct flag *fl, const char *v)
+{
+	char what[128];
+
+	allowed(fl, what, sizeof(what));
+	fprintf(stderr,
+		"%s: %s: invalid value '%s' for --%s (%s); allowed: %s\n",
+		c->set->prog, where, v, fl->name, fl->help, what);
+	return -1;
+}
+
+static const struct flag *find_flag(const struct flag_set *set,
+				    const char *name, size_t len)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (strlen(set->flags[i].name) == len &&
+		    strncmp(set->flags[i].name, name, len) == 0)
+			return &set->flags[i];
+	return NULL;
+}
+
+static bool is_knob(const struct ctx *c, const char *name)
+{
+	return c->cfg && strncmp(name, KNOB_PREFIX, strlen(KNOB_PREFIX)) == 0;
+}
+
+static int unknown(const struct ctx *c, const char *where, const char *name,
+		   size_t len)
+{
+	fprintf(stderr, "%s: %s: unknown flag --%.*s (see --help)\n",
+		c->set->prog, where, (int)len, name);
+	return -1;
+}
+
+static int read_config(struct ctx *c, const char *path);
+
+/* Applies name=value from where ("command line", "FILE:LINE"). */
+static int apply(struct ctx *c, const char *name, const char *v,
+		 const char *where)
+{
+	const struct flag *fl = find_flag(c->set, name, strlen(name));
+	mcrepl_status st;
+
+	if (strcmp(name, "config") == 0)
+		return read_config(c, v);
+	if (fl)
+		return set_value(c->base, fl, v) ? bad_value(c, where, fl, v)
+						 : 0;
+	if (!is_knob(c, name))
+		return unknown(c, where, name, strlen(name));
+	st = mcrepl_config_set(c->cfg, name, v);
+	if (st == MCREPL_OK)
+		return 0;
+	if (st == MCREPL_ENOENT)
+		return unknown(c, where, name, strlen(name));
+	fprintf(stderr, "%s: %s: invalid value '%s' for --%s: %s\n",
+		c->set->prog, where, v, name, mcrepl_strerror(st));
+	return -1;
+}
+
+/* Cuts blanks from both ends of s in place. */
+static char *trim(char *s)
+{
+	char *e;
+
+	s += strspn(s, " \t");
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = '\0';
+	return s;
+}
+
+/* One line of a config file: NULL-free, comment cut; 0 when blank. */
+static int config_line(struct ctx *c, char *line, const char *where)
+{
+	char *s, *eq;
+
+	line[strcspn(line, "#\r\n")] = '\0';
+	s = trim(line);
+	if (!*s)
+		return 0;
+	if (s[0] == '-' && s[1] == '-')
+		s += 2;
+	eq = strchr(s, '=');
+	if (!eq) {
+		fprintf(stderr, "%s: %s: expected name=value\n", c->set->prog,
+			where);
+		return -1;
+	}
+	*eq = '\0';
+	return apply(c, trim(s), trim(eq + 1), where);
+}
+
+static int read_config(struct ctx *c, const char *path)
+{
+	char line[512], where[600];
+	int lineno = 0, rc = 0;
+	FILE *fp;
+
+	if (c->depth >= MAX_CONFIG_DEPTH) {
+		fprintf(stderr, "%s: --config %s: nested too deeply\n",
+			c->set->prog, path);
+		return -1;
+	}
+	fp = fopen(path, "r");
+	if (!fp) {
+		fprintf(stderr, "%s: --config %s: %s\n", c->set->prog, path,
+			strerror(errno));
+		return -1;
+	}
+	c->depth++;
+	while (rc == 0 && fgets(line, sizeof(line), fp)) {
+		snprintf(where, sizeof(where), "%s:%d", path, ++lineno);
+		rc = config_line(c, line, where);
+	}
+	c->depth--;
+	fclose(fp);
+	return rc;
+}
+
+static void usage(const struct ctx *c)
+{
+	const struct flag_set *s = c->set;
+	const mcrepl_config_knob *k;
+	size_t n;
+
+	printf("usage: %s [--flag value | --flag=value]... [--config FILE]\n"
+	       "\n%s:\n",
+	       s->prog, s->title);
+	for (size_t i = 0; i < s->n; i++)
+		printf("  --%-*s %s (default %s)\n", s->width, s->flags[i].name,
+		       s->flags[i].help,
+		       s->flags[i].def[0] ? s->flags[i].def : "-");
+	if (c->cfg) {
+		k = mcrepl_config_knobs(&n);
+		printf("\ndynamic replication (libmcrepl) flags:\n");
+		for (size_t i = 0; i < n; i++)
+			printf("  --%-*s %s (default %s)\n", s->width,
+			       k[i].name, k[i].help, k[i].default_text);
+	}
+	printf("\n  --config FILE   read name=value lines (# comments)\n"
+	       "  --help, --version\n");
+	if (s->epilog)
+		printf("\n%s\n", s->epilog);
+}
+
+/* The value of the flag at argv[*i] (consuming the next argument when it
+ * is not inline); NULL after printing an error. */
+static const char *arg_value(const struct ctx *c, const struct flag *fl,
+			     const char *name, int argc, char **argv, int *i)
+{
+	const char *eq = strchr(argv[*i], '=');
+
+	if (eq)
+		return eq + 1;
+	if (fl && fl->type == FLAG_BOOL &&
+	    (*i + 1 >= argc || strncmp(argv[*i + 1], "--", 2) == 0))
+		return "true";
+	if (*i + 1 < argc)
+		return argv[++*i];
+	fprintf(stderr, "%s: --%s needs a value\n", c->set->prog, name);
+	return NULL;
+}
+
+/* One --flag at argv[*i]. */
+static int parse_arg(struct ctx *c, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i] + 2, *v;
+	size_t len = strcspn(a, "=");
+	const struct flag *fl = find_flag(c->set, a, len);
+	char name[128];
+
+	snprintf(name, sizeof(name), "%.*s", (int)len, a);
+	if (!fl && strcmp(name, "config") != 0 && !is_knob(c, name))
+		return unknown(c, "command line", a, len);
+	v = arg_value(c, fl, name, argc, argv, i);
+	return v ? apply(c, name, v, "command line") : -1;
+}
+
+void flags_defaults(const struct flag_set *set, void *base)
+{
+	for (size_t i = 0; i < set->n; i++)
+		(void)set_value(base, &set->flags[i], set->flags[i].def);
+}
+
+int flags_parse(const struct flag_set *set, void *base, mcrepl_config *cfg,
+		int argc, char **argv)
+{
+	struct ctx c = {.set = set, .base = base, .cfg = cfg};
+	const char *field = NULL;
+	char val[64];
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(&c);
+			return 1;
+		}
+		if (!strcmp(argv[i], "--version")) {
+			printf("%s (libmcrepl %s)\n", set->prog,
+			       mcrepl_version());
+			return 1;
+		}
+		if (strncmp(argv[i], "--", 2) != 0) {
+			fprintf(stderr,
+				"%s: unexpected argument '%s' (see --help)\n",
+				set->prog, argv[i]);
+			return -1;
+		}
+		if (parse_arg(&c, argc, argv, &i))
+			return -1;
+	}
+	if (cfg && mcrepl_config_validate(cfg, &field) != MCREPL_OK) {
+		if (mcrepl_config_get(cfg, field, val, sizeof(val)) !=
+		    MCREPL_OK)
+			val[0] = '\0';
+		fprintf(stderr,
+			"%s: invalid value '%s' for --%s (out of range, or "
+			"inconsistent with another knob; see --help)\n",
+			set->prog, val, field);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,80 @@
+/*
+ * Table-driven flags for the daemons (mcrepl-master, mcrepl-worker).
+ *
+ * Accepted spellings: `--name value`, `--name=value`, a boolean alone
+ * (`--hugepages` = true), and `name=value` lines in `--config FILE` (blank
+ * lines and # comments skipped, a leading "--" allowed). `--help` / `-h`
+ * prints a usage generated from the table (and from libmcrepl's knob table
+ * when the program has a library config); `--version` prints the version.
+ * A name starting with "dynamic_replication_" that is not in the table is
+ * passed to mcrepl_config_set() when a config is given.
+ *
+ * Every value is checked when it is read, against its type and the entry's
+ * range; an error names where it came from, the flag, the value and what
+ * is allowed, on one line of stderr.
+ *
+ * Not thread-safe; call from main() before anything else runs.
+ */
+#ifndef MCREPL_FLAGPARSE_H
+#define MCREPL_FLAGPARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mcrepl/config.h>
+
+enum flag_type {
+	FLAG_STR,   /* char[cap]; min = shortest length; choices optional */
+	FLAG_U32,   /* uint32_t */
+	FLAG_I32,   /* int32_t */
+	FLAG_U64,   /* uint64_t */
+	FLAG_SIZE,  /* uint64_t bytes, K/M/G/T suffixes (powers of 1024) */
+	FLAG_MS,    /* uint64_t milliseconds, given in seconds ("0.25") */
+	FLAG_RATIO, /* double in (0, 1] */
+	FLAG_BOOL,  /* bool: true, false, 1 or 0 */
+};
+
+/* One flag: its value lives at `off` in the program's flag struct. */
+struct flag {
+	const char *name;
+	enum flag_type type;
+	size_t off;
+	size_t cap;	     /* FLAG_STR: buffer size */
+	const char *def;     /* default, as text (parsed like a flag) */
+	const char *help;    /* one line */
+	int64_t min, max;    /* integers: allowed range; max 0 = type's max */
+	const char *choices; /* FLAG_STR: "auto|tcp|rdma", or NULL */
+};
+
+/* Initialiser helpers for a table over struct T. */
+#define FLAG_AT(T, field) offsetof(T, field)
+#define FLAG_STR_AT(T, field) offsetof(T, field), sizeof(((T *)0)->field)
+
+/* A program's flags. */
+struct flag_set {
+	const char *prog;   /* "mcrepl-master": prefixes every message */
+	const char *title;  /* heading of the table in --help */
+	const char *epilog; /* printed last by --help, or NULL */
+	int width;	    /* --help name column */
+	const struct flag *flags;
+	size_t n;
+};
+
+/* Sets every flag of base to its default. The caller zeroes base first
+ * and fills what the table does not hold (cfg, environment defaults). */
+void flags_defaults(const struct flag_set *set, void *base);
+
+/*
+ * Parses argv into base (defaults are not applied here). cfg receives the
+ * library knobs and is validated at the end; NULL when the program has
+ * none. Returns 0 to run, 1 when --help or --version was printed, -1 after
+ * printing one error line.
+ */
+int flags_parse(const struct flag_set *set, void *base, mcrepl_config *cfg,
+		int argc, char **argv);
+
+/* "64M" -> 67108864; K, M, G, T (powers of 1024), optional "iB"/"B".
+ * Returns 0, or -1 when malformed or overflowing (*out untouched). */
+int flags_parse_size(const char *s, uint64_t *out);
+
+#endif

@@ -1,0 +1,208 @@
+/* The daemons' shared flag parser: types, ranges, spellings, --config and
+ * library knobs, over a small table of its own. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flagparse.h"
+
+Suite *make_flagparse_suite(void);
+
+struct tflags {
+	char name[8];
+	char mode[8];
+	uint32_t count;
+	int32_t port;
+	uint64_t bytes;
+	uint64_t ttl_ms;
+	double ratio;
+	bool on;
+	mcrepl_config cfg;
+};
+
+#define O(f) FLAG_AT(struct tflags, f)
+#define S(f) FLAG_STR_AT(struct tflags, f)
+static const struct flag tflags[] = {
+    {"name", FLAG_STR, S(name), "ab", "a name", .min = 1},
+    {"mode", FLAG_STR, S(mode), "x", "a mode", .choices = "x|yy"},
+    {"count", FLAG_U32, O(count), 0, "7", "a count", .min = 1, .max = 100},
+    {"port", FLAG_I32, O(port), 0, "-1", "a port", .min = -1, .max = 10},
+    {"bytes", FLAG_SIZE, O(bytes), 0, "1K", "a size", .min = 1024},
+    {"ttl", FLAG_MS, O(ttl_ms), 0, "0.25", "seconds"},
+    {"ratio", FLAG_RATIO, O(ratio), 0, "0.5", "a ratio"},
+    {"on", FLAG_BOOL, O(on), 0, "false", "a switch"},
+};
+
+static const struct flag_set tset = {
+    .prog = "check_flagparse",
+    .title = "test flags",
+    .width = 10,
+    .flags = tflags,
+    .n = sizeof(tflags) / sizeof(tflags[0]),
+};
+
+/* Parses up to three arguments after argv[0] into *f (defaults first). */
+static int parse(struct tflags *f, const char *a, const char *b, const char *c)
+{
+	char *argv[] = {(char *)(uintptr_t) "prog", (char *)(uintptr_t)a,
+			(char *)(uintptr_t)b, (char *)(uintptr_t)c, NULL};
+	int argc = 1;
+
+	while (argc < 4 && argv[argc])
+		argc++;
+	memset(f, 0, sizeof(*f));
+	mcrepl_config_init(&f->cfg);
+	flags_defaults(&tset, f);
+	return flags_parse(&tset, f, &f->cfg, argc, argv);
+}
+
+START_TEST(test_defaults)
+{
+	struct tflags f;
+
+	ck_assert_int_eq(parse(&f, NULL, NULL, NULL), 0);
+	ck_assert_str_eq(f.name, "ab");
+	ck_assert_str_eq(f.mode, "x");
+	ck_assert_uint_eq(f.count, 7);
+	ck_assert_int_eq(f.port, -1);
+	ck_assert_uint_eq(f.bytes, 1024);
+	ck_assert_uint_eq(f.ttl_ms, 250);
+	ck_assert_double_eq(f.ratio, 0.5);
+	ck_assert(!f.on);
+}
+END_TEST
+
+START_TEST(test_spellings)
+{
+	struct tflags f;
+
+	ck_assert_int_eq(parse(&f, "--count", "9", "--on"), 0);
+	ck_assert_uint_eq(f.count, 9);
+	ck_assert(f.on);
+	ck_assert_int_eq(parse(&f, "--count=10", "--on", "false"), 0);
+	ck_assert_uint_eq(f.count, 10);
+	ck_assert(!f.on);
+	ck_assert_int_eq(parse(&f, "--on", "--bytes=2MiB", NULL), 0);
+	ck_assert(f.on);
+	ck_assert_uint_eq(f.bytes, 2u << 20);
+	ck_assert_int_eq(parse(&f, "--port=-1", "--mode", "yy"), 0);
+	ck_assert_int_eq(f.port, -1);
+	ck_assert_str_eq(f.mode, "yy");
+	ck_assert_int_eq(
+	    parse(&f, "--dynamic_replication_mode=enforce", NULL, NULL), 0);
+	ck_assert_int_eq(f.cfg.mode, MCREPL_MODE_ENFORCE);
+}
+END_TEST
+
+/* Each is refused with -1. */
+static const char *const bad[][2] = {
+    {"--count=0", NULL},
+    {"--count=101", NULL},
+    {"--count=+5", NULL},
+    {"--count= 5", NULL},
+    {"--count=5x", NULL},
+    {"--count", NULL},
+    {"--port=-2", NULL},
+    {"--port=11", NULL},
+    {"--bytes=1023", NULL},
+    {"--bytes=12Q", NULL},
+    {"--bytes=-1K", NULL},
+    {"--ttl=-1", NULL},
+    {"--ratio=0", NULL},
+    {"--ratio=1.5", NULL},
+    {"--on=yes", NULL},
+    {"--name=", NULL},
+    {"--name=toolongname", NULL},
+    {"--mode=xy", NULL},
+    {"--bogus", NULL},
+    {"--bogus=1", NULL},
+    {"stray", NULL},
+    {"--dynamic_replication_mode=no", NULL},
+    {"--dynamic_replication_nope=1", NULL},
+};
+
+START_TEST(test_refused)
+{
+	struct tflags f;
+
+	ck_assert_int_eq(parse(&f, bad[_i][0], bad[_i][1], NULL), -1);
+}
+END_TEST
+
+START_TEST(test_help_and_version)
+{
+	struct tflags f;
+
+	ck_assert_int_eq(parse(&f, "--count=0", "--help", NULL), -1);
+	ck_assert_int_eq(parse(&f, "--help", NULL, NULL), 1);
+	ck_assert_int_eq(parse(&f, "-h", NULL, NULL), 1);
+	ck_assert_int_eq(parse(&f, "--version", NULL, NULL), 1);
+}
+END_TEST
+
+START_TEST(test_config_file)
+{
+	static const char text[] = "# a comment\n"
+				   "\n"
+				   "  count = 42  # trailing comment\n"
+				   "--on=true\n"
+				   "dynamic_replication_mode = observe\n";
+	char path[] = "/tmp/mcrepl-flagparse-XXXXXX", flag[64];
+	int fd = mkstemp(path);
+	struct tflags f;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, sizeof(text) - 1),
+			 (ssize_t)sizeof(text) - 1);
+	close(fd);
+	snprintf(flag, sizeof(flag), "--config=%s", path);
+	ck_assert_int_eq(parse(&f, flag, "--count", "3"), 0);
+	ck_assert_uint_eq(f.count, 3); /* later flags win */
+	ck_assert(f.on);
+	ck_assert_int_eq(f.cfg.mode, MCREPL_MODE_OBSERVE);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "count\n", 6), 6);
+	close(fd);
+	ck_assert_int_eq(parse(&f, flag, NULL, NULL), -1);
+	unlink(path);
+	ck_assert_int_eq(parse(&f, flag, NULL, NULL), -1);
+}
+END_TEST
+
+START_TEST(test_parse_size)
+{
+	uint64_t v = 0;
+
+	ck_assert_int_eq(flags_parse_size("64M", &v), 0);
+	ck_assert_uint_eq(v, 64u << 20);
+	ck_assert_int_eq(flags_parse_size("3gib", &v), 0);
+	ck_assert_uint_eq(v, 3ull << 30);
+	ck_assert_int_eq(flags_parse_size("17", &v), 0);
+	ck_assert_uint_eq(v, 17);
+	ck_assert_int_eq(flags_parse_size("16777216T", &v), -1);
+	ck_assert_int_eq(flags_parse_size("1KB2", &v), -1);
+	ck_assert_int_eq(flags_parse_size("", &v), -1);
+	ck_assert_int_eq(flags_parse_size(NULL, &v), -1);
+}
+END_TEST
+
+Suite *make_flagparse_suite(void)
+{
+	Suite *s = suite_create("flagparse");
+	TCase *tc = tcase_create("parse");
+
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_spellings);
+	tcase_add_loop_test(tc, test_refused, 0,
+			    (int)(sizeof(bad) / sizeof(bad[0])));
+	tcase_add_test(tc, test_help_and_version);
+	tcase_add_test(tc, test_config_file);
+	tcase_add_test(tc, test_parse_size);
+	suite_add_tcase(s, tc);
+	return s;
+}
