@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "netutil.h"
+#include "stamp.h"
 #include "worker.h"
 
 #define FETCH_BACKOFF_MS 500
@@ -22,7 +23,7 @@
 struct wtask {
 	struct wtask *prev, *next;
 	struct worker *w;
-	uint64_t id, lease_id, version, size, src_seg, dst_seg;
+	uint64_t id, lease_id, version, size, src_seg, dst_seg, incarnation;
 	bool dynamic, copying;
 	char *tenant, *key;
 	McreplRpc__Code status; /* reported by MarkTaskToComplete */
@@ -303,17 +304,46 @@ static const uint8_t *source_bytes(struct wtask *t,
 		    "start reply names no local source segment or no target");
 		return NULL;
 	}
-	if (src->size != dst->size || src->offset > s->len ||
-	    src->size > s->len - src->offset) {
+	if (src->size != dst->size || src->stamp_bytes != dst->stamp_bytes ||
+	    (src->stamp_bytes && src->stamp_bytes != STAMP_BYTES) ||
+	    src->offset > s->len ||
+	    src->size + src->stamp_bytes > s->len - src->offset) {
 		snprintf(
 		    why, cap,
-		    "source [%llu, +%llu) does not fit segment %llu or target size %llu differs",
+		    "source [%llu, +%llu+%u) does not fit segment %llu or target size %llu+%u differs",
 		    (unsigned long long)src->offset,
-		    (unsigned long long)src->size, (unsigned long long)s->id,
-		    (unsigned long long)dst->size);
+		    (unsigned long long)src->size, src->stamp_bytes,
+		    (unsigned long long)s->id, (unsigned long long)dst->size,
+		    dst->stamp_bytes);
 		return NULL;
 	}
 	return (const uint8_t *)s->mem + src->offset;
+}
+
+/* A stamped source region must hold the task's object, whole: a region
+ * reused or torn is never copied (it would become a replica). */
+static bool source_is_the_object(const struct wtask *t,
+				 const McreplRpc__Replica *src,
+				 const uint8_t *bytes, char *why, size_t cap)
+{
+	struct stamp_id want = {
+	    .incarnation = t->incarnation,
+	    .object_id = t->version,
+	    .key_hash = stamp_key_hash(t->tenant, strlen(t->tenant), t->key,
+				       strlen(t->key)),
+	    .length = src->size,
+	};
+	enum stamp_result r;
+
+	if (!src->stamp_bytes)
+		return true;
+	r = stamp_verify(bytes, STAMP_BYTES + (size_t)src->size, &want);
+	if (r == STAMP_OK)
+		return true;
+	snprintf(why, cap, "source segment %llu offset %llu: %s",
+		 (unsigned long long)src->segment_id,
+		 (unsigned long long)src->offset, stamp_result_text(r));
+	return false;
 }
 
 static void start_copy(struct wtask *t, const McreplRpc__Replica *src,
@@ -327,19 +357,25 @@ static void start_copy(struct wtask *t, const McreplRpc__Replica *src,
 		revoke(t, MCREPL_RPC__CODE__INTERNAL, why);
 		return;
 	}
+	if (!source_is_the_object(t, src, bytes, why, sizeof(why))) {
+		t->w->ctr.copies_stale_source++;
+		revoke(t, MCREPL_RPC__CODE__STALE, why);
+		return;
+	}
 	snprintf(t->endpoint, sizeof(t->endpoint), "%s", dst->endpoint);
 	t->size = src->size;
 	t->target = (struct copy_target){
 	    .endpoint = t->endpoint,
 	    .segment_id = dst->segment_id,
 	    .offset = dst->offset,
-	    .length = dst->size,
+	    .length = dst->size + dst->stamp_bytes,
 	    .write_token = dst->write_token,
 	    .remote_addr = dst->remote_addr,
 	    .rkey = dst->rkey,
 	};
 	st = t->w->engine
-		 ? t->w->engine->ops->post_write(t->w->engine, bytes, src->size,
+		 ? t->w->engine->ops->post_write(t->w->engine, bytes,
+						 src->size + src->stamp_bytes,
 						 &t->target, copy_done, t)
 		 : -ECANCELED;
 	if (st) {
@@ -408,6 +444,7 @@ static struct wtask *task_new(struct worker *w, const McreplRpc__Task *m)
 	t->id = m->task_id;
 	t->lease_id = m->lease_id;
 	t->version = m->version;
+	t->incarnation = m->incarnation;
 	t->size = m->size;
 	t->src_seg = m->source_segment_id;
 	t->dst_seg = m->target_segment_id;

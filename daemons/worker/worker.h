@@ -37,6 +37,7 @@ struct wseg {
 
 struct worker_counters {
 	uint64_t copies_started, copies_completed, copies_failed;
+	uint64_t copies_stale_source; /* source stamp named another object */
 	uint64_t copy_bytes, tasks_fetched, remounts;
 };
 
