@@ -11,7 +11,7 @@
 #                        daemon archive; they start the real daemons
 #   make check-unit      runs $(TEST_BIN) and the examples
 #   make check-daemons   runs $(DAEMON_TEST_BIN) (both hooked to check)
-#   make valgrind        both runners under valgrind
+#   make valgrind        both runners under valgrind, one after the other
 
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck)
@@ -66,10 +66,10 @@ check: check-unit check-daemons
 
 VALGRIND := CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect
-valgrind: valgrind-unit valgrind-daemons
-valgrind-unit: $(TEST_BIN)
+# One runner after the other: the daemon tests are timing-sensitive.
+valgrind: valgrind-daemons $(TEST_BIN)
 	$(VALGRIND) $(TEST_BIN)
 valgrind-daemons: $(DAEMON_TEST_DEPS)
 	$(VALGRIND) $(DAEMON_TEST_BIN)
 
-.PHONY: check-unit check-daemons valgrind-unit valgrind-daemons
+.PHONY: check-unit check-daemons valgrind-daemons
