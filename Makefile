@@ -1,21 +1,41 @@
 # libmcrepl — one plain, non-recursive Makefile.
-#   make [all]        library (.so with soname + .a), examples, benches
-#   make check        deps check, unit tests, examples, install test
+#   make [all]        library (.so with soname + .a), daemons, tools, benches
+#   make check        deps check, unit and daemon tests, tools, install test
 #   make bench        benchmarks (figures beside a same-run baseline)
+#   make demo         a local master + 4 workers; a hot key gets replicas
+#   make deps         check (as root on Debian: install) build dependencies
 #   make install      PREFIX=/usr/local DESTDIR=
-#   make SANITIZER=address|undefined check   sanitizer build in build/<san>
+#   make SANITIZER=address|undefined|thread check   build in build/<san>
 #   make fuzz         libFuzzer runs of tests/fuzz/ (clang; mk/fuzz.mk)
+#   make V=1          full command lines instead of one line per target
 # User CFLAGS / LDFLAGS / CPPFLAGS are honoured; WERROR= turns off -Werror.
+#
+# Layout of the build: this file holds the configuration, the one compile
+# rule and the top-level targets; mk/<part>.mk adds each part, included in
+# the explicit order below (a fragment may use what an earlier one defines).
+# Flags for a source directory are CFLAGS.<dir>, set by the fragment that
+# owns the directory; a new .c file in a known directory needs no edit.
 
-# `make`, `make check` and `make demo` first make sure the build
-# dependencies are there (scripts/deps.sh installs them as root on Debian,
-# else names them), before any pkg-config query below runs.
-ifneq ($(filter all check demo bench fuzz,$(or $(MAKECMDGOALS),all)),)
-DEPS_STATUS := $(shell sh scripts/deps.sh 1>&2; echo $$?)
-ifneq ($(DEPS_STATUS),0)
-$(error missing build dependencies: see the lines above)
+.DEFAULT_GOAL := all
+
+# ---- set-up at target time ---------------------------------------------------
+# all, check, demo, bench and fuzz first run scripts/deps.sh (installs the
+# build dependencies as root on Debian, else names them), then re-invoke
+# make for the real work, whose pkg-config queries now see the packages.
+# Nothing runs while this file is parsed; `make -n check` runs nothing.
+SETUP_GOALS := all check demo bench fuzz
+ifeq ($(MCREPL_SETUP)$(filter $(SETUP_GOALS),$(or $(MAKECMDGOALS),all)),)
+MCREPL_SETUP := skip
 endif
-endif
+
+ifeq ($(MCREPL_SETUP),)
+$(or $(MAKECMDGOALS),all): setup
+	@:
+setup:
+	@sh scripts/deps.sh
+	+@$(MAKE) --no-print-directory MCREPL_SETUP=done $(MAKECMDGOALS)
+.PHONY: setup $(or $(MAKECMDGOALS),all)
+else
 
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
@@ -58,110 +78,84 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wcast-qual -Wvla -Wold-style-definition -Wnull-dereference \
 	-Wimplicit-fallthrough -Wno-missing-field-initializers
 FEATURES := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+# Everything sees the public headers and lib/util only; more per directory.
 BASE_CFLAGS := -std=c11 $(WARN) $(WERROR) $(FEATURES) -pthread -MMD -MP \
 	-Ilib/include -Ilib/util $(SANFLAGS)
 ALL_CFLAGS = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) -pthread $(LDFLAGS)
 
-# ---- library -------------------------------------------------------------
-LIB_SRC := $(wildcard lib/*.c lib/util/*.c)
-LIB_PIC := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
-SONAME := libmcrepl.so.$(V_MAJOR)
-SHLIB := $(BUILD)/libmcrepl.so.$(VERSION)
-STLIB := $(BUILD)/libmcrepl.a
-PCFILE := $(BUILD)/libmcrepl.pc
-HEADERS := $(wildcard lib/include/mcrepl/*.h)
+# Integration tests, benches and the demo start the daemons from here.
+export MCREPL_BIN_DIR := $(abspath $(BUILD)/bin)
 
-$(BUILD)/pic/%.o: %.c
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+# ---- quiet output ------------------------------------------------------------
+# $(call quiet,TAG) prints "  TAG     target" unless V=1; recipes start with
+# $(Q) so the command itself is shown only with V=1.
+ifeq ($(V),1)
+Q :=
+quiet =
+else
+Q := @
+quiet = @printf '  %-7s %s\n' '$(1)' '$@';
+endif
+
+# ---- the compile rule ------------------------------------------------------
+# One recipe. An object gets the flags of its source directory,
+# CFLAGS.<dir> (and CFLAGS.pic for position-independent library objects).
+# Objects go to $(BUILD)/obj/<path>.o; generated sources in $(BUILD)/gen
+# to $(BUILD)/obj/gen/.
+srcdir = $(patsubst %/,%,$(dir $<))
+COMPILE = $(call quiet,CC)$(CC) $(ALL_CFLAGS) $(CFLAGS.$(srcdir)) \
+	$(CFLAGS.$(OBJKIND)) -c $< -o $@
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
-
-$(SHLIB): $(LIB_PIC) lib/libmcrepl.map Makefile
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libmcrepl.map \
-		$(LIB_PIC) -o $@ $(ALL_LDFLAGS) -lm
-	ln -sf libmcrepl.so.$(VERSION) $(BUILD)/$(SONAME)
-	ln -sf $(SONAME) $(BUILD)/libmcrepl.so
-$(STLIB): $(LIB_OBJ)
-	rm -f $@
-	ar rcs $@ $^
-# lib/util (hash map, hashing, strings) for the daemons: also inside libmcrepl,
-# hidden, so a host can link the .so and this archive side by side.
-UTIL_LIB := $(BUILD)/libmcrepl-util.a
-$(UTIL_LIB): $(filter $(BUILD)/obj/lib/util/%,$(LIB_OBJ))
-	rm -f $@
-	ar rcs $@ $^
-$(PCFILE): pkgconfig/libmcrepl.pc.in $(VERSION_H)
+	$(COMPILE)
+$(BUILD)/pic/%.o: OBJKIND := pic
+$(BUILD)/pic/%.o: %.c
 	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
-
-lib: $(SHLIB) $(STLIB) $(UTIL_LIB) $(PCFILE)
-
-# ---- examples ------------------------------------------------------------
-EXAMPLES := $(BUILD)/examples/embed_master $(BUILD)/examples/embed_cpp
-# Examples include <mcrepl/mcrepl.h> as an installed user would.
-$(BUILD)/examples/%: $(BUILD)/obj/examples/%.o $(STLIB)
+	$(COMPILE)
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(@D)
-	$(CC) $< $(STLIB) -o $@ $(ALL_LDFLAGS) -lm
-$(BUILD)/examples/embed_cpp: examples/embed_cpp.cpp $(HEADERS) $(STLIB)
-	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -Wall -Wextra -Wpedantic $(WERROR) -Ilib/include \
-		$(SANFLAGS) $(CPPFLAGS) $(CXXFLAGS) $< $(STLIB) -o $@ $(ALL_LDFLAGS)
+	$(COMPILE)
 
-# ---- tests ---------------------------------------------------------------
-CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
-CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck)
-TEST_SRC := $(sort $(wildcard tests/check_*.c))
-SUITES := $(patsubst tests/check_%.c,%,$(TEST_SRC))
-TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/main.o \
-	$(BUILD)/obj/tests/testutil.o
-TEST_BIN := $(BUILD)/tests/check_mcrepl
+# Static archives: $(call archive) in a recipe whose prerequisites are the
+# members.
+archive = $(call quiet,AR)rm -f $@ && ar rcs $@ $(filter %.o,$^)
 
-$(BUILD)/tests/suites.h: $(TEST_SRC) Makefile
-	@mkdir -p $(@D)
-	printf '%s\n' $(foreach s,$(SUITES),'MCREPL_SUITE($(s))') > $@.tmp
-	mv $@.tmp $@
-$(BUILD)/obj/tests/%.o: tests/%.c
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -I$(BUILD)/tests -c $< -o $@
-$(TEST_OBJ): $(BUILD)/tests/suites.h
-# Tests link the static library; malloc is wrapped so tests can make it fail.
-$(TEST_BIN): $(TEST_OBJ) $(STLIB)
-	$(CC) $(TEST_OBJ) $(STLIB) -o $@ -Wl,--wrap=malloc -Wl,--wrap=calloc \
-		-Wl,--wrap=realloc $(ALL_LDFLAGS) $(CHECK_LIBS) -lm
+# $(call objs,dirs...): the object of every .c file in those directories.
+objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard $(addsuffix /*.c,$(1)))))
 
-# ---- benches ---------------------------------------------------------------
-BENCH_SRC := $(wildcard bench/bench_*.c)
-BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(STLIB)
-	@mkdir -p $(@D)
-	$(CC) $< $(STLIB) -o $@ $(ALL_LDFLAGS) -lm
+# ---- the parts, in order -----------------------------------------------------
+include mk/lib.mk
+include mk/daemons.mk
+include mk/rdma.mk
+include mk/master.mk
+include mk/worker.mk
+include mk/examples.mk
+include mk/demo.mk
+include mk/mbench.mk
+include mk/sim.mk
+include mk/tests.mk
+include mk/fuzz.mk
+include mk/netns.mk
+include mk/bench.mk
 
-all: lib $(EXAMPLES) $(BENCHES)
-
+# ---- top-level targets -------------------------------------------------------
 deps:
 	@sh scripts/deps.sh
 
-check: all $(TEST_BIN)
-	$(TEST_BIN)
-	$(BUILD)/examples/embed_master > /dev/null
-	$(BUILD)/examples/embed_cpp > /dev/null
-	@SANFLAGS="$(SANFLAGS)" sh scripts/install-test.sh "$(MAKE)" "$(BUILD)"
+# scripts/install-test.sh runs make install, serially. MAKE is read here,
+# at parse time, so that `make -n check` does not run the script.
+INSTALL_TEST_MAKE := $(MAKE)
+check: all
+	$(Q)MAKEFLAGS="$(filter-out -j% --jobserver%,$(MAKEFLAGS))" \
+		SANFLAGS="$(SANFLAGS)" sh scripts/install-test.sh \
+		"$(INSTALL_TEST_MAKE)" "$(BUILD)"
 	@echo "check: all tests passed"
 
-valgrind: all $(TEST_BIN)
-	CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
-		--errors-for-leak-kinds=definite,indirect $(TEST_BIN)
-
-bench: all
-	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
-
 demo: all
-	MCREPL_BIN_DIR=$(abspath $(BUILD)/bin) $(BUILD)/bin/mcrepl-demo
+	$(DEMO_BIN)
+valgrind: all
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/mcrepl $(DESTDIR)$(PKGCONFIGDIR)
@@ -186,7 +180,9 @@ format:
 clean:
 	rm -rf build
 
+# No object, archive or generated file is an intermediate to delete.
+.SECONDARY:
 .PHONY: all lib check bench demo install uninstall clean deps valgrind format
-.DEFAULT_GOAL := all
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
--include $(wildcard mk/*.mk)
+
+endif

@@ -1,17 +1,31 @@
-# Daemons: the RPC layer shared by mcrepl-master, mcrepl-worker and the tools.
-# Included by the top Makefile (which defines BUILD, ALL_CFLAGS, ALL_LDFLAGS,
-# CHECK_CFLAGS, CHECK_LIBS, STLIB and PKG_CONFIG).
+# The code the daemons and tools share, by what it is:
+#   daemons/common/   small shared pieces: sockets and clocks (netutil),
+#                     big-endian bytes (bytes.h)
+#   daemons/rpc/      the RPC layer: frame codec, libevent framing, server,
+#                     dispatch, blocking and async clients; with the
+#                     protobuf-c code generated from proto/mcrepl.proto
+#   daemons/data/     the data plane: wire headers (data_proto), grants,
+#                     the worker's data server, copy engines (TCP here;
+#                     RDMA in daemons/rdma/, mk/rdma.mk)
+#   daemons/client/   the client library: store_client over the master's
+#                     RPC and pooled data connections (data_client)
 #
-#   $(BUILD)/gen/mcrepl.pb-c.{c,h}    generated from proto/mcrepl.proto
-#   $(BUILD)/libmcrepl-rpc.a          generated code + daemons/common/*.c
-#   $(BUILD)/tests/check_daemons      tests/daemons/check_*.c + main.c
-#   make check-daemons                runs the daemon test runner
+#   $(BUILD)/gen/mcrepl.pb-c.{c,h}   generated from proto/mcrepl.proto
+#   $(DAEMON_LIB)    $(BUILD)/libmcrepl-daemon.a: the generated code and
+#                    every .c file of the four directories (RPC_LIB is the
+#                    same archive, the name fragments used before)
+#   DAEMON_CFLAGS    what code using these headers compiles with: give it to
+#                    a directory with CFLAGS.<dir> := $(DAEMON_CFLAGS) and
+#                    make its objects wait for the generated header with
+#                    $(call objs,<dir>): | $(RPC_GEN_H)
+#   DAEMON_LIBS      what links against $(DAEMON_LIB) needs; link order:
+#                    own objects, $(DAEMON_LIB), $(UTIL_LIB) if used,
+#                    $(STLIB), $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
 #
-# Daemon code compiles with $(ALL_CFLAGS) $(DAEMON_CFLAGS) and links
-# $(RPC_LIB) $(STLIB) $(DAEMON_LIBS); the pattern rule below builds any
-# daemons/<dir>/<file>.c into $(BUILD)/obj/daemons/<dir>/<file>.o that way.
+# Daemon code sees the public headers and lib/util only (Makefile), plus
+# the directories above.
 #
-# protobuf-c 1.4's MCREPL__*__INIT macros cast away const from
+# protobuf-c 1.4's MCREPL_RPC__*__INIT macros cast away const from
 # protobuf_c_empty_string, which -Wcast-qual reports at every expansion site
 # (-isystem does not help for macros). Daemon code therefore initialises
 # messages with the generated functions: mcrepl_rpc__exist_request__init(&req).
@@ -21,71 +35,32 @@ DAEMON_PKGS := libevent libprotobuf-c
 DAEMON_PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DAEMON_PKGS) 2>/dev/null)
 DAEMON_LIBS := $(shell $(PKG_CONFIG) --libs $(DAEMON_PKGS) 2>/dev/null || \
 	echo -levent -lprotobuf-c)
-DAEMON_CFLAGS = -I$(BUILD)/gen -Idaemons/common $(DAEMON_PKG_CFLAGS)
+DAEMON_DIRS := daemons/common daemons/rpc daemons/data daemons/client
+DAEMON_CFLAGS := -I$(BUILD)/gen $(addprefix -I,$(DAEMON_DIRS)) \
+	$(DAEMON_PKG_CFLAGS)
 
 RPC_GEN_C := $(BUILD)/gen/mcrepl.pb-c.c
 RPC_GEN_H := $(BUILD)/gen/mcrepl.pb-c.h
 RPC_GEN_OBJ := $(BUILD)/obj/gen/mcrepl.pb-c.o
-RPC_SRC := $(sort $(wildcard daemons/common/*.c))
-RPC_OBJ := $(RPC_SRC:%.c=$(BUILD)/obj/%.o)
-RPC_LIB := $(BUILD)/libmcrepl-rpc.a
+DAEMON_LIB := $(BUILD)/libmcrepl-daemon.a
+RPC_LIB := $(DAEMON_LIB)
+
+CFLAGS.$(BUILD)/gen := $(DAEMON_CFLAGS) -Wno-cast-qual
+$(foreach d,$(DAEMON_DIRS),$(eval CFLAGS.$(d) := $$(DAEMON_CFLAGS)))
 
 # A multi-target pattern rule: protoc-c runs once for both outputs.
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
-	@mkdir -p $(@D)
+	$(call quiet,PROTOC)mkdir -p $(@D) && \
 	protoc-c --proto_path=proto --c_out=$(@D) $<
 
-$(RPC_GEN_OBJ): $(RPC_GEN_C) $(RPC_GEN_H)
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(DAEMON_CFLAGS) -Wno-cast-qual -c $< -o $@
+# Order-only: objects wait for the generated header (-MMD records the real
+# dependency once they have been built).
+$(call objs,$(DAEMON_DIRS)): | $(RPC_GEN_H)
 
-# Every daemon object waits for the generated header (order-only; -MMD
-# records the real dependency once it has been built).
-$(BUILD)/obj/daemons/%.o: daemons/%.c | $(RPC_GEN_H)
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(DAEMON_CFLAGS) -c $< -o $@
+$(DAEMON_LIB): $(RPC_GEN_OBJ) $(call objs,$(DAEMON_DIRS))
+	$(archive)
 
-$(RPC_LIB): $(RPC_GEN_OBJ) $(RPC_OBJ)
-	rm -f $@
-	ar rcs $@ $^
+rpc: $(DAEMON_LIB)
+all: $(DAEMON_LIB)
 
-# ---- daemon tests ----------------------------------------------------------
-DAEMON_TEST_SRC := $(sort $(wildcard tests/daemons/check_*.c))
-DAEMON_SUITES := $(patsubst tests/daemons/check_%.c,%,$(DAEMON_TEST_SRC))
-# Every other tests/daemons/*.c (main.c, harness.c, ...) is support code.
-DAEMON_TEST_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/daemons/*.c))
-DAEMON_TEST_BIN := $(BUILD)/tests/check_daemons
-DAEMON_SUITES_H := $(BUILD)/tests/daemons/daemon_suites.h
-
-$(DAEMON_SUITES_H): $(DAEMON_TEST_SRC) mk/daemons.mk
-	@mkdir -p $(@D)
-	printf '%s\n' $(foreach s,$(DAEMON_SUITES),'MCREPL_SUITE($(s))') > $@.tmp
-	mv $@.tmp $@
-
-$(BUILD)/obj/tests/daemons/%.o: tests/daemons/%.c | $(RPC_GEN_H)
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(DAEMON_CFLAGS) $(CHECK_CFLAGS) \
-		-I$(BUILD)/tests/daemons -c $< -o $@
-$(DAEMON_TEST_OBJ): $(DAEMON_SUITES_H)
-
-$(DAEMON_TEST_BIN): $(DAEMON_TEST_OBJ) $(RPC_LIB) $(STLIB)
-	@mkdir -p $(@D)
-	$(CC) $(DAEMON_TEST_OBJ) $(RPC_LIB) $(STLIB) -o $@ $(ALL_LDFLAGS) \
-		$(DAEMON_LIBS) $(CHECK_LIBS) -lm
-
-rpc: $(RPC_LIB)
-
-# Like the top Makefile's own runner, the test binary is built by check.
-all: $(RPC_LIB)
-
-check-daemons: $(DAEMON_TEST_BIN)
-	$(DAEMON_TEST_BIN)
-
-check: check-daemons
-valgrind: valgrind-daemons
-
-valgrind-daemons: $(DAEMON_TEST_BIN)
-	CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
-		--errors-for-leak-kinds=definite,indirect $(DAEMON_TEST_BIN)
-
-.PHONY: rpc check-daemons valgrind-daemons
+.PHONY: rpc

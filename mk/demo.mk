@@ -1,10 +1,10 @@
-# mcrepl-demo: README's main job (make demo).
+# mcrepl-demo: README's main job (make demo, in the Makefile).
+CFLAGS.examples/demo := $(TOOLS_CFLAGS)
+DEMO_OBJ := $(call objs,examples/demo)
 DEMO_BIN := $(BUILD)/bin/mcrepl-demo
-$(DEMO_BIN): $(BUILD)/obj/examples/demo/mcrepl_demo.o $(RPC_LIB) $(STLIB)
+$(DEMO_OBJ): | $(RPC_GEN_H)
+$(DEMO_BIN): $(DEMO_OBJ) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
 	@mkdir -p $(@D)
-	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
-$(BUILD)/obj/examples/demo/%.o: examples/demo/%.c | $(RPC_GEN_H)
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(DAEMON_CFLAGS) -c $< -o $@
+	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
 
 all: $(DEMO_BIN)

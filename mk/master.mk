@@ -1,31 +1,24 @@
-# mcrepl-master: daemons/master/*.c linked with the RPC layer and libmcrepl.
-MASTER_SRC := $(sort $(wildcard daemons/master/*.c))
-MASTER_OBJ := $(MASTER_SRC:%.c=$(BUILD)/obj/%.o)
-MASTER_BIN := $(BUILD)/bin/mcrepl-master
+# mcrepl-master: daemons/master/*.c (with its segment allocator, alloc.c)
+# linked with $(DAEMON_LIB) and libmcrepl.
+#
+#   $(MASTER_LIB)   $(BUILD)/libmcrepl-master.a: every daemons/master/*.c
+#                   but main.c, for the fuzz target and the daemon tests
+#                   (check_alloc) to link what they use
+#   $(MASTER_BIN)   $(BUILD)/bin/mcrepl-master
 
-$(MASTER_BIN): $(MASTER_OBJ) $(RPC_LIB) $(STLIB)
+CFLAGS.daemons/master := $(DAEMON_CFLAGS)
+MASTER_OBJ := $(call objs,daemons/master)
+MASTER_MAIN := $(BUILD)/obj/daemons/master/main.o
+MASTER_LIB := $(BUILD)/libmcrepl-master.a
+MASTER_BIN := $(BUILD)/bin/mcrepl-master
+$(MASTER_OBJ): | $(RPC_GEN_H)
+
+$(MASTER_LIB): $(filter-out $(MASTER_MAIN),$(MASTER_OBJ))
+	$(archive)
+
+$(MASTER_BIN): $(MASTER_MAIN) $(MASTER_LIB) $(DAEMON_LIB) $(STLIB)
 	@mkdir -p $(@D)
-	$(CC) $(MASTER_OBJ) $(RPC_LIB) $(STLIB) -o $@ $(ALL_LDFLAGS) \
-		$(DAEMON_LIBS) -lm
+	$(call quiet,LD)$(CC) $(filter-out %.a,$^) $(MASTER_LIB) $(DAEMON_LIB) \
+		$(STLIB) -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
 
 all: $(MASTER_BIN)
-
-# Integration tests start the real daemons from $(BUILD)/bin.
-check-daemons valgrind-daemons: $(MASTER_BIN)
-check-daemons valgrind-daemons: export MCREPL_BIN_DIR := $(abspath $(BUILD)/bin)
-
-# bench_master: mode off vs enforce read throughput of real masters.
-BENCH_MASTER := $(BUILD)/bench/bench_master
-$(BENCH_MASTER): $(BUILD)/obj/bench/daemons/bench_master.o $(RPC_LIB) \
-		$(STLIB)
-	@mkdir -p $(@D)
-	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
-$(BUILD)/obj/bench/daemons/%.o: bench/daemons/%.c | $(RPC_GEN_H)
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(DAEMON_CFLAGS) -c $< -o $@
-
-all: $(BENCH_MASTER)
-bench: bench-master
-bench-master: $(BENCH_MASTER) $(MASTER_BIN)
-	MCREPL_BIN_DIR=$(abspath $(BUILD)/bin) $(BENCH_MASTER)
-.PHONY: bench-master

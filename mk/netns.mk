@@ -1,6 +1,6 @@
 # Multi-host, two-domain integration test in network namespaces (needs
 # root and iproute2; says "skipped" and passes where it cannot run).
 check-netns: $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN)
-	sh tests/netns/multihost.sh $(abspath $(BUILD)/bin)
+	$(Q)sh tests/netns/multihost.sh $(abspath $(BUILD)/bin)
 check: check-netns
 .PHONY: check-netns

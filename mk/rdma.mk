@@ -3,16 +3,14 @@
 # `make WITH_RDMA=no` forces the stub.
 #
 #   RDMA_OBJ     objects to link into anything that calls
-#                copy_engine_rdma_create (the worker: mk/worker.mk; the
-#                daemon test runner: added below)
+#                copy_engine_rdma_create (the worker, bench_copy, the
+#                daemon test runner); plain objects, not an archive: list
+#                them once per link line, before $(DAEMON_LIB) (the engine
+#                uses netutil and the copy engine interface from it)
 #   RDMA_LIBS    libraries those links need (empty for the stub)
-#   RDMA_CFLAGS  flags for code that includes daemons/rdma headers
-#                (the engine itself and tests/daemons/check_rdma.c); it
-#                defines MCREPL_HAVE_RDMA when the real engine is built
-#
-# Objects build with the pattern rule of mk/daemons.mk. RDMA_OBJ holds plain
-# objects, not an archive: list it once per link line, before $(RPC_LIB)
-# (the engine uses netutil from it).
+#   RDMA_CFLAGS  flags for code that includes daemons/rdma headers (the
+#                engine itself and tests/daemons/, mk/tests.mk); it defines
+#                MCREPL_HAVE_RDMA when the real engine is built
 
 WITH_RDMA ?= auto
 RDMA_PKGS := libibverbs librdmacm
@@ -24,27 +22,20 @@ RDMA_FOUND := $(shell $(PKG_CONFIG) --exists $(RDMA_PKGS) 2>/dev/null && echo ye
 endif
 
 ifeq ($(RDMA_FOUND),yes)
-RDMA_SRC := $(sort $(wildcard daemons/rdma/*.c))
+RDMA_DIR := daemons/rdma
 RDMA_LIBS := $(shell $(PKG_CONFIG) --libs $(RDMA_PKGS))
 RDMA_CFLAGS := -Idaemons/rdma -DMCREPL_HAVE_RDMA \
 	$(shell $(PKG_CONFIG) --cflags $(RDMA_PKGS))
 else
-RDMA_SRC := daemons/rdma_stub/copy_engine_rdma_stub.c
+RDMA_DIR := daemons/rdma_stub
 RDMA_LIBS :=
 RDMA_CFLAGS :=
 endif
-RDMA_OBJ := $(RDMA_SRC:%.c=$(BUILD)/obj/%.o)
+RDMA_OBJ := $(call objs,$(RDMA_DIR))
 
-# Target-specific: only these objects see the RDMA flags.
-$(RDMA_OBJ) $(BUILD)/obj/tests/daemons/check_rdma.o: \
-	DAEMON_CFLAGS += $(RDMA_CFLAGS)
-
-# The daemon test runner (tests/daemons/check_rdma.c) links the engine.
-# Target-specific, like mk/worker.mk, so the order in which mk/*.mk are
-# read does not matter and mk/daemons.mk needs no edit.
-$(BUILD)/tests/check_daemons: $(RDMA_OBJ)
-$(BUILD)/tests/check_daemons: DAEMON_TEST_OBJ += $(RDMA_OBJ)
-$(BUILD)/tests/check_daemons: DAEMON_LIBS += $(RDMA_LIBS)
+CFLAGS.daemons/rdma := $(DAEMON_CFLAGS) $(RDMA_CFLAGS)
+CFLAGS.daemons/rdma_stub := $(DAEMON_CFLAGS)
+$(RDMA_OBJ): | $(RPC_GEN_H)
 
 rdma: $(RDMA_OBJ)
 all: $(RDMA_OBJ)

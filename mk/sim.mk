@@ -1,39 +1,30 @@
-# mcrepl-sim: the cluster simulator, examples/sim/*.c and the trace loader
-# shared with mcrepl-bench (examples/common/*.c), linked with libmcrepl.a.
-# Included by the top Makefile (BUILD, ALL_CFLAGS, ALL_LDFLAGS, STLIB).
+# mcrepl-sim: the cluster simulator, examples/sim/*.c with the tools'
+# shared code ($(TOOLS_LIB): it pulls the trace reader only), linked with
+# libmcrepl.a.
 #
 #   $(BUILD)/bin/mcrepl-sim     the simulator (built by `all`)
-#   make check-sim              tests/common/trace_test (the trace loader
-#                               shared with mcrepl-bench, examples/common)
-#                               and tests/sim/run.sh (hooked to check)
-#
-# Objects are built by the top Makefile's $(BUILD)/obj/%.o rule, i.e. with
-# $(ALL_CFLAGS): -std=c11, the full warning list and -Werror.
+#   make check-sim              tests/common/trace_test (the trace reader of
+#                               examples/common) and tests/sim/run.sh
+#                               (hooked to check)
 
-SIM_SRC := $(sort $(wildcard examples/sim/*.c examples/common/*.c))
-SIM_OBJ := $(SIM_SRC:%.c=$(BUILD)/obj/%.o)
+SIM_OBJ := $(call objs,examples/sim)
 SIM_BIN := $(BUILD)/bin/mcrepl-sim
 
-$(SIM_BIN): $(SIM_OBJ) $(STLIB)
+$(SIM_BIN): $(SIM_OBJ) $(TOOLS_LIB) $(STLIB)
 	@mkdir -p $(@D)
-	$(CC) $(SIM_OBJ) $(STLIB) -o $@ $(ALL_LDFLAGS) -lm
+	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) -lm
 
-TRACE_TEST_OBJ := $(BUILD)/obj/tests/common/trace_test.o \
-	$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard examples/common/*.c))
 TRACE_TEST := $(BUILD)/tests/trace_test
-
-$(TRACE_TEST): $(TRACE_TEST_OBJ)
+$(TRACE_TEST): $(call objs,tests/common) $(TOOLS_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(TRACE_TEST_OBJ) -o $@ $(ALL_LDFLAGS) -lm
+	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) -lm
 
 sim: $(SIM_BIN)
-
 all: $(SIM_BIN)
 
 check-sim: $(SIM_BIN) $(TRACE_TEST)
-	$(TRACE_TEST)
-	sh tests/sim/run.sh $(SIM_BIN)
-
+	$(Q)$(TRACE_TEST)
+	$(Q)sh tests/sim/run.sh $(SIM_BIN)
 check: check-sim
 
 .PHONY: sim check-sim

@@ -21,7 +21,7 @@
 #include "clock.h"
 #include "copy_engine.h"
 #include "grant.h"
-#include "../../daemons/worker/data_server.h"
+#include "data_server.h"
 
 #define SEG_ID 1
 #define KEY 0xb0b

@@ -17,7 +17,7 @@
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
 
-#include "../../daemons/worker/data_server.h"
+#include "data_server.h"
 #include "copy_engine_tcp.h"
 #include "data_proto.h"
 #include "grant.h"

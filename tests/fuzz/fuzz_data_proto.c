@@ -1,9 +1,9 @@
 /*
- * The worker data-plane header codec (daemons/common/data_proto.h), as
- * daemons/worker/data_server.c and data_client.c use it. The input is cut
- * into a 40-byte request header, a segment length and a per-request
- * maximum (8 bytes each, big-endian), a 16-byte response header and a
- * 32-byte stats payload; missing bytes are zero.
+ * The worker data-plane header codec (daemons/data/data_proto.h), as
+ * daemons/data/data_server.c and daemons/client/data_client.c use it. The
+ * input is cut into a 40-byte request header, a segment length and a
+ * per-request maximum (8 bytes each, big-endian), a 16-byte response header
+ * and a 32-byte stats payload; missing bytes are zero.
  *
  * Properties: data_req_decode accepts exactly the right magic, version and
  * ops, leaves the request untouched otherwise, and re-encodes to the input

@@ -1,4 +1,4 @@
-/* Process-level test harness (see harness.h). */
+/* Process harness (see harness.h). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,39 @@
+# Benchmarks (make bench; figures in BENCHMARKS.md).
+#
+#   bench/bench_*.c        the library's, linked with libmcrepl.a
+#   bench/daemons/*.c      one binary each, on the daemon code:
+#     bench_master         mode off vs enforce read throughput of real
+#                          masters (make bench-master)
+#     bench_copy           TCP copy engine vs a raw loopback stream, on an
+#                          in-process data server (make bench-copy)
+#     bench_client         store_client_get latency of a 64 KiB object on
+#                          a real master + worker (make bench-client)
+
+BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,\
+	$(sort $(wildcard bench/bench_*.c)))
+$(BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(STLIB)
+	@mkdir -p $(@D)
+	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) -lm
+
+CFLAGS.bench/daemons := $(TOOLS_CFLAGS)
+$(call objs,bench/daemons): | $(RPC_GEN_H)
+DAEMON_BENCHES := $(patsubst bench/daemons/%.c,$(BUILD)/bench/%,\
+	$(sort $(wildcard bench/daemons/*.c)))
+$(DAEMON_BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/daemons/%.o \
+		$(RDMA_OBJ) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
+	@mkdir -p $(@D)
+	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) $(RDMA_LIBS) \
+		$(DAEMON_LIBS) -lm
+
+all: $(BENCHES) $(DAEMON_BENCHES)
+
+bench: all bench-master bench-copy bench-client
+	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+bench-master: $(BUILD)/bench/bench_master $(MASTER_BIN)
+	$(BUILD)/bench/bench_master
+bench-copy: $(BUILD)/bench/bench_copy
+	$(BUILD)/bench/bench_copy
+bench-client: $(BUILD)/bench/bench_client $(MASTER_BIN) $(WORKER_BIN)
+	$(BUILD)/bench/bench_client
+
+.PHONY: bench bench-master bench-copy bench-client

@@ -1,0 +1,43 @@
+# libmcrepl: lib/*.c and lib/util/*.c, as a shared library with soname
+# symlinks (position-independent objects in $(BUILD)/pic), a static
+# archive, the lib/util archive for the daemons, and the .pc file.
+#
+#   $(SHLIB) $(STLIB)   $(BUILD)/libmcrepl.so.<version>, $(BUILD)/libmcrepl.a
+#   $(UTIL_LIB)         $(BUILD)/libmcrepl-util.a (hash map, hashing, strings)
+#   $(HEADERS)          the public API, lib/include/mcrepl/*.h
+#   make lib            all of the above and $(PCFILE)
+
+CFLAGS.lib := -fvisibility=hidden
+CFLAGS.lib/util := -fvisibility=hidden
+CFLAGS.pic := -fPIC
+
+LIB_SRC := $(sort $(wildcard lib/*.c lib/util/*.c))
+LIB_PIC := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+SONAME := libmcrepl.so.$(V_MAJOR)
+SHLIB := $(BUILD)/libmcrepl.so.$(VERSION)
+STLIB := $(BUILD)/libmcrepl.a
+UTIL_LIB := $(BUILD)/libmcrepl-util.a
+PCFILE := $(BUILD)/libmcrepl.pc
+HEADERS := $(wildcard lib/include/mcrepl/*.h)
+
+$(SHLIB): $(LIB_PIC) lib/libmcrepl.map
+	$(call quiet,LD)$(CC) -shared -Wl,-soname,$(SONAME) \
+		-Wl,--version-script=lib/libmcrepl.map $(LIB_PIC) -o $@ \
+		$(ALL_LDFLAGS) -lm
+	$(Q)ln -sf libmcrepl.so.$(VERSION) $(BUILD)/$(SONAME)
+	$(Q)ln -sf $(SONAME) $(BUILD)/libmcrepl.so
+$(STLIB): $(LIB_OBJ)
+	$(archive)
+# lib/util is also inside libmcrepl, hidden, so a host can link the .so
+# and this archive side by side.
+$(UTIL_LIB): $(call objs,lib/util)
+	$(archive)
+$(PCFILE): pkgconfig/libmcrepl.pc.in $(VERSION_H)
+	$(call quiet,GEN)mkdir -p $(@D) && \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    $< > $@
+
+lib: $(SHLIB) $(STLIB) $(UTIL_LIB) $(PCFILE)
+all: lib

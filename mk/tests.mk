@@ -1,0 +1,75 @@
+# The Check runners, one per tree; a suite is a tests/<tree>/check_<name>.c
+# exporting make_<name>_suite(), listed in a generated header.
+#
+#   $(TEST_BIN)          $(BUILD)/tests/check_mcrepl: tests/*.c, the
+#                        library's units, linked with libmcrepl.a with
+#                        malloc wrapped so tests can make it fail
+#   $(DAEMON_TEST_BIN)   $(BUILD)/tests/check_daemons: tests/daemons/*.c
+#                        (other files than check_*.c are support code),
+#                        linked with the master's archive, the RDMA engine,
+#                        the tools' archive (process harness) and the
+#                        daemon archive; they start the real daemons
+#   make check-unit      runs $(TEST_BIN) and the examples
+#   make check-daemons   runs $(DAEMON_TEST_BIN) (both hooked to check)
+#   make valgrind        both runners under valgrind, one after the other
+
+CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck)
+
+# $(call suites_h,header,check_*.c files): MCREPL_SUITE(name) per suite.
+suites_h = $(call quiet,GEN)mkdir -p $(@D) && \
+	printf '%s\n' $(foreach s,$(patsubst check_%.c,%,$(notdir $(2))),\
+	'MCREPL_SUITE($(s))') > $@.tmp && mv $@.tmp $@
+
+# ---- library units -----------------------------------------------------------
+TEST_SRC := $(sort $(wildcard tests/check_*.c))
+TEST_OBJ := $(call objs,tests)
+TEST_BIN := $(BUILD)/tests/check_mcrepl
+CFLAGS.tests := $(CHECK_CFLAGS) -I$(BUILD)/tests
+
+$(BUILD)/tests/suites.h: $(TEST_SRC) mk/tests.mk
+	$(call suites_h,$@,$(TEST_SRC))
+$(TEST_OBJ): | $(BUILD)/tests/suites.h
+$(TEST_BIN): $(TEST_OBJ) $(STLIB)
+	$(call quiet,LD)$(CC) $(TEST_OBJ) $(STLIB) -o $@ -Wl,--wrap=malloc \
+		-Wl,--wrap=calloc -Wl,--wrap=realloc $(ALL_LDFLAGS) \
+		$(CHECK_LIBS) -lm
+
+check-unit: $(TEST_BIN) $(EXAMPLES)
+	$(Q)$(TEST_BIN)
+	$(Q)$(BUILD)/examples/embed_master > /dev/null
+	$(Q)$(BUILD)/examples/embed_cpp > /dev/null
+
+# ---- daemons -----------------------------------------------------------------
+DAEMON_TEST_SRC := $(sort $(wildcard tests/daemons/check_*.c))
+DAEMON_TEST_OBJ := $(call objs,tests/daemons)
+DAEMON_TEST_BIN := $(BUILD)/tests/check_daemons
+DAEMON_SUITES_H := $(BUILD)/tests/daemons/daemon_suites.h
+CFLAGS.tests/daemons := $(TOOLS_CFLAGS) -Idaemons/master $(RDMA_CFLAGS) \
+	$(CHECK_CFLAGS) -I$(BUILD)/tests/daemons
+
+$(DAEMON_SUITES_H): $(DAEMON_TEST_SRC) mk/tests.mk
+	$(call suites_h,$@,$(DAEMON_TEST_SRC))
+$(DAEMON_TEST_OBJ): | $(DAEMON_SUITES_H) $(RPC_GEN_H)
+$(DAEMON_TEST_BIN): $(DAEMON_TEST_OBJ) $(RDMA_OBJ) $(MASTER_LIB) \
+		$(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
+	$(call quiet,LD)$(CC) $(DAEMON_TEST_OBJ) $(RDMA_OBJ) $(MASTER_LIB) \
+		$(TOOLS_LIB) $(DAEMON_LIB) $(STLIB) -o $@ $(ALL_LDFLAGS) \
+		$(RDMA_LIBS) $(DAEMON_LIBS) $(CHECK_LIBS) -lm
+
+# The integration tests start the real binaries.
+DAEMON_TEST_DEPS := $(DAEMON_TEST_BIN) $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN)
+check-daemons: $(DAEMON_TEST_DEPS)
+	$(Q)$(DAEMON_TEST_BIN)
+
+check: check-unit check-daemons
+
+VALGRIND := CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
+	--errors-for-leak-kinds=definite,indirect
+# One runner after the other: the daemon tests are timing-sensitive.
+valgrind: valgrind-daemons $(TEST_BIN)
+	$(VALGRIND) $(TEST_BIN)
+valgrind-daemons: $(DAEMON_TEST_DEPS)
+	$(VALGRIND) $(DAEMON_TEST_BIN)
+
+.PHONY: check-unit check-daemons valgrind-daemons
