@@ -136,6 +136,7 @@ include mk/demo.mk
 include mk/mbench.mk
 include mk/sim.mk
 include mk/tests.mk
+include mk/rfc.mk
 include mk/fuzz.mk
 include mk/netns.mk
 include mk/bench.mk
