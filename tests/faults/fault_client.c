@@ -571,6 +571,7 @@ static long long wmetric(int i, const char *name)
 static struct akey {
 	char tenant[16], key[64];
 	uint64_t size;
+	int read_st; /* the audit's read: 0 or the status */
 } K[MAX_KEYS];
 static size_t NK;
 
@@ -655,7 +656,8 @@ static void audit_reads(struct audit *a)
 
 		if (!c)
 			continue;
-		if (store_client_get(c, K[i].key, &buf, &len, NULL) == 0) {
+		K[i].read_st = store_client_get(c, K[i].key, &buf, &len, NULL);
+		if (K[i].read_st == 0) {
 			w = diff_bytes(buf, len, K[i].size, K[i].tenant,
 				       K[i].key);
 			if (w)
@@ -726,7 +728,7 @@ out:
 static void audit_stuck(struct audit *a)
 {
 	bool done[MAX_KEYS] = {0};
-	int last[MAX_KEYS] = {0};
+	int last[MAX_KEYS] = {0}, rm[MAX_KEYS] = {0};
 	uint64_t end = now_ms() + 2 * KV_LEASE_MS + 2 * SWEEP_MS + 500;
 	size_t left = NK;
 
@@ -741,9 +743,9 @@ static void audit_stuck(struct audit *a)
 			if (!c)
 				break;
 			st = store_client_remove(c, K[i].key);
-			if (st == 0 || st == MCREPL_RPC__CODE__NOT_FOUND)
-				st = put_key(c, K[i].tenant, K[i].key,
-					     K[i].size);
+			rm[i] = st;
+			/* a put is tried even when the remove was refused */
+			st = put_key(c, K[i].tenant, K[i].key, K[i].size);
 			last[i] = st;
 			if (st == 0) {
 				done[i] = true;
@@ -759,10 +761,12 @@ static void audit_stuck(struct audit *a)
 		if (done[i])
 			continue;
 		a->stuck++;
-		fprintf(stderr, "audit: %s/%s stuck (last status %d)\n",
-			K[i].tenant, K[i].key, last[i]);
+		fprintf(stderr,
+			"audit: %s/%s stuck (read %d, remove %d, put %d)\n",
+			K[i].tenant, K[i].key, K[i].read_st, rm[i], last[i]);
 		if (a->stuck <= 2)
-			note(a, "stuck %s/%s st=%d", K[i].tenant, K[i].key,
+			note(a, "stuck %s/%s: read=%d remove=%d put=%d",
+			     K[i].tenant, K[i].key, K[i].read_st, rm[i],
 			     last[i]);
 	}
 }
