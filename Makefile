@@ -140,6 +140,7 @@ include mk/rfc.mk
 include mk/fuzz.mk
 include mk/netns.mk
 include mk/bench.mk
+include mk/faults.mk
 
 # ---- top-level targets -------------------------------------------------------
 deps:

@@ -1,7 +1,6 @@
 # The fault suite with an invariant auditor (issue 13; docs/FAULTS.md).
-# Included by the top Makefile (mk/*.mk); uses BUILD, ALL_CFLAGS,
-# DAEMON_CFLAGS, RPC_LIB, RPC_GEN_H, STLIB, DAEMON_LIBS and ALL_LDFLAGS as
-# mk/mbench.mk does. The daemons come from mk/master.mk and mk/worker.mk.
+# Built like mcrepl-bench (mk/mbench.mk); the daemons come from
+# mk/master.mk and mk/worker.mk.
 #
 #   $(BUILD)/bin/fault_client  tests/faults/fault_client.c: step driver,
 #                              case runner and auditor
@@ -11,27 +10,22 @@
 #   make check-faults-short    a short matrix (< 60 s); fails on any
 #                              violation. Not hooked to `make check` yet.
 
+CFLAGS.tests/faults := $(TOOLS_CFLAGS)
 FAULTS_BIN := $(BUILD)/bin/fault_client
-FAULTS_OBJ := $(BUILD)/obj/tests/faults/fault_client.o
+FAULTS_OBJ := $(call objs,tests/faults)
+$(FAULTS_OBJ): | $(RPC_GEN_H)
 
-$(BUILD)/obj/tests/faults/%.o: tests/faults/%.c | $(RPC_GEN_H)
+$(FAULTS_BIN): $(FAULTS_OBJ) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(DAEMON_CFLAGS) -c $< -o $@
-
-$(FAULTS_BIN): $(FAULTS_OBJ) $(RPC_LIB) $(STLIB)
-	@mkdir -p $(@D)
-	$(CC) $(FAULTS_OBJ) $(RPC_LIB) $(STLIB) -o $@ $(ALL_LDFLAGS) \
-		$(DAEMON_LIBS) -lm
+	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
 
 FAULTS_DEPS := $(FAULTS_BIN) $(BUILD)/bin/mcrepl-master \
 	$(BUILD)/bin/mcrepl-worker
 
-faults: export MCREPL_BIN_DIR := $(abspath $(BUILD)/bin)
 faults: $(FAULTS_DEPS)
-	sh tests/faults/run.sh --full $(FAULTS_BIN)
+	$(Q)sh tests/faults/run.sh --full $(FAULTS_BIN)
 
-check-faults-short: export MCREPL_BIN_DIR := $(abspath $(BUILD)/bin)
 check-faults-short: $(FAULTS_DEPS)
-	sh tests/faults/run.sh --short --strict $(FAULTS_BIN)
+	$(Q)sh tests/faults/run.sh --short --strict $(FAULTS_BIN)
 
 .PHONY: faults check-faults-short
