@@ -7,7 +7,8 @@
 #                daemon test runner: added below)
 #   RDMA_LIBS    libraries those links need (empty for the stub)
 #   RDMA_CFLAGS  flags for code that includes daemons/rdma headers
-#                (the engine itself and tests/daemons/check_rdma.c); it
+#                (the engine itself, tests/daemons/check_rdma.c and its
+#                fake device tests/daemons/rdma_fake.c); it
 #                defines MCREPL_HAVE_RDMA when the real engine is built
 #
 # Objects build with the pattern rule of mk/daemons.mk. RDMA_OBJ holds plain
@@ -36,7 +37,8 @@ endif
 RDMA_OBJ := $(RDMA_SRC:%.c=$(BUILD)/obj/%.o)
 
 # Target-specific: only these objects see the RDMA flags.
-$(RDMA_OBJ) $(BUILD)/obj/tests/daemons/check_rdma.o: \
+$(RDMA_OBJ) $(BUILD)/obj/tests/daemons/check_rdma.o \
+	$(BUILD)/obj/tests/daemons/rdma_fake.o: \
 	DAEMON_CFLAGS += $(RDMA_CFLAGS)
 
 # The daemon test runner (tests/daemons/check_rdma.c) links the engine.
