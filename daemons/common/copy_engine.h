@@ -25,6 +25,10 @@ struct copy_target {
 	uint64_t write_token; /* the master's grant for this region */
 	uint64_t remote_addr; /* RDMA: registered address of the region */
 	uint32_t rkey;	      /* RDMA: remote key of the target segment */
+	/* RDMA: "host:port" of the target's rdma_cm listener, as the target
+	 * advertised it through the master; NULL or "" when the master sent
+	 * none (then only tcp can reach the target). */
+	const char *rdma_endpoint;
 };
 
 /* Completion: status 0, or a negative errno with a one-line reason. */
@@ -51,6 +55,7 @@ struct copy_engine_ops {
 struct copy_engine {
 	const struct copy_engine_ops *ops;
 	struct event_base *base;
+	uint16_t listen_port; /* rdma: the rdma_cm port peers dial; tcp: 0 */
 };
 
 struct copy_engine_config {

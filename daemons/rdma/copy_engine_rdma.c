@@ -51,6 +51,21 @@ int rdma_parse_endpoint(const char *endpoint, uint16_t default_port, char *host,
 	return *port ? 0 : -1;
 }
 
+/* See copy_engine_rdma.h, "Peers": the target's advertised rdma_cm
+ * endpoint, else an explicit "/rdma_port" on its data endpoint. Never our
+ * own port: a peer's listener is where its PD is. */
+int rdma_target_peer(const struct copy_target *dst, char *host, size_t hostlen,
+		     uint16_t *port)
+{
+	if (!dst->rdma_endpoint || !dst->rdma_endpoint[0])
+		return rdma_parse_endpoint(dst->endpoint, 0, host, hostlen,
+					   port);
+	if (net_split_hostport(dst->rdma_endpoint, host, hostlen, port) ||
+	    !*host || !*port)
+		return -1;
+	return 0;
+}
+
 /* ---- copies ----------------------------------------------------------- */
 
 static struct rdma_copy_list *copy_list(struct rdma_copy *c)
@@ -381,8 +396,7 @@ static int rdma_post_write(struct copy_engine *ce, const void *src,
 		return -EINVAL;
 	if ((dst->length && len > dst->length) ||
 	    !rdma_mr_covers(e, src, len) ||
-	    rdma_parse_endpoint(dst->endpoint, e->rdma_port, host, sizeof(host),
-				&port))
+	    rdma_target_peer(dst, host, sizeof(host), &port))
 		return -EINVAL;
 	c = copy_new(e, src, len, dst, cb, arg);
 	if (!c)
@@ -502,6 +516,7 @@ struct copy_engine *copy_engine_rdma_create_with(
 	e->octx = ops_ctx;
 	e->timeout_ms = cfg->timeout_ms;
 	e->rdma_port = cfg->rdma_port ? cfg->rdma_port : RDMA_DEFAULT_PORT;
+	e->base.listen_port = e->rdma_port;
 	TAILQ_INIT(&e->conns);
 	TAILQ_INIT(&e->done);
 	if (rdma_dev_open(e, cfg->rdma_device, err, errlen))

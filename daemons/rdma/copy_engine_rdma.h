@@ -24,15 +24,18 @@
  *   remote access error. NICs usually report a max_mr_size far above any
  *   segment size; one that must receive copies has to stay below it.
  *
- * Peers. copy_target.endpoint is "host:data_port" (as the master hands it
- *   out); the engine connects to host at the rdma_cm port, which is
- *   cluster-wide: cfg->rdma_port, or RDMA_DEFAULT_PORT when that is 0.
- *   Every engine listens on that port (all addresses) and accepts QPs in
- *   its PD, so that peers can write into the memory it registered; inbound
- *   QPs carry no work of their own. "host:data_port/rdma_port" names a
- *   peer's port explicitly: the way to reach workers that share a host and
- *   so cannot share a port (the worker must learn a peer's port from the
- *   master, as it learns its address and rkey). One RC QP per peer
+ * Peers. Every engine listens on cfg->rdma_port (RDMA_DEFAULT_PORT when
+ *   0; all addresses; the port is in copy_engine.listen_port) and accepts
+ *   QPs in its PD, so that peers can write into the memory it registered;
+ *   inbound QPs carry no work of their own. A worker advertises
+ *   "host:listen_port" with its segments (MountSegment.rdma_endpoint); the
+ *   master hands it out with each target (Replica.rdma_endpoint) and the
+ *   engine dials copy_target.rdma_endpoint. Without one, only an explicit
+ *   "host:data_port/rdma_port" endpoint is dialled; never the engine's own
+ *   port, which on a shared host is the source's own listener (issue 20
+ *   item 1: writes with the target's rkey into the source's PD). The
+ *   worker sends targets without an rdma_endpoint (older masters) over
+ *   tcp. One RC QP per peer
  *   (host, port), created on the first copy to it and reused; a connection
  *   that fails is torn down and made again by the next copy. Host names
  *   resolve with getaddrinfo (blocking); the master hands out addresses.
@@ -200,6 +203,11 @@ struct copy_engine *copy_engine_rdma_create_with(
  * port results (default_port 0 and none given). */
 int rdma_parse_endpoint(const char *endpoint, uint16_t default_port, char *host,
 			size_t hostlen, uint16_t *port);
+
+/* The rdma_cm host and port to dial for dst (see "Peers"); 0, or -1 when
+ * dst names none. */
+int rdma_target_peer(const struct copy_target *dst, char *host, size_t hostlen,
+		     uint16_t *port);
 
 /* ---- internal, shared by the engine's files --------------------------- */
 

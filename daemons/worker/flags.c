@@ -41,7 +41,7 @@ static const struct flag flags[] = {
     {"transport", F_STR, S(transport), "auto", "copy engine: auto|tcp|rdma"},
     {"rdma_device", F_STR, S(rdma_device), "",
      "RDMA device (default: first active port)"},
-    {"rdma_port", F_U32, O(rdma_port), 0, "0", "rdma_cm port (0 = pick one)"},
+    {"rdma_port", F_U32, O(rdma_port), 0, "0", "rdma_cm port (0 = 20886)"},
     {"max_copies", F_U32, O(max_copies), 0, "8", "copies in flight at once"},
     {"max_copy_bytes", F_SIZE, O(max_copy_bytes), 0, "256M",
      "bytes of copies in flight at once"},

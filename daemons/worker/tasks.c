@@ -28,6 +28,7 @@ struct wtask {
 	McreplRpc__Code status; /* reported by MarkTaskToComplete */
 	char msg[512];
 	char endpoint[320];
+	char rdma_endpoint[320];
 	struct copy_target target;
 };
 
@@ -267,9 +268,27 @@ static const uint8_t *source_bytes(struct wtask *t, const McreplRpc__Replica *sr
 	return (const uint8_t *)s->mem + src->offset;
 }
 
+/* rdma reaches a target at the rdma_cm endpoint the master hands out
+ * with it; a master that predates the field sends none: tcp copies. */
+static struct copy_engine *engine_for(struct worker *w,
+				      const McreplRpc__Replica *dst)
+{
+	if (!w->engine || !w->tcp_engine ||
+	    (dst->rdma_endpoint && dst->rdma_endpoint[0]))
+		return w->engine;
+	if (!w->tcp_fallback_logged)
+		fprintf(
+		    stderr,
+		    "mcrepl-worker: target %s came without an rdma endpoint (a master older than this worker, or a target without rdma): copying over tcp\n",
+		    dst->endpoint);
+	w->tcp_fallback_logged = true;
+	return w->tcp_engine;
+}
+
 static void start_copy(struct wtask *t, const McreplRpc__Replica *src,
 		       const McreplRpc__Replica *dst)
 {
+	struct copy_engine *engine;
 	char why[sizeof(t->msg)];
 	const uint8_t *bytes = source_bytes(t, src, dst, why, sizeof(why));
 	int st;
@@ -280,13 +299,20 @@ static void start_copy(struct wtask *t, const McreplRpc__Replica *src,
 	}
 	snprintf(t->endpoint, sizeof(t->endpoint), "%s", dst->endpoint);
 	t->size = src->size;
-	t->target = (struct copy_target){
-	    t->endpoint,      dst->segment_id,	dst->offset, dst->size,
-	    dst->write_token, dst->remote_addr, dst->rkey};
-	st = t->w->engine
-		 ? t->w->engine->ops->post_write(t->w->engine, bytes, src->size,
-						 &t->target, copy_done, t)
-		 : -ECANCELED;
+	snprintf(t->rdma_endpoint, sizeof(t->rdma_endpoint), "%s",
+		 dst->rdma_endpoint ? dst->rdma_endpoint : "");
+	t->target = (struct copy_target){.endpoint = t->endpoint,
+					 .segment_id = dst->segment_id,
+					 .offset = dst->offset,
+					 .length = dst->size,
+					 .write_token = dst->write_token,
+					 .remote_addr = dst->remote_addr,
+					 .rkey = dst->rkey,
+					 .rdma_endpoint = t->rdma_endpoint};
+	engine = engine_for(t->w, dst);
+	st = engine ? engine->ops->post_write(engine, bytes, src->size,
+					      &t->target, copy_done, t)
+		    : -ECANCELED;
 	if (st) {
 		snprintf(why, sizeof(why), "cannot post copy to %s: %s",
 			 t->endpoint, strerror(-st));

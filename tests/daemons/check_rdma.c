@@ -93,12 +93,30 @@ static void on_done(int status, const char *error, void *arg)
 	snprintf(r->error, sizeof(r->error), "%s", error ? error : "(null)");
 }
 
+/* The rdma_cm endpoint the master would hand out beside a data endpoint:
+ * the target's host at port 20886; a malformed endpoint stays malformed. */
+static const char *rdma_endpoint_of(const char *endpoint)
+{
+	static const char *const map[][2] = {
+	    {"10.0.0.2:7000", "10.0.0.2:20886"},
+	    {"10.0.0.2:7001", "10.0.0.2:20886"},
+	    {"10.0.0.3:7000", "10.0.0.3:20886"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(endpoint, map[i][0]))
+			return map[i][1];
+	return endpoint;
+}
+
 static struct copy_target target(const char *endpoint, uint64_t addr)
 {
 	struct copy_target t;
 
 	memset(&t, 0, sizeof(t));
 	t.endpoint = endpoint;
+	t.rdma_endpoint = rdma_endpoint_of(endpoint);
 	t.remote_addr = addr;
 	t.rkey = 0xbeef;
 	return t;
@@ -1161,9 +1179,212 @@ START_TEST(test_inbound)
 }
 END_TEST
 
+/* ---- the fabric: engines that move bytes between them ------------------ */
+
+#define N_NODES 3
+
+static struct fake_fabric *fab;
+static struct fake *node[N_NODES];
+static struct copy_engine *eng[N_NODES];
+
+/* Nodes 10.0.0.1, 10.0.0.2 and a second worker on 10.0.0.2. */
+static void fabric_setup(void)
+{
+	fab = fabric_new();
+	node[0] = fabric_add_node(fab, "10.0.0.1");
+	node[1] = fabric_add_node(fab, "10.0.0.2");
+	node[2] = fabric_add_node(fab, "10.0.0.2");
+	memset(eng, 0, sizeof(eng));
+}
+
+static void engine_destroy_all(void)
+{
+	int i;
+
+	for (i = 0; i < N_NODES; i++) {
+		copy_engine_destroy(eng[i]);
+		eng[i] = NULL;
+	}
+}
+
+static void fabric_teardown(void)
+{
+	engine_destroy_all();
+	fabric_run(fab, 4);
+	fabric_free(fab);
+	fab = NULL;
+}
+
+static struct copy_engine *fabric_engine(int i, uint16_t port)
+{
+	struct copy_engine_config cfg;
+
+	fake_cfg_init(&cfg);
+	cfg.rdma_port = port;
+	eng[i] = fake_engine_new(node[i], &cfg);
+	return eng[i];
+}
+
+/* A registered buffer on engine i, filled from seed (0: zeros). */
+static char *fabric_buf(int i, size_t len, unsigned seed, uint64_t *addr,
+			uint32_t *rkey)
+{
+	char *buf = malloc(len);
+	size_t k;
+
+	ck_assert_ptr_nonnull(buf);
+	for (k = 0; k < len; k++)
+		buf[k] = seed ? (char)(k * 31 + seed + k / 4096) : 0;
+	ck_assert_int_eq(
+	    eng[i]->ops->register_memory(eng[i], buf, len, addr, rkey), 0);
+	return buf;
+}
+
+/* Runs the fabric until r has its callback. */
+static void fabric_wait(struct done_rec *r, int calls)
+{
+	int i;
+
+	for (i = 0; i < 200 && r->calls < calls; i++)
+		fabric_run(fab, 1);
+	ck_assert_int_eq(r->calls, calls);
+}
+
+/* Copies larger than max_msg_sz land byte for byte; the link goes down
+ * and the next copy reconnects; the target restarts and is reached
+ * again. */
+START_TEST(test_fabric_copy_reconnect)
+{
+	const size_t len = 5 * MiB + 123;
+	struct done_rec r = {0};
+	struct copy_target t;
+	uint64_t addr;
+	uint32_t rkey;
+	char *src, *dst;
+
+	fabric_engine(0, 20886);
+	fabric_engine(1, 20886);
+	src = fabric_buf(0, 8 * MiB, 7, NULL, NULL);
+	dst = fabric_buf(1, 8 * MiB, 0, &addr, &rkey);
+	t = target("10.0.0.2:7000", addr + 4096);
+	t.rkey = rkey;
+	t.length = len;
+	ck_assert_int_eq(
+	    eng[0]->ops->post_write(eng[0], src, len, &t, on_done, &r), 0);
+	fabric_wait(&r, 1);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(memcmp(dst + 4096, src, len), 0);
+	ck_assert_int_eq(dst[4095], 0);
+	ck_assert_int_eq(dst[4096 + len], 0);
+	ck_assert_uint_eq(fab->bytes_written, len);
+	ck_assert_uint_eq(fab->writes, 6); /* 1 MiB messages */
+
+	/* The link goes down; the next copy makes a new connection. */
+	fabric_cut(node[0]);
+	fabric_run(fab, 4);
+	ck_assert_int_eq(node[0]->alive_qp, 0);
+	ck_assert_int_eq(node[1]->alive_qp, 0);
+	ck_assert_int_eq(
+	    eng[0]->ops->post_write(eng[0], src + MiB, len, &t, on_done, &r),
+	    0);
+	fabric_wait(&r, 2);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(memcmp(dst + 4096, src + MiB, len), 0);
+
+	/* The target restarts: new engine, new registration, new rkey. */
+	copy_engine_destroy(eng[1]);
+	eng[1] = NULL;
+	fabric_run(fab, 4);
+	fabric_engine(1, 20886);
+	ck_assert_int_eq(
+	    eng[1]->ops->register_memory(eng[1], dst, 8 * MiB, &addr, &rkey),
+	    0);
+	memset(dst, 0, 8 * MiB);
+	t.rkey = rkey;
+	ck_assert_int_eq(
+	    eng[0]->ops->post_write(eng[0], src, len, &t, on_done, &r), 0);
+	fabric_wait(&r, 3);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(memcmp(dst + 4096, src, len), 0);
+	engine_destroy_all();
+	free(src);
+	free(dst);
+}
+END_TEST
+
+/* Issue 20 item 1: two workers on one host (rdma_cm ports 20886 and
+ * 20887, as tests/rdma/hardware-test.sh starts them). The copy must reach
+ * the port the target advertised, not the source's own listener (where
+ * the target's rkey is unknown: a remote access error). */
+START_TEST(test_fabric_copy_reaches_target_port)
+{
+	struct done_rec r = {0};
+	struct copy_target t;
+	uint64_t addr;
+	uint32_t rkey;
+	char *src, *dst, *own;
+
+	fabric_engine(1, 20886);
+	fabric_engine(2, 20887);
+	src = fabric_buf(1, 4 * MiB, 5, NULL, NULL);
+	own = fabric_buf(1, 4 * MiB, 0, NULL, NULL);
+	dst = fabric_buf(2, 4 * MiB, 0, &addr, &rkey);
+	ck_assert_uint_eq(eng[2]->listen_port, 20887);
+	t = target("10.0.0.2:7001", addr);
+	t.rdma_endpoint = "10.0.0.2:20887";
+	t.rkey = rkey;
+	t.length = 3 * MiB;
+	ck_assert_int_eq(
+	    eng[1]->ops->post_write(eng[1], src, 3 * MiB, &t, on_done, &r), 0);
+	fabric_wait(&r, 1);
+	ck_assert_str_eq(r.error, "(null)");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(memcmp(dst, src, 3 * MiB), 0);
+	ck_assert_uint_eq(fab->access_errors, 0);
+	ck_assert_int_eq(node[2]->alive_qp, 1); /* the inbound QP */
+	engine_destroy_all();
+	free(src);
+	free(own);
+	free(dst);
+}
+END_TEST
+
+/* The fabric enforces keys: a wrong rkey is a remote access error, no
+ * byte moves. */
+START_TEST(test_fabric_bad_rkey)
+{
+	struct done_rec r = {0};
+	struct copy_target t;
+	uint64_t addr;
+	uint32_t rkey;
+	char *src, *dst;
+
+	fabric_engine(0, 20886);
+	fabric_engine(1, 20886);
+	src = fabric_buf(0, MiB, 3, NULL, NULL);
+	dst = fabric_buf(1, MiB, 0, &addr, &rkey);
+	t = target("10.0.0.2:7000", addr);
+	t.rkey = rkey + 1;
+	t.length = MiB;
+	ck_assert_int_eq(
+	    eng[0]->ops->post_write(eng[0], src, MiB, &t, on_done, &r), 0);
+	fabric_wait(&r, 1);
+	ck_assert_int_eq(r.status, -EIO);
+	ck_assert_str_eq(r.error, "rdma: write to 10.0.0.2:20886 failed: "
+				  "remote access error (wc status 10, vendor "
+				  "error 0x0)");
+	ck_assert_uint_eq(fab->access_errors, 1);
+	ck_assert_uint_eq(fab->bytes_written, 0);
+	engine_destroy_all();
+	free(src);
+	free(dst);
+}
+END_TEST
+
 Suite *make_rdma_suite(void)
 {
 	Suite *s = suite_create("rdma");
+	TCase *fabric = tcase_create("fabric");
 	TCase *dev = tcase_create("device");
 	TCase *reg = tcase_create("register");
 	TCase *wr = tcase_create("writes");
@@ -1205,7 +1426,12 @@ Suite *make_rdma_suite(void)
 	suite_add_tcase(s, reg);
 	suite_add_tcase(s, wr);
 	suite_add_tcase(s, fail);
+	tcase_add_checked_fixture(fabric, fabric_setup, fabric_teardown);
+	tcase_add_test(fabric, test_fabric_copy_reconnect);
+	tcase_add_test(fabric, test_fabric_bad_rkey);
+	tcase_add_test(fabric, test_fabric_copy_reaches_target_port);
 	suite_add_tcase(s, life);
+	suite_add_tcase(s, fabric);
 	return s;
 }
 

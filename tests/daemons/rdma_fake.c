@@ -14,6 +14,16 @@
 
 #include "rdma_fake.h"
 
+static void fab_post(struct fake *f, struct fake_qp *qp,
+		     const struct fake_wr *w);
+static void fab_qp_error(struct fake_qp *qp);
+static int fab_connect(struct fake *f, struct fake_id *fid,
+		       const struct rdma_conn_param *param);
+static void fab_established(struct fake_id *fid);
+static void fab_reject(struct fake_id *fid);
+static void fab_disconnect(struct fake *f, struct fake_id *fid);
+static void fab_forget_qp(struct fake_qp *qp);
+
 static void violate(struct fake *f, const char *what)
 {
 	if (!f->violation[0])
@@ -164,6 +174,8 @@ static struct ibv_mr *f_reg_mr(void *ctx, struct ibv_pd *pd, void *addr,
 	struct fake *f = ctx;
 	struct ibv_mr *mr;
 
+	struct fake_mr *fm;
+
 	if (access != (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		       IBV_ACCESS_REMOTE_READ))
 		violate(f, "reg_mr access flags");
@@ -171,12 +183,16 @@ static struct ibv_mr *f_reg_mr(void *ctx, struct ibv_pd *pd, void *addr,
 		errno = ENOMEM;
 		return NULL;
 	}
-	mr = calloc(1, sizeof(*mr));
+	fm = calloc(1, sizeof(*fm));
+	fm->access = access;
+	fm->next = f->mrs;
+	f->mrs = fm;
+	mr = &fm->mr;
 	mr->pd = pd;
 	mr->addr = addr;
 	mr->length = len;
-	mr->lkey = 0x1000u + (uint32_t)f->n_mr;
-	mr->rkey = 0x2000u + (uint32_t)f->n_mr;
+	mr->lkey = f->mr_key_base + 0x1000u + (uint32_t)f->n_mr;
+	mr->rkey = f->mr_key_base + 0x2000u + (uint32_t)f->n_mr;
 	if (f->n_mr < FAKE_MAX_MRS) {
 		f->mr_len[f->n_mr] = len;
 		f->mr_addr[f->n_mr] = addr;
@@ -189,8 +205,16 @@ static struct ibv_mr *f_reg_mr(void *ctx, struct ibv_pd *pd, void *addr,
 static int f_dereg_mr(void *ctx, struct ibv_mr *mr)
 {
 	struct fake *f = ctx;
+	struct fake_mr **pp = &f->mrs;
 
-	free(mr);
+	while (*pp && &(*pp)->mr != mr)
+		pp = &(*pp)->next;
+	if (!*pp) {
+		violate(f, "dereg_mr of an unknown MR");
+		return EINVAL;
+	}
+	*pp = (*pp)->next;
+	free(AS(fake_mr, mr));
 	f->alive_mr--;
 	return 0;
 }
@@ -380,7 +404,8 @@ static int f_post_send(void *ctx, struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		return ENOMEM;
 	}
 	for (; wr; wr = wr->next) {
-		struct fake_wr *r = &f->wr[f->n_wr++];
+		struct fake_wr *r =
+		    &f->wr[f->fabric ? FAKE_MAX_WR - 1 : f->n_wr++];
 
 		if (wr->opcode != IBV_WR_RDMA_WRITE || wr->num_sge != 1)
 			violate(f, "not a one-SGE RDMA WRITE");
@@ -393,7 +418,9 @@ static int f_post_send(void *ctx, struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 				      wr->wr.rdma.rkey,
 				      (wr->send_flags & IBV_SEND_SIGNALED) != 0,
 				      false};
-		if (qp_outstanding(f, qp) > qp->max_send_wr)
+		if (f->fabric)
+			fab_post(f, qp, r);
+		else if (qp_outstanding(f, qp) > qp->max_send_wr)
 			violate(f, "send queue overflow");
 	}
 	return 0;
@@ -404,6 +431,10 @@ static void qp_to_error(struct fake *f, struct fake_qp *qp)
 {
 	int i;
 
+	if (f->fabric) {
+		fab_qp_error(qp);
+		return;
+	}
 	qp->error = true;
 	for (i = 0; i < f->n_wr; i++) {
 		if (f->wr[i].qp != qp || f->wr[i].done)
@@ -463,8 +494,10 @@ static void f_destroy_event_channel(void *ctx, struct rdma_event_channel *ch)
 struct rdma_cm_id *fake_id_new(struct fake *f, struct rdma_event_channel *ch,
 			       void *context)
 {
-	struct rdma_cm_id *id = calloc(1, sizeof(*id));
+	struct fake_id *fid = calloc(1, sizeof(*fid));
+	struct rdma_cm_id *id = &fid->id;
 
+	fid->owner = f;
 	id->channel = ch;
 	id->context = context;
 	id->ps = RDMA_PS_TCP;
@@ -506,7 +539,9 @@ static int f_destroy_id(void *ctx, struct rdma_cm_id *id)
 	for (i = 0; i < f->n_ids; i++)
 		if (f->ids[i] == id)
 			f->id_alive[i] = false;
-	free(id);
+	if (AS(fake_id, id)->peer)
+		AS(fake_id, id)->peer->peer = NULL;
+	free(AS(fake_id, id));
 	f->alive_id--;
 	return 0;
 }
@@ -520,6 +555,9 @@ static int f_bind_addr(void *ctx, struct rdma_cm_id *id, struct sockaddr *sa)
 		return -1;
 	}
 	f->listen_id = id;
+	memcpy(&id->route.addr.src_addr, sa,
+	       sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					 : sizeof(struct sockaddr_in));
 	if (sa->sa_family == AF_INET)
 		f->bound_port = ntohs(AS(sockaddr_in, sa)->sin_port);
 	else
@@ -570,6 +608,12 @@ static int f_resolve_addr(void *ctx, struct rdma_cm_id *id,
 	memcpy(&f->dst, dst,
 	       dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 					  : sizeof(struct sockaddr_in));
+	if (dst->sa_family == AF_INET) {
+		AS(fake_id, id)->dst_ip =
+		    ntohl(AS(sockaddr_in, dst)->sin_addr.s_addr);
+		AS(fake_id, id)->dst_port =
+		    ntohs(AS(sockaddr_in, dst)->sin_port);
+	}
 	if (f->auto_cm)
 		fake_cm_event(f, id, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 	return 0;
@@ -613,6 +657,7 @@ static int f_create_qp(void *ctx, struct rdma_cm_id *id, struct ibv_pd *pd,
 	qp->cq = AS(fake_cq, attr->send_cq);
 	qp->cq->qps++;
 	qp->max_send_wr = attr->cap.max_send_wr;
+	qp->fid = AS(fake_id, id);
 	id->qp = &qp->qp;
 	f->alive_qp++;
 	return 0;
@@ -629,6 +674,8 @@ static void f_destroy_qp(void *ctx, struct rdma_cm_id *id)
 			f->wr[i].qp = NULL;
 			f->wr[i].done = true;
 		}
+	if (f->fabric)
+		fab_forget_qp(qp);
 	qp->cq->qps--;
 	free(qp);
 	id->qp = NULL;
@@ -640,11 +687,12 @@ static int f_connect(void *ctx, struct rdma_cm_id *id,
 {
 	struct fake *f = ctx;
 
-	(void)param;
 	if (should_fail(f, OP_CONNECT)) {
 		errno = ECONNREFUSED;
 		return -1;
 	}
+	if (f->fabric)
+		return fab_connect(f, AS(fake_id, id), param);
 	if (f->auto_cm)
 		fake_cm_event(f, id, RDMA_CM_EVENT_ESTABLISHED, 0);
 	return 0;
@@ -660,6 +708,10 @@ static int f_accept(void *ctx, struct rdma_cm_id *id,
 		errno = EINVAL;
 		return -1;
 	}
+	if (f->fabric) {
+		fab_established(AS(fake_id, id));
+		return 0;
+	}
 	if (f->auto_cm)
 		fake_cm_event(f, id, RDMA_CM_EVENT_ESTABLISHED, 0);
 	return 0;
@@ -669,8 +721,9 @@ static int f_reject(void *ctx, struct rdma_cm_id *id)
 {
 	struct fake *f = ctx;
 
-	(void)id;
 	f->calls[OP_REJECT]++;
+	if (f->fabric)
+		fab_reject(AS(fake_id, id));
 	return 0;
 }
 
@@ -679,6 +732,10 @@ static int f_disconnect(void *ctx, struct rdma_cm_id *id)
 	struct fake *f = ctx;
 
 	f->calls[OP_DISCONNECT]++;
+	if (f->fabric) {
+		fab_disconnect(f, AS(fake_id, id));
+		return 0;
+	}
 	if (id->qp)
 		qp_to_error(f, AS(fake_qp, id->qp));
 	fake_cm_push(f, id, NULL, RDMA_CM_EVENT_DISCONNECTED, 0);
@@ -834,7 +891,8 @@ void fake_free(struct fake *f)
 	ck_assert_int_eq(f->alive_id, 0);
 	ck_assert_int_eq(f->alive_comp, 0);
 	ck_assert_int_eq(f->alive_cm, 0);
-	event_base_free(f->base);
+	if (!f->fabric)
+		event_base_free(f->base);
 	free(f);
 }
 
@@ -905,6 +963,327 @@ struct rdma_cm_id *fake_last_live_id(struct fake *f)
 			return f->ids[i];
 	ck_abort_msg("no live connection id");
 	abort();
+}
+
+/* ---- the fabric --------------------------------------------------------- */
+
+static struct fake_fabric *fab_of(const struct fake *f)
+{
+	return f->fabric;
+}
+
+static void fab_kick(struct fake_fabric *fab)
+{
+	event_active(fab->tick, 0, 0);
+}
+
+static void fab_queue(struct fake_job ***tail, struct fake_job *j)
+{
+	j->next = NULL;
+	**tail = j;
+	*tail = &j->next;
+}
+
+static void fab_post(struct fake *f, struct fake_qp *qp,
+		     const struct fake_wr *w)
+{
+	struct fake_job *j = calloc(1, sizeof(*j));
+
+	j->f = f;
+	j->qp = qp;
+	j->wr = *w;
+	if (++qp->outstanding > qp->max_send_wr)
+		violate(f, "send queue overflow");
+	fab_queue(&fab_of(f)->jobs_tail, j);
+	fab_kick(fab_of(f));
+}
+
+/* WRs still queued on qp flush at the next tick, not now. */
+static void fab_qp_error(struct fake_qp *qp)
+{
+	qp->error = true;
+	fab_kick(fab_of(qp->fid->owner));
+}
+
+static void fab_drop(struct fake_job **head, struct fake_job ***tail,
+		     const struct fake_qp *qp)
+{
+	struct fake_job **pp = head, *j;
+
+	while ((j = *pp)) {
+		if (j->qp == qp) {
+			*pp = j->next;
+			free(j);
+		} else {
+			pp = &j->next;
+		}
+	}
+	*tail = pp;
+}
+
+static void fab_forget_qp(struct fake_qp *qp)
+{
+	struct fake_fabric *fab = fab_of(qp->fid->owner);
+
+	fab_drop(&fab->jobs, &fab->jobs_tail, qp);
+	fab_drop(&fab->held, &fab->held_tail, qp);
+}
+
+static struct fake *fab_node(struct fake_fabric *fab, uint32_t ip,
+			     uint16_t port)
+{
+	int i;
+
+	for (i = 0; i < fab->n_nodes; i++) {
+		struct fake *n = fab->nodes[i];
+
+		if (n->ip == ip && n->listen_id && n->bound_port == port)
+			return n;
+	}
+	return NULL;
+}
+
+static void set_sin(struct sockaddr *sa, uint32_t ip, uint16_t port)
+{
+	struct sockaddr_in *sin = AS(sockaddr_in, sa);
+
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(ip);
+	sin->sin_port = htons(port);
+}
+
+/* rdma_connect: a CONNECT_REQUEST at the listener of dst, or REJECTED. */
+static int fab_connect(struct fake *f, struct fake_id *fid,
+		       const struct rdma_conn_param *param)
+{
+	struct fake_fabric *fab = fab_of(f);
+	struct fake *peer = fab_node(fab, fid->dst_ip, fid->dst_port);
+	struct fake_id *pid;
+	struct rdma_cm_event *ev;
+
+	if (!peer) {
+		fake_cm_push(f, &fid->id, NULL, RDMA_CM_EVENT_REJECTED, 8);
+		return 0;
+	}
+	pid = AS(fake_id, fake_id_new(peer, &peer->cm->ch, NULL));
+	pid->id.verbs = peer->pd_ctx;
+	set_sin(&pid->id.route.addr.dst_addr, f->ip, fab->next_src_port++);
+	set_sin(&pid->id.route.addr.src_addr, peer->ip, peer->bound_port);
+	if (param && param->private_data_len) {
+		pid->private_len =
+		    param->private_data_len < sizeof(pid->private_data)
+			? param->private_data_len
+			: sizeof(pid->private_data);
+		memcpy(pid->private_data, param->private_data,
+		       pid->private_len);
+	}
+	pid->peer = fid;
+	fid->peer = pid;
+	fake_cm_push(peer, &pid->id, peer->listen_id,
+		     RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	ev = peer->cm->q[peer->cm->n - 1];
+	ev->param.conn.private_data = pid->private_data;
+	ev->param.conn.private_data_len = pid->private_len;
+	return 0;
+}
+
+/* rdma_accept: both ends established. */
+static void fab_established(struct fake_id *fid)
+{
+	fake_cm_push(fid->owner, &fid->id, NULL, RDMA_CM_EVENT_ESTABLISHED, 0);
+	if (fid->peer)
+		fake_cm_push(fid->peer->owner, &fid->peer->id, NULL,
+			     RDMA_CM_EVENT_ESTABLISHED, 0);
+}
+
+static void fab_reject(struct fake_id *fid)
+{
+	struct fake_id *peer = fid->peer;
+
+	if (!peer)
+		return;
+	peer->peer = NULL;
+	fid->peer = NULL;
+	fake_cm_push(peer->owner, &peer->id, NULL, RDMA_CM_EVENT_REJECTED, 28);
+}
+
+/* Both QPs go to error (their WRs flush at the next tick) and both ends
+ * get DISCONNECTED. */
+static void fab_disconnect(struct fake *f, struct fake_id *fid)
+{
+	struct fake_id *peer = fid->peer;
+
+	if (fid->id.qp)
+		fab_qp_error(AS(fake_qp, fid->id.qp));
+	fake_cm_push(f, &fid->id, NULL, RDMA_CM_EVENT_DISCONNECTED, 0);
+	if (!peer)
+		return;
+	peer->peer = NULL;
+	fid->peer = NULL;
+	if (peer->id.qp)
+		fab_qp_error(AS(fake_qp, peer->id.qp));
+	fake_cm_push(peer->owner, &peer->id, NULL, RDMA_CM_EVENT_DISCONNECTED,
+		     0);
+}
+
+/* The MR of f with key (lkey or rkey) in pd that holds [addr, +len). */
+static const struct fake_mr *fab_mr(const struct fake *f,
+				    const struct ibv_pd *pd, uint32_t key,
+				    bool remote, uint64_t addr, uint64_t len)
+{
+	const struct fake_mr *m;
+
+	for (m = f->mrs; m; m = m->next) {
+		uint64_t start = (uintptr_t)m->mr.addr;
+
+		if ((remote ? m->mr.rkey : m->mr.lkey) != key || m->mr.pd != pd)
+			continue;
+		if (remote && !(m->access & IBV_ACCESS_REMOTE_WRITE))
+			return NULL;
+		if (addr < start || addr + len < addr ||
+		    addr + len > start + m->mr.length)
+			return NULL;
+		return m;
+	}
+	return NULL;
+}
+
+static void fab_complete(struct fake_fabric *fab, struct fake_job *j,
+			 enum ibv_wc_status status)
+{
+	j->qp->outstanding--;
+	if (status == IBV_WC_SUCCESS && !j->wr.sig) {
+		free(j);
+		return;
+	}
+	if (status == IBV_WC_SUCCESS && fab->hold_completions) {
+		j->status = status;
+		fab_queue(&fab->held_tail, j);
+		return;
+	}
+	fake_cq_push(j->f, j->qp->cq, j->wr.wr_id, status);
+	free(j);
+}
+
+/* One WRITE: checks as a responder would, then the bytes move. */
+static enum ibv_wc_status fab_write(struct fake_fabric *fab, struct fake_job *j)
+{
+	struct fake_id *peer = j->qp->fid->peer;
+	struct fake_qp *pqp;
+
+	if (!fab_mr(j->f, j->qp->qp.pd, j->wr.lkey, false, j->wr.addr,
+		    j->wr.len))
+		return IBV_WC_LOC_PROT_ERR;
+	if (!peer || !peer->id.qp)
+		return IBV_WC_RETRY_EXC_ERR;
+	pqp = AS(fake_qp, peer->id.qp);
+	if (pqp->error)
+		return IBV_WC_RETRY_EXC_ERR;
+	if (!fab_mr(peer->owner, pqp->qp.pd, j->wr.rkey, true, j->wr.raddr,
+		    j->wr.len)) {
+		fab->access_errors++;
+		return IBV_WC_REM_ACCESS_ERR;
+	}
+	memcpy((void *)(uintptr_t)j->wr.raddr, (void *)(uintptr_t)j->wr.addr,
+	       j->wr.len);
+	fab->bytes_written += j->wr.len;
+	fab->writes++;
+	return IBV_WC_SUCCESS;
+}
+
+/* Executes the WRs queued before this tick, in post order. */
+static void fab_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct fake_fabric *fab = arg;
+	struct fake_job *j = fab->jobs, *next;
+	enum ibv_wc_status st;
+
+	(void)fd;
+	(void)what;
+	fab->jobs = NULL;
+	fab->jobs_tail = &fab->jobs;
+	for (; j; j = next) {
+		next = j->next;
+		if (j->qp->error) {
+			fab_complete(fab, j, IBV_WC_WR_FLUSH_ERR);
+			continue;
+		}
+		st = fab_write(fab, j);
+		if (st != IBV_WC_SUCCESS)
+			j->qp->error = true;
+		fab_complete(fab, j, st);
+	}
+}
+
+struct fake_fabric *fabric_new(void)
+{
+	struct fake_fabric *fab = calloc(1, sizeof(*fab));
+
+	fab->base = event_base_new();
+	fab->tick = event_new(fab->base, -1, 0, fab_tick, fab);
+	fab->jobs_tail = &fab->jobs;
+	fab->held_tail = &fab->held;
+	fab->next_src_port = 40000;
+	return fab;
+}
+
+struct fake *fabric_add_node(struct fake_fabric *fab, const char *ip)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	struct in_addr a;
+
+	ck_assert_int_lt(fab->n_nodes, FAKE_MAX_NODES);
+	ck_assert_int_eq(inet_pton(AF_INET, ip, &a), 1);
+	f->fabric = fab;
+	f->ip = ntohl(a.s_addr);
+	f->base = fab->base;
+	f->auto_cm = true;
+	f->mr_key_base = (uint32_t)(fab->n_nodes + 1) << 16;
+	fake_add_dev(f, "fake0", IBV_PORT_ACTIVE, 0);
+	fab->nodes[fab->n_nodes++] = f;
+	return f;
+}
+
+void fabric_run(struct fake_fabric *fab, int turns)
+{
+	while (turns-- > 0)
+		event_base_loop(fab->base, EVLOOP_NONBLOCK);
+}
+
+void fabric_cut(struct fake *f)
+{
+	int i;
+
+	for (i = 0; i < f->n_ids; i++)
+		if (f->id_alive[i] && AS(fake_id, f->ids[i])->peer)
+			fab_disconnect(f, AS(fake_id, f->ids[i]));
+}
+
+void fabric_release(struct fake_fabric *fab)
+{
+	struct fake_job *j = fab->held, *next;
+
+	fab->held = NULL;
+	fab->held_tail = &fab->held;
+	for (; j; j = next) {
+		next = j->next;
+		fake_cq_push(j->f, j->qp->cq, j->wr.wr_id, j->status);
+		free(j);
+	}
+}
+
+void fabric_free(struct fake_fabric *fab)
+{
+	int i;
+
+	ck_assert_ptr_null(fab->jobs);
+	ck_assert_ptr_null(fab->held);
+	for (i = 0; i < fab->n_nodes; i++)
+		fake_free(fab->nodes[i]);
+	event_free(fab->tick);
+	event_base_free(fab->base);
+	free(fab);
 }
 
 #else

@@ -76,11 +76,33 @@ struct fake_cq {
 	int qps;
 };
 
+struct fake_id;
+
 struct fake_qp {
 	struct ibv_qp qp;
 	struct fake_cq *cq;
+	struct fake_id *fid; /* the rdma_cm id it belongs to */
 	uint32_t max_send_wr;
+	uint32_t outstanding; /* fabric: WRs posted, not yet completed */
 	bool error;
+};
+
+/* An MR as the device keeps it: which PD, which access, which bytes. */
+struct fake_mr {
+	struct ibv_mr mr;
+	int access;
+	struct fake_mr *next;
+};
+
+/* An rdma_cm id; on a fabric it knows the id at the other end. */
+struct fake_id {
+	struct rdma_cm_id id;
+	struct fake *owner;
+	struct fake_id *peer;
+	uint32_t dst_ip; /* host order, as resolve_addr was given it */
+	uint16_t dst_port;
+	uint8_t private_data[56];
+	uint8_t private_len;
 };
 
 struct fake_cm {
@@ -102,7 +124,13 @@ struct fake_wr {
 	bool done;
 };
 
+struct fake_fabric;
+
 struct fake {
+	struct fake_fabric *fabric; /* NULL: a lone device, driven by hand */
+	uint32_t ip;		    /* on a fabric: this node's address */
+	struct fake_mr *mrs;	    /* live MRs, newest first */
+	uint32_t mr_key_base;
 	struct fake_dev devs[FAKE_MAX_DEV];
 	int ndev;
 	bool no_cm;
@@ -134,6 +162,44 @@ struct fake {
 };
 
 #define AS(type, p) ((struct type *)(void *)(p))
+
+/* ---- the fabric: several fakes in one process that move bytes ----------
+ *
+ * Each node is a struct fake with its own device, PD, MRs and rdma_cm
+ * channel, all on one event_base. rdma_connect reaches the node whose
+ * address and listening port match the resolved destination (or is
+ * rejected); the listener gets CONNECT_REQUEST (with the private data),
+ * accept establishes both ends. A posted WRITE is executed later, from the
+ * fabric's tick: the local SGE must lie in an MR of the QP's PD with that
+ * lkey, the remote range in an MR of the peer QP's PD with that rkey and
+ * REMOTE_WRITE, else the WR completes with LOC_PROT_ERR or REM_ACCESS_ERR
+ * and the QP goes to error; otherwise the bytes are copied and a signalled
+ * WR completes. WRs behind an error, or posted on a QP in error, are
+ * flushed at the next tick (never inside disconnect). hold_completions
+ * keeps successful completions back until fabric_release. */
+
+#define FAKE_MAX_NODES 8
+
+struct fake_job {
+	struct fake_job *next;
+	struct fake *f;
+	struct fake_qp *qp;
+	struct fake_wr wr;
+	enum ibv_wc_status status; /* of a held completion */
+};
+
+struct fake_fabric {
+	struct event_base *base;
+	struct event *tick;
+	struct fake *nodes[FAKE_MAX_NODES];
+	int n_nodes;
+	struct fake_job *jobs, **jobs_tail; /* WRs to execute, in post order */
+	struct fake_job *held, **held_tail; /* completions held back */
+	bool hold_completions;
+	uint64_t bytes_written;
+	uint32_t writes, access_errors;
+	uint16_t next_src_port;
+};
 
 extern const struct rdma_verbs_ops fake_ops;
 
@@ -173,5 +239,19 @@ void fake_complete(struct fake *f, int n);
 void fake_fail_next(struct fake *f, enum ibv_wc_status status);
 int fake_n_signalled(const struct fake *f);
 struct rdma_cm_id *fake_last_live_id(struct fake *f);
+
+/* A fabric and its nodes ("10.0.0.1", ...; several may share an address
+ * and listen on different ports). Nodes are freed with the fabric, which
+ * asserts each released everything (fake_free). */
+struct fake_fabric *fabric_new(void);
+struct fake *fabric_add_node(struct fake_fabric *fab, const char *ip);
+void fabric_free(struct fake_fabric *fab);
+/* Runs the loop until nothing is pending, at most `turns` turns. */
+void fabric_run(struct fake_fabric *fab, int turns);
+/* The link of node f goes down: every connected id of f and its peer get
+ * DISCONNECTED, their QPs go to error. */
+void fabric_cut(struct fake *f);
+/* Delivers the completions held back by hold_completions. */
+void fabric_release(struct fake_fabric *fab);
 
 #endif
