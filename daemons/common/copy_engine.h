@@ -50,6 +50,11 @@ struct copy_engine_ops {
 			  void *arg);
 	/* Fail every copy in flight (cb with -ECANCELED) and free. */
 	void (*destroy)(struct copy_engine *e);
+	/* Undo one register_memory of the same range before unmapping it;
+	 * 0, -ENOENT, or -EBUSY while a copy reads it. NULL: nothing to
+	 * undo (tcp). */
+	int (*unregister_memory)(struct copy_engine *e, void *base,
+				 size_t len);
 };
 
 struct copy_engine {

@@ -242,6 +242,8 @@ static int conn_on_wc(struct rdma_conn *conn, const struct ibv_wc *wc)
 {
 	struct rdma_signal s;
 
+	if (wc->status != IBV_WC_SUCCESS)
+		conn->flushed = true; /* the QP is in error: all else flushes */
 	if (wc->status == IBV_WC_WR_FLUSH_ERR) {
 		rdma_conn_fail(
 		    conn, -EIO, false,
@@ -258,6 +260,7 @@ static int conn_on_wc(struct rdma_conn *conn, const struct ibv_wc *wc)
 		return -1;
 	}
 	if (ring_pop(conn, &s) || (uintptr_t)s.copy != wc->wr_id) {
+		conn->flushed = true;
 		rdma_conn_fail(
 		    conn, -EIO, false,
 		    "rdma: unexpected completion from %s (wr_id 0x%llx)",
@@ -280,6 +283,7 @@ static int conn_drain(struct rdma_conn *conn)
 	do {
 		n = e->ops->poll_cq(e->octx, conn->cq, RDMA_POLL_BATCH, wc);
 		if (n < 0) {
+			conn->flushed = true;
 			rdma_conn_fail(conn, -EIO, false,
 				       "rdma: ibv_poll_cq for %s failed (%d)",
 				       conn->peer, n);
@@ -303,10 +307,16 @@ void rdma_conn_drain_closing(struct rdma_conn *conn)
 
 	do {
 		n = e->ops->poll_cq(e->octx, conn->cq, RDMA_POLL_BATCH, wc);
+		if (n < 0)
+			conn->flushed = true;
 		for (i = 0; i < n; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS ||
-			    ring_pop(conn, &s))
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				conn->flushed = true;
 				continue;
+			}
+			if (ring_pop(conn, &s))
+				continue;
+			conn->done_seq = s.seq;
 			if (s.last && (uintptr_t)s.copy == wc[i].wr_id)
 				rdma_copy_finish(s.copy, 0, NULL);
 		}
@@ -324,6 +334,12 @@ static void conn_on_cq_event(struct rdma_conn *conn)
 		conn->cq_unacked = 0;
 	}
 	rc = e->ops->req_notify_cq(e->octx, conn->cq);
+	if (conn->closing) {
+		rdma_conn_drain_closing(conn);
+		if (rc || rdma_conn_quiet(conn))
+			rdma_conn_finish(conn);
+		return;
+	}
 	if (rc) {
 		rdma_conn_fail(conn, -EIO, false,
 			       "rdma: ibv_req_notify_cq for %s: %s", conn->peer,
@@ -394,7 +410,12 @@ static int rdma_post_write(struct copy_engine *ce, const void *src,
 
 	if (!src || !len || !dst || !dst->endpoint || !cb || e->destroyed)
 		return -EINVAL;
-	if ((dst->length && len > dst->length) ||
+	if (e->dead)
+		return -ENODEV;
+	/* The grant bounds the write (issue 20 item 7): a region has a
+	 * length, and the write neither exceeds it nor wraps. */
+	if (!dst->length || len > dst->length ||
+	    dst->remote_addr > UINT64_MAX - len ||
 	    !rdma_mr_covers(e, src, len) ||
 	    rdma_target_peer(dst, host, sizeof(host), &port))
 		return -EINVAL;
@@ -469,6 +490,7 @@ static void engine_free(struct rdma_engine *e)
 	rdma_mr_release_all(e);
 	event_free(e->done_ev);
 	rdma_cm_close(e);
+	rdma_async_close(e);
 	comp_close(e);
 	rdma_dev_close(e);
 	free(e);
@@ -494,6 +516,7 @@ static void rdma_destroy(struct copy_engine *ce)
 static const struct copy_engine_ops rdma_engine_ops = {
     .name = "rdma",
     .register_memory = rdma_register_memory,
+    .unregister_memory = rdma_unregister_memory,
     .post_write = rdma_post_write,
     .destroy = rdma_destroy,
 };
@@ -523,8 +546,10 @@ struct copy_engine *copy_engine_rdma_create_with(
 		goto out_free;
 	if (comp_open(e, err, errlen))
 		goto out_dev_close;
-	if (rdma_cm_open(e, err, errlen))
+	if (rdma_async_open(e, err, errlen))
 		goto out_comp_close;
+	if (rdma_cm_open(e, err, errlen))
+		goto out_async_close;
 	e->done_ev = event_new(base, -1, 0, done_cb, e);
 	if (!e->done_ev) {
 		snprintf(err, errlen, "rdma: out of memory");
@@ -540,6 +565,8 @@ struct copy_engine *copy_engine_rdma_create_with(
 
 out_cm_close:
 	rdma_cm_close(e);
+out_async_close:
+	rdma_async_close(e);
 out_comp_close:
 	comp_close(e);
 out_dev_close:

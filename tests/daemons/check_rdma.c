@@ -48,6 +48,7 @@ Suite *make_rdma_suite(void)
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 
 #include "rdma_fake.h"
 
@@ -117,6 +118,7 @@ static struct copy_target target(const char *endpoint, uint64_t addr)
 	memset(&t, 0, sizeof(t));
 	t.endpoint = endpoint;
 	t.rdma_endpoint = rdma_endpoint_of(endpoint);
+	t.length = 64 * MiB; /* the granted region */
 	t.remote_addr = addr;
 	t.rkey = 0xbeef;
 	return t;
@@ -410,6 +412,95 @@ START_TEST(test_register_split)
 }
 END_TEST
 
+/* Issue 20 item 2: a range that overlaps a registration without lying
+ * inside it gets an MR (and rkey) of its own covering all of it. */
+START_TEST(test_register_overlap)
+{
+	uint64_t addr = 0;
+	uint32_t rkey1 = 0, rkey2 = 0;
+	char *buf;
+
+	e = fake_engine_default(f);
+	buf = reg_buf(e, 4 * MiB, &rkey1);
+	buf = realloc(buf, 6 * MiB); /* never moves a 4 MiB block down */
+	ck_assert_int_eq(
+	    e->ops->register_memory(e, buf + 2 * MiB, 4 * MiB, &addr, &rkey2),
+	    0);
+	ck_assert_uint_eq(addr, (uintptr_t)(buf + 2 * MiB));
+	ck_assert_int_eq(f->n_mr, 2);
+	ck_assert_ptr_eq(f->mr_addr[1], buf + 2 * MiB);
+	ck_assert_uint_eq(f->mr_len[1], 4 * MiB);
+	ck_assert_uint_eq(rkey1, 0x2000);
+	ck_assert_uint_eq(rkey2, 0x2001);
+	engine_destroy();
+	free(buf);
+}
+END_TEST
+
+/* Issue 20 item 3: unregister undoes register, per call; a range mapped
+ * again after its MR went gets a new MR, never the stale one; memory a
+ * copy still reads stays. */
+START_TEST(test_unregister)
+{
+	struct copy_target t = target("10.0.0.2:7000", REMOTE);
+	struct done_rec r = {0};
+	uint32_t rkey1 = 0, rkey2 = 0;
+	char *buf;
+
+	e = fake_engine_default(f);
+	buf = reg_buf(e, 4 * MiB, &rkey1);
+	ck_assert_int_eq(e->ops->register_memory(e, buf, 4 * MiB, NULL, NULL),
+			 0);
+	ck_assert_int_eq(f->alive_mr, 1);
+	ck_assert_int_eq(e->ops->unregister_memory(e, buf, 4 * MiB), 0);
+	ck_assert_int_eq(f->alive_mr, 1);
+	ck_assert_int_eq(e->ops->unregister_memory(e, buf, 4 * MiB), 0);
+	ck_assert_int_eq(f->alive_mr, 0);
+	ck_assert_int_eq(e->ops->unregister_memory(e, buf, 4 * MiB), -ENOENT);
+	ck_assert_int_eq(e->ops->post_write(e, buf, MiB, &t, on_done, &r),
+			 -EINVAL);
+	/* Mapped again at the same address: a new MR, a new rkey. */
+	ck_assert_int_eq(e->ops->register_memory(e, buf, 4 * MiB, NULL, &rkey2),
+			 0);
+	ck_assert_uint_ne(rkey2, rkey1);
+	ck_assert_int_eq(f->alive_mr, 1);
+	/* A copy reads it: not now. */
+	ck_assert_int_eq(e->ops->post_write(e, buf, MiB, &t, on_done, &r), 0);
+	fake_run(f);
+	ck_assert_int_eq(e->ops->unregister_memory(e, buf, 4 * MiB), -EBUSY);
+	fake_complete(f, 1);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(e->ops->unregister_memory(e, buf, 4 * MiB), 0);
+	ck_assert_int_eq(f->alive_mr, 0);
+	engine_destroy();
+	free(buf);
+}
+END_TEST
+
+/* Issue 20 item 4: registration refused for locked memory says what to
+ * raise. */
+START_TEST(test_register_memlock)
+{
+	uint64_t addr;
+	uint32_t rkey;
+	char *buf = malloc(MiB);
+	struct rlimit rl;
+
+	e = fake_engine_default(f);
+	f->fail_nth[OP_REG_MR] = 1;
+	ck_assert_int_eq(e->ops->register_memory(e, buf, MiB, &addr, &rkey),
+			 -ENOMEM);
+	ck_assert(fake_logged(
+	    f,
+	    "rdma: ibv_reg_mr(1048576 bytes) on fake0: Cannot allocate memory"));
+	ck_assert_int_eq(getrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	if (rl.rlim_cur != RLIM_INFINITY)
+		ck_assert(fake_logged(f, "raise it (ulimit -l unlimited"));
+	engine_destroy();
+	free(buf);
+}
+END_TEST
+
 /* The second chunk fails: the first is deregistered, nothing is kept. */
 START_TEST(test_register_split_fails)
 {
@@ -693,6 +784,38 @@ START_TEST(test_post_invalid)
 }
 END_TEST
 
+/* Issue 20 item 7: a target region must be granted with a length, and
+ * must not wrap around the address space; hosts are numeric (the engine
+ * never resolves names on its loop). */
+START_TEST(test_post_bounds)
+{
+	struct copy_target t = target("10.0.0.2:7000", REMOTE);
+	struct done_rec r = {0};
+	uint32_t rkey;
+	char *buf;
+
+	e = fake_engine_default(f);
+	buf = reg_buf(e, 4 * MiB, &rkey);
+	t.length = 0;
+	ck_assert_int_eq(e->ops->post_write(e, buf, MiB, &t, on_done, &r),
+			 -EINVAL);
+	t.length = MiB;
+	t.remote_addr = UINT64_MAX - 4095;
+	ck_assert_int_eq(e->ops->post_write(e, buf, 8192, &t, on_done, &r),
+			 -EINVAL);
+	t.remote_addr = REMOTE;
+	t.rdma_endpoint = "host-a:20886";
+	ck_assert_int_eq(e->ops->post_write(e, buf, MiB, &t, on_done, &r),
+			 -EINVAL);
+	ck_assert(fake_logged(f, "rdma: peer host-a is not a numeric address"));
+	fake_run(f);
+	ck_assert_int_eq(r.calls, 0);
+	ck_assert_int_eq(f->calls[OP_RESOLVE_ADDR], 0);
+	engine_destroy();
+	free(buf);
+}
+END_TEST
+
 /* An error completion: -EIO for every copy on the connection, once; the
  * flushed WRs that follow are neither logged nor reported again. */
 START_TEST(test_error_completion)
@@ -951,6 +1074,89 @@ START_TEST(test_cq_event_acks)
 }
 END_TEST
 
+/* ---- async events (issue 20 item 5) -------------------------------------- */
+
+/* A QP error event fails the copies on it at once, not at the timeout;
+ * the next copy reconnects. */
+START_TEST(test_async_qp_fatal)
+{
+	struct copy_target t = target("10.0.0.2:7000", REMOTE);
+	struct done_rec r = {0}, r2 = {0};
+	struct rdma_cm_id *id;
+	uint32_t rkey;
+	char *buf;
+
+	e = fake_engine_default(f);
+	buf = reg_buf(e, 4 * MiB, &rkey);
+	ck_assert_int_eq(e->ops->post_write(e, buf, MiB, &t, on_done, &r), 0);
+	fake_run(f);
+	id = fake_last_live_id(f);
+	fake_async_event(f, 0, IBV_EVENT_QP_FATAL, id->qp, 0);
+	fake_run(f);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status, -EIO);
+	ck_assert_str_eq(r.error, "rdma: connection to 10.0.0.2:20886: local "
+				  "work queue catastrophic error");
+	ck_assert_int_eq(f->alive_qp, 0);
+	ck_assert_int_eq(e->ops->post_write(e, buf, MiB, &t, on_done, &r2), 0);
+	fake_run(f);
+	fake_complete(f, 1);
+	ck_assert_int_eq(r2.status, 0);
+	engine_destroy();
+	free(buf);
+}
+END_TEST
+
+/* Port down fails every connection; a fatal device error and rdma_cm's
+ * device removal also refuse new copies. */
+static const struct {
+	int how; /* 0 PORT_ERR, 1 DEVICE_FATAL, 2 CM DEVICE_REMOVAL */
+	int post_after;
+	const char *log;
+} dead_cases[] = {
+    {0, 0, "rdma: port 1 of fake0 went down: port error"},
+    {1, -ENODEV,
+     "rdma: device fake0: local catastrophic error; copies fail until the "
+     "worker restarts (or runs with --transport=tcp)"},
+    {2, -ENODEV,
+     "rdma: device fake0: removed (RDMA_CM_EVENT_DEVICE_REMOVAL); copies "
+     "fail until the worker restarts (or runs with --transport=tcp)"},
+};
+#define N_DEAD (int)(sizeof(dead_cases) / sizeof(dead_cases[0]))
+
+START_TEST(test_async_device_down)
+{
+	struct copy_target t = target("10.0.0.2:7000", REMOTE);
+	struct copy_target t2 = target("10.0.0.3:7000", REMOTE);
+	struct done_rec r1 = {0}, r2 = {0}, r3 = {0};
+	uint32_t rkey;
+	char *buf;
+
+	e = fake_engine_default(f);
+	buf = reg_buf(e, 4 * MiB, &rkey);
+	ck_assert_int_eq(e->ops->post_write(e, buf, MiB, &t, on_done, &r1), 0);
+	ck_assert_int_eq(e->ops->post_write(e, buf, MiB, &t2, on_done, &r2), 0);
+	fake_run(f);
+	if (dead_cases[_i].how == 0)
+		fake_async_event(f, 0, IBV_EVENT_PORT_ERR, NULL, 1);
+	else if (dead_cases[_i].how == 1)
+		fake_async_event(f, 0, IBV_EVENT_DEVICE_FATAL, NULL, 0);
+	else
+		fake_cm_push(f, f->listen_id, NULL,
+			     RDMA_CM_EVENT_DEVICE_REMOVAL, 0);
+	fake_run(f);
+	ck_assert_int_eq(r1.status, -EIO);
+	ck_assert_int_eq(r2.status, -EIO);
+	ck_assert_str_eq(r1.error, dead_cases[_i].log);
+	ck_assert(fake_logged(f, dead_cases[_i].log));
+	ck_assert_int_eq(f->alive_qp, 0);
+	ck_assert_int_eq(e->ops->post_write(e, buf, MiB, &t, on_done, &r3),
+			 dead_cases[_i].post_after);
+	engine_destroy();
+	free(buf);
+}
+END_TEST
+
 /* ---- timeouts ----------------------------------------------------------- */
 
 static void run_until(const int *calls, int want)
@@ -965,14 +1171,6 @@ static void run_until(const int *calls, int want)
 		if (*calls >= want)
 			break;
 	}
-}
-
-static void run_for(int ms)
-{
-	struct timeval tv = {0, ms * 1000};
-
-	event_base_loopexit(f->base, &tv);
-	event_base_dispatch(f->base);
 }
 
 /* Never connected: the copy times out alone; the connection stays. */
@@ -1017,7 +1215,7 @@ START_TEST(test_timeout_inflight)
 	e = fake_engine_new(f, &cfg);
 	buf = reg_buf(e, 4 * MiB, &rkey);
 	ck_assert_int_eq(e->ops->post_write(e, buf, MiB, &t, on_done, &r1), 0);
-	run_for(5); /* connected, r1 in flight */
+	fake_run(f); /* connected, r1 in flight (no sleep: its timer runs) */
 	ck_assert_int_eq(r1.calls, 0);
 	ck_assert_int_eq(e->ops->post_write(e, buf, MiB, &t, on_done, &r2), 0);
 	run_until(&r2.calls, 1);
@@ -1349,6 +1547,137 @@ START_TEST(test_fabric_copy_reaches_target_port)
 }
 END_TEST
 
+/* Issue 20 item 8: the peer disconnects after the bytes landed but before
+ * the completion is polled (hardware delivers it a moment later): the
+ * copy still succeeds. */
+START_TEST(test_fabric_completion_after_disconnect)
+{
+	struct done_rec r = {0};
+	struct copy_target t;
+	uint64_t addr;
+	uint32_t rkey;
+	char *src, *dst;
+
+	fabric_engine(0, 20886);
+	fabric_engine(1, 20886);
+	src = fabric_buf(0, 4 * MiB, 9, NULL, NULL);
+	dst = fabric_buf(1, 4 * MiB, 0, &addr, &rkey);
+	t = target("10.0.0.2:7000", addr);
+	t.rkey = rkey;
+	t.length = 3 * MiB;
+	fab->hold_completions = true;
+	ck_assert_int_eq(
+	    eng[0]->ops->post_write(eng[0], src, 3 * MiB, &t, on_done, &r), 0);
+	fabric_run(fab, 8);
+	ck_assert_uint_eq(fab->bytes_written, 3 * MiB);
+	ck_assert_int_eq(r.calls, 0);
+	fabric_cut(node[1]);
+	fabric_run(fab, 8);
+	fabric_release(fab);
+	fab->hold_completions = false;
+	fabric_wait(&r, 1);
+	ck_assert_str_eq(r.error, "(null)");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(memcmp(dst, src, 3 * MiB), 0);
+	fabric_run(fab, 8);
+	ck_assert_int_eq(node[0]->alive_qp, 0);
+	engine_destroy_all();
+	free(src);
+	free(dst);
+}
+END_TEST
+
+/* Issue 20 item 6: a source crashes (its target hears nothing) and comes
+ * back: its new connection replaces the stale inbound one. */
+START_TEST(test_fabric_crashed_source)
+{
+	struct done_rec r = {0};
+	struct copy_target t;
+	uint64_t addr;
+	uint32_t rkey;
+	char *src, *dst;
+
+	fabric_engine(0, 20886);
+	fabric_engine(1, 20886);
+	src = fabric_buf(0, MiB, 4, NULL, NULL);
+	dst = fabric_buf(1, MiB, 0, &addr, &rkey);
+	t = target("10.0.0.2:7000", addr);
+	t.rkey = rkey;
+	t.length = MiB;
+	ck_assert_int_eq(
+	    eng[0]->ops->post_write(eng[0], src, MiB, &t, on_done, &r), 0);
+	fabric_wait(&r, 1);
+	ck_assert_int_eq(node[1]->alive_qp, 1);
+	fab->silent = true;
+	copy_engine_destroy(eng[0]);
+	eng[0] = NULL;
+	fab->silent = false;
+	free(src);
+	fabric_run(fab, 4);
+	ck_assert_int_eq(node[1]->alive_qp, 1); /* nobody told it */
+
+	fabric_engine(0, 20886);
+	src = fabric_buf(0, MiB, 6, NULL, NULL);
+	ck_assert_int_eq(
+	    eng[0]->ops->post_write(eng[0], src, MiB, &t, on_done, &r), 0);
+	fabric_wait(&r, 2);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(memcmp(dst, src, MiB), 0);
+	fabric_run(fab, 4);
+	ck_assert_int_eq(node[1]->alive_qp, 1);
+	ck_assert(fake_logged(node[1], "rdma: inbound connection from "
+				       "10.0.0.1:40000 replaced by "
+				       "10.0.0.1:40001"));
+	engine_destroy_all();
+	free(src);
+	free(dst);
+}
+END_TEST
+
+/* The completions of a torn-down connection never come: after
+ * RDMA_DRAIN_MS the copy fails and the QP goes anyway. */
+START_TEST(test_fabric_drain_timeout)
+{
+	struct done_rec r = {0};
+	struct copy_target t;
+	uint64_t addr;
+	uint32_t rkey;
+	char *src, *dst;
+	int i;
+
+	fabric_engine(0, 20886);
+	fabric_engine(1, 20886);
+	src = fabric_buf(0, MiB, 9, NULL, NULL);
+	dst = fabric_buf(1, MiB, 0, &addr, &rkey);
+	t = target("10.0.0.2:7000", addr);
+	t.rkey = rkey;
+	t.length = MiB;
+	fab->hold_completions = true;
+	ck_assert_int_eq(
+	    eng[0]->ops->post_write(eng[0], src, MiB, &t, on_done, &r), 0);
+	fabric_run(fab, 8);
+	fabric_cut(node[1]);
+	fabric_run(fab, 8);
+	ck_assert_int_eq(r.calls, 0);
+	ck_assert_int_eq(node[0]->alive_qp, 1); /* waiting */
+	for (i = 0; i < 300 && !r.calls; i++) {
+		struct timeval tv = {0, 10000};
+
+		event_base_loopexit(fab->base, &tv);
+		event_base_dispatch(fab->base);
+	}
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status, -EIO);
+	ck_assert_str_eq(r.error, "rdma: connection to 10.0.0.2:20886: "
+				  "RDMA_CM_EVENT_DISCONNECTED (status 0)");
+	ck_assert_int_eq(node[0]->alive_qp, 0);
+	fab->hold_completions = false;
+	engine_destroy_all();
+	free(src);
+	free(dst);
+}
+END_TEST
+
 /* The fabric enforces keys: a wrong rkey is a remote access error, no
  * byte moves. */
 START_TEST(test_fabric_bad_rkey)
@@ -1404,6 +1733,9 @@ Suite *make_rdma_suite(void)
 	tcase_add_test(reg, test_register_once);
 	tcase_add_test(reg, test_register_split);
 	tcase_add_test(reg, test_register_split_fails);
+	tcase_add_test(reg, test_register_overlap);
+	tcase_add_test(reg, test_unregister);
+	tcase_add_test(reg, test_register_memlock);
 	tcase_add_loop_test(wr, test_split, 0, N_SPLIT);
 	tcase_add_test(wr, test_split_at_mr_boundary);
 	tcase_add_test(wr, test_wr_window);
@@ -1411,6 +1743,9 @@ Suite *make_rdma_suite(void)
 	tcase_add_test(wr, test_cq_event_acks);
 	tcase_add_test(fail, test_callback_deferred);
 	tcase_add_test(fail, test_post_invalid);
+	tcase_add_test(fail, test_post_bounds);
+	tcase_add_test(fail, test_async_qp_fatal);
+	tcase_add_loop_test(fail, test_async_device_down, 0, N_DEAD);
 	tcase_add_test(fail, test_error_completion);
 	tcase_add_test(fail, test_disconnect_reconnect);
 	tcase_add_test(fail, test_disconnect_keeps_successes);
@@ -1430,6 +1765,9 @@ Suite *make_rdma_suite(void)
 	tcase_add_test(fabric, test_fabric_copy_reconnect);
 	tcase_add_test(fabric, test_fabric_bad_rkey);
 	tcase_add_test(fabric, test_fabric_copy_reaches_target_port);
+	tcase_add_test(fabric, test_fabric_completion_after_disconnect);
+	tcase_add_test(fabric, test_fabric_crashed_source);
+	tcase_add_test(fabric, test_fabric_drain_timeout);
 	suite_add_tcase(s, life);
 	suite_add_tcase(s, fabric);
 	return s;

@@ -139,6 +139,49 @@ static int f_query_port(void *ctx, struct ibv_context *dev, uint8_t port,
 	return 0;
 }
 
+static int f_get_async_event(void *ctx, struct ibv_context *dev,
+			     struct ibv_async_event *ev)
+{
+	struct fake_dev *d = dev_of(dev);
+	char b;
+
+	(void)ctx;
+	if (!d->n_async) {
+		drain_fd(dev->async_fd);
+		errno = EAGAIN;
+		return -1;
+	}
+	*ev = d->async_q[0];
+	memmove(d->async_q, d->async_q + 1,
+		(size_t)--d->n_async * sizeof(d->async_q[0]));
+	(void)!read(dev->async_fd, &b, 1);
+	return 0;
+}
+
+static void f_ack_async_event(void *ctx, struct ibv_async_event *ev)
+{
+	(void)ctx;
+	(void)ev;
+}
+
+void fake_async_event(struct fake *f, int d, enum ibv_event_type type,
+		      void *element, int port)
+{
+	struct fake_dev *dev = &f->devs[d];
+	struct ibv_async_event *ev = &dev->async_q[dev->n_async++];
+
+	ck_assert_int_le(dev->n_async, 16);
+	memset(ev, 0, sizeof(*ev));
+	ev->event_type = type;
+	if (type == IBV_EVENT_CQ_ERR)
+		ev->element.cq = element;
+	else if (type == IBV_EVENT_PORT_ERR || type == IBV_EVENT_PORT_ACTIVE)
+		ev->element.port_num = port;
+	else
+		ev->element.qp = element;
+	poke(dev->async_wfd);
+}
+
 static struct ibv_pd *f_alloc_pd(void *ctx, struct ibv_context *dev)
 {
 	struct fake *f = ctx;
@@ -176,8 +219,8 @@ static struct ibv_mr *f_reg_mr(void *ctx, struct ibv_pd *pd, void *addr,
 
 	struct fake_mr *fm;
 
-	if (access != (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-		       IBV_ACCESS_REMOTE_READ))
+	/* Only WRITEs travel: REMOTE_READ would expose more than needed. */
+	if (access != (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE))
 		violate(f, "reg_mr access flags");
 	if (should_fail(f, OP_REG_MR)) {
 		errno = ENOMEM;
@@ -541,6 +584,8 @@ static int f_destroy_id(void *ctx, struct rdma_cm_id *id)
 			f->id_alive[i] = false;
 	if (AS(fake_id, id)->peer)
 		AS(fake_id, id)->peer->peer = NULL;
+	if (id == f->listen_id)
+		f->listen_id = NULL;
 	free(AS(fake_id, id));
 	f->alive_id--;
 	return 0;
@@ -782,6 +827,8 @@ const struct rdma_verbs_ops fake_ops = {
     .free_devices = f_free_devices,
     .query_device = f_query_device,
     .query_port = f_query_port,
+    .get_async_event = f_get_async_event,
+    .ack_async_event = f_ack_async_event,
     .alloc_pd = f_alloc_pd,
     .dealloc_pd = f_dealloc_pd,
     .reg_mr = f_reg_mr,
@@ -816,11 +863,23 @@ const struct rdma_verbs_ops fake_ops = {
 
 /* ---- test helpers ------------------------------------------------------- */
 
+static void close_async(struct fake_dev *d)
+{
+	if (d->ctx.async_fd <= 0)
+		return;
+	close(d->ctx.async_fd);
+	close(d->async_wfd);
+	d->ctx.async_fd = 0;
+}
+
 void fake_add_dev(struct fake *f, const char *name, enum ibv_port_state p1,
 		  enum ibv_port_state p2)
 {
 	struct fake_dev *d = &f->devs[f->ndev++];
 
+	close_async(d);
+	ck_assert_int_eq(make_pipe(&d->ctx.async_fd, &d->async_wfd), 0);
+	d->n_async = 0;
 	snprintf(d->dev.name, sizeof(d->dev.name), "%s", name);
 	d->ctx.device = &d->dev;
 	d->nports = p2 ? 2 : 1;
@@ -891,6 +950,8 @@ void fake_free(struct fake *f)
 	ck_assert_int_eq(f->alive_id, 0);
 	ck_assert_int_eq(f->alive_comp, 0);
 	ck_assert_int_eq(f->alive_cm, 0);
+	for (int d = 0; d < FAKE_MAX_DEV; d++)
+		close_async(&f->devs[d]);
 	if (!f->fabric)
 		event_base_free(f->base);
 	free(f);
@@ -1121,6 +1182,8 @@ static void fab_disconnect(struct fake *f, struct fake_id *fid)
 		return;
 	peer->peer = NULL;
 	fid->peer = NULL;
+	if (fab_of(f)->silent)
+		return;
 	if (peer->id.qp)
 		fab_qp_error(AS(fake_qp, peer->id.qp));
 	fake_cm_push(peer->owner, &peer->id, NULL, RDMA_CM_EVENT_DISCONNECTED,

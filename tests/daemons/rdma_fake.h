@@ -56,6 +56,9 @@ struct fake_dev {
 	uint8_t nports;
 	enum ibv_port_state state[2];
 	uint32_t max_msg;
+	int async_wfd; /* ctx.async_fd is the read end */
+	struct ibv_async_event async_q[16];
+	int n_async;
 };
 
 struct fake_comp {
@@ -196,6 +199,7 @@ struct fake_fabric {
 	struct fake_job *jobs, **jobs_tail; /* WRs to execute, in post order */
 	struct fake_job *held, **held_tail; /* completions held back */
 	bool hold_completions;
+	bool silent; /* a crash: disconnects never reach the peer */
 	uint64_t bytes_written;
 	uint32_t writes, access_errors;
 	uint16_t next_src_port;
@@ -238,6 +242,9 @@ void fake_complete(struct fake *f, int n);
  * flushed, as hardware does. */
 void fake_fail_next(struct fake *f, enum ibv_wc_status status);
 int fake_n_signalled(const struct fake *f);
+/* An async event on device d (ibv_get_async_event reads it later). */
+void fake_async_event(struct fake *f, int d, enum ibv_event_type type,
+		      void *element, int port);
 struct rdma_cm_id *fake_last_live_id(struct fake *f);
 
 /* A fabric and its nodes ("10.0.0.1", ...; several may share an address
