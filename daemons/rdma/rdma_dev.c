@@ -222,8 +222,11 @@ static long mr_lookup(const struct rdma_engine *e, const char *base, size_t len,
 	for (i = 0; i < e->n_mrs; i++) {
 		const struct rdma_mr_entry *m = &e->mrs[i];
 
-		if (m->reg_base == base && m->reg_len == len && m->base == base)
-			found = (long)i, *hit = i;
+		if (m->reg_base == base && m->reg_len == len &&
+		    m->base == base) {
+			found = (long)i;
+			*hit = i;
+		}
 	}
 	for (i = 0; found < 0 && i < e->n_mrs; i++) {
 		const struct rdma_mr_entry *m = &e->mrs[i];
@@ -329,7 +332,7 @@ static int mr_add_chunks(struct rdma_engine *e, char *base, size_t len,
 	return 0;
 }
 
-/* A copy still queued or in flight reads from registration gen. */
+/* A copy still queued or in flight reads from first's registration. */
 static bool mr_in_use(const struct rdma_engine *e,
 		      const struct rdma_mr_entry *first)
 {

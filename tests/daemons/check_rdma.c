@@ -1678,6 +1678,112 @@ START_TEST(test_fabric_drain_timeout)
 }
 END_TEST
 
+/* Three engines (two sharing 10.0.0.2 on ports 20886 and 20887) copy to
+ * each other at once, through small send queues (so WRs wait for room),
+ * objects from 1 byte to above max_msg_sz; a link is cut half way and
+ * the copies it failed are posted again, as the worker retries them.
+ * Every byte ends where it should. */
+#define MANY_OBJ 7
+#define MANY_COPIES (N_NODES * (N_NODES - 1) * MANY_OBJ)
+
+static const uint32_t many_size[MANY_OBJ] = {
+    1, 4096, MiB - 1, MiB + 1, 2 * MiB + 12345, 77, 3 * MiB / 2};
+
+struct many_copy {
+	int s, d, k;
+	uint64_t src_off, off; /* in the source, in the target (its half) */
+	struct done_rec r;
+};
+
+static void many_post(struct many_copy *c, char **src, const uint64_t *addr,
+		      const uint32_t *rkey)
+{
+	static const char *const ep[N_NODES][2] = {
+	    {"10.0.0.1:7000", "10.0.0.1:20886"},
+	    {"10.0.0.2:7000", "10.0.0.2:20886"},
+	    {"10.0.0.2:7001", "10.0.0.2:20887"}};
+	struct copy_target t = target(ep[c->d][0], addr[c->d] + c->off);
+
+	t.rdma_endpoint = ep[c->d][1];
+	t.rkey = rkey[c->d];
+	t.length = many_size[c->k];
+	memset(&c->r, 0, sizeof(c->r));
+	ck_assert_int_eq(
+	    eng[c->s]->ops->post_write(eng[c->s], src[c->s] + c->src_off,
+				       many_size[c->k], &t, on_done, &c->r),
+	    0);
+}
+
+START_TEST(test_fabric_many_copies_and_a_cut)
+{
+	static struct many_copy cp[MANY_COPIES];
+	char *src[N_NODES], *dst[N_NODES];
+	uint64_t addr[N_NODES];
+	uint32_t rkey[N_NODES];
+	int i, n = 0, round, pending, retried = 0;
+
+	fab->tick_budget = 4;
+	for (i = 0; i < N_NODES; i++) {
+		node[i]->devs[0].attr.max_qp_wr = 8;
+		fabric_engine(i, i == 2 ? 20887 : 20886);
+		src[i] = fabric_buf(i, 8 * MiB, (unsigned)i + 1, NULL, NULL);
+		dst[i] = fabric_buf(i, 16 * MiB, 0, &addr[i], &rkey[i]);
+	}
+	for (int s = 0; s < N_NODES; s++)
+		for (int d = 0; d < N_NODES; d++) {
+			uint64_t off = 0,
+				 half = (uint64_t)(s < d ? s : s - 1) * 8 * MiB;
+
+			for (int k = 0; s != d && k < MANY_OBJ; k++) {
+				cp[n] = (struct many_copy){
+				    s, d, k, off, half + off, {0}};
+				off += many_size[k];
+				many_post(&cp[n++], src, addr, rkey);
+			}
+		}
+	ck_assert_int_eq(n, MANY_COPIES);
+	/* Cut node 2's links once some copies are done, others not. */
+	for (round = 0, pending = n; round < 100 && pending > n - 8; round++) {
+		fabric_run(fab, 1);
+		for (i = 0, pending = n; i < n; i++)
+			pending -= cp[i].r.calls;
+	}
+	ck_assert_int_lt(pending, n);
+	fabric_cut(node[2]);
+	for (round = 0; round < 50; round++) {
+		fabric_run(fab, 8);
+		pending = 0;
+		for (i = 0; i < n; i++) {
+			if (cp[i].r.calls && cp[i].r.status) {
+				ck_assert_int_eq(cp[i].r.status, -EIO);
+				many_post(&cp[i], src, addr, rkey);
+				retried++;
+			}
+			pending += !cp[i].r.calls;
+		}
+		if (!pending)
+			break;
+	}
+	ck_assert_int_eq(pending, 0);
+	ck_assert_int_gt(retried, 0);	   /* the cut failed some */
+	ck_assert_int_lt(retried, n);	   /* and not all */
+	ck_assert_uint_gt(fab->writes, n); /* larger ones were split */
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(cp[i].r.status, 0);
+		ck_assert_msg(!memcmp(dst[cp[i].d] + cp[i].off,
+				      src[cp[i].s] + cp[i].src_off,
+				      many_size[cp[i].k]),
+			      "copy %d -> %d object %d differs", cp[i].s,
+			      cp[i].d, cp[i].k);
+	}
+	engine_destroy_all();
+	for (i = 0; i < N_NODES; i++) {
+		free(src[i]);
+		free(dst[i]);
+	}
+}
+END_TEST
+
 /* The fabric enforces keys: a wrong rkey is a remote access error, no
  * byte moves. */
 START_TEST(test_fabric_bad_rkey)
@@ -1768,6 +1874,7 @@ Suite *make_rdma_suite(void)
 	tcase_add_test(fabric, test_fabric_completion_after_disconnect);
 	tcase_add_test(fabric, test_fabric_crashed_source);
 	tcase_add_test(fabric, test_fabric_drain_timeout);
+	tcase_add_test(fabric, test_fabric_many_copies_and_a_cut);
 	suite_add_tcase(s, life);
 	suite_add_tcase(s, fabric);
 	return s;

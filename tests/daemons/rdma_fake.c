@@ -1033,9 +1033,13 @@ static struct fake_fabric *fab_of(const struct fake *f)
 	return f->fabric;
 }
 
+/* The tick runs on the next loop turn (a zero timeout, not an active
+ * event, which would run within this one). */
 static void fab_kick(struct fake_fabric *fab)
 {
-	event_active(fab->tick, 0, 0);
+	struct timeval now = {0, 0};
+
+	evtimer_add(fab->tick, &now);
 }
 
 static void fab_queue(struct fake_job ***tail, struct fake_job *j)
@@ -1261,6 +1265,7 @@ static void fab_tick(evutil_socket_t fd, short what, void *arg)
 	struct fake_fabric *fab = arg;
 	struct fake_job *j = fab->jobs, *next;
 	enum ibv_wc_status st;
+	uint32_t budget = fab->tick_budget;
 
 	(void)fd;
 	(void)what;
@@ -1268,6 +1273,17 @@ static void fab_tick(evutil_socket_t fd, short what, void *arg)
 	fab->jobs_tail = &fab->jobs;
 	for (; j; j = next) {
 		next = j->next;
+		if (fab->tick_budget && !budget--) {
+			/* The rest waits for the next tick, in order. */
+			*fab->jobs_tail = fab->jobs;
+			fab->jobs = j;
+			while (*fab->jobs_tail)
+				fab->jobs_tail = &(*fab->jobs_tail)->next;
+			fab_kick(fab);
+			/* A non-blocking turn runs until idle: end it here. */
+			event_base_loopbreak(fab->base);
+			break;
+		}
 		if (j->qp->error) {
 			fab_complete(fab, j, IBV_WC_WR_FLUSH_ERR);
 			continue;

@@ -177,7 +177,7 @@ struct fake {
  * lkey, the remote range in an MR of the peer QP's PD with that rkey and
  * REMOTE_WRITE, else the WR completes with LOC_PROT_ERR or REM_ACCESS_ERR
  * and the QP goes to error; otherwise the bytes are copied and a signalled
- * WR completes. WRs behind an error, or posted on a QP in error, are
+ * WR completes (tick_budget WRs per loop turn, if set). WRs behind an error, or posted on a QP in error, are
  * flushed at the next tick (never inside disconnect). hold_completions
  * keeps successful completions back until fabric_release. */
 
@@ -199,7 +199,8 @@ struct fake_fabric {
 	struct fake_job *jobs, **jobs_tail; /* WRs to execute, in post order */
 	struct fake_job *held, **held_tail; /* completions held back */
 	bool hold_completions;
-	bool silent; /* a crash: disconnects never reach the peer */
+	bool silent;	      /* a crash: disconnects never reach the peer */
+	uint32_t tick_budget; /* WRs executed per loop turn, 0: all */
 	uint64_t bytes_written;
 	uint32_t writes, access_errors;
 	uint16_t next_src_port;
