@@ -51,4 +51,19 @@ $(BUILD)/tests/check_daemons: DAEMON_LIBS += $(RDMA_LIBS)
 rdma: $(RDMA_OBJ)
 all: $(RDMA_OBJ)
 
+# tests/rdma/rdma_bench.c: the engine's throughput on hardware, run by
+# tests/rdma/hardware-test.sh beside ib_write_bw (real engine only).
+ifeq ($(RDMA_FOUND),yes)
+RDMA_BENCH := $(BUILD)/bin/mcrepl-rdma-bench
+$(BUILD)/obj/tests/rdma/rdma_bench.o: tests/rdma/rdma_bench.c | $(RPC_GEN_H)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(DAEMON_CFLAGS) $(RDMA_CFLAGS) -c $< -o $@
+$(RDMA_BENCH): $(BUILD)/obj/tests/rdma/rdma_bench.o $(RDMA_OBJ) $(RPC_LIB) \
+		$(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) $(RDMA_LIBS)
+rdma: $(RDMA_BENCH)
+all: $(RDMA_BENCH)
+endif
+
 .PHONY: rdma
