@@ -1,8 +1,11 @@
-/* The RDMA copy engine against a fake device (rdma_verbs_ops test double):
- * device choice, registration, splitting, the WR window, signalling,
- * completions, teardown and reconnects; plus the real verbs on this host.
- * Without libibverbs at build time (MCREPL_HAVE_RDMA unset) only the
- * "not built" answer of the stub is checked. */
+/* The RDMA copy engine against a fake device (rdma_verbs_ops test double,
+ * tests/daemons/rdma_fake.c): device choice, registration, splitting, the
+ * WR window, signalling, completions, async events, teardown and
+ * reconnects; then engines on a fake fabric that moves bytes between them
+ * (case "fabric"); plus the real verbs on this host. Tests named after
+ * issue 20's items failed before their fix. Without libibverbs at build
+ * time (MCREPL_HAVE_RDMA unset) only the "not built" answer of the stub is
+ * checked. */
 #include <check.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -418,11 +421,11 @@ START_TEST(test_register_overlap)
 {
 	uint64_t addr = 0;
 	uint32_t rkey1 = 0, rkey2 = 0;
-	char *buf;
+	char *buf = malloc(6 * MiB);
 
 	e = fake_engine_default(f);
-	buf = reg_buf(e, 4 * MiB, &rkey1);
-	buf = realloc(buf, 6 * MiB); /* never moves a 4 MiB block down */
+	ck_assert_int_eq(e->ops->register_memory(e, buf, 4 * MiB, NULL, &rkey1),
+			 0);
 	ck_assert_int_eq(
 	    e->ops->register_memory(e, buf + 2 * MiB, 4 * MiB, &addr, &rkey2),
 	    0);
