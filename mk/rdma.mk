@@ -40,4 +40,19 @@ $(RDMA_OBJ): | $(RPC_GEN_H)
 rdma: $(RDMA_OBJ)
 all: $(RDMA_OBJ)
 
+# tests/rdma/rdma_bench.c: the engine's throughput on hardware, run by
+# tests/rdma/hardware-test.sh beside ib_write_bw (real engine only).
+ifeq ($(RDMA_FOUND),yes)
+RDMA_BENCH := $(BUILD)/bin/mcrepl-rdma-bench
+CFLAGS.tests/rdma := $(DAEMON_CFLAGS) $(RDMA_CFLAGS)
+RDMA_BENCH_OBJ := $(call objs,tests/rdma)
+$(RDMA_BENCH_OBJ): | $(RPC_GEN_H)
+$(RDMA_BENCH): $(RDMA_BENCH_OBJ) $(RDMA_OBJ) $(DAEMON_LIB) $(STLIB)
+	@mkdir -p $(@D)
+	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) \
+		$(RDMA_LIBS) -lm
+rdma: $(RDMA_BENCH)
+all: $(RDMA_BENCH)
+endif
+
 .PHONY: rdma

@@ -25,6 +25,10 @@ struct copy_target {
 	uint64_t write_token; /* the master's grant for this region */
 	uint64_t remote_addr; /* RDMA: registered address of the region */
 	uint32_t rkey;	      /* RDMA: remote key of the target segment */
+	/* RDMA: "host:port" of the target's rdma_cm listener, as the target
+	 * advertised it through the master; NULL or "" when the master sent
+	 * none (then only tcp can reach the target). */
+	const char *rdma_endpoint;
 };
 
 /* Completion: status 0, or a negative errno with a one-line reason. */
@@ -46,11 +50,17 @@ struct copy_engine_ops {
 			  void *arg);
 	/* Fail every copy in flight (cb with -ECANCELED) and free. */
 	void (*destroy)(struct copy_engine *e);
+	/* Undo one register_memory of the same range before unmapping it;
+	 * 0, -ENOENT, or -EBUSY while a copy reads it. NULL: nothing to
+	 * undo (tcp). */
+	int (*unregister_memory)(struct copy_engine *e, void *base,
+				 size_t len);
 };
 
 struct copy_engine {
 	const struct copy_engine_ops *ops;
 	struct event_base *base;
+	uint16_t listen_port; /* rdma: the rdma_cm port peers dial; tcp: 0 */
 };
 
 struct copy_engine_config {

@@ -60,6 +60,7 @@ static void fill_replica(struct store *s, McreplRpc__Replica *m,
 	m->endpoint = seg->endpoint;
 	m->remote_addr = seg->base_addr + r->offset;
 	m->rkey = seg->rkey;
+	m->rdma_endpoint = seg->rdma_endpoint;
 }
 
 /* ---- segments ------------------------------------------------------------ */
@@ -87,6 +88,7 @@ static void h_mount(McreplRpc__Master_Service *svc,
 
 	bool new_domain;
 
+	a.rdma_endpoint = req->rdma_endpoint;
 	mcrepl_rpc__mount_segment_response__init(&resp);
 	store_lock(s);
 	new_domain = s->n_segs > 0 && store_domain_is_new(s, req->domain);
@@ -742,6 +744,7 @@ static void h_stats(McreplRpc__Master_Service *svc,
 		msgs[i].used = store_used(seg);
 		msgs[i].endpoint = seg->endpoint;
 		msgs[i].dynamic_copy = seg->dynamic_copy;
+		msgs[i].rdma_endpoint = seg->rdma_endpoint;
 		msgs[i].reads = seg->reads_total;
 		resp.capacity += seg->capacity;
 		resp.used += msgs[i].used;

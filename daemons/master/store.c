@@ -237,6 +237,8 @@ static struct segment *new_segment(const struct mount_args *a)
 	seg->dynamic_copy = a->dynamic_copy;
 	seg->base_addr = a->base_addr;
 	seg->rkey = a->rkey;
+	snprintf(seg->rdma_endpoint, sizeof(seg->rdma_endpoint), "%s",
+		 a->rdma_endpoint ? a->rdma_endpoint : "");
 	return seg;
 }
 
@@ -254,7 +256,8 @@ McreplRpc__Code store_mount(struct store *s, const struct mount_args *a,
 
 	if (a->client_id == 0 || a->capacity == 0 ||
 	    !valid_text(a->name, 255) || !valid_text(a->endpoint, 255) ||
-	    !valid_text(a->host, 255) || !mcrepl_domain_is_valid(a->domain)) {
+	    !valid_text(a->host, 255) || !mcrepl_domain_is_valid(a->domain) ||
+	    (a->rdma_endpoint && strlen(a->rdma_endpoint) > 255)) {
 		snprintf(err, errlen,
 			 "mount needs a client id, a name, a host, "
 			 "an endpoint, a valid domain and a "

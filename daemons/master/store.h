@@ -46,6 +46,7 @@ struct segment {
 	bool dynamic_copy; /* its worker executes dynamic REPLICA_COPY */
 	uint64_t base_addr;
 	uint32_t rkey;
+	char rdma_endpoint[256]; /* "host:rdma_cm_port", "" without rdma */
 	uint64_t reads_total;  /* last reads counter reported by the worker */
 	bool reads_seen;       /* a first heartbeat set the baseline */
 	uint64_t reads_recent; /* reads in the last heartbeat interval */
@@ -150,6 +151,7 @@ struct mount_args {
 	uint64_t capacity, base_addr;
 	uint32_t rkey;
 	bool dynamic_copy;
+	const char *rdma_endpoint; /* NULL or "" without rdma */
 };
 McreplRpc__Code store_mount(struct store *s, const struct mount_args *a,
 			 uint64_t now_ms, uint64_t *segment_id, char *err,

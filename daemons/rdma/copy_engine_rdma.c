@@ -51,6 +51,21 @@ int rdma_parse_endpoint(const char *endpoint, uint16_t default_port, char *host,
 	return *port ? 0 : -1;
 }
 
+/* See copy_engine_rdma.h, "Peers": the target's advertised rdma_cm
+ * endpoint, else an explicit "/rdma_port" on its data endpoint. Never our
+ * own port: a peer's listener is where its PD is. */
+int rdma_target_peer(const struct copy_target *dst, char *host, size_t hostlen,
+		     uint16_t *port)
+{
+	if (!dst->rdma_endpoint || !dst->rdma_endpoint[0])
+		return rdma_parse_endpoint(dst->endpoint, 0, host, hostlen,
+					   port);
+	if (net_split_hostport(dst->rdma_endpoint, host, hostlen, port) ||
+	    !*host || !*port)
+		return -1;
+	return 0;
+}
+
 /* ---- copies ----------------------------------------------------------- */
 
 static struct rdma_copy_list *copy_list(struct rdma_copy *c)
@@ -227,6 +242,8 @@ static int conn_on_wc(struct rdma_conn *conn, const struct ibv_wc *wc)
 {
 	struct rdma_signal s;
 
+	if (wc->status != IBV_WC_SUCCESS)
+		conn->flushed = true; /* the QP is in error: all else flushes */
 	if (wc->status == IBV_WC_WR_FLUSH_ERR) {
 		rdma_conn_fail(
 		    conn, -EIO, false,
@@ -243,6 +260,7 @@ static int conn_on_wc(struct rdma_conn *conn, const struct ibv_wc *wc)
 		return -1;
 	}
 	if (ring_pop(conn, &s) || (uintptr_t)s.copy != wc->wr_id) {
+		conn->flushed = true;
 		rdma_conn_fail(
 		    conn, -EIO, false,
 		    "rdma: unexpected completion from %s (wr_id 0x%llx)",
@@ -265,6 +283,7 @@ static int conn_drain(struct rdma_conn *conn)
 	do {
 		n = e->ops->poll_cq(e->octx, conn->cq, RDMA_POLL_BATCH, wc);
 		if (n < 0) {
+			conn->flushed = true;
 			rdma_conn_fail(conn, -EIO, false,
 				       "rdma: ibv_poll_cq for %s failed (%d)",
 				       conn->peer, n);
@@ -288,10 +307,16 @@ void rdma_conn_drain_closing(struct rdma_conn *conn)
 
 	do {
 		n = e->ops->poll_cq(e->octx, conn->cq, RDMA_POLL_BATCH, wc);
+		if (n < 0)
+			conn->flushed = true;
 		for (i = 0; i < n; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS ||
-			    ring_pop(conn, &s))
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				conn->flushed = true;
 				continue;
+			}
+			if (ring_pop(conn, &s))
+				continue;
+			conn->done_seq = s.seq;
 			if (s.last && (uintptr_t)s.copy == wc[i].wr_id)
 				rdma_copy_finish(s.copy, 0, NULL);
 		}
@@ -309,6 +334,12 @@ static void conn_on_cq_event(struct rdma_conn *conn)
 		conn->cq_unacked = 0;
 	}
 	rc = e->ops->req_notify_cq(e->octx, conn->cq);
+	if (conn->closing) {
+		rdma_conn_drain_closing(conn);
+		if (rc || rdma_conn_quiet(conn))
+			rdma_conn_finish(conn);
+		return;
+	}
 	if (rc) {
 		rdma_conn_fail(conn, -EIO, false,
 			       "rdma: ibv_req_notify_cq for %s: %s", conn->peer,
@@ -379,10 +410,14 @@ static int rdma_post_write(struct copy_engine *ce, const void *src,
 
 	if (!src || !len || !dst || !dst->endpoint || !cb || e->destroyed)
 		return -EINVAL;
-	if ((dst->length && len > dst->length) ||
+	if (e->dead)
+		return -ENODEV;
+	/* The grant bounds the write (issue 20 item 7): a region has a
+	 * length, and the write neither exceeds it nor wraps. */
+	if (!dst->length || len > dst->length ||
+	    dst->remote_addr > UINT64_MAX - len ||
 	    !rdma_mr_covers(e, src, len) ||
-	    rdma_parse_endpoint(dst->endpoint, e->rdma_port, host, sizeof(host),
-				&port))
+	    rdma_target_peer(dst, host, sizeof(host), &port))
 		return -EINVAL;
 	c = copy_new(e, src, len, dst, cb, arg);
 	if (!c)
@@ -455,6 +490,7 @@ static void engine_free(struct rdma_engine *e)
 	rdma_mr_release_all(e);
 	event_free(e->done_ev);
 	rdma_cm_close(e);
+	rdma_async_close(e);
 	comp_close(e);
 	rdma_dev_close(e);
 	free(e);
@@ -480,6 +516,7 @@ static void rdma_destroy(struct copy_engine *ce)
 static const struct copy_engine_ops rdma_engine_ops = {
     .name = "rdma",
     .register_memory = rdma_register_memory,
+    .unregister_memory = rdma_unregister_memory,
     .post_write = rdma_post_write,
     .destroy = rdma_destroy,
 };
@@ -502,14 +539,17 @@ struct copy_engine *copy_engine_rdma_create_with(
 	e->octx = ops_ctx;
 	e->timeout_ms = cfg->timeout_ms;
 	e->rdma_port = cfg->rdma_port ? cfg->rdma_port : RDMA_DEFAULT_PORT;
+	e->base.listen_port = e->rdma_port;
 	TAILQ_INIT(&e->conns);
 	TAILQ_INIT(&e->done);
 	if (rdma_dev_open(e, cfg->rdma_device, err, errlen))
 		goto out_free;
 	if (comp_open(e, err, errlen))
 		goto out_dev_close;
-	if (rdma_cm_open(e, err, errlen))
+	if (rdma_async_open(e, err, errlen))
 		goto out_comp_close;
+	if (rdma_cm_open(e, err, errlen))
+		goto out_async_close;
 	e->done_ev = event_new(base, -1, 0, done_cb, e);
 	if (!e->done_ev) {
 		snprintf(err, errlen, "rdma: out of memory");
@@ -525,6 +565,8 @@ struct copy_engine *copy_engine_rdma_create_with(
 
 out_cm_close:
 	rdma_cm_close(e);
+out_async_close:
+	rdma_async_close(e);
 out_comp_close:
 	comp_close(e);
 out_dev_close:

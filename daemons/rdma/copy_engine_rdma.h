@@ -11,9 +11,14 @@
  *   registered in it and the QPs rdma_cm creates all share one context.
  *   A connection whose route goes through another device is refused.
  *
- * Memory. register_memory registers [base, base+len) once with
- *   LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ; registering a range that is
- *   already covered registers nothing and answers the covering MR's rkey.
+ * Memory. register_memory registers [base, base+len) with
+ *   LOCAL_WRITE|REMOTE_WRITE (only WRITEs travel: no REMOTE_READ);
+ *   registering a range that one MR already covers registers nothing and
+ *   answers that MR's rkey; a range that overlaps MRs without lying inside
+ *   one gets MRs of its own (issue 20 item 2). unregister_memory undoes one
+ *   register_memory of the same range; the MRs go with the last one, or
+ *   -EBUSY while a copy still reads them. See docs/RDMA.md for what the
+ *   rkey exposes.
  *   A range above the device's max_mr_size is registered as consecutive
  *   MRs of max_mr_size bytes (the last shorter). The engine keeps them in a
  *   table: as a SOURCE the whole range works (each work request takes the
@@ -24,21 +29,30 @@
  *   remote access error. NICs usually report a max_mr_size far above any
  *   segment size; one that must receive copies has to stay below it.
  *
- * Peers. copy_target.endpoint is "host:data_port" (as the master hands it
- *   out); the engine connects to host at the rdma_cm port, which is
- *   cluster-wide: cfg->rdma_port, or RDMA_DEFAULT_PORT when that is 0.
- *   Every engine listens on that port (all addresses) and accepts QPs in
- *   its PD, so that peers can write into the memory it registered; inbound
- *   QPs carry no work of their own. "host:data_port/rdma_port" names a
- *   peer's port explicitly: the way to reach workers that share a host and
- *   so cannot share a port (the worker must learn a peer's port from the
- *   master, as it learns its address and rkey). One RC QP per peer
- *   (host, port), created on the first copy to it and reused; a connection
- *   that fails is torn down and made again by the next copy. Host names
- *   resolve with getaddrinfo (blocking); the master hands out addresses.
+ * Peers. Every engine listens on cfg->rdma_port (RDMA_DEFAULT_PORT when
+ *   0; all addresses; the port is in copy_engine.listen_port) and accepts
+ *   QPs in its PD, so that peers can write into the memory it registered;
+ *   inbound QPs carry no work of their own. A source says who it is in the
+ *   connect request's private data ("MCRP", version, its rdma_cm port);
+ *   a new connection from the same address and port replaces the older
+ *   one, which a crashed or reconnecting source left behind without a
+ *   DISCONNECTED ever arriving (issue 20 item 6). A worker advertises
+ *   "host:listen_port" with its segments (MountSegment.rdma_endpoint); the
+ *   master hands it out with each target (Replica.rdma_endpoint) and the
+ *   engine dials copy_target.rdma_endpoint. Without one, only an explicit
+ *   "host:data_port/rdma_port" endpoint is dialled; never the engine's own
+ *   port, which on a shared host is the source's own listener (issue 20
+ *   item 1: writes with the target's rkey into the source's PD). The
+ *   worker sends targets without an rdma_endpoint (older masters) over
+ *   tcp. One RC QP per peer (host, port), created on the first copy to it
+ *   and reused; a connection that fails is torn down and made again by
+ *   the next copy. Hosts are numeric addresses (workers advertise them):
+ *   a name is refused (-EINVAL) rather than resolved on the loop.
  *
  * Writes. One-sided RDMA WRITE from registered memory to remote_addr/rkey
  *   (remote_addr is the region's own address: the master adds the offset).
+ *   copy_target.length, the granted region, must be set and bound the
+ *   write, and remote_addr + len must not wrap (-EINVAL otherwise).
  *   A copy is split at the port's max message size and at local MR
  *   boundaries; at most max_wr = min(max_qp_wr, RDMA_MAX_SEND_WR) work
  *   requests are outstanding per QP, the rest wait in the connection's
@@ -48,16 +62,22 @@
  *   Completion of the last WR -> callback(0). An error completion, a
  *   flushed WR outside teardown, a CM DISCONNECTED/ERROR/REJECTED/... event
  *   or a failed post tears the connection down: every copy on it gets
- *   callback(-EIO, reason), once. Flushed WRs found while tearing down are
- *   expected and neither logged nor reported. A copy still running after
+ *   callback(-EIO, reason), once, after its QP is gone. Teardown
+ *   disconnects and then waits (at most RDMA_DRAIN_MS) for the completions
+ *   of WRs already posted: a copy whose last WR completes still succeeds;
+ *   flushed WRs are expected and neither logged nor reported. Destroy
+ *   does not wait. A copy still running after
  *   cfg->timeout_ms gets -ETIMEDOUT; if it had WRs posted its connection is
  *   torn down too (a WR cannot be withdrawn), failing the others with -EIO.
  *   cfg->max_inflight and max_inflight_bytes are not enforced here: the
  *   worker bounds its copies; the engine bounds work requests.
  *
- * Events. The CM event channel and completion channel fds are non-blocking
- *   and watched by the event_base: CM events are acked as soon as they are
- *   read; CQ events are acked in batches of RDMA_CQ_ACK_BATCH (and before
+ * Events. The CM event channel, completion channel and device async fds
+ *   are non-blocking and watched by the event_base. A QP or CQ error event
+ *   fails that connection, PORT_ERR on our port fails all of them;
+ *   DEVICE_FATAL and rdma_cm's DEVICE_REMOVAL fail all and make post_write
+ *   answer -ENODEV from then on (rdma_async.c). CM events are acked as
+ *   soon as they are read; CQ events are acked in batches of RDMA_CQ_ACK_BATCH (and before
  *   a CQ is destroyed), the CQ is re-armed, then drained. Callbacks run
  *   from an event made active (never inside post_write); destroy runs the
  *   outstanding ones itself (-ECANCELED for copies not finished).
@@ -74,6 +94,7 @@
 #include <sys/queue.h>
 
 #include "copy_engine.h"
+#include "netutil.h"
 #include "rdma_verbs.h"
 
 #define RDMA_DEFAULT_PORT 20886 /* rdma_cm port when cfg->rdma_port is 0 */
@@ -83,6 +104,7 @@
 #define RDMA_POLL_BATCH 16	/* completions per ibv_poll_cq */
 #define RDMA_ERRLEN 512		/* longest callback reason, with NUL */
 #define RDMA_HOSTLEN 256
+#define RDMA_DRAIN_MS 1000 /* teardown waits this long for completions */
 
 enum rdma_conn_state {
 	RDMA_CONN_RESOLVING_ADDR,
@@ -129,7 +151,15 @@ struct rdma_conn {
 	uint16_t port;
 	char peer[RDMA_HOSTLEN + 8]; /* "host:port" for messages */
 	bool inbound;
-	bool closing;
+	/* inbound: the source's address and rdma_cm port (from the connect
+	 * request's private data; port 0 when it sent none) */
+	char src_ip[NET_ADDRSTRLEN];
+	uint16_t src_port;
+	bool closing; /* torn down: waiting for its last completions */
+	bool flushed; /* an error or flush completion: nothing more succeeds */
+	int fail_status;
+	char fail_why[RDMA_ERRLEN];
+	struct event *drain_timer;
 	enum rdma_conn_state state;
 	struct rdma_cm_id *id;
 	struct ibv_cq *cq;
@@ -144,10 +174,19 @@ struct rdma_conn {
 };
 TAILQ_HEAD(rdma_conn_list, rdma_conn);
 
+/* One MR. A registration (one register_memory that registered) is one MR
+ * or, above max_mr_size, several consecutive ones sharing its gen: the
+ * table is keyed by (reg_base, reg_len, gen), so a range unregistered and
+ * registered again (a segment unmapped, another mapped at its address)
+ * never meets the old MR. */
 struct rdma_mr_entry {
-	char *base;
+	char *base; /* this MR */
 	size_t len;
 	struct ibv_mr *mr;
+	char *reg_base; /* the registration it belongs to */
+	size_t reg_len;
+	uint64_t gen;
+	uint32_t refs; /* register_memory calls it answered (first MR only) */
 };
 
 struct rdma_engine {
@@ -172,6 +211,7 @@ struct rdma_engine {
 	/* Registered memory. */
 	struct rdma_mr_entry *mrs;
 	size_t n_mrs, cap_mrs;
+	uint64_t mr_gen;
 
 	/* Channels watched by the loop. */
 	struct ibv_comp_channel *comp_ch;
@@ -179,12 +219,14 @@ struct rdma_engine {
 	struct rdma_event_channel *cm_ch;
 	struct event *cm_ev;
 	struct rdma_cm_id *listen_id;
+	struct event *async_ev; /* the device's async_fd */
 
 	struct rdma_conn_list conns;
 	struct rdma_copy_list done;
 	struct event *done_ev;
 	bool delivering;
 	bool destroyed;
+	bool dead; /* device fatal or removed: post_write says -ENODEV */
 };
 
 /* Like copy_engine_rdma_create, calling verbs through ops (with ops_ctx as
@@ -201,6 +243,11 @@ struct copy_engine *copy_engine_rdma_create_with(
 int rdma_parse_endpoint(const char *endpoint, uint16_t default_port, char *host,
 			size_t hostlen, uint16_t *port);
 
+/* The rdma_cm host and port to dial for dst (see "Peers"); 0, or -1 when
+ * dst names none. */
+int rdma_target_peer(const struct copy_target *dst, char *host, size_t hostlen,
+		     uint16_t *port);
+
 /* ---- internal, shared by the engine's files --------------------------- */
 
 /* rdma_dev.c: device, PD and caps; the MR table. */
@@ -212,6 +259,7 @@ int rdma_register_memory(struct copy_engine *ce, void *base, size_t len,
 const struct rdma_mr_entry *rdma_mr_find(const struct rdma_engine *e,
 					 const char *p);
 bool rdma_mr_covers(const struct rdma_engine *e, const char *p, uint64_t len);
+int rdma_unregister_memory(struct copy_engine *ce, void *base, size_t len);
 void rdma_mr_release_all(struct rdma_engine *e);
 
 /* rdma_conn.c: connections over rdma_cm. */
@@ -219,10 +267,27 @@ int rdma_cm_open(struct rdma_engine *e, char *err, size_t errlen);
 void rdma_cm_close(struct rdma_engine *e);
 struct rdma_conn *rdma_conn_get(struct rdma_engine *e, const char *host,
 				uint16_t port, int *rc);
-/* Tears conn down (QP, then CQ, then id) and fails its copies with status
- * and the formatted reason (logged unless quiet). Frees conn. */
+/* Tears conn down and fails its copies with status and the formatted
+ * reason (logged unless quiet). Disconnects first; copies whose last WR
+ * still completes succeed. While WRs are outstanding (and the engine is
+ * not being destroyed) the QP stays until their completions or flushes
+ * arrive, or RDMA_DRAIN_MS pass (issue 20 item 8): on hardware they come
+ * a moment after rdma_disconnect, not inside it. Then QP, CQ, id go and
+ * conn is freed. A second call on a closing conn only hurries a destroy. */
 void rdma_conn_fail(struct rdma_conn *conn, int status, bool quiet,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* conn is closing and nothing it posted can still complete. */
+bool rdma_conn_quiet(const struct rdma_conn *conn);
+/* The end of a closing conn's teardown: QP, copies, CQ, id; frees conn. */
+void rdma_conn_finish(struct rdma_conn *conn);
+
+/* rdma_async.c: the device's async events. */
+int rdma_async_open(struct rdma_engine *e, char *err, size_t errlen);
+void rdma_async_close(struct rdma_engine *e);
+/* Fails every connection with why (logged once). */
+void rdma_fail_all(struct rdma_engine *e, const char *why);
+/* The device is gone (fatal error, removal): fail all, refuse copies. */
+void rdma_device_dead(struct rdma_engine *e, const char *what);
 
 /* copy_engine_rdma.c: the data path the connection code calls back. */
 void rdma_conn_pump(struct rdma_conn *conn);

@@ -1,5 +1,6 @@
 /* RDMA engine: connections over rdma_cm (outbound per peer, inbound from
  * peers writing into our memory) and their teardown. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -136,6 +137,8 @@ static void conn_free(struct rdma_conn *conn)
 	if (conn->id && e->ops->destroy_id(e->octx, conn->id))
 		rdma_log(e, "rdma: rdma_destroy_id (%s): %s", conn->peer,
 			 strerror(errno));
+	if (conn->drain_timer)
+		event_free(conn->drain_timer);
 	TAILQ_REMOVE(&e->conns, conn, link);
 	free(conn->ring);
 	free(conn);
@@ -153,31 +156,104 @@ static void fail_list(struct rdma_copy_list *list, int status, const char *why)
 	}
 }
 
-/* See copy_engine_rdma.h. The QP goes first (after a last look at the CQ
- * for copies that did complete), so the NIC no longer reads the sources
- * when the callbacks tell their owners they may reuse them. */
+/* See copy_engine_rdma.h. The QP goes before the callbacks run, so the
+ * NIC no longer reads the sources when they tell their owners they may
+ * reuse them. */
+void rdma_conn_finish(struct rdma_conn *conn)
+{
+	struct rdma_engine *e = conn->e;
+
+	if (conn->id && conn->id->qp)
+		e->ops->destroy_qp(e->octx, conn->id);
+	fail_list(&conn->inflight, conn->fail_status, conn->fail_why);
+	fail_list(&conn->queue, conn->fail_status, conn->fail_why);
+	conn_free(conn);
+}
+
+/* See copy_engine_rdma.h. WRs of a copy complete in order and its last is
+ * signalled, so an empty ring leaves only the posted part of the queue
+ * head, whose WRs (unsignalled) can only be flushed. */
+bool rdma_conn_quiet(const struct rdma_conn *conn)
+{
+	const struct rdma_copy *head = TAILQ_FIRST(&conn->queue);
+
+	return conn->flushed ||
+	       (conn->ring_count == 0 && (!head || head->posted == 0));
+}
+
+static void drain_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	rdma_conn_finish(arg);
+}
+
+/* Waits (bounded) for the completions of what conn posted. 0, or -1 when
+ * it cannot wait. */
+static int conn_wait_drain(struct rdma_conn *conn)
+{
+	struct rdma_engine *e = conn->e;
+	struct timeval tv = {RDMA_DRAIN_MS / 1000,
+			     (RDMA_DRAIN_MS % 1000) * 1000};
+
+	if (e->destroyed || !conn->cq || !conn->cq->channel)
+		return -1;
+	conn->drain_timer = evtimer_new(e->base.base, drain_timeout_cb, conn);
+	if (!conn->drain_timer || evtimer_add(conn->drain_timer, &tv))
+		return -1;
+	return 0;
+}
+
+/* See copy_engine_rdma.h. */
 void rdma_conn_fail(struct rdma_conn *conn, int status, bool quiet,
 		    const char *fmt, ...)
 {
 	struct rdma_engine *e = conn->e;
-	char why[RDMA_ERRLEN];
 	va_list ap;
 
+	if (conn->closing) {
+		if (e->destroyed)
+			rdma_conn_finish(conn);
+		return;
+	}
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	vsnprintf(conn->fail_why, sizeof(conn->fail_why), fmt, ap);
 	va_end(ap);
 	if (!quiet)
-		rdma_log(e, "%s", why);
+		rdma_log(e, "%s", conn->fail_why);
 	conn->closing = true;
+	conn->fail_status = status;
 	if (conn->id && conn->id->qp) {
 		if (conn->state == RDMA_CONN_CONNECTED)
 			e->ops->disconnect(e->octx, conn->id);
 		rdma_conn_drain_closing(conn);
-		e->ops->destroy_qp(e->octx, conn->id);
+		if (!rdma_conn_quiet(conn) && conn_wait_drain(conn) == 0)
+			return;
 	}
-	fail_list(&conn->inflight, status, why);
-	fail_list(&conn->queue, status, why);
-	conn_free(conn);
+	rdma_conn_finish(conn);
+}
+
+/* host as an IPv4 or IPv6 literal, without the resolver (which blocks). */
+static int numeric_addr(const char *host, uint16_t port,
+			struct sockaddr_storage *ss, socklen_t *sslen)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		*sslen = sizeof(*sin);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		*sslen = sizeof(*sin6);
+		return 0;
+	}
+	return -1;
 }
 
 static struct rdma_conn *conn_open(struct rdma_engine *e, const char *host,
@@ -186,11 +262,13 @@ static struct rdma_conn *conn_open(struct rdma_engine *e, const char *host,
 	struct sockaddr_storage ss;
 	struct rdma_conn *conn;
 	socklen_t sslen;
-	char err[RDMA_ERRLEN];
 
-	if (net_resolve(host, port, 0, &ss, &sslen, err, sizeof(err))) {
-		rdma_log(e, "rdma: %s", err);
-		*rc = -EHOSTUNREACH;
+	if (numeric_addr(host, port, &ss, &sslen)) {
+		rdma_log(
+		    e,
+		    "rdma: peer %s is not a numeric address (workers advertise numeric rdma endpoints; names would block the loop)",
+		    host);
+		*rc = -EINVAL;
 		return NULL;
 	}
 	conn = conn_new(e, host, port, false);
@@ -222,7 +300,7 @@ struct rdma_conn *rdma_conn_get(struct rdma_engine *e, const char *host,
 
 	TAILQ_FOREACH(conn, &e->conns, link)
 	{
-		if (!conn->inbound && conn->port == port &&
+		if (!conn->inbound && !conn->closing && conn->port == port &&
 		    !strcmp(conn->host, host))
 			return conn;
 	}
@@ -265,6 +343,29 @@ static void conn_param_init(struct rdma_conn_param *param)
 	param->rnr_retry_count = 7;
 }
 
+/* The connect request's private data: who the source is. */
+#define HELLO_LEN 8
+
+static void hello_pack(const struct rdma_engine *e, uint8_t out[HELLO_LEN])
+{
+	memcpy(out, "MCRP", 4);
+	out[4] = 1; /* version */
+	out[5] = 0;
+	out[6] = (uint8_t)(e->rdma_port >> 8);
+	out[7] = (uint8_t)e->rdma_port;
+}
+
+/* The source's rdma_cm port, or 0 when it did not say. */
+static uint16_t hello_port(const struct rdma_cm_event *ev)
+{
+	const uint8_t *p = ev->param.conn.private_data;
+
+	if (!p || ev->param.conn.private_data_len < HELLO_LEN ||
+	    memcmp(p, "MCRP", 4) || p[4] != 1)
+		return 0;
+	return (uint16_t)(p[6] << 8 | p[7]);
+}
+
 static const char *verbs_name(const struct ibv_context *ctx)
 {
 	return ctx ? ibv_get_device_name(ctx->device) : "none";
@@ -294,6 +395,7 @@ static void on_route_resolved(struct rdma_conn *conn)
 {
 	struct rdma_engine *e = conn->e;
 	struct rdma_conn_param param;
+	uint8_t hello[HELLO_LEN];
 
 	if (conn_make_qp(conn, e->comp_ch, e->cq_depth, e->max_wr)) {
 		rdma_conn_fail(conn, -EIO, false, "rdma: queue pair for %s: %s",
@@ -301,6 +403,9 @@ static void on_route_resolved(struct rdma_conn *conn)
 		return;
 	}
 	conn_param_init(&param);
+	hello_pack(e, hello);
+	param.private_data = hello;
+	param.private_data_len = HELLO_LEN;
 	if (e->ops->connect(e->octx, conn->id, &param)) {
 		rdma_conn_fail(conn, -EIO, false,
 			       "rdma: rdma_connect to %s: %s", conn->peer,
@@ -308,6 +413,18 @@ static void on_route_resolved(struct rdma_conn *conn)
 		return;
 	}
 	conn->state = RDMA_CONN_CONNECTING;
+}
+
+static void peer_ip(struct rdma_cm_id *id, char *out, size_t outlen)
+{
+	struct sockaddr *sa = rdma_get_peer_addr(id);
+	const void *a =
+	    sa->sa_family == AF_INET6
+		? (const void *)&((struct sockaddr_in6 *)sa)->sin6_addr
+		: (const void *)&((struct sockaddr_in *)sa)->sin_addr;
+
+	if (!inet_ntop(sa->sa_family, a, out, (socklen_t)outlen))
+		out[0] = '\0';
 }
 
 static void peer_name(struct rdma_cm_id *id, char *out, size_t outlen)
@@ -319,8 +436,31 @@ static void peer_name(struct rdma_cm_id *id, char *out, size_t outlen)
 	net_format_addr(sa, len, out, outlen);
 }
 
-static void inbound_accept(struct rdma_engine *e, struct rdma_cm_id *id)
+/* An older inbound connection from the same source (address and rdma_cm
+ * port) is stale: the source crashed or dropped it, and said nothing. */
+static void inbound_replace(struct rdma_engine *e, const struct rdma_conn *new)
 {
+	struct rdma_conn *conn, *next;
+
+	if (!new->src_port)
+		return;
+	for (conn = TAILQ_FIRST(&e->conns); conn; conn = next) {
+		next = TAILQ_NEXT(conn, link);
+		if (conn == new || !conn->inbound || conn->closing ||
+		    conn->src_port != new->src_port ||
+		    strcmp(conn->src_ip, new->src_ip))
+			continue;
+		rdma_conn_fail(
+		    conn, -EIO, false,
+		    "rdma: inbound connection from %s replaced by %s (its source reconnected, so it had crashed or dropped it)",
+		    conn->peer, new->peer);
+	}
+}
+
+static void inbound_accept(struct rdma_engine *e,
+			   const struct rdma_cm_event *ev)
+{
+	struct rdma_cm_id *id = ev->id;
 	struct rdma_conn_param param;
 	struct rdma_conn *conn;
 	char peer[NET_ADDRSTRLEN];
@@ -338,6 +478,8 @@ static void inbound_accept(struct rdma_engine *e, struct rdma_cm_id *id)
 		goto out_reject;
 	}
 	snprintf(conn->peer, sizeof(conn->peer), "%s", peer);
+	peer_ip(id, conn->src_ip, sizeof(conn->src_ip));
+	conn->src_port = hello_port(ev);
 	conn->id = id;
 	id->context = conn;
 	conn_param_init(&param);
@@ -351,6 +493,7 @@ static void inbound_accept(struct rdma_engine *e, struct rdma_cm_id *id)
 		return;
 	}
 	conn->state = RDMA_CONN_ACCEPTING;
+	inbound_replace(e, conn);
 	return;
 
 out_reject:
@@ -385,7 +528,11 @@ static void cm_dispatch(struct rdma_engine *e, const struct rdma_cm_event *ev)
 	struct rdma_conn *conn = ev->id ? ev->id->context : NULL;
 
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-		inbound_accept(e, ev->id);
+		inbound_accept(e, ev);
+		return;
+	}
+	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+		rdma_device_dead(e, "removed (RDMA_CM_EVENT_DEVICE_REMOVAL)");
 		return;
 	}
 	if (!conn) {
@@ -412,12 +559,14 @@ static void cm_dispatch(struct rdma_engine *e, const struct rdma_cm_event *ev)
 	}
 }
 
-/* Each event is acked as soon as it is read (a copy is kept), so that
- * tearing a connection down never waits on its rdma_destroy_id. */
+/* Each event is acked as soon as it is read (a copy is kept, with its
+ * private data), so that tearing a connection down never waits on its
+ * rdma_destroy_id. */
 static void cm_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct rdma_engine *e = arg;
 	struct rdma_cm_event *ev, copy;
+	uint8_t pdata[HELLO_LEN];
 
 	(void)fd;
 	(void)what;
@@ -429,6 +578,15 @@ static void cm_cb(evutil_socket_t fd, short what, void *arg)
 			return;
 		}
 		copy = *ev;
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+		    ev->param.conn.private_data &&
+		    ev->param.conn.private_data_len >= HELLO_LEN) {
+			memcpy(pdata, ev->param.conn.private_data, HELLO_LEN);
+			copy.param.conn.private_data = pdata;
+		} else {
+			copy.param.conn.private_data = NULL;
+			copy.param.conn.private_data_len = 0;
+		}
 		e->ops->ack_cm_event(e->octx, ev);
 		cm_dispatch(e, &copy);
 	}

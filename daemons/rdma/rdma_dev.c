@@ -3,12 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "copy_engine_rdma.h"
 
-#define MR_ACCESS                                                              \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                    \
-	 IBV_ACCESS_REMOTE_READ)
+#define MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
 
 /* The first ACTIVE port of dev, or 0. */
 static uint8_t first_active_port(struct rdma_engine *e, struct ibv_context *dev,
@@ -211,6 +210,59 @@ bool rdma_mr_covers(const struct rdma_engine *e, const char *p, uint64_t len)
 	return true;
 }
 
+/* The registration answering [base, +len): the newest one of exactly
+ * that range, else an MR that covers it. Index of its first MR (where
+ * refs live) or -1; *hit is the MR whose rkey peers get. */
+static long mr_lookup(const struct rdma_engine *e, const char *base, size_t len,
+		      size_t *hit)
+{
+	long found = -1;
+	size_t i;
+
+	for (i = 0; i < e->n_mrs; i++) {
+		const struct rdma_mr_entry *m = &e->mrs[i];
+
+		if (m->reg_base == base && m->reg_len == len &&
+		    m->base == base) {
+			found = (long)i;
+			*hit = i;
+		}
+	}
+	for (i = 0; found < 0 && i < e->n_mrs; i++) {
+		const struct rdma_mr_entry *m = &e->mrs[i];
+
+		if (base >= m->base && len <= m->len &&
+		    (size_t)(base - m->base) <= m->len - len) {
+			*hit = i;
+			found = (long)i;
+			while (found > 0 && e->mrs[found - 1].gen == m->gen)
+				found--;
+		}
+	}
+	return found;
+}
+
+/* ENOMEM/EPERM from ibv_reg_mr is almost always RLIMIT_MEMLOCK. */
+static void log_memlock(const struct rdma_engine *e, size_t n)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return;
+	rdma_log(
+	    e,
+	    "rdma: the locked-memory limit is %llu bytes and registering pins %zu more: raise it (ulimit -l unlimited, LimitMEMLOCK=infinity for systemd, memlock in /etc/security/limits.conf)",
+	    (unsigned long long)rl.rlim_cur, n);
+}
+
+static void log_reg_failure(const struct rdma_engine *e, size_t n, int rc)
+{
+	rdma_log(e, "rdma: ibv_reg_mr(%zu bytes) on %s: %s", n, e->dev_name,
+		 strerror(-rc));
+	if (rc == -ENOMEM || rc == -EPERM)
+		log_memlock(e, n);
+}
+
 static int mr_reserve(struct rdma_engine *e, size_t more)
 {
 	struct rdma_mr_entry *grown;
@@ -254,6 +306,7 @@ static int mr_add_chunks(struct rdma_engine *e, char *base, size_t len,
 			 size_t chunks)
 {
 	size_t first = e->n_mrs, i;
+	uint64_t gen = ++e->mr_gen;
 
 	for (i = 0; i < chunks; i++) {
 		size_t off = i * e->max_mr_size;
@@ -265,13 +318,68 @@ static int mr_add_chunks(struct rdma_engine *e, char *base, size_t len,
 		if (!mr) {
 			int rc = errno ? -errno : -EIO;
 
-			rdma_log(e, "rdma: ibv_reg_mr(%zu bytes) on %s: %s", n,
-				 e->dev_name, strerror(-rc));
+			log_reg_failure(e, n, rc);
 			mr_release_from(e, first);
 			return rc;
 		}
-		e->mrs[e->n_mrs++] = (struct rdma_mr_entry){base + off, n, mr};
+		e->mrs[e->n_mrs++] = (struct rdma_mr_entry){.base = base + off,
+							    .len = n,
+							    .mr = mr,
+							    .reg_base = base,
+							    .reg_len = len,
+							    .gen = gen};
 	}
+	return 0;
+}
+
+/* A copy still queued or in flight reads from first's registration. */
+static bool mr_in_use(const struct rdma_engine *e,
+		      const struct rdma_mr_entry *first)
+{
+	const struct rdma_conn *conn;
+	const struct rdma_copy *c;
+	const char *end = first->reg_base + first->reg_len;
+
+	TAILQ_FOREACH(conn, &e->conns, link)
+	{
+		TAILQ_FOREACH(c, &conn->queue, link)
+		if (c->src < end && c->src + c->len > first->reg_base)
+			return true;
+		TAILQ_FOREACH(c, &conn->inflight, link)
+		if (c->src < end && c->src + c->len > first->reg_base)
+			return true;
+	}
+	return false;
+}
+
+/* See copy_engine_rdma.h, "Memory". */
+int rdma_unregister_memory(struct copy_engine *ce, void *base, size_t len)
+{
+	struct rdma_engine *e = (struct rdma_engine *)ce;
+	size_t hit, i, j = 0;
+	uint64_t gen;
+	long first = mr_lookup(e, base, len, &hit);
+	int rc;
+
+	if (first < 0)
+		return -ENOENT;
+	if (e->mrs[first].refs > 1) {
+		e->mrs[first].refs--;
+		return 0;
+	}
+	if (mr_in_use(e, &e->mrs[first]))
+		return -EBUSY;
+	gen = e->mrs[first].gen;
+	for (i = 0; i < e->n_mrs; i++) {
+		if (e->mrs[i].gen != gen) {
+			e->mrs[j++] = e->mrs[i];
+			continue;
+		}
+		rc = e->ops->dereg_mr(e->octx, e->mrs[i].mr);
+		if (rc)
+			rdma_log(e, "rdma: ibv_dereg_mr: %s", strerror(rc));
+	}
+	e->n_mrs = j;
 	return 0;
 }
 
@@ -280,13 +388,13 @@ int rdma_register_memory(struct copy_engine *ce, void *base, size_t len,
 			 uint64_t *addr_out, uint32_t *rkey_out)
 {
 	struct rdma_engine *e = (struct rdma_engine *)ce;
-	const struct rdma_mr_entry *m;
-	size_t chunks;
+	size_t chunks, hit;
+	long first;
 	int rc;
 
 	if (!base || !len || !e->max_mr_size)
 		return -EINVAL;
-	if (!rdma_mr_covers(e, base, len)) {
+	if (mr_lookup(e, base, len, &hit) < 0) {
 		chunks = (len - 1) / e->max_mr_size + 1;
 		rc = mr_reserve(e, chunks);
 		if (!rc)
@@ -301,12 +409,13 @@ int rdma_register_memory(struct copy_engine *ce, void *base, size_t len,
 			    (unsigned long long)e->max_mr_size,
 			    (unsigned long long)e->max_mr_size);
 	}
-	m = rdma_mr_find(e, base);
-	if (!m)
+	first = mr_lookup(e, base, len, &hit);
+	if (first < 0)
 		return -EIO;
+	e->mrs[first].refs++;
 	if (addr_out)
 		*addr_out = (uint64_t)(uintptr_t)base;
 	if (rkey_out)
-		*rkey_out = m->mr->rkey;
+		*rkey_out = e->mrs[hit].mr->rkey;
 	return 0;
 }

@@ -35,6 +35,10 @@ struct rdma_verbs_ops {
 			    struct ibv_device_attr *attr);
 	int (*query_port)(void *ctx, struct ibv_context *dev, uint8_t port,
 			  struct ibv_port_attr *attr);
+	/* Asynchronous events on dev->async_fd (non-blocking: -1, EAGAIN). */
+	int (*get_async_event)(void *ctx, struct ibv_context *dev,
+			       struct ibv_async_event *ev);
+	void (*ack_async_event)(void *ctx, struct ibv_async_event *ev);
 
 	/* Protection domain and memory registration. */
 	struct ibv_pd *(*alloc_pd)(void *ctx, struct ibv_context *dev);

@@ -41,6 +41,19 @@ static int real_query_port(void *ctx, struct ibv_context *dev, uint8_t port,
 	return ibv_query_port(dev, port, attr);
 }
 
+static int real_get_async_event(void *ctx, struct ibv_context *dev,
+				struct ibv_async_event *ev)
+{
+	(void)ctx;
+	return ibv_get_async_event(dev, ev);
+}
+
+static void real_ack_async_event(void *ctx, struct ibv_async_event *ev)
+{
+	(void)ctx;
+	ibv_ack_async_event(ev);
+}
+
 static struct ibv_pd *real_alloc_pd(void *ctx, struct ibv_context *dev)
 {
 	(void)ctx;
@@ -240,6 +253,8 @@ const struct rdma_verbs_ops rdma_verbs_real = {
     .free_devices = real_free_devices,
     .query_device = real_query_device,
     .query_port = real_query_port,
+    .get_async_event = real_get_async_event,
+    .ack_async_event = real_ack_async_event,
     .alloc_pd = real_alloc_pd,
     .dealloc_pd = real_dealloc_pd,
     .reg_mr = real_reg_mr,

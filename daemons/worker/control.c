@@ -133,6 +133,7 @@ static void mount_one(struct worker *w, struct wseg *s)
 	req.capabilities = caps;
 	req.base_addr = s->base_addr;
 	req.rkey = s->rkey;
+	req.rdma_endpoint = w->rdma_endpoint;
 	s->mount_pending = true;
 	worker_call(w, "MountSegment", &req.base,
 		    &mcrepl_rpc__mount_segment_response__descriptor, on_mount, s);

@@ -34,7 +34,7 @@ static const struct flag flags[] = {
      .choices = "auto|tcp|rdma"},
     {"rdma_device", FLAG_STR, S(rdma_device), "",
      "RDMA device (default: first active port)"},
-    {"rdma_port", FLAG_U32, O(rdma_port), 0, "0", "rdma_cm port (0 = pick one)",
+    {"rdma_port", FLAG_U32, O(rdma_port), 0, "0", "rdma_cm port (0 = 20886)",
      .max = 65535},
     {"max_copies", FLAG_U32, O(max_copies), 0, "8", "copies in flight at once",
      .min = 1},

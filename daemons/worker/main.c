@@ -65,7 +65,9 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	w->stop_deadline_ms = net_now_ms() + STOP_GRACE_MS;
 	/* Fails the copies in flight: their tasks revoke and report. */
 	copy_engine_destroy(w->engine);
+	copy_engine_destroy(w->tcp_engine);
 	w->engine = NULL;
+	w->tcp_engine = NULL;
 }
 
 static int setup_segments(struct worker *w, char *err, size_t errlen)
@@ -115,6 +117,40 @@ static int setup_data(struct worker *w, char *err, size_t errlen)
 	return 0;
 }
 
+/* rdma: where peers dial this worker's engine, advertised with each
+ * segment as a numeric address (the engine never resolves names on its
+ * loop); and the tcp engine for targets that come without one. */
+static int setup_rdma_peers(struct worker *w,
+			    const struct copy_engine_config *cc, char *err,
+			    size_t errlen)
+{
+	const char *adv = w->flags.data_address;
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	char why[200];
+
+	if (!w->engine->listen_port)
+		return 0;
+	if (!strcmp(adv, "0.0.0.0") || !strcmp(adv, "::") || !adv[0])
+		adv = w->flags.host_id;
+	if (net_resolve(adv, w->engine->listen_port, 0, &ss, &sslen, why,
+			sizeof(why))) {
+		snprintf(
+		    err, errlen,
+		    "rdma: cannot advertise '%.64s' to peers (%s); set --data_address to this host's RDMA address",
+		    adv, why);
+		return -1;
+	}
+	net_format_addr((struct sockaddr *)&ss, sslen, w->rdma_endpoint,
+			sizeof(w->rdma_endpoint));
+	w->tcp_engine = copy_engine_tcp_create(w->base, cc, err, errlen);
+	if (!w->tcp_engine)
+		return -1;
+	fprintf(stderr, "mcrepl-worker: rdma peers dial %s\n",
+		w->rdma_endpoint);
+	return 0;
+}
+
 static int setup_engine(struct worker *w, char *err, size_t errlen)
 {
 	struct copy_engine_config cc;
@@ -142,7 +178,7 @@ static int setup_engine(struct worker *w, char *err, size_t errlen)
 		}
 	fprintf(stderr, "mcrepl-worker: transport %s (%s)\n", w->transport,
 		why);
-	return 0;
+	return setup_rdma_peers(w, &cc, err, errlen);
 }
 
 static int setup_loop(struct worker *w, char *err, size_t errlen)
@@ -192,7 +228,9 @@ static int start(struct worker *w)
 static void stop(struct worker *w)
 {
 	copy_engine_destroy(w->engine);
+	copy_engine_destroy(w->tcp_engine);
 	w->engine = NULL;
+	w->tcp_engine = NULL;
 	/* Cancels pending calls: every task's chain ends and frees it. */
 	rpc_aclient_destroy(w->rpc);
 	if (w->tick)

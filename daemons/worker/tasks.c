@@ -29,6 +29,7 @@ struct wtask {
 	McreplRpc__Code status; /* reported by MarkTaskToComplete */
 	char msg[512];
 	char endpoint[320];
+	char rdma_endpoint[320];
 	struct copy_target target;
 };
 
@@ -346,9 +347,27 @@ static bool source_is_the_object(const struct wtask *t,
 	return false;
 }
 
+/* rdma reaches a target at the rdma_cm endpoint the master hands out
+ * with it; a master that predates the field sends none: tcp copies. */
+static struct copy_engine *engine_for(struct worker *w,
+				      const McreplRpc__Replica *dst)
+{
+	if (!w->engine || !w->tcp_engine ||
+	    (dst->rdma_endpoint && dst->rdma_endpoint[0]))
+		return w->engine;
+	if (!w->tcp_fallback_logged)
+		fprintf(
+		    stderr,
+		    "mcrepl-worker: target %s came without an rdma endpoint (a master older than this worker, or a target without rdma): copying over tcp\n",
+		    dst->endpoint);
+	w->tcp_fallback_logged = true;
+	return w->tcp_engine;
+}
+
 static void start_copy(struct wtask *t, const McreplRpc__Replica *src,
 		       const McreplRpc__Replica *dst)
 {
+	struct copy_engine *engine;
 	char why[sizeof(t->msg)];
 	const uint8_t *bytes = source_bytes(t, src, dst, why, sizeof(why));
 	int st;
@@ -364,6 +383,8 @@ static void start_copy(struct wtask *t, const McreplRpc__Replica *src,
 	}
 	snprintf(t->endpoint, sizeof(t->endpoint), "%s", dst->endpoint);
 	t->size = src->size;
+	snprintf(t->rdma_endpoint, sizeof(t->rdma_endpoint), "%s",
+		 dst->rdma_endpoint ? dst->rdma_endpoint : "");
 	t->target = (struct copy_target){
 	    .endpoint = t->endpoint,
 	    .segment_id = dst->segment_id,
@@ -372,12 +393,13 @@ static void start_copy(struct wtask *t, const McreplRpc__Replica *src,
 	    .write_token = dst->write_token,
 	    .remote_addr = dst->remote_addr,
 	    .rkey = dst->rkey,
+	    .rdma_endpoint = t->rdma_endpoint,
 	};
-	st = t->w->engine
-		 ? t->w->engine->ops->post_write(t->w->engine, bytes,
-						 src->size + src->stamp_bytes,
-						 &t->target, copy_done, t)
-		 : -ECANCELED;
+	engine = engine_for(t->w, dst);
+	st = engine ? engine->ops->post_write(engine, bytes,
+					      src->size + src->stamp_bytes,
+					      &t->target, copy_done, t)
+		    : -ECANCELED;
 	if (st) {
 		snprintf(why, sizeof(why), "cannot post copy to %s: %s",
 			 t->endpoint, strerror(-st));
