@@ -7,8 +7,9 @@
 #   $(DAEMON_TEST_BIN)   $(BUILD)/tests/check_daemons: tests/daemons/*.c
 #                        (other files than check_*.c are support code),
 #                        linked with the master's archive, the RDMA engine,
-#                        the tools' archive (process harness) and the
-#                        daemon archive; they start the real daemons
+#                        the tools' archive (process harness), the
+#                        worker's flag checks and the daemon archive;
+#                        they start the real daemons
 #   make check-unit      runs $(TEST_BIN) and the examples
 #   make check-daemons   runs $(DAEMON_TEST_BIN) (both hooked to check)
 #   make valgrind        both runners under valgrind, one after the other
@@ -51,9 +52,11 @@ CFLAGS.tests/daemons := $(TOOLS_CFLAGS) -Idaemons/master $(RDMA_CFLAGS) \
 $(DAEMON_SUITES_H): $(DAEMON_TEST_SRC) mk/tests.mk
 	$(call suites_h,$@,$(DAEMON_TEST_SRC))
 $(DAEMON_TEST_OBJ): | $(DAEMON_SUITES_H) $(RPC_GEN_H)
-$(DAEMON_TEST_BIN): $(DAEMON_TEST_OBJ) $(RDMA_OBJ) $(MASTER_LIB) \
-		$(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
-	$(call quiet,LD)$(CC) $(DAEMON_TEST_OBJ) $(RDMA_OBJ) $(MASTER_LIB) \
+WORKER_FLAGS_OBJ := $(BUILD)/obj/daemons/worker/flags.o
+$(DAEMON_TEST_BIN): $(DAEMON_TEST_OBJ) $(RDMA_OBJ) $(WORKER_FLAGS_OBJ) \
+		$(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
+	$(call quiet,LD)$(CC) $(DAEMON_TEST_OBJ) $(RDMA_OBJ) \
+		$(WORKER_FLAGS_OBJ) $(MASTER_LIB) \
 		$(TOOLS_LIB) $(DAEMON_LIB) $(STLIB) -o $@ $(ALL_LDFLAGS) \
 		$(RDMA_LIBS) $(DAEMON_LIBS) $(CHECK_LIBS) -lm
 
