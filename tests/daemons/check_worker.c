@@ -529,6 +529,8 @@ START_TEST(test_worker_flags)
 	ck_assert_ptr_nonnull(strstr(out, "--segment_size"));
 	ck_assert_int_eq(
 	    worker_exit("--transport=carrier-pigeon", out, sizeof(out)), 2);
+	ck_assert_int_eq(worker_exit("--domain=a b", out, sizeof(out)), 2);
+	ck_assert_ptr_nonnull(strstr(out, "for --domain"));
 	ck_assert_int_eq(worker_exit("--bogus=1", out, sizeof(out)), 2);
 	ck_assert_ptr_nonnull(strstr(out, "unknown flag --bogus"));
 	if (!has_rdma_device()) {
@@ -574,6 +576,42 @@ static int cli(const char *out_path, const char *const *args)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* Runs mcrepl-cli with args; its exit status, its stderr (one line, the
+ * newline cut) in err. */
+static int cli_msg(const char *const *args, char *err, size_t cap)
+{
+	char path[] = "/tmp/mcrepl-cli-err-XXXXXX", bin[512];
+	const char *argv[16];
+	size_t n = 0;
+	int status, fd = mkstemp(path);
+	ssize_t len;
+	pid_t pid;
+
+	ck_assert_int_ge(fd, 0);
+	argv[n++] = harness_bin("mcrepl-cli", bin, sizeof(bin));
+	argv[n++] = "--master";
+	argv[n++] = fx.addr;
+	for (size_t i = 0; args[i] && n < 15; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd, STDERR_FILENO);
+		close(STDOUT_FILENO);
+		open("/dev/null", O_WRONLY);
+		execv(argv[0], (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	waitpid(pid, &status, 0);
+	len = pread(fd, err, cap - 1, 0);
+	err[len > 0 ? len : 0] = '\0';
+	err[strcspn(err, "\n")] = '\0';
+	close(fd);
+	unlink(path);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 static void write_file(const char *path, const void *buf, size_t len)
 {
 	FILE *f = fopen(path, "wb");
@@ -596,7 +634,7 @@ static size_t read_file(const char *path, void *buf, size_t cap)
 
 START_TEST(test_cli)
 {
-	char dir[] = "/tmp/mcrepl-cli-XXXXXX", in[64], out[64];
+	char dir[] = "/tmp/mcrepl-cli-XXXXXX", in[64], out[64], msg[512];
 	static uint8_t back[OBJ_BYTES + 1];
 
 	start_worker(0);
@@ -614,9 +652,24 @@ START_TEST(test_cli)
 	ck_assert_int_eq(cli(NULL, (const char *[]){"stat", "k", NULL}), 0);
 	ck_assert_int_eq(cli(NULL, (const char *[]){"segments", NULL}), 0);
 	ck_assert_int_eq(cli(NULL, (const char *[]){"metrics", NULL}), 0);
-	ck_assert_int_eq(cli(NULL, (const char *[]){"put", "k", in, NULL}), 1);
+	ck_assert_int_eq(
+	    cli_msg((const char *[]){"put", "k", in, NULL}, msg, sizeof(msg)),
+	    1);
+	ck_assert_str_eq(msg, "mcrepl-cli: put: key 'k' already exists "
+			      "(objects are immutable: remove it first, or "
+			      "use another key)");
 	ck_assert_int_eq(cli(NULL, (const char *[]){"exist", "nope", NULL}), 1);
-	ck_assert_int_eq(cli(NULL, (const char *[]){"get", "nope", NULL}), 1);
+	ck_assert_int_eq(
+	    cli_msg((const char *[]){"get", "nope", NULL}, msg, sizeof(msg)),
+	    1);
+	ck_assert_str_eq(msg, "mcrepl-cli: get: key 'nope' not found");
+	ck_assert_int_eq(
+	    cli_msg((const char *[]){"--replicas", "3", "put", "k3", in, NULL},
+		    msg, sizeof(msg)),
+	    1);
+	ck_assert_str_eq(msg, "mcrepl-cli: put: 3 replicas need 3 segments, "
+			      "the master has 1: start more workers (or give "
+			      "them more --segments), or put fewer replicas");
 	ck_assert_int_eq(
 	    cli(NULL, (const char *[]){"put", "x", "/nonexistent", NULL}), 1);
 	ck_assert_int_eq(cli(NULL, (const char *[]){"put", "", in, NULL}), 2);
@@ -745,8 +798,8 @@ static void reput_metadata_only(const char *key)
 	ps.tenant = t;
 	ps.key = k;
 	ps.size = OBJ_BYTES;
-	r = (McreplRpc__PutStartResponse *)harness_call(rc, "PutStart", &ps.base,
-						     NULL);
+	r = (McreplRpc__PutStartResponse *)harness_call(rc, "PutStart",
+							&ps.base, NULL);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
 	mcrepl_rpc__put_end_request__init(&pe);
