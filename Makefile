@@ -4,7 +4,8 @@
 #   make bench        benchmarks (figures beside a same-run baseline)
 #   make demo         a local master + 4 workers; a hot key gets replicas
 #   make deps         check (as root on Debian: install) build dependencies
-#   make install      PREFIX=/usr/local DESTDIR=
+#   make install      PREFIX=/usr/local DESTDIR= (library, daemons, cli,
+#                     man pages; mk/install.mk); make uninstall
 #   make SANITIZER=address|undefined|thread check   build in build/<san>
 #   make fuzz         libFuzzer runs of tests/fuzz/ (clang; mk/fuzz.mk)
 #   make V=1          full command lines instead of one line per target
@@ -41,6 +42,7 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR ?=
 
@@ -140,6 +142,7 @@ include mk/rfc.mk
 include mk/fuzz.mk
 include mk/netns.mk
 include mk/bench.mk
+include mk/install.mk
 
 # ---- top-level targets -------------------------------------------------------
 deps:
@@ -158,22 +161,6 @@ demo: all
 	$(DEMO_BIN)
 valgrind: all
 
-install: lib
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/mcrepl $(DESTDIR)$(PKGCONFIGDIR)
-	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/mcrepl/
-	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
-	ln -sf libmcrepl.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
-	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libmcrepl.so
-	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-	    pkgconfig/libmcrepl.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libmcrepl.pc
-
-uninstall:
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/mcrepl
-	rm -f $(DESTDIR)$(LIBDIR)/libmcrepl.so* $(DESTDIR)$(LIBDIR)/libmcrepl.a
-	rm -f $(DESTDIR)$(PKGCONFIGDIR)/libmcrepl.pc
-
 format:
 	clang-format -i lib/*.c lib/*.h lib/include/mcrepl/*.h tests/*.c \
 		tests/fuzz/*.[ch] examples/*.c bench/*.c
@@ -183,7 +170,7 @@ clean:
 
 # No object, archive or generated file is an intermediate to delete.
 .SECONDARY:
-.PHONY: all lib check bench demo install uninstall clean deps valgrind format
+.PHONY: all lib check bench demo clean deps valgrind format
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 endif

@@ -543,6 +543,55 @@ START_TEST(test_worker_flags)
 }
 END_TEST
 
+/* True when page has a sample of metric name (followed by ' ' or '{'). */
+static bool has_metric(const char *page, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *at = page; (at = strstr(at, name)) != NULL; at += n)
+		if ((at == page || at[-1] == '\n') &&
+		    (at[n] == ' ' || at[n] == '{'))
+			return true;
+	return false;
+}
+
+/* Every metric the Grafana dashboard queries exists on a running master
+ * or worker. */
+START_TEST(test_grafana_dashboard_names_exist)
+{
+	static char json[64 * 1024];
+	char name[128], *master, *worker;
+	store_client *c;
+	FILE *f = fopen("contrib/grafana/mcrepl.json", "r");
+	size_t len, checked = 0;
+
+	ck_assert_ptr_nonnull(f);
+	len = fread(json, 1, sizeof(json) - 1, f);
+	fclose(f);
+	json[len] = '\0';
+	start_worker(0);
+	c = client(NULL);
+	ck_assert_int_eq(store_client_stats(c, NULL, NULL, &master), 0);
+	worker = http_get((uint16_t)proc_field(&fx.workers[0], "metrics_port"),
+			  "/metrics");
+	ck_assert_ptr_nonnull(worker);
+	for (const char *at = json; (at = strstr(at, "mcrepl_")) != NULL;) {
+		size_t n = strspn(at, "abcdefghijklmnopqrstuvwxyz_");
+
+		snprintf(name, sizeof(name), "%.*s", (int)n, at);
+		ck_assert_msg(has_metric(master, name) ||
+				  has_metric(strstr(worker, "\r\n\r\n"), name),
+			      "dashboard metric %s is not served", name);
+		checked++;
+		at += n;
+	}
+	ck_assert_uint_ge(checked, 30);
+	free(master);
+	free(worker);
+	store_client_close(c);
+}
+END_TEST
+
 /* ---- mcrepl-cli ------------------------------------------------------------- */
 
 /* Runs mcrepl-cli with args (NULL-terminated), stdout to out_path (or
@@ -889,6 +938,7 @@ Suite *make_worker_suite(void)
 	tcase_add_test(tc, test_cli);
 	tcase_add_test(tc, test_sigterm_revokes_copy_in_flight);
 	tcase_add_test(tc, test_worker_flags);
+	tcase_add_test(tc, test_grafana_dashboard_names_exist);
 	tcase_add_test(tc, test_gets_reuse_one_data_connection);
 	tcase_add_test(tc, test_one_shot_client_keeps_no_data_connection);
 	tcase_add_test(tc, test_idle_closed_data_connection_is_survived);
