@@ -89,6 +89,13 @@ ALL_LDFLAGS = $(SANFLAGS) -pthread $(LDFLAGS)
 # Integration tests, benches and the demo start the daemons from here.
 export MCREPL_BIN_DIR := $(abspath $(BUILD)/bin)
 
+# make check prints one line per suite: a shell suite runs under
+# $(QUIET_TEST) $(TEST_LOGS)/<suite>.log ... (its summary line, the full
+# output in the log); the daemons the Check runner starts log to
+# $(TEST_LOGS)/<program>.log.
+TEST_LOGS := $(BUILD)/test-logs
+QUIET_TEST := sh scripts/quiet-test.sh
+
 # ---- quiet output ------------------------------------------------------------
 # $(call quiet,TAG) prints "  TAG     target" unless V=1; recipes start with
 # $(Q) so the command itself is shown only with V=1.
@@ -153,8 +160,8 @@ deps:
 INSTALL_TEST_MAKE := $(MAKE)
 check: all
 	$(Q)MAKEFLAGS="$(filter-out -j% --jobserver%,$(MAKEFLAGS))" \
-		SANFLAGS="$(SANFLAGS)" sh scripts/install-test.sh \
-		"$(INSTALL_TEST_MAKE)" "$(BUILD)"
+		SANFLAGS="$(SANFLAGS)" $(QUIET_TEST) $(TEST_LOGS)/install.log \
+		sh scripts/install-test.sh "$(INSTALL_TEST_MAKE)" "$(BUILD)"
 	@echo "check: all tests passed"
 
 demo: all

@@ -62,8 +62,13 @@ $(DAEMON_TEST_BIN): $(DAEMON_TEST_OBJ) $(RDMA_OBJ) $(WORKER_FLAGS_OBJ) \
 
 # The integration tests start the real binaries.
 DAEMON_TEST_DEPS := $(DAEMON_TEST_BIN) $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN)
+# The runner's stderr and the daemons' go to $(TEST_LOGS) (main.c,
+# examples/common/harness.c); Check's report stays on the console.
 check-daemons: $(DAEMON_TEST_DEPS)
-	$(Q)$(DAEMON_TEST_BIN)
+	$(Q)mkdir -p $(TEST_LOGS) && rm -f $(TEST_LOGS)/mcrepl-*.log \
+		$(TEST_LOGS)/check_daemons.log
+	$(Q)MCREPL_TEST_LOG_DIR=$(abspath $(TEST_LOGS)) $(DAEMON_TEST_BIN) || \
+		{ echo "daemon logs: $(TEST_LOGS)/"; exit 1; }
 
 check: check-unit check-daemons
 

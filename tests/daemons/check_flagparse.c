@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <mcrepl/mcrepl.h>
+
 #include "capture.h"
 #include "flagparse.h"
 
@@ -136,13 +138,30 @@ END_TEST
 
 START_TEST(test_help_and_version)
 {
+	static char out[8192];
+	char want[64];
 	struct tflags f;
+	int rc;
 
-	ck_assert_int_eq(parse(&f, "--count=0", "--help", NULL), -1);
+	capture_begin(STDERR_FILENO);
+	rc = parse(&f, "--count=0", "--help", NULL);
+	capture_end(out, sizeof(out));
+	ck_assert_int_eq(rc, -1);
+	capture_begin(STDOUT_FILENO);
 	ck_assert_int_eq(parse(&f, "--help", "--count=0", NULL), 1);
-	ck_assert_int_eq(parse(&f, "--help", NULL, NULL), 1);
 	ck_assert_int_eq(parse(&f, "-h", NULL, NULL), 1);
+	capture_end(out, sizeof(out));
+	ck_assert_ptr_nonnull(
+	    strstr(out, "\n  --count       a count (default 7)\n"));
+	ck_assert_ptr_nonnull(strstr(out, "flags, also without the "
+					  "dynamic_replication_ prefix:\n"));
+	ck_assert_ptr_nonnull(strstr(out, "the command line wins"));
+	capture_begin(STDOUT_FILENO);
 	ck_assert_int_eq(parse(&f, "--version", NULL, NULL), 1);
+	capture_end(out, sizeof(out));
+	snprintf(want, sizeof(want), "check_flagparse (libmcrepl %s)",
+		 mcrepl_version());
+	ck_assert_str_eq(out, want);
 }
 END_TEST
 
@@ -271,7 +290,7 @@ START_TEST(test_messages_exact)
 	char err[512];
 	int rc;
 
-	capture_begin();
+	capture_begin(STDERR_FILENO);
 	rc = parse(&f, messages[_i][0], messages[_i][1], NULL);
 	capture_end(err, sizeof(err));
 	ck_assert_int_eq(rc, -1);

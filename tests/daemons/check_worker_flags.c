@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../daemons/worker/flags.h"
 #include "advertise.h"
@@ -19,7 +20,7 @@ static int wparse(struct worker_flags *f, const char *arg, char *err,
 			(char *)(uintptr_t)arg, NULL};
 	int rc;
 
-	capture_begin();
+	capture_begin(STDERR_FILENO);
 	rc = worker_flags_parse(f, arg ? 2 : 1, argv);
 	capture_end(err, cap);
 	return rc;
