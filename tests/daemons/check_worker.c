@@ -484,6 +484,7 @@ static int worker_exit(const char *flag, char *err, size_t errlen)
 	const char *argv[] = {harness_bin("mcrepl-worker", bin, sizeof(bin)),
 			      master, "--segment_size=1M", flag, NULL};
 	int fds[2], status;
+	size_t len;
 	ssize_t n;
 	pid_t pid;
 
@@ -498,8 +499,11 @@ static int worker_exit(const char *flag, char *err, size_t errlen)
 		_exit(127);
 	}
 	close(fds[1]);
-	n = read(fds[0], err, errlen - 1);
-	err[n > 0 ? n : 0] = '\0';
+	len = 0;
+	while (len + 1 < errlen &&
+	       (n = read(fds[0], err + len, errlen - 1 - len)) > 0)
+		len += (size_t)n;
+	err[len] = '\0';
 	close(fds[0]);
 	waitpid(pid, &status, 0);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -520,7 +524,7 @@ static bool has_rdma_device(void)
 
 START_TEST(test_worker_flags)
 {
-	char out[2048];
+	char out[2048], busy[64];
 
 	ck_assert_int_eq(worker_exit("--help", out, sizeof(out)), 0);
 	ck_assert_ptr_nonnull(strstr(out, "--segment_size"));
@@ -529,6 +533,13 @@ START_TEST(test_worker_flags)
 	ck_assert_ptr_nonnull(strstr(out, "--segment_size"));
 	ck_assert_int_eq(
 	    worker_exit("--transport=carrier-pigeon", out, sizeof(out)), 2);
+	snprintf(busy, sizeof(busy), "--metrics_port=%llu",
+		 (unsigned long long)proc_field(&fx.master, "metrics_port"));
+	ck_assert_int_eq(worker_exit(busy, out, sizeof(out)), 1);
+	ck_assert_msg(strstr(out, "cannot serve /metrics on 127.0.0.1:") &&
+			  strstr(out, ": Address already in use (set "
+				      "--metrics_port to a free port"),
+		      "%s", out);
 	ck_assert_int_eq(worker_exit("--domain=a b", out, sizeof(out)), 2);
 	ck_assert_ptr_nonnull(strstr(out, "for --domain"));
 	ck_assert_int_eq(worker_exit("--bogus=1", out, sizeof(out)), 2);
