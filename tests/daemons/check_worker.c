@@ -540,6 +540,13 @@ START_TEST(test_worker_flags)
 			  strstr(out, ": Address already in use (set "
 				      "--metrics_port to a free port"),
 		      "%s", out);
+	/* auto says why it chose tcp in one line, with no advice to pass
+	 * --transport=tcp (it just did) */
+	if (!has_rdma_device())
+		ck_assert_msg(strstr(out, "mcrepl-worker: transport tcp (auto: "
+					  "no usable RDMA: ") &&
+				  !strstr(out, "use --transport"),
+			      "%s", out);
 	ck_assert_int_eq(worker_exit("--domain=a b", out, sizeof(out)), 2);
 	ck_assert_ptr_nonnull(strstr(out, "for --domain"));
 	ck_assert_int_eq(worker_exit("--bogus=1", out, sizeof(out)), 2);
