@@ -4,7 +4,8 @@
 #   make bench        benchmarks (figures beside a same-run baseline)
 #   make demo         a local master + 4 workers; a hot key gets replicas
 #   make deps         check (as root on Debian: install) build dependencies
-#   make install      PREFIX=/usr/local DESTDIR=
+#   make install      PREFIX=/usr/local DESTDIR= (library, daemons, cli,
+#                     man pages; mk/install.mk); make uninstall
 #   make SANITIZER=address|undefined|thread check   build in build/<san>
 #   make fuzz         libFuzzer runs of tests/fuzz/ (clang; mk/fuzz.mk)
 #   make V=1          full command lines instead of one line per target
@@ -41,6 +42,7 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR ?=
 
@@ -86,6 +88,13 @@ ALL_LDFLAGS = $(SANFLAGS) -pthread $(LDFLAGS)
 
 # Integration tests, benches and the demo start the daemons from here.
 export MCREPL_BIN_DIR := $(abspath $(BUILD)/bin)
+
+# make check prints one line per suite: a shell suite runs under
+# $(QUIET_TEST) $(TEST_LOGS)/<suite>.log ... (its summary line, the full
+# output in the log); the daemons the Check runner starts log to
+# $(TEST_LOGS)/<program>.log.
+TEST_LOGS := $(BUILD)/test-logs
+QUIET_TEST := sh scripts/quiet-test.sh
 
 # ---- quiet output ------------------------------------------------------------
 # $(call quiet,TAG) prints "  TAG     target" unless V=1; recipes start with
@@ -141,6 +150,7 @@ include mk/fuzz.mk
 include mk/netns.mk
 include mk/bench.mk
 include mk/faults.mk
+include mk/install.mk
 
 # ---- top-level targets -------------------------------------------------------
 deps:
@@ -151,29 +161,13 @@ deps:
 INSTALL_TEST_MAKE := $(MAKE)
 check: all
 	$(Q)MAKEFLAGS="$(filter-out -j% --jobserver%,$(MAKEFLAGS))" \
-		SANFLAGS="$(SANFLAGS)" sh scripts/install-test.sh \
-		"$(INSTALL_TEST_MAKE)" "$(BUILD)"
+		SANFLAGS="$(SANFLAGS)" $(QUIET_TEST) $(TEST_LOGS)/install.log \
+		sh scripts/install-test.sh "$(INSTALL_TEST_MAKE)" "$(BUILD)"
 	@echo "check: all tests passed"
 
 demo: all
 	$(DEMO_BIN)
 valgrind: all
-
-install: lib
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/mcrepl $(DESTDIR)$(PKGCONFIGDIR)
-	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/mcrepl/
-	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
-	ln -sf libmcrepl.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
-	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libmcrepl.so
-	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-	    pkgconfig/libmcrepl.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libmcrepl.pc
-
-uninstall:
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/mcrepl
-	rm -f $(DESTDIR)$(LIBDIR)/libmcrepl.so* $(DESTDIR)$(LIBDIR)/libmcrepl.a
-	rm -f $(DESTDIR)$(PKGCONFIGDIR)/libmcrepl.pc
 
 format:
 	clang-format -i lib/*.c lib/*.h lib/include/mcrepl/*.h tests/*.c \
@@ -184,7 +178,7 @@ clean:
 
 # No object, archive or generated file is an intermediate to delete.
 .SECONDARY:
-.PHONY: all lib check bench demo install uninstall clean deps valgrind format
+.PHONY: all lib check bench demo clean deps valgrind format
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 endif

@@ -33,11 +33,15 @@ $(STLIB): $(LIB_OBJ)
 # and this archive side by side.
 $(UTIL_LIB): $(call objs,lib/util)
 	$(archive)
+# libdir and includedir are written ${prefix}-relative when they lie under
+# PREFIX (so `pkg-config --define-variable=prefix=...` relocates them).
+pc_rel = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' \
+	-e 's|@LIBDIR@|$(call pc_rel,$(LIBDIR))|' \
+	-e 's|@INCLUDEDIR@|$(call pc_rel,$(INCLUDEDIR))|' \
+	-e 's|@VERSION@|$(VERSION)|'
 $(PCFILE): pkgconfig/libmcrepl.pc.in $(VERSION_H)
-	$(call quiet,GEN)mkdir -p $(@D) && \
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-	    $< > $@
+	$(call quiet,GEN)mkdir -p $(@D) && $(PC_SED) $< > $@
 
 lib: $(SHLIB) $(STLIB) $(UTIL_LIB) $(PCFILE)
 all: lib

@@ -18,7 +18,8 @@ mbench: $(MBENCH_BIN)
 all: $(MBENCH_BIN)
 
 check-mbench: $(MBENCH_BIN) $(MASTER_BIN) $(WORKER_BIN)
-	$(Q)sh tests/mbench/run.sh $(MBENCH_BIN)
+	$(Q)$(QUIET_TEST) $(TEST_LOGS)/mbench.log sh tests/mbench/run.sh \
+		$(MBENCH_BIN)
 check: check-mbench
 
 .PHONY: mbench check-mbench

@@ -7,7 +7,7 @@
 #                       no test covers (--strict is not run by check: T-36,
 #                       the ACK validation, has no test in this tree)
 check-rfc:
-	sh scripts/rfc-coverage.sh --strict-tags --quiet
+	$(Q)sh scripts/rfc-coverage.sh --strict-tags --quiet
 
 rfc-coverage:
 	sh scripts/rfc-coverage.sh

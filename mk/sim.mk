@@ -23,8 +23,8 @@ sim: $(SIM_BIN)
 all: $(SIM_BIN)
 
 check-sim: $(SIM_BIN) $(TRACE_TEST)
-	$(Q)$(TRACE_TEST)
-	$(Q)sh tests/sim/run.sh $(SIM_BIN)
+	$(Q)$(QUIET_TEST) $(TEST_LOGS)/trace.log $(TRACE_TEST)
+	$(Q)$(QUIET_TEST) $(TEST_LOGS)/sim.log sh tests/sim/run.sh $(SIM_BIN)
 check: check-sim
 
 .PHONY: sim check-sim

@@ -7,8 +7,9 @@
 #   $(DAEMON_TEST_BIN)   $(BUILD)/tests/check_daemons: tests/daemons/*.c
 #                        (other files than check_*.c are support code),
 #                        linked with the master's archive, the RDMA engine,
-#                        the tools' archive (process harness) and the
-#                        daemon archive; they start the real daemons
+#                        the tools' archive (process harness), the
+#                        worker's flag checks and the daemon archive;
+#                        they start the real daemons
 #   make check-unit      runs $(TEST_BIN) and the examples
 #   make check-daemons   runs $(DAEMON_TEST_BIN) (both hooked to check)
 #   make valgrind        both runners under valgrind, one after the other
@@ -51,16 +52,23 @@ CFLAGS.tests/daemons := $(TOOLS_CFLAGS) -Idaemons/master $(RDMA_CFLAGS) \
 $(DAEMON_SUITES_H): $(DAEMON_TEST_SRC) mk/tests.mk
 	$(call suites_h,$@,$(DAEMON_TEST_SRC))
 $(DAEMON_TEST_OBJ): | $(DAEMON_SUITES_H) $(RPC_GEN_H)
-$(DAEMON_TEST_BIN): $(DAEMON_TEST_OBJ) $(RDMA_OBJ) $(MASTER_LIB) \
-		$(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
-	$(call quiet,LD)$(CC) $(DAEMON_TEST_OBJ) $(RDMA_OBJ) $(MASTER_LIB) \
+WORKER_FLAGS_OBJ := $(BUILD)/obj/daemons/worker/flags.o
+$(DAEMON_TEST_BIN): $(DAEMON_TEST_OBJ) $(RDMA_OBJ) $(WORKER_FLAGS_OBJ) \
+		$(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
+	$(call quiet,LD)$(CC) $(DAEMON_TEST_OBJ) $(RDMA_OBJ) \
+		$(WORKER_FLAGS_OBJ) $(MASTER_LIB) \
 		$(TOOLS_LIB) $(DAEMON_LIB) $(STLIB) -o $@ $(ALL_LDFLAGS) \
 		$(RDMA_LIBS) $(DAEMON_LIBS) $(CHECK_LIBS) -lm
 
 # The integration tests start the real binaries.
 DAEMON_TEST_DEPS := $(DAEMON_TEST_BIN) $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN)
+# The runner's stderr and the daemons' go to $(TEST_LOGS) (main.c,
+# examples/common/harness.c); Check's report stays on the console.
 check-daemons: $(DAEMON_TEST_DEPS)
-	$(Q)$(DAEMON_TEST_BIN)
+	$(Q)mkdir -p $(TEST_LOGS) && rm -f $(TEST_LOGS)/mcrepl-*.log \
+		$(TEST_LOGS)/check_daemons.log
+	$(Q)MCREPL_TEST_LOG_DIR=$(abspath $(TEST_LOGS)) $(DAEMON_TEST_BIN) || \
+		{ echo "daemon logs: $(TEST_LOGS)/"; exit 1; }
 
 check: check-unit check-daemons
 

@@ -1,18 +1,56 @@
 #!/bin/sh
-# make install into a scratch DESTDIR with PREFIX=/usr, then build the C
-# example against the installed tree through pkg-config, and run it.
+# make install into a scratch DESTDIR with PREFIX=/usr, then check what it
+# installed: the C example builds against the tree through pkg-config and
+# runs; the .pc is ${prefix}-relative (absolute when LIBDIR lies outside
+# PREFIX); the programs run from BINDIR; their man pages are there and
+# list their flags; make uninstall leaves no file behind.
 set -eu
 MAKE=${1:-make}
 BUILD=${2:-build}
-dest=$(mktemp -d)
-trap 'rm -rf "$dest"' EXIT
+. tests/tap.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+dest=$work/root
 $MAKE -s BUILD="$BUILD" install DESTDIR="$dest" PREFIX=/usr >/dev/null
 pcdir="$dest/usr/lib/pkgconfig"
+pc="$pcdir/libmcrepl.pc"
 flags=$(PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_PATH="$pcdir" \
 	PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1 \
 	pkg-config --cflags --libs libmcrepl)
-cc -std=c11 -Wall -Werror examples/embed_master.c $flags -o "$dest/embed" \
-	${SANFLAGS:-}
-LD_LIBRARY_PATH="$dest/usr/lib" "$dest/embed" >/dev/null
-test -L "$dest/usr/lib/libmcrepl.so.0"
-echo "install-test: installed tree builds and runs the example (pkg-config $(PKG_CONFIG_PATH="$pcdir" pkg-config --modversion libmcrepl))"
+example() {
+	cc -std=c11 -Wall -Werror examples/embed_master.c $flags \
+		-o "$work/embed" ${SANFLAGS:-} &&
+		LD_LIBRARY_PATH="$dest/usr/lib" "$work/embed" >/dev/null
+}
+check "the example builds with pkg-config and runs" example
+check "soname link" test -L "$dest/usr/lib/libmcrepl.so.0"
+check ".pc: libdir=\${prefix}/lib" grep -qx 'libdir=${prefix}/lib' "$pc"
+check ".pc: includedir=\${prefix}/include" \
+	grep -qx 'includedir=${prefix}/include' "$pc"
+check ".pc: relocates with --define-variable" eq "$(PKG_CONFIG_PATH="$pcdir" \
+	pkg-config --define-variable=prefix=/opt/m --variable=libdir libmcrepl)" \
+	/opt/m/lib
+for p in mcrepl-master mcrepl-worker mcrepl-cli; do
+	check "$p installed and runs --version" sh -c \
+		"'$dest/usr/bin/$p' --version | grep -q '^$p (libmcrepl '"
+	man="$dest/usr/share/man/man1/$p.1"
+	check "$p.1 installed" grep -q "^\.TH $(echo "$p" |
+		tr a-z A-Z) 1" "$man"
+done
+man="$dest/usr/share/man/man1"
+check "mcrepl-worker.1 lists --advertise_address" \
+	grep -q 'advertise_address' "$man/mcrepl-worker.1"
+check "mcrepl-master.1 lists the knobs" \
+	grep -q 'dynamic_replication_mode' "$man/mcrepl-master.1"
+check "mcrepl-cli.1 lists the commands" \
+	grep -q '^\\fBput KEY' "$man/mcrepl-cli.1"
+$MAKE -s BUILD="$BUILD" uninstall DESTDIR="$dest" PREFIX=/usr >/dev/null
+check "make uninstall leaves no file" eq "$(find "$dest" ! -type d | wc -l)" 0
+lib64="$work/lib64"
+$MAKE -s BUILD="$BUILD" install DESTDIR="$lib64" PREFIX=/usr \
+	LIBDIR=/opt/lib64 >/dev/null
+check ".pc: a LIBDIR outside PREFIX stays absolute" \
+	grep -qx 'libdir=/opt/lib64' "$lib64/opt/lib64/pkgconfig/libmcrepl.pc"
+echo "1..$n"
+echo "install-test: $((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -153,13 +153,21 @@ static const char *code_name(int code)
 /* The Result of a reply: 0, or its code with the reason in c->err. */
 static int result(store_client *c, const McreplRpc__Result *r, const char *what)
 {
+	const char *msg;
+
 	if (!r || r->code == MCREPL_RPC__CODE__OK)
 		return 0;
 	if (r->code == MCREPL_RPC__CODE__NOT_FOUND && c->key)
 		return fail(c, r->code, "%s: key '%s' not found", what, c->key);
+	if (r->code == MCREPL_RPC__CODE__ALREADY_EXISTS && c->key)
+		return fail(c, r->code,
+			    "%s: key '%s' already exists (objects are "
+			    "immutable: remove it first, or use another key)",
+			    what, c->key);
+	msg = r->message && strcmp(r->message, code_name(r->code)) ? r->message
+								   : "";
 	return fail(c, r->code, "%s: %s%s%s%s%s", what, code_name(r->code),
-		    r->message && r->message[0] ? ": " : "",
-		    r->message ? r->message : "",
+		    msg[0] ? ": " : "", msg,
 		    r->reason && r->reason[0] ? " reason=" : "",
 		    r->reason ? r->reason : "");
 }
@@ -305,6 +313,32 @@ static int write_replicas(store_client *c, const McreplRpc__PutStartResponse *r,
 	return st;
 }
 
+/* NO_SPACE from PutStart: most often fewer segments than replicas, which
+ * the master's "no segment has N free bytes" does not say. */
+static int explain_no_space(store_client *c, uint32_t replicas, int st)
+{
+	struct store_segment_info *segs = NULL;
+	char was[sizeof(c->err)];
+	size_t n = 0;
+
+	memcpy(was, c->err, sizeof(was));
+	if (store_client_stats(c, &segs, &n, NULL) != 0) {
+		memcpy(c->err, was, sizeof(was));
+		return st;
+	}
+	free(segs);
+	if (n < replicas)
+		return fail(c, st,
+			    "put: %u replicas need %u segments, the master has "
+			    "%zu: start more workers (or give them more "
+			    "--segments), or put fewer replicas",
+			    replicas, replicas, n);
+	return fail(c, st,
+		    "%s (%zu segments, none with room left after eviction: "
+		    "give the workers larger --segment_size)",
+		    was, n);
+}
+
 int store_client_put(store_client *c, const char *key, const void *buf,
 		     uint64_t len)
 {
@@ -323,7 +357,9 @@ int store_client_put(store_client *c, const char *key, const void *buf,
 	req.replica_num = c->cfg.replicas ? c->cfg.replicas : 1;
 	st = CALL(c, "PutStart", req, mcrepl_rpc__put_start_response, resp);
 	if (!st)
-		st = result(c, resp->result, "PutStart");
+		st = result(c, resp->result, "put");
+	if (st == MCREPL_RPC__CODE__NO_SPACE)
+		st = explain_no_space(c, req.replica_num, st);
 	if (!st && resp->n_replicas == 0)
 		st = fail(c, -EPROTO, "PutStart: master granted no replica");
 	if (!st) {

@@ -161,7 +161,8 @@ static int set_value(void *base, const struct flag *fl, const char *v)
 	switch (fl->type) {
 	case FLAG_STR:
 		if (len >= fl->cap || len < (uint64_t)fl->min ||
-		    (fl->choices && !is_choice(fl->choices, v)))
+		    (fl->choices && !is_choice(fl->choices, v)) ||
+		    (fl->valid && !fl->valid(v)))
 			return -1;
 		memcpy(p, v, len + 1);
 		return 0;
@@ -186,7 +187,9 @@ static void allowed(const struct flag *fl, char *buf, size_t cap)
 
 	switch (fl->type) {
 	case FLAG_STR:
-		if (fl->choices)
+		if (fl->rule)
+			snprintf(buf, cap, "%s", fl->rule);
+		else if (fl->choices)
 			snprintf(buf, cap, "one of %s", fl->choices);
 		else
 			snprintf(buf, cap, "%" PRId64 " to %zu characters",
@@ -235,9 +238,27 @@ static const struct flag *find_flag(const struct flag_set *set,
 	return NULL;
 }
 
+/* The library knob called name, with or without KNOB_PREFIX, or NULL. */
+static const mcrepl_config_knob *find_knob(const char *name)
+{
+	size_t n, plen = strlen(KNOB_PREFIX);
+	const mcrepl_config_knob *k = mcrepl_config_knobs(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(k[i].name, name) == 0 ||
+		    (strncmp(k[i].name, KNOB_PREFIX, plen) == 0 &&
+		     strcmp(k[i].name + plen, name) == 0))
+			return &k[i];
+	return NULL;
+}
+
+/* A name for mcrepl_config_set(): a knob's, with or without the prefix
+ * (an unknown name with the prefix is reported by the library). */
 static bool is_knob(const struct ctx *c, const char *name)
 {
-	return c->cfg && strncmp(name, KNOB_PREFIX, strlen(KNOB_PREFIX)) == 0;
+	return c->cfg &&
+	       (strncmp(name, KNOB_PREFIX, strlen(KNOB_PREFIX)) == 0 ||
+		find_knob(name));
 }
 
 static int unknown(const struct ctx *c, const char *where, const char *name,
@@ -269,8 +290,10 @@ static int apply(struct ctx *c, const char *name, const char *v,
 		return 0;
 	if (st == MCREPL_ENOENT)
 		return unknown(c, where, name, strlen(name));
-	fprintf(stderr, "%s: %s: invalid value '%s' for --%s: %s\n",
-		c->set->prog, where, v, name, mcrepl_strerror(st));
+	fprintf(stderr,
+		"%s: %s: invalid value '%s' for --%s (%s); allowed: %s\n",
+		c->set->prog, where, v, name, mcrepl_strerror(st),
+		find_knob(name) ? find_knob(name)->help : "see --help");
 	return -1;
 }
 
@@ -334,6 +357,16 @@ static int read_config(struct ctx *c, const char *path)
 	return rc;
 }
 
+/* One flag line of --help: name, two spaces at least, help, default. */
+static void usage_line(int width, const char *name, const char *help,
+		       const char *def)
+{
+	printf("  --%-*s  %s", width, name, help);
+	if (def[0])
+		printf(" (default %s)", def);
+	printf("\n");
+}
+
 static void usage(const struct ctx *c)
 {
 	const struct flag_set *s = c->set;
@@ -344,17 +377,18 @@ static void usage(const struct ctx *c)
 	       "\n%s:\n",
 	       s->prog, s->title);
 	for (size_t i = 0; i < s->n; i++)
-		printf("  --%-*s %s (default %s)\n", s->width, s->flags[i].name,
-		       s->flags[i].help,
-		       s->flags[i].def[0] ? s->flags[i].def : "-");
+		usage_line(s->width, s->flags[i].name, s->flags[i].help,
+			   s->flags[i].def);
 	if (c->cfg) {
 		k = mcrepl_config_knobs(&n);
-		printf("\ndynamic replication (libmcrepl) flags:\n");
+		printf("\ndynamic replication (libmcrepl) flags, also without "
+		       "the " KNOB_PREFIX " prefix:\n");
 		for (size_t i = 0; i < n; i++)
-			printf("  --%-*s %s (default %s)\n", s->width,
-			       k[i].name, k[i].help, k[i].default_text);
+			usage_line(s->width, k[i].name, k[i].help,
+				   k[i].default_text);
 	}
-	printf("\n  --config FILE   read name=value lines (# comments)\n"
+	printf("\n  --config FILE   read name=value lines (# comments); the "
+	       "command line wins\n"
 	       "  --help, --version\n");
 	if (s->epilog)
 		printf("\n%s\n", s->epilog);
@@ -378,19 +412,54 @@ static const char *arg_value(const struct ctx *c, const struct flag *fl,
 	return NULL;
 }
 
-/* One --flag at argv[*i]. */
-static int parse_arg(struct ctx *c, int argc, char **argv, int *i)
+/* Which arguments a pass over argv applies. */
+enum pass { PASS_FLAGS, PASS_CONFIG };
+
+/* One --flag at argv[*i], applied when the pass is its kind. */
+static int parse_arg(struct ctx *c, enum pass pass, int argc, char **argv,
+		     int *i)
 {
 	const char *a = argv[*i] + 2, *v;
 	size_t len = strcspn(a, "=");
 	const struct flag *fl = find_flag(c->set, a, len);
 	char name[128];
+	bool is_config;
 
 	snprintf(name, sizeof(name), "%.*s", (int)len, a);
-	if (!fl && strcmp(name, "config") != 0 && !is_knob(c, name))
+	is_config = strcmp(name, "config") == 0;
+	if (!fl && !is_config && !is_knob(c, name))
 		return unknown(c, "command line", a, len);
 	v = arg_value(c, fl, name, argc, argv, i);
-	return v ? apply(c, name, v, "command line") : -1;
+	if (!v)
+		return -1;
+	if (is_config != (pass == PASS_CONFIG))
+		return 0;
+	return apply(c, name, v, "command line");
+}
+
+/* Applies the arguments of one kind, in order; 1 after --help/--version. */
+static int walk(struct ctx *c, enum pass pass, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(c);
+			return 1;
+		}
+		if (!strcmp(argv[i], "--version")) {
+			printf("%s (libmcrepl %s)\n", c->set->prog,
+			       mcrepl_version());
+			return 1;
+		}
+		if (strncmp(argv[i], "--", 2) != 0) {
+			fprintf(stderr,
+				"%s: unexpected argument '%s' (see --help)\n",
+				c->set->prog, argv[i]);
+			return -1;
+		}
+		if (parse_arg(c, pass, argc, argv, &i))
+			return -1;
+	}
+	return 0;
 }
 
 void flags_defaults(const struct flag_set *set, void *base)
@@ -399,41 +468,40 @@ void flags_defaults(const struct flag_set *set, void *base)
 		(void)set_value(base, &set->flags[i], set->flags[i].def);
 }
 
+static int validate_knobs(const struct ctx *c)
+{
+	const mcrepl_config_knob *k;
+	const char *field = NULL;
+	char val[64];
+
+	if (!c->cfg || mcrepl_config_validate(c->cfg, &field) == MCREPL_OK)
+		return 0;
+	if (mcrepl_config_get(c->cfg, field, val, sizeof(val)) != MCREPL_OK)
+		val[0] = '\0';
+	k = find_knob(field);
+	fprintf(stderr,
+		"%s: invalid value '%s' for --%s (out of range, or "
+		"inconsistent with another knob); allowed: %s\n",
+		c->set->prog, val, field, k ? k->help : "see --help");
+	return -1;
+}
+
+/*
+ * The command line wins over --config wherever it stands: the flags are
+ * checked and applied in order (so errors come in order), then the config
+ * files are read, then the flags are applied again over them.
+ */
 int flags_parse(const struct flag_set *set, void *base, mcrepl_config *cfg,
 		int argc, char **argv)
 {
 	struct ctx c = {.set = set, .base = base, .cfg = cfg};
-	const char *field = NULL;
-	char val[64];
+	int rc = walk(&c, PASS_FLAGS, argc, argv);
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(&c);
-			return 1;
-		}
-		if (!strcmp(argv[i], "--version")) {
-			printf("%s (libmcrepl %s)\n", set->prog,
-			       mcrepl_version());
-			return 1;
-		}
-		if (strncmp(argv[i], "--", 2) != 0) {
-			fprintf(stderr,
-				"%s: unexpected argument '%s' (see --help)\n",
-				set->prog, argv[i]);
-			return -1;
-		}
-		if (parse_arg(&c, argc, argv, &i))
-			return -1;
-	}
-	if (cfg && mcrepl_config_validate(cfg, &field) != MCREPL_OK) {
-		if (mcrepl_config_get(cfg, field, val, sizeof(val)) !=
-		    MCREPL_OK)
-			val[0] = '\0';
-		fprintf(stderr,
-			"%s: invalid value '%s' for --%s (out of range, or "
-			"inconsistent with another knob; see --help)\n",
-			set->prog, val, field);
-		return -1;
-	}
-	return 0;
+	if (rc == 0)
+		rc = walk(&c, PASS_CONFIG, argc, argv);
+	if (rc == 0)
+		rc = walk(&c, PASS_FLAGS, argc, argv);
+	if (rc == 0)
+		rc = validate_knobs(&c);
+	return rc;
 }

@@ -6,8 +6,14 @@
  * lines and # comments skipped, a leading "--" allowed). `--help` / `-h`
  * prints a usage generated from the table (and from libmcrepl's knob table
  * when the program has a library config); `--version` prints the version.
- * A name starting with "dynamic_replication_" that is not in the table is
- * passed to mcrepl_config_set() when a config is given.
+ * When the program has a library config, a name that is not in the table
+ * and is a libmcrepl knob, with or without its "dynamic_replication_"
+ * prefix (`--mode enforce` = `--dynamic_replication_mode enforce`), is
+ * passed to mcrepl_config_set(); the table's own names come first.
+ *
+ * The command line wins over --config FILE whatever their order: the files
+ * are read first, then the other flags are applied over them. Within a
+ * file, and among files, the later line wins.
  *
  * Every value is checked when it is read, against its type and the entry's
  * range; an error names where it came from, the flag, the value and what
@@ -18,6 +24,7 @@
 #ifndef MCREPL_FLAGPARSE_H
 #define MCREPL_FLAGPARSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +51,8 @@ struct flag {
 	const char *help;    /* one line */
 	int64_t min, max;    /* integers: allowed range; max 0 = type's max */
 	const char *choices; /* FLAG_STR: "auto|tcp|rdma", or NULL */
+	bool (*valid)(const char *v); /* FLAG_STR: a further check, or NULL */
+	const char *rule; /* FLAG_STR: what valid() accepts, for errors */
 };
 
 /* Initialiser helpers for a table over struct T. */

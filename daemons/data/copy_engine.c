@@ -20,7 +20,7 @@ static struct copy_engine *select_auto(struct event_base *base,
 				       const char **why_out, char *err,
 				       size_t errlen)
 {
-	char rdma_err[256] = "";
+	char rdma_err[256] = "", *cut;
 	struct copy_engine *e;
 
 	e = copy_engine_rdma_create(base, cfg, rdma_err, sizeof(rdma_err));
@@ -32,9 +32,15 @@ static struct copy_engine *select_auto(struct event_base *base,
 		*why_out = why_buf;
 		return e;
 	}
-	snprintf(why_buf, sizeof(why_buf),
-		 "auto: rdma unavailable (%s), using tcp",
-		 rdma_err[0] ? rdma_err : "no reason given");
+	/* The engine's reason ends with advice to pass --transport=tcp:
+	 * auto has just done that, so only the reason is kept. */
+	cut = strstr(rdma_err, "; use --transport");
+	if (cut)
+		*cut = '\0';
+	snprintf(why_buf, sizeof(why_buf), "auto: no usable RDMA: %s",
+		 rdma_err[0]
+		     ? rdma_err + (strncmp(rdma_err, "rdma: ", 6) ? 0 : 6)
+		     : "no reason given");
 	*why_out = why_buf;
 	return copy_engine_tcp_create(base, cfg, err, errlen);
 }

@@ -1,5 +1,6 @@
 /* Flags for mcrepl-master (Mooncake's names): the table below is the one
  * place their defaults are written; see flagparse.h for the syntax. */
+#include <stdio.h>
 #include <string.h>
 
 #include "flagparse.h"
@@ -68,4 +69,37 @@ int master_flags_parse(struct master_flags *f, int argc, char **argv)
 {
 	master_flags_defaults(f);
 	return flags_parse(&master_set, f, &f->opts.cfg, argc, argv);
+}
+
+/* The workers' default --copy_timeout_ms (daemons/worker/flags.c). */
+#define WORKER_COPY_TIMEOUT_MS 20000
+
+int master_flags_warn(const struct master_flags *f, FILE *out)
+{
+	const mcrepl_config *c = &f->opts.cfg;
+	int n = 0;
+
+	if (f->opts.eviction_high_watermark <= c->target_high_watermark) {
+		fprintf(
+		    out,
+		    "mcrepl-master: warning: --eviction_high_watermark_ratio "
+		    "%.2f is not above --dynamic_replication_target_high_"
+		    "watermark %.2f: dynamic copies can fill a segment to "
+		    "the point where eviction starts; keep eviction's "
+		    "watermark the higher\n",
+		    f->opts.eviction_high_watermark, c->target_high_watermark);
+		n++;
+	}
+	if (c->mode == MCREPL_MODE_ENFORCE &&
+	    c->lease_ttl_ms < WORKER_COPY_TIMEOUT_MS) {
+		fprintf(out,
+			"mcrepl-master: warning: "
+			"--dynamic_replication_lease_ttl_seconds %.3g is "
+			"shorter than the workers' default --copy_timeout_ms "
+			"(%d ms): a slow copy is revoked before it times out; "
+			"lower the workers' --copy_timeout_ms to match\n",
+			(double)c->lease_ttl_ms / 1000, WORKER_COPY_TIMEOUT_MS);
+		n++;
+	}
+	return n;
 }

@@ -3,6 +3,7 @@
 #define MCREPL_MASTER_FLAGS_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "store.h"
 
@@ -26,5 +27,11 @@ void master_opts_defaults(struct master_opts *o);
 /* Parse argv (and any --config FILE). Returns 0 to run, 1 when --help or
  * --version was printed, -1 after printing one clear error line. */
 int master_flags_parse(struct master_flags *f, int argc, char **argv);
+
+/* Prints one "warning:" line to out per risky combination of values that
+ * parsing accepts (eviction's watermark not above the dynamic copies'
+ * target watermark; in enforce mode, a copy lease shorter than the
+ * workers' default copy timeout) and returns how many. */
+int master_flags_warn(const struct master_flags *f, FILE *out);
 
 #endif

@@ -4,8 +4,23 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <mcrepl/config.h>
+#include <mcrepl/domain.h>
+#include <mcrepl/types.h>
+
 #include "flagparse.h"
 #include "flags.h"
+
+#define XSTR(x) #x
+#define STR(x) XSTR(x)
+#define DOMAIN_RULE                                                            \
+	"up to " STR(MCREPL_DOMAIN_MAX) " characters of A-Z a-z 0-9 . _ - "    \
+					"(empty = default)"
+
+static bool domain_ok(const char *v)
+{
+	return mcrepl_domain_is_valid(v);
+}
 
 #define O(f) FLAG_AT(struct worker_flags, f)
 #define S(f) FLAG_STR_AT(struct worker_flags, f)
@@ -15,7 +30,8 @@ static const struct flag flags[] = {
     {"host_id", FLAG_STR, S(host_id), "", "host identity (default: hostname)",
      .min = 1},
     {"domain", FLAG_STR, S(domain), "",
-     "domain of the segments (default: $MOONCAKE_STORE_DOMAIN, else default)"},
+     "domain of the segments (default: $MOONCAKE_STORE_DOMAIN, else default)",
+     .valid = domain_ok, .rule = DOMAIN_RULE},
     {"segment_size", FLAG_SIZE, O(segment_size), 0, "1G",
      "bytes per segment; K, M, G suffixes", .min = 4096},
     {"segments", FLAG_U32, O(segments), 0, "1", "segments to mount", .min = 1,
@@ -23,7 +39,11 @@ static const struct flag flags[] = {
     {"hugepages", FLAG_BOOL, O(hugepages), 0, "false",
      "try huge pages first (falls back to normal pages)"},
     {"data_address", FLAG_STR, S(data_address), "127.0.0.1",
-     "data port bind address, advertised to the master"},
+     "data port bind address (0.0.0.0 = every address)"},
+    {"advertise_address", FLAG_STR, S(advertise_address), "",
+     "address given to the master for this worker's data port (default: "
+     "--data_address, or the first non-loopback IPv4 address when that is "
+     "0.0.0.0)"},
     {"data_port", FLAG_U32, O(data_port), 0, "0", "data port (0 = pick one)",
      .max = 65535},
     {"data_idle_timeout_ms", FLAG_U32, O(data_idle_timeout_ms), 0, "60000",
@@ -41,7 +61,8 @@ static const struct flag flags[] = {
     {"max_copy_bytes", FLAG_SIZE, O(max_copy_bytes), 0, "256M",
      "bytes of copies in flight at once"},
     {"copy_timeout_ms", FLAG_U32, O(copy_timeout_ms), 0, "20000",
-     "per-copy timeout (keep it below the master's lease TTL, 30 s)"},
+     "per-copy timeout (keep it below the master's "
+     "dynamic_replication_lease_ttl_seconds, 30 s by default)"},
     {"poll_interval_ms", FLAG_U32, O(poll_interval_ms), 0, "20",
      "FetchTasks poll period", .min = 1},
 };
@@ -72,6 +93,46 @@ static void defaults(struct worker_flags *f)
 
 int worker_flags_parse(struct worker_flags *f, int argc, char **argv)
 {
+	int rc;
+
 	defaults(f);
-	return flags_parse(&worker_set, f, NULL, argc, argv);
+	rc = flags_parse(&worker_set, f, NULL, argc, argv);
+	if (rc == 0 && !mcrepl_domain_is_valid(f->domain)) {
+		fprintf(stderr,
+			"mcrepl-worker: $MOONCAKE_STORE_DOMAIN: invalid value "
+			"'%s' for --domain; allowed: %s\n",
+			f->domain, DOMAIN_RULE);
+		return -1;
+	}
+	return rc;
+}
+
+int worker_flags_warn(const struct worker_flags *f, uint64_t ram_bytes,
+		      FILE *out)
+{
+	mcrepl_config cfg;
+	uint64_t total = f->segment_size * f->segments;
+	int n = 0;
+
+	mcrepl_config_init(&cfg);
+	if (f->copy_timeout_ms > cfg.lease_ttl_ms) {
+		fprintf(
+		    out,
+		    "mcrepl-worker: warning: --copy_timeout_ms %u is longer "
+		    "than the master's default copy lease (%llu ms, "
+		    "dynamic_replication_lease_ttl_seconds): a slow copy "
+		    "outlives its lease and is wasted; lower it\n",
+		    f->copy_timeout_ms, (unsigned long long)cfg.lease_ttl_ms);
+		n++;
+	}
+	if (ram_bytes && total > ram_bytes) {
+		fprintf(out,
+			"mcrepl-worker: warning: --segment_size x --segments = "
+			"%llu bytes is more than this host's RAM (%llu bytes); "
+			"writes may fail or swap: lower --segment_size\n",
+			(unsigned long long)total,
+			(unsigned long long)ram_bytes);
+		n++;
+	}
+	return n;
 }

@@ -4,16 +4,18 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct worker_flags {
-	char master[256];      /* host:port of mcrepl-master */
-	char host_id[256];     /* default: hostname */
-	char domain[128];      /* --domain, else $MOONCAKE_STORE_DOMAIN */
-	uint64_t segment_size; /* bytes per segment; K/M/G suffixes */
-	uint32_t segments;     /* how many */
-	bool hugepages;	       /* try MAP_HUGETLB first */
-	char data_address[64]; /* data port bind and advertised address */
-	uint32_t data_port;    /* 0 = ephemeral */
+	char master[256];	    /* host:port of mcrepl-master */
+	char host_id[256];	    /* default: hostname */
+	char domain[128];	    /* --domain, else $MOONCAKE_STORE_DOMAIN */
+	uint64_t segment_size;	    /* bytes per segment; K/M/G suffixes */
+	uint32_t segments;	    /* how many */
+	bool hugepages;		    /* try MAP_HUGETLB first */
+	char data_address[64];	    /* data port bind address */
+	char advertise_address[64]; /* "" = chosen (advertise.h) */
+	uint32_t data_port;	    /* 0 = ephemeral */
 	uint32_t data_idle_timeout_ms; /* 0 = keep idle connections */
 	int32_t metrics_port;	       /* -1 = off, 0 = ephemeral */
 	char transport[16];	       /* auto | tcp | rdma */
@@ -28,5 +30,11 @@ struct worker_flags {
 /* Parses argv (and any --config FILE). Returns 0 to run, 1 when --help or
  * --version was printed, -1 after one clear error line on stderr. */
 int worker_flags_parse(struct worker_flags *f, int argc, char **argv);
+
+/* Prints one "warning:" line to out per risky value (a copy timeout
+ * longer than the default copy lease, segments larger than ram_bytes;
+ * 0 = unknown) and returns how many. */
+int worker_flags_warn(const struct worker_flags *f, uint64_t ram_bytes,
+		      FILE *out);
 
 #endif

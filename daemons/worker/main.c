@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "advertise.h"
 #include "netutil.h"
 #include "worker.h"
 
@@ -28,6 +29,13 @@ static uint64_t random_id(void)
 		     (uint64_t)getpid();
 	id &= 0x7fffffffffffffffULL; /* readable in any signed tool */
 	return id ? id : 1;
+}
+
+static uint64_t ram_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *arg)
@@ -96,11 +104,33 @@ static int setup_segments(struct worker *w, char *err, size_t errlen)
 	return 0;
 }
 
+/* The address the master hands to readers and copy sources. */
+static int choose_advertised(struct worker *w, char *out, size_t cap, char *err,
+			     size_t errlen)
+{
+	struct host_addr addrs[32];
+	size_t n = advertise_host_addrs(addrs, 32);
+	const char *m = w->flags.master;
+
+	if (advertise_choose(w->flags.advertise_address, w->flags.data_address,
+			     addrs, n, out, cap, err, errlen))
+		return -1;
+	if (advertise_is_loopback(out) && !advertise_is_loopback(m))
+		fprintf(stderr,
+			"mcrepl-worker: warning: advertising %s to a master at "
+			"%s: other hosts cannot read this worker; set "
+			"--data_address or --advertise_address\n",
+			out, m);
+	return 0;
+}
+
 static int setup_data(struct worker *w, char *err, size_t errlen)
 {
 	struct data_server_config dc;
-	const char *adv = w->flags.data_address;
+	char adv[64];
 
+	if (choose_advertised(w, adv, sizeof(adv), err, errlen))
+		return -1;
 	data_server_config_init(&dc);
 	dc.host = w->flags.data_address;
 	dc.port = (uint16_t)w->flags.data_port;
@@ -109,8 +139,6 @@ static int setup_data(struct worker *w, char *err, size_t errlen)
 	w->ds = data_server_create(w->base, &dc, err, errlen);
 	if (!w->ds)
 		return -1;
-	if (!strcmp(adv, "0.0.0.0") || !strcmp(adv, "::") || !adv[0])
-		adv = w->flags.host_id;
 	snprintf(w->endpoint, sizeof(w->endpoint),
 		 strchr(adv, ':') ? "[%s]:%u" : "%s:%u", adv,
 		 data_server_port(w->ds));
@@ -258,6 +286,7 @@ int main(int argc, char **argv)
 	rc = worker_flags_parse(&w.flags, argc, argv);
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
+	worker_flags_warn(&w.flags, ram_bytes(), stderr);
 	if (start(&w) != 0) {
 		stop(&w);
 		return 1;

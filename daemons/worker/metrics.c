@@ -1,5 +1,6 @@
 /* The worker's /metrics (Prometheus text): reads and bytes served per
  * segment, writes accepted and refused, copies started/completed/failed. */
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,7 @@ int metrics_start(struct worker *w, char *err, size_t errlen)
 		goto out_err;
 	evhttp_set_cb(w->http, "/metrics", on_metrics, w);
 	evhttp_set_allowed_methods(w->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
+	errno = 0;
 	sock = evhttp_bind_socket_with_handle(w->http, w->flags.data_address,
 					      (uint16_t)w->flags.metrics_port);
 	if (!sock || getsockname(evhttp_bound_socket_get_fd(sock),
@@ -124,8 +126,11 @@ int metrics_start(struct worker *w, char *err, size_t errlen)
 		      : ((struct sockaddr_in *)(void *)&ss)->sin_port);
 	return 0;
 out_err:
-	snprintf(err, errlen, "cannot serve /metrics on %s:%d",
-		 w->flags.data_address, w->flags.metrics_port);
+	snprintf(err, errlen,
+		 "cannot serve /metrics on %s:%d: %s (set --metrics_port to a "
+		 "free port, 0 picks one, -1 turns /metrics off)",
+		 w->flags.data_address, w->flags.metrics_port,
+		 errno ? strerror(errno) : "unknown error");
 	metrics_stop(w);
 	return -1;
 }

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mcrepl/mcrepl.h>
+
 #include "store_client.h"
 
 #define CLI_MAX_INPUT (1ull << 34)
@@ -100,6 +102,10 @@ static int parse(struct cli *c, int argc, char **argv)
 
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
+			return -1;
+		}
+		if (!strcmp(argv[i], "--version")) {
+			printf("mcrepl-cli (libmcrepl %s)\n", mcrepl_version());
 			return -1;
 		}
 		if (!strncmp(argv[i], "--", 2) && argv[i][2]) {
@@ -195,9 +201,17 @@ static int read_input(const char *path, uint8_t **buf, size_t *len)
 
 /* ---- commands ------------------------------------------------------------------ */
 
+/* The client's errors name their operation ("get: key 'k' not found");
+ * what is added only when they do not. */
 static int op_failed(store_client *sc, const char *what)
 {
-	fprintf(stderr, "mcrepl-cli: %s: %s\n", what, store_client_error(sc));
+	const char *e = store_client_error(sc);
+	size_t n = strlen(what);
+
+	if (strncmp(e, what, n) == 0 && e[n] == ':')
+		fprintf(stderr, "mcrepl-cli: %s\n", e);
+	else
+		fprintf(stderr, "mcrepl-cli: %s: %s\n", what, e);
 	return 1;
 }
 
@@ -266,7 +280,7 @@ static int cmd_get(store_client *sc, const struct cli *c)
 static int cmd_rm(store_client *sc, const struct cli *c)
 {
 	if (store_client_remove(sc, c->args[0]))
-		return op_failed(sc, "rm");
+		return op_failed(sc, "remove");
 	printf("removed %s\n", c->args[0]);
 	return 0;
 }

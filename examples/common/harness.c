@@ -53,6 +53,25 @@ static int read_line(int fd, char *buf, size_t cap, int timeout_ms)
 	return 0;
 }
 
+/* In the child: stderr to $MCREPL_TEST_LOG_DIR/<program>.log, appended,
+ * when the variable is set (make check does, for the daemon tests). */
+static void log_stderr(const char *prog)
+{
+	const char *dir = getenv("MCREPL_TEST_LOG_DIR");
+	const char *base = strrchr(prog, '/');
+	char path[1024];
+	int fd;
+
+	if (!dir || !dir[0])
+		return;
+	snprintf(path, sizeof(path), "%s/%s.log", dir, base ? base + 1 : prog);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (fd < 0)
+		return;
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+}
+
 int proc_start(struct proc *p, char *const argv[], const char *ready_prefix,
 	       int timeout_ms)
 {
@@ -72,6 +91,7 @@ int proc_start(struct proc *p, char *const argv[], const char *ready_prefix,
 		dup2(fds[1], STDOUT_FILENO);
 		close(fds[0]);
 		close(fds[1]);
+		log_stderr(argv[0]);
 		execv(argv[0], argv);
 		_exit(127);
 	}

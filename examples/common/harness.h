@@ -21,7 +21,9 @@ struct proc {
 /* Path of a built binary: $MCREPL_BIN_DIR/name (the Makefile sets it). */
 const char *harness_bin(const char *name, char *buf, size_t cap);
 
-/* Fork/exec argv (NULL-terminated; argv[0] = path) with stdout on a pipe;
+/* Fork/exec argv (NULL-terminated; argv[0] = path) with stdout on a pipe
+ * (stderr: inherited, or appended to $MCREPL_TEST_LOG_DIR/<program>.log
+ * when that is set);
  * wait up to timeout_ms for a stdout line starting with ready_prefix. The
  * child dies with the test process (PR_SET_PDEATHSIG). 0 or -1. */
 int proc_start(struct proc *p, char *const argv[], const char *ready_prefix,

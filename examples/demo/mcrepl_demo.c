@@ -23,6 +23,12 @@
 
 #define WORKERS 4
 #define HOT_KEY "prefix-block-hot"
+/* The master's admission threshold: THRESHOLD_QPS reads/s over a
+ * WINDOW_S window, i.e. THRESHOLD_READS reads in the window. */
+#define THRESHOLD_QPS 50
+#define WINDOW_S 2
+#define THRESHOLD_READS (THRESHOLD_QPS * WINDOW_S)
+#define STAT_POLL_S 0.005
 
 struct demo {
 	struct proc master, workers[WORKERS];
@@ -35,6 +41,13 @@ struct demo {
 	double seconds;
 	double *zipf_cdf;
 	uint64_t rng;
+	/* Times of the last THRESHOLD_READS reads of the hot key (a ring),
+	 * and when they first fitted in one window: the threshold crossing
+	 * as this client counts it. */
+	double hot_at[THRESHOLD_READS];
+	uint64_t n_hot;
+	double crossed_at;
+	uint64_t orig_seg; /* the hot key's first replica */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -55,10 +68,12 @@ static double now_s(void)
 
 static int start_cluster(struct demo *d)
 {
+#define XSTR(x) #x
+#define STR(x) XSTR(x)
 	static const char *const flags[] = {
 	    "--dynamic_replication_mode=enforce",
-	    "--dynamic_replication_heat_window_seconds=2",
-	    "--dynamic_replication_admission_qps_threshold=50",
+	    "--dynamic_replication_heat_window_seconds=" STR(WINDOW_S),
+	    "--dynamic_replication_admission_qps_threshold=" STR(THRESHOLD_QPS),
 	    "--client_ttl=2", NULL};
 	char bin[512], master[80], host[32];
 
@@ -71,8 +86,8 @@ static int start_cluster(struct demo *d)
 	snprintf(d->master_addr, sizeof(d->master_addr), "127.0.0.1:%u",
 		 d->rpc_port);
 	printf("master   rpc 127.0.0.1:%u  metrics http://127.0.0.1:%u/metrics"
-	       "  (mode enforce, threshold 100 reads / 2 s, max 2 replicas)\n",
-	       d->rpc_port, d->metrics_port);
+	       "  (mode enforce, threshold %d reads / %d s, max 2 replicas)\n",
+	       d->rpc_port, d->metrics_port, THRESHOLD_READS, WINDOW_S);
 	for (int i = 0; i < WORKERS; i++) {
 		char *argv[] = {(char *)(uintptr_t)harness_bin(
 				    "mcrepl-worker", bin, sizeof(bin)),
@@ -145,19 +160,32 @@ static int worker_of(const struct demo *d, uint64_t segment)
 	return -1;
 }
 
-/* One read: the hot key 30% of the time, else a Zipf tail key. */
-static int read_one(struct demo *d, uint64_t hot_reads[WORKERS],
-		    uint64_t all_reads[WORKERS])
+/* Notes a read of the hot key at time t: the first time THRESHOLD_READS
+ * of them fit in one window is the crossing. */
+static void note_hot(struct demo *d, double t)
+{
+	double *slot = &d->hot_at[d->n_hot % THRESHOLD_READS];
+
+	if (d->n_hot >= THRESHOLD_READS && !d->crossed_at &&
+	    t - *slot <= WINDOW_S)
+		d->crossed_at = t;
+	*slot = t;
+	d->n_hot++;
+}
+
+/* One read: the hot key 30% of the time, else a Zipf tail key. Returns
+ * the worker that served it (-1: unknown), -2 on error; *hot says which
+ * kind it was. */
+static int read_one(struct demo *d, bool *hot, uint64_t *segment)
 {
 	char key[64];
 	double u = (double)(mcu_splitmix64(&d->rng) >> 11) / 9007199254740992.0;
-	bool hot = u < 0.3;
 	struct store_read_info info;
 	void *buf = NULL;
 	uint64_t len = 0;
-	int w;
 
-	if (hot) {
+	*hot = u < 0.3;
+	if (*hot) {
 		snprintf(key, sizeof(key), HOT_KEY);
 	} else {
 		int lo = 0, hi = d->keys - 1;
@@ -176,16 +204,13 @@ static int read_one(struct demo *d, uint64_t hot_reads[WORKERS],
 	if (store_client_get(d->client, key, &buf, &len, &info) != 0) {
 		fprintf(stderr, "demo: get %s: %s\n", key,
 			store_client_error(d->client));
-		return -1;
+		return -2;
 	}
 	free(buf);
-	w = worker_of(d, info.segment_id);
-	if (w >= 0) {
-		all_reads[w]++;
-		if (hot)
-			hot_reads[w]++;
-	}
-	return 0;
+	if (*hot)
+		note_hot(d, now_s());
+	*segment = info.segment_id;
+	return worker_of(d, info.segment_id);
 }
 
 static void print_replicas(struct demo *d)
@@ -224,7 +249,7 @@ static void print_phase(const char *name, const uint64_t hot[WORKERS],
 
 	for (int i = 0; i < WORKERS; i++)
 		total += hot[i];
-	printf("%s (%.1f s): reads of the hot key served by each worker:\n",
+	printf("%s (%.2f s):\nreads of the hot key served by each worker:\n",
 	       name, secs);
 	for (int i = 0; i < WORKERS; i++)
 		printf("  host-%d: %6llu hot (%5.1f%%)   %6llu reads in all\n",
@@ -233,13 +258,20 @@ static void print_phase(const char *name, const uint64_t hot[WORKERS],
 		       (unsigned long long)all[i]);
 }
 
-/* Read for `secs` at `rate` reads/s (0: as fast as possible), or until the
- * hot key has 2 replicas when wait_copy. */
-static int drive(struct demo *d, double secs, double rate, bool wait_copy,
-		 uint64_t hot[WORKERS], uint64_t all[WORKERS], double *took)
+/* Read for `secs` at `rate` reads/s (0: as fast as possible). With
+ * until_copy, stop at the moment a second replica of the hot key is
+ * readable: when Stat (polled every STAT_POLL_S) lists it, or a read is
+ * served by it, whichever comes first; that read is not counted, so the
+ * table holds only reads from before the copy. *took: the phase's
+ * length; *readable_at: when the replica was seen (until_copy). */
+static int drive(struct demo *d, double secs, double rate, bool until_copy,
+		 uint64_t hot[WORKERS], uint64_t all[WORKERS], double *took,
+		 double *readable_at)
 {
 	double t0 = now_s(), next_poll = t0;
-	uint64_t n = 0;
+	uint64_t n = 0, seg;
+	bool is_hot;
+	int w;
 
 	memset(hot, 0, WORKERS * sizeof(*hot));
 	memset(all, 0, WORKERS * sizeof(*all));
@@ -247,16 +279,65 @@ static int drive(struct demo *d, double secs, double rate, bool wait_copy,
 		while (rate > 0 && (double)n > (now_s() - t0) * rate)
 			harness_sleep_ms(1);
 		n++;
-		if (read_one(d, hot, all) != 0)
+		w = read_one(d, &is_hot, &seg);
+		if (w == -2)
 			return -1;
-		if (wait_copy && now_s() >= next_poll) {
-			next_poll += 0.1;
-			if (hot_replicas(d) >= 2)
+		if (until_copy && is_hot && seg != d->orig_seg) {
+			*readable_at = now_s();
+			break;
+		}
+		if (w >= 0) {
+			all[w]++;
+			hot[w] += is_hot;
+		}
+		if (until_copy && now_s() >= next_poll) {
+			next_poll = now_s() + STAT_POLL_S;
+			if (hot_replicas(d) >= 2) {
+				*readable_at = now_s();
 				break;
+			}
 		}
 	}
 	*took = now_s() - t0;
 	return interrupted ? -1 : 0;
+}
+
+/* The story behind mcrepl_dynamic_replicas: which keys got one. */
+static void print_dynamic_keys(struct demo *d)
+{
+	struct store_object_info *o = calloc(1, sizeof(*o));
+	int n_tail = 0, first = -1, last = -1;
+	char key[64];
+
+	if (!o)
+		return;
+	for (int k = 0; k < d->keys; k++) {
+		bool dyn = false;
+
+		snprintf(key, sizeof(key), "block-%d", k);
+		if (store_client_stat(d->client, key, o) != 0)
+			continue;
+		for (size_t i = 0; i < o->n_replicas; i++)
+			dyn |= o->replicas[i].dynamic;
+		if (!dyn)
+			continue;
+		n_tail++;
+		last = k;
+		if (first < 0)
+			first = k;
+	}
+	free(o);
+	printf("\nkeys with a dynamic replica: %s and %d of the %d Zipf tail "
+	       "keys",
+	       HOT_KEY, n_tail, d->keys);
+	if (n_tail)
+		printf(" (between block-%d and block-%d)", first, last);
+	printf(".\nAt full speed the head of the Zipf-0.99 tail reads above "
+	       "%d/s too, so the\nmaster replicates those keys by the same "
+	       "rule; the counters below count them all\n(a key at its "
+	       "2-replica limit that stays hot counts under "
+	       "reason=\"replica_limit\").\n",
+	       THRESHOLD_QPS);
 }
 
 static void print_metrics(struct demo *d)
@@ -276,10 +357,22 @@ static void print_metrics(struct demo *d)
 	free(page);
 }
 
+/* The hot key's segment before any copy. */
+static uint64_t first_segment(struct demo *d)
+{
+	struct store_object_info *o = calloc(1, sizeof(*o));
+	uint64_t seg = 0;
+
+	if (o && store_client_stat(d->client, HOT_KEY, o) == 0 && o->n_replicas)
+		seg = o->replicas[0].segment_id;
+	free(o);
+	return seg;
+}
+
 static int run(struct demo *d)
 {
 	uint64_t hot[WORKERS], all[WORKERS];
-	double took;
+	double took, t0, readable_at = 0;
 	char err[256];
 
 	if (start_cluster(d) != 0)
@@ -291,28 +384,40 @@ static int run(struct demo *d)
 	}
 	if (put_objects(d) != 0)
 		return 1;
+	d->orig_seg = first_segment(d);
 	print_replicas(d);
-	if (drive(d, 3, 100, false, hot, all, &took) != 0)
+	if (drive(d, 3, 100, false, hot, all, &took, &readable_at) != 0)
 		return 1;
-	print_phase("\nlight load, 100 reads/s: the hot key reads 30/s, below "
-		    "the 50/s threshold",
+	printf("\n");
+	print_phase("light load, 100 reads/s: the hot key reads 30/s, below "
+		    "the threshold",
 		    hot, all, took);
 	print_replicas(d);
 	printf("\nfull speed now ...\n");
-	if (drive(d, 60, 0, true, hot, all, &took) != 0)
+	t0 = now_s();
+	if (drive(d, 60, 0, true, hot, all, &took, &readable_at) != 0)
 		return 1;
-	print_phase("until its dynamic replica was readable", hot, all, took);
-	if (hot_replicas(d) < 2) {
+	if (hot_replicas(d) < 2 || !readable_at) {
 		fprintf(stderr, "demo: no dynamic replica after 60 s\n");
 		return 1;
 	}
-	printf("\nthe hot key crossed the threshold and was copied within "
-	       "%.2f s:\n",
-	       took);
+	print_phase("before its dynamic replica was readable", hot, all, took);
+	if (d->crossed_at)
+		printf(
+		    "\nthe hot key reached %d reads in %d s (this client's "
+		    "count) at +%.3f s; its\ndynamic replica was readable "
+		    "at +%.3f s: %.0f ms (+-%.0f ms, the Stat poll period) "
+		    "from the\nthreshold to a readable copy, admission, copy "
+		    "and commit included:\n",
+		    THRESHOLD_READS, WINDOW_S, d->crossed_at - t0,
+		    readable_at - t0, (readable_at - d->crossed_at) * 1000,
+		    STAT_POLL_S * 1000);
 	print_replicas(d);
-	if (drive(d, d->seconds, 0, false, hot, all, &took) != 0)
+	if (drive(d, d->seconds, 0, false, hot, all, &took, &readable_at) != 0)
 		return 1;
-	print_phase("\nafter replication", hot, all, took);
+	printf("\n");
+	print_phase("after replication", hot, all, took);
+	print_dynamic_keys(d);
 	printf("\n");
 	print_metrics(d);
 	return 0;

@@ -284,7 +284,7 @@ int main(void)
 	test_cap();
 	test_empty_and_missing();
 	test_unsorted_without_reads();
-	printf("1..%d\n%d passed, %d failed\n", n_pass + n_fail, n_pass,
-	       n_fail);
+	printf("1..%d\ntrace_test: %d passed, %d failed\n", n_pass + n_fail,
+	       n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }

@@ -8,6 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <mcrepl/mcrepl.h>
+
+#include "capture.h"
 #include "flagparse.h"
 
 Suite *make_flagparse_suite(void);
@@ -135,12 +138,30 @@ END_TEST
 
 START_TEST(test_help_and_version)
 {
+	static char out[8192];
+	char want[64];
 	struct tflags f;
+	int rc;
 
-	ck_assert_int_eq(parse(&f, "--count=0", "--help", NULL), -1);
-	ck_assert_int_eq(parse(&f, "--help", NULL, NULL), 1);
+	capture_begin(STDERR_FILENO);
+	rc = parse(&f, "--count=0", "--help", NULL);
+	capture_end(out, sizeof(out));
+	ck_assert_int_eq(rc, -1);
+	capture_begin(STDOUT_FILENO);
+	ck_assert_int_eq(parse(&f, "--help", "--count=0", NULL), 1);
 	ck_assert_int_eq(parse(&f, "-h", NULL, NULL), 1);
+	capture_end(out, sizeof(out));
+	ck_assert_ptr_nonnull(
+	    strstr(out, "\n  --count       a count (default 7)\n"));
+	ck_assert_ptr_nonnull(strstr(out, "flags, also without the "
+					  "dynamic_replication_ prefix:\n"));
+	ck_assert_ptr_nonnull(strstr(out, "the command line wins"));
+	capture_begin(STDOUT_FILENO);
 	ck_assert_int_eq(parse(&f, "--version", NULL, NULL), 1);
+	capture_end(out, sizeof(out));
+	snprintf(want, sizeof(want), "check_flagparse (libmcrepl %s)",
+		 mcrepl_version());
+	ck_assert_str_eq(out, want);
 }
 END_TEST
 
@@ -174,6 +195,109 @@ START_TEST(test_config_file)
 }
 END_TEST
 
+/* Writes text to a new temporary file; its --config=PATH flag in flag. */
+static void temp_config(const char *text, char *path, char *flag, size_t cap)
+{
+	int fd;
+
+	strcpy(path, "/tmp/mcrepl-flagparse-XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	snprintf(flag, cap, "--config=%s", path);
+}
+
+/* README: "the dynamic_replication_ prefix may be omitted", in flags and
+ * in config files; the table's own names come first. */
+START_TEST(test_knob_prefix_omitted)
+{
+	char path[64], flag[96];
+	struct tflags f;
+
+	ck_assert_int_eq(parse(&f, "--mode", "yy", NULL), 0);
+	ck_assert_str_eq(f.mode, "yy"); /* the table's --mode */
+	ck_assert_int_eq(f.cfg.mode, MCREPL_MODE_OFF);
+	ck_assert_int_eq(
+	    parse(&f, "--heat_window_seconds=5", "--max_memory_replicas", "3"),
+	    0);
+	ck_assert_uint_eq(f.cfg.heat_window_ms, 5000);
+	ck_assert_uint_eq(f.cfg.max_memory_replicas, 3);
+	temp_config("lease_ttl_seconds = 2\ndomain_aware=true\n", path, flag,
+		    sizeof(flag));
+	ck_assert_int_eq(parse(&f, flag, NULL, NULL), 0);
+	ck_assert_uint_eq(f.cfg.lease_ttl_ms, 2000);
+	ck_assert(f.cfg.domain_aware);
+	unlink(path);
+}
+END_TEST
+
+/* The command line wins over --config wherever --config stands. */
+START_TEST(test_command_line_wins)
+{
+	char path[64], flag[96];
+	struct tflags f;
+
+	temp_config("count = 42\nheat_window_seconds = 9\non = true\n", path,
+		    flag, sizeof(flag));
+	ck_assert_int_eq(parse(&f, "--count=3", flag, NULL), 0);
+	ck_assert_uint_eq(f.count, 3);
+	ck_assert(f.on);
+	ck_assert_int_eq(parse(&f,
+			       "--dynamic_replication_heat_window_seconds=4",
+			       flag, NULL),
+			 0);
+	ck_assert_uint_eq(f.cfg.heat_window_ms, 4000);
+	ck_assert_int_eq(parse(&f, flag, "--count", "5"), 0);
+	ck_assert_uint_eq(f.count, 5);
+	ck_assert_uint_eq(f.cfg.heat_window_ms, 9000);
+	unlink(path);
+}
+END_TEST
+
+/* Every refusal names the flag, the value and what is allowed, exactly. */
+static const char *const messages[][3] = {
+    {"--count=101", NULL,
+     "check_flagparse: command line: invalid value '101' for --count (a "
+     "count); allowed: an integer in 1..100"},
+    {"--mode=xy", NULL,
+     "check_flagparse: command line: invalid value 'xy' for --mode (a mode); "
+     "allowed: one of x|yy"},
+    {"--dynamic_replication_mode=no", NULL,
+     "check_flagparse: command line: invalid value 'no' for "
+     "--dynamic_replication_mode (cannot parse value); allowed: off | "
+     "observe | enforce"},
+    {"--heat_window_seconds=0", NULL,
+     "check_flagparse: command line: invalid value '0' for "
+     "--heat_window_seconds (value out of range); allowed: sliding heat "
+     "window length (seconds, > 0, <= 86400)"},
+    {"--proposal_retention_limit=0", NULL,
+     "check_flagparse: command line: invalid value '0' for "
+     "--proposal_retention_limit (value out of range); allowed: most "
+     "proposal ids remembered for idempotency (>= 1)"},
+    {"--target_high_watermark", "2",
+     "check_flagparse: command line: invalid value '2' for "
+     "--target_high_watermark (value out of range); allowed: a target's "
+     "used/capacity after the copy must stay at or below this, in (0, 1]"},
+    {"--bogus", NULL,
+     "check_flagparse: command line: unknown flag --bogus (see --help)"},
+    {"--count", NULL, "check_flagparse: --count needs a value"},
+};
+
+START_TEST(test_messages_exact)
+{
+	struct tflags f;
+	char err[512];
+	int rc;
+
+	capture_begin(STDERR_FILENO);
+	rc = parse(&f, messages[_i][0], messages[_i][1], NULL);
+	capture_end(err, sizeof(err));
+	ck_assert_int_eq(rc, -1);
+	ck_assert_str_eq(err, messages[_i][2]);
+}
+END_TEST
+
 START_TEST(test_parse_size)
 {
 	uint64_t v = 0;
@@ -203,6 +327,10 @@ Suite *make_flagparse_suite(void)
 	tcase_add_test(tc, test_help_and_version);
 	tcase_add_test(tc, test_config_file);
 	tcase_add_test(tc, test_parse_size);
+	tcase_add_test(tc, test_knob_prefix_omitted);
+	tcase_add_test(tc, test_command_line_wins);
+	tcase_add_loop_test(tc, test_messages_exact, 0,
+			    (int)(sizeof(messages) / sizeof(messages[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }

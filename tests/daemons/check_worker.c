@@ -484,6 +484,7 @@ static int worker_exit(const char *flag, char *err, size_t errlen)
 	const char *argv[] = {harness_bin("mcrepl-worker", bin, sizeof(bin)),
 			      master, "--segment_size=1M", flag, NULL};
 	int fds[2], status;
+	size_t len;
 	ssize_t n;
 	pid_t pid;
 
@@ -498,8 +499,11 @@ static int worker_exit(const char *flag, char *err, size_t errlen)
 		_exit(127);
 	}
 	close(fds[1]);
-	n = read(fds[0], err, errlen - 1);
-	err[n > 0 ? n : 0] = '\0';
+	len = 0;
+	while (len + 1 < errlen &&
+	       (n = read(fds[0], err + len, errlen - 1 - len)) > 0)
+		len += (size_t)n;
+	err[len] = '\0';
 	close(fds[0]);
 	waitpid(pid, &status, 0);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -520,7 +524,7 @@ static bool has_rdma_device(void)
 
 START_TEST(test_worker_flags)
 {
-	char out[2048];
+	char out[2048], busy[64];
 
 	ck_assert_int_eq(worker_exit("--help", out, sizeof(out)), 0);
 	ck_assert_ptr_nonnull(strstr(out, "--segment_size"));
@@ -529,6 +533,22 @@ START_TEST(test_worker_flags)
 	ck_assert_ptr_nonnull(strstr(out, "--segment_size"));
 	ck_assert_int_eq(
 	    worker_exit("--transport=carrier-pigeon", out, sizeof(out)), 2);
+	snprintf(busy, sizeof(busy), "--metrics_port=%llu",
+		 (unsigned long long)proc_field(&fx.master, "metrics_port"));
+	ck_assert_int_eq(worker_exit(busy, out, sizeof(out)), 1);
+	ck_assert_msg(strstr(out, "cannot serve /metrics on 127.0.0.1:") &&
+			  strstr(out, ": Address already in use (set "
+				      "--metrics_port to a free port"),
+		      "%s", out);
+	/* auto says why it chose tcp in one line, with no advice to pass
+	 * --transport=tcp (it just did) */
+	if (!has_rdma_device())
+		ck_assert_msg(strstr(out, "mcrepl-worker: transport tcp (auto: "
+					  "no usable RDMA: ") &&
+				  !strstr(out, "use --transport"),
+			      "%s", out);
+	ck_assert_int_eq(worker_exit("--domain=a b", out, sizeof(out)), 2);
+	ck_assert_ptr_nonnull(strstr(out, "for --domain"));
 	ck_assert_int_eq(worker_exit("--bogus=1", out, sizeof(out)), 2);
 	ck_assert_ptr_nonnull(strstr(out, "unknown flag --bogus"));
 	if (!has_rdma_device()) {
@@ -538,6 +558,55 @@ START_TEST(test_worker_flags)
 	}
 	/* huge pages are optional: without them it falls back and runs */
 	start_worker_with(0, "--hugepages");
+}
+END_TEST
+
+/* True when page has a sample of metric name (followed by ' ' or '{'). */
+static bool has_metric(const char *page, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *at = page; (at = strstr(at, name)) != NULL; at += n)
+		if ((at == page || at[-1] == '\n') &&
+		    (at[n] == ' ' || at[n] == '{'))
+			return true;
+	return false;
+}
+
+/* Every metric the Grafana dashboard queries exists on a running master
+ * or worker. */
+START_TEST(test_grafana_dashboard_names_exist)
+{
+	static char json[64 * 1024];
+	char name[128], *master, *worker;
+	store_client *c;
+	FILE *f = fopen("contrib/grafana/mcrepl.json", "r");
+	size_t len, checked = 0;
+
+	ck_assert_ptr_nonnull(f);
+	len = fread(json, 1, sizeof(json) - 1, f);
+	fclose(f);
+	json[len] = '\0';
+	start_worker(0);
+	c = client(NULL);
+	ck_assert_int_eq(store_client_stats(c, NULL, NULL, &master), 0);
+	worker = http_get((uint16_t)proc_field(&fx.workers[0], "metrics_port"),
+			  "/metrics");
+	ck_assert_ptr_nonnull(worker);
+	for (const char *at = json; (at = strstr(at, "mcrepl_")) != NULL;) {
+		size_t n = strspn(at, "abcdefghijklmnopqrstuvwxyz_");
+
+		snprintf(name, sizeof(name), "%.*s", (int)n, at);
+		ck_assert_msg(has_metric(master, name) ||
+				  has_metric(strstr(worker, "\r\n\r\n"), name),
+			      "dashboard metric %s is not served", name);
+		checked++;
+		at += n;
+	}
+	ck_assert_uint_ge(checked, 30);
+	free(master);
+	free(worker);
+	store_client_close(c);
 }
 END_TEST
 
@@ -574,6 +643,42 @@ static int cli(const char *out_path, const char *const *args)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* Runs mcrepl-cli with args; its exit status, its stderr (one line, the
+ * newline cut) in err. */
+static int cli_msg(const char *const *args, char *err, size_t cap)
+{
+	char path[] = "/tmp/mcrepl-cli-err-XXXXXX", bin[512];
+	const char *argv[16];
+	size_t n = 0;
+	int status, fd = mkstemp(path);
+	ssize_t len;
+	pid_t pid;
+
+	ck_assert_int_ge(fd, 0);
+	argv[n++] = harness_bin("mcrepl-cli", bin, sizeof(bin));
+	argv[n++] = "--master";
+	argv[n++] = fx.addr;
+	for (size_t i = 0; args[i] && n < 15; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd, STDERR_FILENO);
+		close(STDOUT_FILENO);
+		open("/dev/null", O_WRONLY);
+		execv(argv[0], (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	waitpid(pid, &status, 0);
+	len = pread(fd, err, cap - 1, 0);
+	err[len > 0 ? len : 0] = '\0';
+	err[strcspn(err, "\n")] = '\0';
+	close(fd);
+	unlink(path);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 static void write_file(const char *path, const void *buf, size_t len)
 {
 	FILE *f = fopen(path, "wb");
@@ -596,7 +701,7 @@ static size_t read_file(const char *path, void *buf, size_t cap)
 
 START_TEST(test_cli)
 {
-	char dir[] = "/tmp/mcrepl-cli-XXXXXX", in[64], out[64];
+	char dir[] = "/tmp/mcrepl-cli-XXXXXX", in[64], out[64], msg[512];
 	static uint8_t back[OBJ_BYTES + 1];
 
 	start_worker(0);
@@ -614,9 +719,24 @@ START_TEST(test_cli)
 	ck_assert_int_eq(cli(NULL, (const char *[]){"stat", "k", NULL}), 0);
 	ck_assert_int_eq(cli(NULL, (const char *[]){"segments", NULL}), 0);
 	ck_assert_int_eq(cli(NULL, (const char *[]){"metrics", NULL}), 0);
-	ck_assert_int_eq(cli(NULL, (const char *[]){"put", "k", in, NULL}), 1);
+	ck_assert_int_eq(
+	    cli_msg((const char *[]){"put", "k", in, NULL}, msg, sizeof(msg)),
+	    1);
+	ck_assert_str_eq(msg, "mcrepl-cli: put: key 'k' already exists "
+			      "(objects are immutable: remove it first, or "
+			      "use another key)");
 	ck_assert_int_eq(cli(NULL, (const char *[]){"exist", "nope", NULL}), 1);
-	ck_assert_int_eq(cli(NULL, (const char *[]){"get", "nope", NULL}), 1);
+	ck_assert_int_eq(
+	    cli_msg((const char *[]){"get", "nope", NULL}, msg, sizeof(msg)),
+	    1);
+	ck_assert_str_eq(msg, "mcrepl-cli: get: key 'nope' not found");
+	ck_assert_int_eq(
+	    cli_msg((const char *[]){"--replicas", "3", "put", "k3", in, NULL},
+		    msg, sizeof(msg)),
+	    1);
+	ck_assert_str_eq(msg, "mcrepl-cli: put: 3 replicas need 3 segments, "
+			      "the master has 1: start more workers (or give "
+			      "them more --segments), or put fewer replicas");
 	ck_assert_int_eq(
 	    cli(NULL, (const char *[]){"put", "x", "/nonexistent", NULL}), 1);
 	ck_assert_int_eq(cli(NULL, (const char *[]){"put", "", in, NULL}), 2);
@@ -745,8 +865,8 @@ static void reput_metadata_only(const char *key)
 	ps.tenant = t;
 	ps.key = k;
 	ps.size = OBJ_BYTES;
-	r = (McreplRpc__PutStartResponse *)harness_call(rc, "PutStart", &ps.base,
-						     NULL);
+	r = (McreplRpc__PutStartResponse *)harness_call(rc, "PutStart",
+							&ps.base, NULL);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
 	mcrepl_rpc__put_end_request__init(&pe);
@@ -836,6 +956,7 @@ Suite *make_worker_suite(void)
 	tcase_add_test(tc, test_cli);
 	tcase_add_test(tc, test_sigterm_revokes_copy_in_flight);
 	tcase_add_test(tc, test_worker_flags);
+	tcase_add_test(tc, test_grafana_dashboard_names_exist);
 	tcase_add_test(tc, test_gets_reuse_one_data_connection);
 	tcase_add_test(tc, test_one_shot_client_keeps_no_data_connection);
 	tcase_add_test(tc, test_idle_closed_data_connection_is_survived);
