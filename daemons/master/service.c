@@ -15,7 +15,8 @@ struct reply {
 	char msg[256];
 };
 
-static void reply_init(struct reply *r, McreplRpc__Code code, const char *reason)
+static void reply_init(struct reply *r, McreplRpc__Code code,
+		       const char *reason)
 {
 	mcrepl_rpc__result__init(&r->result);
 	r->result.code = code;
@@ -78,27 +79,28 @@ static void h_mount(McreplRpc__Master_Service *svc,
 {
 	struct store *s = SVC(svc)->store;
 	struct mount_args a = {
-	    req->client_id, req->host_id,  req->domain,
-	    req->name,	    req->endpoint, req->capacity,
-	    req->base_addr, req->rkey,	   has_cap(req, "dynamic_copy")};
+	    .client_id = req->client_id,
+	    .host = req->host_id,
+	    .domain = req->domain,
+	    .name = req->name,
+	    .endpoint = req->endpoint,
+	    .capacity = req->capacity,
+	    .base_addr = req->base_addr,
+	    .rkey = req->rkey,
+	    .dynamic_copy = has_cap(req, "dynamic_copy"),
+	};
 	McreplRpc__MountSegmentResponse resp;
 	struct reply r = {0};
 	McreplRpc__Code code;
 
-	bool new_domain;
-
 	mcrepl_rpc__mount_segment_response__init(&resp);
+	resp.heartbeat_interval_ms =
+	    (uint32_t)(store_opts(s)->client_ttl_ms / 4);
+	resp.grant_key = store_grant_key(s);
 	store_lock(s);
-	new_domain = s->n_segs > 0 && store_domain_is_new(s, req->domain);
+	/* a domain joining a running cluster is warmed with what is hot */
 	code = store_mount(s, &a, SVC(svc)->now_ms(), &resp.segment_id, r.msg,
 			   sizeof(r.msg));
-	/* A domain joining a running cluster is warmed with what is hot. */
-	if (code == MCREPL_RPC__CODE__OK && new_domain && s->opts.cfg.domain_aware)
-		dyn_warmup(s, mcrepl_domain_name(req->domain),
-			   s->opts.warmup_max_copies, s->opts.warmup_max_bytes,
-			   SVC(svc)->now_ms());
-	resp.heartbeat_interval_ms = (uint32_t)(s->opts.client_ttl_ms / 4);
-	resp.grant_key = s->grant_key;
 	store_unlock(s);
 	reply_init(&r, code, NULL);
 	resp.result = &r.result;
@@ -261,7 +263,8 @@ static void answer_get(struct store *s, struct get_answer *a,
 			 MASTER_MAX_REPLICAS, &n);
 	if (code == MCREPL_RPC__CODE__INVALID_ARGUMENT)
 		store_key_valid(tenant, key, a->r.msg, sizeof(a->r.msg));
-	answer_object(s, a, key, code, o, order, n, s->opts.kv_lease_ttl_ms);
+	answer_object(s, a, key, code, o, order, n,
+		      store_opts(s)->kv_lease_ttl_ms);
 }
 
 /* A zeroed answer, or NULL after replying INTERNAL (out of memory). */
@@ -291,7 +294,7 @@ static void h_get(McreplRpc__Master_Service *svc,
 	if (!a)
 		return;
 	store_lock(s);
-	s->gets++;
+	store_read_begin(s);
 	answer_get(s, a, req->tenant, req->key, req->requester_domain,
 		   SVC(svc)->now_ms());
 	done(&a->resp, cd);
@@ -300,7 +303,8 @@ static void h_get(McreplRpc__Master_Service *svc,
 }
 
 /* GetReplicaList's answer without its side effects (store_stat). */
-static void h_stat(McreplRpc__Master_Service *svc, const McreplRpc__StatRequest *req,
+static void h_stat(McreplRpc__Master_Service *svc,
+		   const McreplRpc__StatRequest *req,
 		   McreplRpc__GetReplicaListResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
@@ -313,7 +317,6 @@ static void h_stat(McreplRpc__Master_Service *svc, const McreplRpc__StatRequest 
 		return;
 	mcrepl_rpc__get_replica_list_response__init(&a->resp);
 	store_lock(s);
-	s->stats_req++;
 	code = store_stat(s, req->tenant, req->key, &o, order,
 			  MASTER_MAX_REPLICAS, &n, a->r.msg, sizeof(a->r.msg));
 	answer_object(s, a, req->key, code, o, order, n, 0);
@@ -336,14 +339,8 @@ static void h_batch_get(McreplRpc__Master_Service *svc,
 	uint64_t now = SVC(svc)->now_ms();
 
 	mcrepl_rpc__batch_get_replica_list_response__init(&resp);
-	if (req->n_keys == 0 || req->n_keys > s->opts.max_batch_keys) {
-		code = req->n_keys ? MCREPL_RPC__CODE__TOO_MANY
-				   : MCREPL_RPC__CODE__INVALID_ARGUMENT;
-		snprintf(r.msg, sizeof(r.msg),
-			 "a batch holds 1..%u keys, not "
-			 "%zu",
-			 s->opts.max_batch_keys, req->n_keys);
-	} else {
+	code = store_batch_check(s, req->n_keys, r.msg, sizeof(r.msg));
+	if (code == MCREPL_RPC__CODE__OK) {
 		a = calloc(req->n_keys, sizeof(*a));
 		ptrs = calloc(req->n_keys, sizeof(*ptrs));
 		if (!a || !ptrs)
@@ -351,7 +348,7 @@ static void h_batch_get(McreplRpc__Master_Service *svc,
 	}
 	store_lock(s);
 	if (code == MCREPL_RPC__CODE__OK) {
-		s->gets++;
+		store_read_begin(s);
 		for (size_t i = 0; i < req->n_keys; i++) {
 			answer_get(s, &a[i], req->tenant, req->keys[i],
 				   req->requester_domain, now);
@@ -375,16 +372,15 @@ static void h_exist(McreplRpc__Master_Service *svc,
 	struct store *s = SVC(svc)->store;
 	McreplRpc__ExistResponse resp;
 	struct reply r = {0};
-	struct object *o;
 
 	mcrepl_rpc__exist_response__init(&resp);
 	store_lock(s);
-	o = req->key[0] ? store_find(s, req->tenant, req->key) : NULL;
-	resp.exists = o && o->complete;
+	resp.exists = store_exists(s, req->tenant, req->key);
 	store_unlock(s);
-	reply_init(
-	    &r, req->key[0] ? MCREPL_RPC__CODE__OK : MCREPL_RPC__CODE__INVALID_ARGUMENT,
-	    NULL);
+	reply_init(&r,
+		   req->key[0] ? MCREPL_RPC__CODE__OK
+			       : MCREPL_RPC__CODE__INVALID_ARGUMENT,
+		   NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
 }
@@ -448,20 +444,11 @@ static void h_mark_task(McreplRpc__Master_Service *svc,
 	struct store *s = SVC(svc)->store;
 	McreplRpc__MarkTaskToCompleteResponse resp;
 	struct reply r = {0};
-	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
-	struct task *t;
+	McreplRpc__Code code;
 
 	mcrepl_rpc__mark_task_to_complete_response__init(&resp);
 	store_lock(s);
-	t = store_task(s, req->task_id);
-	/* a task the master issued and already closed (End, Revoke, a
-	 * refused Start, expiry): the report is late, not wrong */
-	if (!t && (req->task_id == 0 || req->task_id >= s->next_task_id))
-		code = MCREPL_RPC__CODE__NOT_FOUND;
-	else if (t && t->client_id != req->client_id)
-		code = MCREPL_RPC__CODE__PERMISSION_DENIED;
-	else if (t)
-		store_task_reported(s, t);
+	code = store_task_report(s, req->client_id, req->task_id);
 	store_unlock(s);
 	reply_init(&r, code, NULL);
 	resp.result = &r.result;
@@ -500,8 +487,8 @@ static void h_copy_start(McreplRpc__Master_Service *svc,
 	store_unlock(s);
 }
 
-static McreplRpc__Code copy_finish(McreplRpc__Master_Service *svc, const char *tenant,
-				const char *key, bool ok)
+static McreplRpc__Code copy_finish(McreplRpc__Master_Service *svc,
+				   const char *tenant, const char *key, bool ok)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__Code code;
@@ -543,9 +530,13 @@ static void h_copy_revoke(McreplRpc__Master_Service *svc,
 static mcrepl_fence fence_of(uint64_t lease, uint64_t version, uint64_t client,
 			     uint64_t src, uint64_t dst)
 {
-	mcrepl_fence f = {{lease}, version, {client}, {src}, {dst}, 0};
-
-	return f;
+	return (mcrepl_fence){
+	    .lease = {lease},
+	    .version = version,
+	    .caller = {client},
+	    .source = {src},
+	    .target = {dst},
+	};
 }
 
 static void h_dyn_start(McreplRpc__Master_Service *svc,
@@ -582,10 +573,11 @@ static void h_dyn_start(McreplRpc__Master_Service *svc,
 }
 
 /* End (success) or Revoke of a dynamic copy, under the store lock. */
-static McreplRpc__Code dyn_finish(McreplRpc__Master_Service *svc, uint64_t lease,
-			       uint64_t version, uint64_t client,
-			       const char *tenant, const char *key,
-			       bool success, const char **reason)
+static McreplRpc__Code dyn_finish(McreplRpc__Master_Service *svc,
+				  uint64_t lease, uint64_t version,
+				  uint64_t client, const char *tenant,
+				  const char *key, bool success,
+				  const char **reason)
 {
 	struct store *s = SVC(svc)->store;
 	mcrepl_fence f = fence_of(lease, version, client, 0, 0);
@@ -617,10 +609,10 @@ static void h_dyn_end(McreplRpc__Master_Service *svc,
 	done(&resp, cd);
 }
 
-static void h_dyn_revoke(McreplRpc__Master_Service *svc,
-			 const McreplRpc__DynamicReplicaCopyRevokeRequest *req,
-			 McreplRpc__DynamicReplicaCopyRevokeResponse_Closure done,
-			 void *cd)
+static void
+h_dyn_revoke(McreplRpc__Master_Service *svc,
+	     const McreplRpc__DynamicReplicaCopyRevokeRequest *req,
+	     McreplRpc__DynamicReplicaCopyRevokeResponse_Closure done, void *cd)
 {
 	McreplRpc__DynamicReplicaCopyRevokeResponse resp;
 	const char *reason = NULL;
@@ -653,10 +645,10 @@ static McreplRpc__Code status_code(mcrepl_status st)
 	}
 }
 
-static void h_propose(McreplRpc__Master_Service *svc,
-		      const McreplRpc__SubmitReplicaActionProposalRequest *req,
-		      McreplRpc__SubmitReplicaActionProposalResponse_Closure done,
-		      void *cd)
+static void
+h_propose(McreplRpc__Master_Service *svc,
+	  const McreplRpc__SubmitReplicaActionProposalRequest *req,
+	  McreplRpc__SubmitReplicaActionProposalResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__SubmitReplicaActionProposalResponse resp;
@@ -664,24 +656,26 @@ static void h_propose(McreplRpc__Master_Service *svc,
 	mcrepl_propose_result res = {0};
 	struct reply r = {0};
 	uint64_t now = SVC(svc)->now_ms();
-	mcrepl_proposal p = {MCREPL_ACTION_ADD,
-			     req->proposal_id,
-			     req->tenant,
-			     req->key,
-			     req->requester_domain,
-			     req->target_domain,
-			     req->observed_version,
-			     req->expected_size,
-			     {req->preferred_target_segment_id},
-			     now + (req->expires_in_ms
-					? req->expires_in_ms
-					: s->opts.cfg.lease_ttl_ms)};
+	mcrepl_proposal p = {
+	    .action = MCREPL_ACTION_ADD,
+	    .proposal_id = req->proposal_id,
+	    .tenant = req->tenant,
+	    .key = req->key,
+	    .requester_domain = req->requester_domain,
+	    .target_domain = req->target_domain,
+	    .observed_version = req->observed_version,
+	    .expected_size = req->expected_size,
+	    .preferred_target = {req->preferred_target_segment_id},
+	    .expires_at_ms =
+		now + (req->expires_in_ms ? req->expires_in_ms
+					  : store_opts(s)->cfg.lease_ttl_ms),
+	};
 	McreplRpc__Code code = MCREPL_RPC__CODE__UNAVAILABLE;
 
 	mcrepl_rpc__submit_replica_action_proposal_response__init(&resp);
 	mcrepl_rpc__replica_action_lease__init(&lm);
 	store_lock(s);
-	if (!s->opts.enable_proposal_rpc) {
+	if (!store_opts(s)->enable_proposal_rpc) {
 		snprintf(r.msg, sizeof(r.msg),
 			 "SubmitReplicaActionProposal is "
 			 "internal; start the master "
@@ -690,17 +684,16 @@ static void h_propose(McreplRpc__Master_Service *svc,
 		code = status_code(dyn_propose(s, &p, now, &res));
 	}
 	if (code == MCREPL_RPC__CODE__OK) {
-		lm = (McreplRpc__ReplicaActionLease){lm.base,
-						  mut(req->proposal_id),
-						  res.lease.id.v,
-						  mut(req->tenant),
-						  mut(req->key),
-						  res.lease.source.v,
-						  res.lease.target.v,
-						  res.lease.target_domain,
-						  res.lease.version,
-						  res.lease.expires_at_ms,
-						  res.lease.task.v};
+		lm.proposal_id = mut(req->proposal_id);
+		lm.lease_id = res.lease.id.v;
+		lm.tenant = mut(req->tenant);
+		lm.key = mut(req->key);
+		lm.source_segment_id = res.lease.source.v;
+		lm.target_segment_id = res.lease.target.v;
+		lm.target_domain = res.lease.target_domain;
+		lm.version = res.lease.version;
+		lm.expires_at_ms = res.lease.expires_at_ms;
+		lm.task_id = res.lease.task.v;
 		resp.lease = &lm;
 		resp.repeated = res.repeated;
 	}
@@ -721,16 +714,20 @@ static void h_stats(McreplRpc__Master_Service *svc,
 	McreplRpc__StatsResponse resp;
 	McreplRpc__Segment *msgs = NULL, **ptrs = NULL;
 	char *text = master_metrics(s, NULL);
+	struct store_figures figures;
 	struct reply r = {0};
+	size_t n_segs;
 
 	(void)req;
 	mcrepl_rpc__stats_response__init(&resp);
 	resp.metrics_text = text ? text : mut("");
 	store_lock(s);
-	msgs = calloc(s->n_segs + 1, sizeof(*msgs));
-	ptrs = calloc(s->n_segs + 1, sizeof(*ptrs));
-	for (size_t i = 0; msgs && ptrs && i < s->n_segs; i++) {
-		struct segment *seg = s->segs[i];
+	store_figures(s, &figures);
+	n_segs = store_n_segments(s);
+	msgs = calloc(n_segs + 1, sizeof(*msgs));
+	ptrs = calloc(n_segs + 1, sizeof(*ptrs));
+	for (size_t i = 0; msgs && ptrs && i < n_segs; i++) {
+		const struct segment *seg = store_segment_at(s, i);
 
 		mcrepl_rpc__segment__init(&msgs[i]);
 		msgs[i].segment_id = seg->id;
@@ -749,7 +746,7 @@ static void h_stats(McreplRpc__Master_Service *svc,
 		resp.n_segments = i + 1;
 	}
 	resp.segments = ptrs;
-	resp.keys = mcu_map_size(&s->objects);
+	resp.keys = figures.keys;
 	reply_init(&r,
 		   text && msgs && ptrs ? MCREPL_RPC__CODE__OK
 					: MCREPL_RPC__CODE__INTERNAL,
@@ -767,13 +764,14 @@ static void h_warmup(McreplRpc__Master_Service *svc,
 		     McreplRpc__WarmupResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
+	const struct master_opts *opts = store_opts(s);
 	McreplRpc__WarmupResponse resp;
 	struct reply r = {0};
 	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
 
 	mcrepl_rpc__warmup_response__init(&resp);
 	store_lock(s);
-	if (!s->opts.cfg.domain_aware) {
+	if (!opts->cfg.domain_aware) {
 		code = MCREPL_RPC__CODE__UNAVAILABLE;
 		snprintf(r.msg, sizeof(r.msg),
 			 "warmup needs "
@@ -785,9 +783,8 @@ static void h_warmup(McreplRpc__Master_Service *svc,
 	} else {
 		resp.queued = dyn_warmup(
 		    s, req->domain,
-		    req->max_copies ? req->max_copies
-				    : s->opts.warmup_max_copies,
-		    req->max_bytes ? req->max_bytes : s->opts.warmup_max_bytes,
+		    req->max_copies ? req->max_copies : opts->warmup_max_copies,
+		    req->max_bytes ? req->max_bytes : opts->warmup_max_bytes,
 		    SVC(svc)->now_ms());
 	}
 	store_unlock(s);
