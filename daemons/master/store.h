@@ -328,6 +328,12 @@ void dyn_on_replica_dropped(struct store *s, const struct object *o,
 void dyn_on_task_failed(struct store *s, const struct task *t);
 /* A segment of a new domain joined a running cluster (domain-aware). */
 void dyn_on_new_domain(struct store *s, const char *domain, uint64_t now_ms);
+/* Questions the store asks: a dynamic copy of the key is pending (its
+ * object must not be evicted or copied otherwise); the lease of a dynamic
+ * task still lives (its task is kept after the worker reports it). */
+bool dyn_key_is_pending(struct store *s, const char *tenant, const char *key,
+			uint64_t now_ms);
+bool dyn_task_lease_live(struct store *s, const struct task *t);
 /* Expire leases, fail their tasks, free their targets. */
 size_t dyn_sweep(struct store *s, uint64_t now_ms);
 

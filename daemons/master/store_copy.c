@@ -16,7 +16,8 @@ static size_t replica_on(const struct object *o, uint64_t seg_id,
 	return SIZE_MAX;
 }
 
-/* A PROCESSING replica of o on dst, pinning o; NO_SPACE when none fits. */
+/* A PROCESSING replica of o on dst, pinning o; NO_SPACE when none fits.
+ * The ordinary copy's reservation (its owner and deadline would go here). */
 static McreplRpc__Code reserve_copy(struct object *o, struct segment *dst,
 				    struct replica *dst_out)
 {
@@ -60,8 +61,7 @@ McreplRpc__Code store_copy_start(struct store *s, const char *tenant,
 			 "the target none");
 		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
 	}
-	if (o->copy_target ||
-	    mcrepl_leases_key_is_pending(s->leases, tenant, key, now_ms)) {
+	if (o->copy_target || dyn_key_is_pending(s, tenant, key, now_ms)) {
 		snprintf(err, errlen, "another copy of the object is pending");
 		return MCREPL_RPC__CODE__BUSY;
 	}

@@ -105,6 +105,21 @@ void dyn_on_new_domain(struct store *s, const char *domain, uint64_t now_ms)
 			   s->opts.warmup_max_bytes, now_ms);
 }
 
+bool dyn_key_is_pending(struct store *s, const char *tenant, const char *key,
+			uint64_t now_ms)
+{
+	return mcrepl_leases_key_is_pending(s->leases, tenant, key, now_ms);
+}
+
+bool dyn_task_lease_live(struct store *s, const struct task *t)
+{
+	mcrepl_lease l;
+
+	return t->msg.dynamic &&
+	       mcrepl_leases_get(s->leases, (mcrepl_lease_id){t->msg.lease_id},
+				 &l) == MCREPL_OK;
+}
+
 /* ---- the proposal path ---------------------------------------------------- */
 
 uint32_t dyn__readable_count(const struct object *o)

@@ -99,6 +99,8 @@ static void retire_if_gone(struct store *s, const mcrepl_lease *known,
 	dyn__fail_lease_task(s, known);
 }
 
+/* The dynamic copy's reservation at CopyStart: a PROCESSING dynamic
+ * replica on the lease's target, pinning o. */
 static McreplRpc__Code reserve_target(struct store *s, struct object *o,
 				      const mcrepl_lease *l,
 				      struct replica *src_out,

@@ -7,7 +7,7 @@
 static bool evictable(struct store *s, const struct object *o, uint64_t now)
 {
 	return o->complete && o->copies == 0 && o->lease_until_ms <= now &&
-	       !mcrepl_leases_key_is_pending(s->leases, o->tenant, o->key, now);
+	       !dyn_key_is_pending(s, o->tenant, o->key, now);
 }
 
 uint64_t store_evict_segment(struct store *s, struct segment *seg,

@@ -71,7 +71,8 @@ struct object *store__lookup(struct store *s, const char *tenant,
 bool store__on_segment(const struct object *o, uint64_t seg_id);
 void store__lru_touch(struct store *s, struct object *o);
 void store__free_replicas(struct store *s, struct object *o, uint64_t now_ms);
-/* Drop every replica on seg; objects left without replicas go. */
+/* Drop every replica on seg; objects left without replicas go. Walks all
+ * objects: a per-segment object index would replace the walk here. */
 void store__drop_segment_replicas(struct store *s, const struct segment *seg,
 				  uint64_t now_ms);
 void store__release_quarantine(struct store *s, uint64_t now_ms);

@@ -82,7 +82,9 @@ static bool add_put_replica(struct store *s, struct object *o, uint64_t now_ms)
 	return true;
 }
 
-/* A new object with n placed replicas, or NO_SPACE / INTERNAL. */
+/* A new object with n placed replicas, or NO_SPACE / INTERNAL. One of the
+ * three places a region is reserved (put here, ordinary copy: reserve_copy,
+ * dynamic copy: reserve_target). */
 static McreplRpc__Code place_object(struct store *s, const char *tenant,
 				    const char *key, uint64_t size, uint32_t n,
 				    uint64_t now_ms, struct object **out,

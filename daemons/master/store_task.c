@@ -134,11 +134,7 @@ void store__fail_client_tasks(struct store *s, struct client *c)
  * lives (the lease's end or expiry forgets it). */
 static void task_reported(struct store *s, struct task *t)
 {
-	mcrepl_lease l;
-
-	if (t->msg.dynamic &&
-	    mcrepl_leases_get(s->leases, (mcrepl_lease_id){t->msg.lease_id},
-			      &l) == MCREPL_OK) {
+	if (dyn_task_lease_live(s, t)) {
 		t->done = true;
 		return;
 	}
