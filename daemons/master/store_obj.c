@@ -98,45 +98,15 @@ void store__free_objects(struct store *s)
 	mcu_map_fini(&s->objects);
 }
 
-static void lru_unlink(struct store *s, struct object *o)
-{
-	if (o->lru_prev)
-		o->lru_prev->lru_next = o->lru_next;
-	else
-		s->lru_head = o->lru_next;
-	if (o->lru_next)
-		o->lru_next->lru_prev = o->lru_prev;
-	else
-		s->lru_tail = o->lru_prev;
-	o->lru_prev = o->lru_next = NULL;
-}
-
-static void lru_append(struct store *s, struct object *o)
-{
-	o->lru_prev = s->lru_tail;
-	o->lru_next = NULL;
-	if (s->lru_tail)
-		s->lru_tail->lru_next = o;
-	else
-		s->lru_head = o;
-	s->lru_tail = o;
-}
-
-void store__lru_touch(struct store *s, struct object *o)
-{
-	lru_unlink(s, o);
-	lru_append(s, o);
-}
-
 void store__insert_object(struct store *s, struct object *o)
 {
 	mcu_map_insert(&s->objects, &o->node, obj_hash(o->tenant, o->key));
-	lru_append(s, o);
+	store__lru_append(s, o);
 }
 
 void store_delete_object(struct store *s, struct object *o)
 {
-	lru_unlink(s, o);
+	store__lru_unlink(s, o);
 	mcu_map_remove(&s->objects, &o->node);
 	store__free_object(o);
 }

@@ -69,7 +69,6 @@ struct object *store__lookup(struct store *s, const char *tenant,
 			     const char *key);
 /* o has a replica (in any state) on segment seg_id */
 bool store__on_segment(const struct object *o, uint64_t seg_id);
-void store__lru_touch(struct store *s, struct object *o);
 void store__free_replicas(struct store *s, struct object *o, uint64_t now_ms);
 /* Drop every replica on seg; objects left without replicas go. Walks all
  * objects: a per-segment object index would replace the walk here. */
@@ -88,5 +87,37 @@ void store__free_objects(struct store *s);
 /* Fail and forget every task of c (its client went away). */
 void store__fail_client_tasks(struct store *s, struct client *c);
 void store__free_tasks(struct store *s);
+
+/* The LRU order (least recently read first), inline: the read path
+ * touches it on every read. */
+static inline void store__lru_unlink(struct store *s, struct object *o)
+{
+	if (o->lru_prev)
+		o->lru_prev->lru_next = o->lru_next;
+	else
+		s->lru_head = o->lru_next;
+	if (o->lru_next)
+		o->lru_next->lru_prev = o->lru_prev;
+	else
+		s->lru_tail = o->lru_prev;
+	o->lru_prev = o->lru_next = NULL;
+}
+
+static inline void store__lru_append(struct store *s, struct object *o)
+{
+	o->lru_prev = s->lru_tail;
+	o->lru_next = NULL;
+	if (s->lru_tail)
+		s->lru_tail->lru_next = o;
+	else
+		s->lru_head = o;
+	s->lru_tail = o;
+}
+
+static inline void store__lru_touch(struct store *s, struct object *o)
+{
+	store__lru_unlink(s, o);
+	store__lru_append(s, o);
+}
 
 #endif

@@ -36,11 +36,11 @@ void store_read_begin(struct store *s)
 }
 
 /* The complete object's COMPLETE replicas (indexes into o->replicas, in
- * metadata order); NULL when there is none to read. */
+ * metadata order); NULL when there is none to read. The name is valid. */
 static struct object *readable(struct store *s, const char *tenant,
 			       const char *key, size_t *idx, size_t *n)
 {
-	struct object *o = store__lookup(s, tenant, key);
+	struct object *o = store_find(s, tenant, key);
 
 	*n = 0;
 	if (!o || !o->complete)
