@@ -139,26 +139,18 @@ static void h_heartbeat(McreplRpc__Master_Service *svc,
 	done(&resp, cd);
 }
 
-static void h_stats(McreplRpc__Master_Service *svc,
-		    const McreplRpc__StatsRequest *req,
-		    McreplRpc__StatsResponse_Closure done, void *cd)
+/* One message per mounted segment into resp (strings borrowed from the
+ * store); false when out of memory. The arrays are the caller's to free. */
+static bool segment_messages(struct store *s, McreplRpc__StatsResponse *resp,
+			     McreplRpc__Segment **msgs_out,
+			     McreplRpc__Segment ***ptrs_out)
 {
-	struct store *s = SVC(svc)->store;
-	McreplRpc__StatsResponse resp;
-	McreplRpc__Segment *msgs = NULL, **ptrs = NULL;
-	char *text = master_metrics(s, NULL);
-	struct store_figures figures;
-	struct reply r = {0};
-	size_t n_segs;
+	size_t n_segs = store_n_segments(s);
+	McreplRpc__Segment *msgs = calloc(n_segs + 1, sizeof(*msgs));
+	McreplRpc__Segment **ptrs = calloc(n_segs + 1, sizeof(*ptrs));
 
-	(void)req;
-	mcrepl_rpc__stats_response__init(&resp);
-	resp.metrics_text = text ? text : svc_mut("");
-	store_lock(s);
-	store_figures(s, &figures);
-	n_segs = store_n_segments(s);
-	msgs = calloc(n_segs + 1, sizeof(*msgs));
-	ptrs = calloc(n_segs + 1, sizeof(*ptrs));
+	*msgs_out = msgs;
+	*ptrs_out = ptrs;
 	for (size_t i = 0; msgs && ptrs && i < n_segs; i++) {
 		const struct segment *seg = store_segment_at(s, i);
 
@@ -173,17 +165,37 @@ static void h_stats(McreplRpc__Master_Service *svc,
 		msgs[i].endpoint = seg->endpoint;
 		msgs[i].dynamic_copy = seg->dynamic_copy;
 		msgs[i].reads = seg->reads_total;
-		resp.capacity += seg->capacity;
-		resp.used += msgs[i].used;
+		resp->capacity += seg->capacity;
+		resp->used += msgs[i].used;
 		ptrs[i] = &msgs[i];
-		resp.n_segments = i + 1;
+		resp->n_segments = i + 1;
 	}
-	resp.segments = ptrs;
+	resp->segments = ptrs;
+	return msgs && ptrs;
+}
+
+static void h_stats(McreplRpc__Master_Service *svc,
+		    const McreplRpc__StatsRequest *req,
+		    McreplRpc__StatsResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	McreplRpc__StatsResponse resp;
+	McreplRpc__Segment *msgs = NULL, **ptrs = NULL;
+	char *text = master_metrics(s, NULL);
+	struct store_figures figures;
+	struct reply r = {0};
+	bool ok;
+
+	(void)req;
+	mcrepl_rpc__stats_response__init(&resp);
+	resp.metrics_text = text ? text : svc_mut("");
+	store_lock(s);
+	store_figures(s, &figures);
 	resp.keys = figures.keys;
-	svc_reply(&r,
-		  text && msgs && ptrs ? MCREPL_RPC__CODE__OK
-				       : MCREPL_RPC__CODE__INTERNAL,
-		  NULL);
+	ok = segment_messages(s, &resp, &msgs, &ptrs);
+	svc_reply(
+	    &r, text && ok ? MCREPL_RPC__CODE__OK : MCREPL_RPC__CODE__INTERNAL,
+	    NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
 	store_unlock(s);

@@ -1,11 +1,11 @@
 /* mcrepl-master's RPC service: the generated Master service bound to a
  * store. A handler locks the store, applies one operation and replies.
- * It unlocks before replying when the reply holds only its own data; it
- * replies under the lock (PutStart, Get, BatchGet, Stat, FetchTasks,
- * CopyStart, DynamicReplicaCopyStart, SubmitReplicaActionProposal, Stats)
- * when the reply borrows the store's strings (segment hosts, domains and
- * endpoints, task keys, lease domains): they are freed by whatever runs
- * next under the lock, and done() packs the reply before it returns. */
+ * It unlocks before replying when the reply holds only its own data. Eight
+ * reply under the lock (PutStart, GetReplicaList, BatchGetReplicaList,
+ * Stat, FetchTasks, CopyStart, DynamicReplicaCopyStart, Stats) because
+ * their replies borrow the store's strings (segment hosts, domains and
+ * endpoints; task tenants and keys): whatever runs next under the lock may
+ * free them, and done() packs the reply before it returns. */
 #ifndef MCREPL_MASTER_SERVICE_H
 #define MCREPL_MASTER_SERVICE_H
 

@@ -250,18 +250,11 @@ static McreplRpc__Code status_code(mcrepl_status st)
 	}
 }
 
-static void
-h_propose(McreplRpc__Master_Service *svc,
-	  const McreplRpc__SubmitReplicaActionProposalRequest *req,
-	  McreplRpc__SubmitReplicaActionProposalResponse_Closure done, void *cd)
+static mcrepl_proposal
+proposal_of(const McreplRpc__SubmitReplicaActionProposalRequest *req,
+	    uint64_t now, uint64_t lease_ttl_ms)
 {
-	struct store *s = SVC(svc)->store;
-	McreplRpc__SubmitReplicaActionProposalResponse resp;
-	McreplRpc__ReplicaActionLease lm;
-	mcrepl_propose_result res = {0};
-	struct reply r = {0};
-	uint64_t now = SVC(svc)->now_ms();
-	mcrepl_proposal p = {
+	return (mcrepl_proposal){
 	    .action = MCREPL_ACTION_ADD,
 	    .proposal_id = req->proposal_id,
 	    .tenant = req->tenant,
@@ -272,33 +265,57 @@ h_propose(McreplRpc__Master_Service *svc,
 	    .expected_size = req->expected_size,
 	    .preferred_target = {req->preferred_target_segment_id},
 	    .expires_at_ms =
-		now + (req->expires_in_ms ? req->expires_in_ms
-					  : store_opts(s)->cfg.lease_ttl_ms),
+		now + (req->expires_in_ms ? req->expires_in_ms : lease_ttl_ms),
 	};
+}
+
+/* The granted lease as a message (strings from req and res). */
+static void
+lease_message(McreplRpc__ReplicaActionLease *lm,
+	      const McreplRpc__SubmitReplicaActionProposalRequest *req,
+	      mcrepl_propose_result *res)
+{
+	lm->proposal_id = svc_mut(req->proposal_id);
+	lm->lease_id = res->lease.id.v;
+	lm->tenant = svc_mut(req->tenant);
+	lm->key = svc_mut(req->key);
+	lm->source_segment_id = res->lease.source.v;
+	lm->target_segment_id = res->lease.target.v;
+	lm->target_domain = res->lease.target_domain;
+	lm->version = res->lease.version;
+	lm->expires_at_ms = res->lease.expires_at_ms;
+	lm->task_id = res->lease.task.v;
+}
+
+static void
+h_propose(McreplRpc__Master_Service *svc,
+	  const McreplRpc__SubmitReplicaActionProposalRequest *req,
+	  McreplRpc__SubmitReplicaActionProposalResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	const struct master_opts *opts = store_opts(s);
+	McreplRpc__SubmitReplicaActionProposalResponse resp;
+	McreplRpc__ReplicaActionLease lm;
+	mcrepl_propose_result res = {0};
+	struct reply r = {0};
+	uint64_t now = SVC(svc)->now_ms();
+	mcrepl_proposal p = proposal_of(req, now, opts->cfg.lease_ttl_ms);
 	McreplRpc__Code code = MCREPL_RPC__CODE__UNAVAILABLE;
 
 	mcrepl_rpc__submit_replica_action_proposal_response__init(&resp);
 	mcrepl_rpc__replica_action_lease__init(&lm);
-	store_lock(s);
-	if (!store_opts(s)->enable_proposal_rpc) {
+	if (!opts->enable_proposal_rpc) {
 		snprintf(r.msg, sizeof(r.msg),
 			 "SubmitReplicaActionProposal is "
 			 "internal; start the master "
 			 "with --enable_proposal_rpc");
 	} else {
+		store_lock(s);
 		code = status_code(dyn_propose(s, &p, now, &res));
+		store_unlock(s);
 	}
 	if (code == MCREPL_RPC__CODE__OK) {
-		lm.proposal_id = svc_mut(req->proposal_id);
-		lm.lease_id = res.lease.id.v;
-		lm.tenant = svc_mut(req->tenant);
-		lm.key = svc_mut(req->key);
-		lm.source_segment_id = res.lease.source.v;
-		lm.target_segment_id = res.lease.target.v;
-		lm.target_domain = res.lease.target_domain;
-		lm.version = res.lease.version;
-		lm.expires_at_ms = res.lease.expires_at_ms;
-		lm.task_id = res.lease.task.v;
+		lease_message(&lm, req, &res);
 		resp.lease = &lm;
 		resp.repeated = res.repeated;
 	}
@@ -308,7 +325,6 @@ h_propose(McreplRpc__Master_Service *svc,
 		      : mcrepl_reason_name(res.reason));
 	resp.result = &r.result;
 	done(&resp, cd);
-	store_unlock(s);
 }
 
 void service_bind_copies(McreplRpc__Master_Service *base)
