@@ -6,9 +6,11 @@
  * which only store_*.c include).
  *
  * Threading: the RPC loop and the admission thread share one store; every
- * store_* and dyn_* function except store_create/destroy, store_opts,
- * store_batch_check, dyn_admit_batch and dyn_admitter_start/stop must be
- * called with the lock held (store_lock / store_unlock). Records returned
+ * store_* and dyn_* function must be called with the lock held
+ * (store_lock / store_unlock) except store_create/destroy, the
+ * fixed-for-life store_opts, store_grant_key and store_batch_check, the
+ * pure store_key_valid, dyn_admit_batch (it locks per batch) and
+ * dyn_admitter_start/stop. Records returned
  * (segments, objects, tasks) and their strings are borrowed: valid until
  * the lock is released. No function here reads a clock: now_ms is an
  * argument. Codes are mcrepl.Code values.
@@ -17,7 +19,8 @@
  * dyn_on_read (store_dyn.c), which only records heat and queues a trigger.
  * The rest of dynamic replication (admission, placement, leases, the
  * fenced copy RPCs, warmup) lives in store_dyn*.c under the dyn_ prefix;
- * the store enters it only through the dyn_on_* hooks and dyn_sweep.
+ * the store enters it only through the dyn_on_* hooks, the two dyn_
+ * questions and dyn_sweep.
  */
 #ifndef MCREPL_MASTER_STORE_H
 #define MCREPL_MASTER_STORE_H
