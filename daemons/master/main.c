@@ -6,9 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +18,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "clock.h"
 #include "flags.h"
 #include "rpc_server.h"
 #include "service.h"
@@ -31,18 +30,15 @@ struct master {
 	struct master_service svc;
 	rpc_server *rpc;
 	struct evhttp *http;
+	uint16_t http_port;
 	struct event *timer, *sigterm, *sigint;
-	pthread_t admitter;
-	atomic_bool stop;
+	struct dyn_admitter *admitter;
 	uint64_t last_evict_ms;
 };
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)net_now_ms();
 }
 
 static void on_metrics(struct evhttp_request *req, void *arg)
@@ -93,45 +89,6 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(m->base);
 }
 
-/* The background admission worker: judge queued triggers in batches. */
-static void *admission_main(void *arg)
-{
-	struct master *m = arg;
-	const struct timespec idle = {0, 2 * 1000 * 1000};
-
-	while (!atomic_load(&m->stop)) {
-		if (dyn_admit_batch(m->store, m->flags.admission_batch,
-				    now_ms()) == 0)
-			nanosleep(&idle, NULL);
-	}
-	return NULL;
-}
-
-static int start_http(struct master *m, uint16_t *port_out)
-{
-	struct evhttp_bound_socket *sock;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-
-	m->http = evhttp_new(m->base);
-	if (!m->http)
-		return -1;
-	evhttp_set_cb(m->http, "/metrics", on_metrics, m);
-	evhttp_set_cb(m->http, "/health", on_health, m);
-	evhttp_set_allowed_methods(m->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
-	sock = evhttp_bind_socket_with_handle(m->http, m->flags.rpc_address,
-					      (uint16_t)m->flags.metrics_port);
-	if (!sock)
-		return -1;
-	if (getsockname(evhttp_bound_socket_get_fd(sock),
-			(struct sockaddr *)&ss, &sl) != 0)
-		return -1;
-	*port_out = ntohs(ss.ss_family == AF_INET6
-			      ? ((struct sockaddr_in6 *)&ss)->sin6_port
-			      : ((struct sockaddr_in *)&ss)->sin_port);
-	return 0;
-}
-
 static uint64_t random_key(void)
 {
 	uint64_t k = 0;
@@ -141,57 +98,122 @@ static uint64_t random_key(void)
 	return k ? k : 1;
 }
 
-static int start(struct master *m)
+static int setup_store(struct master *m, char *err, size_t errlen)
+{
+	m->base = event_base_new();
+	if (!m->base || store_create(&m->flags.opts, random_key(), &m->store)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	master_service_init(&m->svc, m->store, now_ms);
+	return 0;
+}
+
+static int setup_rpc(struct master *m, char *err, size_t errlen)
 {
 	rpc_server_config rc;
-	struct timeval tv = {0, (long)m->flags.sweep_interval_ms * 1000};
-	char err[256] = "";
-	uint16_t http_port = 0;
+	char why[256] = "";
 
-	tv.tv_sec = tv.tv_usec / 1000000;
-	tv.tv_usec %= 1000000;
-	m->base = event_base_new();
-	if (!m->base || store_create(&m->flags.opts, random_key(), &m->store))
-		return fprintf(stderr, "mcrepl-master: out of memory\n"), -1;
-	master_service_init(&m->svc, m->store, now_ms);
 	rpc_server_config_init(&rc);
 	rc.host = m->flags.rpc_address;
 	rc.port = (uint16_t)m->flags.rpc_port;
 	rc.max_frame_bytes = m->flags.max_frame_bytes;
-	m->rpc = rpc_server_create(m->base, &rc, &m->svc.base.base, err,
-				   sizeof(err));
-	if (!m->rpc)
-		return fprintf(stderr, "mcrepl-master: rpc: %s\n", err), -1;
-	if (start_http(m, &http_port) != 0)
-		return fprintf(stderr,
-			       "mcrepl-master: cannot serve HTTP on "
-			       "%s:%u\n",
-			       m->flags.rpc_address, m->flags.metrics_port),
-		       -1;
+	m->rpc = rpc_server_create(m->base, &rc, &m->svc.base.base, why,
+				   sizeof(why));
+	if (!m->rpc) {
+		snprintf(err, errlen, "rpc: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+static int bound_port(struct evhttp_bound_socket *sock, uint16_t *port_out)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getsockname(evhttp_bound_socket_get_fd(sock),
+			(struct sockaddr *)&ss, &sl) != 0)
+		return -1;
+	*port_out = ntohs(ss.ss_family == AF_INET6
+			      ? ((struct sockaddr_in6 *)&ss)->sin6_port
+			      : ((struct sockaddr_in *)&ss)->sin_port);
+	return 0;
+}
+
+static int setup_http(struct master *m, char *err, size_t errlen)
+{
+	struct evhttp_bound_socket *sock = NULL;
+
+	m->http = evhttp_new(m->base);
+	if (m->http) {
+		evhttp_set_cb(m->http, "/metrics", on_metrics, m);
+		evhttp_set_cb(m->http, "/health", on_health, m);
+		evhttp_set_allowed_methods(m->http,
+					   EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
+		sock = evhttp_bind_socket_with_handle(
+		    m->http, m->flags.rpc_address,
+		    (uint16_t)m->flags.metrics_port);
+	}
+	if (!sock || bound_port(sock, &m->http_port) != 0) {
+		snprintf(err, errlen, "cannot serve HTTP on %s:%u",
+			 m->flags.rpc_address, m->flags.metrics_port);
+		return -1;
+	}
+	return 0;
+}
+
+/* The periodic timer and the signals that stop the loop. */
+static int setup_loop(struct master *m, char *err, size_t errlen)
+{
+	uint32_t ms = m->flags.sweep_interval_ms;
+	struct timeval tv = {.tv_sec = ms / 1000,
+			     .tv_usec = (long)(ms % 1000) * 1000};
+
 	m->timer = event_new(m->base, -1, EV_PERSIST, on_timer, m);
 	m->sigterm = evsignal_new(m->base, SIGTERM, on_signal, m);
 	m->sigint = evsignal_new(m->base, SIGINT, on_signal, m);
 	if (!m->timer || !m->sigterm || !m->sigint ||
 	    event_add(m->timer, &tv) || event_add(m->sigterm, NULL) ||
-	    event_add(m->sigint, NULL))
-		return fprintf(stderr, "mcrepl-master: event setup failed\n"),
-		       -1;
-	if (pthread_create(&m->admitter, NULL, admission_main, m) != 0)
-		return fprintf(stderr, "mcrepl-master: no admission thread\n"),
-		       -1;
+	    event_add(m->sigint, NULL)) {
+		snprintf(err, errlen, "event setup failed");
+		return -1;
+	}
+	return 0;
+}
+
+static int setup_admission(struct master *m, char *err, size_t errlen)
+{
+	if (dyn_admitter_start(m->store, m->flags.admission_batch, now_ms,
+			       &m->admitter) != 0) {
+		snprintf(err, errlen, "no admission thread");
+		return -1;
+	}
+	return 0;
+}
+
+static int start(struct master *m)
+{
+	char err[512] = "";
+
+	if (setup_store(m, err, sizeof(err)) ||
+	    setup_rpc(m, err, sizeof(err)) || setup_http(m, err, sizeof(err)) ||
+	    setup_loop(m, err, sizeof(err)) ||
+	    setup_admission(m, err, sizeof(err))) {
+		fprintf(stderr, "mcrepl-master: %s\n", err);
+		return -1;
+	}
 	printf("mcrepl-master ready rpc_port=%u metrics_port=%u mode=%s\n",
-	       rpc_server_port(m->rpc), http_port,
+	       rpc_server_port(m->rpc), m->http_port,
 	       mcrepl_mode_name(m->flags.opts.cfg.mode));
 	fflush(stdout);
 	return 0;
 }
 
-static void stop(struct master *m, bool thread_started)
+/* Undo start() in reverse; safe after any phase failed. */
+static void stop(struct master *m)
 {
-	if (thread_started) {
-		atomic_store(&m->stop, true);
-		pthread_join(m->admitter, NULL);
-	}
+	dyn_admitter_stop(m->admitter);
 	if (m->timer)
 		event_free(m->timer);
 	if (m->sigterm)
@@ -212,16 +234,15 @@ int main(int argc, char **argv)
 	int rc;
 
 	memset(&m, 0, sizeof(m));
-	atomic_init(&m.stop, false);
 	signal(SIGPIPE, SIG_IGN);
 	rc = master_flags_parse(&m.flags, argc, argv);
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
 	if (start(&m) != 0) {
-		stop(&m, m.admitter != 0);
+		stop(&m);
 		return 1;
 	}
 	event_base_dispatch(m.base);
-	stop(&m, true);
+	stop(&m);
 	return 0;
 }

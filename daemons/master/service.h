@@ -1,5 +1,11 @@
 /* mcrepl-master's RPC service: the generated Master service bound to a
- * store. Handlers lock the store, apply one operation, unlock, reply. */
+ * store. A handler locks the store, applies one operation and replies.
+ * It unlocks before replying when the reply holds only its own data. Eight
+ * reply under the lock (PutStart, GetReplicaList, BatchGetReplicaList,
+ * Stat, FetchTasks, CopyStart, DynamicReplicaCopyStart, Stats) because
+ * their replies borrow the store's strings (segment hosts, domains and
+ * endpoints; task tenants and keys): whatever runs next under the lock may
+ * free them, and done() packs the reply before it returns. */
 #ifndef MCREPL_MASTER_SERVICE_H
 #define MCREPL_MASTER_SERVICE_H
 

@@ -1,17 +1,30 @@
 /*
  * mcrepl-master state: segments, clients, objects with their replicas,
  * per-client task queues, and the libmcrepl state (heat, triggers, leases,
- * stats) that drives dynamic replication.
+ * stats) that drives dynamic replication. This header is the store's
+ * contract: struct store is opaque here (its fields live in store_priv.h,
+ * which only store_*.c include).
  *
  * Threading: the RPC loop and the admission thread share one store; every
- * store_* function except store_create/destroy must be called with
- * store->lock held (store_lock / store_unlock). No function here reads a
- * clock: now_ms is an argument. Codes are mcrepl.Code values.
+ * store_* and dyn_* function must be called with the lock held
+ * (store_lock / store_unlock) except store_create/destroy, the
+ * fixed-for-life store_opts, store_grant_key and store_batch_check, the
+ * pure store_key_valid, dyn_admit_batch (it locks per batch) and
+ * dyn_admitter_start/stop. Records returned
+ * (segments, objects, tasks) and their strings are borrowed: valid until
+ * the lock is released. No function here reads a clock: now_ms is an
+ * argument. Codes are mcrepl.Code values.
+ *
+ * The read path runs one way: service -> store_get (store_read.c) ->
+ * dyn_on_read (store_dyn.c), which only records heat and queues a trigger.
+ * The rest of dynamic replication (admission, placement, leases, the
+ * fenced copy RPCs, warmup) lives in store_dyn*.c under the dyn_ prefix;
+ * the store enters it only through the dyn_on_* hooks, the two dyn_
+ * questions and dyn_sweep.
  */
 #ifndef MCREPL_MASTER_STORE_H
 #define MCREPL_MASTER_STORE_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,21 +34,24 @@
 #include "mcrepl/mcrepl.h"
 
 struct seg_alloc;
+struct store;
 
+/* The master's options. Defaults: master_opts_defaults() (flags.h): the
+ * flag table is the one place they are written. */
 struct master_opts {
 	mcrepl_config cfg;		/* libmcrepl knobs */
-	uint64_t client_ttl_ms;		/* 10000 */
-	uint64_t kv_lease_ttl_ms;	/* 10000: read lease per Get */
-	double eviction_ratio;		/* 0.05 */
-	double eviction_high_watermark; /* 0.90 */
-	uint32_t max_batch_keys;	/* 4096 */
-	bool enable_proposal_rpc;	/* false */
-	bool read_load_order;		/* false: salted order */
-	uint32_t warmup_max_copies;	/* 64 per warmup */
-	uint64_t warmup_max_bytes;	/* 1 GiB per warmup */
+	uint64_t client_ttl_ms;		/* silence before a client is dropped */
+	uint64_t kv_lease_ttl_ms;	/* read lease per Get */
+	double eviction_ratio;		/* share of a segment one pass frees */
+	double eviction_high_watermark; /* usage above which eviction runs */
+	uint32_t max_batch_keys;	/* most keys in one BatchGet */
+	bool enable_proposal_rpc;	/* serve SubmitReplicaActionProposal */
+	bool read_load_order;		/* order replicas by routed reads */
+	uint32_t warmup_max_copies;	/* per warmup of a domain */
+	uint64_t warmup_max_bytes;	/* per warmup of a domain */
 };
 
-void master_opts_init(struct master_opts *o);
+/* ---- records the store lends out (read-only outside store_*.c) ---- */
 
 struct segment {
 	uint64_t id;
@@ -47,11 +63,11 @@ struct segment {
 	uint64_t base_addr;
 	uint32_t rkey;
 	char rdma_endpoint[256]; /* "host:rdma_cm_port", "" without rdma */
-	uint64_t reads_total;  /* last reads counter reported by the worker */
-	bool reads_seen;       /* a first heartbeat set the baseline */
-	uint64_t reads_recent; /* reads in the last heartbeat interval */
-	uint32_t inflight;     /* dynamic copies with this as source */
-	uint64_t incoming;     /* bytes of live leases targeting it */
+	uint64_t reads_total;	 /* last reads counter reported by the worker */
+	bool reads_seen;	 /* a first heartbeat set the baseline */
+	uint64_t reads_recent;	 /* reads in the last heartbeat interval */
+	uint32_t inflight;	 /* dynamic copies with this as source */
+	uint64_t incoming;	 /* bytes of live leases targeting it */
 	/* reads routed to it per second (reader order, read-load-aware
 	 * placement), plus the projected share of copies granted to it */
 	uint64_t routed_now, routed_prev;
@@ -59,12 +75,16 @@ struct segment {
 
 enum replica_status { REPLICA_PROCESSING = 1, REPLICA_COMPLETE = 2 };
 
+/* A value: copied in and out freely. */
 struct replica {
 	uint64_t segment_id;
 	uint64_t offset, size;
 	enum replica_status status;
 	bool dynamic;
 };
+
+/* Most replicas an object may have in this master. */
+#define MASTER_MAX_REPLICAS 64
 
 /* Domain-aware heat: one window per requester domain of an object. */
 #define MASTER_MAX_HEAT_DOMAINS 8
@@ -93,7 +113,7 @@ struct object {
 
 struct task {
 	struct mcu_map_node node; /* by id */
-	struct task *prev, *next;     /* in the client's list, oldest first */
+	struct task *prev, *next; /* in the client's list, oldest first */
 	uint64_t client_id;
 	bool fetched;
 	bool done;   /* the worker reported it; kept while its lease lives */
@@ -102,49 +122,75 @@ struct task {
 	McreplRpc__Task msg;	      /* strings owned by the task */
 };
 
-struct client {
-	uint64_t id;
-	uint64_t last_seen_ms;
-	struct task *head, *tail; /* all its tasks, oldest first */
-	size_t n_tasks;
+/* ---- figures for /metrics (one table) ----
+ * X(field, metric name after mcrepl_master_, Prometheus type, help).
+ * Counters are kept by the store as things happen; gauges are computed by
+ * store_figures(). Rendered once, in this order, by metrics.c. */
+#define STORE_FIGURES(X)                                                       \
+	X(segments, "segments", gauge, "Mounted segments")                     \
+	X(clients, "clients", gauge, "Live store clients")                     \
+	X(capacity, "capacity_bytes", gauge, "Capacity of all segments")       \
+	X(used, "used_bytes", gauge, "Bytes allocated to replicas")            \
+	X(keys, "keys", gauge, "Objects stored")                               \
+	X(dyn_replica_bytes, "dynamic_replica_bytes", gauge,                   \
+	  "Bytes held by readable dynamic replicas")                           \
+	X(tasks, "tasks", gauge, "Tasks queued or running")                    \
+	X(puts, "put_requests_total", counter, "PutStart requests accepted")   \
+	X(gets, "get_requests_total", counter,                                 \
+	  "GetReplicaList and BatchGetReplicaList requests")                   \
+	X(get_keys, "get_keys_total", counter, "Keys looked up by reads")      \
+	X(stat_requests, "stat_requests_total", counter,                       \
+	  "Stat requests (heat-free lookups)")                                 \
+	X(removes, "remove_requests_total", counter, "Objects removed")        \
+	X(eviction_runs, "eviction_runs_total", counter, "Eviction passes")    \
+	X(evicted_objects, "evicted_objects_total", counter,                   \
+	  "Objects evicted")                                                   \
+	X(evicted_bytes, "evicted_bytes_total", counter,                       \
+	  "Replica bytes evicted")                                             \
+	X(admission_queue, "admission_queue", gauge,                           \
+	  "Admission triggers queued")                                         \
+	X(warmup_runs, "warmup_runs_total", counter,                           \
+	  "Warmups of a domain run")                                           \
+	X(warmup_queued, "warmup_copies_total", counter,                       \
+	  "Copies queued by warmups")                                          \
+	X(warmup_done, "warmup_copies_completed_total", counter,               \
+	  "Warmup copies that became readable replicas")                       \
+	X(warmup_failed, "warmup_copies_failed_total", counter,                \
+	  "Warmup copies revoked, failed or expired")                          \
+	X(warmup_inflight, "warmup_copies_inflight", gauge,                    \
+	  "Warmup copies queued and not yet ended")
+
+struct store_figures {
+#define STORE_FIGURE_FIELD(field, name, type, help) uint64_t field;
+	STORE_FIGURES(STORE_FIGURE_FIELD)
+#undef STORE_FIGURE_FIELD
 };
 
-struct store {
-	pthread_mutex_t lock;
-	struct master_opts opts;
-	uint64_t grant_key;
-	struct segment **segs;
-	size_t n_segs, cap_segs;
-	struct client **clients;
-	size_t n_clients, cap_clients;
-	struct mcu_map objects, tasks;
-	struct object *lru_head, *lru_tail;
-	/* Regions of copies that ended badly stay allocated for one lease TTL
-	 * so a late writer holding their grant cannot hit a new owner. */
-	struct quarantine {
-		uint64_t segment_id, offset, free_at_ms;
-	} * quar;
-	size_t n_quar, cap_quar;
-	uint64_t next_segment_id, next_version, next_task_id, next_proposal;
-	mcrepl_heat_params heat;
-	mcrepl_triggers *triggers;
-	mcrepl_leases *leases;
-	mcrepl_stats *stats;
-	/* store's own counters for /metrics */
-	uint64_t evicted_objects, evicted_bytes, evictions_runs;
-	uint64_t puts, gets, get_keys, removes, stats_req;
-	uint64_t dyn_replica_bytes; /* held by readable dynamic replicas */
-	uint64_t warmup_runs, warmup_queued; /* warmups; copies they queued */
-	uint64_t warmup_done, warmup_failed; /* of those copies, ended */
-};
+/* ---- the store (store.c) ---- */
 
+/* A new store with a copy of *o; grant_key signs data-plane grants.
+ * 0, or -ENOMEM. The caller frees it with store_destroy (NULL is fine). */
 int store_create(const struct master_opts *o, uint64_t grant_key,
 		 struct store **out);
 void store_destroy(struct store *s);
 void store_lock(struct store *s);
 void store_unlock(struct store *s);
+/* The options the store was created with; fixed for its life, so readable
+ * without the lock. */
+const struct master_opts *store_opts(const struct store *s);
+/* The key the store signs data-plane grants with. */
+uint64_t store_grant_key(const struct store *s);
+/* The master's periodic housekeeping at now_ms: sweep leases, free due
+ * quarantine, expire clients and, at most once a second (*last_evict_ms
+ * is when it last ran; updated), evict and start a new routing second. */
+void store_tick(struct store *s, uint64_t now_ms, uint64_t *last_evict_ms);
+/* Every figure of STORE_FIGURES at this moment. */
+void store_figures(struct store *s, struct store_figures *f);
+/* libmcrepl's RFC metrics as Prometheus text (mcrepl_stats_render). */
+mcrepl_status store_render_stats(struct store *s, char *buf, size_t cap,
+				 size_t *need);
 
-/* ---- segments and clients ---- */
+/* ---- segments, clients and heartbeats (store_seg.c) ---- */
 struct mount_args {
 	uint64_t client_id;
 	const char *host, *domain, *name, *endpoint;
@@ -153,96 +199,106 @@ struct mount_args {
 	bool dynamic_copy;
 	const char *rdma_endpoint; /* NULL or "" without rdma */
 };
+/* Mount a segment (idempotent for its own client). A domain that joins a
+ * running domain-aware cluster is warmed (dyn_on_new_domain). */
 McreplRpc__Code store_mount(struct store *s, const struct mount_args *a,
-			 uint64_t now_ms, uint64_t *segment_id, char *err,
-			 size_t errlen);
+			    uint64_t now_ms, uint64_t *segment_id, char *err,
+			    size_t errlen);
 McreplRpc__Code store_unmount(struct store *s, uint64_t client_id,
-			   uint64_t segment_id, uint64_t now_ms);
+			      uint64_t segment_id, uint64_t now_ms);
 McreplRpc__Code store_heartbeat(struct store *s, uint64_t client_id,
-			     const uint64_t *seg_ids, const uint64_t *reads,
-			     size_t n, uint64_t now_ms);
+				const uint64_t *seg_ids, const uint64_t *reads,
+				size_t n, uint64_t now_ms);
 /* Drop clients silent for longer than client_ttl. Returns how many. */
 size_t store_expire_clients(struct store *s, uint64_t now_ms);
+/* True when client_id is mounted (known to the master). */
+bool store_client_known(struct store *s, uint64_t client_id);
 struct segment *store_segment(struct store *s, uint64_t id);
+/* Mounted segments, in no particular order: i < store_n_segments(s). */
+size_t store_n_segments(const struct store *s);
+const struct segment *store_segment_at(const struct store *s, size_t i);
 uint64_t store_used(const struct segment *seg);
 
-/* ---- objects ---- */
+/* ---- objects, puts and removes (store_obj.c, store_put.c) ---- */
 struct object *store_find(struct store *s, const char *tenant, const char *key);
+/* True when a COMPLETE object (PutEnd done) has this name. */
+bool store_exists(struct store *s, const char *tenant, const char *key);
 McreplRpc__Code store_put_start(struct store *s, const char *tenant,
-			     const char *key, uint64_t size, uint32_t replicas,
-			     uint64_t now_ms, struct object **out, char *err,
-			     size_t errlen);
-McreplRpc__Code store_put_end(struct store *s, const char *tenant, const char *key,
-			   uint64_t version);
-McreplRpc__Code store_put_revoke(struct store *s, const char *tenant,
+				const char *key, uint64_t size,
+				uint32_t replicas, uint64_t now_ms,
+				struct object **out, char *err, size_t errlen);
+McreplRpc__Code store_put_end(struct store *s, const char *tenant,
 			      const char *key, uint64_t version);
-McreplRpc__Code store_remove(struct store *s, const char *tenant, const char *key,
-			  uint64_t now_ms, char *err, size_t errlen);
-/* true when the key (1..MCREPL_KEY_MAX bytes) and tenant (at most
- * MCREPL_TENANT_MAX) can name an object; otherwise false, the reason in err. */
-bool store_key_valid(const char *tenant, const char *key, char *err,
-		     size_t errlen);
-/* The read path: COMPLETE replicas in reader order into order[] (indexes
- * into obj->replicas; at most cap), read lease extended, heat recorded and
- * at most one trigger queued per hot key per window. INVALID_ARGUMENT for a
- * key or tenant store_key_valid() refuses; NOT_FOUND when nothing is
- * readable. */
-McreplRpc__Code store_get(struct store *s, const char *tenant, const char *key,
-		       const char *domain, uint64_t now_ms, struct object **out,
-		       size_t *order, size_t cap, size_t *n_out);
-/* A look at the object without reading it: the COMPLETE replicas of
- * store_get in metadata order; no heat, LRU, read lease or routed-read
- * count. INVALID_ARGUMENT (reason in err) for a missing or oversized key
- * or tenant; NOT_FOUND as store_get. */
-McreplRpc__Code store_stat(struct store *s, const char *tenant, const char *key,
-			struct object **out, size_t *order, size_t cap,
-			size_t *n_out, char *err, size_t errlen);
-/* The heat cell for reads from `domain` (the object's own cell unless the
- * config is domain-aware); NULL when the per-object domain table is full
- * or memory is short (create: make one). */
-mcrepl_heat_cell *store_heat_cell(const struct store *s, struct object *o,
-				  const char *domain, bool create);
+McreplRpc__Code store_put_revoke(struct store *s, const char *tenant,
+				 const char *key, uint64_t version);
+McreplRpc__Code store_remove(struct store *s, const char *tenant,
+			     const char *key, uint64_t now_ms, char *err,
+			     size_t errlen);
 /* Data-plane grant for a replica's region. */
 uint64_t store_grant(const struct store *s, const struct replica *r);
 /* Room for one more replica in o (false at MASTER_MAX_REPLICAS / OOM). */
 bool store_reserve_replica(struct object *o);
+/* Free a replica's region and drop it from the object (index i). */
+void store_drop_replica(struct store *s, struct object *o, size_t i,
+			uint64_t now_ms);
 /* Drop replica i of o like store_drop_replica, but keep its region
  * allocated until now + lease TTL (a stale writer may still hold a grant). */
 void store_drop_replica_quarantined(struct store *s, struct object *o, size_t i,
 				    uint64_t now_ms);
-/* Start a new routing second (the read-load order's window). */
-void store_roll_routed(struct store *s);
-/* The master's periodic housekeeping at now_ms: sweep leases, free due
- * quarantine, expire clients and, at most once a second (*last_evict_ms
- * is when it last ran; updated), evict and start a new routing second. */
-void store_tick(struct store *s, uint64_t now_ms, uint64_t *last_evict_ms);
-/* Free quarantined regions that are due. */
-void store_release_quarantine(struct store *s, uint64_t now_ms);
 /* Unlink and free an object (its replicas must be gone). */
 void store_delete_object(struct store *s, struct object *o);
-/* Free a replica's region and drop it from the object (index i). */
-void store_drop_replica(struct store *s, struct object *o, size_t i,
-			uint64_t now_ms);
 
-/* Ordinary (client-driven) copy of a COMPLETE object to a segment. */
+/* ---- the read path (store_read.c) ---- */
+/* true when the key (1..MCREPL_KEY_MAX bytes) and tenant (at most
+ * MCREPL_TENANT_MAX) can name an object; otherwise false, the reason in err. */
+bool store_key_valid(const char *tenant, const char *key, char *err,
+		     size_t errlen);
+/* OK when a BatchGetReplicaList of n_keys keys is acceptable; otherwise
+ * TOO_MANY or INVALID_ARGUMENT with the reason in err. No lock needed. */
+McreplRpc__Code store_batch_check(const struct store *s, size_t n_keys,
+				  char *err, size_t errlen);
+/* One read request (GetReplicaList or BatchGetReplicaList) begins: counted
+ * once; its keys then go through store_get. */
+void store_read_begin(struct store *s);
+/* One key of a read: COMPLETE replicas in reader order into order[]
+ * (indexes into obj->replicas; at most cap), read lease extended, and
+ * dyn_on_read told of the read (heat, at most one trigger per hot key per
+ * window). INVALID_ARGUMENT for a key or tenant store_key_valid() refuses;
+ * NOT_FOUND when nothing is readable. */
+McreplRpc__Code store_get(struct store *s, const char *tenant, const char *key,
+			  const char *domain, uint64_t now_ms,
+			  struct object **out, size_t *order, size_t cap,
+			  size_t *n_out);
+/* A look at the object without reading it (a Stat request; counted): the
+ * COMPLETE replicas of store_get in metadata order; no heat, LRU, read
+ * lease or routed-read count. INVALID_ARGUMENT (reason in err) for a
+ * missing or oversized key or tenant; NOT_FOUND as store_get. */
+McreplRpc__Code store_stat(struct store *s, const char *tenant, const char *key,
+			   struct object **out, size_t *order, size_t cap,
+			   size_t *n_out, char *err, size_t errlen);
+
+/* ---- ordinary (client-driven) copies (store_copy.c) ---- */
+/* Copy a COMPLETE object to a segment: reserves the target region. */
 McreplRpc__Code store_copy_start(struct store *s, const char *tenant,
-			      const char *key, uint64_t src_seg,
-			      uint64_t dst_seg, uint64_t now_ms,
-			      struct replica *src_out, struct replica *dst_out,
-			      char *err, size_t errlen);
+				 const char *key, uint64_t src_seg,
+				 uint64_t dst_seg, uint64_t now_ms,
+				 struct replica *src_out,
+				 struct replica *dst_out, char *err,
+				 size_t errlen);
 McreplRpc__Code store_copy_finish(struct store *s, const char *tenant,
-			       const char *key, bool success, uint64_t now_ms);
+				  const char *key, bool success,
+				  uint64_t now_ms);
 
-/* ---- tasks ---- */
+/* ---- tasks (store_task.c) ---- */
 struct task *store_task(struct store *s, uint64_t id);
 /* Up to max queued tasks of a client, moved to fetched; returns count. */
 size_t store_fetch_tasks(struct store *s, uint64_t client_id, struct task **out,
 			 size_t max, uint64_t now_ms);
-/* True when client_id is mounted (known to the master). */
-bool store_client_known(struct store *s, uint64_t client_id);
-/* The worker reported a task done: forget it, unless it is a dynamic copy
- * whose lease still lives (the lease's end or expiry forgets it). */
-void store_task_reported(struct store *s, struct task *t);
+/* A worker's MarkTaskToComplete: NOT_FOUND for an id never issued,
+ * PERMISSION_DENIED for another client's task, else OK (a task already
+ * closed is a late report, not a wrong one). */
+McreplRpc__Code store_task_report(struct store *s, uint64_t client_id,
+				  uint64_t task_id);
 /* Forget a task (completed or failed). */
 void store_finish_task(struct store *s, struct task *t);
 /* Queue a task for client_id; the task takes copies of the strings. NULL
@@ -250,39 +306,6 @@ void store_finish_task(struct store *s, struct task *t);
 struct task *store_add_task(struct store *s, uint64_t client_id,
 			    const McreplRpc__Task *msg, uint64_t now_ms,
 			    uint64_t lease_expires_at_ms);
-/* Most replicas an object may have in this master. */
-#define MASTER_MAX_REPLICAS 64
-
-/* ---- dynamic replication (store_dyn.c) ---- */
-/* Process up to max queued triggers; returns how many were processed. */
-size_t dyn_admit_batch(struct store *s, size_t max, uint64_t now_ms);
-/* Judge one proposal (the SubmitReplicaActionProposal path). */
-mcrepl_status dyn_propose(struct store *s, const mcrepl_proposal *p,
-			  uint64_t now_ms, mcrepl_propose_result *res);
-/* The fenced copy RPCs. *reason receives a static reason label when the
- * call is refused. */
-McreplRpc__Code dyn_copy_start(struct store *s, const mcrepl_fence *f,
-			    const char *tenant, const char *key,
-			    uint64_t task_id, uint64_t now_ms,
-			    struct replica *src_out, struct replica *dst_out,
-			    const char **reason);
-McreplRpc__Code dyn_copy_end(struct store *s, const mcrepl_fence *f,
-			  const char *tenant, const char *key, uint64_t now_ms,
-			  const char **reason);
-McreplRpc__Code dyn_copy_revoke(struct store *s, const mcrepl_fence *f,
-			     const char *tenant, const char *key,
-			     uint64_t now_ms, const char **reason);
-/* Warm `domain` with the hottest objects it lacks (domain-aware only):
- * queues at most max_copies copies of at most max_bytes in total; returns
- * how many were queued. */
-uint32_t dyn_warmup(struct store *s, const char *domain, uint32_t max_copies,
-		    uint64_t max_bytes, uint64_t now_ms);
-/* True when no mounted segment is in `domain`. */
-bool store_domain_is_new(struct store *s, const char *domain);
-/* Fail the task of a lease cleared before it ran (Remove, sweep). */
-void store_fail_lease_task(struct store *s, const mcrepl_lease *l);
-/* Expire leases, fail their tasks, free their targets. */
-size_t dyn_sweep(struct store *s, uint64_t now_ms);
 
 /* ---- eviction (store_evict.c) ---- */
 /* Free eviction_ratio of a segment's capacity; returns bytes freed. */
@@ -290,5 +313,65 @@ uint64_t store_evict_segment(struct store *s, struct segment *seg,
 			     uint64_t now_ms);
 /* Evict on every segment above the high watermark. */
 void store_evict_all(struct store *s, uint64_t now_ms);
+
+/* ---- dynamic replication (store_dyn*.c, prefix dyn_) ---- */
+/* Hooks the store calls; each is the only way in from its operation. */
+/* The read path: record heat; queue a trigger when the key turns hot. */
+void dyn_on_read(struct store *s, struct object *o, const char *domain,
+		 uint64_t now_ms);
+/* Remove: BUSY (reason in err) when a dynamic copy of the key started;
+ * otherwise clears its pending leases, failing their tasks. */
+McreplRpc__Code dyn_on_remove(struct store *s, const char *tenant,
+			      const char *key, char *err, size_t errlen);
+/* A replica r left o (seg: its segment, NULL when gone). */
+void dyn_on_replica_dropped(struct store *s, const struct object *o,
+			    const struct replica *r, const struct segment *seg,
+			    uint64_t now_ms);
+/* A task of a client that went away was failed. */
+void dyn_on_task_failed(struct store *s, const struct task *t);
+/* A segment of a new domain joined a running cluster (domain-aware). */
+void dyn_on_new_domain(struct store *s, const char *domain, uint64_t now_ms);
+/* Questions the store asks: a dynamic copy of the key is pending (its
+ * object must not be evicted or copied otherwise); the lease of a dynamic
+ * task still lives (its task is kept after the worker reports it). */
+bool dyn_key_is_pending(struct store *s, const char *tenant, const char *key,
+			uint64_t now_ms);
+bool dyn_task_lease_live(struct store *s, const struct task *t);
+/* Expire leases, fail their tasks, free their targets. */
+size_t dyn_sweep(struct store *s, uint64_t now_ms);
+
+/* The admission worker. dyn_admit_batch pops up to max queued triggers
+ * (the queue is thread-safe) and judges them under the store lock, which
+ * it takes itself per batch so reads never wait behind a whole run: call
+ * it without the lock. Returns how many were processed. */
+size_t dyn_admit_batch(struct store *s, size_t max, uint64_t now_ms);
+/* A thread that runs dyn_admit_batch(s, batch, now_ms()) until stopped. */
+struct dyn_admitter;
+int dyn_admitter_start(struct store *s, size_t batch, uint64_t (*now_ms)(void),
+		       struct dyn_admitter **out);
+/* Stop and join the thread; NULL is fine. */
+void dyn_admitter_stop(struct dyn_admitter *a);
+
+/* Judge one proposal (the SubmitReplicaActionProposal path). */
+mcrepl_status dyn_propose(struct store *s, const mcrepl_proposal *p,
+			  uint64_t now_ms, mcrepl_propose_result *res);
+/* The fenced copy RPCs. *reason receives a static reason label when the
+ * call is refused. */
+McreplRpc__Code dyn_copy_start(struct store *s, const mcrepl_fence *f,
+			       const char *tenant, const char *key,
+			       uint64_t task_id, uint64_t now_ms,
+			       struct replica *src_out, struct replica *dst_out,
+			       const char **reason);
+McreplRpc__Code dyn_copy_end(struct store *s, const mcrepl_fence *f,
+			     const char *tenant, const char *key,
+			     uint64_t now_ms, const char **reason);
+McreplRpc__Code dyn_copy_revoke(struct store *s, const mcrepl_fence *f,
+				const char *tenant, const char *key,
+				uint64_t now_ms, const char **reason);
+/* Warm `domain` with the hottest objects it lacks (domain-aware only):
+ * queues at most max_copies copies of at most max_bytes in total; returns
+ * how many were queued. */
+uint32_t dyn_warmup(struct store *s, const char *domain, uint32_t max_copies,
+		    uint64_t max_bytes, uint64_t now_ms);
 
 #endif

@@ -1,14 +1,128 @@
-/* Dynamic replication in the master: the admission worker's batch, the
- * proposal path, the fenced copy RPCs and the lease sweep. Every decision
- * is libmcrepl's; this file only builds its inputs and applies its output. */
+/* Dynamic replication in the master: the hooks the store calls (a read, a
+ * remove, a dropped replica, a failed task, a new domain) and the proposal
+ * path every copy goes through. Every decision is libmcrepl's; these files
+ * (store_dyn*.c) only build its inputs and apply its output. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "store.h"
+#include "store_dyn.h"
 
-static uint32_t readable_count(const struct object *o)
+/* ---- hooks ---------------------------------------------------------------- */
+
+mcrepl_heat_cell *dyn__heat_cell(const struct store *s, struct object *o,
+				 const char *domain, bool create)
+{
+	struct domain_heat *d;
+
+	if (!s->opts.cfg.domain_aware)
+		return &o->heat;
+	domain = mcrepl_domain_name(domain);
+	for (uint8_t i = 0; i < o->n_dheat; i++)
+		if (strcmp(o->dheat[i].domain, domain) == 0)
+			return &o->dheat[i].cell;
+	if (!create || o->n_dheat == MASTER_MAX_HEAT_DOMAINS ||
+	    strlen(domain) > MCREPL_DOMAIN_MAX)
+		return NULL;
+	d = realloc(o->dheat, (o->n_dheat + 1u) * sizeof(*d));
+	if (!d)
+		return NULL;
+	o->dheat = d;
+	d = &o->dheat[o->n_dheat++];
+	memset(d, 0, sizeof(*d));
+	strcpy(d->domain, domain);
+	return &d->cell;
+}
+
+static void queue_trigger(struct store *s, const struct object *o,
+			  const char *domain, uint64_t now_ms)
+{
+	mcrepl_status st;
+
+	mcrepl_stats_add(s->stats, MCREPL_STAT_OBSERVED_HOT, 1);
+	st = mcrepl_triggers_push(
+	    s->triggers, o->tenant, o->key,
+	    s->opts.cfg.domain_aware ? mcrepl_domain_name(domain) : "", now_ms);
+	if (st == MCREPL_OK)
+		mcrepl_stats_add(s->stats, MCREPL_STAT_TRIGGERS_QUEUED, 1);
+	else if (st == MCREPL_EFULL)
+		mcrepl_stats_add(s->stats, MCREPL_STAT_TRIGGERS_DROPPED, 1);
+}
+
+void dyn_on_read(struct store *s, struct object *o, const char *domain,
+		 uint64_t now_ms)
+{
+	mcrepl_heat_cell *cell;
+
+	if (s->opts.cfg.mode == MCREPL_MODE_OFF)
+		return;
+	cell = dyn__heat_cell(s, o, domain, true);
+	if (s->opts.cfg.domain_aware) /* global heat feeds warmup */
+		mcrepl_heat_cell_record(&o->heat, &s->heat, now_ms, NULL);
+	if (cell && mcrepl_heat_cell_record(cell, &s->heat, now_ms, NULL) ==
+			MCREPL_HEAT_CROSSED)
+		queue_trigger(s, o, domain, now_ms);
+}
+
+McreplRpc__Code dyn_on_remove(struct store *s, const char *tenant,
+			      const char *key, char *err, size_t errlen)
+{
+	mcrepl_lease cleared[4];
+	size_t n = 0;
+
+	if (mcrepl_leases_object_removed(s->leases, tenant, key, cleared, 4,
+					 &n) == MCREPL_EBUSY) {
+		snprintf(err, errlen, "a dynamic copy of it has started");
+		return MCREPL_RPC__CODE__BUSY;
+	}
+	for (size_t i = 0; i < n; i++)
+		dyn__fail_lease_task(s, &cleared[i]);
+	return MCREPL_RPC__CODE__OK;
+}
+
+void dyn_on_replica_dropped(struct store *s, const struct object *o,
+			    const struct replica *r, const struct segment *seg,
+			    uint64_t now_ms)
+{
+	if (!r->dynamic || r->status != REPLICA_COMPLETE)
+		return;
+	mcrepl_stats_add(s->stats, MCREPL_STAT_REPLICAS, -1);
+	s->ctr.dyn_replica_bytes -= r->size;
+	mcrepl_leases_replica_removed(s->leases, o->tenant, o->key,
+				      seg ? seg->domain : NULL, now_ms);
+}
+
+void dyn_on_task_failed(struct store *s, const struct task *t)
+{
+	if (t->msg.dynamic)
+		mcrepl_stats_add(s->stats, MCREPL_STAT_TASKS_FAILED, 1);
+}
+
+void dyn_on_new_domain(struct store *s, const char *domain, uint64_t now_ms)
+{
+	if (s->opts.cfg.domain_aware)
+		dyn_warmup(s, domain, s->opts.warmup_max_copies,
+			   s->opts.warmup_max_bytes, now_ms);
+}
+
+bool dyn_key_is_pending(struct store *s, const char *tenant, const char *key,
+			uint64_t now_ms)
+{
+	return mcrepl_leases_key_is_pending(s->leases, tenant, key, now_ms);
+}
+
+bool dyn_task_lease_live(struct store *s, const struct task *t)
+{
+	mcrepl_lease l;
+
+	return t->msg.dynamic &&
+	       mcrepl_leases_get(s->leases, (mcrepl_lease_id){t->msg.lease_id},
+				 &l) == MCREPL_OK;
+}
+
+/* ---- the proposal path ---------------------------------------------------- */
+
+uint32_t dyn__readable_count(const struct object *o)
 {
 	uint32_t n = 0;
 
@@ -47,26 +161,16 @@ static void segment_views(struct store *s, mcrepl_segment_view *v)
 		/* count granted copies before they reserve at CopyStart, so
 		 * one batch of admissions does not pile onto one target */
 		v[i] = (mcrepl_segment_view){
-		    {seg->id},	   {seg->client_id},
-		    seg->host,	   seg->domain,
-		    seg->capacity, store_used(seg) + seg->incoming,
-		    true,	   seg->reads_recent};
+		    .id = {seg->id},
+		    .client = {seg->client_id},
+		    .host = seg->host,
+		    .domain = seg->domain,
+		    .capacity = seg->capacity,
+		    .used = store_used(seg) + seg->incoming,
+		    .allocatable = true,
+		    .read_load = seg->reads_recent,
+		};
 	}
-}
-
-static void lease_live(struct store *s, const mcrepl_lease *l, int delta)
-{
-	struct segment *src = store_segment(s, l->source.v);
-	struct segment *dst = store_segment(s, l->target.v);
-
-	mcrepl_stats_add(s->stats, MCREPL_STAT_INFLIGHT, delta);
-	if (src)
-		src->inflight += (uint32_t)delta;
-	if (dst && delta > 0)
-		dst->incoming += l->size;
-	else if (dst)
-		dst->incoming -=
-		    l->size < dst->incoming ? l->size : dst->incoming;
 }
 
 static struct task *queue_copy_task(struct store *s, const struct object *o,
@@ -98,7 +202,7 @@ static void project_load(struct store *s, const struct object *o,
 	uint32_t heat = mcrepl_heat_cell_count(&o->heat, &s->heat, now_ms);
 
 	if (dst)
-		dst->routed_now += heat / (readable_count(o) + 1u);
+		dst->routed_now += heat / (dyn__readable_count(o) + 1u);
 }
 
 /* Install the task of a fresh lease, or roll the lease back. */
@@ -123,9 +227,32 @@ static mcrepl_status publish(struct store *s, const struct object *o,
 	if (s->opts.cfg.domain_aware)
 		mcrepl_stats_domain_proposal(s->stats, p->requester_domain,
 					     res->lease.target_domain);
-	lease_live(s, &res->lease, 1);
+	dyn__lease_live(s, &res->lease, 1);
 	project_load(s, o, &res->lease, now_ms);
 	return MCREPL_OK;
+}
+
+/* What libmcrepl judges a proposal on: the object, its replicas, its heat
+ * in the requester's domain (in is zeroed except for the object view). */
+static void object_input(struct store *s, struct object *o,
+			 const mcrepl_proposal *p, uint64_t now_ms,
+			 mcrepl_object_view *ov, mcrepl_replica_view *rv,
+			 mcrepl_propose_input *in)
+{
+	mcrepl_heat_cell *cell =
+	    dyn__heat_cell(s, o, p->requester_domain, false);
+
+	*ov = (mcrepl_object_view){
+	    .exists = true,
+	    .version = o->version,
+	    .size = o->size,
+	    .readable_memory_replicas = dyn__readable_count(o),
+	    .busy = o->copy_target != 0,
+	};
+	in->heat_count =
+	    cell ? mcrepl_heat_cell_count(cell, &s->heat, now_ms) : 0;
+	replica_views(s, o, rv);
+	in->n_replicas = o->n_replicas;
 }
 
 mcrepl_status dyn_propose(struct store *s, const mcrepl_proposal *p,
@@ -136,24 +263,21 @@ mcrepl_status dyn_propose(struct store *s, const mcrepl_proposal *p,
 	mcrepl_replica_view rv[MASTER_MAX_REPLICAS];
 	mcrepl_segment_view *sv = calloc(s->n_segs + 1, sizeof(*sv));
 	mcrepl_object_view ov = {0};
-	mcrepl_propose_input in = {p, &ov, 0, rv, 0, sv, s->n_segs, now_ms};
+	mcrepl_propose_input in = {
+	    .proposal = p,
+	    .object = &ov,
+	    .replicas = rv,
+	    .segments = sv,
+	    .n_segments = s->n_segs,
+	    .now_ms = now_ms,
+	};
 	mcrepl_status st;
 
 	memset(res, 0, sizeof(*res));
 	if (!sv)
 		return MCREPL_ENOMEM;
-	if (o && o->complete) {
-		ov = (mcrepl_object_view){true, o->version, o->size,
-					  readable_count(o),
-					  o->copy_target != 0};
-		mcrepl_heat_cell *cell =
-		    store_heat_cell(s, o, p->requester_domain, false);
-
-		in.heat_count =
-		    cell ? mcrepl_heat_cell_count(cell, &s->heat, now_ms) : 0;
-		replica_views(s, o, rv);
-		in.n_replicas = o->n_replicas;
-	}
+	if (o && o->complete)
+		object_input(s, o, p, now_ms, &ov, rv, &in);
 	segment_views(s, sv);
 	st = mcrepl_leases_propose(s->leases, &in, res);
 	free(sv);
@@ -162,363 +286,4 @@ mcrepl_status dyn_propose(struct store *s, const mcrepl_proposal *p,
 	if (st != MCREPL_OK)
 		mcrepl_stats_reject(s->stats, res->reason);
 	return st;
-}
-
-/* One trigger: an internal proposal judged from the master's own view. */
-static void admit_trigger(struct store *s, const mcrepl_trigger *t,
-			  uint64_t now_ms)
-{
-	struct object *o = store_find(s, t->tenant, t->key);
-	mcrepl_propose_result res;
-	mcrepl_proposal p;
-	char id[48];
-
-	if (!o) {
-		mcrepl_stats_reject(s->stats, MCREPL_REASON_UNKNOWN_OBJECT);
-		return;
-	}
-	snprintf(id, sizeof(id), "auto-%llu",
-		 (unsigned long long)++s->next_proposal);
-	p = (mcrepl_proposal){MCREPL_ACTION_ADD,
-			      id,
-			      o->tenant,
-			      o->key,
-			      t->domain,
-			      t->domain,
-			      o->version,
-			      o->size,
-			      {0},
-			      now_ms + s->opts.cfg.lease_ttl_ms};
-	if (!s->opts.cfg.domain_aware)
-		p.requester_domain = p.target_domain = NULL;
-	dyn_propose(s, &p, now_ms, &res);
-}
-
-size_t dyn_admit_batch(struct store *s, size_t max, uint64_t now_ms)
-{
-	mcrepl_trigger batch[64];
-	size_t n, done = 0;
-
-	while (done < max) {
-		n = mcrepl_triggers_pop(s->triggers, batch,
-					max - done < 64 ? max - done : 64);
-		if (n == 0)
-			break;
-		store_lock(s);
-		for (size_t i = 0; i < n; i++)
-			admit_trigger(s, &batch[i], now_ms);
-		store_unlock(s);
-		for (size_t i = 0; i < n; i++)
-			mcrepl_trigger_release(&batch[i]);
-		done += n;
-	}
-	return done;
-}
-
-/* ---- the fenced copy RPCs ---------------------------------------------- */
-
-static McreplRpc__Code reason_code(mcrepl_reason r)
-{
-	switch (r) {
-	case MCREPL_REASON_NOT_SOURCE:
-		return MCREPL_RPC__CODE__PERMISSION_DENIED;
-	case MCREPL_REASON_LEASE_EXPIRED:
-		return MCREPL_RPC__CODE__EXPIRED;
-	default:
-		return MCREPL_RPC__CODE__STALE;
-	}
-}
-
-static size_t find_target(const struct object *o, uint64_t seg_id)
-{
-	for (size_t i = 0; i < o->n_replicas; i++)
-		if (o->replicas[i].segment_id == seg_id &&
-		    o->replicas[i].dynamic &&
-		    o->replicas[i].status == REPLICA_PROCESSING)
-			return i;
-	return SIZE_MAX;
-}
-
-/* A started lease ended without success: free its PROCESSING target. */
-static void unpin_target(struct store *s, const mcrepl_lease *l,
-			 const char *tenant, const char *key, uint64_t now_ms)
-{
-	struct object *o = store_find(s, tenant, key);
-	size_t i;
-
-	if (!o || o->version != l->version)
-		return;
-	i = find_target(o, l->target.v);
-	if (i != SIZE_MAX)
-		store_drop_replica_quarantined(s, o, i, now_ms);
-	if (o->copies > 0)
-		o->copies--;
-	if (o->n_replicas == 0 && o->copies == 0)
-		store_delete_object(s, o);
-}
-
-/* The lease's copy is over (ok: its replica became readable). */
-static void finish_lease_task(struct store *s, const mcrepl_lease *l, bool ok)
-{
-	struct task *t = l->task.v ? store_task(s, l->task.v) : NULL;
-
-	if (t && t->warmup) { /* warmup progress, counted once */
-		t->warmup = false;
-		if (ok)
-			s->warmup_done++;
-		else
-			s->warmup_failed++;
-	}
-	if (t)
-		store_finish_task(s, t);
-	lease_live(s, l, -1);
-}
-
-void store_fail_lease_task(struct store *s, const mcrepl_lease *l)
-{
-	mcrepl_stats_add(s->stats, MCREPL_STAT_TASKS_FAILED, 1);
-	finish_lease_task(s, l, false);
-}
-
-/* The lease is gone after a refused call (expired, dead version): clean
- * what the master holds for it. */
-static void retire_if_gone(struct store *s, const mcrepl_lease *known,
-			   const char *tenant, const char *key, uint64_t now_ms)
-{
-	mcrepl_lease now_l;
-
-	if (!known->id.v ||
-	    mcrepl_leases_get(s->leases, known->id, &now_l) == MCREPL_OK)
-		return;
-	if (known->started)
-		unpin_target(s, known, tenant, key, now_ms);
-	store_fail_lease_task(s, known);
-}
-
-static McreplRpc__Code reserve_target(struct store *s, struct object *o,
-				   const mcrepl_lease *l,
-				   struct replica *src_out,
-				   struct replica *dst_out)
-{
-	struct segment *dst = store_segment(s, l->target.v);
-	struct replica *r;
-	size_t i;
-
-	for (i = 0; i < o->n_replicas; i++)
-		if (o->replicas[i].segment_id == l->source.v &&
-		    o->replicas[i].status == REPLICA_COMPLETE)
-			break;
-	if (!dst || i == o->n_replicas || !store_reserve_replica(o))
-		return MCREPL_RPC__CODE__NOT_FOUND;
-	*src_out = o->replicas[i];
-	r = &o->replicas[o->n_replicas];
-	if (seg_alloc_alloc(dst->alloc, o->size, &r->offset) != 0)
-		return MCREPL_RPC__CODE__NO_SPACE;
-	r->segment_id = dst->id;
-	r->size = o->size;
-	r->status = REPLICA_PROCESSING;
-	r->dynamic = true;
-	o->n_replicas++;
-	o->copies++;
-	*dst_out = *r;
-	return MCREPL_RPC__CODE__OK;
-}
-
-McreplRpc__Code dyn_copy_start(struct store *s, const mcrepl_fence *fin,
-			    const char *tenant, const char *key,
-			    uint64_t task_id, uint64_t now_ms,
-			    struct replica *src_out, struct replica *dst_out,
-			    const char **reason)
-{
-	struct object *o = store_find(s, tenant, key);
-	struct task *t = store_task(s, task_id);
-	mcrepl_fence f = *fin;
-	mcrepl_reason why = MCREPL_REASON_NONE;
-	mcrepl_lease l = {0};
-	McreplRpc__Code code;
-
-	mcrepl_leases_get(s->leases, f.lease, &l);
-	f.object_version = o ? o->version : 0;
-	if (mcrepl_leases_copy_start(s->leases, &f, now_ms, &l, &why) !=
-	    MCREPL_OK) {
-		*reason = mcrepl_reason_name(why);
-		retire_if_gone(s, &l, tenant, key, now_ms);
-		return reason_code(why);
-	}
-	code = t && t->msg.lease_id == f.lease.v && o
-		   ? reserve_target(s, o, &l, src_out, dst_out)
-		   : MCREPL_RPC__CODE__NOT_FOUND;
-	if (code != MCREPL_RPC__CODE__OK) {
-		*reason = code == MCREPL_RPC__CODE__NO_SPACE ? "no_space"
-							 : "wrong_target";
-		mcrepl_leases_copy_start_failed(s->leases, l.id, now_ms);
-		store_fail_lease_task(s, &l);
-	}
-	return code;
-}
-
-static void count_completion(struct store *s, const mcrepl_lease *l)
-{
-	struct segment *src = store_segment(s, l->source.v);
-	struct segment *dst = store_segment(s, l->target.v);
-	bool same = src && dst && mcrepl_domain_equal(src->domain, dst->domain);
-
-	mcrepl_stats_add(s->stats, MCREPL_STAT_TASKS_COMPLETED, 1);
-	mcrepl_stats_add(s->stats, MCREPL_STAT_REPLICAS, 1);
-	mcrepl_stats_add(s->stats,
-			 same ? MCREPL_STAT_SAME_DOMAIN_COPIES
-			      : MCREPL_STAT_CROSS_DOMAIN_COPIES,
-			 1);
-	mcrepl_stats_add(s->stats,
-			 same ? MCREPL_STAT_SAME_DOMAIN_BYTES
-			      : MCREPL_STAT_CROSS_DOMAIN_BYTES,
-			 (int64_t)l->size);
-}
-
-typedef mcrepl_status (*fence_fn)(mcrepl_leases *, const mcrepl_fence *,
-				  uint64_t, mcrepl_lease *, mcrepl_reason *);
-
-/* End or revoke: the fence decides; the master applies the outcome. */
-static McreplRpc__Code finish_copy(struct store *s, const mcrepl_fence *fin,
-				const char *tenant, const char *key,
-				uint64_t now_ms, bool success,
-				const char **reason)
-{
-	struct object *o = store_find(s, tenant, key);
-	mcrepl_fence f = *fin;
-	mcrepl_reason why = MCREPL_REASON_NONE;
-	mcrepl_lease l = {0};
-	fence_fn fn =
-	    success ? mcrepl_leases_copy_end : mcrepl_leases_copy_revoke;
-	size_t i;
-
-	mcrepl_leases_get(s->leases, f.lease, &l);
-	f.object_version = o ? o->version : 0;
-	if (fn(s->leases, &f, now_ms, &l, &why) != MCREPL_OK) {
-		*reason = mcrepl_reason_name(why);
-		retire_if_gone(s, &l, tenant, key, now_ms);
-		return reason_code(why);
-	}
-	i = o ? find_target(o, l.target.v) : SIZE_MAX;
-	if (!success || i == SIZE_MAX) {
-		unpin_target(s, &l, tenant, key, now_ms);
-		mcrepl_stats_add(s->stats,
-				 success ? MCREPL_STAT_TASKS_FAILED
-					 : MCREPL_STAT_TASKS_REVOKED,
-				 1);
-		finish_lease_task(s, &l, false);
-		return success ? MCREPL_RPC__CODE__NOT_FOUND : MCREPL_RPC__CODE__OK;
-	}
-	o->replicas[i].status = REPLICA_COMPLETE;
-	s->dyn_replica_bytes += o->replicas[i].size;
-	o->copies--;
-	count_completion(s, &l);
-	finish_lease_task(s, &l, true);
-	return MCREPL_RPC__CODE__OK;
-}
-
-McreplRpc__Code dyn_copy_end(struct store *s, const mcrepl_fence *f,
-			  const char *tenant, const char *key, uint64_t now_ms,
-			  const char **reason)
-{
-	return finish_copy(s, f, tenant, key, now_ms, true, reason);
-}
-
-McreplRpc__Code dyn_copy_revoke(struct store *s, const mcrepl_fence *f,
-			     const char *tenant, const char *key,
-			     uint64_t now_ms, const char **reason)
-{
-	return finish_copy(s, f, tenant, key, now_ms, false, reason);
-}
-
-size_t dyn_sweep(struct store *s, uint64_t now_ms)
-{
-	mcrepl_lease out[32];
-	size_t n, total = 0;
-
-	do {
-		n = mcrepl_leases_sweep(s->leases, now_ms, out, 32);
-		for (size_t i = 0; i < n; i++) {
-			struct task *t = store_task(s, out[i].task.v);
-
-			if (out[i].started && t)
-				unpin_target(s, &out[i], t->msg.tenant,
-					     t->msg.key, now_ms);
-			store_fail_lease_task(s, &out[i]);
-		}
-		total += n;
-	} while (n == 32 && total < 4096);
-	return total;
-}
-
-/* ---- warmup ----------------------------------------------------------------- */
-
-static bool held_in_domain(struct store *s, const struct object *o,
-			   const char *domain)
-{
-	for (size_t i = 0; i < o->n_replicas; i++) {
-		struct segment *seg =
-		    store_segment(s, o->replicas[i].segment_id);
-
-		if (seg && o->replicas[i].status == REPLICA_COMPLETE &&
-		    mcrepl_domain_equal(seg->domain, domain))
-			return true;
-	}
-	return false;
-}
-
-static void warm_one(struct store *s, struct object *o, const char *domain,
-		     uint64_t now_ms, uint32_t *queued)
-{
-	mcrepl_propose_result res;
-	mcrepl_proposal p;
-	char id[48];
-
-	snprintf(id, sizeof(id), "warmup-%llu",
-		 (unsigned long long)++s->next_proposal);
-	p = (mcrepl_proposal){MCREPL_ACTION_ADD,
-			      id,
-			      o->tenant,
-			      o->key,
-			      domain,
-			      domain,
-			      o->version,
-			      o->size,
-			      {0},
-			      now_ms + s->opts.cfg.lease_ttl_ms,
-			      MCREPL_PROPOSAL_WARMUP};
-	if (dyn_propose(s, &p, now_ms, &res) == MCREPL_OK)
-		(*queued)++;
-}
-
-uint32_t dyn_warmup(struct store *s, const char *domain, uint32_t max_copies,
-		    uint64_t max_bytes, uint64_t now_ms)
-{
-	size_t n = mcu_map_size(&s->objects), i = 0, chosen;
-	mcrepl_warmup_candidate *c = calloc(n + 1, sizeof(*c));
-	struct object **objs = calloc(n + 1, sizeof(*objs));
-	size_t *pick = calloc((size_t)max_copies + 1, sizeof(*pick));
-	uint32_t queued = 0;
-
-	if (!c || !objs || !pick || !s->opts.cfg.domain_aware)
-		goto out;
-	for (struct object *o = s->lru_head; o && i < n; o = o->lru_next) {
-		if (!o->complete)
-			continue;
-		objs[i] = o;
-		c[i].heat = mcrepl_heat_cell_count(&o->heat, &s->heat, now_ms);
-		c[i].size = o->size;
-		c[i].in_domain = held_in_domain(s, o, domain);
-		i++;
-	}
-	chosen = mcrepl_warmup_select(c, i, max_copies, max_bytes, pick);
-	for (size_t j = 0; j < chosen; j++)
-		warm_one(s, objs[pick[j]], domain, now_ms, &queued);
-	s->warmup_runs++;
-	s->warmup_queued += queued;
-out:
-	free(c);
-	free(objs);
-	free(pick);
-	return queued;
 }

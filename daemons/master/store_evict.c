@@ -2,12 +2,12 @@
  * read objects first, never an object under read lease, with a copy
  * running or with a pending dynamic copy. */
 #include "alloc.h"
-#include "store.h"
+#include "store_priv.h"
 
 static bool evictable(struct store *s, const struct object *o, uint64_t now)
 {
 	return o->complete && o->copies == 0 && o->lease_until_ms <= now &&
-	       !mcrepl_leases_key_is_pending(s->leases, o->tenant, o->key, now);
+	       !dyn_key_is_pending(s, o->tenant, o->key, now);
 }
 
 uint64_t store_evict_segment(struct store *s, struct segment *seg,
@@ -20,7 +20,7 @@ uint64_t store_evict_segment(struct store *s, struct segment *seg,
 
 	if (goal == 0)
 		goal = 1;
-	s->evictions_runs++;
+	s->ctr.eviction_runs++;
 	while (o && freed < goal) {
 		struct object *next = o->lru_next;
 
@@ -29,10 +29,10 @@ uint64_t store_evict_segment(struct store *s, struct segment *seg,
 			if (o->replicas[i].segment_id != seg->id)
 				continue;
 			freed += o->replicas[i].size;
-			s->evicted_bytes += o->replicas[i].size;
+			s->ctr.evicted_bytes += o->replicas[i].size;
 			store_drop_replica(s, o, i, now_ms);
 			if (o->n_replicas == 0) {
-				s->evicted_objects++;
+				s->ctr.evicted_objects++;
 				store_delete_object(s, o);
 			}
 			break;

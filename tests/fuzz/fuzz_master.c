@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "flags.h"
 #include "fuzz.h"
 #include "rpc_dispatch.h"
 #include "service.h"
@@ -43,7 +44,7 @@ static const McreplRpc__Result *result_of(const ProtobufCMessage *msg)
 
 	FUZZ_CHECK(f && f->type == PROTOBUF_C_TYPE_MESSAGE);
 	return *(McreplRpc__Result *const *)(const void *)((const char *)msg +
-							f->offset);
+							   f->offset);
 }
 
 static void reply(void *arg, const rpc_frame_head *head,
@@ -89,7 +90,7 @@ static void options(struct master_opts *o, uint8_t bits)
 {
 	mcrepl_config *c = &o->cfg;
 
-	master_opts_init(o);
+	master_opts_defaults(o);
 	c->mode = (mcrepl_mode)(bits % 3);
 	c->domain_aware = bits & 4;
 	o->enable_proposal_rpc = bits & 8;
@@ -111,8 +112,8 @@ static void options(struct master_opts *o, uint8_t bits)
 static void check_store(struct store *s)
 {
 	store_lock(s);
-	for (size_t i = 0; i < s->n_segs; i++) {
-		struct segment *seg = s->segs[i];
+	for (size_t i = 0; i < store_n_segments(s); i++) {
+		const struct segment *seg = store_segment_at(s, i);
 
 		FUZZ_CHECK(seg_alloc_is_consistent(seg->alloc));
 		FUZZ_CHECK(store_used(seg) <= seg->capacity);

@@ -1,0 +1,341 @@
+/* RPC handlers of mcrepl-master for work between workers: FetchTasks and
+ * MarkTaskToComplete, ordinary copies, the fenced dynamic copies and
+ * SubmitReplicaActionProposal. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service_priv.h"
+
+#define MAX_TASKS_PER_FETCH 256
+
+/* ---- tasks ---------------------------------------------------------------- */
+
+static void h_fetch_tasks(McreplRpc__Master_Service *svc,
+			  const McreplRpc__FetchTasksRequest *req,
+			  McreplRpc__FetchTasksResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	McreplRpc__FetchTasksResponse resp;
+	struct task *tasks[MAX_TASKS_PER_FETCH];
+	McreplRpc__Task *ptrs[MAX_TASKS_PER_FETCH];
+	size_t max = req->max_tasks ? req->max_tasks : 16, n;
+	struct reply r = {0};
+	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
+
+	mcrepl_rpc__fetch_tasks_response__init(&resp);
+	if (max > MAX_TASKS_PER_FETCH)
+		max = MAX_TASKS_PER_FETCH;
+	store_lock(s);
+	n = store_fetch_tasks(s, req->client_id, tasks, max,
+			      SVC(svc)->now_ms());
+	for (size_t i = 0; i < n; i++)
+		ptrs[i] = &tasks[i]->msg;
+	resp.n_tasks = n;
+	resp.tasks = ptrs;
+	if (n == 0 && !store_client_known(s, req->client_id))
+		code = MCREPL_RPC__CODE__UNKNOWN_CLIENT;
+	svc_reply(&r, code, NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+	store_unlock(s);
+}
+
+static void h_mark_task(McreplRpc__Master_Service *svc,
+			const McreplRpc__MarkTaskToCompleteRequest *req,
+			McreplRpc__MarkTaskToCompleteResponse_Closure done,
+			void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	McreplRpc__MarkTaskToCompleteResponse resp;
+	struct reply r = {0};
+	McreplRpc__Code code;
+
+	mcrepl_rpc__mark_task_to_complete_response__init(&resp);
+	store_lock(s);
+	code = store_task_report(s, req->client_id, req->task_id);
+	store_unlock(s);
+	svc_reply(&r, code, NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+/* ---- ordinary copy -------------------------------------------------------- */
+
+static void h_copy_start(McreplRpc__Master_Service *svc,
+			 const McreplRpc__CopyStartRequest *req,
+			 McreplRpc__CopyStartResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	McreplRpc__CopyStartResponse resp;
+	McreplRpc__Replica src_m, dst_m;
+	struct replica src, dst;
+	struct reply r = {0};
+	McreplRpc__Code code;
+
+	mcrepl_rpc__copy_start_response__init(&resp);
+	store_lock(s);
+	code =
+	    store_copy_start(s, req->tenant, req->key, req->source_segment_id,
+			     req->target_segment_id, SVC(svc)->now_ms(), &src,
+			     &dst, r.msg, sizeof(r.msg));
+	if (code == MCREPL_RPC__CODE__OK) {
+		svc_fill_replica(s, &src_m, &src, false);
+		svc_fill_replica(s, &dst_m, &dst, true);
+		resp.source = &src_m;
+		resp.target = &dst_m;
+		resp.write_token = dst_m.write_token;
+	}
+	svc_reply(&r, code, NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+	store_unlock(s);
+}
+
+static McreplRpc__Code copy_finish(McreplRpc__Master_Service *svc,
+				   const char *tenant, const char *key, bool ok)
+{
+	struct store *s = SVC(svc)->store;
+	McreplRpc__Code code;
+
+	store_lock(s);
+	code = store_copy_finish(s, tenant, key, ok, SVC(svc)->now_ms());
+	store_unlock(s);
+	return code;
+}
+
+static void h_copy_end(McreplRpc__Master_Service *svc,
+		       const McreplRpc__CopyEndRequest *req,
+		       McreplRpc__CopyEndResponse_Closure done, void *cd)
+{
+	McreplRpc__CopyEndResponse resp;
+	struct reply r = {0};
+
+	mcrepl_rpc__copy_end_response__init(&resp);
+	svc_reply(&r, copy_finish(svc, req->tenant, req->key, true), NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+static void h_copy_revoke(McreplRpc__Master_Service *svc,
+			  const McreplRpc__CopyRevokeRequest *req,
+			  McreplRpc__CopyRevokeResponse_Closure done, void *cd)
+{
+	McreplRpc__CopyRevokeResponse resp;
+	struct reply r = {0};
+
+	mcrepl_rpc__copy_revoke_response__init(&resp);
+	svc_reply(&r, copy_finish(svc, req->tenant, req->key, false), NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+/* ---- dynamic copy --------------------------------------------------------- */
+
+static mcrepl_fence fence_of(uint64_t lease, uint64_t version, uint64_t client,
+			     uint64_t src, uint64_t dst)
+{
+	return (mcrepl_fence){
+	    .lease = {lease},
+	    .version = version,
+	    .caller = {client},
+	    .source = {src},
+	    .target = {dst},
+	};
+}
+
+static void h_dyn_start(McreplRpc__Master_Service *svc,
+			const McreplRpc__DynamicReplicaCopyStartRequest *req,
+			McreplRpc__DynamicReplicaCopyStartResponse_Closure done,
+			void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	McreplRpc__DynamicReplicaCopyStartResponse resp;
+	mcrepl_fence f =
+	    fence_of(req->lease_id, req->version, req->client_id,
+		     req->source_segment_id, req->target_segment_id);
+	McreplRpc__Replica src_m, dst_m;
+	struct replica src, dst;
+	const char *reason = NULL;
+	struct reply r = {0};
+	McreplRpc__Code code;
+
+	mcrepl_rpc__dynamic_replica_copy_start_response__init(&resp);
+	store_lock(s);
+	code = dyn_copy_start(s, &f, req->tenant, req->key, req->task_id,
+			      SVC(svc)->now_ms(), &src, &dst, &reason);
+	if (code == MCREPL_RPC__CODE__OK) {
+		svc_fill_replica(s, &src_m, &src, false);
+		svc_fill_replica(s, &dst_m, &dst, true);
+		resp.source = &src_m;
+		resp.target = &dst_m;
+		resp.write_token = dst_m.write_token;
+	}
+	svc_reply(&r, code, reason);
+	resp.result = &r.result;
+	done(&resp, cd);
+	store_unlock(s);
+}
+
+/* End (success) or Revoke of a dynamic copy, under the store lock. */
+static McreplRpc__Code dyn_finish(McreplRpc__Master_Service *svc,
+				  uint64_t lease, uint64_t version,
+				  uint64_t client, const char *tenant,
+				  const char *key, bool success,
+				  const char **reason)
+{
+	struct store *s = SVC(svc)->store;
+	mcrepl_fence f = fence_of(lease, version, client, 0, 0);
+	uint64_t now = SVC(svc)->now_ms();
+	McreplRpc__Code code;
+
+	store_lock(s);
+	code = success ? dyn_copy_end(s, &f, tenant, key, now, reason)
+		       : dyn_copy_revoke(s, &f, tenant, key, now, reason);
+	store_unlock(s);
+	return code;
+}
+
+static void h_dyn_end(McreplRpc__Master_Service *svc,
+		      const McreplRpc__DynamicReplicaCopyEndRequest *req,
+		      McreplRpc__DynamicReplicaCopyEndResponse_Closure done,
+		      void *cd)
+{
+	McreplRpc__DynamicReplicaCopyEndResponse resp;
+	const char *reason = NULL;
+	struct reply r = {0};
+	McreplRpc__Code code;
+
+	mcrepl_rpc__dynamic_replica_copy_end_response__init(&resp);
+	code = dyn_finish(svc, req->lease_id, req->version, req->client_id,
+			  req->tenant, req->key, true, &reason);
+	svc_reply(&r, code, reason);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+static void
+h_dyn_revoke(McreplRpc__Master_Service *svc,
+	     const McreplRpc__DynamicReplicaCopyRevokeRequest *req,
+	     McreplRpc__DynamicReplicaCopyRevokeResponse_Closure done, void *cd)
+{
+	McreplRpc__DynamicReplicaCopyRevokeResponse resp;
+	const char *reason = NULL;
+	struct reply r = {0};
+	McreplRpc__Code code;
+
+	mcrepl_rpc__dynamic_replica_copy_revoke_response__init(&resp);
+	code = dyn_finish(svc, req->lease_id, req->version, req->client_id,
+			  req->tenant, req->key, false, &reason);
+	svc_reply(&r, code, reason);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+/* ---- proposals and stats -------------------------------------------------- */
+
+static McreplRpc__Code status_code(mcrepl_status st)
+{
+	switch (st) {
+	case MCREPL_OK:
+		return MCREPL_RPC__CODE__OK;
+	case MCREPL_EREJECTED:
+		return MCREPL_RPC__CODE__REJECTED;
+	case MCREPL_ECONFLICT:
+		return MCREPL_RPC__CODE__ALREADY_EXISTS;
+	case MCREPL_EINVAL:
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
+	default:
+		return MCREPL_RPC__CODE__INTERNAL;
+	}
+}
+
+static mcrepl_proposal
+proposal_of(const McreplRpc__SubmitReplicaActionProposalRequest *req,
+	    uint64_t now, uint64_t lease_ttl_ms)
+{
+	return (mcrepl_proposal){
+	    .action = MCREPL_ACTION_ADD,
+	    .proposal_id = req->proposal_id,
+	    .tenant = req->tenant,
+	    .key = req->key,
+	    .requester_domain = req->requester_domain,
+	    .target_domain = req->target_domain,
+	    .observed_version = req->observed_version,
+	    .expected_size = req->expected_size,
+	    .preferred_target = {req->preferred_target_segment_id},
+	    .expires_at_ms =
+		now + (req->expires_in_ms ? req->expires_in_ms : lease_ttl_ms),
+	};
+}
+
+/* The granted lease as a message (strings from req and res). */
+static void
+lease_message(McreplRpc__ReplicaActionLease *lm,
+	      const McreplRpc__SubmitReplicaActionProposalRequest *req,
+	      mcrepl_propose_result *res)
+{
+	lm->proposal_id = svc_mut(req->proposal_id);
+	lm->lease_id = res->lease.id.v;
+	lm->tenant = svc_mut(req->tenant);
+	lm->key = svc_mut(req->key);
+	lm->source_segment_id = res->lease.source.v;
+	lm->target_segment_id = res->lease.target.v;
+	lm->target_domain = res->lease.target_domain;
+	lm->version = res->lease.version;
+	lm->expires_at_ms = res->lease.expires_at_ms;
+	lm->task_id = res->lease.task.v;
+}
+
+static void
+h_propose(McreplRpc__Master_Service *svc,
+	  const McreplRpc__SubmitReplicaActionProposalRequest *req,
+	  McreplRpc__SubmitReplicaActionProposalResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	const struct master_opts *opts = store_opts(s);
+	McreplRpc__SubmitReplicaActionProposalResponse resp;
+	McreplRpc__ReplicaActionLease lm;
+	mcrepl_propose_result res = {0};
+	struct reply r = {0};
+	uint64_t now = SVC(svc)->now_ms();
+	mcrepl_proposal p = proposal_of(req, now, opts->cfg.lease_ttl_ms);
+	McreplRpc__Code code = MCREPL_RPC__CODE__UNAVAILABLE;
+
+	mcrepl_rpc__submit_replica_action_proposal_response__init(&resp);
+	mcrepl_rpc__replica_action_lease__init(&lm);
+	if (!opts->enable_proposal_rpc) {
+		snprintf(r.msg, sizeof(r.msg),
+			 "SubmitReplicaActionProposal is "
+			 "internal; start the master "
+			 "with --enable_proposal_rpc");
+	} else {
+		store_lock(s);
+		code = status_code(dyn_propose(s, &p, now, &res));
+		store_unlock(s);
+	}
+	if (code == MCREPL_RPC__CODE__OK) {
+		lease_message(&lm, req, &res);
+		resp.lease = &lm;
+		resp.repeated = res.repeated;
+	}
+	svc_reply(&r, code,
+		  code == MCREPL_RPC__CODE__UNAVAILABLE
+		      ? NULL
+		      : mcrepl_reason_name(res.reason));
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+void service_bind_copies(McreplRpc__Master_Service *base)
+{
+	base->fetch_tasks = h_fetch_tasks;
+	base->mark_task_to_complete = h_mark_task;
+	base->copy_start = h_copy_start;
+	base->copy_end = h_copy_end;
+	base->copy_revoke = h_copy_revoke;
+	base->dynamic_replica_copy_start = h_dyn_start;
+	base->dynamic_replica_copy_end = h_dyn_end;
+	base->dynamic_replica_copy_revoke = h_dyn_revoke;
+	base->submit_replica_action_proposal = h_propose;
+}

@@ -1,0 +1,275 @@
+/* RPC handlers of mcrepl-master for objects: PutStart/End/Revoke, the
+ * read path (GetReplicaList, BatchGetReplicaList, Stat), Exist, Remove. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service_priv.h"
+
+/* ---- puts ---------------------------------------------------------------- */
+
+static void h_put_start(McreplRpc__Master_Service *svc,
+			const McreplRpc__PutStartRequest *req,
+			McreplRpc__PutStartResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	McreplRpc__PutStartResponse resp;
+	McreplRpc__Replica msgs[16], *ptrs[16];
+	struct reply r = {0};
+	struct object *o = NULL;
+	McreplRpc__Code code;
+
+	mcrepl_rpc__put_start_response__init(&resp);
+	store_lock(s);
+	code = store_put_start(s, req->tenant, req->key, req->size,
+			       req->replica_num, SVC(svc)->now_ms(), &o, r.msg,
+			       sizeof(r.msg));
+	if (code == MCREPL_RPC__CODE__OK) {
+		resp.version = o->version;
+		for (size_t i = 0; i < o->n_replicas && i < 16; i++) {
+			svc_fill_replica(s, &msgs[i], &o->replicas[i], true);
+			ptrs[i] = &msgs[i];
+			resp.n_replicas = i + 1;
+		}
+		resp.replicas = ptrs;
+	}
+	svc_reply(&r, code, NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+	store_unlock(s);
+}
+
+static void h_put_end(McreplRpc__Master_Service *svc,
+		      const McreplRpc__PutEndRequest *req,
+		      McreplRpc__PutEndResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	McreplRpc__PutEndResponse resp;
+	struct reply r = {0};
+
+	mcrepl_rpc__put_end_response__init(&resp);
+	store_lock(s);
+	svc_reply(&r, store_put_end(s, req->tenant, req->key, req->version),
+		  NULL);
+	store_unlock(s);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+static void h_put_revoke(McreplRpc__Master_Service *svc,
+			 const McreplRpc__PutRevokeRequest *req,
+			 McreplRpc__PutRevokeResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	McreplRpc__PutRevokeResponse resp;
+	struct reply r = {0};
+
+	mcrepl_rpc__put_revoke_response__init(&resp);
+	store_lock(s);
+	svc_reply(&r, store_put_revoke(s, req->tenant, req->key, req->version),
+		  NULL);
+	store_unlock(s);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+/* ---- reads --------------------------------------------------------------- */
+
+/* One key's answer; replica messages live in msgs/ptrs (MAX each). */
+struct get_answer {
+	McreplRpc__GetReplicaListResponse resp;
+	struct reply r;
+	McreplRpc__Replica msgs[MASTER_MAX_REPLICAS];
+	McreplRpc__Replica *ptrs[MASTER_MAX_REPLICAS];
+};
+
+/* Fills a with the outcome of a lookup: on OK the replicas order[0..n) of
+ * o; lease_ttl_ms is the read lease the lookup granted (0: none). */
+static void answer_object(struct store *s, struct get_answer *a,
+			  const char *key, McreplRpc__Code code,
+			  const struct object *o, const size_t *order, size_t n,
+			  uint64_t lease_ttl_ms)
+{
+	a->resp.key = svc_mut(key);
+	if (code == MCREPL_RPC__CODE__OK) {
+		a->resp.version = o->version;
+		a->resp.size = o->size;
+		a->resp.lease_ttl_ms = lease_ttl_ms;
+		for (size_t i = 0; i < n; i++) {
+			svc_fill_replica(s, &a->msgs[i], &o->replicas[order[i]],
+					 false);
+			a->ptrs[i] = &a->msgs[i];
+		}
+		a->resp.n_replicas = n;
+		a->resp.replicas = a->ptrs;
+	}
+	svc_reply(&a->r, code, NULL);
+	a->resp.result = &a->r.result;
+}
+
+static void answer_get(struct store *s, struct get_answer *a,
+		       const char *tenant, const char *key, const char *domain,
+		       uint64_t now)
+{
+	size_t order[MASTER_MAX_REPLICAS], n = 0;
+	struct object *o = NULL;
+	McreplRpc__Code code;
+
+	mcrepl_rpc__get_replica_list_response__init(&a->resp);
+	a->r.msg[0] = '\0';
+	code = store_get(s, tenant, key, domain, now, &o, order,
+			 MASTER_MAX_REPLICAS, &n);
+	if (code == MCREPL_RPC__CODE__INVALID_ARGUMENT)
+		store_key_valid(tenant, key, a->r.msg, sizeof(a->r.msg));
+	answer_object(s, a, key, code, o, order, n,
+		      store_opts(s)->kv_lease_ttl_ms);
+}
+
+/* A zeroed answer, or NULL after replying INTERNAL (out of memory). */
+static struct get_answer *
+answer_alloc(McreplRpc__GetReplicaListResponse_Closure done, void *cd)
+{
+	struct get_answer *a = calloc(1, sizeof(*a));
+	McreplRpc__GetReplicaListResponse oom;
+	struct reply r = {0};
+
+	if (a)
+		return a;
+	mcrepl_rpc__get_replica_list_response__init(&oom);
+	svc_reply(&r, MCREPL_RPC__CODE__INTERNAL, NULL);
+	oom.result = &r.result;
+	done(&oom, cd);
+	return NULL;
+}
+
+static void h_get(McreplRpc__Master_Service *svc,
+		  const McreplRpc__GetReplicaListRequest *req,
+		  McreplRpc__GetReplicaListResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	struct get_answer *a = answer_alloc(done, cd);
+
+	if (!a)
+		return;
+	store_lock(s);
+	store_read_begin(s);
+	answer_get(s, a, req->tenant, req->key, req->requester_domain,
+		   SVC(svc)->now_ms());
+	done(&a->resp, cd);
+	store_unlock(s);
+	free(a);
+}
+
+/* GetReplicaList's answer without its side effects (store_stat). */
+static void h_stat(McreplRpc__Master_Service *svc,
+		   const McreplRpc__StatRequest *req,
+		   McreplRpc__GetReplicaListResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	struct get_answer *a = answer_alloc(done, cd);
+	size_t order[MASTER_MAX_REPLICAS], n = 0;
+	struct object *o = NULL;
+	McreplRpc__Code code;
+
+	if (!a)
+		return;
+	mcrepl_rpc__get_replica_list_response__init(&a->resp);
+	store_lock(s);
+	code = store_stat(s, req->tenant, req->key, &o, order,
+			  MASTER_MAX_REPLICAS, &n, a->r.msg, sizeof(a->r.msg));
+	answer_object(s, a, req->key, code, o, order, n, 0);
+	done(&a->resp, cd);
+	store_unlock(s);
+	free(a);
+}
+
+static void h_batch_get(McreplRpc__Master_Service *svc,
+			const McreplRpc__BatchGetReplicaListRequest *req,
+			McreplRpc__BatchGetReplicaListResponse_Closure done,
+			void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	McreplRpc__BatchGetReplicaListResponse resp;
+	struct get_answer *a = NULL;
+	McreplRpc__GetReplicaListResponse **ptrs = NULL;
+	struct reply r = {0};
+	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
+	uint64_t now = SVC(svc)->now_ms();
+
+	mcrepl_rpc__batch_get_replica_list_response__init(&resp);
+	code = store_batch_check(s, req->n_keys, r.msg, sizeof(r.msg));
+	if (code == MCREPL_RPC__CODE__OK) {
+		a = calloc(req->n_keys, sizeof(*a));
+		ptrs = calloc(req->n_keys, sizeof(*ptrs));
+		if (!a || !ptrs)
+			code = MCREPL_RPC__CODE__INTERNAL;
+	}
+	store_lock(s);
+	if (code == MCREPL_RPC__CODE__OK) {
+		store_read_begin(s);
+		for (size_t i = 0; i < req->n_keys; i++) {
+			answer_get(s, &a[i], req->tenant, req->keys[i],
+				   req->requester_domain, now);
+			ptrs[i] = &a[i].resp;
+		}
+		resp.n_entries = req->n_keys;
+		resp.entries = ptrs;
+	}
+	svc_reply(&r, code, NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+	store_unlock(s);
+	free(a);
+	free(ptrs);
+}
+
+static void h_exist(McreplRpc__Master_Service *svc,
+		    const McreplRpc__ExistRequest *req,
+		    McreplRpc__ExistResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	McreplRpc__ExistResponse resp;
+	struct reply r = {0};
+
+	mcrepl_rpc__exist_response__init(&resp);
+	store_lock(s);
+	resp.exists = store_exists(s, req->tenant, req->key);
+	store_unlock(s);
+	svc_reply(&r,
+		  req->key[0] ? MCREPL_RPC__CODE__OK
+			      : MCREPL_RPC__CODE__INVALID_ARGUMENT,
+		  NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+static void h_remove(McreplRpc__Master_Service *svc,
+		     const McreplRpc__RemoveRequest *req,
+		     McreplRpc__RemoveResponse_Closure done, void *cd)
+{
+	struct store *s = SVC(svc)->store;
+	McreplRpc__RemoveResponse resp;
+	struct reply r = {0};
+	McreplRpc__Code code;
+
+	mcrepl_rpc__remove_response__init(&resp);
+	store_lock(s);
+	code = store_remove(s, req->tenant, req->key, SVC(svc)->now_ms(), r.msg,
+			    sizeof(r.msg));
+	store_unlock(s);
+	svc_reply(&r, code, NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+}
+
+void service_bind_objects(McreplRpc__Master_Service *base)
+{
+	base->put_start = h_put_start;
+	base->put_end = h_put_end;
+	base->put_revoke = h_put_revoke;
+	base->get_replica_list = h_get;
+	base->batch_get_replica_list = h_batch_get;
+	base->stat = h_stat;
+	base->exist = h_exist;
+	base->remove = h_remove;
+}

@@ -1,0 +1,91 @@
+/* Ordinary (client-driven) copies: CopyStart reserves a PROCESSING replica
+ * on the target, CopyEnd makes it readable, CopyRevoke frees it. One copy
+ * per object at a time, never beside a pending dynamic copy. */
+#include <stdio.h>
+
+#include "alloc.h"
+#include "store_priv.h"
+
+static size_t replica_on(const struct object *o, uint64_t seg_id,
+			 enum replica_status st)
+{
+	for (size_t i = 0; i < o->n_replicas; i++)
+		if (o->replicas[i].segment_id == seg_id &&
+		    o->replicas[i].status == st)
+			return i;
+	return SIZE_MAX;
+}
+
+/* A PROCESSING replica of o on dst, pinning o; NO_SPACE when none fits.
+ * The ordinary copy's reservation (its owner and deadline would go here). */
+static McreplRpc__Code reserve_copy(struct object *o, struct segment *dst,
+				    struct replica *dst_out)
+{
+	struct replica *r;
+	uint64_t offset;
+
+	if (!store_reserve_replica(o) ||
+	    seg_alloc_alloc(dst->alloc, o->size, &offset) != 0)
+		return MCREPL_RPC__CODE__NO_SPACE;
+	r = &o->replicas[o->n_replicas++];
+	*r = (struct replica){
+	    .segment_id = dst->id,
+	    .offset = offset,
+	    .size = o->size,
+	    .status = REPLICA_PROCESSING,
+	    .dynamic = false,
+	};
+	*dst_out = *r;
+	o->copies++;
+	o->copy_target = dst->id;
+	return MCREPL_RPC__CODE__OK;
+}
+
+McreplRpc__Code store_copy_start(struct store *s, const char *tenant,
+				 const char *key, uint64_t src_seg,
+				 uint64_t dst_seg, uint64_t now_ms,
+				 struct replica *src_out,
+				 struct replica *dst_out, char *err,
+				 size_t errlen)
+{
+	struct object *o = store__lookup(s, tenant, key);
+	struct segment *dst = store_segment(s, dst_seg);
+	size_t si;
+
+	if (!o || !o->complete)
+		return MCREPL_RPC__CODE__NOT_FOUND;
+	si = replica_on(o, src_seg, REPLICA_COMPLETE);
+	if (si == SIZE_MAX || !dst || store__on_segment(o, dst_seg)) {
+		snprintf(err, errlen,
+			 "source must hold a readable replica and "
+			 "the target none");
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
+	}
+	if (o->copy_target || dyn_key_is_pending(s, tenant, key, now_ms)) {
+		snprintf(err, errlen, "another copy of the object is pending");
+		return MCREPL_RPC__CODE__BUSY;
+	}
+	*src_out = o->replicas[si];
+	return reserve_copy(o, dst, dst_out);
+}
+
+McreplRpc__Code store_copy_finish(struct store *s, const char *tenant,
+				  const char *key, bool success,
+				  uint64_t now_ms)
+{
+	struct object *o = store__lookup(s, tenant, key);
+	size_t i;
+
+	if (!o || !o->copy_target)
+		return MCREPL_RPC__CODE__NOT_FOUND;
+	i = replica_on(o, o->copy_target, REPLICA_PROCESSING);
+	o->copy_target = 0;
+	o->copies--;
+	if (i == SIZE_MAX)
+		return MCREPL_RPC__CODE__NOT_FOUND;
+	if (success)
+		o->replicas[i].status = REPLICA_COMPLETE;
+	else
+		store_drop_replica(s, o, i, now_ms);
+	return MCREPL_RPC__CODE__OK;
+}

@@ -1,0 +1,24 @@
+/* Helpers shared by the dynamic-replication files (store_dyn*.c) only;
+ * their entry points are the dyn_ section of store.h. */
+#ifndef MCREPL_MASTER_STORE_DYN_H
+#define MCREPL_MASTER_STORE_DYN_H
+
+#include "store_priv.h"
+
+/* store_dyn.c */
+/* The heat cell for reads from `domain` (the object's own cell unless the
+ * config is domain-aware); NULL when the per-object domain table is full
+ * or memory is short (create: make one). */
+mcrepl_heat_cell *dyn__heat_cell(const struct store *s, struct object *o,
+				 const char *domain, bool create);
+/* o's COMPLETE replicas. */
+uint32_t dyn__readable_count(const struct object *o);
+
+/* store_dyn_copy.c */
+/* A lease became live (delta 1) or ended (-1): in-flight and incoming
+ * figures of its segments. */
+void dyn__lease_live(struct store *s, const mcrepl_lease *l, int delta);
+/* Fail the task of a lease cleared before it ran (Remove, sweep). */
+void dyn__fail_lease_task(struct store *s, const mcrepl_lease *l);
+
+#endif

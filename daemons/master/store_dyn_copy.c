@@ -1,0 +1,264 @@
+/* The fenced dynamic copy RPCs (DynamicReplicaCopyStart/End/Revoke) and
+ * the lease sweep: libmcrepl's fence decides, the master applies the
+ * outcome to the object, its target region and the lease's task. */
+#include <stdio.h>
+
+#include "alloc.h"
+#include "store_dyn.h"
+
+void dyn__lease_live(struct store *s, const mcrepl_lease *l, int delta)
+{
+	struct segment *src = store_segment(s, l->source.v);
+	struct segment *dst = store_segment(s, l->target.v);
+
+	mcrepl_stats_add(s->stats, MCREPL_STAT_INFLIGHT, delta);
+	if (src)
+		src->inflight += (uint32_t)delta;
+	if (dst && delta > 0)
+		dst->incoming += l->size;
+	else if (dst)
+		dst->incoming -=
+		    l->size < dst->incoming ? l->size : dst->incoming;
+}
+
+static McreplRpc__Code reason_code(mcrepl_reason r)
+{
+	switch (r) {
+	case MCREPL_REASON_NOT_SOURCE:
+		return MCREPL_RPC__CODE__PERMISSION_DENIED;
+	case MCREPL_REASON_LEASE_EXPIRED:
+		return MCREPL_RPC__CODE__EXPIRED;
+	default:
+		return MCREPL_RPC__CODE__STALE;
+	}
+}
+
+static size_t find_target(const struct object *o, uint64_t seg_id)
+{
+	for (size_t i = 0; i < o->n_replicas; i++)
+		if (o->replicas[i].segment_id == seg_id &&
+		    o->replicas[i].dynamic &&
+		    o->replicas[i].status == REPLICA_PROCESSING)
+			return i;
+	return SIZE_MAX;
+}
+
+/* A started lease ended without success: free its PROCESSING target. */
+static void unpin_target(struct store *s, const mcrepl_lease *l,
+			 const char *tenant, const char *key, uint64_t now_ms)
+{
+	struct object *o = store_find(s, tenant, key);
+	size_t i;
+
+	if (!o || o->version != l->version)
+		return;
+	i = find_target(o, l->target.v);
+	if (i != SIZE_MAX)
+		store_drop_replica_quarantined(s, o, i, now_ms);
+	if (o->copies > 0)
+		o->copies--;
+	if (o->n_replicas == 0 && o->copies == 0)
+		store_delete_object(s, o);
+}
+
+/* The lease's copy is over (ok: its replica became readable). */
+static void finish_lease_task(struct store *s, const mcrepl_lease *l, bool ok)
+{
+	struct task *t = l->task.v ? store_task(s, l->task.v) : NULL;
+
+	if (t && t->warmup) { /* warmup progress, counted once */
+		t->warmup = false;
+		if (ok)
+			s->ctr.warmup_done++;
+		else
+			s->ctr.warmup_failed++;
+	}
+	if (t)
+		store_finish_task(s, t);
+	dyn__lease_live(s, l, -1);
+}
+
+void dyn__fail_lease_task(struct store *s, const mcrepl_lease *l)
+{
+	mcrepl_stats_add(s->stats, MCREPL_STAT_TASKS_FAILED, 1);
+	finish_lease_task(s, l, false);
+}
+
+/* The lease is gone after a refused call (expired, dead version): clean
+ * what the master holds for it. */
+static void retire_if_gone(struct store *s, const mcrepl_lease *known,
+			   const char *tenant, const char *key, uint64_t now_ms)
+{
+	mcrepl_lease now_l;
+
+	if (!known->id.v ||
+	    mcrepl_leases_get(s->leases, known->id, &now_l) == MCREPL_OK)
+		return;
+	if (known->started)
+		unpin_target(s, known, tenant, key, now_ms);
+	dyn__fail_lease_task(s, known);
+}
+
+/* The dynamic copy's reservation at CopyStart: a PROCESSING dynamic
+ * replica on the lease's target, pinning o. */
+static McreplRpc__Code reserve_target(struct store *s, struct object *o,
+				      const mcrepl_lease *l,
+				      struct replica *src_out,
+				      struct replica *dst_out)
+{
+	struct segment *dst = store_segment(s, l->target.v);
+	struct replica *r;
+	size_t i;
+
+	for (i = 0; i < o->n_replicas; i++)
+		if (o->replicas[i].segment_id == l->source.v &&
+		    o->replicas[i].status == REPLICA_COMPLETE)
+			break;
+	if (!dst || i == o->n_replicas || !store_reserve_replica(o))
+		return MCREPL_RPC__CODE__NOT_FOUND;
+	*src_out = o->replicas[i];
+	r = &o->replicas[o->n_replicas];
+	if (seg_alloc_alloc(dst->alloc, o->size, &r->offset) != 0)
+		return MCREPL_RPC__CODE__NO_SPACE;
+	r->segment_id = dst->id;
+	r->size = o->size;
+	r->status = REPLICA_PROCESSING;
+	r->dynamic = true;
+	o->n_replicas++;
+	o->copies++;
+	*dst_out = *r;
+	return MCREPL_RPC__CODE__OK;
+}
+
+McreplRpc__Code dyn_copy_start(struct store *s, const mcrepl_fence *fin,
+			       const char *tenant, const char *key,
+			       uint64_t task_id, uint64_t now_ms,
+			       struct replica *src_out, struct replica *dst_out,
+			       const char **reason)
+{
+	struct object *o = store_find(s, tenant, key);
+	struct task *t = store_task(s, task_id);
+	mcrepl_fence f = *fin;
+	mcrepl_reason why = MCREPL_REASON_NONE;
+	mcrepl_lease l = {0};
+	McreplRpc__Code code;
+
+	mcrepl_leases_get(s->leases, f.lease, &l);
+	f.object_version = o ? o->version : 0;
+	if (mcrepl_leases_copy_start(s->leases, &f, now_ms, &l, &why) !=
+	    MCREPL_OK) {
+		*reason = mcrepl_reason_name(why);
+		retire_if_gone(s, &l, tenant, key, now_ms);
+		return reason_code(why);
+	}
+	code = t && t->msg.lease_id == f.lease.v && o
+		   ? reserve_target(s, o, &l, src_out, dst_out)
+		   : MCREPL_RPC__CODE__NOT_FOUND;
+	if (code != MCREPL_RPC__CODE__OK) {
+		*reason = code == MCREPL_RPC__CODE__NO_SPACE ? "no_space"
+							     : "wrong_target";
+		mcrepl_leases_copy_start_failed(s->leases, l.id, now_ms);
+		dyn__fail_lease_task(s, &l);
+	}
+	return code;
+}
+
+static void count_completion(struct store *s, const mcrepl_lease *l)
+{
+	struct segment *src = store_segment(s, l->source.v);
+	struct segment *dst = store_segment(s, l->target.v);
+	bool same = src && dst && mcrepl_domain_equal(src->domain, dst->domain);
+
+	mcrepl_stats_add(s->stats, MCREPL_STAT_TASKS_COMPLETED, 1);
+	mcrepl_stats_add(s->stats, MCREPL_STAT_REPLICAS, 1);
+	mcrepl_stats_add(s->stats,
+			 same ? MCREPL_STAT_SAME_DOMAIN_COPIES
+			      : MCREPL_STAT_CROSS_DOMAIN_COPIES,
+			 1);
+	mcrepl_stats_add(s->stats,
+			 same ? MCREPL_STAT_SAME_DOMAIN_BYTES
+			      : MCREPL_STAT_CROSS_DOMAIN_BYTES,
+			 (int64_t)l->size);
+}
+
+/* A copy that will not become readable (revoked, or its target is gone). */
+static McreplRpc__Code copy_failed(struct store *s, const mcrepl_lease *l,
+				   const char *tenant, const char *key,
+				   uint64_t now_ms, bool success)
+{
+	unpin_target(s, l, tenant, key, now_ms);
+	mcrepl_stats_add(
+	    s->stats,
+	    success ? MCREPL_STAT_TASKS_FAILED : MCREPL_STAT_TASKS_REVOKED, 1);
+	finish_lease_task(s, l, false);
+	return success ? MCREPL_RPC__CODE__NOT_FOUND : MCREPL_RPC__CODE__OK;
+}
+
+typedef mcrepl_status (*fence_fn)(mcrepl_leases *, const mcrepl_fence *,
+				  uint64_t, mcrepl_lease *, mcrepl_reason *);
+
+/* End or revoke: the fence decides; the master applies the outcome. */
+static McreplRpc__Code finish_copy(struct store *s, const mcrepl_fence *fin,
+				   const char *tenant, const char *key,
+				   uint64_t now_ms, bool success,
+				   const char **reason)
+{
+	struct object *o = store_find(s, tenant, key);
+	mcrepl_fence f = *fin;
+	mcrepl_reason why = MCREPL_REASON_NONE;
+	mcrepl_lease l = {0};
+	fence_fn fn =
+	    success ? mcrepl_leases_copy_end : mcrepl_leases_copy_revoke;
+	size_t i;
+
+	mcrepl_leases_get(s->leases, f.lease, &l);
+	f.object_version = o ? o->version : 0;
+	if (fn(s->leases, &f, now_ms, &l, &why) != MCREPL_OK) {
+		*reason = mcrepl_reason_name(why);
+		retire_if_gone(s, &l, tenant, key, now_ms);
+		return reason_code(why);
+	}
+	i = o ? find_target(o, l.target.v) : SIZE_MAX;
+	if (!success || i == SIZE_MAX)
+		return copy_failed(s, &l, tenant, key, now_ms, success);
+	o->replicas[i].status = REPLICA_COMPLETE;
+	s->ctr.dyn_replica_bytes += o->replicas[i].size;
+	o->copies--;
+	count_completion(s, &l);
+	finish_lease_task(s, &l, true);
+	return MCREPL_RPC__CODE__OK;
+}
+
+McreplRpc__Code dyn_copy_end(struct store *s, const mcrepl_fence *f,
+			     const char *tenant, const char *key,
+			     uint64_t now_ms, const char **reason)
+{
+	return finish_copy(s, f, tenant, key, now_ms, true, reason);
+}
+
+McreplRpc__Code dyn_copy_revoke(struct store *s, const mcrepl_fence *f,
+				const char *tenant, const char *key,
+				uint64_t now_ms, const char **reason)
+{
+	return finish_copy(s, f, tenant, key, now_ms, false, reason);
+}
+
+size_t dyn_sweep(struct store *s, uint64_t now_ms)
+{
+	mcrepl_lease out[32];
+	size_t n, total = 0;
+
+	do {
+		n = mcrepl_leases_sweep(s->leases, now_ms, out, 32);
+		for (size_t i = 0; i < n; i++) {
+			struct task *t = store_task(s, out[i].task.v);
+
+			if (out[i].started && t)
+				unpin_target(s, &out[i], t->msg.tenant,
+					     t->msg.key, now_ms);
+			dyn__fail_lease_task(s, &out[i]);
+		}
+		total += n;
+	} while (n == 32 && total < 4096);
+	return total;
+}

@@ -1,0 +1,123 @@
+/*
+ * The store's private state and the helpers its files share. Included only
+ * by daemons/master/store_*.c and store.c; everything else sees struct
+ * store as opaque (store.h). Helpers here use the store__ prefix.
+ */
+#ifndef MCREPL_MASTER_STORE_PRIV_H
+#define MCREPL_MASTER_STORE_PRIV_H
+
+#include <pthread.h>
+
+#include "store.h"
+
+struct client {
+	uint64_t id;
+	uint64_t last_seen_ms;
+	struct task *head, *tail; /* all its tasks, oldest first */
+	size_t n_tasks;
+};
+
+/* Regions of copies that ended badly stay allocated for one lease TTL so
+ * a late writer holding their grant cannot hit a new owner. */
+struct quarantine {
+	uint64_t segment_id, offset, free_at_ms;
+};
+
+struct store {
+	pthread_mutex_t lock;
+	struct master_opts opts;
+	uint64_t grant_key;
+	/* segments, clients (store_seg.c) */
+	struct segment **segs;
+	size_t n_segs, cap_segs;
+	struct client **clients;
+	size_t n_clients, cap_clients;
+	uint64_t next_segment_id;
+	/* objects (store_obj.c), least recently read first */
+	struct mcu_map objects;
+	struct object *lru_head, *lru_tail;
+	struct quarantine *quar;
+	size_t n_quar, cap_quar;
+	uint64_t next_version;
+	/* tasks (store_task.c) */
+	struct mcu_map tasks;
+	uint64_t next_task_id;
+	/* dynamic replication (store_dyn*.c) */
+	uint64_t next_proposal;
+	mcrepl_heat_params heat;
+	mcrepl_triggers *triggers;
+	mcrepl_leases *leases;
+	mcrepl_stats *stats;
+	/* the counters of STORE_FIGURES (gauges are filled when taken) */
+	struct store_figures ctr;
+};
+
+/* Grow the array at *arr (any T *, elements of `size` bytes) by doubling;
+ * false when out of memory. */
+bool store__grow(void *arr, size_t n, size_t *cap, size_t size);
+
+/* store_seg.c */
+struct client *store__find_client(struct store *s, uint64_t id);
+void store__roll_routed(struct store *s);
+void store__free_segments(struct store *s);
+
+/* store_obj.c */
+/* key and tenant can name an object (store_key_valid without a reason) */
+bool store__key_ok(const char *tenant, const char *key);
+/* the object named so, NULL for a bad name or none */
+struct object *store__lookup(struct store *s, const char *tenant,
+			     const char *key);
+/* o has a replica (in any state) on segment seg_id */
+bool store__on_segment(const struct object *o, uint64_t seg_id);
+void store__free_replicas(struct store *s, struct object *o, uint64_t now_ms);
+/* Drop every replica on seg; objects left without replicas go. Walks all
+ * objects: a per-segment object index would replace the walk here. */
+void store__drop_segment_replicas(struct store *s, const struct segment *seg,
+				  uint64_t now_ms);
+void store__release_quarantine(struct store *s, uint64_t now_ms);
+/* An object with room for n + 2 replicas, not in the store yet. */
+struct object *store__new_object(const char *tenant, const char *key,
+				 uint64_t size, uint32_t n);
+void store__free_object(struct object *o);
+/* Index a new object and make it the most recently read. */
+void store__insert_object(struct store *s, struct object *o);
+void store__free_objects(struct store *s);
+
+/* store_task.c */
+/* Fail and forget every task of c (its client went away). */
+void store__fail_client_tasks(struct store *s, struct client *c);
+void store__free_tasks(struct store *s);
+
+/* The LRU order (least recently read first), inline: the read path
+ * touches it on every read. */
+static inline void store__lru_unlink(struct store *s, struct object *o)
+{
+	if (o->lru_prev)
+		o->lru_prev->lru_next = o->lru_next;
+	else
+		s->lru_head = o->lru_next;
+	if (o->lru_next)
+		o->lru_next->lru_prev = o->lru_prev;
+	else
+		s->lru_tail = o->lru_prev;
+	o->lru_prev = o->lru_next = NULL;
+}
+
+static inline void store__lru_append(struct store *s, struct object *o)
+{
+	o->lru_prev = s->lru_tail;
+	o->lru_next = NULL;
+	if (s->lru_tail)
+		s->lru_tail->lru_next = o;
+	else
+		s->lru_head = o;
+	s->lru_tail = o;
+}
+
+static inline void store__lru_touch(struct store *s, struct object *o)
+{
+	store__lru_unlink(s, o);
+	store__lru_append(s, o);
+}
+
+#endif

@@ -1,0 +1,186 @@
+/* Puts: PutStart places the replicas (other hosts first, then the least
+ * used segment, evicting when nothing has room), PutEnd makes them
+ * readable, PutRevoke forgets them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "store_priv.h"
+
+static bool host_used(struct store *s, const struct object *o, const char *host)
+{
+	for (size_t i = 0; i < o->n_replicas; i++) {
+		struct segment *seg =
+		    store_segment(s, o->replicas[i].segment_id);
+
+		if (seg && strcmp(seg->host, host) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Best segment for one more put replica of o: not holding one, other hosts
+ * first, then lowest utilization after the write; NULL if none has room. */
+static struct segment *put_target(struct store *s, const struct object *o)
+{
+	struct segment *best = NULL;
+	bool best_new_host = false;
+	double best_util = 2.0;
+
+	for (size_t i = 0; i < s->n_segs; i++) {
+		struct segment *seg = s->segs[i];
+		bool new_host = !host_used(s, o, seg->host);
+		double util;
+
+		if (store__on_segment(o, seg->id) ||
+		    seg_alloc_largest_free(seg->alloc) < o->size)
+			continue;
+		util =
+		    (double)(store_used(seg) + o->size) / (double)seg->capacity;
+		if (!best || (new_host && !best_new_host) ||
+		    (new_host == best_new_host && util < best_util)) {
+			best = seg;
+			best_new_host = new_host;
+			best_util = util;
+		}
+	}
+	return best;
+}
+
+/* Evict on the fullest segment that could ever hold size; true if freed. */
+static bool evict_for(struct store *s, const struct object *o, uint64_t now_ms)
+{
+	for (size_t i = 0; i < s->n_segs; i++) {
+		struct segment *seg = s->segs[i];
+
+		if (!store__on_segment(o, seg->id) &&
+		    seg->capacity >= o->size &&
+		    store_evict_segment(s, seg, now_ms) > 0 &&
+		    seg_alloc_largest_free(seg->alloc) >= o->size)
+			return true;
+	}
+	return false;
+}
+
+static bool add_put_replica(struct store *s, struct object *o, uint64_t now_ms)
+{
+	struct segment *seg = put_target(s, o);
+	struct replica *r;
+
+	if (!seg && evict_for(s, o, now_ms))
+		seg = put_target(s, o);
+	if (!seg || !store_reserve_replica(o))
+		return false;
+	r = &o->replicas[o->n_replicas];
+	if (seg_alloc_alloc(seg->alloc, o->size, &r->offset) != 0)
+		return false;
+	r->segment_id = seg->id;
+	r->size = o->size;
+	r->status = REPLICA_PROCESSING;
+	r->dynamic = false;
+	o->n_replicas++;
+	return true;
+}
+
+/* A new object with n placed replicas, or NO_SPACE / INTERNAL. One of the
+ * three places a region is reserved (put here, ordinary copy: reserve_copy,
+ * dynamic copy: reserve_target). */
+static McreplRpc__Code place_object(struct store *s, const char *tenant,
+				    const char *key, uint64_t size, uint32_t n,
+				    uint64_t now_ms, struct object **out,
+				    char *err, size_t errlen)
+{
+	struct object *o = store__new_object(tenant, key, size, n);
+
+	if (!o)
+		return MCREPL_RPC__CODE__INTERNAL;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!add_put_replica(s, o, now_ms)) {
+			store__free_replicas(s, o, now_ms);
+			store__free_object(o);
+			snprintf(err, errlen, "no segment has %llu free bytes",
+				 (unsigned long long)size);
+			return MCREPL_RPC__CODE__NO_SPACE;
+		}
+	}
+	*out = o;
+	return MCREPL_RPC__CODE__OK;
+}
+
+McreplRpc__Code store_put_start(struct store *s, const char *tenant,
+				const char *key, uint64_t size, uint32_t n,
+				uint64_t now_ms, struct object **out, char *err,
+				size_t errlen)
+{
+	struct object *o;
+	McreplRpc__Code code;
+
+	if (!store__key_ok(tenant, key) || size == 0 || n > 16) {
+		snprintf(err, errlen,
+			 "put needs a key (1..%d bytes), a size > 0 "
+			 "and replica_num <= 16",
+			 MCREPL_KEY_MAX);
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
+	}
+	o = store_find(s, tenant, key);
+	if (o && (o->complete || o->copies ||
+		  now_ms - o->last_read_ms < 4 * s->opts.kv_lease_ttl_ms))
+		return MCREPL_RPC__CODE__ALREADY_EXISTS;
+	if (o) { /* an abandoned put: its writer never ended it */
+		store__free_replicas(s, o, now_ms);
+		store_delete_object(s, o);
+	}
+	code = place_object(s, tenant, key, size, n ? n : 1, now_ms, &o, err,
+			    errlen);
+	if (code != MCREPL_RPC__CODE__OK)
+		return code;
+	o->version = s->next_version++;
+	o->last_read_ms = now_ms;
+	store__insert_object(s, o);
+	s->ctr.puts++;
+	*out = o;
+	return MCREPL_RPC__CODE__OK;
+}
+
+static struct object *find_version(struct store *s, const char *tenant,
+				   const char *key, uint64_t version,
+				   McreplRpc__Code *code)
+{
+	struct object *o = store__lookup(s, tenant, key);
+
+	*code = MCREPL_RPC__CODE__OK;
+	if (!o)
+		*code = MCREPL_RPC__CODE__NOT_FOUND;
+	else if (o->version != version)
+		*code = MCREPL_RPC__CODE__STALE;
+	else if (o->complete)
+		*code = MCREPL_RPC__CODE__ALREADY_EXISTS;
+	return *code == MCREPL_RPC__CODE__OK ? o : NULL;
+}
+
+McreplRpc__Code store_put_end(struct store *s, const char *tenant,
+			      const char *key, uint64_t version)
+{
+	McreplRpc__Code code;
+	struct object *o = find_version(s, tenant, key, version, &code);
+
+	if (!o)
+		return code;
+	for (size_t i = 0; i < o->n_replicas; i++)
+		o->replicas[i].status = REPLICA_COMPLETE;
+	o->complete = true;
+	return MCREPL_RPC__CODE__OK;
+}
+
+McreplRpc__Code store_put_revoke(struct store *s, const char *tenant,
+				 const char *key, uint64_t version)
+{
+	McreplRpc__Code code;
+	struct object *o = find_version(s, tenant, key, version, &code);
+
+	if (!o)
+		return code;
+	store__free_replicas(s, o, 0);
+	store_delete_object(s, o);
+	return MCREPL_RPC__CODE__OK;
+}

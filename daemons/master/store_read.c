@@ -1,0 +1,126 @@
+/* The read path: GetReplicaList / BatchGetReplicaList keys (store_get) and
+ * heat-free Stat lookups. A read orders the readable replicas, extends the
+ * read lease, refreshes the LRU order and hands the read to dynamic
+ * replication once (dyn_on_read); nothing calls back into it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "store_priv.h"
+
+bool store_key_valid(const char *tenant, const char *key, char *err,
+		     size_t errlen)
+{
+	if (store__key_ok(tenant, key))
+		return true;
+	snprintf(err, errlen,
+		 "a read needs a key (1..%d bytes) and a tenant of at most %d "
+		 "bytes",
+		 MCREPL_KEY_MAX, MCREPL_TENANT_MAX);
+	return false;
+}
+
+McreplRpc__Code store_batch_check(const struct store *s, size_t n_keys,
+				  char *err, size_t errlen)
+{
+	if (n_keys > 0 && n_keys <= s->opts.max_batch_keys)
+		return MCREPL_RPC__CODE__OK;
+	snprintf(err, errlen, "a batch holds 1..%u keys, not %zu",
+		 s->opts.max_batch_keys, n_keys);
+	return n_keys ? MCREPL_RPC__CODE__TOO_MANY
+		      : MCREPL_RPC__CODE__INVALID_ARGUMENT;
+}
+
+void store_read_begin(struct store *s)
+{
+	s->ctr.gets++;
+}
+
+/* The complete object's COMPLETE replicas (indexes into o->replicas, in
+ * metadata order); NULL when there is none to read. The name is valid. */
+static struct object *readable(struct store *s, const char *tenant,
+			       const char *key, size_t *idx, size_t *n)
+{
+	struct object *o = store_find(s, tenant, key);
+
+	*n = 0;
+	if (!o || !o->complete)
+		return NULL;
+	for (size_t i = 0; i < o->n_replicas; i++)
+		if (o->replicas[i].status == REPLICA_COMPLETE)
+			idx[(*n)++] = i;
+	/* n == 0: every copy went with its worker: not found, cleanly */
+	return *n ? o : NULL;
+}
+
+McreplRpc__Code store_stat(struct store *s, const char *tenant, const char *key,
+			   struct object **out, size_t *order, size_t cap,
+			   size_t *n_out, char *err, size_t errlen)
+{
+	size_t idx[MASTER_MAX_REPLICAS], n;
+	struct object *o;
+
+	s->ctr.stat_requests++;
+	*n_out = 0;
+	if (!store_key_valid(tenant, key, err, errlen))
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
+	o = readable(s, tenant, key, idx, &n);
+	if (!o)
+		return MCREPL_RPC__CODE__NOT_FOUND;
+	*n_out = n < cap ? n : cap;
+	memcpy(order, idx, *n_out * sizeof(*order));
+	*out = o;
+	return MCREPL_RPC__CODE__OK;
+}
+
+/* Reader order of the n readable replicas idx[] of o into perm[]. Salted:
+ * equal replicas share a key's reads evenly; read-load order: the replica
+ * whose segment was given the fewest reads in the last second or two goes
+ * first (the master counts what it routes: readers take the first replica
+ * unless one is local). */
+static void reader_order(struct store *s, struct object *o, const size_t *idx,
+			 size_t n, size_t *perm)
+{
+	mcrepl_replica_view v[MASTER_MAX_REPLICAS];
+	uint64_t load[MASTER_MAX_REPLICAS];
+	struct segment *seg;
+
+	for (size_t i = 0; i < n; i++) {
+		memset(&v[i], 0, sizeof(v[i]));
+		v[i].segment.v = o->replicas[idx[i]].segment_id;
+		v[i].readable = v[i].memory = true;
+		seg = store_segment(s, v[i].segment.v);
+		load[i] = seg ? seg->routed_now + seg->routed_prev : 0;
+	}
+	mcrepl_order_replicas(o->tenant, o->key, v,
+			      s->opts.read_load_order ? load : NULL, n,
+			      o->reads++, perm);
+	seg = store_segment(s, o->replicas[idx[perm[0]]].segment_id);
+	if (seg)
+		seg->routed_now++;
+}
+
+McreplRpc__Code store_get(struct store *s, const char *tenant, const char *key,
+			  const char *domain, uint64_t now_ms,
+			  struct object **out, size_t *order, size_t cap,
+			  size_t *n_out)
+{
+	size_t idx[MASTER_MAX_REPLICAS], n, perm[MASTER_MAX_REPLICAS];
+	struct object *o;
+
+	s->ctr.get_keys++;
+	if (!store__key_ok(tenant, key))
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
+	o = readable(s, tenant, key, idx, &n);
+	if (!o)
+		return MCREPL_RPC__CODE__NOT_FOUND;
+	reader_order(s, o, idx, n, perm);
+	*n_out = n < cap ? n : cap;
+	for (size_t i = 0; i < *n_out; i++)
+		order[i] = idx[perm[i]];
+	o->lease_until_ms = now_ms + s->opts.kv_lease_ttl_ms;
+	o->last_read_ms = now_ms;
+	store__lru_touch(s, o);
+	dyn_on_read(s, o, domain, now_ms);
+	*out = o;
+	return MCREPL_RPC__CODE__OK;
+}

@@ -1,0 +1,292 @@
+/* Segments and the clients that mount them: mount, unmount, heartbeats,
+ * client expiry and the per-segment routed-read window. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "str.h"
+#include "store_priv.h"
+
+struct client *store__find_client(struct store *s, uint64_t id)
+{
+	for (size_t i = 0; i < s->n_clients; i++)
+		if (s->clients[i]->id == id)
+			return s->clients[i];
+	return NULL;
+}
+
+bool store_client_known(struct store *s, uint64_t client_id)
+{
+	return store__find_client(s, client_id) != NULL;
+}
+
+static struct client *get_client(struct store *s, uint64_t id, uint64_t now)
+{
+	struct client *c = store__find_client(s, id);
+
+	if (c)
+		return c;
+	if (!store__grow(&s->clients, s->n_clients, &s->cap_clients, sizeof(c)))
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->id = id;
+	c->last_seen_ms = now;
+	s->clients[s->n_clients++] = c;
+	return c;
+}
+
+struct segment *store_segment(struct store *s, uint64_t id)
+{
+	for (size_t i = 0; i < s->n_segs; i++)
+		if (s->segs[i]->id == id)
+			return s->segs[i];
+	return NULL;
+}
+
+size_t store_n_segments(const struct store *s)
+{
+	return s->n_segs;
+}
+
+const struct segment *store_segment_at(const struct store *s, size_t i)
+{
+	return s->segs[i];
+}
+
+uint64_t store_used(const struct segment *seg)
+{
+	return seg_alloc_used(seg->alloc);
+}
+
+static struct segment *find_segment_by_name(struct store *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_segs; i++)
+		if (strcmp(s->segs[i]->name, name) == 0)
+			return s->segs[i];
+	return NULL;
+}
+
+static void free_segment(struct segment *seg)
+{
+	seg_alloc_destroy(seg->alloc);
+	free(seg->name);
+	free(seg->host);
+	free(seg->domain);
+	free(seg->endpoint);
+	free(seg);
+}
+
+void store__free_segments(struct store *s)
+{
+	for (size_t i = 0; i < s->n_clients; i++)
+		free(s->clients[i]);
+	free(s->clients);
+	for (size_t i = 0; i < s->n_segs; i++)
+		free_segment(s->segs[i]);
+	free(s->segs);
+}
+
+static struct segment *new_segment(const struct mount_args *a)
+{
+	struct segment *seg = calloc(1, sizeof(*seg));
+
+	if (!seg)
+		return NULL;
+	seg->name = mcu_strdup(a->name);
+	seg->host = mcu_strdup(a->host);
+	seg->domain = mcu_strdup(mcrepl_domain_name(a->domain));
+	seg->endpoint = mcu_strdup(a->endpoint);
+	if (!seg->name || !seg->host || !seg->domain || !seg->endpoint ||
+	    seg_alloc_create(a->capacity, 0, &seg->alloc) != 0) {
+		free_segment(seg);
+		return NULL;
+	}
+	seg->client_id = a->client_id;
+	seg->capacity = a->capacity;
+	seg->dynamic_copy = a->dynamic_copy;
+	seg->base_addr = a->base_addr;
+	seg->rkey = a->rkey;
+	snprintf(seg->rdma_endpoint, sizeof(seg->rdma_endpoint), "%s",
+		 a->rdma_endpoint ? a->rdma_endpoint : "");
+	return seg;
+}
+
+static bool valid_text(const char *t, size_t max)
+{
+	return t && t[0] && strlen(t) <= max;
+}
+
+static McreplRpc__Code check_mount(const struct mount_args *a, char *err,
+				   size_t errlen)
+{
+	if (a->client_id == 0 || a->capacity == 0 ||
+	    !valid_text(a->name, 255) || !valid_text(a->endpoint, 255) ||
+	    !valid_text(a->host, 255) || !mcrepl_domain_is_valid(a->domain) ||
+	    (a->rdma_endpoint && strlen(a->rdma_endpoint) > 255)) {
+		snprintf(err, errlen,
+			 "mount needs a client id, a name, a host, "
+			 "an endpoint, a valid domain and a "
+			 "capacity");
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
+	}
+	if (a->capacity < SEG_ALLOC_DEFAULT_ALIGN) {
+		snprintf(err, errlen,
+			 "segment capacity %llu is below the %u-byte "
+			 "allocation unit",
+			 (unsigned long long)a->capacity,
+			 SEG_ALLOC_DEFAULT_ALIGN);
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
+	}
+	return MCREPL_RPC__CODE__OK;
+}
+
+/* True when no mounted segment is in `domain`. */
+static bool domain_is_new(struct store *s, const char *domain)
+{
+	for (size_t i = 0; i < s->n_segs; i++)
+		if (mcrepl_domain_equal(s->segs[i]->domain, domain))
+			return false;
+	return true;
+}
+
+static McreplRpc__Code add_segment(struct store *s, const struct mount_args *a,
+				   uint64_t *segment_id)
+{
+	struct segment *seg;
+
+	if (!store__grow(&s->segs, s->n_segs, &s->cap_segs, sizeof(seg)))
+		return MCREPL_RPC__CODE__INTERNAL;
+	seg = new_segment(a);
+	if (!seg)
+		return MCREPL_RPC__CODE__INTERNAL;
+	seg->id = s->next_segment_id++;
+	s->segs[s->n_segs++] = seg;
+	*segment_id = seg->id;
+	return MCREPL_RPC__CODE__OK;
+}
+
+/* A checked mount: a new segment, or the same client's again. */
+static McreplRpc__Code mount_checked(struct store *s,
+				     const struct mount_args *a,
+				     uint64_t now_ms, uint64_t *segment_id,
+				     char *err, size_t errlen)
+{
+	struct segment *seg = find_segment_by_name(s, a->name);
+	struct client *c;
+
+	if (seg && seg->client_id != a->client_id) {
+		snprintf(err, errlen,
+			 "segment name %s is mounted by another "
+			 "client",
+			 a->name);
+		return MCREPL_RPC__CODE__ALREADY_EXISTS;
+	}
+	c = get_client(s, a->client_id, now_ms);
+	if (!c)
+		return MCREPL_RPC__CODE__INTERNAL;
+	c->last_seen_ms = now_ms;
+	if (seg) { /* idempotent re-mount */
+		*segment_id = seg->id;
+		return MCREPL_RPC__CODE__OK;
+	}
+	return add_segment(s, a, segment_id);
+}
+
+McreplRpc__Code store_mount(struct store *s, const struct mount_args *a,
+			    uint64_t now_ms, uint64_t *segment_id, char *err,
+			    size_t errlen)
+{
+	McreplRpc__Code code = check_mount(a, err, errlen);
+	bool new_domain;
+
+	if (code != MCREPL_RPC__CODE__OK)
+		return code;
+	new_domain = s->n_segs > 0 && domain_is_new(s, a->domain);
+	code = mount_checked(s, a, now_ms, segment_id, err, errlen);
+	if (code == MCREPL_RPC__CODE__OK && new_domain)
+		dyn_on_new_domain(s, mcrepl_domain_name(a->domain), now_ms);
+	return code;
+}
+
+static void remove_segment_at(struct store *s, size_t i, uint64_t now_ms)
+{
+	struct segment *seg = s->segs[i];
+
+	store__drop_segment_replicas(s, seg, now_ms);
+	s->segs[i] = s->segs[--s->n_segs];
+	free_segment(seg);
+}
+
+McreplRpc__Code store_unmount(struct store *s, uint64_t client_id,
+			      uint64_t segment_id, uint64_t now_ms)
+{
+	for (size_t i = 0; i < s->n_segs; i++) {
+		if (s->segs[i]->id != segment_id)
+			continue;
+		if (s->segs[i]->client_id != client_id)
+			return MCREPL_RPC__CODE__PERMISSION_DENIED;
+		remove_segment_at(s, i, now_ms);
+		return MCREPL_RPC__CODE__OK;
+	}
+	return MCREPL_RPC__CODE__NOT_FOUND;
+}
+
+static void count_reads(struct segment *seg, uint64_t reads)
+{
+	/* the first report after a mount is the baseline */
+	seg->reads_recent = !seg->reads_seen ? 0
+			    : reads >= seg->reads_total
+				? reads - seg->reads_total
+				: reads;
+	seg->reads_seen = true;
+	seg->reads_total = reads;
+}
+
+McreplRpc__Code store_heartbeat(struct store *s, uint64_t client_id,
+				const uint64_t *seg_ids, const uint64_t *reads,
+				size_t n, uint64_t now_ms)
+{
+	struct client *c = store__find_client(s, client_id);
+
+	if (!c)
+		return MCREPL_RPC__CODE__UNKNOWN_CLIENT;
+	c->last_seen_ms = now_ms;
+	for (size_t i = 0; i < n; i++) {
+		struct segment *seg = store_segment(s, seg_ids[i]);
+
+		if (seg && seg->client_id == client_id)
+			count_reads(seg, reads[i]);
+	}
+	return MCREPL_RPC__CODE__OK;
+}
+
+size_t store_expire_clients(struct store *s, uint64_t now_ms)
+{
+	size_t gone = 0;
+
+	for (size_t i = s->n_clients; i-- > 0;) {
+		struct client *c = s->clients[i];
+
+		if (now_ms - c->last_seen_ms <= s->opts.client_ttl_ms)
+			continue;
+		for (size_t j = s->n_segs; j-- > 0;)
+			if (s->segs[j]->client_id == c->id)
+				remove_segment_at(s, j, now_ms);
+		store__fail_client_tasks(s, c);
+		s->clients[i] = s->clients[--s->n_clients];
+		free(c);
+		gone++;
+	}
+	return gone;
+}
+
+void store__roll_routed(struct store *s)
+{
+	for (size_t i = 0; i < s->n_segs; i++) {
+		s->segs[i]->routed_prev = s->segs[i]->routed_now;
+		s->segs[i]->routed_now = 0;
+	}
+}
