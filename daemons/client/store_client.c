@@ -247,15 +247,16 @@ static int put_end(store_client *c, uint64_t version)
 	return st;
 }
 
-/* The stamp c's current key must carry under (incarnation, version). */
-static struct stamp_id key_stamp(const store_client *c, uint64_t incarnation,
-				 uint64_t version, uint64_t size)
+/* The stamp key of c's tenant must carry under (incarnation, version). */
+static struct stamp_id key_stamp(const store_client *c, const char *key,
+				 uint64_t incarnation, uint64_t version,
+				 uint64_t size)
 {
 	return (struct stamp_id){
 	    .incarnation = incarnation,
 	    .object_id = version,
-	    .key_hash = stamp_key_hash(c->tenant, strlen(c->tenant), c->key,
-				       strlen(c->key)),
+	    .key_hash =
+		stamp_key_hash(c->tenant, strlen(c->tenant), key, strlen(key)),
 	    .length = size,
 	};
 }
@@ -279,7 +280,7 @@ static const void *put_region(store_client *c,
 	region = malloc(STAMP_BYTES + (size_t)*len);
 	if (!region)
 		return NULL;
-	id = key_stamp(c, r->incarnation, r->version, *len);
+	id = key_stamp(c, c->key, r->incarnation, r->version, *len);
 	memcpy(region + STAMP_BYTES, buf, (size_t)*len);
 	stamp_write(region, &id, region + STAMP_BYTES);
 	*len += STAMP_BYTES;
@@ -456,7 +457,11 @@ static int read_one(store_client *c, const McreplRpc__GetReplicaListResponse *r,
 		       why, whylen);
 	if (st || rep->stamp_bytes == 0)
 		return st;
-	want = key_stamp(c, r->incarnation, r->version, r->size);
+	want = key_stamp(c,
+			 r->key && r->key[0] ? r->key
+			 : c->key	     ? c->key
+					     : "",
+			 r->incarnation, r->version, r->size);
 	sr = stamp_verify(buf, STAMP_BYTES + (size_t)r->size, &want);
 	if (sr == STAMP_OK)
 		return 0;

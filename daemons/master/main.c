@@ -101,7 +101,8 @@ static uint64_t random_key(void)
 static int setup_store(struct master *m, char *err, size_t errlen)
 {
 	m->base = event_base_new();
-	if (!m->base || store_create(&m->flags.opts, random_key(), &m->store)) {
+	if (!m->base || store_create(&m->flags.opts, random_key(), random_key(),
+				     &m->store)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}

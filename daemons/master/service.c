@@ -38,6 +38,7 @@ void svc_fill_replica(struct store *s, McreplRpc__Replica *m,
 	m->segment_id = r->segment_id;
 	m->offset = r->offset;
 	m->size = r->size;
+	m->stamp_bytes = STAMP_BYTES;
 	m->status = r->status == REPLICA_COMPLETE
 			? MCREPL_RPC__REPLICA_STATUS__COMPLETE
 			: MCREPL_RPC__REPLICA_STATUS__PROCESSING;
@@ -90,6 +91,7 @@ static void h_mount(McreplRpc__Master_Service *svc,
 	resp.heartbeat_interval_ms =
 	    (uint32_t)(store_opts(s)->client_ttl_ms / 4);
 	resp.grant_key = store_grant_key(s);
+	resp.incarnation = store_incarnation(s);
 	store_lock(s);
 	/* a domain joining a running cluster is warmed with what is hot */
 	code = store_mount(s, &a, SVC(svc)->now_ms(), &resp.segment_id, r.msg,

@@ -26,6 +26,7 @@ static void h_put_start(McreplRpc__Master_Service *svc,
 			       sizeof(r.msg));
 	if (code == MCREPL_RPC__CODE__OK) {
 		resp.version = o->version;
+		resp.incarnation = store_incarnation(s);
 		for (size_t i = 0; i < o->n_replicas && i < 16; i++) {
 			svc_fill_replica(s, &msgs[i], &o->replicas[i], true);
 			ptrs[i] = &msgs[i];
@@ -93,6 +94,7 @@ static void answer_object(struct store *s, struct get_answer *a,
 	a->resp.key = svc_mut(key);
 	if (code == MCREPL_RPC__CODE__OK) {
 		a->resp.version = o->version;
+		a->resp.incarnation = store_incarnation(s);
 		a->resp.size = o->size;
 		a->resp.lease_ttl_ms = lease_ttl_ms;
 		for (size_t i = 0; i < n; i++) {

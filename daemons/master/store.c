@@ -7,7 +7,7 @@
 #include "store_priv.h"
 
 int store_create(const struct master_opts *o, uint64_t grant_key,
-		 struct store **out)
+		 uint64_t incarnation, struct store **out)
 {
 	struct store *s = calloc(1, sizeof(*s));
 
@@ -15,6 +15,7 @@ int store_create(const struct master_opts *o, uint64_t grant_key,
 		return -ENOMEM;
 	s->opts = *o;
 	s->grant_key = grant_key;
+	s->incarnation = incarnation;
 	s->next_segment_id = s->next_version = s->next_task_id = 1;
 	pthread_mutex_init(&s->lock, NULL);
 	mcrepl_heat_params_init(&s->heat, &o->cfg);
@@ -58,6 +59,11 @@ void store_unlock(struct store *s)
 const struct master_opts *store_opts(const struct store *s)
 {
 	return &s->opts;
+}
+
+uint64_t store_incarnation(const struct store *s)
+{
+	return s->incarnation;
 }
 
 uint64_t store_grant_key(const struct store *s)

@@ -32,6 +32,7 @@
 #include "map.h"
 #include "mcrepl.pb-c.h"
 #include "mcrepl/mcrepl.h"
+#include "stamp.h"
 
 struct seg_alloc;
 struct store;
@@ -168,10 +169,14 @@ struct store_figures {
 
 /* ---- the store (store.c) ---- */
 
-/* A new store with a copy of *o; grant_key signs data-plane grants.
- * 0, or -ENOMEM. The caller frees it with store_destroy (NULL is fine). */
+/* A new store with a copy of *o; grant_key signs data-plane grants;
+ * incarnation (random, non-zero, new at every start) is stamped into every
+ * object's regions with its version (daemons/data/stamp.h), so nothing
+ * placed by an earlier master is ever served as one of this master's
+ * objects. 0, or -ENOMEM. The caller frees it with store_destroy (NULL is
+ * fine). */
 int store_create(const struct master_opts *o, uint64_t grant_key,
-		 struct store **out);
+		 uint64_t incarnation, struct store **out);
 void store_destroy(struct store *s);
 void store_lock(struct store *s);
 void store_unlock(struct store *s);
@@ -180,6 +185,14 @@ void store_unlock(struct store *s);
 const struct master_opts *store_opts(const struct store *s);
 /* The key the store signs data-plane grants with. */
 uint64_t store_grant_key(const struct store *s);
+/* This master's incarnation (fixed for the store's life). */
+uint64_t store_incarnation(const struct store *s);
+/* Bytes a replica of a size-byte object occupies: its stamp, then the
+ * object (daemons/data/stamp.h). */
+static inline uint64_t store_region_bytes(uint64_t size)
+{
+	return STAMP_BYTES + size;
+}
 /* The master's periodic housekeeping at now_ms: sweep leases, free due
  * quarantine, expire clients and, at most once a second (*last_evict_ms
  * is when it last ran; updated), evict and start a new routing second. */

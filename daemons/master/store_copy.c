@@ -25,7 +25,8 @@ static McreplRpc__Code reserve_copy(struct object *o, struct segment *dst,
 	uint64_t offset;
 
 	if (!store_reserve_replica(o) ||
-	    seg_alloc_alloc(dst->alloc, o->size, &offset) != 0)
+	    seg_alloc_alloc(dst->alloc, store_region_bytes(o->size), &offset) !=
+		0)
 		return MCREPL_RPC__CODE__NO_SPACE;
 	r = &o->replicas[o->n_replicas++];
 	*r = (struct replica){

@@ -118,7 +118,8 @@ static McreplRpc__Code reserve_target(struct store *s, struct object *o,
 		return MCREPL_RPC__CODE__NOT_FOUND;
 	*src_out = o->replicas[i];
 	r = &o->replicas[o->n_replicas];
-	if (seg_alloc_alloc(dst->alloc, o->size, &r->offset) != 0)
+	if (seg_alloc_alloc(dst->alloc, store_region_bytes(o->size),
+			    &r->offset) != 0)
 		return MCREPL_RPC__CODE__NO_SPACE;
 	r->segment_id = dst->id;
 	r->size = o->size;

@@ -115,7 +115,8 @@ void store_delete_object(struct store *s, struct object *o)
 
 uint64_t store_grant(const struct store *s, const struct replica *r)
 {
-	return grant_token(s->grant_key, r->segment_id, r->offset, r->size);
+	return grant_token(s->grant_key, r->segment_id, r->offset,
+			   store_region_bytes(r->size));
 }
 
 bool store_reserve_replica(struct object *o)

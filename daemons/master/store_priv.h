@@ -27,6 +27,7 @@ struct store {
 	pthread_mutex_t lock;
 	struct master_opts opts;
 	uint64_t grant_key;
+	uint64_t incarnation; /* stamped into regions with each version */
 	/* segments, clients (store_seg.c) */
 	struct segment **segs;
 	size_t n_segs, cap_segs;

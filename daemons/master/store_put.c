@@ -33,10 +33,11 @@ static struct segment *put_target(struct store *s, const struct object *o)
 		double util;
 
 		if (store__on_segment(o, seg->id) ||
-		    seg_alloc_largest_free(seg->alloc) < o->size)
+		    seg_alloc_largest_free(seg->alloc) <
+			store_region_bytes(o->size))
 			continue;
-		util =
-		    (double)(store_used(seg) + o->size) / (double)seg->capacity;
+		util = (double)(store_used(seg) + store_region_bytes(o->size)) /
+		       (double)seg->capacity;
 		if (!best || (new_host && !best_new_host) ||
 		    (new_host == best_new_host && util < best_util)) {
 			best = seg;
@@ -54,9 +55,10 @@ static bool evict_for(struct store *s, const struct object *o, uint64_t now_ms)
 		struct segment *seg = s->segs[i];
 
 		if (!store__on_segment(o, seg->id) &&
-		    seg->capacity >= o->size &&
+		    seg->capacity >= store_region_bytes(o->size) &&
 		    store_evict_segment(s, seg, now_ms) > 0 &&
-		    seg_alloc_largest_free(seg->alloc) >= o->size)
+		    seg_alloc_largest_free(seg->alloc) >=
+			store_region_bytes(o->size))
 			return true;
 	}
 	return false;
@@ -72,7 +74,8 @@ static bool add_put_replica(struct store *s, struct object *o, uint64_t now_ms)
 	if (!seg || !store_reserve_replica(o))
 		return false;
 	r = &o->replicas[o->n_replicas];
-	if (seg_alloc_alloc(seg->alloc, o->size, &r->offset) != 0)
+	if (seg_alloc_alloc(seg->alloc, store_region_bytes(o->size),
+			    &r->offset) != 0)
 		return false;
 	r->segment_id = seg->id;
 	r->size = o->size;

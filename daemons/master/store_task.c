@@ -104,6 +104,7 @@ size_t store_fetch_tasks(struct store *s, uint64_t client_id, struct task **out,
 		if (t->fetched)
 			continue;
 		t->fetched = true;
+		t->msg.incarnation = s->incarnation;
 		t->msg.lease_ttl_ms = t->lease_expires_at_ms > now_ms
 					  ? t->lease_expires_at_ms - now_ms
 					  : 0;

@@ -17,6 +17,7 @@
 
 #include "harness.h"
 #include "netutil.h"
+#include "stamp.h"
 #include "store_client.h"
 
 Suite *make_worker_suite(void);
@@ -276,6 +277,63 @@ START_TEST(test_sigterm_unmounts_and_exits_0)
 }
 END_TEST
 
+/* Lifecycle item 1: readers holding GetReplicaList answers from before a
+ * kill -9 of the master read them after the new master placed another
+ * tenant's objects at the same offsets: every read is refused (-ESTALE),
+ * none returns a byte of another object. */
+START_TEST(test_lifecycle1_old_descriptors_after_master_restart_are_refused)
+{
+	McreplRpc__GetReplicaListResponse *old[8];
+	store_client *c = client(NULL), *other;
+	char port_flag[32], key[16];
+	uint8_t *buf = malloc(OBJ_BYTES + STAMP_BYTES);
+	struct store_object_info o;
+	size_t n = 0;
+
+	ck_assert_ptr_nonnull(buf);
+	start_worker(0);
+	for (int i = 0; i < 8; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		put_obj(c, key);
+		ck_assert_int_eq(store_client_get_list(c, key, &old[i]), 0);
+		ck_assert_uint_eq(old[i]->replicas[0]->stamp_bytes,
+				  STAMP_BYTES);
+	}
+	store_client_close(c);
+	snprintf(port_flag, sizeof(port_flag), "--rpc_port=%u", fx.port);
+	proc_kill9(&fx.master);
+	start_master(port_flag);
+	other = client(NULL);
+	for (int waited = 0; waited < 5000 && n == 0; waited += 100) {
+		harness_sleep_ms(100);
+		n = count_segments(other, 0);
+	}
+	ck_assert_uint_eq(n, 1);
+	for (size_t i = 0; i < OBJ_BYTES; i++)
+		fx.obj[i] ^= 0x5a; /* the new objects hold other bytes */
+	for (int i = 0; i < 8; i++) {
+		snprintf(key, sizeof(key), "n%d", i);
+		put_obj(other, key);
+	}
+	wait_replicas(other, "n0", 1, &o, 0);
+	ck_assert_uint_eq(o.replicas[0].offset, old[0]->replicas[0]->offset);
+	c = client(NULL);
+	for (int i = 0; i < 8; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		ck_assert_int_eq(store_client_read_list(c, old[i], buf, NULL),
+				 -ESTALE);
+		ck_assert_ptr_nonnull(strstr(store_client_error(c),
+					     "written under another master "
+					     "incarnation"));
+		protobuf_c_message_free_unpacked(&old[i]->base, NULL);
+	}
+	ck_assert_uint_eq(store_client_stale_reads(c), 8);
+	free(buf);
+	store_client_close(c);
+	store_client_close(other);
+}
+END_TEST
+
 START_TEST(test_master_restart_remounts)
 {
 	store_client *c;
@@ -447,7 +505,7 @@ static int stall_copy(store_client *c, const char *key, int target_hint)
 	    worker_metric(src, "mcrepl_worker_copies_started_total"), 1);
 	/* the target region is reserved, PROCESSING: never offered */
 	ck_assert_int_eq(master_metric(c, "mcrepl_master_used_bytes"),
-			 2 * (long long)sizeof(big));
+			 2 * ((long long)sizeof(big) + STAMP_BYTES));
 	wait_replicas(c, key, 1, &o, 0);
 	ck_assert(!o.replicas[0].dynamic);
 	return src;
@@ -836,7 +894,7 @@ START_TEST(test_kill_target_mid_copy_returns_quota_and_readmits_after_cooldown)
 	ck_assert_uint_eq(count_segments(c, 0), 2); /* the target is gone */
 	harness_sleep_ms(1700); /* quarantine (lease TTL) + cooldown pass */
 	ck_assert_int_eq(master_metric(c, "mcrepl_master_used_bytes"),
-			 24 << 20);
+			 (24 << 20) + STAMP_BYTES);
 	for (int i = 0; i < 8; i++) {
 		ck_assert(store_client_get(c, "big", &buf, &len, NULL) == 0);
 		free(buf);
@@ -953,6 +1011,9 @@ Suite *make_worker_suite(void)
 	tcase_add_test(tc, test_killed_worker_dropped_after_ttl);
 	tcase_add_test(tc, test_sigterm_unmounts_and_exits_0);
 	tcase_add_test(tc, test_master_restart_remounts);
+	tcase_add_test(
+	    tc,
+	    test_lifecycle1_old_descriptors_after_master_restart_are_refused);
 	tcase_add_test(tc, test_cli);
 	tcase_add_test(tc, test_sigterm_revokes_copy_in_flight);
 	tcase_add_test(tc, test_worker_flags);

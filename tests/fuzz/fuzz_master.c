@@ -131,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	options(&o, data[0]);
-	FUZZ_CHECK(store_create(&o, 0x5eed, &s) == 0);
+	FUZZ_CHECK(store_create(&o, 0x5eed, 0x1dea, &s) == 0);
 	clock_ms = 1000;
 	master_service_init(&svc, s, fake_now);
 	data++;
