@@ -34,6 +34,7 @@ struct master {
 	struct event *timer, *sigterm, *sigint;
 	struct dyn_admitter *admitter;
 	uint64_t last_evict_ms;
+	uint64_t started_ms;
 };
 
 static uint64_t now_ms(void)
@@ -59,12 +60,30 @@ static void on_metrics(struct evhttp_request *req, void *arg)
 	evhttp_send_reply(req, HTTP_OK, "OK", out);
 }
 
+/* /health: a JSON object for probes and people (role: a single master;
+ * an HA master will say leader or standby). */
 static void on_health(struct evhttp_request *req, void *arg)
 {
+	struct master *m = arg;
 	struct evbuffer *out = evhttp_request_get_output_buffer(req);
+	const struct master_opts *o = store_opts(m->store);
+	struct store_figures f;
 
-	(void)arg;
-	evbuffer_add_printf(out, "ok\n");
+	store_lock(m->store);
+	store_figures(m->store, &f);
+	store_unlock(m->store);
+	evbuffer_add_printf(
+	    out,
+	    "{\"status\":\"ok\",\"role\":\"single\",\"version\":\"%s\","
+	    "\"mode\":\"%s\",\"segments\":%llu,\"clients\":%llu,"
+	    "\"keys\":%llu,\"uptime_s\":%llu,\"incarnation\":\"%016llx\"}\n",
+	    mcrepl_version(), mcrepl_mode_name(o->cfg.mode),
+	    (unsigned long long)f.segments, (unsigned long long)f.clients,
+	    (unsigned long long)f.keys,
+	    (unsigned long long)((now_ms() - m->started_ms) / 1000),
+	    (unsigned long long)store_incarnation(m->store));
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+			  "Content-Type", "application/json");
 	evhttp_send_reply(req, HTTP_OK, "OK", out);
 }
 
@@ -147,6 +166,7 @@ static int setup_http(struct master *m, char *err, size_t errlen)
 	struct evhttp_bound_socket *sock = NULL;
 
 	m->http = evhttp_new(m->base);
+	errno = 0;
 	if (m->http) {
 		evhttp_set_cb(m->http, "/metrics", on_metrics, m);
 		evhttp_set_cb(m->http, "/health", on_health, m);
@@ -157,8 +177,11 @@ static int setup_http(struct master *m, char *err, size_t errlen)
 		    (uint16_t)m->flags.metrics_port);
 	}
 	if (!sock || bound_port(sock, &m->http_port) != 0) {
-		snprintf(err, errlen, "cannot serve HTTP on %s:%u",
-			 m->flags.rpc_address, m->flags.metrics_port);
+		snprintf(err, errlen,
+			 "cannot serve HTTP on %s:%u: %s (set --metrics_port "
+			 "to a free port; 0 picks one)",
+			 m->flags.rpc_address, m->flags.metrics_port,
+			 errno ? strerror(errno) : "cannot bind");
 		return -1;
 	}
 	return 0;
@@ -239,6 +262,8 @@ int main(int argc, char **argv)
 	rc = master_flags_parse(&m.flags, argc, argv);
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
+	master_flags_warn(&m.flags, stderr);
+	m.started_ms = now_ms();
 	if (start(&m) != 0) {
 		stop(&m);
 		return 1;

@@ -42,9 +42,9 @@ static char *mut(const char *s)
 static McreplRpc__Code result_code(const ProtobufCMessage *m)
 {
 	/* Every response's first field is `Result result = 1`. */
-	const McreplRpc__Result *r =
-	    *(McreplRpc__Result *const *)(const void *)((const char *)m +
-						     sizeof(ProtobufCMessage));
+	const McreplRpc__Result *r = *(
+	    McreplRpc__Result *const *)(const void *)((const char *)m +
+						      sizeof(ProtobufCMessage));
 
 	return r ? r->code : MCREPL_RPC__CODE__OK;
 }
@@ -135,7 +135,7 @@ static uint64_t put_n(struct cluster *cl, const char *tenant, const char *key,
 	ps.size = size;
 	ps.replica_num = n;
 	r = (McreplRpc__PutStartResponse *)harness_call(cl->c, "PutStart",
-						     &ps.base, NULL);
+							&ps.base, NULL);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
 	ck_assert_uint_eq(r->n_replicas, n);
@@ -160,9 +160,9 @@ static uint64_t put(struct cluster *cl, const char *tenant, const char *key,
 }
 
 static McreplRpc__GetReplicaListResponse *get_from(struct cluster *cl,
-						const char *tenant,
-						const char *key,
-						const char *domain)
+						   const char *tenant,
+						   const char *key,
+						   const char *domain)
 {
 	McreplRpc__GetReplicaListRequest req;
 
@@ -174,8 +174,8 @@ static McreplRpc__GetReplicaListResponse *get_from(struct cluster *cl,
 	    cl->c, "GetReplicaList", &req.base, NULL);
 }
 
-static McreplRpc__GetReplicaListResponse *get(struct cluster *cl,
-					   const char *tenant, const char *key)
+static McreplRpc__GetReplicaListResponse *
+get(struct cluster *cl, const char *tenant, const char *key)
 {
 	return get_from(cl, tenant, key, "");
 }
@@ -210,12 +210,13 @@ static McreplRpc__FetchTasksResponse *fetch(struct cluster *cl, uint64_t client)
 
 	mcrepl_rpc__fetch_tasks_request__init(&req);
 	req.client_id = client;
-	return (McreplRpc__FetchTasksResponse *)harness_call(cl->c, "FetchTasks",
-							  &req.base, NULL);
+	return (McreplRpc__FetchTasksResponse *)harness_call(
+	    cl->c, "FetchTasks", &req.base, NULL);
 }
 
 /* Poll FetchTasks for up to wait_ms; a copy of the first task, or id 0. */
-static McreplRpc__Task wait_task(struct cluster *cl, uint64_t client, int wait_ms)
+static McreplRpc__Task wait_task(struct cluster *cl, uint64_t client,
+				 int wait_ms)
 {
 	McreplRpc__Task t;
 
@@ -237,9 +238,9 @@ static McreplRpc__Task wait_task(struct cluster *cl, uint64_t client, int wait_m
 }
 
 static McreplRpc__Code dyn_call(struct cluster *cl, const char *method,
-			     uint64_t client, const McreplRpc__Task *t,
-			     uint64_t version, const char *key, char *reason,
-			     size_t reason_cap)
+				uint64_t client, const McreplRpc__Task *t,
+				uint64_t version, const char *key, char *reason,
+				size_t reason_cap)
 {
 	McreplRpc__DynamicReplicaCopyStartRequest req;
 	ProtobufCMessage *resp;
@@ -271,9 +272,9 @@ static McreplRpc__Code dyn_call(struct cluster *cl, const char *method,
 		resp = harness_call(cl->c, method, &e.base, NULL);
 	}
 	ck_assert_ptr_nonnull(resp);
-	res =
-	    *(McreplRpc__Result *const *)(const void *)((const char *)resp +
-						     sizeof(ProtobufCMessage));
+	res = *(
+	    McreplRpc__Result *const *)(const void *)((const char *)resp +
+						      sizeof(ProtobufCMessage));
 	code = res->code;
 	if (reason)
 		snprintf(reason, reason_cap, "%s", res->reason);
@@ -369,7 +370,8 @@ START_TEST(test_enforce_batch_get_path_auto_expansion_after_threshold_crossing)
 
 		ck_assert_ptr_nonnull(r);
 		ck_assert_uint_eq(r->n_entries, 3);
-		ck_assert_int_eq(r->entries[0]->result->code, MCREPL_RPC__CODE__OK);
+		ck_assert_int_eq(r->entries[0]->result->code,
+				 MCREPL_RPC__CODE__OK);
 		ck_assert_int_eq(r->entries[2]->result->code,
 				 MCREPL_RPC__CODE__NOT_FOUND);
 		protobuf_c_message_free_unpacked(&r->base, NULL);
@@ -507,7 +509,7 @@ START_TEST(test_evicted_dynamic_replica_blocks_immediate_recreate)
 	ex.tenant = mut("t");
 	ex.key = mut("hot");
 	er = (McreplRpc__ExistResponse *)harness_call(cl.c, "Exist", &ex.base,
-						   NULL);
+						      NULL);
 	ck_assert_ptr_nonnull(er);
 	ck_assert(!er->exists);
 	protobuf_c_message_free_unpacked(&er->base, NULL);
@@ -666,7 +668,7 @@ START_TEST(test_silent_client_loses_segments_after_client_ttl)
 	mcrepl_rpc__heartbeat_request__init(&hb);
 	hb.client_id = CLIENT_A;
 	hr = (McreplRpc__HeartbeatResponse *)harness_call(cl.c, "Heartbeat",
-						       &hb.base, NULL);
+							  &hb.base, NULL);
 	ck_assert_int_eq(hr->result->code, MCREPL_RPC__CODE__UNKNOWN_CLIENT);
 	protobuf_c_message_free_unpacked(&hr->base, NULL);
 	cluster_stop(&cl);
@@ -688,7 +690,7 @@ START_TEST(test_remove_refused_under_read_lease)
 	rm.tenant = mut("t");
 	rm.key = mut("k");
 	r = (McreplRpc__RemoveResponse *)harness_call(cl.c, "Remove", &rm.base,
-						   NULL);
+						      NULL);
 	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__BUSY);
 	ck_assert_str_eq(r->result->message, "under read lease");
 	protobuf_c_message_free_unpacked(&r->base, NULL);
@@ -705,8 +707,8 @@ stat_key(struct cluster *cl, const char *tenant, const char *key)
 	mcrepl_rpc__stat_request__init(&req);
 	req.tenant = mut(tenant);
 	req.key = mut(key);
-	return (McreplRpc__GetReplicaListResponse *)harness_call(cl->c, "Stat",
-							      &req.base, NULL);
+	return (McreplRpc__GetReplicaListResponse *)harness_call(
+	    cl->c, "Stat", &req.base, NULL);
 }
 
 /* Stat answers what GetReplicaList would, but is no read: 20 stats of a
@@ -784,7 +786,13 @@ START_TEST(test_config_file_and_health)
 	body = http_get((uint16_t)proc_field(&p, "metrics_port"), "/health");
 	ck_assert_ptr_nonnull(body);
 	ck_assert_ptr_nonnull(strstr(body, "200 OK"));
-	ck_assert_ptr_nonnull(strstr(body, "\r\n\r\nok\n"));
+	ck_assert_ptr_nonnull(strstr(body, "Content-Type: application/json"));
+	ck_assert_ptr_nonnull(strstr(
+	    body,
+	    "\r\n\r\n{\"status\":\"ok\",\"role\":\"single\",\"version\":\""));
+	ck_assert_ptr_nonnull(strstr(body,
+				     "\"mode\":\"observe\",\"segments\":0,"
+				     "\"clients\":0,\"keys\":0,\"uptime_s\":"));
 	free(body);
 	ck_assert_int_eq(proc_stop(&p), 0);
 	unlink(path);
