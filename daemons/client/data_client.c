@@ -31,7 +31,9 @@ struct data_pool {
 struct data_call {
 	const char *ep;
 	struct data_req req;
-	const void *payload; /* WRITE */
+	const void *head; /* WRITE: head_len bytes sent before payload */
+	uint64_t head_len;
+	const void *payload; /* WRITE: the rest of req.length */
 	void *buf;	     /* READ */
 };
 
@@ -162,8 +164,11 @@ static int run_call(int fd, const struct data_call *k, int64_t deadline,
 
 	data_req_encode(req, hdr);
 	st = send_all(fd, hdr, sizeof(hdr), deadline);
+	if (!st && k->head_len)
+		st = send_all(fd, k->head, k->head_len, deadline);
 	if (!st && k->payload)
-		st = send_all(fd, k->payload, req->length, deadline);
+		st = send_all(fd, k->payload, req->length - k->head_len,
+			      deadline);
 	if (st && st != -EPIPE && st != -ECONNRESET) {
 		snprintf(err, errlen, "%s: send failed: %s", k->ep,
 			 strerror(-st));
@@ -317,8 +322,39 @@ int data_read(struct data_pool *pool, const char *endpoint, uint64_t segment_id,
 	      char *err, size_t errlen)
 {
 	struct data_call k = {
-	    endpoint, {DATA_OP_READ, segment_id, offset, len, 0}, NULL, buf};
+	    .ep = endpoint,
+	    .req = {.op = DATA_OP_READ,
+		    .segment_id = segment_id,
+		    .offset = offset,
+		    .length = len},
+	    .buf = buf,
+	};
 
+	return submit(pool, &k, timeout_ms, err, errlen);
+}
+
+int data_write_parts(struct data_pool *pool, const char *endpoint,
+		     uint64_t segment_id, uint64_t offset, const void *head,
+		     uint64_t head_len, const void *buf, uint64_t len,
+		     uint64_t token, int timeout_ms, char *err, size_t errlen)
+{
+	struct data_call k = {
+	    .ep = endpoint,
+	    .req = {.op = DATA_OP_WRITE,
+		    .segment_id = segment_id,
+		    .offset = offset,
+		    .length = head_len + len,
+		    .write_token = token},
+	    .head = head,
+	    .head_len = head_len,
+	    .payload = buf,
+	};
+
+	if (len > UINT64_MAX - head_len) {
+		snprintf(err, errlen, "write of %llu + %llu bytes overflows",
+			 (unsigned long long)head_len, (unsigned long long)len);
+		return -EINVAL;
+	}
 	return submit(pool, &k, timeout_ms, err, errlen);
 }
 
@@ -327,10 +363,6 @@ int data_write(struct data_pool *pool, const char *endpoint,
 	       uint64_t len, uint64_t token, int timeout_ms, char *err,
 	       size_t errlen)
 {
-	struct data_call k = {endpoint,
-			      {DATA_OP_WRITE, segment_id, offset, len, token},
-			      buf,
-			      NULL};
-
-	return submit(pool, &k, timeout_ms, err, errlen);
+	return data_write_parts(pool, endpoint, segment_id, offset, NULL, 0,
+				buf, len, token, timeout_ms, err, errlen);
 }

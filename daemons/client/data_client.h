@@ -73,4 +73,11 @@ int data_write(struct data_pool *pool, const char *endpoint,
 	       uint64_t len, uint64_t token, int timeout_ms, char *err,
 	       size_t errlen);
 
+/* One WRITE of head[0, head_len) then buf[0, len) (a stamp then the
+ * object, without copying them together); as data_write. */
+int data_write_parts(struct data_pool *pool, const char *endpoint,
+		     uint64_t segment_id, uint64_t offset, const void *head,
+		     uint64_t head_len, const void *buf, uint64_t len,
+		     uint64_t token, int timeout_ms, char *err, size_t errlen);
+
 #endif

@@ -261,56 +261,46 @@ static struct stamp_id key_stamp(const store_client *c, const char *key,
 	};
 }
 
-/* The region to write for a put: the stamp then the object when the master
- * placed stamped replicas (all of one put are alike), else buf itself.
- * *owned is what the caller frees. */
-static const void *put_region(store_client *c,
-			      const McreplRpc__PutStartResponse *r,
-			      const void *buf, uint64_t *len, void **owned)
+/* The stamp of a put (all its replicas are alike), written before the
+ * object in the same WRITE; *stamp_len 0 when the master places unstamped
+ * regions. -EPROTO for a stamp size this client does not know. */
+static int put_stamp(store_client *c, const McreplRpc__PutStartResponse *r,
+		     const void *obj, uint64_t len, uint8_t stamp[STAMP_BYTES],
+		     uint64_t *stamp_len)
 {
 	struct stamp_id id;
-	uint8_t *region;
 
-	*owned = NULL;
-	if (r->replicas[0]->stamp_bytes == 0)
-		return buf;
-	if (r->replicas[0]->stamp_bytes != STAMP_BYTES ||
-	    *len > SIZE_MAX - STAMP_BYTES)
-		return NULL;
-	region = malloc(STAMP_BYTES + (size_t)*len);
-	if (!region)
-		return NULL;
-	id = key_stamp(c, c->key, r->incarnation, r->version, *len);
-	memcpy(region + STAMP_BYTES, buf, (size_t)*len);
-	stamp_write(region, &id, region + STAMP_BYTES);
-	*len += STAMP_BYTES;
-	*owned = region;
-	return region;
+	*stamp_len = r->replicas[0]->stamp_bytes;
+	if (*stamp_len == 0)
+		return 0;
+	if (*stamp_len != STAMP_BYTES)
+		return fail(c, -EPROTO, "put: unknown stamp size %llu",
+			    (unsigned long long)*stamp_len);
+	id = key_stamp(c, c->key, r->incarnation, r->version, len);
+	stamp_write(stamp, &id, obj);
+	return 0;
 }
 
 static int write_replicas(store_client *c, const McreplRpc__PutStartResponse *r,
 			  const void *obj, uint64_t len)
 {
+	uint8_t stamp[STAMP_BYTES];
+	uint64_t stamp_len;
 	char why[400];
-	void *owned;
-	const void *buf = put_region(c, r, obj, &len, &owned);
-	int st = 0;
+	int st = put_stamp(c, r, obj, len, stamp, &stamp_len);
 
-	if (!buf)
-		return fail(c, -ENOMEM, "put: cannot stamp %llu bytes",
-			    (unsigned long long)len);
 	for (size_t i = 0; i < r->n_replicas && !st; i++) {
 		const McreplRpc__Replica *rep = r->replicas[i];
 
-		st = data_write(c->pool, rep->endpoint, rep->segment_id,
-				rep->offset, buf, len, rep->write_token,
-				c->cfg.data_timeout_ms, why, sizeof(why));
+		st = data_write_parts(c->pool, rep->endpoint, rep->segment_id,
+				      rep->offset, stamp, stamp_len, obj, len,
+				      rep->write_token, c->cfg.data_timeout_ms,
+				      why, sizeof(why));
 		if (st)
 			st = fail(c, st,
 				  "put: writing replica %zu of %zu failed: %s",
 				  i + 1, r->n_replicas, why);
 	}
-	free(owned);
 	return st;
 }
 
