@@ -34,7 +34,8 @@ struct data_call {
 	const void *head; /* WRITE: head_len bytes sent before payload */
 	uint64_t head_len;
 	const void *payload; /* WRITE: the rest of req.length */
-	void *buf;	     /* READ */
+	void *buf;	     /* READ: the rest of req.length */
+	void *head_buf;	     /* READ: head_len bytes received first */
 };
 
 struct data_pool *data_pool_create(size_t max_conns)
@@ -164,7 +165,7 @@ static int run_call(int fd, const struct data_call *k, int64_t deadline,
 
 	data_req_encode(req, hdr);
 	st = send_all(fd, hdr, sizeof(hdr), deadline);
-	if (!st && k->head_len)
+	if (!st && k->head)
 		st = send_all(fd, k->head, k->head_len, deadline);
 	if (!st && k->payload)
 		st = send_all(fd, k->payload, req->length - k->head_len,
@@ -184,7 +185,9 @@ static int run_call(int fd, const struct data_call *k, int64_t deadline,
 			 (unsigned long long)req->length);
 		return -EPROTO;
 	}
-	st = recv_all(fd, k->buf, req->length, deadline);
+	st = k->head_buf ? recv_all(fd, k->head_buf, k->head_len, deadline) : 0;
+	if (!st)
+		st = recv_all(fd, k->buf, req->length - k->head_len, deadline);
 	if (st)
 		snprintf(err, errlen, "%s: read failed: %s", k->ep,
 			 strerror(-st));
@@ -315,6 +318,30 @@ static int submit(struct data_pool *p, const struct data_call *k,
 		err[0] = '\0';
 	return p ? pooled(p, k, timeout_ms, err, errlen)
 		 : oneshot(k, timeout_ms, err, errlen);
+}
+
+int data_read_parts(struct data_pool *pool, const char *endpoint,
+		    uint64_t segment_id, uint64_t offset, void *head,
+		    uint64_t head_len, void *buf, uint64_t len, int timeout_ms,
+		    char *err, size_t errlen)
+{
+	struct data_call k = {
+	    .ep = endpoint,
+	    .req = {.op = DATA_OP_READ,
+		    .segment_id = segment_id,
+		    .offset = offset,
+		    .length = head_len + len},
+	    .head_buf = head_len ? head : NULL,
+	    .head_len = head_len,
+	    .buf = buf,
+	};
+
+	if (len > UINT64_MAX - head_len) {
+		snprintf(err, errlen, "read of %llu + %llu bytes overflows",
+			 (unsigned long long)head_len, (unsigned long long)len);
+		return -EINVAL;
+	}
+	return submit(pool, &k, timeout_ms, err, errlen);
 }
 
 int data_read(struct data_pool *pool, const char *endpoint, uint64_t segment_id,

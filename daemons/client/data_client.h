@@ -66,6 +66,13 @@ int data_read(struct data_pool *pool, const char *endpoint, uint64_t segment_id,
 	      uint64_t offset, void *buf, uint64_t len, int timeout_ms,
 	      char *err, size_t errlen);
 
+/* One READ of head_len + len bytes: the first head_len into head (a
+ * stamp), the rest into buf (the object); as data_read. */
+int data_read_parts(struct data_pool *pool, const char *endpoint,
+		    uint64_t segment_id, uint64_t offset, void *head,
+		    uint64_t head_len, void *buf, uint64_t len, int timeout_ms,
+		    char *err, size_t errlen);
+
 /* WRITEs len bytes of buf at offset of segment_id with the master's token;
  * as data_read. */
 int data_write(struct data_pool *pool, const char *endpoint,

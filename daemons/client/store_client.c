@@ -427,12 +427,13 @@ static void fill_read_info(struct store_read_info *info,
 	snprintf(info->endpoint, sizeof(info->endpoint), "%s", rep->endpoint);
 }
 
-/* Read one replica's region into buf (stamp_bytes + size long) and check
- * its stamp: the bytes are the object the list names, whole, or -ESTALE. */
+/* Read one replica into buf (r->size bytes), its stamp apart, and check
+ * the stamp: the bytes are the object the list names, whole, or -ESTALE. */
 static int read_one(store_client *c, const McreplRpc__GetReplicaListResponse *r,
 		    const McreplRpc__Replica *rep, uint8_t *buf, char *why,
 		    size_t whylen)
 {
+	uint8_t stamp[STAMP_BYTES];
 	struct stamp_id want;
 	enum stamp_result sr;
 	int st;
@@ -442,9 +443,9 @@ static int read_one(store_client *c, const McreplRpc__GetReplicaListResponse *r,
 			 rep->stamp_bytes);
 		return -EPROTO;
 	}
-	st = data_read(c->pool, rep->endpoint, rep->segment_id, rep->offset,
-		       buf, rep->stamp_bytes + r->size, c->cfg.data_timeout_ms,
-		       why, whylen);
+	st = data_read_parts(c->pool, rep->endpoint, rep->segment_id,
+			     rep->offset, stamp, rep->stamp_bytes, buf, r->size,
+			     c->cfg.data_timeout_ms, why, whylen);
 	if (st || rep->stamp_bytes == 0)
 		return st;
 	want = key_stamp(c,
@@ -452,7 +453,7 @@ static int read_one(store_client *c, const McreplRpc__GetReplicaListResponse *r,
 			 : c->key	     ? c->key
 					     : "",
 			 r->incarnation, r->version, r->size);
-	sr = stamp_verify(buf, STAMP_BYTES + (size_t)r->size, &want);
+	sr = stamp_check(stamp, buf, r->size, &want);
 	if (sr == STAMP_OK)
 		return 0;
 	c->stale_reads++;
@@ -475,25 +476,11 @@ int store_client_read_list(store_client *c,
 
 		st = read_one(c, r, rep, buf, why, sizeof(why));
 		if (st == 0) {
-			if (rep->stamp_bytes)
-				memmove(buf, buf + rep->stamp_bytes,
-					(size_t)r->size);
 			fill_read_info(info, r, rep, (uint32_t)k + 1);
 			return 0;
 		}
 	}
 	return fail(c, st, "get: all %zu replicas failed; last: %s", n, why);
-}
-
-/* Room for any replica of r: the object plus the largest stamp. */
-static size_t read_room(const McreplRpc__GetReplicaListResponse *r)
-{
-	size_t room = (size_t)r->size;
-
-	for (size_t i = 0; i < r->n_replicas; i++)
-		if (r->replicas[i]->stamp_bytes)
-			return room + STAMP_BYTES;
-	return room ? room : 1;
 }
 
 int store_client_get(store_client *c, const char *key, void **buf_out,
@@ -512,7 +499,7 @@ int store_client_get(store_client *c, const char *key, void **buf_out,
 		buf = NULL;
 		st = store_client_get_list(c, key, &r);
 		if (!st) {
-			buf = malloc(read_room(r));
+			buf = malloc(r->size ? (size_t)r->size : 1);
 			st = buf ? store_client_read_list(c, r, buf, info)
 				 : fail(c, -ENOMEM, "get: out of memory");
 		}

@@ -96,8 +96,8 @@ int store_client_get(store_client *c, const char *key, void **buf_out,
 
 /* GetReplicaList for key (*out: caller frees with
  * protobuf_c_message_free_unpacked), and the read of such a list into buf
- * (room for the object plus STAMP_BYTES) with stamp checks, the object's
- * bytes left at buf[0, size). For callers that keep a list (tests, tools). */
+ * (room for the object; the stamp is read apart) with stamp checks. For
+ * callers that keep a list (tests, tools). */
 int store_client_get_list(store_client *c, const char *key,
 			  McreplRpc__GetReplicaListResponse **out);
 int store_client_read_list(store_client *c,

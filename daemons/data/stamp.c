@@ -61,12 +61,13 @@ enum stamp_result stamp_read(const uint8_t *region, size_t n,
 	return STAMP_OK;
 }
 
-enum stamp_result stamp_verify(const uint8_t *region, size_t n,
-			       const struct stamp_id *want)
+enum stamp_result stamp_check(const uint8_t stamp[STAMP_BYTES],
+			      const void *payload, uint64_t n,
+			      const struct stamp_id *want)
 {
 	struct stamp_id got;
 	uint32_t crc;
-	enum stamp_result r = stamp_read(region, n, &got, &crc);
+	enum stamp_result r = stamp_read(stamp, STAMP_BYTES, &got, &crc);
 
 	if (r != STAMP_OK)
 		return r;
@@ -74,9 +75,17 @@ enum stamp_result stamp_verify(const uint8_t *region, size_t n,
 		return STAMP_E_INCARNATION;
 	if (got.object_id != want->object_id || got.key_hash != want->key_hash)
 		return STAMP_E_OBJECT;
-	if (got.length != want->length || n - STAMP_BYTES != want->length)
+	if (got.length != want->length || n != want->length)
 		return STAMP_E_LENGTH;
-	if (mcu_crc32c(0, region + STAMP_BYTES, (size_t)got.length) != crc)
+	if (mcu_crc32c(0, payload, (size_t)n) != crc)
 		return STAMP_E_PAYLOAD;
 	return STAMP_OK;
+}
+
+enum stamp_result stamp_verify(const uint8_t *region, size_t n,
+			       const struct stamp_id *want)
+{
+	if (n < STAMP_BYTES)
+		return STAMP_E_SHORT;
+	return stamp_check(region, region + STAMP_BYTES, n - STAMP_BYTES, want);
 }

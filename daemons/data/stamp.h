@@ -83,6 +83,12 @@ void stamp_write(uint8_t out[STAMP_BYTES], const struct stamp_id *id,
 enum stamp_result stamp_verify(const uint8_t *region, size_t n,
 			       const struct stamp_id *want);
 
+/* The same check for a stamp and a payload read apart (stamp[0,
+ * STAMP_BYTES) and payload[0, n)). */
+enum stamp_result stamp_check(const uint8_t stamp[STAMP_BYTES],
+			      const void *payload, uint64_t n,
+			      const struct stamp_id *want);
+
 /* Decode a stamp whose own checksum holds, without judging it. */
 enum stamp_result stamp_read(const uint8_t *region, size_t n,
 			     struct stamp_id *out, uint32_t *payload_crc);

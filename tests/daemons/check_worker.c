@@ -286,7 +286,7 @@ START_TEST(test_lifecycle1_old_descriptors_after_master_restart_are_refused)
 	McreplRpc__GetReplicaListResponse *old[8];
 	store_client *c = client(NULL), *other;
 	char port_flag[32], key[16];
-	uint8_t *buf = malloc(OBJ_BYTES + STAMP_BYTES);
+	uint8_t *buf = malloc(OBJ_BYTES);
 	struct store_object_info o;
 	size_t n = 0;
 
