@@ -127,10 +127,26 @@ void sim_cluster_join(struct sim_cluster *c, uint32_t dom)
 	set_joined(c, dom, true);
 }
 
-uint32_t sim_cluster_pick_segment(const struct sim_cluster *c, sim_rng *r)
+uint32_t sim_cluster_put_segment(const struct sim_cluster *c)
 {
-	uint64_t i =
-	    sim_rng_below(r, (uint64_t)c->n_active * c->hosts_per_node);
+	uint32_t best = SIM_NONE;
+
+	for (uint32_t i = 0; i < c->n_active; i++)
+		for (uint32_t h = 0; h < c->hosts_per_node; h++) {
+			uint32_t s = c->active[i] * c->hosts_per_node + h;
+			const mcrepl_segment_view *v = &c->segs[s];
+
+			/* every segment has the same capacity: lower
+			 * utilization after the write = lower used */
+			if (best == SIM_NONE || v->used < c->segs[best].used)
+				best = s;
+		}
+	return best;
+}
+
+uint32_t sim_cluster_put_nth(const struct sim_cluster *c, uint64_t n)
+{
+	uint64_t i = n % ((uint64_t)c->n_active * c->hosts_per_node);
 
 	return c->active[i / c->hosts_per_node] * c->hosts_per_node +
 	       (uint32_t)(i % c->hosts_per_node);

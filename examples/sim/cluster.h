@@ -84,8 +84,18 @@ void sim_cluster_hold(struct sim_cluster *c, uint32_t dom);
 /* Domain dom joins: its segments mount (allocatable), its readers start. */
 void sim_cluster_join(struct sim_cluster *c, uint32_t dom);
 
-/* A uniformly chosen segment of a joined node (for a primary). */
-uint32_t sim_cluster_pick_segment(const struct sim_cluster *c, sim_rng *r);
+/*
+ * The segment the master daemon puts a new object on (daemons/master/
+ * store.c put_target): the joined segment with the lowest utilization after
+ * the write, the first one on ties (the simulator's eviction, not a put
+ * refusal, handles a full node); SIM_NONE with no joined segment.
+ * O(segments).
+ */
+uint32_t sim_cluster_put_segment(const struct sim_cluster *c);
+
+/* The same choice for the n-th of a run of equal objects written into an
+ * empty cluster: round robin over the joined segments. O(1). */
+uint32_t sim_cluster_put_nth(const struct sim_cluster *c, uint64_t n);
 
 /* A uniformly chosen joined node (a reader). */
 uint32_t sim_cluster_pick_reader(const struct sim_cluster *c, sim_rng *r);

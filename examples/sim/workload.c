@@ -1,9 +1,38 @@
 /* Read generators: zipf, uniform, trace replay (see workload.h). */
 #include <math.h>
+#include <stdlib.h>
 
 #include "workload.h"
 
 enum { STREAM_KEYS = 1, STREAM_READERS = 2, STREAM_PLACE = 3 };
+
+/*
+ * Write every object once, as a loader does before the reads: in an order
+ * unrelated to popularity (a seeded shuffle of the ranks, as mcrepl-bench
+ * permutes its keys), each put placed as the master daemon places it
+ * (lowest utilization first: round robin over equal objects).
+ */
+static int write_all(struct sim_cluster *c, sim_rng *r)
+{
+	uint64_t n = c->n_objs;
+	uint32_t *order = malloc(n * sizeof(*order));
+
+	if (!order)
+		return -1;
+	for (uint64_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	for (uint64_t i = n; i > 1; i--) { /* Fisher-Yates */
+		uint64_t j = sim_rng_below(r, i);
+		uint32_t t = order[i - 1];
+
+		order[i - 1] = order[j];
+		order[j] = t;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		sim_cluster_write(c, order[i], sim_cluster_put_nth(c, i));
+	free(order);
+	return 0;
+}
 
 int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 		 const struct trace *trace, struct sim_cluster *c,
@@ -22,9 +51,7 @@ int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 			  o->workload == SIM_ZIPF ? o->theta : 0))
 		return -1;
 	g->total = (uint64_t)floor(o->rate * (double)duration_ms / 1000.0);
-	for (uint64_t k = 0; k < c->n_objs; k++)
-		sim_cluster_write(c, k, sim_cluster_pick_segment(c, &g->place));
-	return 0;
+	return write_all(c, &g->place);
 }
 
 double sim_gen_trace_ms(const struct sim_opts *o, const struct trace *trace)
@@ -64,10 +91,11 @@ static void tick_trace(struct sim_gen *g, struct sim_master *m, uint64_t now,
 		for (size_t i = t->first[r]; i < t->first[r + 1]; i++) {
 			uint32_t o = t->blocks[i];
 
-			if (c->objs[o].primary == SIM_NONE)
-				sim_cluster_write(
-				    c, o,
-				    sim_cluster_pick_segment(c, &g->place));
+			uint32_t seg;
+
+			if (c->objs[o].primary == SIM_NONE &&
+			    (seg = sim_cluster_put_segment(c)) != SIM_NONE)
+				sim_cluster_write(c, o, seg);
 			sim_master_read(m, o, reader, now);
 		}
 	}
