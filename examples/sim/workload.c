@@ -6,31 +6,46 @@
 
 enum { STREAM_KEYS = 1, STREAM_READERS = 2, STREAM_PLACE = 3 };
 
-/*
- * Write every object once, as a loader does before the reads: in an order
- * unrelated to popularity (a seeded shuffle of the ranks, as mcrepl-bench
- * permutes its keys), each put placed as the master daemon places it
- * (lowest utilization first: round robin over equal objects).
- */
-static int write_all(struct sim_cluster *c, sim_rng *r)
+/* mcrepl-bench's generator (examples/bench/zipf.c), so that both tools
+ * draw the same key permutation from the same seed. */
+static uint64_t bench_rand(uint64_t *state)
 {
-	uint64_t n = c->n_objs;
-	uint32_t *order = malloc(n * sizeof(*order));
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
 
-	if (!order)
-		return -1;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/*
+ * Write every object once, as mcrepl-bench loads a cluster before its
+ * reads: popularity rank r is key perm[r] (mcrepl-bench's seeded
+ * permutation, the same for the same --seed and key count), keys are put
+ * in id order, and the master daemon places each put on the segment with
+ * the lowest utilization (daemons/master/store.c put_target), which for
+ * equal objects in an empty cluster is round robin: key k lands on
+ * segment k mod segments. So both tools hold the same ranks on the same
+ * nodes.
+ */
+static int write_all(struct sim_cluster *c, uint64_t seed)
+{
+	uint64_t n = c->n_objs, rng = seed ^ 0x5a17f00dULL;
+	uint32_t *perm = malloc(n * sizeof(*perm));
+
+	if (!perm)
+		return n ? -1 : 0;
 	for (uint64_t i = 0; i < n; i++)
-		order[i] = (uint32_t)i;
-	for (uint64_t i = n; i > 1; i--) { /* Fisher-Yates */
-		uint64_t j = sim_rng_below(r, i);
-		uint32_t t = order[i - 1];
+		perm[i] = (uint32_t)i;
+	for (uint64_t r = n ? n - 1 : 0; r > 0; r--) { /* Fisher-Yates */
+		uint64_t j = bench_rand(&rng) % (r + 1);
+		uint32_t t = perm[r];
 
-		order[i - 1] = order[j];
-		order[j] = t;
+		perm[r] = perm[j];
+		perm[j] = t;
 	}
-	for (uint64_t i = 0; i < n; i++)
-		sim_cluster_write(c, order[i], sim_cluster_put_nth(c, i));
-	free(order);
+	for (uint64_t o = 0; o < n; o++)
+		sim_cluster_write(c, o, sim_cluster_put_nth(c, perm[o]));
+	free(perm);
 	return 0;
 }
 
@@ -51,7 +66,7 @@ int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 			  o->workload == SIM_ZIPF ? o->theta : 0))
 		return -1;
 	g->total = (uint64_t)floor(o->rate * (double)duration_ms / 1000.0);
-	return write_all(c, &g->place);
+	return write_all(c, o->seed);
 }
 
 double sim_gen_trace_ms(const struct sim_opts *o, const struct trace *trace)
