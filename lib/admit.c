@@ -72,7 +72,7 @@ static mcrepl_reason check_state(const mcrepl_admit_input *in)
 	if (r >= mcrepl_policy_replica_cap(in->cfg, cl))
 		return MCREPL_REASON_REPLICA_LIMIT;
 	if (is_auto && in->proposal->kind == MCREPL_PROPOSAL_HOT && r > 0 &&
-	    !mcrepl_policy_overloaded(in->cfg, &in->balance))
+	    !mcrepl_policy_helps(in->cfg, cl, &in->balance, in->heat_count, r))
 		return MCREPL_REASON_BALANCED;
 	if (!is_auto && in->now_ms < ks->action_cooldown_until_ms)
 		return MCREPL_REASON_ACTION_COOLDOWN;

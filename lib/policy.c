@@ -110,6 +110,8 @@ void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 			   const mcrepl_replica_view *replicas,
 			   size_t n_replicas, mcrepl_balance *out)
 {
+	bool found = false;
+
 	if (!out)
 		return;
 	out->key_load = out->load_sum = 0;
@@ -128,21 +130,43 @@ void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 		if (!replicas[i].readable)
 			continue;
 		s = find_segment(segments, n_segments, replicas[i].segment);
-		if (s && s->read_load > out->key_load)
+		if (s && (!found || s->read_load < out->key_load))
 			out->key_load = s->read_load;
+		found |= s != NULL;
 	}
+}
+
+bool mcrepl_policy_judgeable(const mcrepl_config *cfg, const mcrepl_balance *b)
+{
+	double t = cfg ? cfg->balance_tolerance : 0;
+
+	if (!b || !b->segments || !b->load_sum || !(t > 0))
+		return false;
+	return (double)b->load_sum / (double)b->segments * t * t >= 4.0;
 }
 
 bool mcrepl_policy_overloaded(const mcrepl_config *cfg, const mcrepl_balance *b)
 {
-	double mean, t = cfg ? cfg->balance_tolerance : 0;
+	double mean;
 
-	if (!b || !b->segments || !b->load_sum)
-		return true;
+	if (!mcrepl_policy_judgeable(cfg, b))
+		return false;
 	mean = (double)b->load_sum / (double)b->segments;
-	if (mean * t * t < 4.0)
-		return true; /* an imbalance this small is sampling noise */
-	return (double)b->key_load > mean * (1.0 + t);
+	return (double)b->key_load > mean * (1.0 + cfg->balance_tolerance);
+}
+
+bool mcrepl_policy_helps(const mcrepl_config *cfg,
+			 const mcrepl_cluster_view *cl, const mcrepl_balance *b,
+			 uint32_t count, uint32_t readable)
+{
+	uint64_t fair;
+
+	if (!cfg || !(cfg->balance_tolerance > 0) || !cl || !cl->nodes)
+		return true;
+	if (mcrepl_policy_judgeable(cfg, b))
+		return mcrepl_policy_overloaded(cfg, b);
+	fair = (cl->window_reads + cl->nodes - 1) / cl->nodes;
+	return (uint64_t)count >= (uint64_t)(readable ? readable : 1) * fair;
 }
 
 bool mcrepl_policy_should_retire(const mcrepl_config *cfg,

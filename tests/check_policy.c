@@ -131,34 +131,51 @@ START_TEST(test_policy_cap_knob_and_null_view)
 }
 END_TEST
 
-/* Balance gate, tolerance 0.05: judged once mean * 0.0025 >= 4. */
+/* Balance gate, tolerance 0.05: judged once mean * 0.0025 >= 4; else a
+ * key must fill a node's fair share (window 8000 reads, 4 nodes: 2000). */
 static const struct bal_case {
 	const char *name;
 	uint64_t key_load, load_sum;
 	uint32_t segments;
 	double tol;
-	bool want;
+	uint32_t count, readable;
+	bool judgeable, overloaded, helps;
 } bal_cases[] = {
-    {"nothing known", 0, 0, 0, 0.05, true},
-    {"no reads yet", 0, 0, 8, 0.05, true},
-    {"too few reads to judge", 2, 8, 2, 0.05, true},
-    {"mean 1600: judged, at the bound", 1680, 6400, 4, 0.05, false},
-    {"mean 1600: one read above", 1681, 6400, 4, 0.05, true},
-    {"mean 2000: below the mean", 1000, 8000, 4, 0.05, false},
-    {"tolerance 0 turns the gate off", 1000, 8000, 4, 0.0, true},
-    {"tolerance 0.5: judged from mean 16", 24, 64, 4, 0.5, false},
-    {"tolerance 0.5: above", 25, 64, 4, 0.5, true},
+    {"nothing known, a small key", 0, 0, 0, 0.05, 1999, 1, false, false, false},
+    {"nothing known, a key filling a node", 0, 0, 0, 0.05, 2000, 1, false,
+     false, true},
+    {"no reads yet", 0, 0, 8, 0.05, 2000, 1, false, false, true},
+    {"too few reads to judge", 2, 8, 2, 0.05, 3999, 2, false, false, false},
+    {"too few reads, two shares for two replicas", 2, 8, 2, 0.05, 4000, 2,
+     false, false, true},
+    {"mean 1600: judged, at the bound", 1680, 6400, 4, 0.05, 1, 1, true, false,
+     false},
+    {"mean 1600: one read above", 1681, 6400, 4, 0.05, 1, 1, true, true, true},
+    {"mean 2000: below the mean", 1000, 8000, 4, 0.05, 9999, 1, true, false,
+     false},
+    {"tolerance 0 turns the gate off", 1000, 8000, 4, 0.0, 1, 1, false, false,
+     true},
+    {"tolerance 0.5: judged from mean 16", 24, 64, 4, 0.5, 1, 1, true, false,
+     false},
+    {"tolerance 0.5: above", 25, 64, 4, 0.5, 1, 1, true, true, true},
 };
 
-START_TEST(test_policy_overloaded)
+START_TEST(test_policy_balance_gate)
 {
 	const struct bal_case *tc = &bal_cases[_i];
 	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view cl = {8000, 4};
 	mcrepl_balance b = {tc->key_load, tc->load_sum, tc->segments};
 
 	c.balance_tolerance = tc->tol;
-	ck_assert_msg(mcrepl_policy_overloaded(&c, &b) == tc->want, "%s",
+	ck_assert_msg(mcrepl_policy_judgeable(&c, &b) == tc->judgeable, "%s",
 		      tc->name);
+	ck_assert_msg(mcrepl_policy_overloaded(&c, &b) == tc->overloaded, "%s",
+		      tc->name);
+	ck_assert_msg(mcrepl_policy_helps(&c, &cl, &b, tc->count,
+					  tc->readable) == tc->helps,
+		      "%s", tc->name);
+	ck_assert(mcrepl_policy_helps(&c, NULL, &b, 0, 1));
 }
 END_TEST
 
@@ -390,6 +407,42 @@ START_TEST(test_policy_leases_auto_and_rfc)
 }
 END_TEST
 
+/* The O(n) reader pick is the first entry of the full order. */
+START_TEST(test_pick_replica_is_order_first)
+{
+	mcrepl_replica_view rep[5];
+	uint64_t load[5] = {30, 10, 10, 5, 40};
+	size_t order[5], pick = 99;
+
+	memset(rep, 0, sizeof(rep));
+	for (size_t i = 0; i < 5; i++) {
+		rep[i].segment.v = i + 1;
+		rep[i].readable = i != 3; /* the least loaded cannot be read */
+	}
+	for (uint64_t salt = 0; salt < 64; salt++) {
+		ck_assert_int_eq(
+		    mcrepl_order_replicas("t", "k", rep, load, 5, salt, order),
+		    MCREPL_OK);
+		ck_assert_int_eq(
+		    mcrepl_pick_replica("t", "k", rep, load, 5, salt, &pick),
+		    MCREPL_OK);
+		ck_assert_uint_eq(pick, order[0]);
+		ck_assert(pick == 1 || pick == 2);
+		ck_assert_int_eq(
+		    mcrepl_order_replicas("t", "k", rep, NULL, 5, salt, order),
+		    MCREPL_OK);
+		ck_assert_int_eq(
+		    mcrepl_pick_replica("t", "k", rep, NULL, 5, salt, &pick),
+		    MCREPL_OK);
+		ck_assert_uint_eq(pick, order[0]);
+	}
+	ck_assert_int_eq(mcrepl_pick_replica("t", "k", rep, load, 0, 0, &pick),
+			 MCREPL_ENOENT);
+	ck_assert_int_eq(mcrepl_pick_replica("t", "k", NULL, load, 2, 0, &pick),
+			 MCREPL_EINVAL);
+}
+END_TEST
+
 Suite *make_policy_suite(void)
 {
 	Suite *s = suite_create("policy");
@@ -399,7 +452,7 @@ Suite *make_policy_suite(void)
 	tcase_add_loop_test(tc, test_policy_thresholds, 0,
 			    sizeof(thr_cases) / sizeof(thr_cases[0]));
 	tcase_add_test(tc, test_policy_cap_knob_and_null_view);
-	tcase_add_loop_test(tc, test_policy_overloaded, 0,
+	tcase_add_loop_test(tc, test_policy_balance_gate, 0,
 			    sizeof(bal_cases) / sizeof(bal_cases[0]));
 	tcase_add_test(tc, test_policy_balance_from_views);
 	tcase_add_loop_test(tc, test_policy_retire, 0,
@@ -408,6 +461,7 @@ Suite *make_policy_suite(void)
 	tcase_add_loop_test(tc, test_policy_admit, 0,
 			    sizeof(adm_cases) / sizeof(adm_cases[0]));
 	tcase_add_test(tc, test_policy_leases_auto_and_rfc);
+	tcase_add_test(tc, test_pick_replica_is_order_first);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -77,6 +77,7 @@ int sim_cluster_init(struct sim_cluster *c, uint32_t nodes,
 		memset(&c->objs[o].heat, 0, sizeof(c->objs[o].heat));
 		c->objs[o].primary = SIM_NONE;
 		c->objs[o].dyn = SIM_NONE;
+		c->objs[o].reads = 0;
 	}
 	return 0;
 }

@@ -3,9 +3,9 @@
  * their segments (the master's mcrepl_segment_view array, passed as is to
  * placement), and the objects with their replicas.
  *
- * Per object the state is 32 bytes: the library's 24-byte embeddable heat
- * cell, the primary segment and the head of a short list of dynamic
- * replicas (kept in a pool; most objects have none).
+ * Per object the state is 36 bytes: the library's 24-byte embeddable heat
+ * cell, the primary segment, the head of a short list of dynamic
+ * replicas (kept in a pool; most objects have none) and a read counter.
  */
 #ifndef SIM_CLUSTER_H
 #define SIM_CLUSTER_H
@@ -23,6 +23,7 @@ struct sim_obj {
 	mcrepl_heat_cell heat; /* lives and dies with the object */
 	uint32_t primary;      /* segment index; SIM_NONE until written */
 	uint32_t dyn;	       /* first dynamic replica; SIM_NONE = none */
+	uint32_t reads;	       /* the reader order's salt, as the master's */
 };
 
 struct sim_dyn {

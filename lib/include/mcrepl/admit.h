@@ -74,7 +74,7 @@ typedef struct mcrepl_admit_input {
 	uint64_t now_ms;
 	/* The auto policy's inputs (mcrepl/policy.h). cluster NULL: the
 	 * RFC's rules, whatever cfg->policy says. balance all zero: unknown
-	 * (the balance gate lets the key through). */
+	 * (see mcrepl_policy_helps()). */
 	const mcrepl_cluster_view *cluster;
 	mcrepl_balance balance;
 } mcrepl_admit_input;
@@ -104,7 +104,8 @@ typedef struct mcrepl_admit_input {
  * is mcrepl_policy_replica_cap(cfg, cluster); and in place of the action
  * cooldown (an upstream constant, not an RFC rule: auto paces fan-out by
  * load instead) a key holding a readable replica is rejected with BALANCED
- * unless mcrepl_policy_overloaded(cfg, &in->balance). The recreate
+ * unless mcrepl_policy_helps(cfg, cluster, &in->balance, heat_count,
+ * readable). The recreate
  * cooldown still applies.
  */
 MCREPL_API mcrepl_reason mcrepl_admit(const mcrepl_admit_input *in);

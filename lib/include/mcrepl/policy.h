@@ -96,8 +96,10 @@ MCREPL_API uint32_t mcrepl_policy_want_replicas(const mcrepl_config *cfg,
 
 /* The balance signal of one key. */
 typedef struct mcrepl_balance {
-	uint64_t key_load; /* highest read_load of a segment holding a
-			      readable replica of the key */
+	/* the lowest read_load among the segments holding a readable
+	 * replica of the key: readers spread by load reach no better, so
+	 * when even that segment is overloaded, only a new replica helps */
+	uint64_t key_load;
 	uint64_t load_sum; /* read_load summed over the serving segments */
 	uint32_t segments; /* serving segments: non-zero id and capacity */
 } mcrepl_balance;
@@ -111,15 +113,31 @@ MCREPL_API void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 				      size_t n_replicas, mcrepl_balance *out);
 
 /*
- * Does one more replica of the key help the balance? With mean =
- * load_sum / segments and t = balance_tolerance: true when nothing is known
- * (segments or load_sum 0), when loads are too small to tell an imbalance
- * from sampling noise (mean * t^2 < 4: a Poisson count's two standard
- * deviations exceed t of the mean; t = 0 therefore turns the gate off),
- * and otherwise when key_load > mean * (1 + t).
+ * Can the loads tell an imbalance from sampling noise? With mean =
+ * load_sum / segments and t = balance_tolerance: segments, load_sum and t
+ * non-zero and mean * t^2 >= 4 (a Poisson count's two standard deviations
+ * are then at most t of the mean: 1,600 reads per segment at t = 0.05).
  */
+MCREPL_API bool mcrepl_policy_judgeable(const mcrepl_config *cfg,
+					const mcrepl_balance *b);
+
+/* Judgeable and key_load > mean * (1 + t). */
 MCREPL_API bool mcrepl_policy_overloaded(const mcrepl_config *cfg,
 					 const mcrepl_balance *b);
+
+/*
+ * Does one more replica of a key with `count` hits and `readable` readable
+ * replicas help the balance? balance_tolerance 0: always (the gate is
+ * off). Judgeable loads: mcrepl_policy_overloaded(). Otherwise (nothing
+ * known, or too few reads, e.g. while the window fills or on a small or
+ * idle cluster): only when the key alone fills a node's fair share per
+ * replica, count >= readable * ceil(window_reads / nodes); without a
+ * cluster view, always.
+ */
+MCREPL_API bool mcrepl_policy_helps(const mcrepl_config *cfg,
+				    const mcrepl_cluster_view *cl,
+				    const mcrepl_balance *b, uint32_t count,
+				    uint32_t readable);
 
 /*
  * Should one dynamic replica of a key with `count` hits and `readable`
