@@ -9,7 +9,7 @@
 /* Object index named by a trigger's key, or -1. */
 static int64_t lookup(const struct sim_master *m, const char *key)
 {
-	const char *prefix = m->trace ? "block-" : "key-";
+	const char *prefix = m->trace ? "block-" : "zipf-";
 	size_t len = strlen(prefix);
 	char *end;
 	uint64_t v;
@@ -21,7 +21,7 @@ static int64_t lookup(const struct sim_master *m, const char *key)
 		return -1;
 	if (m->trace)
 		return trace_lookup(m->trace, v);
-	return v < m->c->n_objs ? (int64_t)v : -1;
+	return v < m->c->n_objs ? (int64_t)m->c->obj_of[v] : -1;
 }
 
 /* Domain index of a trigger's requester domain (0 when unknown). */

@@ -101,6 +101,8 @@ void sim_cluster_free(struct sim_cluster *c)
 	free(c->dirty);
 	free(c->active);
 	free(c->objs);
+	free(c->key_id);
+	free(c->obj_of);
 	free(c->dyn);
 	memset(c, 0, sizeof(*c));
 }

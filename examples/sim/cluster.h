@@ -58,6 +58,9 @@ struct sim_cluster {
 	char **domain_names;	   /* per domain: "d<i>" ("" when 1) */
 	struct sim_obj *objs;
 	uint64_t n_objs;
+	/* zipf / uniform: object (popularity rank) o is mcrepl-bench's key
+	 * key_id[o], named "zipf-<key_id>"; obj_of inverts it */
+	uint32_t *key_id, *obj_of;
 	struct sim_dyn *dyn;
 	uint32_t n_dyn_slots, cap_dyn_slots, dyn_free;
 	uint32_t *dirty; /* nodes whose used grew */

@@ -82,7 +82,7 @@ void sim_master_key(const struct sim_master *m, uint64_t o, char *buf,
 	if (m->trace)
 		snprintf(buf, cap, "block-%" PRIu64, m->trace->ids[o]);
 	else
-		snprintf(buf, cap, "key-%" PRIu64, o);
+		snprintf(buf, cap, "zipf-%" PRIu32, m->c->key_id[o]);
 }
 
 static void fill_one(struct sim_master *m, size_t i, uint32_t seg,

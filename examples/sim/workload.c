@@ -25,15 +25,20 @@ static uint64_t bench_rand(uint64_t *state)
  * the lowest utilization (daemons/master/store.c put_target), which for
  * equal objects in an empty cluster is round robin: key k lands on
  * segment k mod segments. So both tools hold the same ranks on the same
- * nodes.
+ * nodes. Objects are named as mcrepl-bench names its keys, "zipf-<key>",
+ * so the rendezvous tie-breaks of placement agree too.
  */
 static int write_all(struct sim_cluster *c, uint64_t seed)
 {
 	uint64_t n = c->n_objs, rng = seed ^ 0x5a17f00dULL;
-	uint32_t *perm = malloc(n * sizeof(*perm));
+	uint32_t *perm = malloc((n ? n : 1) * sizeof(*perm));
+	uint32_t *inv = malloc((n ? n : 1) * sizeof(*inv));
 
-	if (!perm)
-		return n ? -1 : 0;
+	if (!perm || !inv) {
+		free(perm);
+		free(inv);
+		return -1;
+	}
 	for (uint64_t i = 0; i < n; i++)
 		perm[i] = (uint32_t)i;
 	for (uint64_t r = n ? n - 1 : 0; r > 0; r--) { /* Fisher-Yates */
@@ -43,9 +48,12 @@ static int write_all(struct sim_cluster *c, uint64_t seed)
 		perm[r] = perm[j];
 		perm[j] = t;
 	}
-	for (uint64_t o = 0; o < n; o++)
+	for (uint64_t o = 0; o < n; o++) {
+		inv[perm[o]] = (uint32_t)o;
 		sim_cluster_write(c, o, sim_cluster_put_nth(c, perm[o]));
-	free(perm);
+	}
+	c->key_id = perm;
+	c->obj_of = inv;
 	return 0;
 }
 
