@@ -36,22 +36,33 @@ uint32_t mcrepl_policy_share_count(const mcrepl_config *cfg,
 	return saturate(ceil(x));
 }
 
+/* max(T, ceil((1 + sqrt(1 + S r))^2)) for r >= 1, saturated. */
+static uint32_t share_threshold(const mcrepl_config *cfg, uint32_t share,
+				uint32_t r)
+{
+	double x = (double)share * r, a;
+	uint32_t floor_count = mcrepl_config_threshold(cfg);
+
+	/* the least count c with c - 2 sqrt(c) >= S r: the key's rate is at
+	 * least r shares with two standard deviations of a Poisson count to
+	 * spare */
+	a = 1.0 + sqrt(1.0 + x);
+	a = ceil(a * a - 1e-9);
+	if (a < (double)floor_count)
+		return floor_count;
+	return saturate(a);
+}
+
 uint32_t mcrepl_policy_admit_threshold(const mcrepl_config *cfg,
 				       const mcrepl_cluster_view *cl,
 				       uint32_t readable)
 {
-	uint64_t floor_count, share;
-
 	if (!mcrepl_policy_is_auto(cfg, cl))
 		return mcrepl_admit_threshold(cfg, readable);
 	if (readable == 0)
 		return mcrepl_config_cross_domain_threshold(cfg);
-	floor_count = mcrepl_config_threshold(cfg);
-	share = (uint64_t)mcrepl_policy_share_count(cfg, cl) * readable;
-	if (share < floor_count)
-		share = floor_count;
-	return share > MCREPL_HEAT_MAX_THRESHOLD ? MCREPL_HEAT_MAX_THRESHOLD
-						 : (uint32_t)share;
+	return share_threshold(cfg, mcrepl_policy_share_count(cfg, cl),
+			       readable);
 }
 
 uint32_t mcrepl_policy_trigger_threshold(const mcrepl_config *cfg,
@@ -82,18 +93,27 @@ uint32_t mcrepl_policy_want_replicas(const mcrepl_config *cfg,
 				     const mcrepl_cluster_view *cl,
 				     uint32_t count)
 {
-	uint32_t cap = mcrepl_policy_replica_cap(cfg, cl);
-	uint32_t share, floor_count = mcrepl_config_threshold(cfg);
-	uint64_t r;
+	uint32_t cap = mcrepl_policy_replica_cap(cfg, cl), share;
+	double k0;
+	uint64_t k;
 
-	if (count < floor_count || cap <= 1)
+	if (count < mcrepl_config_threshold(cfg) || cap <= 1)
 		return 1;
 	if (!mcrepl_policy_is_auto(cfg, cl))
 		return cap;
-	/* admit_threshold(r - 1) = max(floor, share * (r - 1)) <= count */
+	/* the largest k = r - 1 with admit_threshold(k) <= count */
 	share = mcrepl_policy_share_count(cfg, cl);
-	r = (uint64_t)count / share + 1;
-	return r > cap ? cap : (uint32_t)r;
+	k0 = sqrt((double)count) - 1.0;
+	k0 = (k0 * k0 - 1.0) / share;
+	k = k0 > 0 ? (uint64_t)k0 : 0;
+	if (k > cap)
+		k = cap;
+	while (k + 1 < cap &&
+	       share_threshold(cfg, share, (uint32_t)k + 1) <= count)
+		k++;
+	while (k >= 1 && share_threshold(cfg, share, (uint32_t)k) > count)
+		k--;
+	return k + 1 > cap ? cap : (uint32_t)k + 1;
 }
 
 static const mcrepl_segment_view *find_segment(const mcrepl_segment_view *s,
@@ -136,23 +156,18 @@ void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 	}
 }
 
-bool mcrepl_policy_judgeable(const mcrepl_config *cfg, const mcrepl_balance *b)
-{
-	double t = cfg ? cfg->balance_tolerance : 0;
-
-	if (!b || !b->segments || !b->load_sum || !(t > 0))
-		return false;
-	return (double)b->load_sum / (double)b->segments * t * t >= 4.0;
-}
-
 bool mcrepl_policy_overloaded(const mcrepl_config *cfg, const mcrepl_balance *b)
 {
-	double mean;
+	double mean, excess, t = cfg ? cfg->balance_tolerance : 0;
 
-	if (!mcrepl_policy_judgeable(cfg, b))
+	if (!b || !b->segments || !b->load_sum)
 		return false;
 	mean = (double)b->load_sum / (double)b->segments;
-	return (double)b->key_load > mean * (1.0 + cfg->balance_tolerance);
+	excess = (double)b->key_load - mean;
+	/* beyond the tolerance and beyond three standard deviations of a
+	 * Poisson count: a read-count difference sampling noise explains is
+	 * no imbalance */
+	return excess > t * mean && excess * excess > 9.0 * mean;
 }
 
 bool mcrepl_policy_helps(const mcrepl_config *cfg,
@@ -163,8 +178,8 @@ bool mcrepl_policy_helps(const mcrepl_config *cfg,
 
 	if (!cfg || !(cfg->balance_tolerance > 0) || !cl || !cl->nodes)
 		return true;
-	if (mcrepl_policy_judgeable(cfg, b))
-		return mcrepl_policy_overloaded(cfg, b);
+	if (mcrepl_policy_overloaded(cfg, b))
+		return true;
 	fair = (cl->window_reads + cl->nodes - 1) / cl->nodes;
 	return (uint64_t)count >= (uint64_t)(readable ? readable : 1) * fair;
 }
@@ -173,10 +188,14 @@ bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
 				 const mcrepl_cluster_view *cl, uint32_t count,
 				 uint32_t readable)
 {
+	double c = count;
+
 	if (!mcrepl_policy_is_auto(cfg, cl) || readable < 2)
 		return false;
-	return 2ull * count <
-	       mcrepl_policy_admit_threshold(cfg, cl, readable - 1);
+	/* under half, with two standard deviations of a Poisson count to
+	 * spare: 2 (c + 2 sqrt(c)) < admit_threshold(readable - 1) */
+	return 2.0 * (c + 2.0 * sqrt(c)) <
+	       (double)mcrepl_policy_admit_threshold(cfg, cl, readable - 1);
 }
 
 mcrepl_status mcrepl_policy_retire_pick(const char *tenant, const char *key,

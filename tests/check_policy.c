@@ -61,14 +61,17 @@ static const struct thr_case {
     {"small cluster, RFC floor", MCREPL_POLICY_AUTO, 8, 2, 1, 1, 8, 8, 2, 8, 2},
     {"small cluster, 7 hits", MCREPL_POLICY_AUTO, 7, 2, 1, 1, 8, 8, 2, 7, 1},
     /* 64 nodes, 1 M reads/s over 10 s: share = 0.01 x 10 M / 64 */
+    /* (1 + sqrt(1 + 1563))^2 = 1644.1 */
     {"64 nodes, 1 M/s, 1 replica", MCREPL_POLICY_AUTO, 10000000, 64, 1, 1563,
-     1563, 1563, 64, 1563, 2},
+     1645, 1645, 64, 1645, 2},
+    {"64 nodes, 1 M/s, one hit short", MCREPL_POLICY_AUTO, 10000000, 64, 1,
+     1563, 1645, 1645, 64, 1644, 1},
     {"64 nodes, 1 M/s, 3 replicas", MCREPL_POLICY_AUTO, 10000000, 64, 3, 1563,
-     4689, 1563, 64, 4689, 4},
+     4828, 1645, 64, 4828, 4},
     {"64 nodes, the hottest key capped", MCREPL_POLICY_AUTO, 10000000, 64, 1,
-     1563, 1563, 1563, 64, 780000, 64},
-    /* 8 nodes, 5 k/s: share 62.5 -> 63, above the floor */
-    {"8 nodes, 5 k/s", MCREPL_POLICY_AUTO, 50000, 8, 2, 63, 126, 63, 8, 125, 2},
+     1563, 1645, 1645, 64, 780000, 64},
+    /* 8 nodes, 5 k/s: share 62.5 -> 63; (1 + sqrt(127))^2 = 150.5 */
+    {"8 nodes, 5 k/s", MCREPL_POLICY_AUTO, 50000, 8, 2, 63, 151, 81, 8, 150, 2},
     /* rfc: the absolute threshold and the fixed cap whatever the load */
     {"rfc ignores the cluster", MCREPL_POLICY_RFC, 10000000, 64, 1, 0, 8, 8, 2,
      8, 2},
@@ -128,36 +131,46 @@ START_TEST(test_policy_cap_knob_and_null_view)
 			  MCREPL_HEAT_MAX_THRESHOLD);
 	ck_assert_uint_eq(mcrepl_policy_admit_threshold(&c, &cl, 5),
 			  MCREPL_HEAT_MAX_THRESHOLD);
+	/* 1,024 nodes, 1 M/s: share 98, (1 + sqrt(99))^2 = 119.9 */
+	cl.window_reads = 10000000;
+	cl.nodes = 1024;
+	ck_assert_uint_eq(mcrepl_policy_trigger_threshold(&c, &cl), 3);
+	c.domain_aware = false;
+	ck_assert_uint_eq(mcrepl_policy_trigger_threshold(&c, &cl), 120);
+	ck_assert_uint_eq(mcrepl_policy_want_replicas(&c, &cl, 119), 1);
+	ck_assert_uint_eq(mcrepl_policy_want_replicas(&c, &cl, 120), 2);
+	ck_assert_uint_eq(mcrepl_policy_want_replicas(&c, &cl, 600000), 16);
 }
 END_TEST
 
-/* Balance gate, tolerance 0.05: judged once mean * 0.0025 >= 4; else a
- * key must fill a node's fair share (window 8000 reads, 4 nodes: 2000). */
+/* Balance gate, tolerance 0.05: overloaded when the excess is above 5 %
+ * of the mean and above 3 sqrt(mean); otherwise a key must fill a node's
+ * fair share per replica (window 8000 reads, 4 nodes: 2000). */
 static const struct bal_case {
 	const char *name;
 	uint64_t key_load, load_sum;
 	uint32_t segments;
 	double tol;
 	uint32_t count, readable;
-	bool judgeable, overloaded, helps;
+	bool overloaded, helps;
 } bal_cases[] = {
-    {"nothing known, a small key", 0, 0, 0, 0.05, 1999, 1, false, false, false},
+    {"nothing known, a small key", 0, 0, 0, 0.05, 1999, 1, false, false},
     {"nothing known, a key filling a node", 0, 0, 0, 0.05, 2000, 1, false,
-     false, true},
-    {"no reads yet", 0, 0, 8, 0.05, 2000, 1, false, false, true},
-    {"too few reads to judge", 2, 8, 2, 0.05, 3999, 2, false, false, false},
-    {"too few reads, two shares for two replicas", 2, 8, 2, 0.05, 4000, 2,
-     false, false, true},
-    {"mean 1600: judged, at the bound", 1680, 6400, 4, 0.05, 1, 1, true, false,
-     false},
-    {"mean 1600: one read above", 1681, 6400, 4, 0.05, 1, 1, true, true, true},
-    {"mean 2000: below the mean", 1000, 8000, 4, 0.05, 9999, 1, true, false,
-     false},
-    {"tolerance 0 turns the gate off", 1000, 8000, 4, 0.0, 1, 1, false, false,
      true},
-    {"tolerance 0.5: judged from mean 16", 24, 64, 4, 0.5, 1, 1, true, false,
-     false},
-    {"tolerance 0.5: above", 25, 64, 4, 0.5, 1, 1, true, true, true},
+    {"no reads yet", 0, 0, 8, 0.05, 2000, 1, false, true},
+    /* mean 4: 3 sqrt(4) = 6 */
+    {"within the noise", 10, 16, 4, 0.05, 3999, 2, false, false},
+    {"within the noise, two shares for two replicas", 10, 16, 4, 0.05, 4000, 2,
+     false, true},
+    {"beyond the noise", 11, 16, 4, 0.05, 1, 1, true, true},
+    /* mean 1600: 5 % = 80, 3 sqrt = 120 */
+    {"mean 1600: at three deviations", 1720, 6400, 4, 0.05, 1, 1, false, false},
+    {"mean 1600: one read beyond", 1721, 6400, 4, 0.05, 1, 1, true, true},
+    /* mean 10000: 5 % = 500, 3 sqrt = 300 */
+    {"mean 10000: at the tolerance", 10500, 40000, 4, 0.05, 1, 1, false, false},
+    {"mean 10000: one read above", 10501, 40000, 4, 0.05, 1, 1, true, true},
+    {"below the mean", 1000, 8000, 4, 0.05, 1999, 1, false, false},
+    {"tolerance 0 turns the gate off", 1000, 8000, 4, 0.0, 1, 1, false, true},
 };
 
 START_TEST(test_policy_balance_gate)
@@ -168,8 +181,6 @@ START_TEST(test_policy_balance_gate)
 	mcrepl_balance b = {tc->key_load, tc->load_sum, tc->segments};
 
 	c.balance_tolerance = tc->tol;
-	ck_assert_msg(mcrepl_policy_judgeable(&c, &b) == tc->judgeable, "%s",
-		      tc->name);
 	ck_assert_msg(mcrepl_policy_overloaded(&c, &b) == tc->overloaded, "%s",
 		      tc->name);
 	ck_assert_msg(mcrepl_policy_helps(&c, &cl, &b, tc->count,
@@ -205,7 +216,7 @@ START_TEST(test_policy_balance_from_views)
 END_TEST
 
 /* Retirement: 64 nodes, 1 M/s (share 1563): a key with r replicas keeps
- * them while 2 x count >= admit_threshold(r - 1). */
+ * them while 2 (count + 2 sqrt(count)) >= admit_threshold(r - 1). */
 static const struct ret_case {
 	const char *name;
 	mcrepl_policy policy;
@@ -214,11 +225,12 @@ static const struct ret_case {
 } ret_cases[] = {
     {"only the primary", MCREPL_POLICY_AUTO, 0, 1, false},
     {"two replicas, count 0", MCREPL_POLICY_AUTO, 0, 2, true},
-    {"two replicas, half the admit count", MCREPL_POLICY_AUTO, 782, 2, false},
-    {"two replicas, just under half", MCREPL_POLICY_AUTO, 781, 2, true},
-    {"four replicas, 2 x 2344 = 4688 < 4689", MCREPL_POLICY_AUTO, 2344, 4,
-     true},
-    {"four replicas, 2 x 2345 >= 4689", MCREPL_POLICY_AUTO, 2345, 4, false},
+    /* admit_threshold(1) = 1645: 2 (767 + 2 sqrt 767) = 1644.8 */
+    {"two replicas, 767 hits", MCREPL_POLICY_AUTO, 767, 2, true},
+    {"two replicas, 768 hits", MCREPL_POLICY_AUTO, 768, 2, false},
+    /* admit_threshold(3) = 4828 */
+    {"four replicas, 2317 hits", MCREPL_POLICY_AUTO, 2317, 4, true},
+    {"four replicas, 2318 hits", MCREPL_POLICY_AUTO, 2318, 4, false},
     {"rfc never retires", MCREPL_POLICY_RFC, 0, 2, false},
 };
 
@@ -280,18 +292,18 @@ static const struct adm_case {
 	uint64_t key_load, action_until;
 	mcrepl_reason want;
 } adm_cases[] = {
-    {"hot and overloaded", MCREPL_POLICY_AUTO, 1, 1563, 2400, 0,
+    {"hot and overloaded", MCREPL_POLICY_AUTO, 1, 1645, 2400, 0,
      MCREPL_REASON_NONE},
-    {"below one share", MCREPL_POLICY_AUTO, 1, 1562, 2400, 0,
+    {"below one share", MCREPL_POLICY_AUTO, 1, 1644, 2400, 0,
      MCREPL_REASON_BELOW_THRESHOLD},
-    {"three replicas need three shares", MCREPL_POLICY_AUTO, 3, 4688, 2400, 0,
+    {"three replicas need three shares", MCREPL_POLICY_AUTO, 3, 4827, 2400, 0,
      MCREPL_REASON_BELOW_THRESHOLD},
-    {"balanced", MCREPL_POLICY_AUTO, 1, 1563, 2100, 0, MCREPL_REASON_BALANCED},
-    {"the RFC cap of 2 does not apply", MCREPL_POLICY_AUTO, 2, 3126, 2400, 0,
+    {"balanced", MCREPL_POLICY_AUTO, 1, 1645, 2100, 0, MCREPL_REASON_BALANCED},
+    {"the RFC cap of 2 does not apply", MCREPL_POLICY_AUTO, 2, 3240, 2400, 0,
      MCREPL_REASON_NONE},
     {"one per node at most", MCREPL_POLICY_AUTO, 64, 500000, 2400, 0,
      MCREPL_REASON_REPLICA_LIMIT},
-    {"no action cooldown under auto", MCREPL_POLICY_AUTO, 1, 1563, 2400,
+    {"no action cooldown under auto", MCREPL_POLICY_AUTO, 1, 1645, 2400,
      NOW + 1, MCREPL_REASON_NONE},
     {"rfc: the absolute threshold", MCREPL_POLICY_RFC, 1, 8, 2100, 0,
      MCREPL_REASON_NONE},
@@ -373,15 +385,15 @@ START_TEST(test_policy_leases_auto_and_rfc)
 	mcrepl_leases *t;
 
 	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
-	/* share = 0.01 x 8000 / 4 = 20 hits, above the floor of 8 */
-	ck_assert_int_eq(propose4(t, "a", 19, busy1, &cl, &res),
+	/* share = 0.01 x 8000 / 4 = 20 hits: (1 + sqrt(21))^2 = 31.2 */
+	ck_assert_int_eq(propose4(t, "a", 31, busy1, &cl, &res),
 			 MCREPL_EREJECTED);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_BELOW_THRESHOLD);
-	ck_assert_int_eq(propose4(t, "b", 20, even, &cl, &res),
+	ck_assert_int_eq(propose4(t, "b", 32, even, &cl, &res),
 			 MCREPL_EREJECTED);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
 	/* overloaded: the least read-loaded target (3), not the emptiest (2) */
-	ck_assert_int_eq(propose4(t, "c", 20, busy1, &cl, &res), MCREPL_OK);
+	ck_assert_int_eq(propose4(t, "c", 32, busy1, &cl, &res), MCREPL_OK);
 	ck_assert_uint_eq(res.lease.target.v, 3);
 	mcrepl_leases_destroy(t);
 

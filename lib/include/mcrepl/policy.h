@@ -62,9 +62,13 @@ MCREPL_API uint32_t mcrepl_policy_share_count(const mcrepl_config *cfg,
  * gain one more. Not auto: mcrepl_admit_threshold(cfg, readable). Auto:
  * readable 0 (domain-aware, none in the domain) gives
  * mcrepl_config_cross_domain_threshold(); otherwise
- * max(mcrepl_config_threshold(cfg), share_count * readable), saturated at
- * MCREPL_HEAT_MAX_THRESHOLD. The RFC's count stays a floor, so a key read
- * `threshold` times in the window on a small cluster still qualifies.
+ * max(mcrepl_config_threshold(cfg), ceil((1 + sqrt(1 + S * readable))^2))
+ * with S = share_count: the least count c with c - 2 sqrt(c) >= S *
+ * readable, i.e. the key's rate reaches `readable` shares with two standard
+ * deviations of a Poisson count to spare (a chance burst does not admit a
+ * copy). Saturated at MCREPL_HEAT_MAX_THRESHOLD. The RFC's count stays a
+ * floor, so a key read `threshold` times in the window on a small cluster
+ * still qualifies.
  */
 MCREPL_API uint32_t mcrepl_policy_admit_threshold(const mcrepl_config *cfg,
 						  const mcrepl_cluster_view *cl,
@@ -113,26 +117,23 @@ MCREPL_API void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 				      size_t n_replicas, mcrepl_balance *out);
 
 /*
- * Can the loads tell an imbalance from sampling noise? With mean =
- * load_sum / segments and t = balance_tolerance: segments, load_sum and t
- * non-zero and mean * t^2 >= 4 (a Poisson count's two standard deviations
- * are then at most t of the mean: 1,600 reads per segment at t = 0.05).
+ * Is the key's least-loaded replica segment overloaded? With mean =
+ * load_sum / segments, t = balance_tolerance and excess = key_load - mean:
+ * excess > t * mean and excess > 3 * sqrt(mean) (three standard deviations
+ * of a Poisson read count: a difference that sampling noise explains is no
+ * imbalance). False when nothing is known (segments or load_sum 0).
  */
-MCREPL_API bool mcrepl_policy_judgeable(const mcrepl_config *cfg,
-					const mcrepl_balance *b);
-
-/* Judgeable and key_load > mean * (1 + t). */
 MCREPL_API bool mcrepl_policy_overloaded(const mcrepl_config *cfg,
 					 const mcrepl_balance *b);
 
 /*
  * Does one more replica of a key with `count` hits and `readable` readable
- * replicas help the balance? balance_tolerance 0: always (the gate is
- * off). Judgeable loads: mcrepl_policy_overloaded(). Otherwise (nothing
- * known, or too few reads, e.g. while the window fills or on a small or
- * idle cluster): only when the key alone fills a node's fair share per
- * replica, count >= readable * ceil(window_reads / nodes); without a
- * cluster view, always.
+ * replicas help? balance_tolerance 0 or no cluster view: always (no gate).
+ * Otherwise when mcrepl_policy_overloaded(), or when the key alone fills a
+ * node's fair share per replica, count >= readable * ceil(window_reads /
+ * nodes) (what decides when loads are unknown or too few, e.g. while the
+ * window fills or on a small cluster: a single key read `threshold` times
+ * on a 2-node cluster).
  */
 MCREPL_API bool mcrepl_policy_helps(const mcrepl_config *cfg,
 				    const mcrepl_cluster_view *cl,
@@ -142,11 +143,13 @@ MCREPL_API bool mcrepl_policy_helps(const mcrepl_config *cfg,
 /*
  * Should one dynamic replica of a key with `count` hits and `readable`
  * readable replicas be retired? Auto and readable >= 2: true when
- * 2 * count < mcrepl_policy_admit_threshold(cfg, cl, readable - 1), i.e.
- * the key has fallen to under half the heat that admitted its last
+ * 2 * (count + 2 * sqrt(count)) < mcrepl_policy_admit_threshold(cfg, cl,
+ * readable - 1), i.e. the key's heat is, with two standard deviations of a
+ * Poisson count to spare, under half the heat that admitted its last
  * replica (so a retired replica is not re-admitted before the key's heat
- * doubles: no copy/retire oscillation in steady state). Never otherwise:
- * under the RFC, replica reduction is left to eviction.
+ * doubles, and sampling noise alone does not retire one: no copy/retire
+ * oscillation in steady state). Never otherwise: under the RFC, replica
+ * reduction is left to eviction.
  */
 MCREPL_API bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
 					    const mcrepl_cluster_view *cl,
