@@ -158,16 +158,19 @@ void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 
 bool mcrepl_policy_overloaded(const mcrepl_config *cfg, const mcrepl_balance *b)
 {
-	double mean, excess, t = cfg ? cfg->balance_tolerance : 0;
+	double mean, excess, z, t = cfg ? cfg->balance_tolerance : 0;
 
 	if (!b || !b->segments || !b->load_sum)
 		return false;
 	mean = (double)b->load_sum / (double)b->segments;
 	excess = (double)b->key_load - mean;
-	/* beyond the tolerance and beyond three standard deviations of a
-	 * Poisson count: a read-count difference sampling noise explains is
-	 * no imbalance */
-	return excess > t * mean && excess * excess > 9.0 * mean;
+	/* beyond the tolerance, and beyond what the largest of `segments`
+	 * Poisson read counts shows by chance: z = max(3, sqrt(2 ln n))
+	 * standard deviations (3 up to 90 segments, 3.7 at 1,024) */
+	z = sqrt(2.0 * log((double)b->segments));
+	if (z < 3.0)
+		z = 3.0;
+	return excess > t * mean && excess * excess > z * z * mean;
 }
 
 bool mcrepl_policy_helps(const mcrepl_config *cfg,
@@ -188,14 +191,17 @@ bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
 				 const mcrepl_cluster_view *cl, uint32_t count,
 				 uint32_t readable)
 {
-	double c = count;
+	double c = count, keep;
 
 	if (!mcrepl_policy_is_auto(cfg, cl) || readable < 2)
 		return false;
-	/* under half, with two standard deviations of a Poisson count to
-	 * spare: 2 (c + 2 sqrt(c)) < admit_threshold(readable - 1) */
-	return 2.0 * (c + 2.0 * sqrt(c)) <
-	       (double)mcrepl_policy_admit_threshold(cfg, cl, readable - 1);
+	/* the heat the last replica's share stands for, RFC count floor */
+	keep = (double)mcrepl_policy_share_count(cfg, cl) * (readable - 1);
+	if (keep < (double)mcrepl_config_threshold(cfg))
+		keep = (double)mcrepl_config_threshold(cfg);
+	/* under half of it, with two standard deviations of a Poisson
+	 * count to spare */
+	return 2.0 * (c + 2.0 * sqrt(c)) < keep;
 }
 
 mcrepl_status mcrepl_policy_retire_pick(const char *tenant, const char *key,

@@ -140,6 +140,11 @@ START_TEST(test_policy_cap_knob_and_null_view)
 	ck_assert_uint_eq(mcrepl_policy_want_replicas(&c, &cl, 119), 1);
 	ck_assert_uint_eq(mcrepl_policy_want_replicas(&c, &cl, 120), 2);
 	ck_assert_uint_eq(mcrepl_policy_want_replicas(&c, &cl, 600000), 16);
+	/* few reads: the RFC count floors what retires, 2 (1 + 2) < 8 */
+	cl.window_reads = 50000;
+	cl.nodes = 128;
+	ck_assert(mcrepl_policy_should_retire(&c, &cl, 1, 2));
+	ck_assert(!mcrepl_policy_should_retire(&c, &cl, 2, 2));
 }
 END_TEST
 
@@ -169,6 +174,10 @@ static const struct bal_case {
     /* mean 10000: 5 % = 500, 3 sqrt = 300 */
     {"mean 10000: at the tolerance", 10500, 40000, 4, 0.05, 1, 1, false, false},
     {"mean 10000: one read above", 10501, 40000, 4, 0.05, 1, 1, true, true},
+    /* 1,024 segments, mean 1600: z = sqrt(2 ln 1024) = 3.72: 148.9 */
+    {"1,024 segments: within the largest count's noise", 1748, 1638400, 1024,
+     0.05, 1, 1, false, false},
+    {"1,024 segments: beyond it", 1749, 1638400, 1024, 0.05, 1, 1, true, true},
     {"below the mean", 1000, 8000, 4, 0.05, 1999, 1, false, false},
     {"tolerance 0 turns the gate off", 1000, 8000, 4, 0.0, 1, 1, false, true},
 };
@@ -216,7 +225,7 @@ START_TEST(test_policy_balance_from_views)
 END_TEST
 
 /* Retirement: 64 nodes, 1 M/s (share 1563): a key with r replicas keeps
- * them while 2 (count + 2 sqrt(count)) >= admit_threshold(r - 1). */
+ * them while 2 (count + 2 sqrt(count)) >= max(8, 1563 (r - 1)). */
 static const struct ret_case {
 	const char *name;
 	mcrepl_policy policy;
@@ -225,12 +234,12 @@ static const struct ret_case {
 } ret_cases[] = {
     {"only the primary", MCREPL_POLICY_AUTO, 0, 1, false},
     {"two replicas, count 0", MCREPL_POLICY_AUTO, 0, 2, true},
-    /* admit_threshold(1) = 1645: 2 (767 + 2 sqrt 767) = 1644.8 */
-    {"two replicas, 767 hits", MCREPL_POLICY_AUTO, 767, 2, true},
-    {"two replicas, 768 hits", MCREPL_POLICY_AUTO, 768, 2, false},
-    /* admit_threshold(3) = 4828 */
-    {"four replicas, 2317 hits", MCREPL_POLICY_AUTO, 2317, 4, true},
-    {"four replicas, 2318 hits", MCREPL_POLICY_AUTO, 2318, 4, false},
+    /* 2 (727 + 2 sqrt 727) = 1561.9 < 1563; 728: 1563.9 */
+    {"two replicas, 727 hits", MCREPL_POLICY_AUTO, 727, 2, true},
+    {"two replicas, 728 hits", MCREPL_POLICY_AUTO, 728, 2, false},
+    /* 4689: 2250 -> 4689.7 */
+    {"four replicas, 2249 hits", MCREPL_POLICY_AUTO, 2249, 4, true},
+    {"four replicas, 2250 hits", MCREPL_POLICY_AUTO, 2250, 4, false},
     {"rfc never retires", MCREPL_POLICY_RFC, 0, 2, false},
 };
 

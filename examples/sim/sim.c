@@ -277,10 +277,12 @@ static void finish(struct run *u, const struct trace *t, double t0)
 	if (sim_ideal_compute(&u->c, u->o, t ? t->counts : NULL,
 			      r->replicated_keys, &r->ideal))
 		r->ideal.max_mean = NAN;
-	r->noise_floor = noise_floor((double)u->last_half_reads /
-					 (double)(r->n_iv - r->n_iv / 2) /
-					 (double)u->c.n_active,
-				     u->c.n_active);
+	r->noise_floor = r->n_iv && u->c.n_active
+			     ? noise_floor((double)u->last_half_reads /
+					       (double)(r->n_iv - r->n_iv / 2) /
+					       (double)u->c.n_active,
+					   u->c.n_active)
+			     : 1.0;
 	/* the oracle has no sampling noise: compare it with this run's
 	 * max/mean net of the noise an even spread would show */
 	if (sim_ideal_frontier(

@@ -117,11 +117,13 @@ MCREPL_API void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 				      size_t n_replicas, mcrepl_balance *out);
 
 /*
- * Is the key's least-loaded replica segment overloaded? With mean =
- * load_sum / segments, t = balance_tolerance and excess = key_load - mean:
- * excess > t * mean and excess > 3 * sqrt(mean) (three standard deviations
- * of a Poisson read count: a difference that sampling noise explains is no
- * imbalance). False when nothing is known (segments or load_sum 0).
+ * Is the key's least-loaded replica segment overloaded? With n = segments,
+ * mean = load_sum / n, t = balance_tolerance and excess = key_load - mean:
+ * excess > t * mean and excess > z * sqrt(mean), z = max(3, sqrt(2 ln n)):
+ * beyond what the largest of n Poisson read counts shows by chance (z = 3
+ * up to 90 segments, 3.7 at 1,024), since a difference
+ * that sampling noise explains is no imbalance. False when nothing is
+ * known (segments or load_sum 0).
  */
 MCREPL_API bool mcrepl_policy_overloaded(const mcrepl_config *cfg,
 					 const mcrepl_balance *b);
@@ -143,13 +145,16 @@ MCREPL_API bool mcrepl_policy_helps(const mcrepl_config *cfg,
 /*
  * Should one dynamic replica of a key with `count` hits and `readable`
  * readable replicas be retired? Auto and readable >= 2: true when
- * 2 * (count + 2 * sqrt(count)) < mcrepl_policy_admit_threshold(cfg, cl,
- * readable - 1), i.e. the key's heat is, with two standard deviations of a
- * Poisson count to spare, under half the heat that admitted its last
- * replica (so a retired replica is not re-admitted before the key's heat
- * doubles, and sampling noise alone does not retire one: no copy/retire
- * oscillation in steady state). Never otherwise: under the RFC, replica
- * reduction is left to eviction.
+ * 2 * (count + 2 * sqrt(count)) < max(mcrepl_config_threshold(cfg),
+ * share_count * (readable - 1)): the key's rate is, with two standard
+ * deviations of a Poisson count to spare, under half of what its replicas
+ * but one stand for (admission asked for the full share with two
+ * deviations to spare, so a retired replica comes back only once the
+ * key's heat has more than doubled, and sampling noise alone neither
+ * admits nor retires one: no copy/retire oscillation in steady state).
+ * A host evaluates it at most once per heat window per key, so that the
+ * counts it judges are independent. Never otherwise: under the RFC,
+ * replica reduction is left to eviction.
  */
 MCREPL_API bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
 					    const mcrepl_cluster_view *cl,
