@@ -56,19 +56,25 @@ static mcrepl_reason check_state(const mcrepl_admit_input *in)
 {
 	const mcrepl_object_view *o = in->object;
 	const mcrepl_key_state *ks = &in->key_state;
+	const mcrepl_cluster_view *cl = in->cluster;
+	bool is_auto = mcrepl_policy_is_auto(in->cfg, cl);
+	uint32_t r = o->readable_memory_replicas;
 
 	if (in->proposal->kind == MCREPL_PROPOSAL_WARMUP) {
-		if (o->readable_memory_replicas > 0)
+		if (r > 0)
 			return MCREPL_REASON_TARGET_DOMAIN_HAS_REPLICA;
-	} else if (in->heat_count < mcrepl_admit_threshold(
-					in->cfg, o->readable_memory_replicas)) {
+	} else if (in->heat_count <
+		   mcrepl_policy_admit_threshold(in->cfg, cl, r)) {
 		return MCREPL_REASON_BELOW_THRESHOLD;
 	}
 	if (ks->pending || o->busy)
 		return MCREPL_REASON_IN_FLIGHT;
-	if (o->readable_memory_replicas >= in->cfg->max_memory_replicas)
+	if (r >= mcrepl_policy_replica_cap(in->cfg, cl))
 		return MCREPL_REASON_REPLICA_LIMIT;
-	if (in->now_ms < ks->action_cooldown_until_ms)
+	if (is_auto && in->proposal->kind == MCREPL_PROPOSAL_HOT && r > 0 &&
+	    !mcrepl_policy_helps(in->cfg, cl, &in->balance, in->heat_count, r))
+		return MCREPL_REASON_BALANCED;
+	if (!is_auto && in->now_ms < ks->action_cooldown_until_ms)
 		return MCREPL_REASON_ACTION_COOLDOWN;
 	if (in->now_ms < ks->recreate_after_ms)
 		return MCREPL_REASON_RECREATE_COOLDOWN;

@@ -13,7 +13,7 @@
 
 #define PREFIX "dynamic_replication_"
 
-enum knob_type { K_MODE, K_MS, K_DOUBLE, K_U32, K_U64, K_BOOL };
+enum knob_type { K_MODE, K_MS, K_DOUBLE, K_U32, K_U64, K_BOOL, K_POLICY };
 
 /* X(name, default, help, type, field, min, max, min_exclusive) */
 #define KNOB_MAP(X)                                                            \
@@ -61,7 +61,22 @@ enum knob_type { K_MODE, K_MS, K_DOUBLE, K_U32, K_U64, K_BOOL };
 	X("cross_domain_qps_threshold", "0",                                   \
 	  "domain-aware: reads/s from a domain holding no replica that admit " \
 	  "its first one (0 = admission_qps_threshold)",                       \
-	  K_DOUBLE, cross_domain_qps_threshold, 0, 1e9, 0)
+	  K_DOUBLE, cross_domain_qps_threshold, 0, 1e9, 0)                     \
+	X("policy", "auto",                                                    \
+	  "auto (hotness relative to the cluster's reads, load-aware "         \
+	  "targets, cold replicas retired) | rfc (the RFC's literal rules)",   \
+	  K_POLICY, policy, 0, 1, 0)                                           \
+	X("hot_share", "0.01",                                                 \
+	  "auto: reads per replica, as a share of one node's fair share, "     \
+	  "that make a key hot, in (0, 1000]",                                 \
+	  K_DOUBLE, hot_share, 0, 1000, 1)                                     \
+	X("balance_tolerance", "0.05",                                         \
+	  "auto: fan out only from a segment loaded more than this above "     \
+	  "the mean, in [0, 100]",                                             \
+	  K_DOUBLE, balance_tolerance, 0, 100, 0)                              \
+	X("auto_max_replicas", "0",                                            \
+	  "auto: most readable MEMORY replicas per object (0 = one per node)", \
+	  K_U32, auto_max_replicas, 0, 1048576, 0)
 
 struct knob {
 	enum knob_type type;
@@ -101,6 +116,10 @@ void mcrepl_config_init(mcrepl_config *cfg)
 	cfg->target_high_watermark = 0.85;
 	cfg->proposal_retention_limit = 100000;
 	cfg->cross_domain_qps_threshold = 0;
+	cfg->policy = MCREPL_POLICY_AUTO;
+	cfg->hot_share = 0.01;
+	cfg->balance_tolerance = 0.05;
+	cfg->auto_max_replicas = 0;
 }
 
 static const struct knob *find_knob(const char *name)
@@ -127,6 +146,8 @@ static double knob_value(const mcrepl_config *cfg, const struct knob *k)
 	switch (k->type) {
 	case K_MODE:
 		return (double)*(const mcrepl_mode *)(const void *)base;
+	case K_POLICY:
+		return (double)*(const mcrepl_policy *)(const void *)base;
 	case K_MS:
 		memcpy(&u64, base, sizeof(u64));
 		return (double)u64 / 1000.0;
@@ -182,7 +203,7 @@ mcrepl_status mcrepl_config_validate(const mcrepl_config *cfg,
 	if (cfg->cross_domain_qps_threshold * (double)cfg->heat_window_ms /
 		1000.0 >
 	    (double)MCREPL_HEAT_MAX_THRESHOLD) {
-		*field_out = pub_knobs[N_KNOBS - 1].name;
+		*field_out = PREFIX "cross_domain_qps_threshold";
 		return MCREPL_ERANGE;
 	}
 	return MCREPL_OK;
@@ -235,6 +256,17 @@ static bool parse_mode(const char *v, mcrepl_mode *out)
 	return false;
 }
 
+static bool parse_policy(const char *v, mcrepl_policy *out)
+{
+	if (strcasecmp(v, "rfc") == 0)
+		*out = MCREPL_POLICY_RFC;
+	else if (strcasecmp(v, "auto") == 0)
+		*out = MCREPL_POLICY_AUTO;
+	else
+		return false;
+	return true;
+}
+
 /* Parse v into the knob's field of cfg. Returns EPARSE or OK. */
 static mcrepl_status parse_into(mcrepl_config *cfg, const struct knob *k,
 				const char *v)
@@ -244,12 +276,18 @@ static mcrepl_status parse_into(mcrepl_config *cfg, const struct knob *k,
 	double d;
 	bool b;
 	mcrepl_mode m;
+	mcrepl_policy pol;
 
 	switch (k->type) {
 	case K_MODE:
 		if (!parse_mode(v, &m))
 			return MCREPL_EPARSE;
 		memcpy(field, &m, sizeof(m));
+		return MCREPL_OK;
+	case K_POLICY:
+		if (!parse_policy(v, &pol))
+			return MCREPL_EPARSE;
+		memcpy(field, &pol, sizeof(pol));
 		return MCREPL_OK;
 	case K_MS:
 		if (!parse_double(v, &d) || d < 0 || d > 86400.0)
@@ -360,6 +398,17 @@ const char *mcrepl_mode_name(mcrepl_mode mode)
 	return "unknown";
 }
 
+const char *mcrepl_policy_name(mcrepl_policy policy)
+{
+	switch (policy) {
+	case MCREPL_POLICY_RFC:
+		return "rfc";
+	case MCREPL_POLICY_AUTO:
+		return "auto";
+	}
+	return "unknown";
+}
+
 static int format_value(const mcrepl_config *cfg, const struct knob *k,
 			char *buf, size_t cap)
 {
@@ -368,6 +417,9 @@ static int format_value(const mcrepl_config *cfg, const struct knob *k,
 	switch (k->type) {
 	case K_MODE:
 		return snprintf(buf, cap, "%s", mcrepl_mode_name(cfg->mode));
+	case K_POLICY:
+		return snprintf(buf, cap, "%s",
+				mcrepl_policy_name(cfg->policy));
 	case K_BOOL:
 		return snprintf(buf, cap, "%s", v != 0 ? "true" : "false");
 	case K_U32:

@@ -85,6 +85,7 @@ void mcrepl_heat_params_init(mcrepl_heat_params *p, const mcrepl_config *cfg)
 	x = mcrepl_config_cross_domain_threshold(cfg);
 	/* fire at the lowest count any admission can accept */
 	p->threshold = x < t ? x : t;
+	p->refire_buckets = BUCKETS;
 }
 
 static inline uint32_t heat_epoch(const mcrepl_heat_params *p, uint64_t now)
@@ -154,7 +155,7 @@ static inline void cell_move(mcrepl_heat_cell *c, uint32_t e)
 }
 
 static inline mcrepl_heat_event cell_record(mcrepl_heat_cell *c, uint32_t e,
-					    uint32_t threshold,
+					    uint32_t threshold, uint32_t refire,
 					    uint32_t *count_out)
 {
 	uint16_t *slot;
@@ -169,7 +170,9 @@ static inline mcrepl_heat_event cell_record(mcrepl_heat_cell *c, uint32_t e,
 		*count_out = n;
 	if (n < threshold)
 		return MCREPL_HEAT_COLD;
-	if (c->fired)
+	/* advance() forgets a firing a window old: refire >= BUCKETS is
+	 * once per window */
+	if (c->fired && c->head - (c->fired - 1) < refire)
 		return MCREPL_HEAT_HOT;
 	c->fired = c->head + 1;
 	return MCREPL_HEAT_CROSSED;
@@ -204,6 +207,7 @@ mcrepl_heat_event mcrepl_heat_cell_record(mcrepl_heat_cell *cell,
 					  uint64_t now_ms, uint32_t *count_out)
 {
 	return cell_record(cell, cell_epoch(cell, p, now_ms), p->threshold,
+			   p->refire_buckets ? p->refire_buckets : BUCKETS,
 			   count_out);
 }
 
@@ -519,7 +523,7 @@ mcrepl_heat_event mcrepl_heat_record(mcrepl_heat *h, const char *tenant,
 		way = heat_insert(h, &l, e);
 	if (way >= 0)
 		ev = cell_record(&h->cells[l.set * WAYS + (unsigned)way], e,
-				 h->p.threshold, count_out);
+				 h->p.threshold, BUCKETS, count_out);
 	else if (count_out)
 		*count_out = 0;
 	heat_unlock(l.sh);

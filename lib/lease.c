@@ -507,7 +507,7 @@ static mcrepl_status place_failed(mcrepl_status st, mcrepl_reason why,
 	return MCREPL_EINVAL;
 }
 
-static mcrepl_status place(const mcrepl_leases *t,
+static mcrepl_status place(const mcrepl_config *cfg,
 			   const mcrepl_propose_input *in, const char *domain,
 			   size_t *src, size_t *dst, mcrepl_propose_result *res)
 {
@@ -516,17 +516,17 @@ static mcrepl_status place(const mcrepl_leases *t,
 	    .tenant = p->tenant,
 	    .key = p->key,
 	    .size = in->object->size,
-	    .target_domain = t->cfg.domain_aware ? domain : NULL,
+	    .target_domain = cfg->domain_aware ? domain : NULL,
 	    .preferred_target = p->preferred_target,
 	};
 	mcrepl_reason why = MCREPL_REASON_NONE;
 	mcrepl_status st;
 
-	st = mcrepl_place_source(&t->cfg, &req, in->replicas, in->n_replicas,
-				 src, &why);
+	st = mcrepl_place_source(cfg, &req, in->replicas, in->n_replicas, src,
+				 &why);
 	if (st != MCREPL_OK)
 		return place_failed(st, why, res);
-	st = mcrepl_place_target(&t->cfg, &req, in->segments, in->n_segments,
+	st = mcrepl_place_target(cfg, &req, in->segments, in->n_segments,
 				 in->replicas, in->n_replicas, dst, &why);
 	if (st != MCREPL_OK)
 		return place_failed(st, why, res);
@@ -655,6 +655,7 @@ static mcrepl_status propose_locked(mcrepl_leases *t,
 	struct akey *k;
 	mcrepl_object_view ov;
 	mcrepl_admit_input ai;
+	mcrepl_config place_cfg = t->cfg;
 	mcrepl_status st;
 	size_t src, dst;
 
@@ -678,6 +679,14 @@ static mcrepl_status propose_locked(mcrepl_leases *t,
 	ai.object = &ov;
 	ai.heat_count = in->heat_count;
 	ai.now_ms = in->now_ms;
+	ai.cluster = in->cluster;
+	if (mcrepl_policy_is_auto(&t->cfg, in->cluster)) {
+		mcrepl_policy_balance(in->segments, in->n_segments,
+				      in->replicas, in->n_replicas,
+				      &ai.balance);
+		place_cfg = t->cfg; /* targets by projected read load */
+		place_cfg.read_load_aware_placement = true;
+	}
 	key_state_of(t, k, in->now_ms, &ai.key_state);
 	res->reason = mcrepl_admit(&ai);
 	if (res->reason == MCREPL_REASON_INVALID_PROPOSAL)
@@ -685,7 +694,7 @@ static mcrepl_status propose_locked(mcrepl_leases *t,
 	if (res->reason != MCREPL_REASON_NONE &&
 	    res->reason != MCREPL_REASON_MODE_OBSERVE)
 		return MCREPL_EREJECTED;
-	st = place(t, in, domain, &src, &dst, res);
+	st = place(&place_cfg, in, domain, &src, &dst, res);
 	if (st != MCREPL_OK)
 		return st;
 	/* A domain that already reads locally gets no cross-domain copy. */

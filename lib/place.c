@@ -383,3 +383,22 @@ mcrepl_status mcrepl_order_replicas(const char *tenant, const char *key,
 	}
 	return MCREPL_OK;
 }
+
+mcrepl_status mcrepl_pick_replica(const char *tenant, const char *key,
+				  const mcrepl_replica_view *replicas,
+				  const uint64_t *load, size_t n, uint64_t salt,
+				  size_t *pick)
+{
+	order_ctx c = {replicas, load, rdv_prefix(tenant, key), salt, NULL};
+	size_t best = 0;
+
+	if (!n)
+		return MCREPL_ENOENT;
+	if (!replicas || !pick)
+		return MCREPL_EINVAL;
+	for (size_t i = 1; i < n; i++)
+		if (read_before(&c, i, best))
+			best = i;
+	*pick = best;
+	return MCREPL_OK;
+}

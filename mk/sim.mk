@@ -28,3 +28,8 @@ check-sim: $(SIM_BIN) $(TRACE_TEST)
 check: check-sim
 
 .PHONY: sim check-sim
+
+# The issue-14 grid (bench/sim-grid.sh): minutes of CPU, not in check.
+bench-grid: $(SIM_BIN)
+	sh bench/sim-grid.sh $(SIM_BIN)
+.PHONY: bench-grid

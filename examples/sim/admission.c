@@ -9,7 +9,7 @@
 /* Object index named by a trigger's key, or -1. */
 static int64_t lookup(const struct sim_master *m, const char *key)
 {
-	const char *prefix = m->trace ? "block-" : "key-";
+	const char *prefix = m->trace ? "block-" : "zipf-";
 	size_t len = strlen(prefix);
 	char *end;
 	uint64_t v;
@@ -21,7 +21,7 @@ static int64_t lookup(const struct sim_master *m, const char *key)
 		return -1;
 	if (m->trace)
 		return trace_lookup(m->trace, v);
-	return v < m->c->n_objs ? (int64_t)v : -1;
+	return v < m->c->n_objs ? (int64_t)m->c->obj_of[v] : -1;
 }
 
 /* Domain index of a trigger's requester domain (0 when unknown). */
@@ -136,6 +136,7 @@ bool sim_master_propose(struct sim_master *m, uint64_t o, uint32_t dom,
 	in.segments = c->segs;
 	in.n_segments = c->n_segs;
 	in.now_ms = now;
+	in.cluster = m->au.on ? &m->au.view : NULL;
 	if (mcrepl_leases_propose(m->leases, &in, &res) != MCREPL_OK) {
 		mcrepl_stats_reject(m->stats, res.reason);
 		return false;
@@ -144,7 +145,10 @@ bool sim_master_propose(struct sim_master *m, uint64_t o, uint32_t dom,
 	if (m->cfg->domain_aware)
 		mcrepl_stats_domain_proposal(m->stats, p.requester_domain,
 					     res.lease.target_domain);
-	if (m->o->project_load && m->cfg->read_load_aware_placement)
+	if (m->au.on)
+		sim_auto_project(m, &res.lease, n, heat,
+				 ov.readable_memory_replicas);
+	else if (m->o->project_load && m->cfg->read_load_aware_placement)
 		project_load(m, &res.lease, n, heat,
 			     ov.readable_memory_replicas);
 	create_task(m, o, &res.lease, now);
@@ -169,6 +173,9 @@ void sim_master_admit(struct sim_master *m, uint64_t now)
 {
 	size_t n =
 	    mcrepl_triggers_pop(m->triggers, m->batch, m->o->admission_batch);
+
+	if (n && m->au.on)
+		sim_auto_publish(m); /* the loads as of now */
 
 	for (size_t i = 0; i < n; i++) {
 		propose(m, &m->batch[i], now);

@@ -77,6 +77,7 @@ int sim_cluster_init(struct sim_cluster *c, uint32_t nodes,
 		memset(&c->objs[o].heat, 0, sizeof(c->objs[o].heat));
 		c->objs[o].primary = SIM_NONE;
 		c->objs[o].dyn = SIM_NONE;
+		c->objs[o].reads = 0;
 	}
 	return 0;
 }
@@ -100,6 +101,8 @@ void sim_cluster_free(struct sim_cluster *c)
 	free(c->dirty);
 	free(c->active);
 	free(c->objs);
+	free(c->key_id);
+	free(c->obj_of);
 	free(c->dyn);
 	memset(c, 0, sizeof(*c));
 }
@@ -127,10 +130,26 @@ void sim_cluster_join(struct sim_cluster *c, uint32_t dom)
 	set_joined(c, dom, true);
 }
 
-uint32_t sim_cluster_pick_segment(const struct sim_cluster *c, sim_rng *r)
+uint32_t sim_cluster_put_segment(const struct sim_cluster *c)
 {
-	uint64_t i =
-	    sim_rng_below(r, (uint64_t)c->n_active * c->hosts_per_node);
+	uint32_t best = SIM_NONE;
+
+	for (uint32_t i = 0; i < c->n_active; i++)
+		for (uint32_t h = 0; h < c->hosts_per_node; h++) {
+			uint32_t s = c->active[i] * c->hosts_per_node + h;
+			const mcrepl_segment_view *v = &c->segs[s];
+
+			/* every segment has the same capacity: lower
+			 * utilization after the write = lower used */
+			if (best == SIM_NONE || v->used < c->segs[best].used)
+				best = s;
+		}
+	return best;
+}
+
+uint32_t sim_cluster_put_nth(const struct sim_cluster *c, uint64_t n)
+{
+	uint64_t i = n % ((uint64_t)c->n_active * c->hosts_per_node);
 
 	return c->active[i / c->hosts_per_node] * c->hosts_per_node +
 	       (uint32_t)(i % c->hosts_per_node);

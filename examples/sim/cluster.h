@@ -3,9 +3,9 @@
  * their segments (the master's mcrepl_segment_view array, passed as is to
  * placement), and the objects with their replicas.
  *
- * Per object the state is 32 bytes: the library's 24-byte embeddable heat
- * cell, the primary segment and the head of a short list of dynamic
- * replicas (kept in a pool; most objects have none).
+ * Per object the state is 36 bytes: the library's 24-byte embeddable heat
+ * cell, the primary segment, the head of a short list of dynamic
+ * replicas (kept in a pool; most objects have none) and a read counter.
  */
 #ifndef SIM_CLUSTER_H
 #define SIM_CLUSTER_H
@@ -23,6 +23,7 @@ struct sim_obj {
 	mcrepl_heat_cell heat; /* lives and dies with the object */
 	uint32_t primary;      /* segment index; SIM_NONE until written */
 	uint32_t dyn;	       /* first dynamic replica; SIM_NONE = none */
+	uint32_t reads;	       /* the reader order's salt, as the master's */
 };
 
 struct sim_dyn {
@@ -57,6 +58,9 @@ struct sim_cluster {
 	char **domain_names;	   /* per domain: "d<i>" ("" when 1) */
 	struct sim_obj *objs;
 	uint64_t n_objs;
+	/* zipf / uniform: object (popularity rank) o is mcrepl-bench's key
+	 * key_id[o], named "zipf-<key_id>"; obj_of inverts it */
+	uint32_t *key_id, *obj_of;
 	struct sim_dyn *dyn;
 	uint32_t n_dyn_slots, cap_dyn_slots, dyn_free;
 	uint32_t *dirty; /* nodes whose used grew */
@@ -84,8 +88,18 @@ void sim_cluster_hold(struct sim_cluster *c, uint32_t dom);
 /* Domain dom joins: its segments mount (allocatable), its readers start. */
 void sim_cluster_join(struct sim_cluster *c, uint32_t dom);
 
-/* A uniformly chosen segment of a joined node (for a primary). */
-uint32_t sim_cluster_pick_segment(const struct sim_cluster *c, sim_rng *r);
+/*
+ * The segment the master daemon puts a new object on (daemons/master/
+ * store.c put_target): the joined segment with the lowest utilization after
+ * the write, the first one on ties (the simulator's eviction, not a put
+ * refusal, handles a full node); SIM_NONE with no joined segment.
+ * O(segments).
+ */
+uint32_t sim_cluster_put_segment(const struct sim_cluster *c);
+
+/* The same choice for the n-th of a run of equal objects written into an
+ * empty cluster: round robin over the joined segments. O(1). */
+uint32_t sim_cluster_put_nth(const struct sim_cluster *c, uint64_t n);
 
 /* A uniformly chosen joined node (a reader). */
 uint32_t sim_cluster_pick_reader(const struct sim_cluster *c, sim_rng *r);

@@ -178,6 +178,10 @@ static void on_end(struct sim_master *m, struct sim_copy *x, uint64_t now)
 		mcrepl_stats_add(m->stats, MCREPL_STAT_TASKS_COMPLETED, 1);
 		mcrepl_stats_add(m->stats, MCREPL_STAT_REPLICAS, 1);
 		count_domains(m, x);
+		if (now >= m->late_from_ms)
+			m->late_copies++;
+		if (m->au.on && !m->cfg->domain_aware) /* fan on at once */
+			sim_master_retrigger(m, x->obj, now);
 	} else {
 		sim_dyn_remove(m->c, x->dyn);
 	}

@@ -17,7 +17,7 @@ static int cmp_lru(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-static void drop(struct sim_master *m, uint32_t d, uint64_t now)
+void sim_master_drop(struct sim_master *m, uint32_t d, uint64_t now)
 {
 	struct sim_cluster *c = m->c;
 	uint32_t node = sim_node_of(c, c->dyn[d].seg);
@@ -28,7 +28,6 @@ static void drop(struct sim_master *m, uint32_t d, uint64_t now)
 	mcrepl_leases_replica_removed(
 	    m->leases, NULL, key, c->domain_names[c->nodes[node].domain], now);
 	mcrepl_stats_add(m->stats, MCREPL_STAT_REPLICAS, -1);
-	m->evicted++;
 }
 
 static void evict_node(struct sim_master *m, uint32_t node, uint64_t now)
@@ -49,7 +48,8 @@ static void evict_node(struct sim_master *m, uint32_t node, uint64_t now)
 	sort_pool = c->dyn;
 	qsort(lru, k, sizeof(*lru), cmp_lru);
 	for (uint32_t i = 0; i < k && freed < goal; i++) {
-		drop(m, lru[i], now);
+		sim_master_drop(m, lru[i], now);
+		m->evicted++;
 		freed += c->object_size;
 	}
 	free(lru);

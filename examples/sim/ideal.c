@@ -210,3 +210,132 @@ out:
 	free(taken);
 	return rc;
 }
+
+/* ---- the memory frontier ------------------------------------------------ */
+
+/* Place the parts of the heaviest objects: object i (in weight order) gets
+ * min(N, ceil(w / g)) equal parts while that is >= 2; *mem = the extra
+ * replicas. g = 0: uniform, the top k objects in R parts each. */
+static double ideal_prop(const struct sim_cluster *c, const struct weights *w,
+			 const double *base, double total, double g, uint64_t k,
+			 uint32_t R, struct heap *q, uint32_t *taken,
+			 uint64_t *mem)
+{
+	uint32_t N = c->n_nodes;
+	uint64_t n = 0;
+
+	*mem = 0;
+	memcpy(q->load, base, N * sizeof(*base));
+	for (; n < c->n_objs; n++) {
+		uint64_t obj = nth(w, n);
+		double x = weight(w, obj);
+		double parts = g > 0 ? ceil(x / g) : (n < k ? R : 1);
+
+		if (parts > N)
+			parts = N;
+		if (parts < 2)
+			break;
+		if (c->objs[obj].primary != SIM_NONE)
+			q->load[sim_node_of(c, c->objs[obj].primary)] -= x;
+	}
+	q->n = N;
+	for (uint32_t i = 0; i < N; i++)
+		q->h[i] = i;
+	heapify(q);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t obj = nth(w, i);
+		double x = weight(w, obj);
+		uint32_t parts =
+		    g > 0 ? (uint32_t)fmin(ceil(x / g), (double)N) : R;
+
+		if (c->objs[obj].primary == SIM_NONE)
+			continue;
+		*mem += parts - 1;
+		for (uint32_t j = 0; j < parts; j++) {
+			taken[j] = q->h[0];
+			q->h[0] = q->h[--q->n];
+			sift_down(q, 0);
+		}
+		for (uint32_t j = 0; j < parts; j++) {
+			uint32_t p;
+
+			q->load[taken[j]] += x / parts;
+			p = q->n++;
+			q->h[p] = taken[j];
+			while (p &&
+			       q->load[q->h[p]] < q->load[q->h[(p - 1) / 2]]) {
+				uint32_t t = q->h[p];
+
+				q->h[p] = q->h[(p - 1) / 2];
+				q->h[(p - 1) / 2] = t;
+				p = (p - 1) / 2;
+			}
+		}
+	}
+	return max_mean(q->load, N, total);
+}
+
+static void point(struct sim_frontier *f, double mm, uint64_t mem,
+		  uint64_t copies, double target)
+{
+	if (mem <= copies && mm < f->at_mem)
+		f->at_mem = mm;
+	if (mm <= target && mem < f->mem_for)
+		f->mem_for = mem;
+	if (mm < f->best) {
+		f->best = mm;
+		f->best_mem = mem;
+	}
+}
+
+int sim_ideal_frontier(const struct sim_cluster *c, const struct sim_opts *o,
+		       const uint64_t *counts, uint64_t copies, double target,
+		       struct sim_frontier *f)
+{
+	struct weights w = {o, counts, NULL};
+	uint32_t N = c->n_nodes;
+	uint64_t budget = 64ull * N, mem;
+	double *base = calloc(N, sizeof(*base)), total = 0;
+	struct heap q = {calloc(N, sizeof(double)), calloc(N, sizeof(uint32_t)),
+			 0};
+	uint32_t *taken = calloc(N, sizeof(*taken));
+	int rc = -1;
+
+	if (!base || !q.load || !q.h || !taken || (counts && sort_order(&w, c)))
+		goto out;
+	for (uint64_t i = 0; i < c->n_objs; i++) {
+		if (c->objs[i].primary == SIM_NONE)
+			continue;
+		base[sim_node_of(c, c->objs[i].primary)] += weight(&w, i);
+		total += weight(&w, i);
+	}
+	f->at_mem = f->best = INFINITY;
+	f->mem_for = f->best_mem = UINT64_MAX;
+	point(f, max_mean(base, N, total), 0, copies, target);
+	/* proportional: a part per 1/2^j of a node's fair share */
+	for (uint32_t j = 0; j <= 16; j++) {
+		double g = total / N / ldexp(1.0, (int)j);
+		double mm =
+		    ideal_prop(c, &w, base, total, g, 0, 0, &q, taken, &mem);
+
+		point(f, mm, mem, copies, target);
+		if (mem > budget)
+			break;
+	}
+	/* uniform: the top k in R parts each */
+	for (uint32_t R = 2; R <= N; R *= 2)
+		for (uint64_t k = 1; k <= c->n_objs && k * (R - 1) <= budget;
+		     k *= 2)
+			point(f,
+			      ideal_prop(c, &w, base, total, 0, k, R, &q, taken,
+					 &mem),
+			      mem, copies, target);
+	rc = 0;
+out:
+	free(w.order);
+	free(base);
+	free(q.load);
+	free(q.h);
+	free(taken);
+	return rc;
+}

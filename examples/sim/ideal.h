@@ -38,4 +38,22 @@ int sim_ideal_compute(const struct sim_cluster *c, const struct sim_opts *o,
 		      const uint64_t *counts, uint64_t extra_k,
 		      struct sim_ideal *out);
 
+/*
+ * The memory frontier of the oracle: ideal placements of two families,
+ * every object in proportion to its weight (min(nodes, ceil(w / g)) equal
+ * parts for g = a node's fair share / 2^j, j = 0..16) and the top k in R
+ * parts (R = 2, 4, ..., nodes; k = 1, 2, 4, ...), each costing its extra
+ * replicas, up to 64 x nodes of them; plus no replica at all.
+ */
+struct sim_frontier {
+	double at_mem;	  /* best max/mean with at most `copies` replicas */
+	uint64_t mem_for; /* fewest replicas reaching `target`; UINT64_MAX */
+	double best;	  /* the best max/mean of all, and its replicas */
+	uint64_t best_mem;
+};
+
+int sim_ideal_frontier(const struct sim_cluster *c, const struct sim_opts *o,
+		       const uint64_t *counts, uint64_t copies, double target,
+		       struct sim_frontier *f);
+
 #endif

@@ -22,6 +22,9 @@ int sim_master_init(struct sim_master *m, const struct sim_opts *o,
 	m->copy_ms = (double)c->object_size * 8.0 /
 		     (o->nic_gbps * 1e9 * o->copy_share) * 1000.0;
 	m->rv_cap = cfg->max_memory_replicas + o->domains + 2;
+	if (cfg->policy == MCREPL_POLICY_AUTO) /* up to one per node */
+		m->rv_cap += (cfg->auto_max_replicas ? cfg->auto_max_replicas
+						     : c->n_nodes);
 	m->rv = calloc(m->rv_cap, sizeof(*m->rv));
 	m->rv_dyn = calloc(m->rv_cap, sizeof(*m->rv_dyn));
 	m->rv_load = calloc(m->rv_cap, sizeof(*m->rv_load));
@@ -31,7 +34,8 @@ int sim_master_init(struct sim_master *m, const struct sim_opts *o,
 	if (!m->rv || !m->rv_dyn || !m->rv_load || !m->order || !m->batch ||
 	    !m->swept)
 		return -1;
-	if (mcrepl_leases_create(cfg, &m->leases) != MCREPL_OK ||
+	if (sim_auto_init(m) ||
+	    mcrepl_leases_create(cfg, &m->leases) != MCREPL_OK ||
 	    mcrepl_triggers_create(cfg->admission_queue_limit, &m->triggers) !=
 		MCREPL_OK ||
 	    mcrepl_stats_create(&m->stats) != MCREPL_OK)
@@ -57,6 +61,7 @@ void sim_master_free(struct sim_master *m)
 	mcrepl_triggers_destroy(m->triggers);
 	mcrepl_leases_destroy(m->leases);
 	mcrepl_stats_destroy(m->stats);
+	sim_auto_free(m);
 	free(m->dcell_of);
 	free(m->dcells);
 	free(m->seen);
@@ -77,7 +82,7 @@ void sim_master_key(const struct sim_master *m, uint64_t o, char *buf,
 	if (m->trace)
 		snprintf(buf, cap, "block-%" PRIu64, m->trace->ids[o]);
 	else
-		snprintf(buf, cap, "key-%" PRIu64, o);
+		snprintf(buf, cap, "zipf-%" PRIu32, m->c->key_id[o]);
 }
 
 static void fill_one(struct sim_master *m, size_t i, uint32_t seg,
@@ -97,7 +102,8 @@ static void fill_one(struct sim_master *m, size_t i, uint32_t seg,
 	r->can_copy = true;
 	r->inflight = c->seg_inflight[seg];
 	/* Reads the node served so far this interval: what the master
-	 * itself routed (used only with --read_load_order). */
+	 * itself routed (with --read_load_order, and under auto: a short
+	 * count follows the reads at once, a window sum would not). */
 	m->rv_load[i] = c->nodes[sim_node_of(c, seg)].load;
 }
 
@@ -131,6 +137,15 @@ static void push_trigger(struct sim_master *m, const char *key,
 		mcrepl_stats_add(m->stats, MCREPL_STAT_TRIGGERS_QUEUED, 1);
 	else if (st == MCREPL_EFULL)
 		mcrepl_stats_add(m->stats, MCREPL_STAT_TRIGGERS_DROPPED, 1);
+}
+
+void sim_master_retrigger(struct sim_master *m, uint64_t o, uint64_t now)
+{
+	char key[48];
+
+	sim_master_key(m, o, key, sizeof(key));
+	if (mcrepl_triggers_push(m->triggers, NULL, key, "", now) == MCREPL_OK)
+		mcrepl_stats_add(m->stats, MCREPL_STAT_TRIGGERS_QUEUED, 1);
 }
 
 mcrepl_heat_cell *sim_master_cell(struct sim_master *m, uint64_t o,
@@ -187,15 +202,22 @@ static size_t choose(struct sim_master *m, uint64_t o, uint32_t reader,
 {
 	const struct sim_cluster *c = m->c;
 	uint32_t dom = c->nodes[reader].domain;
+	bool load = m->o->read_load_order || m->au.on;
 	char key[48];
 
 	for (size_t i = 0; i < n; i++)
 		if (sim_node_of(c, (uint32_t)m->rv[i].segment.v - 1) == reader)
 			return i; /* local first */
 	sim_master_key(m, o, key, sizeof(key));
-	mcrepl_order_replicas(NULL, key, m->rv,
-			      m->o->read_load_order ? m->rv_load : NULL, n,
-			      m->salt++, m->order);
+	if (c->n_domains == 1) { /* the first replica is enough: O(n) */
+		size_t pick = 0;
+
+		mcrepl_pick_replica(NULL, key, m->rv, load ? m->rv_load : NULL,
+				    n, c->objs[o].reads++, &pick);
+		return pick;
+	}
+	mcrepl_order_replicas(NULL, key, m->rv, load ? m->rv_load : NULL, n,
+			      c->objs[o].reads++, m->order);
 	if (c->n_domains > 1)
 		for (size_t i = 0; i < n; i++) {
 			uint32_t s = (uint32_t)m->rv[m->order[i]].segment.v - 1;
@@ -243,6 +265,8 @@ void sim_master_read(struct sim_master *m, uint64_t o, uint32_t reader,
 			c->dyn[m->rv_dyn[i]].last_read_ms = now;
 	}
 	node = &c->nodes[sim_node_of(c, seg)];
+	if (m->au.on)
+		sim_auto_read(m, sim_node_of(c, seg));
 	node->load++;
 	node->recent++;
 	node->served++;

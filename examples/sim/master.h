@@ -4,8 +4,9 @@
  *   read path   mcrepl_heat_cell_record() on the object's embedded cell
  *               (domain-aware: on the object's cell for the reader's
  *               domain), CROSSED -> mcrepl_triggers_push();
- *               replica choice by mcrepl_order_replicas() (salted per
- *               read), local replica first.
+ *               replica choice by mcrepl_order_replicas() (salted by
+ *               the object's read count, as the master daemon), local
+ *               replica first.
  *   admission   mcrepl_triggers_pop() in batches each tick, then
  *               mcrepl_leases_propose() (admission + source + target
  *               placement) and mcrepl_leases_bind_task().
@@ -41,6 +42,21 @@ struct sim_copy {
 	uint32_t next_free;
 };
 
+/* The host bookkeeping the auto policy needs (auto.c). */
+struct sim_auto {
+	bool on; /* policy auto and mode not off */
+	uint64_t bucket_ms, epoch;
+	uint32_t cur;	   /* current bucket */
+	uint64_t *win;	   /* per node: reads routed, per bucket */
+	uint64_t *win_sum; /* per node: reads over the window */
+	double *proj;	   /* per node: projected reads of granted copies */
+	double *dec;	   /* per node: projection fading, per bucket */
+	uint64_t total[MCREPL_HEAT_BUCKETS], total_sum; /* the cluster */
+	mcrepl_cluster_view view;
+	uint32_t *objs; /* scratch for the retirement pass */
+	uint32_t cap_objs;
+};
+
 struct sim_master {
 	const struct sim_opts *o;
 	const mcrepl_config *cfg;
@@ -66,7 +82,7 @@ struct sim_master {
 	size_t rv_cap;
 	mcrepl_trigger *batch;
 	mcrepl_lease *swept;
-	uint64_t salt, prop_seq;
+	uint64_t prop_seq;
 	double copy_ms; /* one object over a NIC at the copy share */
 	/* counters */
 	uint64_t reads, copy_bytes, copies_done, copies_failed, evicted;
@@ -80,6 +96,10 @@ struct sim_master {
 	uint32_t join_dom;
 	uint64_t join_from_ms, join_until_ms, join_reads, join_remote;
 	uint64_t warmup_chosen, warmup_accepted; /* copies */
+	struct sim_auto au;
+	uint64_t retired;      /* dynamic replicas retired (auto) */
+	uint64_t late_from_ms; /* the last third of the run starts */
+	uint64_t late_copies;  /* copies completed from then on */
 };
 
 int sim_master_init(struct sim_master *m, const struct sim_opts *o,
@@ -122,6 +142,27 @@ void sim_master_evict(struct sim_master *m, uint64_t now_ms);
  * on ENOMEM. */
 mcrepl_heat_cell *sim_master_cell(struct sim_master *m, uint64_t o,
 				  uint32_t dom, bool create);
+
+/* The auto policy's host side (auto.c): set up (nothing unless policy
+ * auto and mode not off), a read served by node, a bucket boundary (view,
+ * trigger threshold, retirement), a granted copy's projection, a node's
+ * load (reads over the window + projection), all loads to placement. */
+int sim_auto_init(struct sim_master *m);
+void sim_auto_free(struct sim_master *m);
+void sim_auto_read(struct sim_master *m, uint32_t node);
+void sim_auto_tick(struct sim_master *m, uint64_t now_ms);
+void sim_auto_view(struct sim_master *m);
+void sim_auto_project(struct sim_master *m, const mcrepl_lease *l, size_t n_rv,
+		      uint32_t count, uint32_t readable);
+uint64_t sim_auto_load(const struct sim_master *m, uint32_t node);
+void sim_auto_publish(struct sim_master *m);
+
+/* Drop dynamic replica d (eviction, retirement): recreate cooldown. */
+void sim_master_drop(struct sim_master *m, uint32_t d, uint64_t now_ms);
+
+/* Queue an admission trigger for o (auto: a key re-evaluated as soon as
+ * its copy ends, so it fans out at copy speed, not once per window). */
+void sim_master_retrigger(struct sim_master *m, uint64_t o, uint64_t now_ms);
 
 /* Internal to the master's files. */
 struct sim_copy *sim_copy_new(struct sim_master *m);

@@ -69,9 +69,11 @@ static const struct opt opts[] = {
     OPT("eviction_ratio", O_DBL, evict_ratio,
 	"share of capacity one eviction frees (0.05)"),
     OPT("project_load", O_BOOL, project_load,
-	"add a granted copy's expected reads to its target's load (1)"),
+	"policy rfc: add a granted copy's expected reads to its target's "
+	"load (1; policy auto always projects)"),
     OPT("read_load_order", O_BOOL, read_load_order,
-	"readers pass node loads to mcrepl_order_replicas (0)"),
+	"readers pass node loads to mcrepl_order_replicas (0; policy auto "
+	"always does)"),
     OPT("quiet", O_BOOL, quiet, "print no per-interval rows (0)"),
     OPT("compare", O_STR, compare,
 	"\"cfgA;cfgB\": configurations of name=value, side by side"),

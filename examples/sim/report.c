@@ -99,13 +99,26 @@ void sim_report_summary(FILE *f, const struct sim_result *r)
 		r->steady_max_mean, r->steady_p99_mean, r->ideal.max_mean,
 		r->ideal.k, r->ideal.r, r->ideal.at_k, r->ideal.base);
 	fprintf(f,
+		",\"oracle_at_mem_max_mean\":%.4f"
+		",\"oracle_mem_for_max_mean\":%.0f"
+		",\"oracle_best_max_mean\":%.4f,\"oracle_best_mem\":%.0f"
+		",\"noise_floor\":%.4f",
+		r->oracle.at_mem,
+		r->oracle.mem_for == UINT64_MAX ? -1.0
+						: (double)r->oracle.mem_for,
+		r->oracle.best,
+		r->oracle.best_mem == UINT64_MAX ? -1.0
+						 : (double)r->oracle.best_mem,
+		r->noise_floor);
+	fprintf(f,
 		",\"replicated_keys\":%" PRIu64 ",\"dynamic_replicas\":%" PRIu64
 		",\"dynamic_bytes_share\":%.6f,\"copy_bytes\":%" PRIu64
 		",\"copies\":%" PRIu64 ",\"copies_failed\":%" PRIu64
-		",\"leases_expired\":%" PRIu64 ",\"evicted\":%" PRIu64,
+		",\"leases_expired\":%" PRIu64 ",\"evicted\":%" PRIu64
+		",\"late_copies\":%" PRIu64 ",\"retired\":%" PRIu64,
 		r->replicated_keys, r->dyn_replicas, r->dyn_share,
 		r->copy_bytes, r->copies, r->copies_failed, r->leases_expired,
-		r->evicted);
+		r->evicted, r->late_copies, r->retired);
 	fprintf(f,
 		",\"observed_hot\":%" PRIu64 ",\"accepted\":%" PRIu64
 		",\"would_propose\":%" PRIu64 ",\"triggers_dropped\":%" PRIu64

@@ -18,7 +18,8 @@ struct run {
 	FILE *out;
 	uint64_t *loads, *scratch;
 	uint64_t last_copy_bytes, last_reads, last_cross, last_floor;
-	size_t cap_iv;
+	size_t cap_iv, half_iv;
+	uint64_t last_half_reads;
 	bool joined;
 };
 
@@ -64,6 +65,8 @@ static int push_iv(struct run *u, const struct sim_row *row)
 			return -1;
 		u->cap_iv = cap;
 	}
+	if (r->n_iv >= u->half_iv)
+		u->last_half_reads += row->reads;
 	r->iv_max[r->n_iv] = row->max_mean;
 	r->iv_p99[r->n_iv] = row->p99_mean;
 	r->iv_floor[r->n_iv] = row->floor;
@@ -105,6 +108,37 @@ static int end_interval(struct run *u, uint64_t end_ms)
 	for (uint32_t i = 0; i < c->n_nodes; i++)
 		c->nodes[i].load = 0;
 	return push_iv(u, &row);
+}
+
+/* The median of the largest of n Poisson(lam) counts, over lam: the
+ * max/mean an even spread of the same reads shows from sampling alone. */
+static double noise_floor(double lam, uint32_t n)
+{
+	double p = pow(0.5, 1.0 / n), cdf = 0, logpmf;
+
+	if (!(lam > 0) || n < 2)
+		return 1.0;
+	if (lam > 1e5) { /* normal: z with Phi(z) = p, by bisection */
+		double lo = 0, hi = 10;
+
+		for (int i = 0; i < 60; i++) {
+			double z = (lo + hi) / 2;
+
+			if (0.5 * erfc(-z / sqrt(2.0)) < p)
+				lo = z;
+			else
+				hi = z;
+		}
+		return 1.0 + lo / sqrt(lam);
+	}
+	logpmf = -lam;
+	for (uint64_t x = 0;; x++) {
+		if (x)
+			logpmf += log(lam) - log((double)x);
+		cdf += exp(logpmf);
+		if (cdf >= p || x > 20 * lam + 100)
+			return (double)x / lam;
+	}
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -156,7 +190,7 @@ static void report_loads(struct run *u, uint64_t period_ms,
 {
 	struct sim_cluster *c = &u->c;
 
-	for (uint32_t s = 0; s < c->n_segs; s++)
+	for (uint32_t s = 0; s < c->n_segs && !u->m.au.on; s++)
 		c->segs[s].read_load = c->nodes[sim_node_of(c, s)].recent *
 				       interval_ms / period_ms;
 	for (uint32_t i = 0; i < c->n_nodes; i++)
@@ -184,6 +218,7 @@ static int loop(struct run *u, uint64_t total_ms, uint64_t interval_ms)
 		}
 		sim_gen_tick(&u->g, &u->m, now, end);
 		sim_master_events(&u->m, now);
+		sim_auto_tick(&u->m, now);
 		sim_master_admit(&u->m, now);
 		sim_master_sweep(&u->m, now);
 		sim_master_evict(&u->m, now);
@@ -214,6 +249,9 @@ static void finish(struct run *u, const struct trace *t, double t0)
 	r->copy_bytes = u->m.copy_bytes;
 	r->copies = u->m.copies_done;
 	r->copies_failed = u->m.copies_failed;
+	r->late_copies = u->m.late_copies;
+
+	r->retired = u->m.retired;
 	r->evicted = u->m.evicted;
 	r->cross_read_bytes = u->m.cross_read_bytes;
 	r->cross_share =
@@ -239,6 +277,18 @@ static void finish(struct run *u, const struct trace *t, double t0)
 	if (sim_ideal_compute(&u->c, u->o, t ? t->counts : NULL,
 			      r->replicated_keys, &r->ideal))
 		r->ideal.max_mean = NAN;
+	r->noise_floor = r->n_iv && u->c.n_active
+			     ? noise_floor((double)u->last_half_reads /
+					       (double)(r->n_iv - r->n_iv / 2) /
+					       (double)u->c.n_active,
+					   u->c.n_active)
+			     : 1.0;
+	/* the oracle has no sampling noise: compare it with this run's
+	 * max/mean net of the noise an even spread would show */
+	if (sim_ideal_frontier(
+		&u->c, u->o, t ? t->counts : NULL, r->dyn_replicas,
+		fmax(1.0, r->steady_max_mean / r->noise_floor), &r->oracle))
+		r->oracle.at_mem = NAN;
 	r->wall_seconds = wall_now() - t0;
 }
 
@@ -295,9 +345,14 @@ int sim_run(const struct sim_opts *o, const struct trace *trace, FILE *out,
 		return -1;
 	interval_ms -= interval_ms % o->tick_ms;
 	total_ms = run_ms(o, trace, interval_ms);
+	u.half_iv = (size_t)(total_ms / interval_ms / 2);
 	sim_opts_label(o, r->label, sizeof(r->label));
 	r->workload = workload_name(o->workload);
-	r->read_order = o->read_load_order ? "load" : "salted";
+	r->read_order =
+	    o->read_load_order || (o->cfg.policy == MCREPL_POLICY_AUTO &&
+				   o->cfg.mode != MCREPL_MODE_OFF)
+		? "load"
+		: "salted";
 	r->nodes = o->nodes;
 	r->keys = n_objs;
 	r->sim_seconds = (double)total_ms / 1000.0;
@@ -320,6 +375,7 @@ int sim_run(const struct sim_opts *o, const struct trace *trace, FILE *out,
 				    (uint64_t)llround(o->join_window * 1000.0);
 		sim_cluster_hold(&u.c, u.m.join_dom);
 	}
+	u.m.late_from_ms = total_ms - total_ms / 3;
 	if (sim_gen_init(&u.g, o, trace, &u.c, total_ms)) {
 		fprintf(stderr, "mcrepl-sim: out of memory\n");
 		goto out;

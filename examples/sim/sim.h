@@ -22,9 +22,13 @@ struct sim_result {
 	uint64_t keys, reads, served;
 	double steady_max_mean, steady_p99_mean; /* medians, last half */
 	struct sim_ideal ideal;
+	struct sim_frontier oracle; /* at this run's memory and max/mean */
 	uint64_t replicated_keys, dyn_replicas;
 	double dyn_share; /* dynamic bytes / primary bytes, at the end */
 	uint64_t copy_bytes, copies, copies_failed, leases_expired, evicted;
+	uint64_t late_copies; /* completed in the last third of the run */
+	double noise_floor;   /* max/mean of an even spread, sampling only */
+	uint64_t retired;     /* dynamic replicas retired as cold (auto) */
 	uint64_t observed_hot, accepted, would_propose, triggers_dropped;
 	uint64_t cross_read_bytes;
 	double cross_share;	   /* reads served from another domain */

@@ -1,9 +1,61 @@
 /* Read generators: zipf, uniform, trace replay (see workload.h). */
 #include <math.h>
+#include <stdlib.h>
 
 #include "workload.h"
 
 enum { STREAM_KEYS = 1, STREAM_READERS = 2, STREAM_PLACE = 3 };
+
+/* mcrepl-bench's generator (examples/bench/zipf.c), so that both tools
+ * draw the same key permutation from the same seed. */
+static uint64_t bench_rand(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/*
+ * Write every object once, as mcrepl-bench loads a cluster before its
+ * reads: popularity rank r is key perm[r] (mcrepl-bench's seeded
+ * permutation, the same for the same --seed and key count), keys are put
+ * in id order, and the master daemon places each put on the segment with
+ * the lowest utilization (daemons/master/store.c put_target), which for
+ * equal objects in an empty cluster is round robin: key k lands on
+ * segment k mod segments. So both tools hold the same ranks on the same
+ * nodes. Objects are named as mcrepl-bench names its keys, "zipf-<key>",
+ * so the rendezvous tie-breaks of placement agree too.
+ */
+static int write_all(struct sim_cluster *c, uint64_t seed)
+{
+	uint64_t n = c->n_objs, rng = seed ^ 0x5a17f00dULL;
+	uint32_t *perm = malloc((n ? n : 1) * sizeof(*perm));
+	uint32_t *inv = malloc((n ? n : 1) * sizeof(*inv));
+
+	if (!perm || !inv) {
+		free(perm);
+		free(inv);
+		return -1;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		perm[i] = (uint32_t)i;
+	for (uint64_t r = n ? n - 1 : 0; r > 0; r--) { /* Fisher-Yates */
+		uint64_t j = bench_rand(&rng) % (r + 1);
+		uint32_t t = perm[r];
+
+		perm[r] = perm[j];
+		perm[j] = t;
+	}
+	for (uint64_t o = 0; o < n; o++) {
+		inv[perm[o]] = (uint32_t)o;
+		sim_cluster_write(c, o, sim_cluster_put_nth(c, perm[o]));
+	}
+	c->key_id = perm;
+	c->obj_of = inv;
+	return 0;
+}
 
 int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 		 const struct trace *trace, struct sim_cluster *c,
@@ -22,9 +74,7 @@ int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 		      o->workload == SIM_ZIPF ? o->theta : 0))
 		return -1;
 	g->total = (uint64_t)floor(o->rate * (double)duration_ms / 1000.0);
-	for (uint64_t k = 0; k < c->n_objs; k++)
-		sim_cluster_write(c, k, sim_cluster_pick_segment(c, &g->place));
-	return 0;
+	return write_all(c, o->seed);
 }
 
 double sim_gen_trace_ms(const struct sim_opts *o, const struct trace *trace)
@@ -65,10 +115,11 @@ static void tick_trace(struct sim_gen *g, struct sim_master *m, uint64_t now,
 		for (size_t i = t->first[r]; i < t->first[r + 1]; i++) {
 			uint32_t o = t->blocks[i];
 
-			if (c->objs[o].primary == SIM_NONE)
-				sim_cluster_write(
-				    c, o,
-				    sim_cluster_pick_segment(c, &g->place));
+			uint32_t seg;
+
+			if (c->objs[o].primary == SIM_NONE &&
+			    (seg = sim_cluster_put_segment(c)) != SIM_NONE)
+				sim_cluster_write(c, o, seg);
 			sim_master_read(m, o, reader, now);
 		}
 	}

@@ -119,20 +119,35 @@ awk 'BEGIN {
 $SIM --nodes 2 --workload trace "$TMP/evict.jsonl" --node_memory 10M \
 	--object_size 1M --interval 0.5 --quiet --dynamic_replication_mode enforce \
 	--dynamic_replication_heat_window_seconds 1 \
-	--dynamic_replication_admission_qps_threshold 5 > "$TMP/e" 2>&1
+	--dynamic_replication_admission_qps_threshold 5 \
+	--dynamic_replication_policy rfc > "$TMP/e" 2>&1
 check "eviction: the dynamic replica was made" eq "$(field copies "$TMP/e")" 1
 # covers: R-EVICT-1
 check "eviction: and evicted past the watermark" eq "$(field evicted "$TMP/e")" 1
 check "eviction: none left" eq "$(field dynamic_replicas "$TMP/e")" 0
+# The same under the default policy (auto): the block's replica is retired
+# once it has gone cold, before the new blocks fill the nodes.
+$SIM --nodes 2 --workload trace "$TMP/evict.jsonl" --node_memory 10M \
+	--object_size 1M --interval 0.5 --quiet --dynamic_replication_mode enforce \
+	--dynamic_replication_heat_window_seconds 1 \
+	--dynamic_replication_admission_qps_threshold 5 > "$TMP/ea" 2>&1
+check "auto: the hot block's replica was made" eq "$(field copies "$TMP/ea")" 1
+check "auto: and retired when cold, not evicted" \
+	eq "$(field retired "$TMP/ea")/$(field evicted "$TMP/ea")" 1/0
 
 # ---- the library's knobs decide ------------------------------------------------
 $SIM $SMALL $FAST --quiet --dynamic_replication_mode enforce \
-	--dynamic_replication_max_memory_replicas 1 > "$TMP/k1" 2>&1
+	--dynamic_replication_max_memory_replicas 1 \
+	--dynamic_replication_policy rfc > "$TMP/k1" 2>&1
 # covers: R-ADMIT-4 R-CONF-4
 check "knob: max_memory_replicas 1 -> zero dynamic replicas" \
 	eq "$(field dynamic_replicas "$TMP/k1")" 0
 check "knob: max_memory_replicas 1 -> zero copy bytes" \
 	eq "$(field copy_bytes "$TMP/k1")" 0
+$SIM $SMALL $FAST --quiet --dynamic_replication_mode enforce \
+	--dynamic_replication_auto_max_replicas 1 > "$TMP/k1a" 2>&1
+check "knob: auto_max_replicas 1 -> zero dynamic replicas" \
+	eq "$(field dynamic_replicas "$TMP/k1a")/$(field copy_bytes "$TMP/k1a")" 0/0
 $SIM $SMALL $FAST --quiet --dynamic_replication_mode observe > "$TMP/k2" 2>&1
 # covers: T-4 R-CONF-1
 check "knob: mode observe -> zero copies" eq "$(field copies "$TMP/k2")" 0

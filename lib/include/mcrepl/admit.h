@@ -16,6 +16,7 @@
 
 #include "mcrepl/config.h"
 #include "mcrepl/error.h"
+#include "mcrepl/policy.h"
 #include "mcrepl/types.h"
 
 #ifdef __cplusplus
@@ -71,6 +72,11 @@ typedef struct mcrepl_admit_input {
 	uint32_t heat_count; /* the master's windowed count for this key */
 	mcrepl_key_state key_state;
 	uint64_t now_ms;
+	/* The auto policy's inputs (mcrepl/policy.h). cluster NULL: the
+	 * RFC's rules, whatever cfg->policy says. balance all zero: unknown
+	 * (see mcrepl_policy_helps()). */
+	const mcrepl_cluster_view *cluster;
+	mcrepl_balance balance;
 } mcrepl_admit_input;
 
 /*
@@ -91,6 +97,16 @@ typedef struct mcrepl_admit_input {
  * max(1, readable replicas) when cfg->scale_threshold_by_replicas is set;
  * with no readable replica (domain-aware: none in the target domain) it is
  * mcrepl_config_cross_domain_threshold(cfg).
+ *
+ * AUTO (mcrepl_policy_is_auto(cfg, in->cluster)): the same order, with
+ * three rules replaced for HOT proposals: the threshold is
+ * mcrepl_policy_admit_threshold(cfg, cluster, readable); the replica limit
+ * is mcrepl_policy_replica_cap(cfg, cluster); and in place of the action
+ * cooldown (an upstream constant, not an RFC rule: auto paces fan-out by
+ * load instead) a key holding a readable replica is rejected with BALANCED
+ * unless mcrepl_policy_helps(cfg, cluster, &in->balance, heat_count,
+ * readable). The recreate
+ * cooldown still applies.
  */
 MCREPL_API mcrepl_reason mcrepl_admit(const mcrepl_admit_input *in);
 

@@ -31,6 +31,14 @@ typedef enum mcrepl_mode {
 	MCREPL_MODE_ENFORCE = 2	 /* admitted keys get dynamic replicas */
 } mcrepl_mode;
 
+/* Which admission and placement rules apply (see mcrepl/policy.h). */
+typedef enum mcrepl_policy {
+	MCREPL_POLICY_RFC = 0, /* the RFC's literal rules: absolute threshold,
+				  utilization-first targets, fixed cap */
+	MCREPL_POLICY_AUTO = 1 /* the default: hotness relative to what the
+				  cluster serves, load-aware targets */
+} mcrepl_policy;
+
 typedef struct mcrepl_config {
 	/* Set by mcrepl_config_init() to sizeof(mcrepl_config); lets later
 	 * versions add fields at the end without breaking callers. */
@@ -54,6 +62,20 @@ typedef struct mcrepl_config {
 	 * deployment keep remote reads local at a lower rate than the one
 	 * that fans a key out for load. */
 	double cross_domain_qps_threshold; /* 0 */
+	/* Self-tuning admission and placement (mcrepl/policy.h). "auto"
+	 * applies only where the host passes a cluster view; without one
+	 * (or with "rfc") every rule is the RFC's. */
+	mcrepl_policy policy; /* auto */
+	/* auto: a key gains a replica while its reads per replica reach this
+	 * share of one node's fair share (cluster reads / nodes) and the
+	 * RFC's hit count; it loses one when they fall under half of it. */
+	double hot_share; /* 0.01 */
+	/* auto: a key fans out only while one of its replicas sits on a
+	 * segment whose read load exceeds the mean by more than this. */
+	double balance_tolerance; /* 0.05 */
+	/* auto: most readable replicas per object; 0 = one per node. Under
+	 * auto, max_memory_replicas (the RFC's fixed cap) does not apply. */
+	uint32_t auto_max_replicas; /* 0 */
 } mcrepl_config;
 
 /* Fill every field with its default (mode off). Never fails. */
@@ -102,6 +124,9 @@ MCREPL_API mcrepl_status mcrepl_config_get(const mcrepl_config *cfg,
 
 /* "off" / "observe" / "enforce"; "unknown" otherwise. */
 MCREPL_API const char *mcrepl_mode_name(mcrepl_mode mode);
+
+/* "rfc" / "auto"; "unknown" otherwise. */
+MCREPL_API const char *mcrepl_policy_name(mcrepl_policy policy);
 
 /*
  * The admission hit count: max(1, ceil(qps * window_seconds)), computed so

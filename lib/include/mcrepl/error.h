@@ -73,7 +73,8 @@ typedef enum mcrepl_status {
 	X(WRONG_TARGET, "wrong_target")                                        \
 	X(QUEUE_FULL, "queue_full")                                            \
 	X(INVALID_PROPOSAL, "invalid_proposal")                                \
-	X(NO_CAPABLE_SOURCE, "no_capable_source")
+	X(NO_CAPABLE_SOURCE, "no_capable_source")                              \
+	X(BALANCED, "balanced")
 
 typedef enum mcrepl_reason {
 #define MCREPL__REASON_ENUM(name, label) MCREPL_REASON_##name,

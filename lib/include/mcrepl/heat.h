@@ -24,6 +24,8 @@
  * then at most once per window while it stays hot: the read path enqueues at
  * most one trigger per hot key per window and a hot key is re-evaluated once
  * per window, fanning out step by step up to the replica limit.
+ * (A cell's host may shorten "once per window" to refire_buckets
+ * buckets in its mcrepl_heat_params; the table always uses the window.)
  *
  * TIME. now_ms is any monotonic millisecond clock chosen by the host. A
  * now_ms smaller than a key's newest bucket counts into that newest bucket.
@@ -84,6 +86,11 @@ typedef struct mcrepl_heat_params {
 	uint64_t bucket_ms; /* ceil(window / MCREPL_HEAT_BUCKETS), >= 1 */
 	uint32_t threshold; /* the lower of mcrepl_config_threshold() and
 			       mcrepl_config_cross_domain_threshold() */
+	/* Cell form only: a key that stays hot fires again after this many
+	 * buckets (1..MCREPL_HEAT_BUCKETS; 0 or more = once per window, the
+	 * default). A host running the auto policy may lower it so a hot key
+	 * whose fan-out was refused is judged again sooner. */
+	uint32_t refire_buckets;
 } mcrepl_heat_params;
 
 /* Derive params from a validated config. Pure. */

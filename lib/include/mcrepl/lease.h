@@ -77,6 +77,11 @@ typedef struct mcrepl_propose_input {
 	const mcrepl_segment_view *segments; /* candidate targets */
 	size_t n_segments;
 	uint64_t now_ms;
+	/* NULL: the RFC's rules. Otherwise, under policy auto, admission
+	 * uses the cluster view and the balance of the key's replicas over
+	 * segments[].read_load (mcrepl_policy_balance()), and the target is
+	 * chosen as with read_load_aware_placement. */
+	const mcrepl_cluster_view *cluster;
 } mcrepl_propose_input;
 
 typedef struct mcrepl_propose_result {

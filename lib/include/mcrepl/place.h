@@ -121,6 +121,13 @@ MCREPL_API mcrepl_status mcrepl_order_replicas(
     const char *tenant, const char *key, const mcrepl_replica_view *replicas,
     const uint64_t *load, size_t n, uint64_t salt, size_t *order_out);
 
+/* The first entry of mcrepl_order_replicas()'s order for the same
+ * arguments, in O(n): what a reader that takes the first replica needs.
+ * MCREPL_ENOENT when n is 0; MCREPL_EINVAL if replicas or pick is NULL. */
+MCREPL_API mcrepl_status mcrepl_pick_replica(
+    const char *tenant, const char *key, const mcrepl_replica_view *replicas,
+    const uint64_t *load, size_t n, uint64_t salt, size_t *pick);
+
 /* The rendezvous score used by every tie-break (exposed for hosts/tests).
  * Byte-order independent: the same inputs give the same score everywhere. */
 MCREPL_API uint64_t mcrepl_rendezvous(const char *tenant, const char *key,

@@ -1,0 +1,190 @@
+/*
+ * libmcrepl self-tuning policy ("auto"): when a key is hot, how many
+ * replicas it may hold, whether its fan-out helps the cluster's balance,
+ * when a dynamic replica has gone cold, and how much read load a granted
+ * copy moves. docs/POLICY.md gives the reasoning and the memory bound.
+ *
+ * This header is the contract: what is not declared here is private.
+ * Every function is pure: it reads its arguments, allocates nothing, keeps
+ * nothing and is thread-safe.
+ *
+ * WHEN AUTO APPLIES. cfg->policy == MCREPL_POLICY_AUTO (the default) and
+ * the host passes a cluster view with nodes >= 1. Otherwise every function
+ * here answers with the RFC's rule (absolute threshold, fixed cap
+ * max_memory_replicas, no balance gate, no retirement), so a host that has
+ * not been wired keeps the RFC's behaviour, and "policy = rfc" restores it
+ * everywhere.
+ *
+ * UNITS. Hit counts are over the heat window (heat_window_seconds), as
+ * mcrepl_heat_cell_count() returns them. window_reads is the reads the
+ * whole cluster served over the same window. A segment's read_load
+ * (mcrepl_segment_view) is a count of reads routed to it over the host's
+ * load period plus the reads expected from copies granted to it and not
+ * yet reflected in those counts (mcrepl_policy_project()); with a load
+ * period equal to the heat window, a key's hit count and a segment's load
+ * are in the same unit.
+ */
+#ifndef MCREPL_POLICY_H
+#define MCREPL_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcrepl/config.h"
+#include "mcrepl/error.h"
+#include "mcrepl/place.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the host knows of the whole cluster's reads. */
+typedef struct mcrepl_cluster_view {
+	uint64_t window_reads; /* reads served over the last heat window */
+	uint32_t nodes;	       /* nodes (NICs) serving reads; 0 = unknown */
+} mcrepl_cluster_view;
+
+/* True when the auto rules apply: policy auto and cl->nodes >= 1. */
+MCREPL_API bool mcrepl_policy_is_auto(const mcrepl_config *cfg,
+				      const mcrepl_cluster_view *cl);
+
+/*
+ * One replica's worth of heat: ceil(hot_share * window_reads / nodes),
+ * at least 1, saturated at MCREPL_HEAT_MAX_THRESHOLD. 0 when auto does not
+ * apply. A node's fair share is window_reads / nodes.
+ */
+MCREPL_API uint32_t mcrepl_policy_share_count(const mcrepl_config *cfg,
+					      const mcrepl_cluster_view *cl);
+
+/*
+ * The hit count a key with `readable` readable MEMORY replicas needs to
+ * gain one more. Not auto: mcrepl_admit_threshold(cfg, readable). Auto:
+ * readable 0 (domain-aware, none in the domain) gives
+ * mcrepl_config_cross_domain_threshold(); otherwise
+ * max(mcrepl_config_threshold(cfg), ceil((1 + sqrt(1 + S * readable))^2))
+ * with S = share_count: the least count c with c - 2 sqrt(c) >= S *
+ * readable, i.e. the key's rate reaches `readable` shares with two standard
+ * deviations of a Poisson count to spare (a chance burst does not admit a
+ * copy). Saturated at MCREPL_HEAT_MAX_THRESHOLD. The RFC's count stays a
+ * floor, so a key read `threshold` times in the window on a small cluster
+ * still qualifies.
+ */
+MCREPL_API uint32_t mcrepl_policy_admit_threshold(const mcrepl_config *cfg,
+						  const mcrepl_cluster_view *cl,
+						  uint32_t readable);
+
+/*
+ * The count at which the read path should report CROSSED: the host writes
+ * it into its mcrepl_heat_params.threshold whenever the cluster view
+ * changes (e.g. once per load period). Not auto: what
+ * mcrepl_heat_params_init() derives. Auto: the lower of
+ * mcrepl_policy_admit_threshold(cfg, cl, 1) and, when domain-aware,
+ * mcrepl_config_cross_domain_threshold().
+ */
+MCREPL_API uint32_t mcrepl_policy_trigger_threshold(
+    const mcrepl_config *cfg, const mcrepl_cluster_view *cl);
+
+/* Most readable MEMORY replicas per object. Not auto: max_memory_replicas.
+ * Auto: auto_max_replicas, or cl->nodes when that is 0. */
+MCREPL_API uint32_t mcrepl_policy_replica_cap(const mcrepl_config *cfg,
+					      const mcrepl_cluster_view *cl);
+
+/* The replica count a key with `count` hits is allowed to reach (auto):
+ * the largest r <= cap with count >= admit_threshold(r - 1), at least 1.
+ * Not auto: max_memory_replicas when count reaches the RFC threshold,
+ * else 1. */
+MCREPL_API uint32_t mcrepl_policy_want_replicas(const mcrepl_config *cfg,
+						const mcrepl_cluster_view *cl,
+						uint32_t count);
+
+/* The balance signal of one key. */
+typedef struct mcrepl_balance {
+	/* the lowest read_load among the segments holding a readable
+	 * replica of the key: readers spread by load reach no better, so
+	 * when even that segment is overloaded, only a new replica helps */
+	uint64_t key_load;
+	uint64_t load_sum; /* read_load summed over the serving segments */
+	uint32_t segments; /* serving segments: non-zero id and capacity */
+} mcrepl_balance;
+
+/* Fill *out from the host's segment and replica views (replicas match
+ * segments by id; unreadable replicas and unknown segments are skipped).
+ * O(n_segments + n_replicas * n_segments). */
+MCREPL_API void mcrepl_policy_balance(const mcrepl_segment_view *segments,
+				      size_t n_segments,
+				      const mcrepl_replica_view *replicas,
+				      size_t n_replicas, mcrepl_balance *out);
+
+/*
+ * Is the key's least-loaded replica segment overloaded? With n = segments,
+ * mean = load_sum / n, t = balance_tolerance and excess = key_load - mean:
+ * excess > t * mean and excess > z * sqrt(mean), z = max(3, sqrt(2 ln n)):
+ * beyond what the largest of n Poisson read counts shows by chance (z = 3
+ * up to 90 segments, 3.7 at 1,024), since a difference
+ * that sampling noise explains is no imbalance. False when nothing is
+ * known (segments or load_sum 0).
+ */
+MCREPL_API bool mcrepl_policy_overloaded(const mcrepl_config *cfg,
+					 const mcrepl_balance *b);
+
+/*
+ * Does one more replica of a key with `count` hits and `readable` readable
+ * replicas help? balance_tolerance 0 or no cluster view: always (no gate).
+ * Otherwise when mcrepl_policy_overloaded(), or when the key alone fills a
+ * node's fair share per replica, count >= readable * ceil(window_reads /
+ * nodes) (what decides when loads are unknown or too few, e.g. while the
+ * window fills or on a small cluster: a single key read `threshold` times
+ * on a 2-node cluster).
+ */
+MCREPL_API bool mcrepl_policy_helps(const mcrepl_config *cfg,
+				    const mcrepl_cluster_view *cl,
+				    const mcrepl_balance *b, uint32_t count,
+				    uint32_t readable);
+
+/*
+ * Should one dynamic replica of a key with `count` hits and `readable`
+ * readable replicas be retired? Auto and readable >= 2: true when
+ * 2 * (count + 2 * sqrt(count)) < max(mcrepl_config_threshold(cfg),
+ * share_count * (readable - 1)): the key's rate is, with two standard
+ * deviations of a Poisson count to spare, under half of what its replicas
+ * but one stand for (admission asked for the full share with two
+ * deviations to spare, so a retired replica comes back only once the
+ * key's heat has more than doubled, and sampling noise alone neither
+ * admits nor retires one: no copy/retire oscillation in steady state).
+ * A host evaluates it at most once per heat window per key, so that the
+ * counts it judges are independent. Never otherwise: under the RFC,
+ * replica reduction is left to eviction.
+ */
+MCREPL_API bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
+					    const mcrepl_cluster_view *cl,
+					    uint32_t count, uint32_t readable);
+
+/*
+ * Which dynamic replica to retire: among readable dynamic replicas, the
+ * one with the highest load[i] (NULL = all equal), ties broken by the
+ * lowest rendezvous score of (tenant, key, segment, 0) (the replica the
+ * placement tie-break would have chosen last). MCREPL_OK and *pick, or
+ * MCREPL_ENOENT when there is none; MCREPL_EINVAL if pick is NULL or
+ * n > 0 and replicas is NULL.
+ */
+MCREPL_API mcrepl_status mcrepl_policy_retire_pick(
+    const char *tenant, const char *key, const mcrepl_replica_view *replicas,
+    const uint64_t *load, size_t n, size_t *pick);
+
+/* The read load a granted copy moves once readers spread over r + 1
+ * replicas: the target gains key_load / (r + 1), each of the r readable
+ * replicas gives up key_load / (r * (r + 1)) (integer division; r 0 reads
+ * as 1). key_load is the key's reads in the unit of read_load. */
+typedef struct mcrepl_projection {
+	uint64_t to_target;
+	uint64_t from_each;
+} mcrepl_projection;
+
+MCREPL_API void mcrepl_policy_project(uint64_t key_load, uint32_t readable,
+				      mcrepl_projection *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,243 @@
+/* The self-tuning policy (see mcrepl/policy.h). Pure: no allocation, no
+ * globals, no clock. */
+#include <math.h>
+
+#include "internal.h"
+#include "mcrepl/admit.h"
+#include "mcrepl/heat.h"
+#include "mcrepl/policy.h"
+
+bool mcrepl_policy_is_auto(const mcrepl_config *cfg,
+			   const mcrepl_cluster_view *cl)
+{
+	return cfg && cl && cfg->policy == MCREPL_POLICY_AUTO && cl->nodes > 0;
+}
+
+static uint32_t saturate(double x)
+{
+	if (!(x >= 1.0))
+		return 1;
+	if (x >= (double)MCREPL_HEAT_MAX_THRESHOLD)
+		return MCREPL_HEAT_MAX_THRESHOLD;
+	return (uint32_t)x;
+}
+
+uint32_t mcrepl_policy_share_count(const mcrepl_config *cfg,
+				   const mcrepl_cluster_view *cl)
+{
+	double x;
+
+	if (!mcrepl_policy_is_auto(cfg, cl))
+		return 0;
+	x = cfg->hot_share * (double)cl->window_reads / (double)cl->nodes;
+	/* 0.01 * 800 / 1 must be 8, not 9: snap rounding noise */
+	if (fabs(x - nearbyint(x)) <= 1e-9 * (x > 1.0 ? x : 1.0))
+		x = nearbyint(x);
+	return saturate(ceil(x));
+}
+
+/* max(T, ceil((1 + sqrt(1 + S r))^2)) for r >= 1, saturated. */
+static uint32_t share_threshold(const mcrepl_config *cfg, uint32_t share,
+				uint32_t r)
+{
+	double x = (double)share * r, a;
+	uint32_t floor_count = mcrepl_config_threshold(cfg);
+
+	/* the least count c with c - 2 sqrt(c) >= S r: the key's rate is at
+	 * least r shares with two standard deviations of a Poisson count to
+	 * spare */
+	a = 1.0 + sqrt(1.0 + x);
+	a = ceil(a * a - 1e-9);
+	if (a < (double)floor_count)
+		return floor_count;
+	return saturate(a);
+}
+
+uint32_t mcrepl_policy_admit_threshold(const mcrepl_config *cfg,
+				       const mcrepl_cluster_view *cl,
+				       uint32_t readable)
+{
+	if (!mcrepl_policy_is_auto(cfg, cl))
+		return mcrepl_admit_threshold(cfg, readable);
+	if (readable == 0)
+		return mcrepl_config_cross_domain_threshold(cfg);
+	return share_threshold(cfg, mcrepl_policy_share_count(cfg, cl),
+			       readable);
+}
+
+uint32_t mcrepl_policy_trigger_threshold(const mcrepl_config *cfg,
+					 const mcrepl_cluster_view *cl)
+{
+	uint32_t t, x;
+
+	if (!mcrepl_policy_is_auto(cfg, cl)) {
+		mcrepl_heat_params p;
+
+		mcrepl_heat_params_init(&p, cfg);
+		return p.threshold;
+	}
+	t = mcrepl_policy_admit_threshold(cfg, cl, 1);
+	x = mcrepl_config_cross_domain_threshold(cfg);
+	return cfg->domain_aware && x < t ? x : t;
+}
+
+uint32_t mcrepl_policy_replica_cap(const mcrepl_config *cfg,
+				   const mcrepl_cluster_view *cl)
+{
+	if (!mcrepl_policy_is_auto(cfg, cl))
+		return cfg->max_memory_replicas;
+	return cfg->auto_max_replicas ? cfg->auto_max_replicas : cl->nodes;
+}
+
+uint32_t mcrepl_policy_want_replicas(const mcrepl_config *cfg,
+				     const mcrepl_cluster_view *cl,
+				     uint32_t count)
+{
+	uint32_t cap = mcrepl_policy_replica_cap(cfg, cl), share;
+	double k0;
+	uint64_t k;
+
+	if (count < mcrepl_config_threshold(cfg) || cap <= 1)
+		return 1;
+	if (!mcrepl_policy_is_auto(cfg, cl))
+		return cap;
+	/* the largest k = r - 1 with admit_threshold(k) <= count */
+	share = mcrepl_policy_share_count(cfg, cl);
+	k0 = sqrt((double)count) - 1.0;
+	k0 = (k0 * k0 - 1.0) / share;
+	k = k0 > 0 ? (uint64_t)k0 : 0;
+	if (k > cap)
+		k = cap;
+	while (k + 1 < cap &&
+	       share_threshold(cfg, share, (uint32_t)k + 1) <= count)
+		k++;
+	while (k >= 1 && share_threshold(cfg, share, (uint32_t)k) > count)
+		k--;
+	return k + 1 > cap ? cap : (uint32_t)k + 1;
+}
+
+static const mcrepl_segment_view *find_segment(const mcrepl_segment_view *s,
+					       size_t n, mcrepl_segment_id id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i].id.v == id.v)
+			return &s[i];
+	return NULL;
+}
+
+void mcrepl_policy_balance(const mcrepl_segment_view *segments,
+			   size_t n_segments,
+			   const mcrepl_replica_view *replicas,
+			   size_t n_replicas, mcrepl_balance *out)
+{
+	bool found = false;
+
+	if (!out)
+		return;
+	out->key_load = out->load_sum = 0;
+	out->segments = 0;
+	if (!segments)
+		n_segments = 0;
+	for (size_t i = 0; i < n_segments; i++) {
+		if (!segments[i].id.v || !segments[i].capacity)
+			continue;
+		out->load_sum += segments[i].read_load;
+		out->segments++;
+	}
+	for (size_t i = 0; replicas && i < n_replicas; i++) {
+		const mcrepl_segment_view *s;
+
+		if (!replicas[i].readable)
+			continue;
+		s = find_segment(segments, n_segments, replicas[i].segment);
+		if (s && (!found || s->read_load < out->key_load))
+			out->key_load = s->read_load;
+		found |= s != NULL;
+	}
+}
+
+bool mcrepl_policy_overloaded(const mcrepl_config *cfg, const mcrepl_balance *b)
+{
+	double mean, excess, z, t = cfg ? cfg->balance_tolerance : 0;
+
+	if (!b || !b->segments || !b->load_sum)
+		return false;
+	mean = (double)b->load_sum / (double)b->segments;
+	excess = (double)b->key_load - mean;
+	/* beyond the tolerance, and beyond what the largest of `segments`
+	 * Poisson read counts shows by chance: z = max(3, sqrt(2 ln n))
+	 * standard deviations (3 up to 90 segments, 3.7 at 1,024) */
+	z = sqrt(2.0 * log((double)b->segments));
+	if (z < 3.0)
+		z = 3.0;
+	return excess > t * mean && excess * excess > z * z * mean;
+}
+
+bool mcrepl_policy_helps(const mcrepl_config *cfg,
+			 const mcrepl_cluster_view *cl, const mcrepl_balance *b,
+			 uint32_t count, uint32_t readable)
+{
+	uint64_t fair;
+
+	if (!cfg || !(cfg->balance_tolerance > 0) || !cl || !cl->nodes)
+		return true;
+	if (mcrepl_policy_overloaded(cfg, b))
+		return true;
+	fair = (cl->window_reads + cl->nodes - 1) / cl->nodes;
+	return (uint64_t)count >= (uint64_t)(readable ? readable : 1) * fair;
+}
+
+bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
+				 const mcrepl_cluster_view *cl, uint32_t count,
+				 uint32_t readable)
+{
+	double c = count, keep;
+
+	if (!mcrepl_policy_is_auto(cfg, cl) || readable < 2)
+		return false;
+	/* the heat the last replica's share stands for, RFC count floor */
+	keep = (double)mcrepl_policy_share_count(cfg, cl) * (readable - 1);
+	if (keep < (double)mcrepl_config_threshold(cfg))
+		keep = (double)mcrepl_config_threshold(cfg);
+	/* under half of it, with two standard deviations of a Poisson
+	 * count to spare */
+	return 2.0 * (c + 2.0 * sqrt(c)) < keep;
+}
+
+mcrepl_status mcrepl_policy_retire_pick(const char *tenant, const char *key,
+					const mcrepl_replica_view *replicas,
+					const uint64_t *load, size_t n,
+					size_t *pick)
+{
+	bool found = false;
+	uint64_t best_load = 0, best_score = 0;
+
+	if (!pick || (n && !replicas))
+		return MCREPL_EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t l = load ? load[i] : 0, sc;
+
+		if (!replicas[i].readable || !replicas[i].dynamic)
+			continue;
+		sc = mcrepl_rendezvous(tenant, key, replicas[i].segment.v, 0);
+		if (!found || l > best_load ||
+		    (l == best_load && sc < best_score)) {
+			found = true;
+			best_load = l;
+			best_score = sc;
+			*pick = i;
+		}
+	}
+	return found ? MCREPL_OK : MCREPL_ENOENT;
+}
+
+void mcrepl_policy_project(uint64_t key_load, uint32_t readable,
+			   mcrepl_projection *out)
+{
+	uint64_t r = readable ? readable : 1;
+
+	if (!out)
+		return;
+	out->to_target = key_load / (r + 1);
+	out->from_each = key_load / (r * (r + 1));
+}

@@ -1,0 +1,488 @@
+/* The self-tuning policy: exact thresholds, caps, the balance gate,
+ * retirement, projection, and auto admission through the lease table. */
+#include <string.h>
+
+#include "mcrepl/mcrepl.h"
+#include "testutil.h"
+
+#define NOW 1000000ULL
+#define MIB (1024ULL * 1024ULL)
+
+static mcrepl_config auto_cfg(void)
+{
+	mcrepl_config c;
+
+	mcrepl_config_init(&c);
+	c.mode = MCREPL_MODE_ENFORCE;
+	return c;
+}
+
+START_TEST(test_policy_defaults_and_knobs)
+{
+	mcrepl_config c;
+	char buf[32];
+
+	mcrepl_config_init(&c);
+	ck_assert_int_eq(c.policy, MCREPL_POLICY_AUTO);
+	ck_assert_double_eq(c.hot_share, 0.01);
+	ck_assert_double_eq(c.balance_tolerance, 0.05);
+	ck_assert_uint_eq(c.auto_max_replicas, 0);
+	ck_assert_int_eq(mcrepl_config_set(&c, "policy", "rfc"), MCREPL_OK);
+	ck_assert_int_eq(c.policy, MCREPL_POLICY_RFC);
+	ck_assert_int_eq(mcrepl_config_get(&c, "dynamic_replication_policy",
+					   buf, sizeof(buf)),
+			 MCREPL_OK);
+	ck_assert_str_eq(buf, "rfc");
+	ck_assert_int_eq(mcrepl_config_set(&c, "policy", "smart"),
+			 MCREPL_EPARSE);
+	ck_assert_int_eq(mcrepl_config_set(&c, "hot_share", "0"),
+			 MCREPL_ERANGE);
+	ck_assert_int_eq(mcrepl_config_set(&c, "balance_tolerance", "-1"),
+			 MCREPL_ERANGE);
+	ck_assert_int_eq(mcrepl_config_set(&c, "auto_max_replicas", "64"),
+			 MCREPL_OK);
+	ck_assert_uint_eq(c.auto_max_replicas, 64);
+	ck_assert_str_eq(mcrepl_policy_name((mcrepl_policy)7), "unknown");
+	ck_assert_str_eq(mcrepl_policy_name(MCREPL_POLICY_AUTO), "auto");
+	ck_assert_str_eq(mcrepl_reason_name(MCREPL_REASON_BALANCED),
+			 "balanced");
+}
+END_TEST
+
+/* Thresholds: hot_share 0.01, RFC floor 8 hits (0.8/s x 10 s). */
+static const struct thr_case {
+	const char *name;
+	mcrepl_policy policy;
+	uint64_t window_reads;
+	uint32_t nodes, readable;
+	uint32_t share, admit, trigger, cap, want_at_count, want;
+} thr_cases[] = {
+    /* a single key read 8 times on a 2-node cluster: the RFC's count */
+    {"small cluster, RFC floor", MCREPL_POLICY_AUTO, 8, 2, 1, 1, 8, 8, 2, 8, 2},
+    {"small cluster, 7 hits", MCREPL_POLICY_AUTO, 7, 2, 1, 1, 8, 8, 2, 7, 1},
+    /* 64 nodes, 1 M reads/s over 10 s: share = 0.01 x 10 M / 64 */
+    /* (1 + sqrt(1 + 1563))^2 = 1644.1 */
+    {"64 nodes, 1 M/s, 1 replica", MCREPL_POLICY_AUTO, 10000000, 64, 1, 1563,
+     1645, 1645, 64, 1645, 2},
+    {"64 nodes, 1 M/s, one hit short", MCREPL_POLICY_AUTO, 10000000, 64, 1,
+     1563, 1645, 1645, 64, 1644, 1},
+    {"64 nodes, 1 M/s, 3 replicas", MCREPL_POLICY_AUTO, 10000000, 64, 3, 1563,
+     4828, 1645, 64, 4828, 4},
+    {"64 nodes, the hottest key capped", MCREPL_POLICY_AUTO, 10000000, 64, 1,
+     1563, 1645, 1645, 64, 780000, 64},
+    /* 8 nodes, 5 k/s: share 62.5 -> 63; (1 + sqrt(127))^2 = 150.5 */
+    {"8 nodes, 5 k/s", MCREPL_POLICY_AUTO, 50000, 8, 2, 63, 151, 81, 8, 150, 2},
+    /* rfc: the absolute threshold and the fixed cap whatever the load */
+    {"rfc ignores the cluster", MCREPL_POLICY_RFC, 10000000, 64, 1, 0, 8, 8, 2,
+     8, 2},
+    {"rfc below its threshold", MCREPL_POLICY_RFC, 10000000, 64, 1, 0, 8, 8, 2,
+     7, 1},
+    /* nodes 0: not auto, the RFC's rules */
+    {"auto without a cluster view", MCREPL_POLICY_AUTO, 10000000, 0, 1, 0, 8, 8,
+     2, 100, 2},
+};
+
+START_TEST(test_policy_thresholds)
+{
+	const struct thr_case *tc = &thr_cases[_i];
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view cl = {tc->window_reads, tc->nodes};
+
+	c.policy = tc->policy;
+	ck_assert_msg(mcrepl_policy_share_count(&c, &cl) == tc->share,
+		      "%s: share %u", tc->name,
+		      mcrepl_policy_share_count(&c, &cl));
+	ck_assert_msg(mcrepl_policy_admit_threshold(&c, &cl, tc->readable) ==
+			  tc->admit,
+		      "%s: admit %u", tc->name,
+		      mcrepl_policy_admit_threshold(&c, &cl, tc->readable));
+	ck_assert_uint_eq(mcrepl_policy_trigger_threshold(&c, &cl),
+			  tc->trigger);
+	ck_assert_uint_eq(mcrepl_policy_replica_cap(&c, &cl), tc->cap);
+	ck_assert_msg(mcrepl_policy_want_replicas(&c, &cl, tc->want_at_count) ==
+			  tc->want,
+		      "%s: want %u", tc->name,
+		      mcrepl_policy_want_replicas(&c, &cl, tc->want_at_count));
+}
+END_TEST
+
+START_TEST(test_policy_cap_knob_and_null_view)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view cl = {1000000, 1024};
+
+	ck_assert(!mcrepl_policy_is_auto(&c, NULL));
+	ck_assert(mcrepl_policy_is_auto(&c, &cl));
+	ck_assert_uint_eq(mcrepl_policy_replica_cap(&c, NULL), 2);
+	ck_assert_uint_eq(mcrepl_policy_replica_cap(&c, &cl), 1024);
+	c.auto_max_replicas = 16;
+	ck_assert_uint_eq(mcrepl_policy_replica_cap(&c, &cl), 16);
+	ck_assert_uint_eq(mcrepl_policy_admit_threshold(&c, NULL, 1), 8);
+	/* domain-aware: the first copy into a domain keeps its own count */
+	c.domain_aware = true;
+	c.cross_domain_qps_threshold = 0.3;
+	ck_assert_uint_eq(mcrepl_policy_admit_threshold(&c, &cl, 0), 3);
+	ck_assert_uint_eq(mcrepl_policy_trigger_threshold(&c, &cl), 3);
+	ck_assert_uint_eq(mcrepl_policy_trigger_threshold(&c, NULL), 3);
+	/* huge counts saturate at what the heat window can represent */
+	cl.window_reads = UINT64_MAX / 2;
+	cl.nodes = 1;
+	ck_assert_uint_eq(mcrepl_policy_share_count(&c, &cl),
+			  MCREPL_HEAT_MAX_THRESHOLD);
+	ck_assert_uint_eq(mcrepl_policy_admit_threshold(&c, &cl, 5),
+			  MCREPL_HEAT_MAX_THRESHOLD);
+	/* 1,024 nodes, 1 M/s: share 98, (1 + sqrt(99))^2 = 119.9 */
+	cl.window_reads = 10000000;
+	cl.nodes = 1024;
+	ck_assert_uint_eq(mcrepl_policy_trigger_threshold(&c, &cl), 3);
+	c.domain_aware = false;
+	ck_assert_uint_eq(mcrepl_policy_trigger_threshold(&c, &cl), 120);
+	ck_assert_uint_eq(mcrepl_policy_want_replicas(&c, &cl, 119), 1);
+	ck_assert_uint_eq(mcrepl_policy_want_replicas(&c, &cl, 120), 2);
+	ck_assert_uint_eq(mcrepl_policy_want_replicas(&c, &cl, 600000), 16);
+	/* few reads: the RFC count floors what retires, 2 (1 + 2) < 8 */
+	cl.window_reads = 50000;
+	cl.nodes = 128;
+	ck_assert(mcrepl_policy_should_retire(&c, &cl, 1, 2));
+	ck_assert(!mcrepl_policy_should_retire(&c, &cl, 2, 2));
+}
+END_TEST
+
+/* Balance gate, tolerance 0.05: overloaded when the excess is above 5 %
+ * of the mean and above 3 sqrt(mean); otherwise a key must fill a node's
+ * fair share per replica (window 8000 reads, 4 nodes: 2000). */
+static const struct bal_case {
+	const char *name;
+	uint64_t key_load, load_sum;
+	uint32_t segments;
+	double tol;
+	uint32_t count, readable;
+	bool overloaded, helps;
+} bal_cases[] = {
+    {"nothing known, a small key", 0, 0, 0, 0.05, 1999, 1, false, false},
+    {"nothing known, a key filling a node", 0, 0, 0, 0.05, 2000, 1, false,
+     true},
+    {"no reads yet", 0, 0, 8, 0.05, 2000, 1, false, true},
+    /* mean 4: 3 sqrt(4) = 6 */
+    {"within the noise", 10, 16, 4, 0.05, 3999, 2, false, false},
+    {"within the noise, two shares for two replicas", 10, 16, 4, 0.05, 4000, 2,
+     false, true},
+    {"beyond the noise", 11, 16, 4, 0.05, 1, 1, true, true},
+    /* mean 1600: 5 % = 80, 3 sqrt = 120 */
+    {"mean 1600: at three deviations", 1720, 6400, 4, 0.05, 1, 1, false, false},
+    {"mean 1600: one read beyond", 1721, 6400, 4, 0.05, 1, 1, true, true},
+    /* mean 10000: 5 % = 500, 3 sqrt = 300 */
+    {"mean 10000: at the tolerance", 10500, 40000, 4, 0.05, 1, 1, false, false},
+    {"mean 10000: one read above", 10501, 40000, 4, 0.05, 1, 1, true, true},
+    /* 1,024 segments, mean 1600: z = sqrt(2 ln 1024) = 3.72: 148.9 */
+    {"1,024 segments: within the largest count's noise", 1748, 1638400, 1024,
+     0.05, 1, 1, false, false},
+    {"1,024 segments: beyond it", 1749, 1638400, 1024, 0.05, 1, 1, true, true},
+    {"below the mean", 1000, 8000, 4, 0.05, 1999, 1, false, false},
+    {"tolerance 0 turns the gate off", 1000, 8000, 4, 0.0, 1, 1, false, true},
+};
+
+START_TEST(test_policy_balance_gate)
+{
+	const struct bal_case *tc = &bal_cases[_i];
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view cl = {8000, 4};
+	mcrepl_balance b = {tc->key_load, tc->load_sum, tc->segments};
+
+	c.balance_tolerance = tc->tol;
+	ck_assert_msg(mcrepl_policy_overloaded(&c, &b) == tc->overloaded, "%s",
+		      tc->name);
+	ck_assert_msg(mcrepl_policy_helps(&c, &cl, &b, tc->count,
+					  tc->readable) == tc->helps,
+		      "%s", tc->name);
+	ck_assert(mcrepl_policy_helps(&c, NULL, &b, 0, 1));
+}
+END_TEST
+
+START_TEST(test_policy_balance_from_views)
+{
+	static const mcrepl_segment_view segs[4] = {
+	    {{1}, {1}, "h1", "", 64 * MIB, 0, true, 900},
+	    {{2}, {2}, "h2", "", 64 * MIB, 0, true, 3000},
+	    {{3}, {3}, "h3", "", 64 * MIB, 0, false, 100},
+	    {{0}, {4}, "h4", "", 64 * MIB, 0, true, 5000}, /* no id: skipped */
+	};
+	static const mcrepl_replica_view reps[3] = {
+	    {{1}, {1}, "h1", "", true, true, false, true, 0},
+	    {{2}, {2}, "h2", "", false, true, true, true, 0}, /* copying */
+	    {{9}, {9}, "h9", "", true, true, true, true, 0},  /* unknown */
+	};
+	mcrepl_balance b;
+
+	mcrepl_policy_balance(segs, 4, reps, 3, &b);
+	ck_assert_uint_eq(b.key_load, 900);
+	ck_assert_uint_eq(b.load_sum, 4000);
+	ck_assert_uint_eq(b.segments, 3);
+	mcrepl_policy_balance(NULL, 0, reps, 3, &b);
+	ck_assert_uint_eq(b.key_load, 0);
+	ck_assert_uint_eq(b.segments, 0);
+}
+END_TEST
+
+/* Retirement: 64 nodes, 1 M/s (share 1563): a key with r replicas keeps
+ * them while 2 (count + 2 sqrt(count)) >= max(8, 1563 (r - 1)). */
+static const struct ret_case {
+	const char *name;
+	mcrepl_policy policy;
+	uint32_t count, readable;
+	bool want;
+} ret_cases[] = {
+    {"only the primary", MCREPL_POLICY_AUTO, 0, 1, false},
+    {"two replicas, count 0", MCREPL_POLICY_AUTO, 0, 2, true},
+    /* 2 (727 + 2 sqrt 727) = 1561.9 < 1563; 728: 1563.9 */
+    {"two replicas, 727 hits", MCREPL_POLICY_AUTO, 727, 2, true},
+    {"two replicas, 728 hits", MCREPL_POLICY_AUTO, 728, 2, false},
+    /* 4689: 2250 -> 4689.7 */
+    {"four replicas, 2249 hits", MCREPL_POLICY_AUTO, 2249, 4, true},
+    {"four replicas, 2250 hits", MCREPL_POLICY_AUTO, 2250, 4, false},
+    {"rfc never retires", MCREPL_POLICY_RFC, 0, 2, false},
+};
+
+START_TEST(test_policy_retire)
+{
+	const struct ret_case *tc = &ret_cases[_i];
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view cl = {10000000, 64};
+
+	c.policy = tc->policy;
+	ck_assert_msg(mcrepl_policy_should_retire(&c, &cl, tc->count,
+						  tc->readable) == tc->want,
+		      "%s", tc->name);
+}
+END_TEST
+
+START_TEST(test_policy_retire_pick_and_project)
+{
+	static const mcrepl_replica_view reps[4] = {
+	    {{1}, {1}, "h1", "", true, true, false, true, 0}, /* primary */
+	    {{2}, {2}, "h2", "", true, true, true, true, 0},
+	    {{3}, {3}, "h3", "", true, true, true, true, 0},
+	    {{4}, {4}, "h4", "", false, true, true, true, 0}, /* copying */
+	};
+	uint64_t load[4] = {9000, 500, 700, 9999};
+	uint64_t s2 = mcrepl_rendezvous("t", "k", 2, 0);
+	uint64_t s3 = mcrepl_rendezvous("t", "k", 3, 0);
+	mcrepl_projection pr;
+	size_t pick = 99;
+
+	ck_assert_int_eq(
+	    mcrepl_policy_retire_pick("t", "k", reps, load, 4, &pick),
+	    MCREPL_OK);
+	ck_assert_uint_eq(pick, 2); /* the busiest dynamic, readable one */
+	ck_assert_int_eq(
+	    mcrepl_policy_retire_pick("t", "k", reps, NULL, 4, &pick),
+	    MCREPL_OK);
+	ck_assert_uint_eq(pick, s2 < s3 ? 1 : 2); /* lowest score */
+	ck_assert_int_eq(
+	    mcrepl_policy_retire_pick("t", "k", reps, load, 1, &pick),
+	    MCREPL_ENOENT);
+	ck_assert_int_eq(
+	    mcrepl_policy_retire_pick("t", "k", NULL, load, 1, &pick),
+	    MCREPL_EINVAL);
+	mcrepl_policy_project(1200, 2, &pr);
+	ck_assert_uint_eq(pr.to_target, 400);
+	ck_assert_uint_eq(pr.from_each, 200);
+	mcrepl_policy_project(1000, 0, &pr);
+	ck_assert_uint_eq(pr.to_target, 500);
+	ck_assert_uint_eq(pr.from_each, 500);
+}
+END_TEST
+
+/* Admission under auto, through mcrepl_admit(): the rules auto replaces. */
+static const struct adm_case {
+	const char *name;
+	mcrepl_policy policy;
+	uint32_t readable, heat;
+	uint64_t key_load, action_until;
+	mcrepl_reason want;
+} adm_cases[] = {
+    {"hot and overloaded", MCREPL_POLICY_AUTO, 1, 1645, 2400, 0,
+     MCREPL_REASON_NONE},
+    {"below one share", MCREPL_POLICY_AUTO, 1, 1644, 2400, 0,
+     MCREPL_REASON_BELOW_THRESHOLD},
+    {"three replicas need three shares", MCREPL_POLICY_AUTO, 3, 4827, 2400, 0,
+     MCREPL_REASON_BELOW_THRESHOLD},
+    {"balanced", MCREPL_POLICY_AUTO, 1, 1645, 2100, 0, MCREPL_REASON_BALANCED},
+    {"the RFC cap of 2 does not apply", MCREPL_POLICY_AUTO, 2, 3240, 2400, 0,
+     MCREPL_REASON_NONE},
+    {"one per node at most", MCREPL_POLICY_AUTO, 64, 500000, 2400, 0,
+     MCREPL_REASON_REPLICA_LIMIT},
+    {"no action cooldown under auto", MCREPL_POLICY_AUTO, 1, 1645, 2400,
+     NOW + 1, MCREPL_REASON_NONE},
+    {"rfc: the absolute threshold", MCREPL_POLICY_RFC, 1, 8, 2100, 0,
+     MCREPL_REASON_NONE},
+    {"rfc: the fixed cap", MCREPL_POLICY_RFC, 2, 3126, 2400, 0,
+     MCREPL_REASON_REPLICA_LIMIT},
+    {"rfc: the action cooldown", MCREPL_POLICY_RFC, 1, 1563, 2400, NOW + 1,
+     MCREPL_REASON_ACTION_COOLDOWN},
+};
+
+START_TEST(test_policy_admit)
+{
+	const struct adm_case *tc = &adm_cases[_i];
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view cl = {10000000, 64};
+	mcrepl_proposal p = {
+	    MCREPL_ACTION_ADD, "p-1", "t", "k", NULL, NULL, 7, 4096, {0},
+	    NOW + 5000};
+	mcrepl_object_view o = {true, 7, 4096, tc->readable, false};
+	mcrepl_admit_input in = {
+	    .cfg = &c,
+	    .proposal = &p,
+	    .object = &o,
+	    .heat_count = tc->heat,
+	    .key_state = {false, tc->action_until, 0},
+	    .now_ms = NOW,
+	    .cluster = &cl,
+	    /* 64 segments, mean 2000 reads: overloaded above 2100 */
+	    .balance = {tc->key_load, 128000, 64},
+	};
+
+	c.policy = tc->policy;
+	ck_assert_msg(mcrepl_admit(&in) == tc->want, "%s: got %s want %s",
+		      tc->name, mcrepl_reason_name(mcrepl_admit(&in)),
+		      mcrepl_reason_name(tc->want));
+}
+END_TEST
+
+/* The lease table under auto: 4 segments; the key lives on segment 1. */
+static mcrepl_status propose4(mcrepl_leases *t, const char *id, uint32_t heat,
+			      const uint64_t loads[4],
+			      const mcrepl_cluster_view *cl,
+			      mcrepl_propose_result *res)
+{
+	mcrepl_segment_view segs[4] = {
+	    {{1}, {1}, "h1", "", 64 * MIB, 8 * MIB, true, loads[0]},
+	    {{2}, {2}, "h2", "", 64 * MIB, 8 * MIB, true, loads[1]},
+	    {{3}, {3}, "h3", "", 64 * MIB, 40 * MIB, true, loads[2]},
+	    {{4}, {4}, "h4", "", 64 * MIB, 16 * MIB, true, loads[3]},
+	};
+	mcrepl_replica_view rep = {{1},	 {1},	"h1", "", true,
+				   true, false, true, 0};
+	mcrepl_proposal p = {
+	    MCREPL_ACTION_ADD, id, "t", "k", NULL, NULL, 7, MIB, {0},
+	    NOW + 5000};
+	mcrepl_object_view o = {true, 7, MIB, 1, false};
+	mcrepl_propose_input in = {
+	    .proposal = &p,
+	    .object = &o,
+	    .heat_count = heat,
+	    .replicas = &rep,
+	    .n_replicas = 1,
+	    .segments = segs,
+	    .n_segments = 4,
+	    .now_ms = NOW,
+	    .cluster = cl,
+	};
+
+	return mcrepl_leases_propose(t, &in, res);
+}
+
+START_TEST(test_policy_leases_auto_and_rfc)
+{
+	static const uint64_t busy1[4] = {5000, 1000, 100, 1900};
+	static const uint64_t even[4] = {2000, 2000, 2000, 2000};
+	static const uint64_t none[4] = {0, 0, 0, 0};
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view cl = {8000, 4}, tiny = {8, 2};
+	mcrepl_propose_result res;
+	mcrepl_leases *t;
+
+	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
+	/* share = 0.01 x 8000 / 4 = 20 hits: (1 + sqrt(21))^2 = 31.2 */
+	ck_assert_int_eq(propose4(t, "a", 31, busy1, &cl, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BELOW_THRESHOLD);
+	ck_assert_int_eq(propose4(t, "b", 32, even, &cl, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	/* overloaded: the least read-loaded target (3), not the emptiest (2) */
+	ck_assert_int_eq(propose4(t, "c", 32, busy1, &cl, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 3);
+	mcrepl_leases_destroy(t);
+
+	/* a single key read 8 times on a small cluster gets its copy */
+	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
+	ck_assert_int_eq(propose4(t, "d", 7, none, &tiny, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BELOW_THRESHOLD);
+	ck_assert_int_eq(propose4(t, "e", 8, none, &tiny, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 2); /* lowest utilization */
+	mcrepl_leases_destroy(t);
+
+	/* no cluster view, or policy rfc: utilization first, as the RFC */
+	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
+	ck_assert_int_eq(propose4(t, "f", 8, busy1, NULL, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 2);
+	mcrepl_leases_destroy(t);
+	c.policy = MCREPL_POLICY_RFC;
+	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
+	ck_assert_int_eq(propose4(t, "g", 8, even, &cl, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 2);
+	mcrepl_leases_destroy(t);
+}
+END_TEST
+
+/* The O(n) reader pick is the first entry of the full order. */
+START_TEST(test_pick_replica_is_order_first)
+{
+	mcrepl_replica_view rep[5];
+	uint64_t load[5] = {30, 10, 10, 5, 40};
+	size_t order[5], pick = 99;
+
+	memset(rep, 0, sizeof(rep));
+	for (size_t i = 0; i < 5; i++) {
+		rep[i].segment.v = i + 1;
+		rep[i].readable = i != 3; /* the least loaded cannot be read */
+	}
+	for (uint64_t salt = 0; salt < 64; salt++) {
+		ck_assert_int_eq(
+		    mcrepl_order_replicas("t", "k", rep, load, 5, salt, order),
+		    MCREPL_OK);
+		ck_assert_int_eq(
+		    mcrepl_pick_replica("t", "k", rep, load, 5, salt, &pick),
+		    MCREPL_OK);
+		ck_assert_uint_eq(pick, order[0]);
+		ck_assert(pick == 1 || pick == 2);
+		ck_assert_int_eq(
+		    mcrepl_order_replicas("t", "k", rep, NULL, 5, salt, order),
+		    MCREPL_OK);
+		ck_assert_int_eq(
+		    mcrepl_pick_replica("t", "k", rep, NULL, 5, salt, &pick),
+		    MCREPL_OK);
+		ck_assert_uint_eq(pick, order[0]);
+	}
+	ck_assert_int_eq(mcrepl_pick_replica("t", "k", rep, load, 0, 0, &pick),
+			 MCREPL_ENOENT);
+	ck_assert_int_eq(mcrepl_pick_replica("t", "k", NULL, load, 2, 0, &pick),
+			 MCREPL_EINVAL);
+}
+END_TEST
+
+Suite *make_policy_suite(void)
+{
+	Suite *s = suite_create("policy");
+	TCase *tc = tcase_create("policy");
+
+	tcase_add_test(tc, test_policy_defaults_and_knobs);
+	tcase_add_loop_test(tc, test_policy_thresholds, 0,
+			    sizeof(thr_cases) / sizeof(thr_cases[0]));
+	tcase_add_test(tc, test_policy_cap_knob_and_null_view);
+	tcase_add_loop_test(tc, test_policy_balance_gate, 0,
+			    sizeof(bal_cases) / sizeof(bal_cases[0]));
+	tcase_add_test(tc, test_policy_balance_from_views);
+	tcase_add_loop_test(tc, test_policy_retire, 0,
+			    sizeof(ret_cases) / sizeof(ret_cases[0]));
+	tcase_add_test(tc, test_policy_retire_pick_and_project);
+	tcase_add_loop_test(tc, test_policy_admit, 0,
+			    sizeof(adm_cases) / sizeof(adm_cases[0]));
+	tcase_add_test(tc, test_policy_leases_auto_and_rfc);
+	tcase_add_test(tc, test_pick_replica_is_order_first);
+	suite_add_tcase(s, tc);
+	return s;
+}
