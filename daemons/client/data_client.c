@@ -320,6 +320,24 @@ static int submit(struct data_pool *p, const struct data_call *k,
 		 : oneshot(k, timeout_ms, err, errlen);
 }
 
+/* A READ or WRITE of head_len + len bytes at segment_id:offset. */
+static int submit_parts(struct data_pool *pool, struct data_call *k,
+			uint64_t segment_id, uint64_t offset, uint64_t len,
+			int timeout_ms, char *err, size_t errlen)
+{
+	if (len > UINT64_MAX - k->head_len) {
+		snprintf(err, errlen, "%s of %llu + %llu bytes overflows",
+			 k->req.op == DATA_OP_READ ? "read" : "write",
+			 (unsigned long long)k->head_len,
+			 (unsigned long long)len);
+		return -EINVAL;
+	}
+	k->req.segment_id = segment_id;
+	k->req.offset = offset;
+	k->req.length = k->head_len + len;
+	return submit(pool, k, timeout_ms, err, errlen);
+}
+
 int data_read_parts(struct data_pool *pool, const char *endpoint,
 		    uint64_t segment_id, uint64_t offset, void *head,
 		    uint64_t head_len, void *buf, uint64_t len, int timeout_ms,
@@ -327,37 +345,22 @@ int data_read_parts(struct data_pool *pool, const char *endpoint,
 {
 	struct data_call k = {
 	    .ep = endpoint,
-	    .req = {.op = DATA_OP_READ,
-		    .segment_id = segment_id,
-		    .offset = offset,
-		    .length = head_len + len},
+	    .req = {.op = DATA_OP_READ},
 	    .head_buf = head_len ? head : NULL,
 	    .head_len = head_len,
 	    .buf = buf,
 	};
 
-	if (len > UINT64_MAX - head_len) {
-		snprintf(err, errlen, "read of %llu + %llu bytes overflows",
-			 (unsigned long long)head_len, (unsigned long long)len);
-		return -EINVAL;
-	}
-	return submit(pool, &k, timeout_ms, err, errlen);
+	return submit_parts(pool, &k, segment_id, offset, len, timeout_ms, err,
+			    errlen);
 }
 
 int data_read(struct data_pool *pool, const char *endpoint, uint64_t segment_id,
 	      uint64_t offset, void *buf, uint64_t len, int timeout_ms,
 	      char *err, size_t errlen)
 {
-	struct data_call k = {
-	    .ep = endpoint,
-	    .req = {.op = DATA_OP_READ,
-		    .segment_id = segment_id,
-		    .offset = offset,
-		    .length = len},
-	    .buf = buf,
-	};
-
-	return submit(pool, &k, timeout_ms, err, errlen);
+	return data_read_parts(pool, endpoint, segment_id, offset, NULL, 0, buf,
+			       len, timeout_ms, err, errlen);
 }
 
 int data_write_parts(struct data_pool *pool, const char *endpoint,
@@ -367,22 +370,14 @@ int data_write_parts(struct data_pool *pool, const char *endpoint,
 {
 	struct data_call k = {
 	    .ep = endpoint,
-	    .req = {.op = DATA_OP_WRITE,
-		    .segment_id = segment_id,
-		    .offset = offset,
-		    .length = head_len + len,
-		    .write_token = token},
-	    .head = head,
+	    .req = {.op = DATA_OP_WRITE, .write_token = token},
+	    .head = head_len ? head : NULL,
 	    .head_len = head_len,
 	    .payload = buf,
 	};
 
-	if (len > UINT64_MAX - head_len) {
-		snprintf(err, errlen, "write of %llu + %llu bytes overflows",
-			 (unsigned long long)head_len, (unsigned long long)len);
-		return -EINVAL;
-	}
-	return submit(pool, &k, timeout_ms, err, errlen);
+	return submit_parts(pool, &k, segment_id, offset, len, timeout_ms, err,
+			    errlen);
 }
 
 int data_write(struct data_pool *pool, const char *endpoint,
