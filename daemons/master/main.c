@@ -123,6 +123,7 @@ static int start_http(struct master *m, uint16_t *port_out)
 					      (uint16_t)m->flags.metrics_port);
 	if (!sock)
 		return -1;
+	net_http_limit(m->http, sock);
 	if (getsockname(evhttp_bound_socket_get_fd(sock),
 			(struct sockaddr *)&ss, &sl) != 0)
 		return -1;

@@ -6,6 +6,7 @@
 
 #include "flagparse.h"
 #include "flags.h"
+#include "netlimits.h"
 
 #define O(f) FLAG_AT(struct worker_flags, f)
 #define S(f) FLAG_STR_AT(struct worker_flags, f)
@@ -54,6 +55,7 @@ static const struct flag_set worker_set = {
     .width = 20,
     .flags = flags,
     .n = sizeof(flags) / sizeof(flags[0]),
+    .next = &net_data_flags,
 };
 
 /* The table's defaults, then the host name and $MOONCAKE_STORE_DOMAIN. */
