@@ -373,6 +373,9 @@ static int64_t next_deadline(const rpc_conn *conn)
 		return c->frame_timeout_ms
 			   ? conn->frame_ms + c->frame_timeout_ms
 			   : 0;
+	/* a connection in the reserve has frame_timeout_ms to call */
+	if (conn->reserve && c->frame_timeout_ms)
+		return conn->active_ms + c->frame_timeout_ms;
 	return c->idle_timeout_ms ? conn->active_ms + c->idle_timeout_ms : 0;
 }
 
@@ -565,6 +568,17 @@ static const char *over_cap(rpc_server *s, struct sockaddr *sa, int salen,
 		return buf;
 	}
 	n = peer_table_count(&s->peers, sa);
+	if (s->nconns >= s->st.max_connections - s->st.reserved &&
+	    n >= RPC_RESERVE_PER_PEER) {
+		s->st.refused_cap++;
+		snprintf(buf, len,
+			 "server near its connection limit (%zu); the last %zu "
+			 "are kept for addresses with fewer than %u "
+			 "connections",
+			 s->st.max_connections, s->st.reserved,
+			 RPC_RESERVE_PER_PEER);
+		return buf;
+	}
 	if (s->cfg.max_per_peer && n >= s->cfg.max_per_peer) {
 		s->st.refused_peer++;
 		net_format_addr(sa, (socklen_t)salen, addr, sizeof(addr));

@@ -47,7 +47,10 @@
  *     error naming the cap) and is closed. The top reserved_share of
  *     max_connections is kept for reserved_methods: a connection admitted
  *     into it whose first request is another method gets TOO_MANY (with
- *     that request's id) and is closed.
+ *     that request's id) and is closed; one that sends nothing is closed
+ *     after frame_timeout_ms (not idle_timeout_ms). An address that holds
+ *     RPC_RESERVE_PER_PEER connections already does not enter the reserve
+ *     (TOO_MANY, request_id 0), so one flooding peer cannot take it.
  *   - Strings. Requests whose key, tenant or other string fields are longer
  *     than max_key_bytes, max_tenant_bytes, max_string_bytes get
  *     INVALID_ARGUMENT naming the field and the limit (pbcheck.h).
@@ -74,6 +77,8 @@ typedef struct rpc_conn rpc_conn;
 #define RPC_SERVER_DEFAULT_OUT_HIGH_WATER (4u * 1024u * 1024u)
 /* Input a connection may buffer without a share of the input budget. */
 #define RPC_INPUT_ALLOWANCE (64u * 1024u)
+/* Connections an address may already hold and still enter the reserve. */
+#define RPC_RESERVE_PER_PEER 8u
 
 /* Plain settings; rpc_server_config_init() fills the defaults, so fields may
  * be added later without breaking callers. A zero size takes its default;
