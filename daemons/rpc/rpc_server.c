@@ -23,6 +23,9 @@
 /* Seconds a refused connection may take to flush and close. */
 #define CLOSE_LINGER_TIMEOUT_S 5
 #define ACCEPT_RETRY_MS NET_ACCEPT_RETRY_MS
+/* Connections accepted per loop turn: a burst of thousands is taken in
+ * slices, between which the loop serves the connections it has. */
+#define ACCEPT_BATCH 16
 /* Refused connections still flushing their TOO_MANY; beyond this a refused
  * connection is closed without a word. */
 #define MAX_REFUSING 64
@@ -63,6 +66,7 @@ struct rpc_server {
 	uint64_t next_conn_id;
 	rpc_conn *current;
 	uint16_t port;
+	unsigned accepted_turn; /* accepts since the listener was enabled */
 	uint64_t reserved_mask; /* bit i: method i may enter the reserve */
 	pb_string_limits strlim;
 	struct peer_table peers;
@@ -122,11 +126,14 @@ static bool budget_fits(const rpc_server *s, size_t n)
 	return s->st.budget_used + n <= s->cfg.input_budget;
 }
 
+static void update_reading(rpc_conn *conn);
+
 static void grant(rpc_conn *conn, size_t n)
 {
 	conn->granted = n;
 	conn->server->st.budget_used += n;
 	set_read_high(conn, n);
+	update_reading(conn); /* reads again, unless paused for output */
 }
 
 /* Grants waiting frames in arrival order while they fit. */
@@ -341,7 +348,10 @@ static void update_reading(rpc_conn *conn)
 
 	if (conn->linger)
 		return; /* keeps reading, to discard */
-	if (conn->closing || over) {
+	/* A connection waiting for budget stops reading outright: at its
+	 * read high-water mark libevent 2.1 would call read_cb again at once,
+	 * and again, while reading stays enabled. */
+	if (conn->closing || over || conn->waiting) {
 		bufferevent_disable(conn->bev, EV_READ);
 		conn->paused = !conn->closing;
 	} else if (conn->paused) {
@@ -630,11 +640,14 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	char why[160];
 	const char *no = over_cap(s, sa, salen, why, sizeof(why));
 
-	(void)l;
 	if (no)
 		refuse_conn(s, fd, sa, salen, no);
 	else
 		admit(s, fd, sa, salen);
+	if (++s->accepted_turn >= ACCEPT_BATCH) {
+		evconnlistener_disable(l);
+		event_active(s->accept_retry, EV_TIMEOUT, 0);
+	}
 }
 
 static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
@@ -643,6 +656,7 @@ static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	s->accepted_turn = 0;
 	evconnlistener_enable(s->listener);
 }
 
