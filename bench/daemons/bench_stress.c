@@ -8,7 +8,7 @@
  * has its own fd table) bound to their own 127.x addresses (the master
  * caps connections per address); every loop is bounded in time.
  *
- *   bench_stress [--keys N] [--idle N] [--seconds S]
+ *   bench_stress [--keys N] [--idle N] [--seconds S] [--only a,b]
  *
  * Prints what each attacker did, the client's p99 unloaded and under
  * attack, master RSS growth (peak VmRSS under attack less VmRSS once
@@ -17,6 +17,7 @@
  * mount_ms=<m>
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -52,6 +53,7 @@
 static volatile sig_atomic_t stopping;
 static uint16_t rpc_port, http_port;
 static double attack_end; /* net_now_s() */
+static int idle_part;	  /* which idle attacker a child is: its addresses */
 
 /* ---- loading the master ----------------------------------------------- */
 
@@ -196,8 +198,8 @@ static int cmp(const void *a, const void *b)
 struct probe {
 	rpc_client *c;
 	uint64_t keys;
-	double seconds;
-	double *lat;
+	double seconds, start;
+	double *lat, *at; /* latency (ms) and start time of each call */
 	size_t n, cap;
 	uint64_t errors;
 };
@@ -216,6 +218,7 @@ static void *probe_main(void *arg)
 	g.tenant = (char *)(uintptr_t) "";
 	g.key = key;
 	p->n = 0;
+	p->start = net_now_s();
 	while (net_now_s() < end && p->n < p->cap) {
 		double t0 = net_now_s();
 		ProtobufCMessage *r;
@@ -229,10 +232,69 @@ static void *probe_main(void *arg)
 			continue;
 		}
 		protobuf_c_message_free_unpacked(r, NULL);
+		p->at[p->n] = t0 - p->start;
 		p->lat[p->n++] = (net_now_s() - t0) * 1e3;
 		usleep(200); /* a client, not a flood: ~3-4 k calls/s */
 	}
 	return NULL;
+}
+
+/* p99 per window of w seconds, on one line (before p99() sorts). */
+static void p99_timeline(const struct probe *p, double w)
+{
+	double *v = malloc(p->n * sizeof(double));
+	size_t i = 0;
+
+	printf("p99 ms per %.0f s:", w);
+	while (i < p->n) {
+		size_t n = 0, first = i;
+
+		while (i < p->n && p->at[i] < p->at[first] + w)
+			v[n++] = p->lat[i++];
+		qsort(v, n, sizeof(double), cmp);
+		printf(" %.2f", v[(size_t)((double)n * 0.99)]);
+	}
+	printf("\n");
+	free(v);
+}
+
+/* CPU seconds (user + system) pid has used; -1 when /proc cannot tell. */
+static double proc_cpu_s(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 2,
+		   "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+		   &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Open fds of pid (its connections, mostly). */
+static int fd_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	if (!(d = opendir(path)))
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
 }
 
 static double p99(struct probe *p)
@@ -256,10 +318,14 @@ static void on_term(int sig)
 static int dial(const char *src, uint16_t port)
 {
 	struct sockaddr_in sa = {0}, me = {0};
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), one = 1;
 
 	if (fd < 0)
 		return -1;
+	/* the port is chosen at connect(), per destination: more than the
+	 * ephemeral range's worth of sockets across source addresses */
+	(void)setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
+			 sizeof(one));
 	me.sin_family = AF_INET;
 	inet_pton(AF_INET, src, &me.sin_addr);
 	if (bind(fd, (struct sockaddr *)&me, sizeof(me)) != 0) {
@@ -295,19 +361,41 @@ static void nap_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Holds n idle connections (PER_ADDR per 127.0.1.x address). */
+/* How many of fd[0, n) finish connecting within a second. */
+static int wait_connected(const int *fd, int n)
+{
+	int ok = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct pollfd p = {fd[i], POLLOUT, 0};
+		int err = 0;
+		socklen_t len = sizeof(err);
+
+		if (poll(&p, 1, 1000) == 1 &&
+		    getsockopt(fd[i], SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
+		    err == 0)
+			ok++;
+	}
+	return ok;
+}
+
+/* Holds n idle connections (PER_ADDR per 127.0.1x.y address). */
 static void attack_idle(int n)
 {
 	int *fd = calloc((size_t)n, sizeof(int)), held = 0, closed = 0;
+	int established = 0, last_err = 0;
 	char src[32];
 
 	for (int i = 0; i < n && !stopping; i++) {
-		snprintf(src, sizeof(src), "127.0.1.%d", 1 + i / PER_ADDR);
+		snprintf(src, sizeof(src), "127.0.%d.%d", 10 + idle_part,
+			 1 + i / PER_ADDR);
 		fd[held] = dial(src, rpc_port);
 		if (fd[held] >= 0)
 			held++;
-		if (i % 500 == 499)
-			nap_ms(20); /* let the backlog drain */
+		else
+			last_err = errno;
+		if (held % 100 == 0 && held) /* within the accept backlog */
+			established += wait_connected(fd + held - 100, 100);
 	}
 	while (!stopping && net_now_s() < attack_end)
 		nap_ms(100);
@@ -315,8 +403,10 @@ static void attack_idle(int n)
 		closed += peer_closed(fd[i]);
 		close(fd[i]);
 	}
-	printf("idle: held %d connections (%d closed by the master)\n", held,
-	       closed);
+	printf("idle: held %d connections, %d established at once (%d "
+	       "closed by the master)%s%s\n",
+	       held, established, closed, last_err ? "; dial: " : "",
+	       last_err ? strerror(last_err) : "");
 	free(fd);
 }
 
@@ -417,9 +507,20 @@ static void attack_http(void)
 	memset(hdr, 'a', sizeof(hdr));
 	for (size_t i = 0; i + 2 < sizeof(hdr); i += 100)
 		memcpy(hdr + i, "\r\nX:", 4);
+	double t0 = net_now_s(), rate;
+
+	/* paced over the attack: an unpaced sender takes a core of this
+	 * 2-core machine, and the probe measures that, not the master */
+	rate = (double)HTTP_FLOOD_BYTES / (attack_end - 12 - t0);
 	while (!stopping && sent < HTTP_FLOOD_BYTES &&
 	       net_now_s() < attack_end) {
-		int fd = dial("127.0.4.1", http_port);
+		int fd;
+
+		if ((double)sent > rate * (net_now_s() - t0)) {
+			nap_ms(10);
+			continue;
+		}
+		fd = dial("127.0.4.1", http_port);
 		struct pollfd p;
 
 		if (fd < 0) {
@@ -436,6 +537,8 @@ static void attack_http(void)
 
 			if (n > 0) {
 				sent += (uint64_t)n;
+				if ((double)sent > rate * (net_now_s() - t0))
+					nap_ms(10);
 				continue;
 			}
 			if (n < 0 && errno == EAGAIN && poll(&p, 1, 500) > 0 &&
@@ -496,6 +599,8 @@ static pid_t spawn(void (*fn)(int), int arg)
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		/* attackers are remote in life: here they yield the cores */
+		(void)!nice(19);
 		signal(SIGTERM, on_term);
 		fn(arg);
 		fflush(stdout);
@@ -526,6 +631,15 @@ static void run_keys(int a)
 }
 
 /* ---- the run ------------------------------------------------------------ */
+
+/* --only idle,slow,storm,http,keys: a subset of the attackers (all by
+ * default), to tell which one costs what. */
+static const char *only;
+
+static bool attacking(const char *name)
+{
+	return !only || strstr(only, name);
+}
 
 static void raise_nofile(void)
 {
@@ -575,16 +689,16 @@ static double mount_worker(struct proc *w)
 int main(int argc, char **argv)
 {
 	uint64_t keys = 1000000;
-	int idle = 18000;
+	int idle = 20000;
 	double secs = 20, t0, mount[WORKERS], mount_max = 0;
 	char path[] = "/tmp/bench-stress-XXXXXX";
 	struct probe pr = {0};
 	struct proc m, w[WORKERS];
-	pid_t kids[5];
+	pid_t kids[6];
 	long rss0, rss_peak, rss_after;
 	pthread_t th;
-	int err_fd, nk = 0;
-	double un_p99, st_p99;
+	int err_fd, nk = 0, fds_peak = 0;
+	double un_p99, st_p99, cpu0;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--keys"))
@@ -593,6 +707,8 @@ int main(int argc, char **argv)
 			idle = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--seconds"))
 			secs = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--only"))
+			only = argv[i + 1];
 	}
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -616,23 +732,34 @@ int main(int argc, char **argv)
 	pr.keys = keys;
 	pr.cap = 1u << 22;
 	pr.lat = malloc(pr.cap * sizeof(double));
+	pr.at = malloc(pr.cap * sizeof(double));
 	pr.seconds = 5;
+	cpu0 = proc_cpu_s(m.pid);
 	probe_main(&pr);
+	printf("unloaded: master CPU %.0f %%\n",
+	       (proc_cpu_s(m.pid) - cpu0) * 100 / pr.seconds);
 	un_p99 = p99(&pr);
 	rss0 = rss_kb(m.pid);
 	printf("unloaded: %zu calls, p99 %.3f ms, master RSS %ld MiB\n", pr.n,
 	       un_p99, rss0 / 1024);
 
 	attack_end = net_now_s() + secs + 12;
-	kids[nk++] = spawn(attack_idle, idle);
-	kids[nk++] = spawn(run_slow, 0);
+	/* idle connections from two processes: each has the fd limit */
+	for (idle_part = 0; idle_part < 2 && attacking("idle"); idle_part++)
+		kids[nk++] = spawn(attack_idle, idle / 2);
+	if (attacking("slow"))
+		kids[nk++] = spawn(run_slow, 0);
 	nap_ms(3000); /* the idle connections are in, the frames started */
-	kids[nk++] = spawn(run_storm, 0);
-	kids[nk++] = spawn(run_http, 0);
-	kids[nk++] = spawn(run_keys, 0);
+	if (attacking("storm"))
+		kids[nk++] = spawn(run_storm, 0);
+	if (attacking("http"))
+		kids[nk++] = spawn(run_http, 0);
+	if (attacking("keys"))
+		kids[nk++] = spawn(run_keys, 0);
 	nap_ms(2000);
 	pr.seconds = secs;
 	pr.errors = 0;
+	cpu0 = proc_cpu_s(m.pid);
 	pthread_create(&th, NULL, probe_main, &pr);
 	rss_peak = rss0;
 	for (int i = 0; i < WORKERS; i++) {
@@ -657,11 +784,16 @@ int main(int argc, char **argv)
 	}
 	while (net_now_s() < attack_end - 11 && !stopping) {
 		long r = rss_kb(m.pid);
+		int f = fd_count(m.pid);
 
 		rss_peak = r > rss_peak ? r : rss_peak;
+		fds_peak = f > fds_peak ? f : fds_peak;
 		nap_ms(200);
 	}
 	pthread_join(th, NULL);
+	printf("master fds: peak %d; master CPU %.0f %% under attack\n",
+	       fds_peak, (proc_cpu_s(m.pid) - cpu0) * 100 / pr.seconds);
+	p99_timeline(&pr, 2);
 	st_p99 = p99(&pr);
 	{
 		long r = rss_kb(m.pid);
@@ -693,5 +825,6 @@ int main(int argc, char **argv)
 	       (double)lseek(err_fd, 0, SEEK_END) / 1024.0, mount_max);
 	close(err_fd);
 	free(pr.lat);
+	free(pr.at);
 	return 0;
 }
