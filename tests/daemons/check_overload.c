@@ -603,27 +603,38 @@ END_TEST
 
 /* ---- the master at its fd limit --------------------------------------- */
 
-/* Starts a master whose RLIMIT_NOFILE is nofile, its stderr into a file
- * (*err_fd, the caller closes). */
-static void master_start_limited(struct proc *m, rlim_t nofile,
+/* Starts a master whose RLIMIT_NOFILE is nofile (set by a shell, which
+ * then execs it: under valgrind the test's own setrlimit is not passed
+ * on), its stderr into a file (*err_fd, the caller closes). */
+static void master_start_limited(struct proc *m, unsigned nofile,
 				 const char *const *flags, int *err_fd)
 {
-	char path[] = "/tmp/mcrepl-overload-XXXXXX";
-	struct rlimit old, low;
+	char path[] = "/tmp/mcrepl-overload-XXXXXX", bin[512], script[64];
+	const char *argv[16];
+	size_t n = 0;
 	int saved = dup(STDERR_FILENO);
 
 	*err_fd = mkstemp(path);
 	ck_assert_int_ge(*err_fd, 0);
 	unlink(path);
-	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
-	low = old;
-	low.rlim_cur = nofile;
-	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	snprintf(script, sizeof(script), "ulimit -n %u && exec \"$0\" \"$@\"",
+		 nofile);
+	argv[n++] = "/bin/sh";
+	argv[n++] = "-c";
+	argv[n++] = script;
+	argv[n++] = harness_bin("mcrepl-master", bin, sizeof(bin));
+	argv[n++] = "--rpc_address=127.0.0.1";
+	argv[n++] = "--rpc_port=0";
+	argv[n++] = "--metrics_port=0";
+	for (size_t i = 0; flags && flags[i] && n < 15; i++)
+		argv[n++] = flags[i];
+	argv[n] = NULL;
 	dup2(*err_fd, STDERR_FILENO);
-	ck_assert_int_eq(master_start(m, flags), 0);
+	ck_assert_int_eq(proc_start(m, (char *const *)(uintptr_t)argv,
+				    "mcrepl-master ready", 5000),
+			 0);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
-	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
 }
 
 static off_t file_size(int fd)
