@@ -2,6 +2,7 @@
 #   make [all]        library (.so with soname + .a), daemons, tools, benches
 #   make check        deps check, unit and daemon tests, tools, install test
 #   make bench        benchmarks (figures beside a same-run baseline)
+#   make stress       the master under flood (mk/stress.mk; minutes)
 #   make demo         a local master + 4 workers; a hot key gets replicas
 #   make deps         check (as root on Debian: install) build dependencies
 #   make install      PREFIX=/usr/local DESTDIR= (library, daemons, cli,
@@ -151,6 +152,7 @@ include mk/netns.mk
 include mk/bench.mk
 include mk/faults.mk
 include mk/install.mk
+include mk/stress.mk
 
 # ---- top-level targets -------------------------------------------------------
 deps:

@@ -228,14 +228,34 @@ static int bad_value(const struct ctx *c, const char *where,
 	return -1;
 }
 
+/* The table's values: its own base, else the program's. */
+static void *set_base(const struct flag_set *set, void *base)
+{
+	return set->base ? set->base : base;
+}
+
+/* The flag called name[0, len) in set or a table chained to it; *where
+ * gets the base its value lives in. */
+static const struct flag *find_flag_in(const struct flag_set *set, void *base,
+				       const char *name, size_t len,
+				       void **where)
+{
+	for (; set; set = set->next)
+		for (size_t i = 0; i < set->n; i++)
+			if (strlen(set->flags[i].name) == len &&
+			    strncmp(set->flags[i].name, name, len) == 0) {
+				*where = set_base(set, base);
+				return &set->flags[i];
+			}
+	return NULL;
+}
+
 static const struct flag *find_flag(const struct flag_set *set,
 				    const char *name, size_t len)
 {
-	for (size_t i = 0; i < set->n; i++)
-		if (strlen(set->flags[i].name) == len &&
-		    strncmp(set->flags[i].name, name, len) == 0)
-			return &set->flags[i];
-	return NULL;
+	void *where;
+
+	return find_flag_in(set, NULL, name, len, &where);
 }
 
 /* The library knob called name, with or without KNOB_PREFIX, or NULL. */
@@ -275,14 +295,15 @@ static int read_config(struct ctx *c, const char *path);
 static int apply(struct ctx *c, const char *name, const char *v,
 		 const char *where)
 {
-	const struct flag *fl = find_flag(c->set, name, strlen(name));
+	void *base = NULL;
+	const struct flag *fl =
+	    find_flag_in(c->set, c->base, name, strlen(name), &base);
 	mcrepl_status st;
 
 	if (strcmp(name, "config") == 0)
 		return read_config(c, v);
 	if (fl)
-		return set_value(c->base, fl, v) ? bad_value(c, where, fl, v)
-						 : 0;
+		return set_value(base, fl, v) ? bad_value(c, where, fl, v) : 0;
 	if (!is_knob(c, name))
 		return unknown(c, where, name, strlen(name));
 	st = mcrepl_config_set(c->cfg, name, v);
@@ -373,12 +394,14 @@ static void usage(const struct ctx *c)
 	const mcrepl_config_knob *k;
 	size_t n;
 
-	printf("usage: %s [--flag value | --flag=value]... [--config FILE]\n"
-	       "\n%s:\n",
-	       s->prog, s->title);
-	for (size_t i = 0; i < s->n; i++)
-		usage_line(s->width, s->flags[i].name, s->flags[i].help,
-			   s->flags[i].def);
+	printf("usage: %s [--flag value | --flag=value]... [--config FILE]\n",
+	       s->prog);
+	for (const struct flag_set *t = s; t; t = t->next) {
+		printf("\n%s:\n", t->title);
+		for (size_t i = 0; i < t->n; i++)
+			usage_line(s->width, t->flags[i].name,
+				   t->flags[i].help, t->flags[i].def);
+	}
 	if (c->cfg) {
 		k = mcrepl_config_knobs(&n);
 		printf("\ndynamic replication (libmcrepl) flags, also without "
@@ -464,8 +487,10 @@ static int walk(struct ctx *c, enum pass pass, int argc, char **argv)
 
 void flags_defaults(const struct flag_set *set, void *base)
 {
-	for (size_t i = 0; i < set->n; i++)
-		(void)set_value(base, &set->flags[i], set->flags[i].def);
+	for (; set; set = set->next)
+		for (size_t i = 0; i < set->n; i++)
+			(void)set_value(set_base(set, base), &set->flags[i],
+					set->flags[i].def);
 }
 
 static int validate_knobs(const struct ctx *c)

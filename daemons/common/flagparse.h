@@ -67,9 +67,15 @@ struct flag_set {
 	int width;	    /* --help name column */
 	const struct flag *flags;
 	size_t n;
+	/* More flags in a table of their own (shared by several programs,
+	 * netlimits.h), parsed and listed after these; NULL = none. */
+	const struct flag_set *next;
+	/* Where this table's values live; NULL = the base given to
+	 * flags_defaults() / flags_parse(). Set by shared tables. */
+	void *base;
 };
 
-/* Sets every flag of base to its default. The caller zeroes base first
+/* Sets every flag of base (and of the chained tables) to its default. The caller zeroes base first
  * and fills what the table does not hold (cfg, environment defaults). */
 void flags_defaults(const struct flag_set *set, void *base);
 

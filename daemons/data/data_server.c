@@ -14,7 +14,9 @@
 
 #include "data_server.h"
 #include "grant.h"
+#include "netlimits.h"
 #include "netutil.h"
+#include "ratelog.h"
 
 struct slot {
 	uint8_t *mem;
@@ -34,6 +36,7 @@ struct conn {
 	struct data_server *s;
 	struct bufferevent *bev;
 	struct event *direct; /* C_PAYLOAD: reads straight into the segment */
+	struct event *hdr_timer; /* a partial header: header_timeout_ms */
 	enum conn_state state;
 	uint8_t *dst;
 	uint64_t remaining;
@@ -44,6 +47,9 @@ struct conn {
 struct data_server {
 	struct event_base *base;
 	struct evconnlistener *listener;
+	struct event *accept_retry;
+	struct ratelog rl_accept, rl_refuse;
+	uint32_t max_conns;
 	struct data_server_config cfg;
 	char host[NET_ADDRSTRLEN];
 	uint16_t port;
@@ -60,6 +66,8 @@ void data_server_config_init(struct data_server_config *cfg)
 	cfg->max_io_bytes = 1ull << 30;
 	cfg->out_high_water = 64u << 20;
 	cfg->idle_timeout_ms = 60000;
+	cfg->header_timeout_ms = net_limits()->data.header_timeout_ms;
+	cfg->max_connections = net_limits()->data.max_connections;
 }
 
 static struct slot *find_slot(struct data_server *s, uint64_t id, int *idx)
@@ -84,6 +92,8 @@ static void conn_free(struct conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	event_free(c->direct);
+	if (c->hdr_timer)
+		event_free(c->hdr_timer);
 	bufferevent_free(c->bev);
 	s->counters.connections--;
 	free(c);
@@ -359,6 +369,35 @@ static bool backlogged(struct conn *c)
 	return true;
 }
 
+static void on_header_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	c->s->counters.header_timeouts++;
+	conn_free(c);
+}
+
+/* partial bytes of a header wait: its deadline runs from the first one
+ * (0 = none waiting: the deadline is off). */
+static void watch_header(struct conn *c, size_t partial)
+{
+	uint32_t ms = c->s->cfg.header_timeout_ms;
+	struct timeval tv = {(time_t)(ms / 1000),
+			     (suseconds_t)(ms % 1000) * 1000};
+
+	if (!partial || !ms) {
+		if (c->hdr_timer)
+			event_del(c->hdr_timer);
+		return;
+	}
+	if (!c->hdr_timer)
+		c->hdr_timer = evtimer_new(c->s->base, on_header_timeout, c);
+	if (c->hdr_timer && !evtimer_pending(c->hdr_timer, NULL))
+		evtimer_add(c->hdr_timer, &tv);
+}
+
 static void process(struct conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->bev);
@@ -372,8 +411,13 @@ static void process(struct conn *c)
 				start_direct(c);
 			return;
 		}
-		if (backlogged(c) || evbuffer_get_length(in) < DATA_REQ_BYTES)
+		if (backlogged(c))
 			return;
+		if (evbuffer_get_length(in) < DATA_REQ_BYTES) {
+			watch_header(c, evbuffer_get_length(in));
+			return;
+		}
+		watch_header(c, 0);
 		evbuffer_remove(in, hdr, sizeof(hdr));
 		on_header(c, hdr);
 	}
@@ -432,11 +476,21 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		      struct sockaddr *sa, int salen, void *arg)
 {
 	struct data_server *s = arg;
-	struct conn *c = calloc(1, sizeof(*c));
+	struct conn *c;
 
 	(void)l;
 	(void)sa;
 	(void)salen;
+	if (s->counters.connections >= s->max_conns) {
+		s->counters.refused++;
+		ratelog(&s->rl_refuse,
+			"data_server: refused a connection: %u open, the limit "
+			"(data_max_connections)",
+			s->max_conns);
+		evutil_closesocket(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
 	if (c)
 		c->direct =
 		    event_new(s->base, fd, EV_READ | EV_PERSIST, direct_cb, c);
@@ -465,6 +519,27 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	bufferevent_set_max_single_write(c->bev, BULK_IO_BYTES);
 	set_idle_timeout(c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct data_server *s = arg;
+
+	(void)fd;
+	(void)what;
+	evconnlistener_enable(s->listener);
+}
+
+/* accept(2) failed (EMFILE, ...): back off instead of spinning. */
+static void accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct timeval tv = {0, NET_ACCEPT_RETRY_MS * 1000};
+	struct data_server *s = arg;
+
+	ratelog(&s->rl_accept, "data_server: accept: %s; pausing %d ms",
+		strerror(errno), NET_ACCEPT_RETRY_MS);
+	evconnlistener_disable(l);
+	evtimer_add(s->accept_retry, &tv);
 }
 
 static int bound_port(struct evconnlistener *l, uint16_t *port)
@@ -498,6 +573,12 @@ struct data_server *data_server_create(struct event_base *base,
 	s->cfg = *cfg;
 	snprintf(s->host, sizeof(s->host), "%s", cfg->host ? cfg->host : "");
 	s->cfg.host = s->host;
+	s->max_conns = net_conn_cap(cfg->max_connections);
+	s->accept_retry = evtimer_new(base, accept_retry_cb, s);
+	if (!s->accept_retry) {
+		snprintf(err, errlen, "out of memory");
+		goto out_free;
+	}
 	if (net_resolve(s->host, cfg->port, 1, &ss, &sl, err, errlen))
 		goto out_free;
 	s->listener = evconnlistener_new_bind(base, accept_cb, s, flags, 128,
@@ -507,6 +588,7 @@ struct data_server *data_server_create(struct event_base *base,
 			 cfg->port, strerror(errno));
 		goto out_free;
 	}
+	evconnlistener_set_error_cb(s->listener, accept_error_cb);
 	if (bound_port(s->listener, &s->port)) {
 		snprintf(err, errlen, "getsockname: %s", strerror(errno));
 		goto out_free_listener;
@@ -515,6 +597,8 @@ struct data_server *data_server_create(struct event_base *base,
 out_free_listener:
 	evconnlistener_free(s->listener);
 out_free:
+	if (s->accept_retry)
+		event_free(s->accept_retry);
 	free(s);
 	return NULL;
 }
@@ -526,6 +610,7 @@ void data_server_destroy(struct data_server *s)
 	while (s->conns)
 		conn_free(s->conns);
 	evconnlistener_free(s->listener);
+	event_free(s->accept_retry);
 	free(s->slots);
 	free(s);
 }

@@ -37,6 +37,13 @@ struct data_server_config {
 	 * has no reply pending (0 = never). A connection serves any number
 	 * of requests until then; see data_proto.h. 60000. */
 	uint32_t idle_timeout_ms;
+	/* Close a connection whose request header is not whole this long
+	 * after its first byte (0 = never); netlimits.h. */
+	uint32_t header_timeout_ms;
+	/* Connections at once; more are closed on accept (0 = the fd limit
+	 * less NET_FD_HEADROOM); netlimits.h. accept(2) errors (EMFILE)
+	 * pause the listener for NET_ACCEPT_RETRY_MS, logged once a second. */
+	uint32_t max_connections;
 };
 
 void data_server_config_init(struct data_server_config *cfg);
@@ -68,10 +75,12 @@ void data_server_slot_stats(const struct data_server *s, int slot,
 struct data_server_counters {
 	uint64_t refused_writes; /* token, range or size refusals */
 	uint64_t refused_reads;
-	uint64_t bad_streams; /* connections closed for bad input */
-	uint64_t connections; /* open now */
-	uint64_t accepted;    /* connections accepted, cumulative */
-	uint64_t idle_closed; /* closed by the idle timeout */
+	uint64_t bad_streams;	  /* connections closed for bad input */
+	uint64_t connections;	  /* open now */
+	uint64_t accepted;	  /* connections accepted, cumulative */
+	uint64_t idle_closed;	  /* closed by the idle timeout */
+	uint64_t header_timeouts; /* closed by the header timeout */
+	uint64_t refused;	  /* closed on accept: over the cap */
 };
 void data_server_counters(const struct data_server *s,
 			  struct data_server_counters *out);

@@ -5,6 +5,7 @@
 
 #include "flagparse.h"
 #include "flags.h"
+#include "netlimits.h"
 
 #define O(f) FLAG_AT(struct master_flags, f)
 static const struct flag flags[] = {
@@ -48,6 +49,7 @@ static const struct flag_set master_set = {
     .width = 34,
     .flags = flags,
     .n = sizeof(flags) / sizeof(flags[0]),
+    .next = &net_rpc_flags,
 };
 
 void master_flags_defaults(struct master_flags *f)

@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "flags.h"
+#include "netlimits.h"
 #include "rpc_server.h"
 #include "service.h"
 
@@ -176,6 +177,8 @@ static int setup_http(struct master *m, char *err, size_t errlen)
 		    m->http, m->flags.rpc_address,
 		    (uint16_t)m->flags.metrics_port);
 	}
+	if (sock)
+		net_http_limit(m->http, sock);
 	if (!sock || bound_port(sock, &m->http_port) != 0) {
 		snprintf(err, errlen,
 			 "cannot serve HTTP on %s:%u: %s (set --metrics_port "

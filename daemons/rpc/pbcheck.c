@@ -1,5 +1,6 @@
 /* Wire-level checks protobuf-c cannot make (see pbcheck.h). */
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "pbcheck.h"
@@ -41,8 +42,49 @@ static bool skip(const uint8_t **p, const uint8_t *end, unsigned wt)
 	return true;
 }
 
+/* The limit of string field f (0 = none) and its flag's name. */
+static size_t limit_of(const ProtobufCFieldDescriptor *f,
+		       const pb_string_limits *lim, const char **name)
+{
+	if (!lim)
+		return 0;
+	if (!strcmp(f->name, "key") || !strcmp(f->name, "keys")) {
+		*name = "max_key_bytes";
+		return lim->key;
+	}
+	if (!strcmp(f->name, "tenant")) {
+		*name = "max_tenant_bytes";
+		return lim->tenant;
+	}
+	*name = "max_string_bytes";
+	return lim->other;
+}
+
+/* NULL when the string field f of n bytes at p passes, else the field's
+ * name after writing why. */
+static const char *check_string(const ProtobufCFieldDescriptor *f,
+				const uint8_t *p, uint64_t n,
+				const pb_string_limits *lim, char *why,
+				size_t whylen)
+{
+	const char *flag = "";
+	size_t max = limit_of(f, lim, &flag);
+
+	if (memchr(p, 0, (size_t)n)) {
+		snprintf(why, whylen, "%s holds a NUL byte", f->name);
+		return f->name;
+	}
+	if (max && n > max) {
+		snprintf(why, whylen, "%s is %llu bytes, above %s=%zu", f->name,
+			 (unsigned long long)n, flag, max);
+		return f->name;
+	}
+	return NULL;
+}
+
 static const char *walk(const ProtobufCMessageDescriptor *d, const uint8_t *p,
-			const uint8_t *end, int depth)
+			const uint8_t *end, int depth,
+			const pb_string_limits *lim, char *why, size_t whylen)
 {
 	while (p < end) {
 		const ProtobufCFieldDescriptor *f;
@@ -61,11 +103,12 @@ static const char *walk(const ProtobufCMessageDescriptor *d, const uint8_t *p,
 		f = protobuf_c_message_descriptor_get_field(
 		    d, (unsigned)(tag >> 3));
 		if (f && f->type == PROTOBUF_C_TYPE_STRING &&
-		    memchr(p, 0, (size_t)n))
+		    check_string(f, p, n, lim, why, whylen))
 			return f->name;
 		if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
 		    depth < PB_CHECK_MAX_DEPTH) {
-			bad = walk(f->descriptor, p, p + n, depth + 1);
+			bad = walk(f->descriptor, p, p + n, depth + 1, lim, why,
+				   whylen);
 			if (bad)
 				return bad;
 		}
@@ -77,5 +120,14 @@ static const char *walk(const ProtobufCMessageDescriptor *d, const uint8_t *p,
 const char *pb_nul_string(const ProtobufCMessageDescriptor *d,
 			  const uint8_t *buf, size_t len)
 {
-	return buf ? walk(d, buf, buf + len, 0) : NULL;
+	char why[128];
+
+	return buf ? walk(d, buf, buf + len, 0, NULL, why, sizeof(why)) : NULL;
+}
+
+bool pb_check_strings(const ProtobufCMessageDescriptor *d, const uint8_t *buf,
+		      size_t len, const pb_string_limits *lim, char *why,
+		      size_t whylen)
+{
+	return !buf || !walk(d, buf, buf + len, 0, lim, why, whylen);
 }

@@ -87,11 +87,17 @@ static const ProtobufCMethodDescriptor *lookup(struct rpc_call *call,
 void rpc_dispatch(ProtobufCService *svc, const McreplRpc__Envelope *env,
 		  rpc_reply_fn reply, void *arg)
 {
+	rpc_dispatch_limited(svc, env, NULL, reply, arg);
+}
+
+void rpc_dispatch_limited(ProtobufCService *svc, const McreplRpc__Envelope *env,
+			  const pb_string_limits *lim, rpc_reply_fn reply,
+			  void *arg)
+{
 	struct rpc_call call = {reply,		 arg,	      NULL,
 				env->request_id, env->method, false};
 	ProtobufCMessage *in;
-	const char *bad;
-	char text[160];
+	char text[200], why[128];
 
 	call.method = lookup(&call, svc);
 	if (!call.method)
@@ -104,10 +110,10 @@ void rpc_dispatch(ProtobufCService *svc, const McreplRpc__Envelope *env,
 		call_error(&call, MCREPL_RPC__CODE__BAD_REQUEST, text);
 		return;
 	}
-	bad = pb_nul_string(call.method->input, env->body.data, env->body.len);
-	if (bad) {
-		snprintf(text, sizeof(text), "%s: %s holds a NUL byte",
-			 call.method->input->name, bad);
+	if (!pb_check_strings(call.method->input, env->body.data, env->body.len,
+			      lim, why, sizeof(why))) {
+		snprintf(text, sizeof(text), "%s: %s", call.method->input->name,
+			 why);
 		call_error(&call, MCREPL_RPC__CODE__INVALID_ARGUMENT, text);
 		protobuf_c_message_free_unpacked(in, NULL);
 		return;

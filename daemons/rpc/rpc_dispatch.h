@@ -18,12 +18,21 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "frame.h"
+#include "pbcheck.h"
 
 typedef void (*rpc_reply_fn)(void *arg, const rpc_frame_head *head,
 			     const ProtobufCMessage *msg);
 
 void rpc_dispatch(ProtobufCService *service, const McreplRpc__Envelope *env,
 		  rpc_reply_fn reply, void *arg);
+
+/* As rpc_dispatch(), refusing with INVALID_ARGUMENT a request whose string
+ * fields are longer than lim allows (pbcheck.h; NULL = no limits); the
+ * error names the message, the field, its length and the limit. */
+void rpc_dispatch_limited(ProtobufCService *service,
+			  const McreplRpc__Envelope *env,
+			  const pb_string_limits *lim, rpc_reply_fn reply,
+			  void *arg);
 
 /* The `arg` of the rpc_dispatch() call a handler's closure_data belongs
  * to; valid only during the handler. */

@@ -11,26 +11,47 @@
 #include <event2/listener.h>
 #include <netinet/in.h>
 
+#include "bytes.h"
 #include "evframe.h"
+#include "netlimits.h"
 #include "netutil.h"
+#include "peer_table.h"
+#include "ratelog.h"
 #include "rpc_dispatch.h"
 #include "rpc_server.h"
 
 /* Seconds a refused connection may take to flush and close. */
 #define CLOSE_LINGER_TIMEOUT_S 5
-#define ACCEPT_RETRY_MS 100
+#define ACCEPT_RETRY_MS NET_ACCEPT_RETRY_MS
+/* Connections accepted per loop turn: a burst of thousands is taken in
+ * slices, between which the loop serves the connections it has. */
+#define ACCEPT_BATCH 16
+/* Refused connections still flushing their TOO_MANY; beyond this a refused
+ * connection is closed without a word. */
+#define MAX_REFUSING 64
 
 struct rpc_conn {
 	rpc_server *server;
 	struct bufferevent *bev;
+	struct event *timer; /* idle and frame deadlines */
 	rpc_conn *prev, *next;
+	rpc_conn *wait_prev, *wait_next; /* in the input budget queue */
+	struct peer_entry *peer_ent;
 	uint64_t id;
-	bool closing; /* no more requests; closed once output is flushed */
-	bool linger;  /* refused stream: after the flush, shut down our side
-			 and discard input until the peer closes, so the
-			 last reply is not lost to a reset */
-	bool shut;    /* linger: SHUT_WR done */
-	bool paused;  /* reading stopped: reply backlog above high water */
+	int64_t active_ms; /* last request taken (or accepted) */
+	int64_t frame_ms;  /* first byte of the partial frame; 0 = none */
+	int64_t timer_ms;  /* when the timer fires; 0 = not armed */
+	size_t want;	   /* the partial frame's length, when waiting */
+	size_t granted;	   /* input budget held by the partial frame */
+	bool waiting;	   /* in the budget queue */
+	bool reserve;	   /* admitted into the reserved share */
+	bool refused;	   /* over a cap: flushing TOO_MANY, then closed */
+	bool closing;	   /* no more requests; closed once output is flushed */
+	bool linger;	   /* refused stream: after the flush, shut down our
+			      side and discard input until the peer closes, so
+			      the last reply is not lost to a reset */
+	bool shut;	   /* linger: SHUT_WR done */
+	bool paused;	   /* reading stopped: reply backlog above high water */
 	char peer[NET_ADDRSTRLEN];
 };
 
@@ -41,31 +62,156 @@ struct rpc_server {
 	ProtobufCService *service;
 	rpc_server_config cfg;
 	rpc_conn *conns;
-	size_t nconns;
+	size_t nconns, nrefusing;
 	uint64_t next_conn_id;
 	rpc_conn *current;
 	uint16_t port;
+	unsigned accepted_turn; /* accepts since the listener was enabled */
+	uint64_t reserved_mask; /* bit i: method i may enter the reserve */
+	pb_string_limits strlim;
+	struct peer_table peers;
+	rpc_conn *wait_head, *wait_tail;
+	struct ratelog rl_accept, rl_refuse;
+	rpc_server_stats st;
 };
 
 void rpc_server_config_init(rpc_server_config *cfg)
 {
+	const struct net_rpc_limits *l = &net_limits()->rpc;
+
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->max_frame_bytes = RPC_FRAME_DEFAULT_MAX_BYTES;
 	cfg->out_high_water = RPC_SERVER_DEFAULT_OUT_HIGH_WATER;
 	cfg->backlog = 128;
+	cfg->idle_timeout_ms = l->idle_timeout_ms;
+	cfg->frame_timeout_ms = l->frame_timeout_ms;
+	cfg->input_budget = (size_t)l->input_budget;
+	cfg->max_connections = l->max_connections;
+	cfg->max_per_peer = l->max_per_peer;
+	cfg->reserved_share = l->reserved_share;
+	cfg->reserved_methods = l->reserved_methods;
+	cfg->max_key_bytes = l->max_key_bytes;
+	cfg->max_tenant_bytes = l->max_tenant_bytes;
+	cfg->max_string_bytes = l->max_string_bytes;
 }
+
+/* ---- input budget ------------------------------------------------------ */
+
+static void set_read_high(rpc_conn *conn, size_t high)
+{
+	bufferevent_setwatermark(conn->bev, EV_READ, 0, high);
+}
+
+static void wait_remove(rpc_conn *conn)
+{
+	rpc_server *s = conn->server;
+
+	if (!conn->waiting)
+		return;
+	if (conn->wait_prev)
+		conn->wait_prev->wait_next = conn->wait_next;
+	else
+		s->wait_head = conn->wait_next;
+	if (conn->wait_next)
+		conn->wait_next->wait_prev = conn->wait_prev;
+	else
+		s->wait_tail = conn->wait_prev;
+	conn->wait_prev = conn->wait_next = NULL;
+	conn->waiting = false;
+	s->st.budget_waiting--;
+}
+
+static bool budget_fits(const rpc_server *s, size_t n)
+{
+	return s->st.budget_used + n <= s->cfg.input_budget;
+}
+
+static void update_reading(rpc_conn *conn);
+
+static void grant(rpc_conn *conn, size_t n)
+{
+	conn->granted = n;
+	conn->server->st.budget_used += n;
+	set_read_high(conn, n);
+	update_reading(conn); /* reads again, unless paused for output */
+}
+
+/* Grants waiting frames in arrival order while they fit. */
+static void budget_wake(rpc_server *s)
+{
+	rpc_conn *c;
+
+	while ((c = s->wait_head) && budget_fits(s, c->want)) {
+		wait_remove(c);
+		grant(c, c->want);
+	}
+}
+
+/* The partial frame is done with (taken, or its connection closing). */
+static void budget_release(rpc_conn *conn)
+{
+	rpc_server *s = conn->server;
+
+	wait_remove(conn);
+	if (!conn->granted)
+		return;
+	s->st.budget_used -= conn->granted;
+	conn->granted = 0;
+	set_read_high(conn, RPC_INPUT_ALLOWANCE);
+	budget_wake(s);
+}
+
+/* A partial frame larger than the allowance gets budget, or queues. */
+static void budget_claim(rpc_conn *conn)
+{
+	struct evbuffer *in = bufferevent_get_input(conn->bev);
+	rpc_server *s = conn->server;
+	uint8_t prefix[RPC_FRAME_PREFIX_BYTES];
+	size_t len;
+
+	if (conn->granted || conn->waiting ||
+	    evbuffer_copyout(in, prefix, sizeof(prefix)) !=
+		(ev_ssize_t)sizeof(prefix))
+		return;
+	len = RPC_FRAME_PREFIX_BYTES + get_be32(prefix);
+	if (len <= RPC_INPUT_ALLOWANCE)
+		return;
+	if (!s->wait_head && budget_fits(s, len)) {
+		grant(conn, len);
+		return;
+	}
+	conn->want = len;
+	conn->waiting = true;
+	conn->wait_prev = s->wait_tail;
+	if (s->wait_tail)
+		s->wait_tail->wait_next = conn;
+	else
+		s->wait_head = conn;
+	s->wait_tail = conn;
+	s->st.budget_waits++;
+	s->st.budget_waiting++;
+}
+
+/* ---- connections ------------------------------------------------------- */
 
 static void conn_free(rpc_conn *conn)
 {
 	rpc_server *s = conn->server;
 
+	budget_release(conn);
 	if (conn->prev)
 		conn->prev->next = conn->next;
 	else
 		s->conns = conn->next;
 	if (conn->next)
 		conn->next->prev = conn->prev;
-	s->nconns--;
+	if (conn->refused)
+		s->nrefusing--;
+	else
+		s->nconns--;
+	peer_table_put(&s->peers, conn->peer_ent);
+	if (conn->timer)
+		event_free(conn->timer);
 	bufferevent_free(conn->bev);
 	free(conn);
 }
@@ -139,27 +285,61 @@ static void reply(void *arg, const rpc_frame_head *head,
 static void dispatch(rpc_conn *conn, const McreplRpc__Envelope *env)
 {
 	conn->server->current = conn;
-	rpc_dispatch(conn->server->service, env, reply, conn);
+	rpc_dispatch_limited(conn->server->service, env, &conn->server->strlim,
+			     reply, conn);
 	conn->server->current = NULL;
+}
+
+/* No more requests: flush what is queued, then close gracefully. */
+static void start_linger(rpc_conn *conn)
+{
+	struct timeval linger = {CLOSE_LINGER_TIMEOUT_S, 0};
+
+	budget_release(conn);
+	conn->closing = true;
+	conn->linger = true;
+	bufferevent_set_timeouts(conn->bev, &linger, &linger);
 }
 
 /* A stream we cannot follow: say why, then close once that is flushed. */
 static void refuse(rpc_conn *conn, rpc_frame_result r)
 {
-	struct timeval linger = {CLOSE_LINGER_TIMEOUT_S, 0};
 	char text[128];
 
 	if (r == RPC_FRAME_TOO_LARGE) {
 		snprintf(text, sizeof(text), "frame exceeds %zu bytes",
 			 conn->server->cfg.max_frame_bytes);
-		reply_error(conn, 0, 0, MCREPL_RPC__CODE__FRAME_TOO_LARGE, text);
+		reply_error(conn, 0, 0, MCREPL_RPC__CODE__FRAME_TOO_LARGE,
+			    text);
 	} else if (r == RPC_FRAME_BAD_ENVELOPE) {
 		reply_error(conn, 0, 0, MCREPL_RPC__CODE__BAD_REQUEST,
 			    "malformed envelope");
 	}
-	conn->closing = true;
-	conn->linger = true;
-	bufferevent_set_timeouts(conn->bev, &linger, &linger);
+	start_linger(conn);
+}
+
+/* The first request on a connection in the reserved share: is it one of
+ * the methods the reserve is kept for? If not, refuse and close. */
+static bool reserve_admits(rpc_conn *conn, const McreplRpc__Envelope *env)
+{
+	rpc_server *s = conn->server;
+	char text[200];
+
+	if (env->method < 64 && (s->reserved_mask >> env->method & 1)) {
+		conn->reserve = false;
+		return true;
+	}
+	snprintf(text, sizeof(text),
+		 "server near its connection limit (%zu of %zu open); the last "
+		 "%zu are kept for %s",
+		 s->nconns, s->st.max_connections, s->st.reserved,
+		 s->cfg.reserved_methods ? s->cfg.reserved_methods : "-");
+	reply_error(conn, env->request_id, env->method,
+		    MCREPL_RPC__CODE__TOO_MANY, text);
+	s->st.refused_reserve++;
+	ratelog(&s->rl_refuse, "rpc_server: refused %s: %s", conn->peer, text);
+	start_linger(conn);
+	return false;
 }
 
 static void update_reading(rpc_conn *conn)
@@ -168,7 +348,10 @@ static void update_reading(rpc_conn *conn)
 
 	if (conn->linger)
 		return; /* keeps reading, to discard */
-	if (conn->closing || over) {
+	/* A connection waiting for budget stops reading outright: at its
+	 * read high-water mark libevent 2.1 would call read_cb again at once,
+	 * and again, while reading stays enabled. */
+	if (conn->closing || over || conn->waiting) {
 		bufferevent_disable(conn->bev, EV_READ);
 		conn->paused = !conn->closing;
 	} else if (conn->paused) {
@@ -189,14 +372,91 @@ static void finish_close(rpc_conn *conn)
 	conn->shut = true;
 }
 
+/* ---- deadlines --------------------------------------------------------- */
+
+/* The next deadline of conn: the frame's, else the idle one; 0 = none. */
+static int64_t next_deadline(const rpc_conn *conn)
+{
+	const rpc_server_config *c = &conn->server->cfg;
+
+	if (conn->frame_ms)
+		return c->frame_timeout_ms
+			   ? conn->frame_ms + c->frame_timeout_ms
+			   : 0;
+	/* a connection in the reserve has frame_timeout_ms to call */
+	if (conn->reserve && c->frame_timeout_ms)
+		return conn->active_ms + c->frame_timeout_ms;
+	return c->idle_timeout_ms ? conn->active_ms + c->idle_timeout_ms : 0;
+}
+
+/* Arms the timer for the next deadline, unless it fires before then
+ * anyway (firing early only re-arms). */
+static void arm_timer(rpc_conn *conn, int64_t now, bool force)
+{
+	int64_t at = next_deadline(conn), ms;
+	struct timeval tv;
+
+	if (!at || (!force && conn->timer_ms && conn->timer_ms <= at))
+		return;
+	ms = at > now ? at - now : 0;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	conn->timer_ms = at;
+	evtimer_add(conn->timer, &tv);
+}
+
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	rpc_conn *conn = arg;
+	int64_t now = net_now_ms(), at = next_deadline(conn);
+
+	(void)fd;
+	(void)what;
+	conn->timer_ms = 0;
+	if (conn->closing || !at)
+		return; /* a closing connection has its linger timeouts */
+	if (now < at) {
+		arm_timer(conn, now, true);
+		return;
+	}
+	if (conn->frame_ms) {
+		conn->server->st.frame_timeouts++;
+		conn_free(conn);
+	} else if (out_len(conn) == 0) {
+		conn->server->st.idle_closed++;
+		conn_free(conn);
+	} else {
+		conn->active_ms = now; /* a reply is flushing: not idle */
+		arm_timer(conn, now, true);
+	}
+}
+
+/* After input was consumed: start, keep or end the partial frame. */
+static void track_frame(rpc_conn *conn, bool took, int64_t now)
+{
+	struct evbuffer *in = bufferevent_get_input(conn->bev);
+
+	if (evbuffer_get_length(in) == 0) {
+		conn->frame_ms = 0;
+		return;
+	}
+	if (took || !conn->frame_ms) {
+		conn->frame_ms = now;
+		arm_timer(conn, now, false);
+	}
+	budget_claim(conn);
+}
+
 /* Serves every whole frame in the input, within the high-water mark. May
  * free conn (when closing with nothing left to flush). */
 static void process_input(rpc_conn *conn)
 {
 	struct evbuffer *in = bufferevent_get_input(conn->bev);
 	size_t max = conn->server->cfg.max_frame_bytes;
+	int64_t now = net_now_ms();
 	McreplRpc__Envelope *env;
 	rpc_frame_result r;
+	bool took = false;
 
 	while (!conn->closing &&
 	       out_len(conn) <= conn->server->cfg.out_high_water) {
@@ -207,11 +467,17 @@ static void process_input(rpc_conn *conn)
 			refuse(conn, r);
 			break;
 		}
-		dispatch(conn, env);
+		took = true;
+		conn->active_ms = now;
+		budget_release(conn);
+		if (!conn->reserve || reserve_admits(conn, env))
+			dispatch(conn, env);
 		protobuf_c_message_free_unpacked(&env->base, NULL);
 	}
 	if (conn->linger)
 		evbuffer_drain(in, evbuffer_get_length(in));
+	if (!conn->closing)
+		track_frame(conn, took, now);
 	update_reading(conn);
 	if (conn->closing && out_len(conn) == 0)
 		finish_close(conn);
@@ -245,37 +511,143 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 		update_reading(conn);
 		return;
 	}
+	if ((what & BEV_EVENT_TIMEOUT) && !conn->linger)
+		conn->server->st.frame_timeouts++;
 	conn_free(conn);
+}
+
+/* ---- admission --------------------------------------------------------- */
+
+static rpc_conn *conn_new(rpc_server *s, evutil_socket_t fd,
+			  struct sockaddr *sa, int salen)
+{
+	rpc_conn *conn = calloc(1, sizeof(*conn));
+
+	if (!conn)
+		return NULL;
+	conn->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!conn->bev) {
+		free(conn);
+		return NULL;
+	}
+	conn->server = s;
+	conn->id = ++s->next_conn_id;
+	net_format_addr(sa, (socklen_t)salen, conn->peer, sizeof(conn->peer));
+	bufferevent_setcb(conn->bev, read_cb, write_cb, event_cb, conn);
+	conn->next = s->conns;
+	if (s->conns)
+		s->conns->prev = conn;
+	s->conns = conn;
+	return conn;
+}
+
+/* Over a cap: one TOO_MANY frame, then closed (or closed at once when too
+ * many refusals are already flushing). */
+static void refuse_conn(rpc_server *s, evutil_socket_t fd, struct sockaddr *sa,
+			int salen, const char *text)
+{
+	rpc_conn *conn = NULL;
+
+	ratelog(&s->rl_refuse, "rpc_server: refused a connection: %s", text);
+	if (s->nrefusing < MAX_REFUSING)
+		conn = conn_new(s, fd, sa, salen);
+	if (!conn) {
+		evutil_closesocket(fd);
+		return;
+	}
+	conn->refused = true;
+	s->nrefusing++;
+	reply_error(conn, 0, 0, MCREPL_RPC__CODE__TOO_MANY, text);
+	start_linger(conn);
+	bufferevent_enable(conn->bev, EV_READ);
+}
+
+/* NULL when sa may connect, else why not (in buf). */
+static const char *over_cap(rpc_server *s, struct sockaddr *sa, int salen,
+			    char *buf, size_t len)
+{
+	char addr[NET_ADDRSTRLEN], *port;
+	uint32_t n;
+
+	if (s->nconns >= s->st.max_connections) {
+		s->st.refused_cap++;
+		snprintf(buf, len,
+			 "server at its connection limit (%zu, "
+			 "rpc_max_connections)",
+			 s->st.max_connections);
+		return buf;
+	}
+	n = peer_table_count(&s->peers, sa);
+	if (s->nconns >= s->st.max_connections - s->st.reserved &&
+	    n >= RPC_RESERVE_PER_PEER) {
+		s->st.refused_cap++;
+		snprintf(buf, len,
+			 "server near its connection limit (%zu); the last %zu "
+			 "are kept for addresses with fewer than %u "
+			 "connections",
+			 s->st.max_connections, s->st.reserved,
+			 RPC_RESERVE_PER_PEER);
+		return buf;
+	}
+	if (s->cfg.max_per_peer && n >= s->cfg.max_per_peer) {
+		s->st.refused_peer++;
+		net_format_addr(sa, (socklen_t)salen, addr, sizeof(addr));
+		port = strrchr(addr, ':');
+		if (port)
+			*port = '\0'; /* the address, not the port */
+		snprintf(buf, len,
+			 "%s: %u connections from this address, the limit "
+			 "(rpc_max_connections_per_peer)",
+			 addr, n);
+		return buf;
+	}
+	return NULL;
+}
+
+static void admit(rpc_server *s, evutil_socket_t fd, struct sockaddr *sa,
+		  int salen)
+{
+	struct timeval wt = {(time_t)(s->cfg.frame_timeout_ms / 1000),
+			     (suseconds_t)(s->cfg.frame_timeout_ms % 1000) *
+				 1000};
+	rpc_conn *conn = conn_new(s, fd, sa, salen);
+
+	if (!conn) {
+		evutil_closesocket(fd);
+		return;
+	}
+	s->nconns++;
+	conn->reserve = s->nconns > s->st.max_connections - s->st.reserved;
+	conn->peer_ent = peer_table_add(&s->peers, sa);
+	conn->timer = evtimer_new(s->base, on_deadline, conn);
+	if (!conn->peer_ent || !conn->timer) {
+		conn_free(conn);
+		return;
+	}
+	conn->active_ms = net_now_ms();
+	arm_timer(conn, conn->active_ms, true);
+	net_set_nodelay(fd);
+	set_read_high(conn, RPC_INPUT_ALLOWANCE);
+	if (s->cfg.frame_timeout_ms)
+		bufferevent_set_timeouts(conn->bev, NULL, &wt);
+	bufferevent_enable(conn->bev, EV_READ);
 }
 
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		      struct sockaddr *sa, int salen, void *arg)
 {
 	rpc_server *s = arg;
-	rpc_conn *conn = calloc(1, sizeof(*conn));
+	char why[160];
+	const char *no = over_cap(s, sa, salen, why, sizeof(why));
 
-	(void)l;
-	if (!conn)
-		goto out_close;
-	conn->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (!conn->bev)
-		goto out_free_conn;
-	conn->server = s;
-	conn->id = ++s->next_conn_id;
-	net_format_addr(sa, (socklen_t)salen, conn->peer, sizeof(conn->peer));
-	net_set_nodelay(fd);
-	bufferevent_setcb(conn->bev, read_cb, write_cb, event_cb, conn);
-	bufferevent_enable(conn->bev, EV_READ);
-	conn->next = s->conns;
-	if (s->conns)
-		s->conns->prev = conn;
-	s->conns = conn;
-	s->nconns++;
-	return;
-out_free_conn:
-	free(conn);
-out_close:
-	evutil_closesocket(fd);
+	if (no)
+		refuse_conn(s, fd, sa, salen, no);
+	else
+		admit(s, fd, sa, salen);
+	if (++s->accepted_turn >= ACCEPT_BATCH) {
+		evconnlistener_disable(l);
+		event_active(s->accept_retry, EV_TIMEOUT, 0);
+	}
 }
 
 static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
@@ -284,6 +656,7 @@ static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	s->accepted_turn = 0;
 	evconnlistener_enable(s->listener);
 }
 
@@ -293,7 +666,8 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 	struct timeval tv = {0, ACCEPT_RETRY_MS * 1000};
 	rpc_server *s = arg;
 
-	fprintf(stderr, "rpc_server: accept: %s\n", strerror(errno));
+	ratelog(&s->rl_accept, "rpc_server: accept: %s; pausing %d ms",
+		strerror(errno), ACCEPT_RETRY_MS);
 	evconnlistener_disable(l);
 	evtimer_add(s->accept_retry, &tv);
 }
@@ -326,10 +700,35 @@ static int server_listen(rpc_server *s, const char *host, char *err,
 	return 0;
 }
 
-/* Copies cfg, zero fields taking their defaults; host is not kept. */
+/* The reserved methods by index; -1 after naming an unknown one in err. */
+static int parse_reserved(rpc_server *s, char *err, size_t errlen)
+{
+	const ProtobufCServiceDescriptor *sd = s->service->descriptor;
+	const char *p = s->cfg.reserved_methods;
+
+	for (size_t n; p && *p; p += n + (p[n] == ',')) {
+		unsigned i = 0;
+
+		n = strcspn(p, ",");
+		while (i < sd->n_methods &&
+		       (strlen(sd->methods[i].name) != n ||
+			strncmp(sd->methods[i].name, p, n)))
+			i++;
+		if (i == sd->n_methods || i >= 64) {
+			snprintf(err, errlen, "reserved method '%.*s' unknown",
+				 (int)n, p);
+			return -1;
+		}
+		s->reserved_mask |= 1ull << i;
+	}
+	return 0;
+}
+
+/* Copies cfg, zero fields taking their defaults; strings are not kept. */
 static void set_config(rpc_server *s, const rpc_server_config *cfg)
 {
 	rpc_server_config def;
+	size_t cap;
 
 	rpc_server_config_init(&def);
 	s->cfg = *cfg;
@@ -340,6 +739,19 @@ static void set_config(rpc_server *s, const rpc_server_config *cfg)
 		s->cfg.out_high_water = def.out_high_water;
 	if (s->cfg.backlog <= 0)
 		s->cfg.backlog = def.backlog;
+	/* one whole largest frame always fits */
+	if (s->cfg.input_budget <
+	    s->cfg.max_frame_bytes + RPC_FRAME_PREFIX_BYTES)
+		s->cfg.input_budget =
+		    s->cfg.max_frame_bytes + RPC_FRAME_PREFIX_BYTES;
+	cap = net_conn_cap(s->cfg.max_connections);
+	s->st.max_connections = cap;
+	s->st.reserved = (size_t)((double)cap * s->cfg.reserved_share);
+	if (s->st.reserved >= cap)
+		s->st.reserved = cap - 1;
+	s->strlim = (pb_string_limits){.key = s->cfg.max_key_bytes,
+				       .tenant = s->cfg.max_tenant_bytes,
+				       .other = s->cfg.max_string_bytes};
 }
 
 rpc_server *rpc_server_create(struct event_base *base,
@@ -356,10 +768,16 @@ rpc_server *rpc_server_create(struct event_base *base,
 	s->base = base;
 	s->service = service;
 	set_config(s, cfg);
+	if (parse_reserved(s, err, errlen))
+		goto out_free;
+	if (peer_table_init(&s->peers)) {
+		snprintf(err, errlen, "out of memory");
+		goto out_free;
+	}
 	s->accept_retry = evtimer_new(base, accept_retry_cb, s);
 	if (!s->accept_retry) {
 		snprintf(err, errlen, "out of memory");
-		goto out_free;
+		goto out_free_peers;
 	}
 	if (server_listen(s, cfg->host && *cfg->host ? cfg->host : "0.0.0.0",
 			  err, errlen))
@@ -367,6 +785,8 @@ rpc_server *rpc_server_create(struct event_base *base,
 	return s;
 out_free_timer:
 	event_free(s->accept_retry);
+out_free_peers:
+	peer_table_fini(&s->peers);
 out_free:
 	free(s);
 	return NULL;
@@ -380,6 +800,7 @@ void rpc_server_destroy(rpc_server *server)
 		conn_free(server->conns);
 	evconnlistener_free(server->listener);
 	event_free(server->accept_retry);
+	peer_table_fini(&server->peers);
 	free(server);
 }
 
@@ -391,6 +812,11 @@ uint16_t rpc_server_port(const rpc_server *server)
 size_t rpc_server_conn_count(const rpc_server *server)
 {
 	return server->nconns;
+}
+
+void rpc_server_stats_get(const rpc_server *server, rpc_server_stats *out)
+{
+	*out = server->st;
 }
 
 rpc_conn *rpc_server_current_conn(const rpc_server *server)

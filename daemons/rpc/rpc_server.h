@@ -31,6 +31,30 @@
  * peer, the server stops reading (and dispatching) that peer's requests; it
  * resumes once they are flushed.
  *
+ * Bounds (issue 17; defaults from netlimits.h, i.e. the daemon's flags):
+ *   - Time. A connection with no partial frame and no reply pending is
+ *     closed after idle_timeout_ms; a frame must arrive whole within
+ *     frame_timeout_ms of its first byte, and a pending reply must make
+ *     write progress within it, else the connection is closed.
+ *   - Memory. Each connection buffers at most RPC_INPUT_ALLOWANCE bytes of
+ *     input on its own; a frame larger than that is read only once
+ *     input_budget bytes (shared by all connections, at least one whole
+ *     max_frame_bytes frame) have room for all of it. Until then it waits,
+ *     first come first served, holding no more than the allowance.
+ *   - Connections. At most max_connections (0 = the fd limit less
+ *     NET_FD_HEADROOM) and max_per_peer from one address (0 = no cap); a
+ *     connection over a cap gets one TOO_MANY frame (request_id 0, the
+ *     error naming the cap) and is closed. The top reserved_share of
+ *     max_connections is kept for reserved_methods: a connection admitted
+ *     into it whose first request is another method gets TOO_MANY (with
+ *     that request's id) and is closed; one that sends nothing is closed
+ *     after frame_timeout_ms (not idle_timeout_ms). An address that holds
+ *     RPC_RESERVE_PER_PEER connections already does not enter the reserve
+ *     (TOO_MANY, request_id 0), so one flooding peer cannot take it.
+ *   - Strings. Requests whose key, tenant or other string fields are longer
+ *     than max_key_bytes, max_tenant_bytes, max_string_bytes get
+ *     INVALID_ARGUMENT naming the field and the limit (pbcheck.h).
+ *
  * Thread-safety: a server belongs to the thread running its event_base;
  * every function below must be called from that thread (or before the loop
  * runs). Writes go through libevent, which can raise SIGPIPE: the process
@@ -45,22 +69,55 @@
 #include <event2/event.h>
 #include <protobuf-c/protobuf-c.h>
 
+#include "netlimits.h" /* the bounds' defaults; net_http_limit() */
+
 typedef struct rpc_server rpc_server;
 typedef struct rpc_conn rpc_conn;
 
 #define RPC_SERVER_DEFAULT_OUT_HIGH_WATER (4u * 1024u * 1024u)
+/* Input a connection may buffer without a share of the input budget. */
+#define RPC_INPUT_ALLOWANCE (64u * 1024u)
+/* Connections an address may already hold and still enter the reserve. */
+#define RPC_RESERVE_PER_PEER 8u
 
 /* Plain settings; rpc_server_config_init() fills the defaults, so fields may
- * be added later without breaking callers. A zero size takes its default. */
+ * be added later without breaking callers. A zero size takes its default;
+ * a zero bound from idle_timeout_ms on means "no bound" (max_connections:
+ * the fd limit). */
 typedef struct rpc_server_config {
 	const char *host;	/* bind address; NULL or "" = 0.0.0.0 */
 	uint16_t port;		/* 0 = ephemeral, see rpc_server_port() */
 	size_t max_frame_bytes; /* envelope bytes per frame; 16 MiB */
 	size_t out_high_water;	/* per-connection reply backlog; 4 MiB */
 	int backlog;		/* listen(2) backlog; 128 */
+	uint32_t idle_timeout_ms;
+	uint32_t frame_timeout_ms;
+	size_t input_budget;
+	uint32_t max_connections;
+	uint32_t max_per_peer;
+	double reserved_share;	      /* 0..1 */
+	const char *reserved_methods; /* "A,B,C": method names; copied */
+	size_t max_key_bytes, max_tenant_bytes, max_string_bytes;
 } rpc_server_config;
 
+/* The defaults: the fixed ones above and net_limits()->rpc. */
 void rpc_server_config_init(rpc_server_config *cfg);
+
+/* What the bounds did, cumulative, and the budget now. */
+typedef struct rpc_server_stats {
+	uint64_t refused_cap;	  /* over max_connections */
+	uint64_t refused_peer;	  /* over max_per_peer */
+	uint64_t refused_reserve; /* reserve entered with another method */
+	uint64_t idle_closed;
+	uint64_t frame_timeouts; /* frame or reply stalled */
+	uint64_t budget_waits;	 /* frames that waited for input budget */
+	size_t budget_used;	 /* bytes granted now */
+	size_t budget_waiting;	 /* connections waiting now */
+	size_t max_connections;	 /* the caps in force */
+	size_t reserved;
+} rpc_server_stats;
+
+void rpc_server_stats_get(const rpc_server *server, rpc_server_stats *out);
 
 /* Binds, listens and registers with base. service is borrowed and must
  * outlive the server; cfg is copied (host too). Returns NULL with a message
@@ -77,7 +134,7 @@ void rpc_server_destroy(rpc_server *server);
 /* The bound TCP port (the ephemeral one when cfg->port was 0). */
 uint16_t rpc_server_port(const rpc_server *server);
 
-/* Open connections right now. */
+/* Open connections right now (refused ones being closed not counted). */
 size_t rpc_server_conn_count(const rpc_server *server);
 
 /* During a handler: the connection whose request is being served; NULL

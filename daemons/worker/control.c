@@ -105,7 +105,7 @@ static void on_mount(int status, ProtobufCMessage *resp, const char *error,
 	if (status != RPC_OK) {
 		master_down(w, "mount", error);
 	} else if (code_of(r->result) != MCREPL_RPC__CODE__OK) {
-		fprintf(stderr, "mcrepl-worker: mount %s refused: %s\n",
+		ratelog(&w->rl_mount, "mcrepl-worker: mount %s refused: %s",
 			s->name, msg_of(r->result));
 	} else if (!w->stopping) {
 		mounted(w, s, r);

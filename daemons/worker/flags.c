@@ -10,6 +10,7 @@
 
 #include "flagparse.h"
 #include "flags.h"
+#include "netlimits.h"
 
 #define XSTR(x) #x
 #define STR(x) XSTR(x)
@@ -75,6 +76,7 @@ static const struct flag_set worker_set = {
     .width = 20,
     .flags = flags,
     .n = sizeof(flags) / sizeof(flags[0]),
+    .next = &net_data_flags,
 };
 
 /* The table's defaults, then the host name and $MOONCAKE_STORE_DOMAIN. */

@@ -11,6 +11,7 @@
 #include <event2/http.h>
 
 #include "prom.h"
+#include "netlimits.h"
 #include "worker.h"
 
 static void per_segment(struct worker *w, struct mcu_prom *out)
@@ -117,6 +118,7 @@ int metrics_start(struct worker *w, char *err, size_t errlen)
 	errno = 0;
 	sock = evhttp_bind_socket_with_handle(w->http, w->flags.data_address,
 					      (uint16_t)w->flags.metrics_port);
+	net_http_limit(w->http, sock);
 	if (!sock || getsockname(evhttp_bound_socket_get_fd(sock),
 				 (struct sockaddr *)&ss, &sl) != 0)
 		goto out_err;

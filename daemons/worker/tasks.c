@@ -184,9 +184,10 @@ static void on_marked(int status, ProtobufCMessage *resp, const char *error,
 {
 	struct wtask *t = arg;
 
+	static struct ratelog rl;
+
 	if (status != RPC_OK)
-		fprintf(stderr,
-			"mcrepl-worker: task %llu: MarkTaskToComplete: %s\n",
+		ratelog(&rl, "mcrepl-worker: task %llu: MarkTaskToComplete: %s",
 			(unsigned long long)t->id, error);
 	free_resp(resp);
 	task_free(t);
@@ -194,13 +195,14 @@ static void on_marked(int status, ProtobufCMessage *resp, const char *error,
 
 static void mark(struct wtask *t, McreplRpc__Code code, const char *msg)
 {
+	static struct ratelog rl;
 	McreplRpc__MarkTaskToCompleteRequest req;
 
 	t->status = code;
 	if (msg != t->msg)
 		snprintf(t->msg, sizeof(t->msg), "%s", msg ? msg : "");
 	if (code != MCREPL_RPC__CODE__OK)
-		fprintf(stderr, "mcrepl-worker: task %llu (%s) failed: %s\n",
+		ratelog(&rl, "mcrepl-worker: task %llu (%s) failed: %s",
 			(unsigned long long)t->id, t->key, t->msg);
 	mcrepl_rpc__mark_task_to_complete_request__init(&req);
 	req.client_id = t->w->client_id;
@@ -249,8 +251,10 @@ static void on_revoked(int status, ProtobufCMessage *resp, const char *error,
 {
 	struct wtask *t = arg;
 
+	static struct ratelog rl;
+
 	if (status != RPC_OK)
-		fprintf(stderr, "mcrepl-worker: task %llu: revoke: %s\n",
+		ratelog(&rl, "mcrepl-worker: task %llu: revoke: %s",
 			(unsigned long long)t->id, error);
 	free_resp(resp);
 	mark(t, t->status, t->msg);

@@ -17,6 +17,7 @@
 #include "data_server.h"
 #include "flags.h"
 #include "mcrepl.pb-c.h"
+#include "ratelog.h"
 #include "rpc_client.h"
 
 struct worker;
@@ -67,6 +68,7 @@ struct worker {
 	int64_t next_hb_ms, next_mount_ms, next_fetch_ms, stop_deadline_ms;
 	bool ready, hb_pending, fetch_pending, stopping, unmounting;
 	bool master_down_logged;
+	struct ratelog rl_mount; /* "mount refused", once a second */
 	struct wtask *tasks;
 	uint32_t n_tasks;
 	struct worker_counters ctr;

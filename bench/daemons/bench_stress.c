@@ -1,0 +1,830 @@
+/*
+ * bench_stress (make stress; issue 17): one real mcrepl-master holding
+ * --keys objects, a well-behaved client calling GetReplicaList on one
+ * connection, first alone (unloaded), then while attacker processes hold
+ * idle connections, slowloris and partial 16 MiB frames, storm the
+ * connection cap, flood the HTTP port with headers and send 4,000-byte
+ * keys; new workers mount meanwhile. Attackers are child processes (each
+ * has its own fd table) bound to their own 127.x addresses (the master
+ * caps connections per address); every loop is bounded in time.
+ *
+ *   bench_stress [--keys N] [--idle N] [--seconds S] [--only a,b]
+ *
+ * Prints what each attacker did, the client's p99 unloaded and under
+ * attack, master RSS growth (peak VmRSS under attack less VmRSS once
+ * loaded), master stderr bytes, worker mount times; last line:
+ * stress_p99_ms=<x> unloaded_p99_ms=<y> rss_growth_mb=<z> stderr_kb=<k>
+ * mount_ms=<m>
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "bytes.h"
+#include "clock.h"
+#include "frame.h"
+#include "harness.h"
+
+#define WINDOW 64
+#define SLOWLORIS 200
+#define PARTIAL 48
+#define STORM 2000
+#define HTTP_FLOOD_BYTES (256ull << 20)
+#define LONG_KEY 4000
+#define PER_ADDR 1000 /* idle connections per source address */
+#define WORKERS 3
+
+static volatile sig_atomic_t stopping;
+static uint16_t rpc_port, http_port;
+static double attack_end; /* net_now_s() */
+static int idle_part;	  /* which idle attacker a child is: its addresses */
+
+/* ---- loading the master ----------------------------------------------- */
+
+struct load {
+	struct event_base *base;
+	rpc_aclient *ac;
+	int m_put_start, m_put_end;
+	uint64_t next, total, done, inflight;
+	char keybuf[WINDOW][32];
+};
+
+static const ProtobufCMessageDescriptor *out_desc(int m)
+{
+	return mcrepl_rpc__master__descriptor.methods[m].output;
+}
+
+static void put_issue(struct load *l);
+
+static void on_put_end(int st, ProtobufCMessage *resp, const char *err,
+		       void *arg)
+{
+	struct load *l = arg;
+
+	if (st != 0) {
+		fprintf(stderr, "bench_stress: PutEnd: %s\n", err);
+		exit(1);
+	}
+	protobuf_c_message_free_unpacked(resp, NULL);
+	l->inflight--;
+	l->done++;
+	put_issue(l);
+}
+
+static void on_put_start(int st, ProtobufCMessage *resp, const char *err,
+			 void *arg)
+{
+	struct load *l = arg;
+	McreplRpc__PutStartResponse *r = (McreplRpc__PutStartResponse *)resp;
+	McreplRpc__PutEndRequest pe;
+
+	if (st != 0 || r->result->code != MCREPL_RPC__CODE__OK) {
+		fprintf(stderr, "bench_stress: PutStart: %s\n",
+			st ? err : r->result->message);
+		exit(1);
+	}
+	mcrepl_rpc__put_end_request__init(&pe);
+	pe.tenant = (char *)(uintptr_t) "";
+	pe.version = r->version;
+	/* one client, in-order replies: version v is key v-1 (slot v) */
+	pe.key = l->keybuf[r->version % WINDOW];
+	rpc_aclient_call(l->ac, (uint32_t)l->m_put_end, &pe.base,
+			 out_desc(l->m_put_end), on_put_end, l);
+	protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+static void put_issue(struct load *l)
+{
+	while (l->inflight < WINDOW && l->next < l->total) {
+		McreplRpc__PutStartRequest ps;
+		char *key = l->keybuf[(l->next + 1) % WINDOW];
+
+		snprintf(key, 32, "key-%llu", (unsigned long long)l->next);
+		mcrepl_rpc__put_start_request__init(&ps);
+		ps.tenant = (char *)(uintptr_t) "";
+		ps.key = key;
+		ps.size = 1024;
+		ps.replica_num = 1;
+		rpc_aclient_call(l->ac, (uint32_t)l->m_put_start, &ps.base,
+				 out_desc(l->m_put_start), on_put_start, l);
+		l->next++;
+		l->inflight++;
+	}
+	if (l->done == l->total)
+		event_base_loopbreak(l->base);
+}
+
+static int mount_and_load(uint64_t keys)
+{
+	const ProtobufCServiceDescriptor *d = &mcrepl_rpc__master__descriptor;
+	McreplRpc__MountSegmentRequest m;
+	struct load *l = calloc(1, sizeof(*l));
+	rpc_client *c = harness_client(rpc_port);
+	ProtobufCMessage *r;
+	char addr[64], err[256];
+	int rc;
+
+	if (!l || !c)
+		return -1;
+	mcrepl_rpc__mount_segment_request__init(&m);
+	m.client_id = 1;
+	m.host_id = (char *)(uintptr_t) "bench-host";
+	m.name = (char *)(uintptr_t) "bench-seg";
+	m.endpoint = (char *)(uintptr_t) "127.0.0.1:1";
+	m.capacity = 1ULL << 40;
+	r = harness_call(c, "MountSegment", &m.base, NULL);
+	rpc_client_close(c);
+	if (!r)
+		return -1;
+	protobuf_c_message_free_unpacked(r, NULL);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", rpc_port);
+	l->base = event_base_new();
+	l->ac = rpc_aclient_create(l->base, addr, NULL, err, sizeof(err));
+	if (!l->ac)
+		return -1;
+	l->m_put_start = rpc_method_index(d, "PutStart");
+	l->m_put_end = rpc_method_index(d, "PutEnd");
+	l->total = keys;
+	put_issue(l);
+	event_base_dispatch(l->base);
+	rc = l->done == keys ? 0 : -1;
+	rpc_aclient_destroy(l->ac);
+	event_base_free(l->base);
+	free(l);
+	return rc;
+}
+
+/* ---- measuring -------------------------------------------------------- */
+
+static long rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+struct probe {
+	rpc_client *c;
+	uint64_t keys;
+	double seconds, start;
+	double *lat, *at; /* latency (ms) and start time of each call */
+	size_t n, cap;
+	uint64_t errors;
+};
+
+/* Sequential GetReplicaList calls for p->seconds; latencies in ms. */
+static void *probe_main(void *arg)
+{
+	struct probe *p = arg;
+	McreplRpc__GetReplicaListRequest g;
+	uint64_t rng = 7;
+	double end = net_now_s() + p->seconds;
+	char key[32];
+	int st;
+
+	mcrepl_rpc__get_replica_list_request__init(&g);
+	g.tenant = (char *)(uintptr_t) "";
+	g.key = key;
+	p->n = 0;
+	p->start = net_now_s();
+	while (net_now_s() < end && p->n < p->cap) {
+		double t0 = net_now_s();
+		ProtobufCMessage *r;
+
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		snprintf(key, sizeof(key), "key-%llu",
+			 (unsigned long long)((rng >> 33) % p->keys));
+		r = harness_call(p->c, "GetReplicaList", &g.base, &st);
+		if (!r) {
+			p->errors++;
+			continue;
+		}
+		protobuf_c_message_free_unpacked(r, NULL);
+		p->at[p->n] = t0 - p->start;
+		p->lat[p->n++] = (net_now_s() - t0) * 1e3;
+		usleep(200); /* a client, not a flood: ~3-4 k calls/s */
+	}
+	return NULL;
+}
+
+/* p99 per window of w seconds, on one line (before p99() sorts). */
+static void p99_timeline(const struct probe *p, double w)
+{
+	double *v = malloc(p->n * sizeof(double));
+	size_t i = 0;
+
+	printf("p99 ms per %.0f s:", w);
+	while (i < p->n) {
+		size_t n = 0, first = i;
+
+		while (i < p->n && p->at[i] < p->at[first] + w)
+			v[n++] = p->lat[i++];
+		qsort(v, n, sizeof(double), cmp);
+		printf(" %.2f", v[(size_t)((double)n * 0.99)]);
+	}
+	printf("\n");
+	free(v);
+}
+
+/* CPU seconds (user + system) pid has used; -1 when /proc cannot tell. */
+static double proc_cpu_s(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 2,
+		   "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+		   &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Open fds of pid (its connections, mostly). */
+static int fd_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	if (!(d = opendir(path)))
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static double p99(struct probe *p)
+{
+	if (!p->n)
+		return -1;
+	qsort(p->lat, p->n, sizeof(double), cmp);
+	return p->lat[(size_t)((double)p->n * 0.99)];
+}
+
+/* ---- attackers (child processes) -------------------------------------- */
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+/* A non-blocking socket from src connecting to 127.0.0.1:port; -1 when
+ * out of fds or the bind fails. */
+static int dial(const char *src, uint16_t port)
+{
+	struct sockaddr_in sa = {0}, me = {0};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), one = 1;
+
+	if (fd < 0)
+		return -1;
+	/* the port is chosen at connect(), per destination: more than the
+	 * ephemeral range's worth of sockets across source addresses */
+	(void)setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
+			 sizeof(one));
+	me.sin_family = AF_INET;
+	inet_pton(AF_INET, src, &me.sin_addr);
+	if (bind(fd, (struct sockaddr *)&me, sizeof(me)) != 0) {
+		close(fd);
+		return -1;
+	}
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 &&
+	    errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Closed by the peer (EOF or error) without blocking; drains input. */
+static bool peer_closed(int fd)
+{
+	char b[4096];
+	ssize_t n;
+
+	while ((n = recv(fd, b, sizeof(b), MSG_DONTWAIT)) > 0)
+		;
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+static void nap_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* How many of fd[0, n) finish connecting within a second. */
+static int wait_connected(const int *fd, int n)
+{
+	int ok = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct pollfd p = {fd[i], POLLOUT, 0};
+		int err = 0;
+		socklen_t len = sizeof(err);
+
+		if (poll(&p, 1, 1000) == 1 &&
+		    getsockopt(fd[i], SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
+		    err == 0)
+			ok++;
+	}
+	return ok;
+}
+
+/* Holds n idle connections (PER_ADDR per 127.0.1x.y address). */
+static void attack_idle(int n)
+{
+	int *fd = calloc((size_t)n, sizeof(int)), held = 0, closed = 0;
+	int established = 0, last_err = 0;
+	char src[32];
+
+	for (int i = 0; i < n && !stopping; i++) {
+		snprintf(src, sizeof(src), "127.0.%d.%d", 10 + idle_part,
+			 1 + i / PER_ADDR);
+		fd[held] = dial(src, rpc_port);
+		if (fd[held] >= 0)
+			held++;
+		else
+			last_err = errno;
+		if (held % 100 == 0 && held) /* within the accept backlog */
+			established += wait_connected(fd + held - 100, 100);
+	}
+	while (!stopping && net_now_s() < attack_end)
+		nap_ms(100);
+	for (int i = 0; i < held; i++) {
+		closed += peer_closed(fd[i]);
+		close(fd[i]);
+	}
+	printf("idle: held %d connections, %d established at once (%d "
+	       "closed by the master)%s%s\n",
+	       held, established, closed, last_err ? "; dial: " : "",
+	       last_err ? strerror(last_err) : "");
+	free(fd);
+}
+
+/* Slowloris (a byte a second of a 1 KiB frame) and partial 16 MiB frames
+ * (as much as the socket takes); reconnects what the master closes. */
+static void attack_slow(void)
+{
+	static uint8_t junk[1 << 16];
+	int slow[SLOWLORIS], part[PARTIAL];
+	uint64_t closes = 0, sent = 0;
+
+	for (int i = 0; i < SLOWLORIS; i++)
+		slow[i] = -1;
+	for (int i = 0; i < PARTIAL; i++)
+		part[i] = -1;
+	while (!stopping && net_now_s() < attack_end) {
+		for (int i = 0; i < SLOWLORIS; i++) {
+			if (slow[i] >= 0 && peer_closed(slow[i])) {
+				close(slow[i]);
+				slow[i] = -1;
+				closes++;
+			}
+			if (slow[i] < 0) {
+				slow[i] = dial("127.0.2.1", rpc_port);
+				nap_ms(1);
+				put_be32(junk, 1024);
+			}
+			if (slow[i] >= 0)
+				(void)!send(slow[i], junk, 1,
+					    MSG_NOSIGNAL | MSG_DONTWAIT);
+		}
+		for (int i = 0; i < PARTIAL; i++) {
+			ssize_t n;
+
+			if (part[i] >= 0 && peer_closed(part[i])) {
+				close(part[i]);
+				part[i] = -1;
+				closes++;
+			}
+			if (part[i] < 0) {
+				part[i] = dial("127.0.2.2", rpc_port);
+				nap_ms(1);
+				put_be32(junk, 16u << 20);
+				if (part[i] >= 0)
+					(void)!send(part[i], junk, 4,
+						    MSG_NOSIGNAL);
+			}
+			n = part[i] < 0 ? 0
+					: send(part[i], junk, sizeof(junk),
+					       MSG_NOSIGNAL | MSG_DONTWAIT);
+			sent += n > 0 ? (uint64_t)n : 0;
+		}
+		nap_ms(1000);
+	}
+	printf("slowloris+partial: %d + %d connections, %llu closed by the "
+	       "master, %.1f MiB of partial frames sent\n",
+	       SLOWLORIS, PARTIAL, (unsigned long long)closes,
+	       (double)sent / (1 << 20));
+}
+
+/* Waves of STORM connections past the cap: held 2 s, then closed. */
+static void attack_storm(void)
+{
+	int fd[STORM], waves = 0;
+	uint64_t refused = 0, opened = 0;
+
+	while (!stopping && net_now_s() < attack_end) {
+		int n = 0;
+
+		for (int i = 0; i < STORM; i++) {
+			/* two addresses: past the per-address cap too */
+			fd[n] =
+			    dial(i % 2 ? "127.0.3.1" : "127.0.3.2", rpc_port);
+			n += fd[n] >= 0;
+		}
+		opened += (uint64_t)n;
+		nap_ms(2000);
+		for (int i = 0; i < n; i++) {
+			uint8_t b[4];
+
+			if (recv(fd[i], b, 4, MSG_DONTWAIT) == 4)
+				refused++; /* the TOO_MANY frame */
+			close(fd[i]);
+		}
+		waves++;
+		nap_ms(500);
+	}
+	printf("storm: %d waves, %llu connections, %llu told TOO_MANY\n", waves,
+	       (unsigned long long)opened, (unsigned long long)refused);
+}
+
+/* 256 MiB of HTTP headers, a connection at a time until it is cut. */
+static void attack_http(void)
+{
+	static char hdr[1 << 16];
+	uint64_t sent = 0, conns = 0;
+
+	memset(hdr, 'a', sizeof(hdr));
+	for (size_t i = 0; i + 2 < sizeof(hdr); i += 100)
+		memcpy(hdr + i, "\r\nX:", 4);
+	double t0 = net_now_s(), rate;
+
+	/* paced over the attack: an unpaced sender takes a core of this
+	 * 2-core machine, and the probe measures that, not the master */
+	rate = (double)HTTP_FLOOD_BYTES / (attack_end - 12 - t0);
+	while (!stopping && sent < HTTP_FLOOD_BYTES &&
+	       net_now_s() < attack_end) {
+		int fd;
+
+		if ((double)sent > rate * (net_now_s() - t0)) {
+			nap_ms(10);
+			continue;
+		}
+		fd = dial("127.0.4.1", http_port);
+		struct pollfd p;
+
+		if (fd < 0) {
+			nap_ms(10);
+			continue;
+		}
+		conns++;
+		p = (struct pollfd){fd, POLLOUT, 0};
+		(void)poll(&p, 1, 1000);
+		(void)!send(fd, "GET /health HTTP/1.1", 20, MSG_NOSIGNAL);
+		for (;;) {
+			ssize_t n = send(fd, hdr, sizeof(hdr),
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+			if (n > 0) {
+				sent += (uint64_t)n;
+				if ((double)sent > rate * (net_now_s() - t0))
+					nap_ms(10);
+				continue;
+			}
+			if (n < 0 && errno == EAGAIN && poll(&p, 1, 500) > 0 &&
+			    !stopping)
+				continue;
+			break;
+		}
+		close(fd);
+	}
+	printf("http: %.0f MiB of headers offered over %llu connections\n",
+	       (double)sent / (1 << 20), (unsigned long long)conns);
+}
+
+/* PutStart and GetReplicaList with LONG_KEY-byte keys. */
+static void attack_long_keys(void)
+{
+	char addr[64], err[160], *key = malloc(LONG_KEY + 1);
+	uint64_t refused = 0, other = 0;
+	rpc_client *c = NULL;
+
+	memset(key, 'K', LONG_KEY);
+	key[LONG_KEY] = '\0';
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", rpc_port);
+	if (rpc_client_open(&c, addr, NULL, err, sizeof(err)) != RPC_OK) {
+		printf("long keys: cannot connect: %s\n", err);
+		return;
+	}
+	while (!stopping && net_now_s() < attack_end &&
+	       refused + other < 20000) {
+		McreplRpc__PutStartRequest ps;
+		int st;
+		ProtobufCMessage *r;
+
+		mcrepl_rpc__put_start_request__init(&ps);
+		ps.tenant = (char *)(uintptr_t) "";
+		ps.key = key;
+		ps.size = 1024;
+		ps.replica_num = 1;
+		r = harness_call(c, "PutStart", &ps.base, &st);
+		if (r)
+			protobuf_c_message_free_unpacked(r, NULL);
+		if (!r && st == MCREPL_RPC__CODE__INVALID_ARGUMENT)
+			refused++;
+		else
+			other++;
+		nap_ms(1);
+	}
+	printf("long keys: %llu PutStart of %d-byte keys refused "
+	       "INVALID_ARGUMENT, %llu otherwise\n",
+	       (unsigned long long)refused, LONG_KEY,
+	       (unsigned long long)other);
+	rpc_client_close(c);
+	free(key);
+}
+
+static pid_t spawn(void (*fn)(int), int arg)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		/* attackers are remote in life: here they yield the cores */
+		(void)!nice(19);
+		signal(SIGTERM, on_term);
+		fn(arg);
+		fflush(stdout);
+		_exit(0);
+	}
+	return pid;
+}
+
+static void run_slow(int a)
+{
+	(void)a;
+	attack_slow();
+}
+static void run_storm(int a)
+{
+	(void)a;
+	attack_storm();
+}
+static void run_http(int a)
+{
+	(void)a;
+	attack_http();
+}
+static void run_keys(int a)
+{
+	(void)a;
+	attack_long_keys();
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+/* --only idle,slow,storm,http,keys: a subset of the attackers (all by
+ * default), to tell which one costs what. */
+static const char *only;
+
+static bool attacking(const char *name)
+{
+	return !only || strstr(only, name);
+}
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	printf("nofile: %llu (hard limit) per process\n",
+	       (unsigned long long)rl.rlim_cur);
+}
+
+/* The master, its stderr into err_fd. */
+static int start_master(struct proc *m, int err_fd)
+{
+	static const char *const flags[] = {"--rpc_port=0", "--metrics_port=0",
+					    NULL};
+	int saved = dup(STDERR_FILENO), rc;
+
+	dup2(err_fd, STDERR_FILENO);
+	rc = master_start(m, flags);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	return rc;
+}
+
+/* Starts a worker; returns the ms from spawn to its ready line, or -1. */
+static double mount_worker(struct proc *w)
+{
+	char bin[512], master[64];
+	char *argv[] = {
+	    (char *)(uintptr_t)harness_bin("mcrepl-worker", bin, sizeof(bin)),
+	    (char *)(uintptr_t) "--master",
+	    master,
+	    (char *)(uintptr_t) "--segment_size=16M",
+	    (char *)(uintptr_t) "--transport=tcp",
+	    NULL};
+	double t0 = net_now_s();
+
+	snprintf(master, sizeof(master), "127.0.0.1:%u", rpc_port);
+	if (proc_start(w, argv, "mcrepl-worker ready", 10000) != 0)
+		return -1;
+	return (net_now_s() - t0) * 1e3;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t keys = 1000000;
+	int idle = 20000;
+	double secs = 20, t0, mount[WORKERS], mount_max = 0;
+	char path[] = "/tmp/bench-stress-XXXXXX";
+	struct probe pr = {0};
+	struct proc m, w[WORKERS];
+	pid_t kids[6];
+	long rss0, rss_peak, rss_after;
+	pthread_t th;
+	int err_fd, nk = 0, fds_peak = 0;
+	double un_p99, st_p99, cpu0;
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--keys"))
+			keys = strtoull(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--idle"))
+			idle = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--seconds"))
+			secs = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--only"))
+			only = argv[i + 1];
+	}
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	raise_nofile();
+	err_fd = mkstemp(path);
+	unlink(path);
+	if (err_fd < 0 || start_master(&m, err_fd) != 0) {
+		fprintf(stderr, "bench_stress: cannot start the master\n");
+		return 1;
+	}
+	rpc_port = (uint16_t)proc_field(&m, "rpc_port");
+	http_port = (uint16_t)proc_field(&m, "metrics_port");
+	t0 = net_now_s();
+	if (mount_and_load(keys) != 0) {
+		fprintf(stderr, "bench_stress: loading failed\n");
+		return 1;
+	}
+	printf("loaded %llu objects in %.1f s\n", (unsigned long long)keys,
+	       net_now_s() - t0);
+	pr.c = harness_client(rpc_port);
+	pr.keys = keys;
+	pr.cap = 1u << 22;
+	pr.lat = malloc(pr.cap * sizeof(double));
+	pr.at = malloc(pr.cap * sizeof(double));
+	pr.seconds = 5;
+	cpu0 = proc_cpu_s(m.pid);
+	probe_main(&pr);
+	printf("unloaded: master CPU %.0f %%\n",
+	       (proc_cpu_s(m.pid) - cpu0) * 100 / pr.seconds);
+	un_p99 = p99(&pr);
+	rss0 = rss_kb(m.pid);
+	printf("unloaded: %zu calls, p99 %.3f ms, master RSS %ld MiB\n", pr.n,
+	       un_p99, rss0 / 1024);
+
+	attack_end = net_now_s() + secs + 12;
+	/* idle connections from two processes: each has the fd limit */
+	for (idle_part = 0; idle_part < 2 && attacking("idle"); idle_part++)
+		kids[nk++] = spawn(attack_idle, idle / 2);
+	if (attacking("slow"))
+		kids[nk++] = spawn(run_slow, 0);
+	nap_ms(3000); /* the idle connections are in, the frames started */
+	if (attacking("storm"))
+		kids[nk++] = spawn(run_storm, 0);
+	if (attacking("http"))
+		kids[nk++] = spawn(run_http, 0);
+	if (attacking("keys"))
+		kids[nk++] = spawn(run_keys, 0);
+	nap_ms(2000);
+	pr.seconds = secs;
+	pr.errors = 0;
+	cpu0 = proc_cpu_s(m.pid);
+	pthread_create(&th, NULL, probe_main, &pr);
+	rss_peak = rss0;
+	for (int i = 0; i < WORKERS; i++) {
+		long r;
+
+		nap_ms((int)(secs * 1000 / (WORKERS + 1)));
+		mount[i] = mount_worker(&w[i]);
+		printf("worker %d mounted in %.0f ms (under attack)\n", i,
+		       mount[i]);
+		if (mount[i] < 0 || mount[i] > mount_max)
+			mount_max = mount[i] < 0 ? 1e9 : mount[i];
+		r = rss_kb(m.pid);
+		rss_peak = r > rss_peak ? r : rss_peak;
+	}
+	t0 = net_now_s();
+	{
+		char *page = http_get(http_port, "/health");
+
+		printf("/health under attack: %s in %.0f ms\n",
+		       page ? "ok" : "FAILED", (net_now_s() - t0) * 1e3);
+		free(page);
+	}
+	while (net_now_s() < attack_end - 11 && !stopping) {
+		long r = rss_kb(m.pid);
+		int f = fd_count(m.pid);
+
+		rss_peak = r > rss_peak ? r : rss_peak;
+		fds_peak = f > fds_peak ? f : fds_peak;
+		nap_ms(200);
+	}
+	pthread_join(th, NULL);
+	printf("master fds: peak %d; master CPU %.0f %% under attack\n",
+	       fds_peak, (proc_cpu_s(m.pid) - cpu0) * 100 / pr.seconds);
+	p99_timeline(&pr, 2);
+	st_p99 = p99(&pr);
+	{
+		long r = rss_kb(m.pid);
+
+		rss_peak = r > rss_peak ? r : rss_peak;
+	}
+	printf("under attack: %zu calls, %llu errors, p99 %.3f ms; master "
+	       "RSS peak %ld MiB\n",
+	       pr.n, (unsigned long long)pr.errors, st_p99, rss_peak / 1024);
+	for (int i = 0; i < nk; i++)
+		kill(kids[i], SIGTERM);
+	for (int i = 0; i < nk; i++)
+		waitpid(kids[i], NULL, 0);
+	nap_ms(500);
+	rss_after = rss_kb(m.pid);
+	printf("after the attackers left: master RSS %ld MiB\n",
+	       rss_after / 1024);
+	for (int i = 0; i < WORKERS; i++)
+		if (mount[i] >= 0)
+			proc_stop(&w[i]);
+	rpc_client_close(pr.c);
+	if (proc_stop(&m) != 0)
+		printf("master: exit status not 0\n");
+	printf("master stderr: %lld bytes\n",
+	       (long long)lseek(err_fd, 0, SEEK_END));
+	printf("stress_p99_ms=%.3f unloaded_p99_ms=%.3f rss_growth_mb=%.1f "
+	       "stderr_kb=%.1f mount_ms=%.0f\n",
+	       st_p99, un_p99, (double)(rss_peak - rss0) / 1024.0,
+	       (double)lseek(err_fd, 0, SEEK_END) / 1024.0, mount_max);
+	close(err_fd);
+	free(pr.lat);
+	free(pr.at);
+	return 0;
+}

@@ -1,0 +1,157 @@
+/* The ports' resource bounds and their flags (see netlimits.h). */
+#include <errno.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/listener.h>
+
+#include "netlimits.h"
+#include "ratelog.h"
+
+static struct net_limits limits;
+
+#define R(f) FLAG_AT(struct net_rpc_limits, f)
+static const struct flag rpc_flags[] = {
+    {"rpc_idle_timeout_ms", FLAG_U32, R(idle_timeout_ms), 0, "300000",
+     "close an RPC connection with nothing pending this long (0 = never)"},
+    {"rpc_frame_timeout_ms", FLAG_U32, R(frame_timeout_ms), 0, "10000",
+     "close an RPC connection whose frame (or reply) takes longer (0 = "
+     "never)"},
+    {"rpc_input_budget", FLAG_SIZE, R(input_budget), 0, "32M",
+     "bytes of partial RPC frames over 64 KiB buffered, all connections; a "
+     "frame waits for room (raised to max_frame_bytes)"},
+    {"rpc_max_connections", FLAG_U32, R(max_connections), 0, "0",
+     "RPC connections at once (0 = the fd limit - 256); more are refused "
+     "with TOO_MANY"},
+    {"rpc_max_connections_per_peer", FLAG_U32, R(max_per_peer), 0, "1024",
+     "RPC connections from one address (0 = no cap)"},
+    {"rpc_reserved_share", FLAG_RATIO, R(reserved_share), 0, "0.0625",
+     "top share of rpc_max_connections whose first call must be one of "
+     "rpc_reserved_methods"},
+    {"rpc_reserved_methods", FLAG_STR,
+     FLAG_STR_AT(struct net_rpc_limits, reserved_methods),
+     "MountSegment,UnmountSegment,Heartbeat,FetchTasks,MarkTaskToComplete,"
+     "Stats",
+     "methods (workers', admin) that may open a reserved connection"},
+    {"max_key_bytes", FLAG_U32, R(max_key_bytes), 0, "1024",
+     "longest key in a request (INVALID_ARGUMENT above)", .min = 1,
+     .max = 4095},
+    {"max_tenant_bytes", FLAG_U32, R(max_tenant_bytes), 0, "256",
+     "longest tenant in a request", .min = 1, .max = 4095},
+    {"max_string_bytes", FLAG_U32, R(max_string_bytes), 0, "4096",
+     "longest other string field in a request", .min = 64},
+};
+
+#define H(f) FLAG_AT(struct net_http_limits, f)
+static const struct flag http_flags[] = {
+    {"http_max_headers_bytes", FLAG_SIZE, H(max_headers_bytes), 0, "8K",
+     "HTTP request line and headers", .min = 1024},
+    {"http_max_body_bytes", FLAG_SIZE, H(max_body_bytes), 0, "64K",
+     "HTTP request body"},
+    {"http_timeout_ms", FLAG_U32, H(timeout_ms), 0, "10000",
+     "close an HTTP connection idle or stalled this long", .min = 100},
+};
+
+#define D(f) FLAG_AT(struct net_data_limits, f)
+static const struct flag data_flags[] = {
+    {"data_header_timeout_ms", FLAG_U32, D(header_timeout_ms), 0, "10000",
+     "close a data connection whose request header takes longer (0 = "
+     "never)"},
+    {"data_max_connections", FLAG_U32, D(max_connections), 0, "0",
+     "data connections at once (0 = the fd limit - 256)"},
+};
+
+const struct flag_set net_http_flags = {
+    .title = "HTTP port bounds",
+    .flags = http_flags,
+    .n = sizeof(http_flags) / sizeof(http_flags[0]),
+    .base = &limits.http,
+};
+
+const struct flag_set net_rpc_flags = {
+    .title = "RPC port bounds",
+    .flags = rpc_flags,
+    .n = sizeof(rpc_flags) / sizeof(rpc_flags[0]),
+    .base = &limits.rpc,
+    .next = &net_http_flags,
+};
+
+const struct flag_set net_data_flags = {
+    .title = "data port bounds",
+    .flags = data_flags,
+    .n = sizeof(data_flags) / sizeof(data_flags[0]),
+    .base = &limits.data,
+    .next = &net_http_flags,
+};
+
+/* Before main(): the defaults, for programs that parse no flags (tests,
+ * benches); a daemon's flag parsing then writes over them. */
+__attribute__((constructor)) static void limits_defaults(void)
+{
+	flags_defaults(&net_rpc_flags, NULL);
+	flags_defaults(&net_data_flags, NULL);
+}
+
+struct net_limits *net_limits(void)
+{
+	return &limits;
+}
+
+uint32_t net_conn_cap(uint32_t cap)
+{
+	struct rlimit rl;
+
+	if (cap)
+		return cap;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 1u << 20;
+	if (rl.rlim_cur < NET_FD_HEADROOM + 16)
+		return 16;
+	if (rl.rlim_cur - NET_FD_HEADROOM > UINT32_MAX)
+		return UINT32_MAX;
+	return (uint32_t)(rl.rlim_cur - NET_FD_HEADROOM);
+}
+
+static void reenable(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	evconnlistener_enable(arg);
+}
+
+static void accept_error(struct evconnlistener *l, void *arg)
+{
+	static struct ratelog rl;
+	struct timeval tv = {0, NET_ACCEPT_RETRY_MS * 1000};
+	int err = errno;
+
+	(void)arg;
+	ratelog(&rl, "accept on fd %d: %s; pausing %d ms",
+		(int)evconnlistener_get_fd(l), strerror(err),
+		NET_ACCEPT_RETRY_MS);
+	evconnlistener_disable(l);
+	if (event_base_once(evconnlistener_get_base(l), -1, EV_TIMEOUT,
+			    reenable, l, &tv) != 0)
+		evconnlistener_enable(l);
+}
+
+void net_accept_backoff(struct evconnlistener *l)
+{
+	evconnlistener_set_error_cb(l, accept_error);
+}
+
+void net_http_limit(struct evhttp *http, struct evhttp_bound_socket *sock)
+{
+	const struct net_http_limits *h = &net_limits()->http;
+	struct timeval tv = {(time_t)(h->timeout_ms / 1000),
+			     (suseconds_t)(h->timeout_ms % 1000) * 1000};
+
+	evhttp_set_max_headers_size(http, (ev_ssize_t)h->max_headers_bytes);
+	evhttp_set_max_body_size(http, (ev_ssize_t)h->max_body_bytes);
+	evhttp_set_timeout_tv(http, &tv);
+	if (sock)
+		net_accept_backoff(evhttp_bound_socket_get_listener(sock));
+}

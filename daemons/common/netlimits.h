@@ -1,0 +1,89 @@
+/*
+ * Resource bounds of the daemons' ports (issue 17): what a hostile or
+ * broken peer may hold of a daemon's fds, memory and time. One struct,
+ * filled once from the flag tables below (their entries are the one place
+ * the defaults are written), read by the servers' config_init functions
+ * (rpc_server_config_init, data_server_config_init) and by
+ * net_http_limit(). A program that never parses flags gets the defaults.
+ *
+ * The tables are chained to a daemon's own table (flag_set.next):
+ * mcrepl-master parses net_rpc_flags (then net_http_flags), mcrepl-worker
+ * net_data_flags (then net_http_flags).
+ *
+ * Thread-safety: set from main() before any server is created (flags),
+ * read-only afterwards.
+ */
+#ifndef MCREPL_NETLIMITS_H
+#define MCREPL_NETLIMITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "flagparse.h"
+
+struct evhttp;
+struct evhttp_bound_socket;
+struct evconnlistener;
+
+struct net_rpc_limits {
+	uint32_t idle_timeout_ms;  /* nothing pending: close; 0 = never */
+	uint32_t frame_timeout_ms; /* first byte to last of a frame, and
+				      write progress of a reply */
+	uint64_t input_budget;	   /* partial-frame bytes, all connections */
+	uint32_t max_connections;  /* 0 = auto: the fd limit - headroom */
+	uint32_t max_per_peer;	   /* connections from one address */
+	double reserved_share;	   /* of max_connections, for the methods: */
+	char reserved_methods[256];
+	uint32_t max_key_bytes;	   /* string fields "key" and "keys" */
+	uint32_t max_tenant_bytes; /* string fields "tenant" */
+	uint32_t max_string_bytes; /* any other string field */
+};
+
+struct net_http_limits {
+	uint64_t max_headers_bytes;
+	uint64_t max_body_bytes;
+	uint32_t timeout_ms; /* read/write inactivity of a connection */
+};
+
+struct net_data_limits {
+	uint32_t header_timeout_ms; /* first to last byte of a header */
+	uint32_t max_connections;   /* 0 = auto: the fd limit - headroom */
+};
+
+struct net_limits {
+	struct net_rpc_limits rpc;
+	struct net_http_limits http;
+	struct net_data_limits data;
+};
+
+/* fds kept free of connections when a cap is "auto": HTTP, files, the
+ * master connection, the copy engines' own connections. */
+#define NET_FD_HEADROOM 256
+
+extern const struct flag_set net_rpc_flags;  /* then net_http_flags */
+extern const struct flag_set net_data_flags; /* then net_http_flags */
+extern const struct flag_set net_http_flags;
+
+/* The process's limits: the flags as parsed, else their defaults. The
+ * returned struct may be changed (tests) before servers are created. The
+ * defaults are in place before main() runs. */
+struct net_limits *net_limits(void);
+
+/* A connection cap: `cap` when not 0, else the RLIMIT_NOFILE soft limit
+ * less NET_FD_HEADROOM (at least 16). */
+uint32_t net_conn_cap(uint32_t cap);
+
+/* Makes accept(2) errors on l (EMFILE, ENFILE, ENOBUFS, ...) disable the
+ * listener for NET_ACCEPT_RETRY_MS and log through a per-process ratelog
+ * named `who`, instead of libevent's default: a warning per retry, in a
+ * busy loop. For listeners whose callback argument is not ours (evhttp's);
+ * the RPC and data servers keep a timer of their own. */
+#define NET_ACCEPT_RETRY_MS 100
+void net_accept_backoff(struct evconnlistener *l);
+
+/* Applies net_limits()->http to an evhttp and accept back-off to its bound
+ * socket (sock may be NULL): header and body size caps, the connection
+ * timeout. Used by every daemon's HTTP server. */
+void net_http_limit(struct evhttp *http, struct evhttp_bound_socket *sock);
+
+#endif
