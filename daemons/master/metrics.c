@@ -64,6 +64,16 @@ static void store_metrics(struct store *s, struct text *t)
 	metric(t, "mcrepl_master_" name, #type, help, f.field);
 	STORE_FIGURES(STORE_METRIC)
 #undef STORE_METRIC
+	put(t, "# HELP mcrepl_master_reservations_reclaimed_total Reservations "
+	       "the master gave back (owner gone or deadline passed)\n"
+	       "# TYPE mcrepl_master_reservations_reclaimed_total counter\n");
+#define STORE_RECLAIM(field, kind, reason)                                     \
+	put(t,                                                                 \
+	    "mcrepl_master_reservations_reclaimed_total{kind=\"" kind          \
+	    "\",reason=\"" reason "\"} %llu\n",                                \
+	    (unsigned long long)f.reclaimed.field);
+	STORE_RECLAIMS(STORE_RECLAIM)
+#undef STORE_RECLAIM
 }
 
 char *master_metrics(struct store *s, size_t *len_out)

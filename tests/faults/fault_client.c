@@ -399,6 +399,9 @@ static const char *const base_mflags[] = {
     "--client_ttl=2",
     "--default_kv_lease_ttl=500",
     "--sweep_interval_ms=20",
+    "--put_start_discard_timeout_sec=1",
+    "--put_start_release_timeout_sec=1",
+    "--copy_start_release_timeout_sec=1",
     NULL};
 
 static int start_master(const char *const *extra)
