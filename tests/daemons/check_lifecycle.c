@@ -324,6 +324,65 @@ START_TEST(test_lifecycle11_worker_loss_counts_lost_replicas)
 }
 END_TEST
 
+/* ---- item 10: per-object metadata is bounded ------------------------------ */
+
+static void read_from(struct fx *x, const char *key, const char *domain)
+{
+	struct object *o;
+	size_t order[8], n;
+
+	ck_assert_int_eq(
+	    store_get(x->s, "t", key, domain, x->now, &o, order, 8, &n),
+	    MCREPL_RPC__CODE__OK);
+}
+
+START_TEST(test_lifecycle10_invented_domains_get_no_heat_slots)
+{
+	struct master_opts o;
+	struct fx x;
+	struct object *obj;
+	char name[32];
+
+	master_opts_defaults(&o);
+	o.cfg.mode = MCREPL_MODE_ENFORCE;
+	o.cfg.domain_aware = true;
+	fx_start_opts(&x, &o);
+	put_on_a(&x, "k");
+	obj = store_find(x.s, "t", "k");
+	for (int i = 0; i < 8; i++) { /* 8 real domains, one gone later */
+		snprintf(name, sizeof(name), "d%d", i);
+		mount_seg(&x, 0x100 + (uint64_t)i, name, name);
+	}
+	for (int i = 0; i < 64; i++) {
+		snprintf(name, sizeof(name), "invented-%d", i);
+		read_from(&x, "k", name);
+	}
+	ck_assert_uint_eq(obj->n_dheat, 0);
+	for (int i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "d%d", i);
+		read_from(&x, "k", name);
+	}
+	ck_assert_uint_eq(obj->n_dheat, 8);
+	/* full; a new real domain takes the slot of one no longer mounted */
+	mount_seg(&x, 0x200, "d8", "d8");
+	read_from(&x, "k", "d8");
+	ck_assert_uint_eq(obj->n_dheat, 8);
+	ck_assert_int_eq(
+	    store_unmount(x.s, 0x100, store_segment_at(x.s, 2)->id, x.now),
+	    MCREPL_RPC__CODE__OK);
+	read_from(&x, "k", "d8");
+	ck_assert_uint_eq(obj->n_dheat, 8);
+	{
+		bool found = false;
+
+		for (int i = 0; i < obj->n_dheat; i++)
+			found |= strcmp(obj->dheat[i].domain, "d8") == 0;
+		ck_assert(found);
+	}
+	fx_stop(&x);
+}
+END_TEST
+
 Suite *make_lifecycle_suite(void)
 {
 	Suite *s = suite_create("lifecycle");
@@ -338,6 +397,7 @@ Suite *make_lifecycle_suite(void)
 	tcase_add_test(tc,
 		       test_lifecycle4_copy_of_an_expired_owner_is_reclaimed);
 	tcase_add_test(tc, test_lifecycle9_oversized_heartbeat_is_refused);
+	tcase_add_test(tc, test_lifecycle10_invented_domains_get_no_heat_slots);
 	tcase_add_test(tc, test_lifecycle11_worker_loss_counts_lost_replicas);
 	suite_add_tcase(s, tc);
 	return s;
