@@ -62,8 +62,9 @@ static size_t copy_replica(const struct object *o)
 }
 
 /* Give back o's ordinary copy reservation: the target region is freed and
- * the object unpinned. */
-static void reclaim_copy(struct store *s, struct object *o, uint64_t now_ms)
+ * the object unpinned. False when o went with it (its source was lost
+ * meanwhile: nothing else held it). */
+static bool reclaim_copy(struct store *s, struct object *o, uint64_t now_ms)
 {
 	size_t i = copy_replica(o);
 
@@ -73,6 +74,11 @@ static void reclaim_copy(struct store *s, struct object *o, uint64_t now_ms)
 	o->copy_owner = 0;
 	if (o->copies > 0)
 		o->copies--;
+	if (o->n_replicas == 0 && o->copies == 0) {
+		store_delete_object(s, o);
+		return false;
+	}
+	return true;
 }
 
 /* Give back an unfinished put: its regions are freed, the object goes
@@ -93,9 +99,12 @@ size_t store_reclaim_reservations(struct store *s, uint64_t now_ms)
 		struct object *next = o->resv_next;
 
 		if (o->copy_target && now_ms >= o->copy_deadline_ms) {
-			reclaim_copy(s, o, now_ms);
 			s->ctr.reclaimed.copy_deadline++;
 			n++;
+			if (!reclaim_copy(s, o, now_ms)) {
+				o = next;
+				continue;
+			}
 		}
 		if (!o->complete && now_ms >= o->put_deadline_ms) {
 			s->ctr.reclaimed.put_deadline++;
@@ -120,8 +129,11 @@ void store__reclaim_client(struct store *s, uint64_t client_id, uint64_t now_ms)
 		struct object *next = o->resv_next;
 
 		if (o->copy_target && o->copy_owner == client_id) {
-			reclaim_copy(s, o, now_ms);
 			s->ctr.reclaimed.copy_owner++;
+			if (!reclaim_copy(s, o, now_ms)) {
+				o = next;
+				continue;
+			}
 		}
 		if (!o->complete && o->put_owner == client_id) {
 			s->ctr.reclaimed.put_owner++;

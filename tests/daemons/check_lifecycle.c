@@ -274,6 +274,31 @@ START_TEST(test_lifecycle4_copy_of_an_expired_owner_is_reclaimed)
 }
 END_TEST
 
+/* The copy's source is lost before the deadline: the reclaim leaves no
+ * empty object behind. */
+START_TEST(test_lifecycle4_reclaimed_copy_of_a_lost_source_leaves_no_object)
+{
+	struct fx x;
+	struct object *o;
+
+	fx_start(&x);
+	put_on_a(&x, "k");
+	ck_assert_int_eq(copy_start(&x, CW, "k"), MCREPL_RPC__CODE__OK);
+	x.now += store_opts(x.s)->client_ttl_ms + 1;
+	beat(&x, CB); /* A, the source, goes */
+	tick(&x);
+	o = store_find(x.s, "t", "k");
+	ck_assert_ptr_nonnull(o); /* pinned by the copy */
+	ck_assert_uint_eq(o->n_replicas, 1);
+	x.now += store_opts(x.s)->copy_release_ms;
+	beat(&x, CB);
+	tick(&x);
+	ck_assert_ptr_null(store_find(x.s, "t", "k"));
+	ck_assert_uint_eq(used(&x), 0);
+	fx_stop(&x);
+}
+END_TEST
+
 /* ---- item 9: heartbeats ----------------------------------------------------- */
 
 START_TEST(test_lifecycle9_oversized_heartbeat_is_refused)
@@ -396,6 +421,9 @@ Suite *make_lifecycle_suite(void)
 	tcase_add_test(tc, test_lifecycle4_abandoned_copy_is_reclaimed);
 	tcase_add_test(tc,
 		       test_lifecycle4_copy_of_an_expired_owner_is_reclaimed);
+	tcase_add_test(
+	    tc,
+	    test_lifecycle4_reclaimed_copy_of_a_lost_source_leaves_no_object);
 	tcase_add_test(tc, test_lifecycle9_oversized_heartbeat_is_refused);
 	tcase_add_test(tc, test_lifecycle10_invented_domains_get_no_heat_slots);
 	tcase_add_test(tc, test_lifecycle11_worker_loss_counts_lost_replicas);
