@@ -19,6 +19,22 @@ static const struct flag flags[] = {
      "seconds without heartbeat before a client's segments are dropped"},
     {"default_kv_lease_ttl", FLAG_U64, O(opts.kv_lease_ttl_ms), 0, "10000",
      "read lease granted by each Get, in milliseconds"},
+    {"put_start_discard_timeout_sec", FLAG_MS, O(opts.put_discard_ms), 0, "30",
+     "seconds after which a new PutStart of the key may replace a put "
+     "never ended"},
+    {"put_start_release_timeout_sec", FLAG_MS, O(opts.put_release_ms), 0, "600",
+     "seconds after which the master reclaims a put never ended (its "
+     "space freed; also when its writer's client id expires)"},
+    {"copy_start_release_timeout_sec", FLAG_MS, O(opts.copy_release_ms), 0,
+     "60",
+     "seconds after which the master reclaims an ordinary copy never "
+     "ended (the target freed, the object unpinned; also when the "
+     "CopyStart caller's client id expires)"},
+    {"max_heartbeat_segments", FLAG_U32, O(opts.max_heartbeat_segments), 0,
+     "4096",
+     "most segment ids one Heartbeat may name (INVALID_ARGUMENT "
+     "above)",
+     .min = 1},
     {"eviction_ratio", FLAG_RATIO, O(opts.eviction_ratio), 0, "0.05",
      "share of a segment's capacity one eviction pass frees"},
     {"eviction_high_watermark_ratio", FLAG_RATIO,

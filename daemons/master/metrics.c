@@ -16,6 +16,17 @@ static void store_metrics(struct store *s, struct mcu_prom *t)
 	mcu_prom_metric(t, "mcrepl_master_" name, #type, help, f.field);
 	STORE_FIGURES(STORE_METRIC)
 #undef STORE_METRIC
+	mcu_prom_head(t, "mcrepl_master_reservations_reclaimed_total",
+		      "counter",
+		      "Reservations the master gave back (owner gone or "
+		      "deadline passed)");
+#define STORE_RECLAIM(field, kind, reason)                                     \
+	mcu_prom_u64(t, "mcrepl_master_reservations_reclaimed_total",          \
+		     (const struct mcu_prom_label[]){{"kind", kind},           \
+						     {"reason", reason}},      \
+		     2, f.reclaimed.field);
+	STORE_RECLAIMS(STORE_RECLAIM)
+#undef STORE_RECLAIM
 }
 
 /* libmcrepl's counters, rendered straight into the text. */
@@ -25,8 +36,8 @@ static void lib_metrics(struct store *s, struct mcu_prom *t)
 
 	store_render_stats(s, NULL, 0, &need);
 	while (mcu_prom_reserve(t, need + 1) &&
-	       store_render_stats(s, t->buf + t->len, t->cap - t->len,
-				  &need) == MCREPL_ENOSPC)
+	       store_render_stats(s, t->buf + t->len, t->cap - t->len, &need) ==
+		   MCREPL_ENOSPC)
 		;
 	if (!t->oom)
 		t->len += need;

@@ -75,10 +75,10 @@ static void h_copy_start(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__copy_start_response__init(&resp);
 	store_lock(s);
-	code =
-	    store_copy_start(s, req->tenant, req->key, req->source_segment_id,
-			     req->target_segment_id, SVC(svc)->now_ms(), &src,
-			     &dst, r.msg, sizeof(r.msg));
+	code = store_copy_start(s, req->client_id, req->tenant, req->key,
+				req->source_segment_id, req->target_segment_id,
+				SVC(svc)->now_ms(), &src, &dst, r.msg,
+				sizeof(r.msg));
 	if (code == MCREPL_RPC__CODE__OK) {
 		svc_fill_replica(s, &src_m, &src, false);
 		svc_fill_replica(s, &dst_m, &dst, true);
@@ -93,13 +93,15 @@ static void h_copy_start(McreplRpc__Master_Service *svc,
 }
 
 static McreplRpc__Code copy_finish(McreplRpc__Master_Service *svc,
-				   const char *tenant, const char *key, bool ok)
+				   uint64_t caller, const char *tenant,
+				   const char *key, bool ok)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__Code code;
 
 	store_lock(s);
-	code = store_copy_finish(s, tenant, key, ok, SVC(svc)->now_ms());
+	code =
+	    store_copy_finish(s, caller, tenant, key, ok, SVC(svc)->now_ms());
 	store_unlock(s);
 	return code;
 }
@@ -112,7 +114,9 @@ static void h_copy_end(McreplRpc__Master_Service *svc,
 	struct reply r = {0};
 
 	mcrepl_rpc__copy_end_response__init(&resp);
-	svc_reply(&r, copy_finish(svc, req->tenant, req->key, true), NULL);
+	svc_reply(&r,
+		  copy_finish(svc, req->client_id, req->tenant, req->key, true),
+		  NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
 }
@@ -125,7 +129,9 @@ static void h_copy_revoke(McreplRpc__Master_Service *svc,
 	struct reply r = {0};
 
 	mcrepl_rpc__copy_revoke_response__init(&resp);
-	svc_reply(&r, copy_finish(svc, req->tenant, req->key, false), NULL);
+	svc_reply(
+	    &r, copy_finish(svc, req->client_id, req->tenant, req->key, false),
+	    NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
 }

@@ -25,6 +25,7 @@ static void h_put_start(McreplRpc__Master_Service *svc,
 			       req->replica_num, SVC(svc)->now_ms(), &o, r.msg,
 			       sizeof(r.msg));
 	if (code == MCREPL_RPC__CODE__OK) {
+		store_put_owner(s, o, req->client_id);
 		resp.version = o->version;
 		resp.incarnation = store_incarnation(s);
 		for (size_t i = 0; i < o->n_replicas && i < 16; i++) {

@@ -50,6 +50,12 @@ struct master_opts {
 	bool read_load_order;		/* order replicas by routed reads */
 	uint32_t warmup_max_copies;	/* per warmup of a domain */
 	uint64_t warmup_max_bytes;	/* per warmup of a domain */
+	/* reservation deadlines (flags.c): an unfinished put may be replaced
+	 * by a new PutStart after put_discard_ms and is reclaimed by the tick
+	 * after put_release_ms; an ordinary copy is reclaimed after
+	 * copy_release_ms */
+	uint64_t put_discard_ms, put_release_ms, copy_release_ms;
+	uint32_t max_heartbeat_segments; /* ids one Heartbeat may name */
 };
 
 /* ---- records the store lends out (read-only outside store_*.c) ---- */
@@ -110,6 +116,14 @@ struct object {
 	uint64_t reads;		 /* salt for the reader order */
 	uint32_t copies;	 /* started copies pinning the object */
 	uint64_t copy_target; /* segment of a running ordinary copy, 0 none */
+	/* reservations (store_life.c): the put's writer (0: none given) and
+	 * deadline while incomplete; the ordinary copy's owner and deadline
+	 * while copy_target is set. Objects holding one are on the store's
+	 * reservation list (resv_prev/resv_next, in_resv). */
+	uint64_t put_owner, put_deadline_ms;
+	uint64_t copy_owner, copy_deadline_ms;
+	struct object *resv_prev, *resv_next;
+	bool in_resv;
 };
 
 struct task {
@@ -159,12 +173,33 @@ struct task {
 	X(warmup_failed, "warmup_copies_failed_total", counter,                \
 	  "Warmup copies revoked, failed or expired")                          \
 	X(warmup_inflight, "warmup_copies_inflight", gauge,                    \
-	  "Warmup copies queued and not yet ended")
+	  "Warmup copies queued and not yet ended")                            \
+	X(replicas_lost, "replicas_lost_total", counter,                       \
+	  "Readable replicas lost with their segment (worker gone)")           \
+	X(objects_lost, "objects_lost_total", counter,                         \
+	  "Objects that lost their last readable replica with a segment")      \
+	X(heartbeats_refused, "heartbeats_refused_total", counter,             \
+	  "Heartbeats refused for naming too many segments")
+
+/* Reservations reclaimed by the master, one labeled counter family
+ * (mcrepl_master_reservations_reclaimed_total{kind,reason}):
+ * X(field, kind, reason). */
+#define STORE_RECLAIMS(X)                                                      \
+	X(put_deadline, "put", "deadline")                                     \
+	X(put_owner, "put", "owner_expired")                                   \
+	X(copy_deadline, "copy", "deadline")                                   \
+	X(copy_owner, "copy", "owner_expired")                                 \
+	X(dyn_worker, "dynamic_copy", "worker_expired")
 
 struct store_figures {
 #define STORE_FIGURE_FIELD(field, name, type, help) uint64_t field;
 	STORE_FIGURES(STORE_FIGURE_FIELD)
 #undef STORE_FIGURE_FIELD
+	struct {
+#define STORE_RECLAIM_FIELD(field, kind, reason) uint64_t field;
+		STORE_RECLAIMS(STORE_RECLAIM_FIELD)
+#undef STORE_RECLAIM_FIELD
+	} reclaimed;
 };
 
 /* ---- the store (store.c) ---- */
@@ -219,6 +254,10 @@ McreplRpc__Code store_mount(struct store *s, const struct mount_args *a,
 			    size_t errlen);
 McreplRpc__Code store_unmount(struct store *s, uint64_t client_id,
 			      uint64_t segment_id, uint64_t now_ms);
+/* A client's heartbeat: n (segment id, reads) pairs. INVALID_ARGUMENT
+ * when n exceeds max_heartbeat_segments; otherwise at most as many ids as
+ * the client has mounted segments are looked at (the rest ignored), so the
+ * work is bounded by what the client mounted, not by what it sends. */
 McreplRpc__Code store_heartbeat(struct store *s, uint64_t client_id,
 				const uint64_t *seg_ids, const uint64_t *reads,
 				size_t n, uint64_t now_ms);
@@ -240,6 +279,12 @@ McreplRpc__Code store_put_start(struct store *s, const char *tenant,
 				const char *key, uint64_t size,
 				uint32_t replicas, uint64_t now_ms,
 				struct object **out, char *err, size_t errlen);
+/* The put's writer (PutStartRequest.client_id; 0: none): when it is a
+ * known client and expires, its unfinished puts are reclaimed. */
+void store_put_owner(struct store *s, struct object *o, uint64_t client_id);
+/* Reclaim reservations past their deadline (puts, ordinary copies);
+ * returns how many (store_life.c; store_tick calls it). */
+size_t store_reclaim_reservations(struct store *s, uint64_t now_ms);
 McreplRpc__Code store_put_end(struct store *s, const char *tenant,
 			      const char *key, uint64_t version);
 McreplRpc__Code store_put_revoke(struct store *s, const char *tenant,
@@ -292,15 +337,19 @@ McreplRpc__Code store_stat(struct store *s, const char *tenant, const char *key,
 
 /* ---- ordinary (client-driven) copies (store_copy.c) ---- */
 /* Copy a COMPLETE object to a segment: reserves the target region. */
-McreplRpc__Code store_copy_start(struct store *s, const char *tenant,
-				 const char *key, uint64_t src_seg,
-				 uint64_t dst_seg, uint64_t now_ms,
-				 struct replica *src_out,
+/* caller: the CopyStart caller's client id, the copy's owner: only it
+ * may end or revoke the copy (PERMISSION_DENIED otherwise); the copy is
+ * reclaimed past copy_release_ms or when the owner (a known client)
+ * expires. */
+McreplRpc__Code store_copy_start(struct store *s, uint64_t caller,
+				 const char *tenant, const char *key,
+				 uint64_t src_seg, uint64_t dst_seg,
+				 uint64_t now_ms, struct replica *src_out,
 				 struct replica *dst_out, char *err,
 				 size_t errlen);
-McreplRpc__Code store_copy_finish(struct store *s, const char *tenant,
-				  const char *key, bool success,
-				  uint64_t now_ms);
+McreplRpc__Code store_copy_finish(struct store *s, uint64_t caller,
+				  const char *tenant, const char *key,
+				  bool success, uint64_t now_ms);
 
 /* ---- tasks (store_task.c) ---- */
 struct task *store_task(struct store *s, uint64_t id);
@@ -340,6 +389,9 @@ McreplRpc__Code dyn_on_remove(struct store *s, const char *tenant,
 void dyn_on_replica_dropped(struct store *s, const struct object *o,
 			    const struct replica *r, const struct segment *seg,
 			    uint64_t now_ms);
+/* A client went away: its dynamic copies (as source or target) are
+ * retired through the lease table, each task failed once. */
+void dyn_on_client_gone(struct store *s, uint64_t client_id, uint64_t now_ms);
 /* A task of a client that went away was failed. */
 void dyn_on_task_failed(struct store *s, const struct task *t);
 /* A segment of a new domain joined a running cluster (domain-aware). */

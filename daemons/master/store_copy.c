@@ -17,9 +17,11 @@ static size_t replica_on(const struct object *o, uint64_t seg_id,
 }
 
 /* A PROCESSING replica of o on dst, pinning o; NO_SPACE when none fits.
- * The ordinary copy's reservation (its owner and deadline would go here). */
-static McreplRpc__Code reserve_copy(struct object *o, struct segment *dst,
-				    struct replica *dst_out)
+ * The ordinary copy's reservation, with its owner and deadline
+ * (store_life.c reclaims it). */
+static McreplRpc__Code reserve_copy(struct store *s, struct object *o,
+				    struct segment *dst, uint64_t owner,
+				    uint64_t now_ms, struct replica *dst_out)
 {
 	struct replica *r;
 	uint64_t offset;
@@ -39,13 +41,16 @@ static McreplRpc__Code reserve_copy(struct object *o, struct segment *dst,
 	*dst_out = *r;
 	o->copies++;
 	o->copy_target = dst->id;
+	o->copy_owner = owner;
+	o->copy_deadline_ms = now_ms + s->opts.copy_release_ms;
+	store__resv_track(s, o);
 	return MCREPL_RPC__CODE__OK;
 }
 
-McreplRpc__Code store_copy_start(struct store *s, const char *tenant,
-				 const char *key, uint64_t src_seg,
-				 uint64_t dst_seg, uint64_t now_ms,
-				 struct replica *src_out,
+McreplRpc__Code store_copy_start(struct store *s, uint64_t caller,
+				 const char *tenant, const char *key,
+				 uint64_t src_seg, uint64_t dst_seg,
+				 uint64_t now_ms, struct replica *src_out,
 				 struct replica *dst_out, char *err,
 				 size_t errlen)
 {
@@ -67,20 +72,23 @@ McreplRpc__Code store_copy_start(struct store *s, const char *tenant,
 		return MCREPL_RPC__CODE__BUSY;
 	}
 	*src_out = o->replicas[si];
-	return reserve_copy(o, dst, dst_out);
+	return reserve_copy(s, o, dst, caller, now_ms, dst_out);
 }
 
-McreplRpc__Code store_copy_finish(struct store *s, const char *tenant,
-				  const char *key, bool success,
-				  uint64_t now_ms)
+McreplRpc__Code store_copy_finish(struct store *s, uint64_t caller,
+				  const char *tenant, const char *key,
+				  bool success, uint64_t now_ms)
 {
 	struct object *o = store__lookup(s, tenant, key);
 	size_t i;
 
 	if (!o || !o->copy_target)
 		return MCREPL_RPC__CODE__NOT_FOUND;
+	if (caller != o->copy_owner) /* only the copy's owner ends it */
+		return MCREPL_RPC__CODE__PERMISSION_DENIED;
 	i = replica_on(o, o->copy_target, REPLICA_PROCESSING);
 	o->copy_target = 0;
+	o->copy_owner = 0;
 	o->copies--;
 	if (i == SIZE_MAX)
 		return MCREPL_RPC__CODE__NOT_FOUND;

@@ -10,6 +10,16 @@
 
 /* ---- hooks ---------------------------------------------------------------- */
 
+/* True when a mounted segment is in `domain`: only such domains are
+ * requester domains (a name a client invents gets no per-object heat). */
+static bool domain_mounted(const struct store *s, const char *domain)
+{
+	for (size_t i = 0; i < s->n_segs; i++)
+		if (mcrepl_domain_equal(s->segs[i]->domain, domain))
+			return true;
+	return false;
+}
+
 mcrepl_heat_cell *dyn__heat_cell(const struct store *s, struct object *o,
 				 const char *domain, bool create)
 {
@@ -21,9 +31,21 @@ mcrepl_heat_cell *dyn__heat_cell(const struct store *s, struct object *o,
 	for (uint8_t i = 0; i < o->n_dheat; i++)
 		if (strcmp(o->dheat[i].domain, domain) == 0)
 			return &o->dheat[i].cell;
-	if (!create || o->n_dheat == MASTER_MAX_HEAT_DOMAINS ||
-	    strlen(domain) > MCREPL_DOMAIN_MAX)
+	if (!create || strlen(domain) > MCREPL_DOMAIN_MAX ||
+	    !domain_mounted(s, domain))
 		return NULL;
+	if (o->n_dheat == MASTER_MAX_HEAT_DOMAINS) {
+		/* full: the slot of a domain no longer mounted is reused */
+		for (uint8_t i = 0; i < o->n_dheat; i++) {
+			d = &o->dheat[i];
+			if (domain_mounted(s, d->domain))
+				continue;
+			memset(d, 0, sizeof(*d));
+			strcpy(d->domain, domain);
+			return &d->cell;
+		}
+		return NULL;
+	}
 	d = realloc(o->dheat, (o->n_dheat + 1u) * sizeof(*d));
 	if (!d)
 		return NULL;

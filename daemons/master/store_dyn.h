@@ -8,7 +8,10 @@
 /* store_dyn.c */
 /* The heat cell for reads from `domain` (the object's own cell unless the
  * config is domain-aware); NULL when the per-object domain table is full
- * or memory is short (create: make one). */
+ * or memory is short (create: make one). Only a domain with a mounted
+ * segment gets a cell, so per-object metadata is bounded by
+ * MASTER_MAX_HEAT_DOMAINS slots of real domains whatever clients send; a
+ * full table reuses the slot of a domain no longer mounted. */
 mcrepl_heat_cell *dyn__heat_cell(const struct store *s, struct object *o,
 				 const char *domain, bool create);
 /* o's COMPLETE replicas. */

@@ -2,6 +2,7 @@
  * the lease sweep: libmcrepl's fence decides, the master applies the
  * outcome to the object, its target region and the lease's task. */
 #include <stdio.h>
+#include <string.h>
 
 #include "alloc.h"
 #include "store_dyn.h"
@@ -99,6 +100,22 @@ static void retire_if_gone(struct store *s, const mcrepl_lease *known,
 	dyn__fail_lease_task(s, known);
 }
 
+/* The call names the lease's own key: the lease's task carries the tenant
+ * and key it was granted for. An unknown lease passes (the fence refuses
+ * it). */
+static bool names_lease_key(struct store *s, const mcrepl_fence *f,
+			    const char *tenant, const char *key)
+{
+	mcrepl_lease l;
+	struct task *t;
+
+	if (mcrepl_leases_get(s->leases, f->lease, &l) != MCREPL_OK)
+		return true;
+	t = l.task.v ? store_task(s, l.task.v) : NULL;
+	return t && tenant && key && strcmp(t->msg.tenant, tenant) == 0 &&
+	       strcmp(t->msg.key, key) == 0;
+}
+
 /* The dynamic copy's reservation at CopyStart: a PROCESSING dynamic
  * replica on the lease's target, pinning o. */
 static McreplRpc__Code reserve_target(struct store *s, struct object *o,
@@ -144,6 +161,10 @@ McreplRpc__Code dyn_copy_start(struct store *s, const mcrepl_fence *fin,
 	mcrepl_lease l = {0};
 	McreplRpc__Code code;
 
+	if (!names_lease_key(s, &f, tenant, key)) {
+		*reason = "wrong_key"; /* nothing changes */
+		return MCREPL_RPC__CODE__PERMISSION_DENIED;
+	}
 	mcrepl_leases_get(s->leases, f.lease, &l);
 	f.object_version = o ? o->version : 0;
 	if (mcrepl_leases_copy_start(s->leases, &f, now_ms, &l, &why) !=
@@ -212,6 +233,10 @@ static McreplRpc__Code finish_copy(struct store *s, const mcrepl_fence *fin,
 	    success ? mcrepl_leases_copy_end : mcrepl_leases_copy_revoke;
 	size_t i;
 
+	if (!names_lease_key(s, &f, tenant, key)) {
+		*reason = "wrong_key"; /* nothing changes */
+		return MCREPL_RPC__CODE__PERMISSION_DENIED;
+	}
 	mcrepl_leases_get(s->leases, f.lease, &l);
 	f.object_version = o ? o->version : 0;
 	if (fn(s->leases, &f, now_ms, &l, &why) != MCREPL_OK) {
@@ -262,4 +287,54 @@ size_t dyn_sweep(struct store *s, uint64_t now_ms)
 		total += n;
 	} while (n == 32 && total < 4096);
 	return total;
+}
+
+/* Client client_id went away: retire every live lease whose source or
+ * target it served, now, through the lease table (no cooldown): the
+ * started copy's target is freed (quarantined) and the object unpinned,
+ * the task failed and counted once. */
+void dyn_on_client_gone(struct store *s, uint64_t client_id, uint64_t now_ms)
+{
+	uint64_t ids[64];
+	size_t n;
+
+	do {
+		n = 0;
+		for (size_t i = 0; i < s->n_clients && n < 64; i++)
+			for (struct task *t = s->clients[i]->head; t && n < 64;
+			     t = t->next) {
+				struct segment *dst =
+				    store_segment(s, t->msg.target_segment_id);
+
+				if (t->msg.dynamic &&
+				    (t->client_id == client_id ||
+				     (dst && dst->client_id == client_id)))
+					ids[n++] = t->msg.task_id;
+			}
+		for (size_t i = 0; i < n; i++) {
+			struct task *t = store_task(s, ids[i]);
+			mcrepl_lease l;
+
+			if (!t ||
+			    mcrepl_leases_get(
+				s->leases, (mcrepl_lease_id){t->msg.lease_id},
+				&l) != MCREPL_OK) {
+				if (t) { /* no live lease: the task alone */
+					dyn_on_task_failed(s, t);
+					store_finish_task(s, t);
+				}
+				continue;
+			}
+			mcrepl_leases_copy_start_failed(s->leases, l.id,
+							now_ms);
+			if (l.started)
+				unpin_target(s, &l, t->msg.tenant, t->msg.key,
+					     now_ms);
+			dyn__fail_lease_task(s, &l);
+			s->ctr.reclaimed.dyn_worker++;
+			t = store_task(s, ids[i]);
+			if (t) /* bound to another lease: never loop on it */
+				store_finish_task(s, t);
+		}
+	} while (n == 64);
 }

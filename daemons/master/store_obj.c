@@ -102,10 +102,13 @@ void store__insert_object(struct store *s, struct object *o)
 {
 	mcu_map_insert(&s->objects, &o->node, obj_hash(o->tenant, o->key));
 	store__lru_append(s, o);
+	if (!o->complete)
+		store__resv_track(s, o);
 }
 
 void store_delete_object(struct store *s, struct object *o)
 {
+	store__resv_untrack(s, o);
 	store__lru_unlink(s, o);
 	mcu_map_remove(&s->objects, &o->node);
 	store__free_object(o);
@@ -203,17 +206,34 @@ void store__release_quarantine(struct store *s, uint64_t now_ms)
 	}
 }
 
+static bool readable(const struct object *o)
+{
+	for (size_t i = 0; i < o->n_replicas; i++)
+		if (o->replicas[i].status == REPLICA_COMPLETE)
+			return true;
+	return false;
+}
+
 void store__drop_segment_replicas(struct store *s, const struct segment *seg,
-				  uint64_t now_ms)
+				  uint64_t now_ms, uint64_t *lost_replicas,
+				  uint64_t *lost_objects)
 {
 	struct object *o = s->lru_head;
 
 	while (o) {
 		struct object *next = o->lru_next;
+		uint32_t lost = 0;
 
-		for (size_t i = o->n_replicas; i-- > 0;)
-			if (o->replicas[i].segment_id == seg->id)
-				store_drop_replica(s, o, i, now_ms);
+		for (size_t i = o->n_replicas; i-- > 0;) {
+			if (o->replicas[i].segment_id != seg->id)
+				continue;
+			lost += o->replicas[i].status == REPLICA_COMPLETE;
+			store_drop_replica(s, o, i, now_ms);
+		}
+		if (lost) {
+			*lost_replicas += lost;
+			*lost_objects += !readable(o);
+		}
 		if (o->n_replicas == 0 && o->copies == 0)
 			store_delete_object(s, o);
 		o = next;

@@ -40,6 +40,8 @@ struct store {
 	struct quarantine *quar;
 	size_t n_quar, cap_quar;
 	uint64_t next_version;
+	/* objects that may hold a reservation (store_life.c) */
+	struct object *resv_head;
 	/* tasks (store_task.c) */
 	struct mcu_map tasks;
 	uint64_t next_task_id;
@@ -71,10 +73,13 @@ struct object *store__lookup(struct store *s, const char *tenant,
 /* o has a replica (in any state) on segment seg_id */
 bool store__on_segment(const struct object *o, uint64_t seg_id);
 void store__free_replicas(struct store *s, struct object *o, uint64_t now_ms);
-/* Drop every replica on seg; objects left without replicas go. Walks all
- * objects: a per-segment object index would replace the walk here. */
+/* Drop every replica on seg; objects left without replicas go. Adds the
+ * readable replicas dropped to *lost_replicas and the objects left with
+ * none readable to *lost_objects. Walks all objects: a per-segment object
+ * index would replace the walk here. */
 void store__drop_segment_replicas(struct store *s, const struct segment *seg,
-				  uint64_t now_ms);
+				  uint64_t now_ms, uint64_t *lost_replicas,
+				  uint64_t *lost_objects);
 void store__release_quarantine(struct store *s, uint64_t now_ms);
 /* An object with room for n + 2 replicas, not in the store yet. */
 struct object *store__new_object(const char *tenant, const char *key,
@@ -83,6 +88,17 @@ void store__free_object(struct object *o);
 /* Index a new object and make it the most recently read. */
 void store__insert_object(struct store *s, struct object *o);
 void store__free_objects(struct store *s);
+
+/* store_life.c: the reservation lifecycle */
+/* o may hold a reservation now (an unfinished put or an ordinary copy):
+ * put it on the list the tick walks (idempotent). */
+void store__resv_track(struct store *s, struct object *o);
+/* Take o off that list (it is being deleted). */
+void store__resv_untrack(struct store *s, struct object *o);
+/* Client c is going away: reclaim the puts and ordinary copies it owns
+ * and revoke the dynamic copies whose source or target it served. */
+void store__reclaim_client(struct store *s, uint64_t client_id,
+			   uint64_t now_ms);
 
 /* store_task.c */
 /* Fail and forget every task of c (its client went away). */

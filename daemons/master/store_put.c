@@ -127,7 +127,7 @@ McreplRpc__Code store_put_start(struct store *s, const char *tenant,
 	}
 	o = store_find(s, tenant, key);
 	if (o && (o->complete || o->copies ||
-		  now_ms - o->last_read_ms < 4 * s->opts.kv_lease_ttl_ms))
+		  now_ms - o->last_read_ms < s->opts.put_discard_ms))
 		return MCREPL_RPC__CODE__ALREADY_EXISTS;
 	if (o) { /* an abandoned put: its writer never ended it */
 		store__free_replicas(s, o, now_ms);
@@ -139,6 +139,7 @@ McreplRpc__Code store_put_start(struct store *s, const char *tenant,
 		return code;
 	o->version = s->next_version++;
 	o->last_read_ms = now_ms;
+	o->put_deadline_ms = now_ms + s->opts.put_release_ms;
 	store__insert_object(s, o);
 	s->ctr.puts++;
 	*out = o;

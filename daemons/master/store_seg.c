@@ -211,11 +211,18 @@ McreplRpc__Code store_mount(struct store *s, const struct mount_args *a,
 	return code;
 }
 
-static void remove_segment_at(struct store *s, size_t i, uint64_t now_ms)
+/* Unmount segment i; the replicas lost with it are counted. */
+static void remove_segment_at(struct store *s, size_t i, uint64_t now_ms,
+			      uint64_t *lost_replicas, uint64_t *lost_objects)
 {
 	struct segment *seg = s->segs[i];
+	uint64_t r = 0, o = 0;
 
-	store__drop_segment_replicas(s, seg, now_ms);
+	store__drop_segment_replicas(s, seg, now_ms, &r, &o);
+	s->ctr.replicas_lost += r;
+	s->ctr.objects_lost += o;
+	*lost_replicas += r;
+	*lost_objects += o;
 	s->segs[i] = s->segs[--s->n_segs];
 	free_segment(seg);
 }
@@ -226,9 +233,11 @@ McreplRpc__Code store_unmount(struct store *s, uint64_t client_id,
 	for (size_t i = 0; i < s->n_segs; i++) {
 		if (s->segs[i]->id != segment_id)
 			continue;
+		uint64_t r = 0, o = 0;
+
 		if (s->segs[i]->client_id != client_id)
 			return MCREPL_RPC__CODE__PERMISSION_DENIED;
-		remove_segment_at(s, i, now_ms);
+		remove_segment_at(s, i, now_ms, &r, &o);
 		return MCREPL_RPC__CODE__OK;
 	}
 	return MCREPL_RPC__CODE__NOT_FOUND;
@@ -250,10 +259,19 @@ McreplRpc__Code store_heartbeat(struct store *s, uint64_t client_id,
 				size_t n, uint64_t now_ms)
 {
 	struct client *c = store__find_client(s, client_id);
+	size_t mounted = 0;
 
 	if (!c)
 		return MCREPL_RPC__CODE__UNKNOWN_CLIENT;
+	if (n > s->opts.max_heartbeat_segments) {
+		s->ctr.heartbeats_refused++;
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
+	}
 	c->last_seen_ms = now_ms;
+	for (size_t j = 0; j < s->n_segs; j++)
+		mounted += s->segs[j]->client_id == client_id;
+	if (n > mounted) /* ids beyond the client's own are ignored */
+		n = mounted;
 	for (size_t i = 0; i < n; i++) {
 		struct segment *seg = store_segment(s, seg_ids[i]);
 
@@ -265,6 +283,7 @@ McreplRpc__Code store_heartbeat(struct store *s, uint64_t client_id,
 
 size_t store_expire_clients(struct store *s, uint64_t now_ms)
 {
+	uint64_t lost_r = 0, lost_o = 0;
 	size_t gone = 0;
 
 	for (size_t i = s->n_clients; i-- > 0;) {
@@ -272,14 +291,25 @@ size_t store_expire_clients(struct store *s, uint64_t now_ms)
 
 		if (now_ms - c->last_seen_ms <= s->opts.client_ttl_ms)
 			continue;
+		/* its reservations and dynamic copies first, through the
+		 * lease table, while its segments are still known */
+		store__reclaim_client(s, c->id, now_ms);
 		for (size_t j = s->n_segs; j-- > 0;)
 			if (s->segs[j]->client_id == c->id)
-				remove_segment_at(s, j, now_ms);
+				remove_segment_at(s, j, now_ms, &lost_r,
+						  &lost_o);
 		store__fail_client_tasks(s, c);
 		s->clients[i] = s->clients[--s->n_clients];
 		free(c);
 		gone++;
 	}
+	/* one line per expiry pass, and only when something was lost */
+	if (lost_r)
+		fprintf(stderr,
+			"mcrepl-master: %zu client(s) expired: %llu replicas "
+			"lost, %llu objects lost their last replica\n",
+			gone, (unsigned long long)lost_r,
+			(unsigned long long)lost_o);
 	return gone;
 }
 

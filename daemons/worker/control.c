@@ -261,3 +261,50 @@ void control_unmount_all(struct worker *w)
 			    on_unmount, s);
 	}
 }
+
+int control_unmount_sync(struct worker *w, int budget_ms)
+{
+	int method =
+	    rpc_method_index(&mcrepl_rpc__master__descriptor, "UnmountSegment");
+	int64_t deadline = net_now_ms() + budget_ms;
+	rpc_client_config cfg;
+	rpc_client *c = NULL;
+	char err[256];
+	int left = 0;
+
+	rpc_client_config_init(&cfg);
+	for (uint32_t i = 0; i < w->n_segs; i++) {
+		struct wseg *s = &w->segs[i];
+		McreplRpc__UnmountSegmentRequest req;
+		ProtobufCMessage *resp = NULL;
+		int64_t room = deadline - net_now_ms();
+
+		if (!s->id || (!s->mounted && !s->unmount_pending))
+			continue;
+		if (room <= 0 || method < 0) {
+			left++;
+			continue;
+		}
+		cfg.connect_timeout_ms = cfg.call_timeout_ms = (int)room;
+		if (!c && rpc_client_open(&c, w->flags.master, &cfg, err,
+					  sizeof(err)) != RPC_OK) {
+			left++;
+			continue;
+		}
+		mcrepl_rpc__unmount_segment_request__init(&req);
+		req.client_id = w->client_id;
+		req.segment_id = s->id;
+		if (rpc_call(c, (uint32_t)method, &req.base,
+			     &mcrepl_rpc__unmount_segment_response__descriptor,
+			     &resp, err, sizeof(err)) != RPC_OK) {
+			fprintf(stderr, "mcrepl-worker: unmount %s: %s\n",
+				s->name, err);
+			left++;
+			continue;
+		}
+		protobuf_c_message_free_unpacked(resp, NULL);
+		s->mounted = s->unmount_pending = false;
+	}
+	rpc_client_close(c);
+	return left;
+}

@@ -4,7 +4,8 @@
  * engine (rdma or tcp). One libevent loop: the data server, the async RPC
  * client, /metrics, and one periodic timer (mount retries, heartbeat,
  * FetchTasks, shutdown progress). SIGTERM/SIGINT: stop fetching, revoke
- * the copies in flight, unmount, exit 0.
+ * the copies in flight, unmount, exit 0; a second signal exits at once
+ * after a blocking unmount of what is still mounted (at most 1 s).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +20,9 @@
 #include "worker.h"
 
 #define STOP_GRACE_MS 5000
+/* A stop cut short (second signal, grace over) still unmounts, blocking,
+ * for at most this long. */
+#define STOP_UNMOUNT_MS 1000
 
 static uint64_t random_id(void)
 {
@@ -62,7 +66,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	struct worker *w = arg;
 
 	(void)what;
-	if (w->stopping) {
+	if (w->stopping) { /* again: exit now; main() still unmounts */
 		event_base_loopbreak(w->base);
 		return;
 	}
@@ -292,6 +296,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	event_base_dispatch(w.base);
+	if (w.stopping) /* the master must not keep placing on us */
+		control_unmount_sync(&w, STOP_UNMOUNT_MS);
 	stop(&w);
 	return 0;
 }

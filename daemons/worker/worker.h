@@ -90,6 +90,11 @@ void control_tick(struct worker *w, int64_t now_ms);
 void control_remount(struct worker *w);
 /* Unmount every mounted segment; breaks the loop when done. */
 void control_unmount_all(struct worker *w);
+/* After the loop ended during a stop (a second signal, the grace period
+ * over): unmount, blocking, every segment the master may still list (its
+ * async unmount not answered yet), all within budget_ms. Returns how many
+ * could not be unmounted. */
+int control_unmount_sync(struct worker *w, int budget_ms);
 /* The segment with master id `id`, or NULL. */
 struct wseg *worker_segment(struct worker *w, uint64_t id);
 bool worker_all_mounted(const struct worker *w);

@@ -950,6 +950,122 @@ START_TEST(test_read_load_order_prefers_the_less_loaded_replica)
 }
 END_TEST
 
+/* ---- issue 13: the reservation lifecycle ---------------------------------- */
+
+static void heartbeat(struct cluster *cl, uint64_t client)
+{
+	McreplRpc__HeartbeatRequest hb;
+	ProtobufCMessage *r;
+
+	mcrepl_rpc__heartbeat_request__init(&hb);
+	hb.client_id = client;
+	r = harness_call(cl->c, "Heartbeat", &hb.base, NULL);
+	ck_assert_ptr_nonnull(r);
+	protobuf_c_message_free_unpacked(r, NULL);
+}
+
+static McreplRpc__Code remove_key(struct cluster *cl, const char *key)
+{
+	McreplRpc__RemoveRequest rm;
+	ProtobufCMessage *resp;
+	McreplRpc__Code code;
+
+	mcrepl_rpc__remove_request__init(&rm);
+	rm.tenant = mut("t");
+	rm.key = mut(key);
+	resp = harness_call(cl->c, "Remove", &rm.base, NULL);
+	ck_assert_ptr_nonnull(resp);
+	code = result_code(resp);
+	protobuf_c_message_free_unpacked(resp, NULL);
+	return code;
+}
+
+/* Issue 13 item 2: the source dies mid dynamic copy. Its expiry retires
+ * the lease at once: the target's reservation goes, the key is no zombie
+ * (Remove is not BUSY, a new put works) and the task fails exactly once,
+ * also after the lease's own TTL would have passed. */
+START_TEST(test_lifecycle2_source_expiry_mid_dynamic_copy_leaves_no_zombie)
+{
+	static const char *const f[] = {
+	    "--client_ttl=0.3", "--dynamic_replication_lease_ttl_seconds=1",
+	    NULL};
+	struct cluster cl;
+	McreplRpc__Task t;
+	uint64_t v;
+
+	cluster_start(&cl, "enforce", f);
+	v = put(&cl, "t", "hot", 4096);
+	read_n(&cl, "hot", 5);
+	t = wait_task(&cl, CLIENT_A, 2000);
+	ck_assert_uint_ne(t.task_id, 0);
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
+				  v, "hot", NULL, 0),
+			 MCREPL_RPC__CODE__OK);
+	/* A (the source) goes silent; B (the target) lives on */
+	for (int i = 0; i < 12; i++) {
+		heartbeat(&cl, CLIENT_B);
+		harness_sleep_ms(50);
+	}
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_segments"), 1);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copies_inflight"), 0);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_failed_total"),
+			 1);
+	/* the target's reservation is quarantined, not kept */
+	ck_assert_int_ne(remove_key(&cl, "hot"), MCREPL_RPC__CODE__BUSY);
+	put(&cl, "t", "hot", 4096);
+	for (int i = 0; i < 24; i++) { /* past the lease TTL */
+		heartbeat(&cl, CLIENT_B);
+		harness_sleep_ms(50);
+	}
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_failed_total"),
+			 1);
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_used_bytes"),
+			 4096 + STAMP_BYTES);
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_keys"), 1);
+	cluster_stop(&cl);
+}
+END_TEST
+
+/* Issue 13 item 5: a fenced call naming key A with key B's lease is
+ * refused (wrong_key) and changes nothing. */
+START_TEST(test_lifecycle5_dynamic_copy_naming_another_key_is_refused)
+{
+	struct cluster cl;
+	McreplRpc__Task t;
+	char reason[64];
+	uint64_t v;
+
+	cluster_start(&cl, "enforce", NULL);
+	v = put(&cl, "t", "hot", 4096);
+	put(&cl, "t", "cold", 4096);
+	read_n(&cl, "hot", 5);
+	t = wait_task(&cl, CLIENT_A, 2000);
+	ck_assert_uint_ne(t.task_id, 0);
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
+				  v, "cold", reason, sizeof(reason)),
+			 MCREPL_RPC__CODE__PERMISSION_DENIED);
+	ck_assert_str_eq(reason, "wrong_key");
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
+				  v, "hot", NULL, 0),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyEnd", CLIENT_A, &t, v,
+				  "cold", reason, sizeof(reason)),
+			 MCREPL_RPC__CODE__PERMISSION_DENIED);
+	ck_assert_str_eq(reason, "wrong_key");
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyRevoke", CLIENT_A, &t,
+				  v, "cold", reason, sizeof(reason)),
+			 MCREPL_RPC__CODE__PERMISSION_DENIED);
+	ck_assert_uint_eq(read_n(&cl, "cold", 1), 1);
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyEnd", CLIENT_A, &t, v,
+				  "hot", NULL, 0),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_replicas"), 1);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_failed_total"),
+			 0);
+	cluster_stop(&cl);
+}
+END_TEST
+
 Suite *make_master_suite(void)
 {
 	Suite *s = suite_create("master");
@@ -989,6 +1105,11 @@ Suite *make_master_suite(void)
 	tcase_add_test(
 	    tc,
 	    test_domain_aware_cross_domain_threshold_admits_first_copy_early);
+	tcase_add_test(
+	    tc,
+	    test_lifecycle2_source_expiry_mid_dynamic_copy_leaves_no_zombie);
+	tcase_add_test(
+	    tc, test_lifecycle5_dynamic_copy_naming_another_key_is_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -334,6 +334,28 @@ START_TEST(test_lifecycle1_old_descriptors_after_master_restart_are_refused)
 }
 END_TEST
 
+/* Issue 13 item 7: a second SIGTERM during the stop (as supervisors
+ * repeat one) still unmounts before the worker exits. */
+START_TEST(test_lifecycle7_second_sigterm_still_unmounts)
+{
+	store_client *c;
+
+	start_worker(0);
+	start_worker(1);
+	c = client(NULL);
+	ck_assert_uint_eq(count_segments(c, 0), 2);
+	for (int round = 0; round < 3; round++) {
+		kill(fx.workers[0].pid, SIGTERM);
+		harness_sleep_ms(2);
+		ck_assert_int_eq(proc_stop(&fx.workers[0]), 0); /* the 2nd */
+		ck_assert_uint_eq(count_segments(c, 0), 1); /* no TTL wait */
+		if (round < 2)
+			start_worker(0);
+	}
+	store_client_close(c);
+}
+END_TEST
+
 START_TEST(test_master_restart_remounts)
 {
 	store_client *c;
@@ -1010,6 +1032,7 @@ Suite *make_worker_suite(void)
 	tcase_add_test(tc, test_bad_writes_refused);
 	tcase_add_test(tc, test_killed_worker_dropped_after_ttl);
 	tcase_add_test(tc, test_sigterm_unmounts_and_exits_0);
+	tcase_add_test(tc, test_lifecycle7_second_sigterm_still_unmounts);
 	tcase_add_test(tc, test_master_restart_remounts);
 	tcase_add_test(
 	    tc,
