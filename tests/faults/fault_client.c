@@ -177,10 +177,9 @@ static void step(const char *name)
 static struct stamp_id stamp_of(const char *tenant, const char *key,
 				uint64_t inc, uint64_t version, uint64_t size)
 {
-	return (struct stamp_id){inc, version,
-				 stamp_key_hash(tenant, strlen(tenant), key,
-						strlen(key)),
-				 size};
+	return (struct stamp_id){
+	    inc, version,
+	    stamp_key_hash(tenant, strlen(tenant), key, strlen(key)), size};
 }
 
 static int step_put(rpc_client *rc, const char *tenant, const char *key,
@@ -309,17 +308,15 @@ static int step_copy(rpc_client *rc, const char *tenant, const char *key,
 	step("copy_start");
 	len = resp->source->size + resp->source->stamp_bytes;
 	buf = malloc(len);
-	st = buf ? store_data_read(resp->source->endpoint,
-				   resp->source->segment_id,
-				   resp->source->offset, buf, len, 5000, err,
-				   sizeof(err))
+	st = buf ? store_data_read(
+		       resp->source->endpoint, resp->source->segment_id,
+		       resp->source->offset, buf, len, 5000, err, sizeof(err))
 		 : -ENOMEM;
 	if (!st)
-		st = store_data_write(resp->target->endpoint,
-				      resp->target->segment_id,
-				      resp->target->offset, buf, len,
-				      resp->write_token, 5000, err,
-				      sizeof(err));
+		st = store_data_write(
+		    resp->target->endpoint, resp->target->segment_id,
+		    resp->target->offset, buf, len, resp->write_token, 5000,
+		    err, sizeof(err));
 	if (st)
 		fprintf(stderr, "step copy: %s\n", err);
 	free(buf);
@@ -418,8 +415,7 @@ static int start_master(const char *const *extra)
 	E.port = (uint16_t)proc_field(&E.master, "rpc_port");
 	E.mport = (uint16_t)proc_field(&E.master, "metrics_port");
 	snprintf(E.addr, sizeof(E.addr), "127.0.0.1:%u", E.port);
-	snprintf(E.portflag[0], sizeof(E.portflag[0]), "--rpc_port=%u",
-		 E.port);
+	snprintf(E.portflag[0], sizeof(E.portflag[0]), "--rpc_port=%u", E.port);
 	snprintf(E.portflag[1], sizeof(E.portflag[1]), "--metrics_port=%u",
 		 E.mport);
 	E.mflags[n++] = E.portflag[0];
@@ -443,13 +439,10 @@ static int restart_master(void)
 static int start_worker(int i)
 {
 	char bin[512], master[80], host[32];
-	char *argv[] = {bin,
-			mut("--segment_size=64M"),
-			master,
-			host,
-			mut("--metrics_port=0"),
-			mut("--poll_interval_ms=10"),
-			NULL};
+	char *argv[] = {
+	    bin,  mut("--segment_size=64M"), master,
+	    host, mut("--metrics_port=0"),   mut("--poll_interval_ms=10"),
+	    NULL};
 
 	harness_bin("mcrepl-worker", bin, sizeof(bin));
 	snprintf(master, sizeof(master), "--master=%s", E.addr);
@@ -791,12 +784,13 @@ static void audit_tasks(struct audit *a, long long caused)
 	a->revoked = metric_value(t, "mcrepl_dynamic_copy_tasks_revoked_total");
 	a->inflight = metric_value(t, "mcrepl_dynamic_copies_inflight");
 	free(t);
-	a->tasks_ok = a->created ==
-			  a->completed + a->failed + a->revoked + a->inflight &&
-		      a->inflight == 0 && a->created >= caused;
+	a->tasks_ok =
+	    a->created == a->completed + a->failed + a->revoked + a->inflight &&
+	    a->inflight == 0 && a->created >= caused;
 	if (!a->tasks_ok)
-		note(a, "tasks created=%lld completed=%lld failed=%lld "
-			"revoked=%lld inflight=%lld",
+		note(a,
+		     "tasks created=%lld completed=%lld failed=%lld "
+		     "revoked=%lld inflight=%lld",
 		     a->created, a->completed, a->failed, a->revoked,
 		     a->inflight);
 }
@@ -809,8 +803,8 @@ static void audit(struct audit *a, long long caused)
 	audit_space(a);
 	audit_tasks(a, caused < 0 ? 0 : caused);
 	audit_stuck(a);
-	a->violations = (a->wrong > 0) + (a->leaked > 0) + (a->stuck > 0) +
-			!a->tasks_ok;
+	a->violations =
+	    (a->wrong > 0) + (a->leaked > 0) + (a->stuck > 0) + !a->tasks_ok;
 }
 
 /* ---- children: a client role run with `step` ---------------------------- */
@@ -1040,8 +1034,7 @@ static void build_cases(void)
 {
 	static const char *const put_steps[] = {"put_start", "put_write",
 						"put_written", "put_end"};
-	static const char *const copy_steps[] = {"copy_start",
-						 "copy_written"};
+	static const char *const copy_steps[] = {"copy_start", "copy_written"};
 	static const char *const dyn_steps[] = {"dyn_queued", "dyn_started"};
 
 	for (int f = 0; f < 3; f++) {
@@ -1055,10 +1048,10 @@ static void build_cases(void)
 		for (int s = 0; s < 2; s++) {
 			add(K_COPY, "copier", copy_steps[s], (enum fault)f,
 			    NULL);
-			add(K_COPY, "src_worker", copy_steps[s],
-			    (enum fault)f, NULL);
-			add(K_COPY, "dst_worker", copy_steps[s],
-			    (enum fault)f, NULL);
+			add(K_COPY, "src_worker", copy_steps[s], (enum fault)f,
+			    NULL);
+			add(K_COPY, "dst_worker", copy_steps[s], (enum fault)f,
+			    NULL);
 			add(K_COPY, "master", copy_steps[s], (enum fault)f,
 			    NULL);
 		}
@@ -1067,11 +1060,9 @@ static void build_cases(void)
 			    NULL);
 			add(K_DYN, "dst_worker", dyn_steps[s], (enum fault)f,
 			    NULL);
-			add(K_DYN, "master", dyn_steps[s], (enum fault)f,
-			    NULL);
+			add(K_DYN, "master", dyn_steps[s], (enum fault)f, NULL);
 		}
-		add(K_DYN, "copier", "dyn_between",
-		    (enum fault)f,
+		add(K_DYN, "copier", "dyn_between", (enum fault)f,
 		    "the real worker runs DynStart, the copy and DynEnd "
 		    "as one task with no pause point; only a stall reaches "
 		    "the middle (src_worker.dyn_started); an impersonated "
@@ -1081,8 +1072,7 @@ static void build_cases(void)
 	}
 	add(K_COPYEND_OTHER, "other_client", "copy_end_by_other", F_KILL9,
 	    NULL);
-	add(K_DYN_OTHER_KEY, "other_key", "dyn_end_other_key", F_KILL9,
-	    NULL);
+	add(K_DYN_OTHER_KEY, "other_key", "dyn_end_other_key", F_KILL9, NULL);
 	add(K_TERM_LOOP, "worker", "term_under_load_x15", F_TERM, NULL);
 	add(K_STALL, "master", "stall_probe", F_KILL9, NULL);
 	add(K_DOMAINS, "reader", "invented_domains", F_KILL9, NULL);
@@ -1090,9 +1080,12 @@ static void build_cases(void)
 }
 
 static const char *const short_cases[] = {
-    "writer.put_start.kill9",	    "reader.get_list.kill9",
-    "copier.copy_start.kill9",	    "src_worker.dyn_started.kill9",
-    "master.restart_old_lists.kill9", "other_client.copy_end_by_other.kill9",
+    "writer.put_start.kill9",
+    "reader.get_list.kill9",
+    "copier.copy_start.kill9",
+    "src_worker.dyn_started.kill9",
+    "master.restart_old_lists.kill9",
+    "other_client.copy_end_by_other.kill9",
     NULL};
 
 /* ---- case bodies ----------------------------------------------------------- */
@@ -1114,8 +1107,8 @@ static void other_tenant(void)
 
 static long long run_put(const struct fcase *fc, struct audit *a)
 {
-	const char *args[] = {"t1", "put", "victim", fc->step, "262144", "2",
-			      NULL};
+	const char *args[] = {"t1",	"put", "victim", fc->step,
+			      "262144", "2",   NULL};
 	struct child ch;
 
 	put_keys("t1", "base", 4, SMALL);
@@ -1383,8 +1376,8 @@ static long long run_oldlist(const struct fcase *fc, struct audit *a)
 		}
 		snprintf(key, sizeof(key), "old-%d", i);
 		if (store_client_read_list(c, lists[i], buf, NULL) == 0) {
-			uint64_t w = diff_bytes(buf, lists[i]->size, SMALL,
-						"t1", key);
+			uint64_t w =
+			    diff_bytes(buf, lists[i]->size, SMALL, "t1", key);
 			wrong += w;
 			ok++;
 		} else {
@@ -1448,12 +1441,13 @@ static long long run_copyend_other(const struct fcase *fc, struct audit *a)
 		void *buf;
 
 		if (store_client_get(c, "victim", &buf, &len, NULL) == 0) {
-			uint64_t w = diff_bytes(buf, len, SMALL, "t1",
-						"victim");
+			uint64_t w =
+			    diff_bytes(buf, len, SMALL, "t1", "victim");
 
 			if (w)
-				note(a, "local read of the unwritten target: "
-					"%llu wrong bytes",
+				note(a,
+				     "local read of the unwritten target: "
+				     "%llu wrong bytes",
 				     (unsigned long long)w);
 			a->wrong += w;
 			free(buf);
@@ -1532,8 +1526,9 @@ static long long run_dyn_other_key(const struct fcase *fc, struct audit *a)
 		e.key = mut("keyB"); /* not the lease's key */
 		a2 = RAW(rc, "DynamicReplicaCopyEnd", e, er);
 		free_msg(er);
-		note(a, "DynStart(A) st=%d, DynEnd(lease A, key B) st=%d "
-			"(want INVALID_ARGUMENT/STALE, lease A intact)",
+		note(a,
+		     "DynStart(A) st=%d, DynEnd(lease A, key B) st=%d "
+		     "(want INVALID_ARGUMENT/STALE, lease A intact)",
 		     a1, a2);
 	}
 	free_msg(fresp);
@@ -1587,8 +1582,9 @@ static long long run_term_loop(const struct fcase *fc, struct audit *a)
 		start_worker(2);
 		wait_segments(E.nw, 3000);
 	}
-	note(a, "after exit still mounted: %d of %d single SIGTERM, %d of %d "
-		"double SIGTERM",
+	note(a,
+	     "after exit still mounted: %d of %d single SIGTERM, %d of %d "
+	     "double SIGTERM",
 	     mounted[0], stops[0], mounted[1], stops[1]);
 	if (mounted[0] + mounted[1])
 		a->violations++;
@@ -1708,9 +1704,10 @@ static long long run_stall(const struct fcase *fc, struct audit *a)
 	e2 = expiry_stall(40000);
 	h1 = heartbeat_stall(1u << 17);
 	h2 = heartbeat_stall(1u << 20);
-	note(a, "longest Exist (ms): idle %d; segment expiry with 2k objects "
-		"%d, 40k objects %d; Heartbeat naming 128k segments %d, 1M "
-		"segments %d",
+	note(a,
+	     "longest Exist (ms): idle %d; segment expiry with 2k objects "
+	     "%d, 40k objects %d; Heartbeat naming 128k segments %d, 1M "
+	     "segments %d",
 	     quiet, e1, e2, h1, h2);
 	return 0;
 }
@@ -1759,8 +1756,9 @@ static long long run_domains(const struct fcase *fc, struct audit *a)
 	}
 	after = master_rss_kb();
 	rpc_client_close(rc);
-	note(a, "master RSS %ld -> %ld KiB after 12800 reads naming invented "
-		"domains",
+	note(a,
+	     "master RSS %ld -> %ld KiB after 12800 reads naming invented "
+	     "domains",
 	     before, after);
 	{ /* a real domain's reads of a key whose slots invented names took;
 	   * real = a domain with a mounted segment: the workers' default */
@@ -1772,8 +1770,9 @@ static long long run_domains(const struct fcase *fc, struct audit *a)
 		put_keys("t1", "fresh", 1, 64);
 		heat_from("t1", "fresh-0", "default", 20);
 		h2 = mmetric("mcrepl_dynamic_observed_hot_total");
-		note(a, "20 reads from a real domain: observed_hot +%lld on a "
-			"key with 8 invented domains, +%lld on a fresh key",
+		note(a,
+		     "20 reads from a real domain: observed_hot +%lld on a "
+		     "key with 8 invented domains, +%lld on a fresh key",
 		     h1 - h0, h2 - h1);
 	}
 	return 0;
@@ -1810,8 +1809,9 @@ static long long run_lost(const struct fcase *fc, struct audit *a)
 	proc_kill9(&E.w[src]);
 	msleep(CLIENT_TTL_MS + 600);
 	after = master_metrics();
-	note(a, "after losing a worker's replicas: metric named *lost* %s, "
-		"keys %lld -> %lld",
+	note(a,
+	     "after losing a worker's replicas: metric named *lost* %s, "
+	     "keys %lld -> %lld",
 	     has_lost_metric(after) ? "present" : "absent",
 	     before ? metric_value(before, "mcrepl_master_keys") : -1,
 	     after ? metric_value(after, "mcrepl_master_keys") : -1);
@@ -1824,6 +1824,24 @@ static long long run_lost(const struct fcase *fc, struct audit *a)
 
 static const char *const domain_flags[] = {
     "--dynamic_replication_domain_aware=true", NULL};
+
+/* What runs each kind of case; dynamic ones settle for a copy lease. */
+static const struct {
+	long long (*run)(const struct fcase *fc, struct audit *a);
+	bool dynamic;
+} kinds[] = {
+    [K_PUT] = {run_put, false},
+    [K_GET] = {run_get, false},
+    [K_COPY] = {run_copy, false},
+    [K_DYN] = {run_dyn, true},
+    [K_OLDLIST] = {run_oldlist, false},
+    [K_COPYEND_OTHER] = {run_copyend_other, false},
+    [K_DYN_OTHER_KEY] = {run_dyn_other_key, true},
+    [K_TERM_LOOP] = {run_term_loop, false},
+    [K_STALL] = {run_stall, false},
+    [K_DOMAINS] = {run_domains, false},
+    [K_LOST] = {run_lost, false},
+};
 
 static int cmd_case(const char *name)
 {
@@ -1846,51 +1864,16 @@ static int cmd_case(const char *name)
 		       fc->step, fault_names[fc->fault], fc->na);
 		return 0;
 	}
-	if (fc->kind == K_DYN || fc->kind == K_DYN_OTHER_KEY)
-		nw = 2;
+	if (kinds[fc->kind].dynamic)
+		nw = 2; /* a copy source and a target */
 	if (start_env(nw, fc->kind == K_DOMAINS ? domain_flags : NULL)) {
 		stop_env();
 		printf("ROW %s %s %s %s - - - - ERROR daemons did not start\n",
 		       fc->id, fc->role, fc->step, fault_names[fc->fault]);
 		return 1;
 	}
-	switch (fc->kind) {
-	case K_PUT:
-		caused = run_put(fc, &a);
-		break;
-	case K_GET:
-		caused = run_get(fc, &a);
-		break;
-	case K_COPY:
-		caused = run_copy(fc, &a);
-		break;
-	case K_DYN:
-		caused = run_dyn(fc, &a);
-		dynamic = true;
-		break;
-	case K_OLDLIST:
-		caused = run_oldlist(fc, &a);
-		break;
-	case K_COPYEND_OTHER:
-		caused = run_copyend_other(fc, &a);
-		break;
-	case K_DYN_OTHER_KEY:
-		caused = run_dyn_other_key(fc, &a);
-		dynamic = true;
-		break;
-	case K_TERM_LOOP:
-		caused = run_term_loop(fc, &a);
-		break;
-	case K_STALL:
-		caused = run_stall(fc, &a);
-		break;
-	case K_DOMAINS:
-		caused = run_domains(fc, &a);
-		break;
-	case K_LOST:
-		caused = run_lost(fc, &a);
-		break;
-	}
+	caused = kinds[fc->kind].run(fc, &a);
+	dynamic = kinds[fc->kind].dynamic;
 	{
 		int extra = a.violations;
 
