@@ -92,11 +92,17 @@ static void reader_order(struct store *s, struct object *o, const size_t *idx,
 		load[i] = seg ? seg->routed_now + seg->routed_prev : 0;
 	}
 	mcrepl_order_replicas(o->tenant, o->key, v,
-			      s->opts.read_load_order ? load : NULL, n,
-			      o->reads++, perm);
+			      s->opts.read_load_order || s->pol.on ? load
+								   : NULL,
+			      n, o->reads++, perm);
 	seg = store_segment(s, o->replicas[idx[perm[0]]].segment_id);
-	if (seg)
+	if (seg) {
 		seg->routed_now++;
+		seg->routed_win[s->pol.cur]++; /* auto: rolled by the tick */
+		seg->routed_win_sum++;
+	}
+	s->pol.total[s->pol.cur]++;
+	s->pol.total_sum++;
 }
 
 McreplRpc__Code store_get(struct store *s, const char *tenant, const char *key,
