@@ -89,7 +89,11 @@ static void reader_order(struct store *s, struct object *o, const size_t *idx,
 		v[i].segment.v = o->replicas[idx[i]].segment_id;
 		v[i].readable = v[i].memory = true;
 		seg = store_segment(s, v[i].segment.v);
-		load[i] = seg ? seg->routed_now + seg->routed_prev : 0;
+		/* auto: this second's count alone (the previous second's
+		 * would make a hot key's replicas alternate second by second) */
+		load[i] = !seg	      ? 0
+			  : s->pol.on ? seg->routed_now
+				      : seg->routed_now + seg->routed_prev;
 	}
 	mcrepl_order_replicas(o->tenant, o->key, v,
 			      s->opts.read_load_order || s->pol.on ? load
