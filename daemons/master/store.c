@@ -19,6 +19,7 @@ int store_create(const struct master_opts *o, uint64_t grant_key,
 	s->next_segment_id = s->next_version = s->next_task_id = 1;
 	pthread_mutex_init(&s->lock, NULL);
 	mcrepl_heat_params_init(&s->heat, &o->cfg);
+	store__policy_init(s);
 	if (mcu_map_init(&s->objects, 1024) || mcu_map_init(&s->tasks, 256) ||
 	    mcrepl_triggers_create(o->cfg.admission_queue_limit,
 				   &s->triggers) ||
@@ -92,6 +93,7 @@ bool store__grow(void *arr, size_t n, size_t *cap, size_t size)
 void store_tick(struct store *s, uint64_t now_ms, uint64_t *last_evict_ms)
 {
 	dyn_sweep(s, now_ms);
+	store__policy_tick(s, now_ms);
 	store__release_quarantine(s, now_ms);
 	store_reclaim_reservations(s, now_ms);
 	store_expire_clients(s, now_ms);

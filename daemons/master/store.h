@@ -78,6 +78,12 @@ struct segment {
 	/* reads routed to it per second (reader order, read-load-aware
 	 * placement), plus the projected share of copies granted to it */
 	uint64_t routed_now, routed_prev;
+	/* the auto policy (store_dyn_policy.c): reads routed to it per heat
+	 * bucket and their sum over the window, plus the projected reads of
+	 * copies granted to it (or away from it), fading out over a window */
+	uint32_t routed_win[MCREPL_HEAT_BUCKETS];
+	uint64_t routed_win_sum;
+	double proj, proj_fade[MCREPL_HEAT_BUCKETS];
 };
 
 enum replica_status { REPLICA_PROCESSING = 1, REPLICA_COMPLETE = 2 };
@@ -162,6 +168,8 @@ struct task {
 	  "Objects evicted")                                                   \
 	X(evicted_bytes, "evicted_bytes_total", counter,                       \
 	  "Replica bytes evicted")                                             \
+	X(dyn_retired, "dynamic_replicas_retired_total", counter,              \
+	  "Dynamic replicas retired by the auto policy (cold)")                \
 	X(admission_queue, "admission_queue", gauge,                           \
 	  "Admission triggers queued")                                         \
 	X(warmup_runs, "warmup_runs_total", counter,                           \

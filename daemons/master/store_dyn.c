@@ -190,7 +190,8 @@ static void segment_views(struct store *s, mcrepl_segment_view *v)
 		    .capacity = seg->capacity,
 		    .used = store_used(seg) + seg->incoming,
 		    .allocatable = true,
-		    .read_load = seg->reads_recent,
+		    .read_load =
+			s->pol.on ? dyn__segment_load(seg) : seg->reads_recent,
 		};
 	}
 }
@@ -250,7 +251,10 @@ static mcrepl_status publish(struct store *s, const struct object *o,
 		mcrepl_stats_domain_proposal(s->stats, p->requester_domain,
 					     res->lease.target_domain);
 	dyn__lease_live(s, &res->lease, 1);
-	project_load(s, o, &res->lease, now_ms);
+	if (s->pol.on)
+		dyn__policy_project(s, o, &res->lease, now_ms);
+	else
+		project_load(s, o, &res->lease, now_ms);
 	return MCREPL_OK;
 }
 
@@ -292,6 +296,7 @@ mcrepl_status dyn_propose(struct store *s, const mcrepl_proposal *p,
 	    .segments = sv,
 	    .n_segments = s->n_segs,
 	    .now_ms = now_ms,
+	    .cluster = s->pol.on ? &s->pol.view : NULL,
 	};
 	mcrepl_status st;
 

@@ -23,6 +23,16 @@ struct quarantine {
 	uint64_t segment_id, offset, free_at_ms;
 };
 
+/* The auto policy's host state (store_dyn_policy.c, docs/POLICY.md 4). */
+struct dyn_policy {
+	bool on;	/* policy auto and mode not off */
+	uint32_t cur;	/* current heat bucket of the routed-read rings */
+	uint64_t epoch; /* now / bucket_ms at the last roll, 0 before */
+	uint64_t total[MCREPL_HEAT_BUCKETS], total_sum; /* the cluster ring */
+	size_t nodes_segs; /* n_segs when view.nodes was counted */
+	mcrepl_cluster_view view;
+};
+
 struct store {
 	pthread_mutex_t lock;
 	struct master_opts opts;
@@ -51,6 +61,7 @@ struct store {
 	mcrepl_triggers *triggers;
 	mcrepl_leases *leases;
 	mcrepl_stats *stats;
+	struct dyn_policy pol;
 	/* the counters of STORE_FIGURES (gauges are filled when taken) */
 	struct store_figures ctr;
 };
@@ -104,6 +115,14 @@ void store__reclaim_client(struct store *s, uint64_t client_id,
 /* Fail and forget every task of c (its client went away). */
 void store__fail_client_tasks(struct store *s, struct client *c);
 void store__free_tasks(struct store *s);
+
+/* store_dyn_policy.c */
+/* Set up the auto policy's state (after s->heat and s->opts). */
+void store__policy_init(struct store *s);
+/* Roll the routed-read rings at heat-bucket boundaries, refresh the
+ * cluster view and the read path's threshold, and once per heat window
+ * retire dynamic replicas that went cold. No-op unless auto. */
+void store__policy_tick(struct store *s, uint64_t now_ms);
 
 /* The LRU order (least recently read first), inline: the read path
  * touches it on every read. */

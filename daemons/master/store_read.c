@@ -89,14 +89,24 @@ static void reader_order(struct store *s, struct object *o, const size_t *idx,
 		v[i].segment.v = o->replicas[idx[i]].segment_id;
 		v[i].readable = v[i].memory = true;
 		seg = store_segment(s, v[i].segment.v);
-		load[i] = seg ? seg->routed_now + seg->routed_prev : 0;
+		/* auto: this second's count alone (the previous second's
+		 * would make a hot key's replicas alternate second by second) */
+		load[i] = !seg	      ? 0
+			  : s->pol.on ? seg->routed_now
+				      : seg->routed_now + seg->routed_prev;
 	}
 	mcrepl_order_replicas(o->tenant, o->key, v,
-			      s->opts.read_load_order ? load : NULL, n,
-			      o->reads++, perm);
+			      s->opts.read_load_order || s->pol.on ? load
+								   : NULL,
+			      n, o->reads++, perm);
 	seg = store_segment(s, o->replicas[idx[perm[0]]].segment_id);
-	if (seg)
+	if (seg) {
 		seg->routed_now++;
+		seg->routed_win[s->pol.cur]++; /* auto: rolled by the tick */
+		seg->routed_win_sum++;
+	}
+	s->pol.total[s->pol.cur]++;
+	s->pol.total_sum++;
 }
 
 McreplRpc__Code store_get(struct store *s, const char *tenant, const char *key,

@@ -34,6 +34,11 @@ static const char *const base_flags[] = {
     "--sweep_interval_ms=10",
     NULL};
 
+/* Tests whose assertions are the RFC's rules (the 5th read crosses, one
+ * trigger per window) pin them; the rest run the default (auto). */
+static const char *const rfc_flags[] = {"--dynamic_replication_policy=rfc",
+					NULL};
+
 static char *mut(const char *s)
 {
 	return (char *)(uintptr_t)s;
@@ -336,7 +341,8 @@ START_TEST(test_enforce_get_path_auto_expansion_after_threshold_crossing)
 	struct cluster cl;
 	uint64_t v;
 
-	cluster_start(&cl, "enforce", NULL);
+	/* the RFC's count (5 here); auto's floor is 6 */
+	cluster_start(&cl, "enforce", rfc_flags);
 	v = put(&cl, "t", "hot", 4096);
 	ck_assert_uint_eq(read_n(&cl, "hot", 4), 1);
 	ck_assert_uint_eq(wait_task(&cl, CLIENT_A, 200).task_id, 0);
@@ -487,7 +493,8 @@ END_TEST
 START_TEST(test_evicted_dynamic_replica_blocks_immediate_recreate)
 {
 	static const char *const evict[] = {
-	    "--eviction_high_watermark_ratio=0.5", NULL};
+	    "--eviction_high_watermark_ratio=0.5",
+	    "--dynamic_replication_policy=rfc", NULL};
 	struct cluster cl;
 	McreplRpc__ExistRequest ex;
 	McreplRpc__ExistResponse *er;
@@ -718,6 +725,7 @@ stat_key(struct cluster *cl, const char *tenant, const char *key)
 START_TEST(test_stat_records_no_heat_and_grants_no_read_lease)
 {
 	static const char *const lease[] = {"--default_kv_lease_ttl=5000",
+					    "--dynamic_replication_policy=rfc",
 					    NULL};
 	struct cluster cl;
 	McreplRpc__GetReplicaListResponse *r;
@@ -1066,6 +1074,99 @@ START_TEST(test_lifecycle5_dynamic_copy_naming_another_key_is_refused)
 }
 END_TEST
 
+/* Auto policy (docs/POLICY.md): with the cluster's reads spread evenly, a
+ * key read past the share threshold whose segment is not overloaded is
+ * refused as "balanced"; a key whose reads overload its segment gets its
+ * copy, on the other host. */
+START_TEST(test_auto_copies_only_keys_hot_relative_to_the_cluster)
+{
+	static const char *const win[] = {
+	    "--dynamic_replication_heat_window_seconds=2",
+	    "--dynamic_replication_admission_qps_threshold=3", NULL};
+	struct cluster cl;
+	McreplRpc__Task t;
+	char key[32];
+	uint64_t v;
+
+	cluster_start(&cl, "enforce", win); /* policy auto: the default */
+	v = put(&cl, "t", "hot", 4096);	    /* seg-a */
+	put(&cl, "t", "warm", 4096);	    /* seg-b */
+	for (int i = 0; i < 100; i++) {	    /* 50 on each segment */
+		snprintf(key, sizeof(key), "bg-%d", i);
+		put(&cl, "t", key, 4096);
+	}
+	/* 400 background reads, each key below the RFC's count (6) */
+	for (int i = 0; i < 100; i++) {
+		snprintf(key, sizeof(key), "bg-%d", i);
+		read_n(&cl, key, 4);
+	}
+	harness_sleep_ms(50); /* a tick: the view counts them */
+	/* 20 reads: past the share threshold (8 at 400 reads on 2 nodes),
+	 * far below a node's fair share, its segment not overloaded */
+	read_n(&cl, "warm", 20);
+	ck_assert_uint_eq(wait_task(&cl, CLIENT_B, 300).task_id, 0);
+	ck_assert_int_ge(metric(&cl, "mcrepl_dynamic_admission_rejected_total"
+				     "{reason=\"balanced\"}"),
+			 1);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_admission_accepted_total"),
+			 0);
+	/* 300 reads of one key overload seg-a; judged again a bucket later */
+	read_n(&cl, "hot", 300);
+	harness_sleep_ms(300);
+	read_n(&cl, "hot", 10);
+	t = wait_task(&cl, CLIENT_A, 2000);
+	ck_assert_uint_ne(t.task_id, 0);
+	ck_assert(t.dynamic);
+	ck_assert_uint_eq(t.version, v);
+	ck_assert_uint_eq(t.source_segment_id, cl.seg_a);
+	ck_assert_uint_eq(t.target_segment_id, cl.seg_b);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_admission_accepted_total"),
+			 1);
+	ck_assert_uint_eq(wait_task(&cl, CLIENT_B, 100).task_id, 0);
+	cluster_stop(&cl);
+}
+END_TEST
+
+/* Auto policy: a hot key on a 2-host cluster gets its copy (the RFC's
+ * semantics at small scale: 6 reads); once it has gone cold for a window,
+ * the dynamic replica is retired through the eviction path (recreate
+ * cooldown included). */
+START_TEST(test_auto_retires_a_cold_dynamic_replica)
+{
+	struct cluster cl;
+	McreplRpc__GetReplicaListResponse *r;
+	uint64_t v;
+
+	cluster_start(&cl, "enforce", NULL); /* policy auto: the default */
+	v = put(&cl, "t", "hot", 4096);
+	ck_assert_uint_eq(read_n(&cl, "hot", 6), 1);
+	complete_dynamic_copy(&cl, "hot", v);
+	ck_assert_int_eq(
+	    metric(&cl, "mcrepl_master_dynamic_replicas_retired_total"), 0);
+	/* no reads: the window (1 s) empties, a retirement pass runs */
+	harness_sleep_ms(2500);
+	ck_assert_int_eq(
+	    metric(&cl, "mcrepl_master_dynamic_replicas_retired_total"), 1);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_replicas"), 0);
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_dynamic_replica_bytes"), 0);
+	ck_assert_int_eq(metric(&cl, "mcrepl_master_used_bytes"),
+			 4096 + STAMP_BYTES);
+	r = get(&cl, "t", "hot");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->n_replicas, 1);
+	ck_assert(!r->replicas[0]->dynamic);
+	ck_assert_uint_eq(r->replicas[0]->segment_id, cl.seg_a);
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	/* hot again at once: the recreate cooldown holds the copy back */
+	read_n(&cl, "hot", 8);
+	ck_assert_uint_eq(wait_task(&cl, CLIENT_A, 200).task_id, 0);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_admission_rejected_total"
+				     "{reason=\"recreate_cooldown\"}"),
+			 1);
+	cluster_stop(&cl);
+}
+END_TEST
+
 Suite *make_master_suite(void)
 {
 	Suite *s = suite_create("master");
@@ -1110,6 +1211,9 @@ Suite *make_master_suite(void)
 	    test_lifecycle2_source_expiry_mid_dynamic_copy_leaves_no_zombie);
 	tcase_add_test(
 	    tc, test_lifecycle5_dynamic_copy_naming_another_key_is_refused);
+	tcase_add_test(tc,
+		       test_auto_copies_only_keys_hot_relative_to_the_cluster);
+	tcase_add_test(tc, test_auto_retires_a_cold_dynamic_replica);
 	suite_add_tcase(s, tc);
 	return s;
 }
