@@ -8,7 +8,7 @@
 #                              faults=<n> violations=<v> wrong_bytes=<w>
 #                              leaked_bytes=<l> stuck_keys=<s>
 #   make check-faults-short    a short matrix (< 60 s); fails on any
-#                              violation. Not hooked to `make check` yet.
+#                              violation (hooked to check)
 
 CFLAGS.tests/faults := $(TOOLS_CFLAGS)
 FAULTS_BIN := $(BUILD)/bin/fault_client
@@ -27,5 +27,7 @@ faults: $(FAULTS_DEPS)
 
 check-faults-short: $(FAULTS_DEPS)
 	$(Q)sh tests/faults/run.sh --short --strict $(FAULTS_BIN)
+
+check: check-faults-short
 
 .PHONY: faults check-faults-short
