@@ -399,8 +399,8 @@ static void usage(const struct ctx *c)
 	for (const struct flag_set *t = s; t; t = t->next) {
 		printf("\n%s:\n", t->title);
 		for (size_t i = 0; i < t->n; i++)
-			usage_line(s->width, t->flags[i].name,
-				   t->flags[i].help, t->flags[i].def);
+			usage_line(s->width, t->flags[i].name, t->flags[i].help,
+				   t->flags[i].def);
 	}
 	if (c->cfg) {
 		k = mcrepl_config_knobs(&n);

@@ -53,8 +53,7 @@ struct copy_engine_ops {
 	/* Undo one register_memory of the same range before unmapping it;
 	 * 0, -ENOENT, or -EBUSY while a copy reads it. NULL: nothing to
 	 * undo (tcp). */
-	int (*unregister_memory)(struct copy_engine *e, void *base,
-				 size_t len);
+	int (*unregister_memory)(struct copy_engine *e, void *base, size_t len);
 };
 
 struct copy_engine {

@@ -5,6 +5,7 @@
 
 #include "flagparse.h"
 #include "flags.h"
+#include "log.h"
 #include "netlimits.h"
 
 #define O(f) FLAG_AT(struct master_flags, f)
@@ -57,6 +58,10 @@ static const struct flag flags[] = {
      "period of the lease sweep, client expiry and eviction timer", .min = 1},
     {"admission_batch", FLAG_U32, O(admission_batch), 0, "256",
      "most triggers the admission worker judges per turn", .min = 1},
+    {"log_level", FLAG_STR, FLAG_STR_AT(struct master_flags, log_level), "info",
+     "log lines at this level and above: error, warn, info (mounts, "
+     "unmounts, expiries, copy outcomes), debug",
+     .choices = LOG_LEVEL_CHOICES},
 };
 
 static const struct flag_set master_set = {

@@ -15,6 +15,7 @@ struct master_flags {
 	uint64_t max_frame_bytes;
 	uint32_t sweep_interval_ms;
 	uint32_t admission_batch;
+	char log_level[8]; /* error|warn|info|debug */
 };
 
 /* Every flag at its default (the flags table is the one source of the

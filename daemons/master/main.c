@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "flags.h"
+#include "log.h"
 #include "netlimits.h"
 #include "rpc_server.h"
 #include "service.h"
@@ -265,6 +266,7 @@ int main(int argc, char **argv)
 	rc = master_flags_parse(&m.flags, argc, argv);
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
+	log_init("mcrepl-master", m.flags.log_level);
 	master_flags_warn(&m.flags, stderr);
 	m.started_ms = now_ms();
 	if (start(&m) != 0) {

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
+#include "ratelog.h"
 #include "service_priv.h"
 
 void svc_reply(struct reply *r, McreplRpc__Code code, const char *reason)
@@ -66,6 +68,25 @@ static bool has_cap(const McreplRpc__MountSegmentRequest *req, const char *cap)
 	return false;
 }
 
+/* Membership in the log: each mount at info, refusals rate-limited. */
+static void log_mount(const struct mount_args *a, McreplRpc__Code code,
+		      uint64_t segment_id, const char *why)
+{
+	static struct ratelog refused;
+
+	if (code == MCREPL_RPC__CODE__OK)
+		log_line(LOG_INFO,
+			 "segment %llu mounted: client %llu host %s domain %s "
+			 "endpoint %s capacity %llu",
+			 (unsigned long long)segment_id,
+			 (unsigned long long)a->client_id, a->host, a->domain,
+			 a->endpoint, (unsigned long long)a->capacity);
+	else if (log_on(LOG_WARN))
+		ratelog(&refused,
+			"mcrepl-master: warn: mount of %s by %s refused: %s",
+			a->name, a->host, why[0] ? why : "refused");
+}
+
 static void h_mount(McreplRpc__Master_Service *svc,
 		    const McreplRpc__MountSegmentRequest *req,
 		    McreplRpc__MountSegmentResponse_Closure done, void *cd)
@@ -97,6 +118,7 @@ static void h_mount(McreplRpc__Master_Service *svc,
 	code = store_mount(s, &a, SVC(svc)->now_ms(), &resp.segment_id, r.msg,
 			   sizeof(r.msg));
 	store_unlock(s);
+	log_mount(&a, code, resp.segment_id, r.msg);
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
@@ -109,14 +131,18 @@ static void h_unmount(McreplRpc__Master_Service *svc,
 	struct store *s = SVC(svc)->store;
 	McreplRpc__UnmountSegmentResponse resp;
 	struct reply r = {0};
+	McreplRpc__Code code;
 
 	mcrepl_rpc__unmount_segment_response__init(&resp);
 	store_lock(s);
-	svc_reply(&r,
-		  store_unmount(s, req->client_id, req->segment_id,
-				SVC(svc)->now_ms()),
-		  NULL);
+	code = store_unmount(s, req->client_id, req->segment_id,
+			     SVC(svc)->now_ms());
 	store_unlock(s);
+	if (code == MCREPL_RPC__CODE__OK)
+		log_line(LOG_INFO, "segment %llu unmounted by client %llu",
+			 (unsigned long long)req->segment_id,
+			 (unsigned long long)req->client_id);
+	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
 }

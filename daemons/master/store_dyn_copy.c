@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "log.h"
+#include "ratelog.h"
 #include "alloc.h"
 #include "store_dyn.h"
 
@@ -79,8 +81,20 @@ static void finish_lease_task(struct store *s, const mcrepl_lease *l, bool ok)
 	dyn__lease_live(s, l, -1);
 }
 
+/* Copy outcomes in the log, at most a line a second each (under the
+ * store lock, which owns these). */
+static struct ratelog log_done, log_failed;
+
 void dyn__fail_lease_task(struct store *s, const mcrepl_lease *l)
 {
+	if (log_on(LOG_INFO))
+		ratelog(&log_failed,
+			"mcrepl-master: info: dynamic copy of version %llu "
+			"from segment %llu to %llu failed (lease %llu)",
+			(unsigned long long)l->version,
+			(unsigned long long)l->source.v,
+			(unsigned long long)l->target.v,
+			(unsigned long long)l->id.v);
 	mcrepl_stats_add(s->stats, MCREPL_STAT_TASKS_FAILED, 1);
 	finish_lease_task(s, l, false);
 }
@@ -191,6 +205,14 @@ static void count_completion(struct store *s, const mcrepl_lease *l)
 	struct segment *dst = store_segment(s, l->target.v);
 	bool same = src && dst && mcrepl_domain_equal(src->domain, dst->domain);
 
+	if (log_on(LOG_INFO))
+		ratelog(&log_done,
+			"mcrepl-master: info: dynamic copy of version %llu "
+			"from segment %llu to %llu completed (%s domain)",
+			(unsigned long long)l->version,
+			(unsigned long long)l->source.v,
+			(unsigned long long)l->target.v,
+			same ? "same" : "cross");
 	mcrepl_stats_add(s->stats, MCREPL_STAT_TASKS_COMPLETED, 1);
 	mcrepl_stats_add(s->stats, MCREPL_STAT_REPLICAS, 1);
 	mcrepl_stats_add(s->stats,

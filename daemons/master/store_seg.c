@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "log.h"
 #include "str.h"
 #include "store_priv.h"
 
@@ -305,11 +306,11 @@ size_t store_expire_clients(struct store *s, uint64_t now_ms)
 	}
 	/* one line per expiry pass, and only when something was lost */
 	if (lost_r)
-		fprintf(stderr,
-			"mcrepl-master: %zu client(s) expired: %llu replicas "
-			"lost, %llu objects lost their last replica\n",
-			gone, (unsigned long long)lost_r,
-			(unsigned long long)lost_o);
+		log_line(LOG_WARN,
+			 "%zu client(s) expired: %llu replicas lost, %llu "
+			 "objects lost their last replica",
+			 gone, (unsigned long long)lost_r,
+			 (unsigned long long)lost_o);
 	return gone;
 }
 

@@ -69,7 +69,8 @@ rpc_frame_result rpc_frame_peek(const uint8_t *buf, size_t len,
 
 rpc_frame_result rpc_frame_parse(const uint8_t *buf, size_t len,
 				 size_t max_frame_bytes,
-				 McreplRpc__Envelope **env_out, size_t *consumed)
+				 McreplRpc__Envelope **env_out,
+				 size_t *consumed)
 {
 	McreplRpc__Envelope *env;
 	rpc_frame_result r;
@@ -82,7 +83,7 @@ rpc_frame_result rpc_frame_parse(const uint8_t *buf, size_t len,
 		return RPC_FRAME_NEED_MORE;
 	*consumed = total;
 	env = mcrepl_rpc__envelope__unpack(NULL, total - RPC_FRAME_PREFIX_BYTES,
-				       buf + RPC_FRAME_PREFIX_BYTES);
+					   buf + RPC_FRAME_PREFIX_BYTES);
 	if (!env)
 		return RPC_FRAME_BAD_ENVELOPE;
 	*env_out = env;

@@ -67,7 +67,8 @@ rpc_frame_result rpc_frame_peek(const uint8_t *buf, size_t len,
  * caller may skip the frame; otherwise the outputs are untouched. */
 rpc_frame_result rpc_frame_parse(const uint8_t *buf, size_t len,
 				 size_t max_frame_bytes,
-				 McreplRpc__Envelope **env_out, size_t *consumed);
+				 McreplRpc__Envelope **env_out,
+				 size_t *consumed);
 
 /* A short name for a result ("ok", "need-more", ...), never NULL. */
 const char *rpc_frame_result_str(rpc_frame_result r);

@@ -168,7 +168,8 @@ static int send_request(rpc_client *c, uint64_t id, uint32_t method,
 	return st;
 }
 
-static int recv_reply(rpc_client *c, int64_t deadline, McreplRpc__Envelope **env)
+static int recv_reply(rpc_client *c, int64_t deadline,
+		      McreplRpc__Envelope **env)
 {
 	uint8_t prefix[RPC_FRAME_PREFIX_BYTES], *frame;
 	size_t total, used;
@@ -195,8 +196,8 @@ static int recv_reply(rpc_client *c, int64_t deadline, McreplRpc__Envelope **env
 }
 
 /* Turns a reply envelope into the call's status and response. */
-static int take_reply(rpc_client *c, const McreplRpc__Envelope *env, uint64_t id,
-		      const ProtobufCMessageDescriptor *resp_desc,
+static int take_reply(rpc_client *c, const McreplRpc__Envelope *env,
+		      uint64_t id, const ProtobufCMessageDescriptor *resp_desc,
 		      ProtobufCMessage **resp_out, char *err, size_t errlen)
 {
 	if (env->request_id != id) {

@@ -99,7 +99,8 @@ static void on_mount(int status, ProtobufCMessage *resp, const char *error,
 {
 	struct wseg *s = arg;
 	struct worker *w = s->w;
-	McreplRpc__MountSegmentResponse *r = (McreplRpc__MountSegmentResponse *)resp;
+	McreplRpc__MountSegmentResponse *r =
+	    (McreplRpc__MountSegmentResponse *)resp;
 
 	s->mount_pending = false;
 	if (status != RPC_OK) {
@@ -136,7 +137,8 @@ static void mount_one(struct worker *w, struct wseg *s)
 	req.rdma_endpoint = w->rdma_endpoint;
 	s->mount_pending = true;
 	worker_call(w, "MountSegment", &req.base,
-		    &mcrepl_rpc__mount_segment_response__descriptor, on_mount, s);
+		    &mcrepl_rpc__mount_segment_response__descriptor, on_mount,
+		    s);
 }
 
 static void mount_all(struct worker *w)
@@ -195,7 +197,8 @@ static void heartbeat(struct worker *w)
 	req.segment_reads = reads;
 	w->hb_pending = true;
 	worker_call(w, "Heartbeat", &req.base,
-		    &mcrepl_rpc__heartbeat_response__descriptor, on_heartbeat, w);
+		    &mcrepl_rpc__heartbeat_response__descriptor, on_heartbeat,
+		    w);
 }
 
 void control_tick(struct worker *w, int64_t now_ms)

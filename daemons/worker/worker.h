@@ -55,14 +55,14 @@ struct worker {
 	 * endpoint for (an older master, a worker without rdma) */
 	struct copy_engine *tcp_engine;
 	bool tcp_fallback_logged;
-	const char *transport;	    /* engine name */
+	const char *transport; /* engine name */
 	rpc_aclient *rpc;
 	struct evhttp *http;
 	uint16_t metrics_port;
 	struct event *tick, *sigterm, *sigint;
-	char endpoint[320]; /* advertised "host:data_port" */
+	char endpoint[320];	 /* advertised "host:data_port" */
 	char rdma_endpoint[320]; /* advertised "ip:rdma_cm_port", "" on tcp */
-	char caps[2][16];   /* "dynamic_copy", "rdma" (protobuf wants char *) */
+	char caps[2][16]; /* "dynamic_copy", "rdma" (protobuf wants char *) */
 	uint64_t client_id, grant_key;
 	uint32_t hb_interval_ms;
 	int64_t next_hb_ms, next_mount_ms, next_fetch_ms, stop_deadline_ms;

@@ -58,7 +58,11 @@ static const struct golden goldens[] = {
      0,
      frame_error,
      sizeof(frame_error)},
-    {{0, 0, MCREPL_RPC__CODE__OK, ""}, NULL, 0, frame_empty, sizeof(frame_empty)},
+    {{0, 0, MCREPL_RPC__CODE__OK, ""},
+     NULL,
+     0,
+     frame_empty,
+     sizeof(frame_empty)},
 };
 #define N_GOLDENS (int)(sizeof(goldens) / sizeof(goldens[0]))
 

@@ -9,6 +9,7 @@
 
 #include "capture.h"
 #include "flags.h"
+#include "log.h"
 
 Suite *make_master_flags_suite(void);
 
@@ -75,6 +76,45 @@ START_TEST(test_risky_values_warned)
 }
 END_TEST
 
+/* --log_level takes the four levels and names them when refused. */
+START_TEST(test_log_level_flag)
+{
+	struct master_flags f;
+	char out[1024];
+
+	ck_assert_int_eq(mparse(&f, NULL, NULL), 0);
+	ck_assert_str_eq(f.log_level, "info");
+	ck_assert_int_eq(mparse(&f, "--log_level=debug", NULL), 0);
+	ck_assert_str_eq(f.log_level, "debug");
+	capture_begin(STDERR_FILENO);
+	ck_assert_int_ne(mparse(&f, "--log_level=loud", NULL), 0);
+	capture_end(out, sizeof(out));
+	ck_assert_ptr_nonnull(strstr(out, "--log_level"));
+	ck_assert_ptr_nonnull(strstr(out, "'loud'"));
+	ck_assert_ptr_nonnull(strstr(out, "error|warn|info|debug"));
+}
+END_TEST
+
+/* Lines below the level are dropped; the rest carry program and level. */
+START_TEST(test_log_lines_filtered_by_level)
+{
+	char out[1024];
+
+	log_init("mcrepl-test", "warn");
+	ck_assert(!log_on(LOG_INFO));
+	ck_assert(log_on(LOG_ERROR));
+	capture_begin(STDERR_FILENO);
+	log_line(LOG_INFO, "segment %d mounted", 1);
+	log_line(LOG_WARN, "%d client(s) expired", 2);
+	capture_end(out, sizeof(out));
+	ck_assert_str_eq(out, "mcrepl-test: warn: 2 client(s) expired");
+	log_init("mcrepl-test", "nonsense"); /* keeps warn */
+	ck_assert(!log_on(LOG_INFO));
+	log_init("mcrepl-master", "info");
+	ck_assert(log_on(LOG_INFO) && !log_on(LOG_DEBUG));
+}
+END_TEST
+
 Suite *make_master_flags_suite(void)
 {
 	Suite *s = suite_create("master_flags");
@@ -82,6 +122,8 @@ Suite *make_master_flags_suite(void)
 
 	tcase_add_test(tc, test_short_knob_names);
 	tcase_add_test(tc, test_risky_values_warned);
+	tcase_add_test(tc, test_log_level_flag);
+	tcase_add_test(tc, test_log_lines_filtered_by_level);
 	suite_add_tcase(s, tc);
 	return s;
 }

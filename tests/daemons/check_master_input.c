@@ -101,7 +101,7 @@ static void still_serving(void)
 	mcrepl_rpc__exist_request__init(&req);
 	req.key = mut("k");
 	r = (McreplRpc__ExistResponse *)harness_call(client, "Exist", &req.base,
-						  NULL);
+						     NULL);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
 	protobuf_c_message_free_unpacked(&r->base, NULL);
@@ -184,7 +184,7 @@ START_TEST(test_empty_key_is_invalid_argument)
 	ps.key = mut("");
 	ps.size = 10;
 	r = (McreplRpc__PutStartResponse *)harness_call(client, "PutStart",
-						     &ps.base, NULL);
+							&ps.base, NULL);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(r->result->message, "key"));
@@ -220,7 +220,8 @@ START_TEST(test_read_of_empty_key_is_invalid_argument)
 	ck_assert_uint_eq(br->n_entries, 2);
 	ck_assert_int_eq(br->entries[0]->result->code,
 			 MCREPL_RPC__CODE__INVALID_ARGUMENT);
-	ck_assert_int_eq(br->entries[1]->result->code, MCREPL_RPC__CODE__NOT_FOUND);
+	ck_assert_int_eq(br->entries[1]->result->code,
+			 MCREPL_RPC__CODE__NOT_FOUND);
 	protobuf_c_message_free_unpacked(&br->base, NULL);
 	still_serving();
 }
@@ -281,7 +282,7 @@ START_TEST(test_wrong_tenant_cannot_read_or_remove)
 	ps.key = mut("k");
 	ps.size = 10;
 	psr = (McreplRpc__PutStartResponse *)harness_call(client, "PutStart",
-						       &ps.base, NULL);
+							  &ps.base, NULL);
 	ck_assert_int_eq(psr->result->code, MCREPL_RPC__CODE__OK);
 	mcrepl_rpc__put_end_request__init(&pe);
 	pe.tenant = mut("alice");
@@ -346,8 +347,10 @@ START_TEST(test_stat_validates_key_and_tenant)
 	tenant[sizeof(tenant) - 1] = '\0';
 	memset(key, 'k', sizeof(key) - 1);
 	key[sizeof(key) - 1] = '\0';
-	ck_assert_int_eq(stat_code("t", ""), MCREPL_RPC__CODE__INVALID_ARGUMENT);
-	ck_assert_int_eq(stat_code("t", key), MCREPL_RPC__CODE__INVALID_ARGUMENT);
+	ck_assert_int_eq(stat_code("t", ""),
+			 MCREPL_RPC__CODE__INVALID_ARGUMENT);
+	ck_assert_int_eq(stat_code("t", key),
+			 MCREPL_RPC__CODE__INVALID_ARGUMENT);
 	ck_assert_int_eq(stat_code(tenant, "k"),
 			 MCREPL_RPC__CODE__INVALID_ARGUMENT);
 	ck_assert_int_eq(stat_code("t", "no-such-key"),
