@@ -22,6 +22,7 @@
 #include "flags.h"
 #include "log.h"
 #include "netlimits.h"
+#include "prom.h"
 #include "rpc_server.h"
 #include "service.h"
 
@@ -44,12 +45,50 @@ static uint64_t now_ms(void)
 	return (uint64_t)net_now_ms();
 }
 
+/* What the RPC port's bounds did (issue 17): refusals by reason,
+ * closes, frames that waited for input budget, the budget now. */
+static void rpc_metrics(const struct master *m, struct mcu_prom *t)
+{
+	rpc_server_stats st;
+	static const char *const refused = "mcrepl_master_rpc_refused_total";
+
+	if (!m->rpc)
+		return;
+	rpc_server_stats_get(m->rpc, &st);
+	mcu_prom_metric(t, "mcrepl_master_rpc_connections", "gauge",
+			"Open RPC connections",
+			(uint64_t)rpc_server_conn_count(m->rpc));
+	mcu_prom_head(t, refused, "counter",
+		      "RPC connections refused (TOO_MANY), by cap");
+	mcu_prom_u64(t, refused,
+		     (const struct mcu_prom_label[]){{"reason", "cap"}}, 1,
+		     st.refused_cap);
+	mcu_prom_u64(t, refused,
+		     (const struct mcu_prom_label[]){{"reason", "peer"}}, 1,
+		     st.refused_peer);
+	mcu_prom_u64(t, refused,
+		     (const struct mcu_prom_label[]){{"reason", "reserve"}}, 1,
+		     st.refused_reserve);
+	mcu_prom_metric(t, "mcrepl_master_rpc_idle_closed_total", "counter",
+			"RPC connections closed idle", st.idle_closed);
+	mcu_prom_metric(t, "mcrepl_master_rpc_frame_timeouts_total", "counter",
+			"RPC connections closed with a frame or reply stalled",
+			st.frame_timeouts);
+	mcu_prom_metric(t, "mcrepl_master_rpc_budget_waits_total", "counter",
+			"RPC frames that waited for input budget",
+			st.budget_waits);
+	mcu_prom_metric(t, "mcrepl_master_rpc_budget_used_bytes", "gauge",
+			"RPC input budget granted now",
+			(uint64_t)st.budget_used);
+}
+
 static void on_metrics(struct evhttp_request *req, void *arg)
 {
 	struct master *m = arg;
 	struct evbuffer *out = evhttp_request_get_output_buffer(req);
 	size_t len = 0;
 	char *text = master_metrics(m->store, &len);
+	struct mcu_prom rpc;
 
 	if (!text) {
 		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
@@ -57,6 +96,11 @@ static void on_metrics(struct evhttp_request *req, void *arg)
 	}
 	evbuffer_add(out, text, len);
 	free(text);
+	mcu_prom_growing(&rpc);
+	rpc_metrics(m, &rpc);
+	if (!rpc.oom)
+		evbuffer_add(out, rpc.buf, rpc.len);
+	free(rpc.buf);
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 			  "Content-Type", "text/plain; version=0.0.4");
 	evhttp_send_reply(req, HTTP_OK, "OK", out);

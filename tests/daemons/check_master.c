@@ -795,6 +795,16 @@ START_TEST(test_config_file_and_health)
 	ck_assert_ptr_nonnull(body);
 	ck_assert_ptr_nonnull(strstr(body, "200 OK"));
 	ck_assert_ptr_nonnull(strstr(body, "Content-Type: application/json"));
+	free(body);
+	body = http_get((uint16_t)proc_field(&p, "metrics_port"), "/metrics");
+	ck_assert_ptr_nonnull(body);
+	ck_assert_ptr_nonnull(strstr(
+	    body, "\nmcrepl_master_rpc_refused_total{reason=\"cap\"} 0\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(body, "\nmcrepl_master_rpc_budget_waits_total 0\n"));
+	free(body);
+	body = http_get((uint16_t)proc_field(&p, "metrics_port"), "/health");
+	ck_assert_ptr_nonnull(body);
 	ck_assert_ptr_nonnull(strstr(
 	    body,
 	    "\r\n\r\n{\"status\":\"ok\",\"role\":\"single\",\"version\":\""));
