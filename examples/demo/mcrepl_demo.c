@@ -330,13 +330,17 @@ static void print_dynamic_keys(struct demo *d)
 	printf("\nkeys with a dynamic replica: %s and %d of the %d Zipf tail "
 	       "keys",
 	       HOT_KEY, n_tail, d->keys);
-	if (n_tail)
-		printf(" (between block-%d and block-%d)", first, last);
+	if (n_tail > 1)
+		printf(" (from block-%d to block-%d)", first, last);
+	else if (n_tail == 1)
+		printf(" (block-%d)", first);
 	printf(".\nAt full speed the head of the Zipf-0.99 tail reads above "
-	       "%d/s too, so the\nmaster replicates those keys by the same "
-	       "rule; the counters below count them all\n(a key at its "
-	       "2-replica limit that stays hot counts under "
-	       "reason=\"replica_limit\").\n",
+	       "%d/s too; the master\n(policy auto) copies a key only while "
+	       "its reads overload the segments of its\nreplicas against the "
+	       "cluster's mean, so most of them are refused as\n"
+	       "reason=\"balanced\", and a key with a replica on every host "
+	       "counts under\nreason=\"replica_limit\". The counters below "
+	       "count every key.\n",
 	       THRESHOLD_QPS);
 }
 
