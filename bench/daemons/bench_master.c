@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "harness.h"
 #include "hash.h"
+#include "preload.h"
 
 #define WINDOW 64
 #define BATCH 256
@@ -33,7 +34,7 @@
 struct load {
 	struct event_base *base;
 	rpc_aclient *ac;
-	int m_put_start, m_put_end, m_get, m_batch;
+	int m_get, m_batch;
 	uint64_t next, total, done, inflight;
 	uint64_t rng;
 	double deadline;
@@ -44,66 +45,6 @@ struct load {
 static const ProtobufCMessageDescriptor *out_desc(int m)
 {
 	return mcrepl_rpc__master__descriptor.methods[m].output;
-}
-
-static void put_issue(struct load *l);
-
-static void on_put_end(int st, ProtobufCMessage *resp, const char *err,
-		       void *arg)
-{
-	struct load *l = arg;
-
-	if (st != 0)
-		fprintf(stderr, "bench_master: PutEnd: %s\n", err);
-	if (resp)
-		protobuf_c_message_free_unpacked(resp, NULL);
-	l->inflight--;
-	l->done++;
-	put_issue(l);
-}
-
-static void on_put_start(int st, ProtobufCMessage *resp, const char *err,
-			 void *arg)
-{
-	struct load *l = arg;
-	McreplRpc__PutStartResponse *r = (McreplRpc__PutStartResponse *)resp;
-	McreplRpc__PutEndRequest pe;
-
-	if (st != 0 || r->result->code != MCREPL_RPC__CODE__OK) {
-		fprintf(stderr, "bench_master: PutStart: %s\n",
-			st ? err : r->result->message);
-		exit(1);
-	}
-	mcrepl_rpc__put_end_request__init(&pe);
-	pe.tenant = (char *)(uintptr_t) "";
-	pe.version = r->version;
-	/* one client, in-order replies: version v is key v-1 (slot v) */
-	pe.key = l->keybuf[r->version % WINDOW][0];
-	rpc_aclient_call(l->ac, (uint32_t)l->m_put_end, &pe.base,
-			 out_desc(l->m_put_end), on_put_end, l);
-	protobuf_c_message_free_unpacked(resp, NULL);
-}
-
-static void put_issue(struct load *l)
-{
-	while (l->inflight < WINDOW && l->next < l->total) {
-		McreplRpc__PutStartRequest ps;
-		/* versions are assigned in order: slot by version */
-		char *key = l->keybuf[(l->next + 1) % WINDOW][0];
-
-		snprintf(key, 32, "key-%llu", (unsigned long long)l->next);
-		mcrepl_rpc__put_start_request__init(&ps);
-		ps.tenant = (char *)(uintptr_t) "";
-		ps.key = key;
-		ps.size = 1024;
-		ps.replica_num = 1;
-		rpc_aclient_call(l->ac, (uint32_t)l->m_put_start, &ps.base,
-				 out_desc(l->m_put_start), on_put_start, l);
-		l->next++;
-		l->inflight++;
-	}
-	if (l->done == l->total)
-		event_base_loopbreak(l->base);
 }
 
 static void get_issue(struct load *l);
@@ -171,67 +112,27 @@ static int server_start(struct server *s, const char *mode, uint64_t keys)
 	const ProtobufCServiceDescriptor *d = &mcrepl_rpc__master__descriptor;
 	char addr[64], err[256];
 	struct load *l = calloc(1, sizeof(*l));
-	rpc_client *c;
-	McreplRpc__MountSegmentRequest m;
-	ProtobufCMessage *r;
 
 	snprintf(mode_flag, sizeof(mode_flag), "--dynamic_replication_mode=%s",
 		 mode);
-	if (!l || master_start(&s->proc, flags) != 0)
+	if (!l || master_start(&s->proc, flags) != 0 ||
+	    preload_master((uint16_t)proc_field(&s->proc, "rpc_port"), keys) !=
+		0) {
+		free(l);
 		return -1;
-	c = harness_client((uint16_t)proc_field(&s->proc, "rpc_port"));
-	mcrepl_rpc__mount_segment_request__init(&m);
-	m.client_id = 1;
-	m.host_id = (char *)(uintptr_t) "bench-host";
-	m.name = (char *)(uintptr_t) "bench-seg";
-	m.endpoint = (char *)(uintptr_t) "127.0.0.1:1";
-	m.capacity = 1ULL << 40;
-	r = harness_call(c, "MountSegment", &m.base, NULL);
-	if (!r)
-		return -1;
-	protobuf_c_message_free_unpacked(r, NULL);
-	rpc_client_close(c);
+	}
 	snprintf(addr, sizeof(addr), "127.0.0.1:%llu",
 		 (unsigned long long)proc_field(&s->proc, "rpc_port"));
 	l->base = event_base_new();
 	l->ac = rpc_aclient_create(l->base, addr, NULL, err, sizeof(err));
 	if (!l->ac)
 		return -1;
-	l->m_put_start = rpc_method_index(d, "PutStart");
-	l->m_put_end = rpc_method_index(d, "PutEnd");
 	l->m_get = rpc_method_index(d, "GetReplicaList");
 	l->m_batch = rpc_method_index(d, "BatchGetReplicaList");
 	l->total = keys;
 	l->rng = 42;
 	s->load = l;
-	put_issue(l);
-	event_base_dispatch(l->base);
-	return l->done == keys ? 0 : -1;
-}
-
-/* CPU seconds (user + system, all threads) the process has used; -1 when
- * /proc cannot tell. */
-static double proc_cpu_s(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long ut, st;
-	size_t n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* fields after the command name (which may hold spaces): state is
-	 * field 3, utime 14, stime 15 */
-	if (!(p = strrchr(buf, ')')) ||
-	    sscanf(p + 2,
-		   "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-		   &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	return 0;
 }
 
 /* keys/s over `seconds` of pipelined reads; *cpu_us: the master's CPU

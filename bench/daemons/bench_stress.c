@@ -36,12 +36,12 @@
 
 #include <event2/event.h>
 
+#include "preload.h"
 #include "bytes.h"
 #include "clock.h"
 #include "frame.h"
 #include "harness.h"
 
-#define WINDOW 64
 #define SLOWLORIS 200
 #define PARTIAL 48
 #define STORM 2000
@@ -56,119 +56,6 @@ static double attack_end; /* net_now_s() */
 static int idle_part;	  /* which idle attacker a child is: its addresses */
 
 /* ---- loading the master ----------------------------------------------- */
-
-struct load {
-	struct event_base *base;
-	rpc_aclient *ac;
-	int m_put_start, m_put_end;
-	uint64_t next, total, done, inflight;
-	char keybuf[WINDOW][32];
-};
-
-static const ProtobufCMessageDescriptor *out_desc(int m)
-{
-	return mcrepl_rpc__master__descriptor.methods[m].output;
-}
-
-static void put_issue(struct load *l);
-
-static void on_put_end(int st, ProtobufCMessage *resp, const char *err,
-		       void *arg)
-{
-	struct load *l = arg;
-
-	if (st != 0) {
-		fprintf(stderr, "bench_stress: PutEnd: %s\n", err);
-		exit(1);
-	}
-	protobuf_c_message_free_unpacked(resp, NULL);
-	l->inflight--;
-	l->done++;
-	put_issue(l);
-}
-
-static void on_put_start(int st, ProtobufCMessage *resp, const char *err,
-			 void *arg)
-{
-	struct load *l = arg;
-	McreplRpc__PutStartResponse *r = (McreplRpc__PutStartResponse *)resp;
-	McreplRpc__PutEndRequest pe;
-
-	if (st != 0 || r->result->code != MCREPL_RPC__CODE__OK) {
-		fprintf(stderr, "bench_stress: PutStart: %s\n",
-			st ? err : r->result->message);
-		exit(1);
-	}
-	mcrepl_rpc__put_end_request__init(&pe);
-	pe.tenant = (char *)(uintptr_t) "";
-	pe.version = r->version;
-	/* one client, in-order replies: version v is key v-1 (slot v) */
-	pe.key = l->keybuf[r->version % WINDOW];
-	rpc_aclient_call(l->ac, (uint32_t)l->m_put_end, &pe.base,
-			 out_desc(l->m_put_end), on_put_end, l);
-	protobuf_c_message_free_unpacked(resp, NULL);
-}
-
-static void put_issue(struct load *l)
-{
-	while (l->inflight < WINDOW && l->next < l->total) {
-		McreplRpc__PutStartRequest ps;
-		char *key = l->keybuf[(l->next + 1) % WINDOW];
-
-		snprintf(key, 32, "key-%llu", (unsigned long long)l->next);
-		mcrepl_rpc__put_start_request__init(&ps);
-		ps.tenant = (char *)(uintptr_t) "";
-		ps.key = key;
-		ps.size = 1024;
-		ps.replica_num = 1;
-		rpc_aclient_call(l->ac, (uint32_t)l->m_put_start, &ps.base,
-				 out_desc(l->m_put_start), on_put_start, l);
-		l->next++;
-		l->inflight++;
-	}
-	if (l->done == l->total)
-		event_base_loopbreak(l->base);
-}
-
-static int mount_and_load(uint64_t keys)
-{
-	const ProtobufCServiceDescriptor *d = &mcrepl_rpc__master__descriptor;
-	McreplRpc__MountSegmentRequest m;
-	struct load *l = calloc(1, sizeof(*l));
-	rpc_client *c = harness_client(rpc_port);
-	ProtobufCMessage *r;
-	char addr[64], err[256];
-	int rc;
-
-	if (!l || !c)
-		return -1;
-	mcrepl_rpc__mount_segment_request__init(&m);
-	m.client_id = 1;
-	m.host_id = (char *)(uintptr_t) "bench-host";
-	m.name = (char *)(uintptr_t) "bench-seg";
-	m.endpoint = (char *)(uintptr_t) "127.0.0.1:1";
-	m.capacity = 1ULL << 40;
-	r = harness_call(c, "MountSegment", &m.base, NULL);
-	rpc_client_close(c);
-	if (!r)
-		return -1;
-	protobuf_c_message_free_unpacked(r, NULL);
-	snprintf(addr, sizeof(addr), "127.0.0.1:%u", rpc_port);
-	l->base = event_base_new();
-	l->ac = rpc_aclient_create(l->base, addr, NULL, err, sizeof(err));
-	if (!l->ac)
-		return -1;
-	l->m_put_start = rpc_method_index(d, "PutStart");
-	l->m_put_end = rpc_method_index(d, "PutEnd");
-	l->total = keys;
-	put_issue(l);
-	event_base_dispatch(l->base);
-	rc = l->done == keys ? 0 : -1;
-	rpc_aclient_destroy(l->ac);
-	event_base_free(l->base);
-	free(l);
-	return rc;
-}
 
 /* ---- measuring -------------------------------------------------------- */
 
@@ -256,28 +143,6 @@ static void p99_timeline(const struct probe *p, double w)
 	}
 	printf("\n");
 	free(v);
-}
-
-/* CPU seconds (user + system) pid has used; -1 when /proc cannot tell. */
-static double proc_cpu_s(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long ut, st;
-	size_t n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	if (!(p = strrchr(buf, ')')) ||
-	    sscanf(p + 2,
-		   "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-		   &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* Open fds of pid (its connections, mostly). */
@@ -722,7 +587,7 @@ int main(int argc, char **argv)
 	rpc_port = (uint16_t)proc_field(&m, "rpc_port");
 	http_port = (uint16_t)proc_field(&m, "metrics_port");
 	t0 = net_now_s();
-	if (mount_and_load(keys) != 0) {
+	if (preload_master(rpc_port, keys) != 0) {
 		fprintf(stderr, "bench_stress: loading failed\n");
 		return 1;
 	}

@@ -1,0 +1,21 @@
+/*
+ * Filling a master for the benches (bench_master, bench_stress): a fake
+ * segment of 1 TiB is mounted (client 1, host "bench-host", endpoint
+ * 127.0.0.1:1, nothing listens there: only metadata is exercised), then
+ * keys objects "key-0".. "key-<keys-1>" of 1 KiB (tenant "") are put
+ * through one pipelined connection, 64 calls in flight.
+ */
+#ifndef MCREPL_PRELOAD_H
+#define MCREPL_PRELOAD_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* 0, or -1 with a line on stderr. */
+int preload_master(uint16_t rpc_port, uint64_t keys);
+
+/* CPU seconds (user + system, all threads) pid has used; -1 when /proc
+ * cannot tell. */
+double proc_cpu_s(pid_t pid);
+
+#endif
