@@ -28,6 +28,7 @@
 #include "harness.h"
 #include "netutil.h"
 #include "ratelog.h"
+#include "rawframe.h"
 #include "rpc_server.h"
 
 Suite *make_overload_suite(void);
@@ -220,44 +221,11 @@ static void send_exist(int fd, uint64_t id, const char *tenant, const char *key)
 	send_frame(fd, id, M_EXIST, &req.base);
 }
 
-static int read_full(int fd, uint8_t *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = recv(fd, buf, len, 0);
-
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* One frame, or NULL at EOF, reset or after 5 s. Caller frees. */
-static McreplRpc__Envelope *read_frame(int fd)
-{
-	uint8_t prefix[4], *frame;
-	McreplRpc__Envelope *env = NULL;
-	size_t total, used;
-
-	if (read_full(fd, prefix, 4))
-		return NULL;
-	ck_assert_int_eq(rpc_frame_peek(prefix, 4, 1u << 30, &total),
-			 RPC_FRAME_OK);
-	frame = malloc(total);
-	memcpy(frame, prefix, 4);
-	ck_assert_int_eq(read_full(fd, frame + 4, total - 4), 0);
-	ck_assert_int_eq(rpc_frame_parse(frame, total, 1u << 30, &env, &used),
-			 RPC_FRAME_OK);
-	free(frame);
-	return env;
-}
-
 /* Reads one reply: its id and status, and that its error contains want. */
 static void expect(int fd, uint64_t id, McreplRpc__Code status,
 		   const char *want)
 {
-	McreplRpc__Envelope *env = read_frame(fd);
+	McreplRpc__Envelope *env = raw_read_frame(fd);
 
 	ck_assert_msg(env != NULL, "no reply (want status %d)", (int)status);
 	ck_assert_uint_eq(env->request_id, id);
@@ -682,7 +650,7 @@ START_TEST(test_master_fd_limit_refuses_clearly)
 			quiet++;
 			continue;
 		}
-		env = read_frame(fd[i]);
+		env = raw_read_frame(fd[i]);
 		ck_assert_ptr_nonnull(env);
 		ck_assert_int_eq(env->status, MCREPL_RPC__CODE__TOO_MANY);
 		ck_assert_ptr_nonnull(strstr(env->error, "connection limit"));

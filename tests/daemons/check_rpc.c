@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "frame.h"
+#include "rawframe.h"
 #include "netutil.h"
 #include "pbcheck.h"
 #include "rpc_client.h"
@@ -346,40 +347,6 @@ static void raw_send_frame(int fd, uint64_t id, uint32_t method,
 			 RPC_FRAME_OK);
 	raw_send(fd, frame, n);
 	free(frame);
-}
-
-static int read_full(int fd, uint8_t *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		n = recv(fd, buf, len, 0);
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Reads one reply frame; NULL on EOF. Caller frees. */
-static McreplRpc__Envelope *raw_read_frame(int fd)
-{
-	uint8_t prefix[4], *frame;
-	McreplRpc__Envelope *env = NULL;
-	size_t total, used;
-
-	if (read_full(fd, prefix, 4))
-		return NULL;
-	ck_assert_int_eq(rpc_frame_peek(prefix, 4, 1u << 30, &total),
-			 RPC_FRAME_OK);
-	frame = malloc(total);
-	memcpy(frame, prefix, 4);
-	ck_assert_int_eq(read_full(fd, frame + 4, total - 4), 0);
-	ck_assert_int_eq(rpc_frame_parse(frame, total, 1u << 30, &env, &used),
-			 RPC_FRAME_OK);
-	free(frame);
-	return env;
 }
 
 /* Reads one reply and checks its id and status. */
