@@ -575,12 +575,3 @@ out_free:
 	free(e);
 	return NULL;
 }
-
-struct copy_engine *
-copy_engine_rdma_create(struct event_base *base,
-			const struct copy_engine_config *cfg, char *err,
-			size_t errlen)
-{
-	return copy_engine_rdma_create_with(base, cfg, &rdma_verbs_real, NULL,
-					    err, errlen);
-}
