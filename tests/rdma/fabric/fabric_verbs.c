@@ -993,6 +993,31 @@ static uint16_t sa_port(const struct sockaddr *sa)
 			 : ((const struct sockaddr_in *)sa)->sin_port);
 }
 
+/* Binds s to un; a socket file left by a process that died (nobody
+ * accepts on it) is taken over, as the kernel frees a dead process's
+ * rdma_cm port; a live listener's gives EADDRINUSE. */
+static int bind_listener(int s, const struct sockaddr_un *un)
+{
+	int probe;
+
+	if (bind(s, (const struct sockaddr *)un, sizeof(*un)) == 0)
+		return 0;
+	if (errno != EADDRINUSE)
+		return -1;
+	probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (probe < 0)
+		return -1;
+	if (connect(probe, (const struct sockaddr *)un, sizeof(*un)) == 0 ||
+	    errno != ECONNREFUSED) {
+		close(probe);
+		errno = EADDRINUSE;
+		return -1;
+	}
+	close(probe);
+	unlink(un->sun_path);
+	return bind(s, (const struct sockaddr *)un, sizeof(*un));
+}
+
 static int f_listen(void *ctx, struct rdma_cm_id *id, int backlog)
 {
 	struct fv *f = ctx;
@@ -1004,7 +1029,7 @@ static int f_listen(void *ctx, struct rdma_cm_id *id, int backlog)
 	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return -1;
-	if (bind(s, (struct sockaddr *)&un, sizeof(un)) || listen(s, backlog)) {
+	if (bind_listener(s, &un) || listen(s, backlog)) {
 		int rc = errno;
 
 		close(s);
