@@ -37,6 +37,11 @@
 #   MIN_RATIO       engine / ib_write_bw to pass (default 0.90)
 #   TRANSPORT       rdma (default); tcp runs part 3 without RDMA, to check
 #                   this script itself on any host
+#   FABRIC=fake     part 3 over rdma with the test build of the worker
+#                   (build/tests/mcrepl-worker-fakerdma: the real engine
+#                   over the fake fabric between processes, no device);
+#                   checks this script's rdma path on any host, measures
+#                   nothing
 #
 # Across two hosts the same end-to-end part works with workers on each
 # (every worker advertises host:rdma_port); the bandwidth part measures
@@ -45,6 +50,9 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 
 BIN=${MCREPL_BIN_DIR:-build/bin}
+FABRIC=${FABRIC:-}
+FAB_DIR=""
+WORKER=$BIN/mcrepl-worker
 RPC_PORT=${RPC_PORT:-50151}
 RDMA_PORT=${RDMA_PORT:-20886}
 TRANSPORT=${TRANSPORT:-rdma}
@@ -65,7 +73,7 @@ cleanup() {
 	for p in $PIDS; do
 		wait "$p" 2>/dev/null
 	done
-	rm -rf "$TMP"
+	rm -rf "$TMP" ${FAB_DIR:+"$FAB_DIR"}
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
@@ -117,13 +125,25 @@ MISSING=""
 missing() { MISSING="$MISSING
     - $*"; }
 
-if [ "$TRANSPORT" = rdma ]; then
+if [ "$TRANSPORT" = rdma ] && [ "$FABRIC" = fake ]; then
+	DEV="fakefab0 (the fake fabric between processes)"
+	ADDR=127.0.0.1
+	DEV_FLAGS=""
+	WORKER=$BIN/../tests/mcrepl-worker-fakerdma
+	shm=/dev/shm
+	[ -w "$shm" ] || shm=$TMP
+	FAB_DIR=$(mktemp -d "$shm/mcrepl-hwfab.XXXXXX") || exit 1
+	MCREPL_FAKE_RDMA_DIR=$FAB_DIR
+	export MCREPL_FAKE_RDMA_DIR
+elif [ "$TRANSPORT" = rdma ]; then
 	DEV=${RDMA_DEVICE:-$(list_devices | head -n 1)}
 	if [ -z "$DEV" ]; then
 		say "skipped: no RDMA device (ibv_devices lists none, /sys/class/infiniband is empty)."
 		say "  load the NIC's driver, or for Soft-RoCE: sudo modprobe rdma_rxe && sudo rdma link add rxe0 type rxe netdev eth0"
 		exit 77
 	fi
+	list_devices | grep -qx "$DEV" ||
+		missing "device $DEV: ibv_devices lists only: $(list_devices | tr '\n' ' ')"
 	ADDR=${RDMA_ADDR:-$(device_addr "$DEV")}
 	[ -n "$ADDR" ] ||
 		missing "an IPv4 address on $DEV's netdev (rdma link show; ip addr), or set RDMA_ADDR"
@@ -150,9 +170,10 @@ else
 	ADDR=${RDMA_ADDR:-127.0.0.1}
 	DEV_FLAGS=""
 fi
-for b in mcrepl-master mcrepl-worker mcrepl-cli; do
+for b in mcrepl-master mcrepl-cli; do
 	[ -x "$BIN/$b" ] || missing "$BIN/$b: run make first"
 done
+[ -x "$WORKER" ] || missing "$WORKER: run make first (the fake fabric's: make check-daemons)"
 if [ -n "$MISSING" ]; then
 	say "FAILED: missing:$MISSING"
 	exit 1
@@ -160,7 +181,7 @@ fi
 say "transport $TRANSPORT, device $DEV, address $ADDR"
 
 # ---- bandwidth: the engine beside ib_write_bw ----------------------------------
-if [ "$TRANSPORT" = rdma ]; then
+if [ "$TRANSPORT" = rdma ] && [ "$FABRIC" != fake ]; then
 	"$BIN/mcrepl-rdma-bench" "$ADDR" "$DEV" "$RDMA_PORT" "$SIZE" \
 		"$OBJECTS" "$SECONDS_BW" >"$TMP/bench.out" 2>"$TMP/bench.log" ||
 		fail "mcrepl-rdma-bench: $(cat "$TMP/bench.log")"
@@ -198,7 +219,7 @@ wait_for 10 cli segments || fail "master did not answer on port $RPC_PORT"
 
 start_worker() { # name rdma_port
 	# shellcheck disable=SC2086 # DEV_FLAGS is empty or two words
-	"$BIN/mcrepl-worker" --master "127.0.0.1:$RPC_PORT" \
+	"$WORKER" --master "127.0.0.1:$RPC_PORT" \
 		--transport="$TRANSPORT" $DEV_FLAGS --rdma_port "$2" \
 		--data_address "$ADDR" --host_id "$1" --segment_size 64M \
 		>"$TMP/$1.log" 2>&1 &
