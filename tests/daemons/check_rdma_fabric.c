@@ -476,6 +476,77 @@ START_TEST(test_wrong_rkey_fails_the_copy_once_with_the_reason)
 }
 END_TEST
 
+/* The target's NIC lets peers reach only the first MiB of its segment:
+ * the source's fifth WR (at 1 MiB) gets a remote access error, the
+ * first four landed; the copy fails and no replica becomes readable. */
+START_TEST(test_write_past_the_remote_mr_fails_as_on_hardware)
+{
+	store_client *c;
+	struct store_object_info o;
+
+	start_worker(0, NULL, NULL);
+	c = client(NULL);
+	put(c, "k", 9);
+	start_worker(1, "MCREPL_FAKE_RDMA_MR_LIMIT=1048576", NULL);
+	for (int waited = 0; waited < 10000 && fab(0, "access_errors") < 1;
+	     waited += 50) {
+		uint64_t len;
+		void *buf;
+
+		ck_assert_int_eq(store_client_get(c, "k", &buf, &len, NULL), 0);
+		free(buf);
+		harness_sleep_ms(50);
+	}
+	ck_assert_int_eq(fab(0, "access_errors"), 1);
+	ck_assert_int_eq(fab(0, "writes"), 4);
+	ck_assert_int_eq(fab(0, "bytes"), 1 << 20); /* 4 WRs of 256 KiB */
+	ck_assert_int_eq(logged(0, "^rdma: write to 127.0.0.1:20887 failed: "
+				   "remote access error (wc status 10"),
+			 1);
+	ck_assert_int_eq(store_client_stat(c, "k", &o), 0);
+	ck_assert_uint_eq(o.n_replicas, 1);
+	ck_assert_str_eq(o.replicas[0].host_id, "host-a");
+	store_client_close(c);
+}
+END_TEST
+
+/* A domain-aware master warms a domain that joins with the hot object:
+ * the warmup copy (not a read's) goes over the fabric too, to a third
+ * worker, and its bytes arrive. */
+START_TEST(test_warmup_copy_to_a_new_domain_over_rdma)
+{
+	store_client *c;
+
+	start_worker(0, NULL, NULL);
+	c = client(NULL);
+	put(c, "warm", 10);
+	start_worker(1, NULL, NULL);
+	ck_assert(heat_until_on(c, "warm", "host-b", 10000));
+	start_worker(2, NULL, "--domain=zone-c");
+	for (int waited = 0;
+	     waited < 10000 &&
+	     master_metric(c, "mcrepl_master_warmup_copies_completed_total") <
+		 1;
+	     waited += 50)
+		harness_sleep_ms(50);
+	ck_assert_int_eq(
+	    master_metric(c, "mcrepl_master_warmup_copies_completed_total"), 1);
+	verify_on("warm", "host-c", 10);
+	ck_assert_int_eq(fab(2, "inbound_qps"), 1);
+	ck_assert_int_eq(fab(0, "bytes") + fab(1, "bytes"),
+			 2 * (OBJ_BYTES + STAMP_BYTES));
+	store_client_close(c);
+}
+END_TEST
+
+static void setup_domains(void)
+{
+	static const char *const da[] = {
+	    "--dynamic_replication_domain_aware=true", NULL};
+
+	setup_with(da);
+}
+
 /* Starts a slowed source (host-a) and its target (host-b, with env), puts
  * a key on a and heats it until the copy to b is under way. */
 static store_client *copy_under_way(const char *target_env)
@@ -574,6 +645,7 @@ Suite *make_rdma_fabric_suite(void)
 {
 	Suite *s = suite_create("rdma_fabric");
 	TCase *tc = tcase_create("cluster");
+	TCase *dom = tcase_create("domains");
 
 	tcase_add_unchecked_fixture(tc, run_setup, run_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -585,7 +657,13 @@ Suite *make_rdma_fabric_suite(void)
 	    tc, test_host_crash_stale_inbound_replaced_when_source_returns);
 	tcase_add_test(
 	    tc, test_device_removal_fails_connections_and_refuses_copies);
+	tcase_add_test(tc, test_write_past_the_remote_mr_fails_as_on_hardware);
 	suite_add_tcase(s, tc);
+	tcase_add_unchecked_fixture(dom, run_setup, run_teardown);
+	tcase_add_checked_fixture(dom, setup_domains, teardown);
+	tcase_set_timeout(dom, 90);
+	tcase_add_test(dom, test_warmup_copy_to_a_new_domain_over_rdma);
+	suite_add_tcase(s, dom);
 	return s;
 }
 

@@ -42,6 +42,8 @@
  *   MCREPL_FAKE_RDMA_BAD_RKEY=1   MRs are handed out with a wrong rkey
  *   MCREPL_FAKE_RDMA_SILENT=1     a peer's death is not reported (a host
  *                                 that crashed: no DISCONNECTED ever)
+ *   MCREPL_FAKE_RDMA_MR_LIMIT=N   peers may reach only the first N bytes
+ *                                 of each MR (remote bounds checks)
  * SIGUSR2 removes the device: IBV_EVENT_DEVICE_FATAL on the async fd and
  * RDMA_CM_EVENT_DEVICE_REMOVAL on every event channel; QPs go to error.
  *
@@ -171,6 +173,7 @@ struct fv {
 	uint32_t next_key;
 	uint16_t next_src_port;
 	unsigned wr_delay_ms;
+	uint64_t mr_limit;
 	bool bad_rkey, silent, dead;
 	struct ibv_device dev;
 	struct ibv_context ctx;
@@ -464,14 +467,15 @@ static struct ibv_mr *f_reg_mr(void *ctx, struct ibv_pd *pd, void *addr,
 		errno = rc;
 		return NULL;
 	}
-	*m->hdr = (struct fv_hdr){.magic = FV_MAGIC,
-				  .valid = 1,
-				  .node = f->node,
-				  .pd = pd->handle,
-				  .addr = (uintptr_t)addr,
-				  .len = len,
-				  .access = (uint32_t)access,
-				  .rkey = key};
+	*m->hdr = (struct fv_hdr){
+	    .magic = FV_MAGIC,
+	    .valid = 1,
+	    .node = f->node,
+	    .pd = pd->handle,
+	    .addr = (uintptr_t)addr,
+	    .len = f->mr_limit && f->mr_limit < len ? f->mr_limit : len,
+	    .access = (uint32_t)access,
+	    .rkey = key};
 	m->mr.context = pd->context;
 	m->mr.pd = pd;
 	m->mr.addr = addr;
@@ -1520,6 +1524,9 @@ copy_engine_rdma_create(struct event_base *base,
 	f->next_src_port = (uint16_t)(40000 + f->node % 20000);
 	f->wr_delay_ms = delay ? (unsigned)strtoul(delay, NULL, 10) : 0;
 	f->bad_rkey = env_on("MCREPL_FAKE_RDMA_BAD_RKEY");
+	if (getenv("MCREPL_FAKE_RDMA_MR_LIMIT"))
+		f->mr_limit =
+		    strtoull(getenv("MCREPL_FAKE_RDMA_MR_LIMIT"), NULL, 10);
 	f->silent = env_on("MCREPL_FAKE_RDMA_SILENT");
 	f->jobs_tail = &f->jobs;
 	snprintf(f->dev.name, sizeof(f->dev.name), "fakefab0");
