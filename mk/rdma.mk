@@ -7,6 +7,9 @@
 #                daemon test runner); plain objects, not an archive: list
 #                them once per link line, before $(DAEMON_LIB) (the engine
 #                uses netutil and the copy engine interface from it)
+#                (daemons/rdma/rdma_create.c holds copy_engine_rdma_create
+#                over the real verbs; the test build of the worker,
+#                mk/worker.mk, links the rest with the fake fabric's)
 #   RDMA_LIBS    libraries those links need (empty for the stub)
 #   RDMA_CFLAGS  flags for code that includes daemons/rdma headers (the
 #                engine itself and tests/daemons/, mk/tests.mk); it defines
