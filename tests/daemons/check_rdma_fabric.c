@@ -139,6 +139,13 @@ static void teardown(void)
 		proc_stop(&fx.w[i]);
 	proc_stop(&fx.master);
 	clean_dir(fx.dir);
+	/* the runner's environment as it was (CK_FORK=no runs the other
+	 * suites in this process) */
+	unsetenv("MCREPL_FAKE_RDMA_DIR");
+	if (getenv("MCREPL_RUN_LOG_DIR"))
+		setenv("MCREPL_TEST_LOG_DIR", getenv("MCREPL_RUN_LOG_DIR"), 1);
+	else
+		unsetenv("MCREPL_TEST_LOG_DIR");
 }
 
 /* In the runner, around the test case: a failed test exits without its
@@ -177,6 +184,8 @@ static void run_teardown(void)
 	}
 	if (d)
 		closedir(d);
+	unsetenv("MCREPL_FAB_PREFIX");
+	unsetenv("MCREPL_RUN_LOG_DIR");
 }
 
 static char *mut(const char *s)

@@ -147,6 +147,7 @@ struct fv_id {
 	uint8_t pdata[FV_PDATA];
 	uint8_t pdata_len;
 	struct fv_id *pending; /* inbound: its listener, until the request */
+	struct fv_id *next_pending;
 };
 
 enum { MSG_REQ = 1, MSG_REP, MSG_REJ, MSG_DREQ };
@@ -186,6 +187,7 @@ struct fv {
 	struct fv_rmap *rmaps;
 	struct fv_qp *qps;
 	struct fv_cm *cms;
+	struct fv_id *pend; /* accepted sockets whose request has not come */
 	struct fv_job *jobs, **jobs_tail;
 	struct event *tick;
 	struct event *sig_ev;
@@ -264,6 +266,7 @@ static void cm_sock_cb(evutil_socket_t fd, short what, void *arg);
 static void tick_cb(evutil_socket_t fd, short what, void *arg);
 static void removal_cb(evutil_socket_t fd, short what, void *arg);
 static void fv_kick(struct fv *f);
+static void id_drop(struct fv *f, struct fv_id *fid);
 
 /* ---- device ---------------------------------------------------------- */
 
@@ -855,8 +858,13 @@ static void f_destroy_event_channel(void *ctx, struct rdma_event_channel *ch)
 		;
 	if (*pp)
 		*pp = cm->next;
-	while (cm->n)
-		free(cm->q[--cm->n]);
+	while (cm->n) {
+		struct rdma_cm_event *ev = cm->q[--cm->n];
+
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+			id_drop(f, (struct fv_id *)ev->id);
+		free(ev);
+	}
 	close(cm->ch.fd);
 	close(cm->wfd);
 	free(cm);
@@ -928,6 +936,28 @@ static void id_close_sock(struct fv_id *fid)
 	fid->sock = -1;
 }
 
+static void pend_remove(struct fv *f, struct fv_id *fid)
+{
+	struct fv_id **pp;
+
+	for (pp = &f->pend; *pp && *pp != fid; pp = &(*pp)->next_pending)
+		;
+	if (*pp)
+		*pp = fid->next_pending;
+	fid->pending = NULL;
+}
+
+/* An inbound id the engine never saw (its request had not come, or was
+ * still queued when the channel went). */
+static void id_drop(struct fv *f, struct fv_id *fid)
+{
+	pend_remove(f, fid);
+	id_close_sock(fid);
+	free(fid);
+	f->ids--;
+	state_dump(f);
+}
+
 static void cm_path(const struct fv *f, uint16_t port, struct sockaddr_un *un)
 {
 	memset(un, 0, sizeof(*un));
@@ -949,6 +979,13 @@ static int f_destroy_id(void *ctx, struct rdma_cm_id *id)
 		return -1;
 	}
 	if (fid->listener) {
+		struct fv_id *p, *next;
+
+		for (p = f->pend; p; p = next) {
+			next = p->next_pending;
+			if (p->pending == fid)
+				id_drop(f, p);
+		}
 		cm_path(f,
 			ntohs(((struct sockaddr_in *)&id->route.addr.src_addr)
 				  ->sin_port),
@@ -1296,11 +1333,10 @@ static void listener_accept(struct fv *f, struct fv_id *l)
 	fid->id.route.addr.src_addr = l->id.route.addr.src_addr;
 	/* the request itself comes as the first message on the socket */
 	fid->pending = l;
-	if (watch_sock(f, fid)) {
-		id_close_sock(fid);
-		free(fid);
-		f->ids--;
-	}
+	fid->next_pending = f->pend;
+	f->pend = fid;
+	if (watch_sock(f, fid))
+		id_drop(f, fid);
 }
 
 static void on_msg(struct fv *f, struct fv_id *fid, const struct fv_msg *m)
@@ -1314,7 +1350,7 @@ static void on_msg(struct fv *f, struct fv_id *fid, const struct fv_msg *m)
 
 		if (!fid->inbound || !l || m->pdata_len > FV_PDATA)
 			break;
-		fid->pending = NULL;
+		pend_remove(f, fid);
 		fid->peer_node = m->node;
 		fid->peer_pd = m->pd;
 		memset(dst, 0, sizeof(*dst));
@@ -1348,16 +1384,14 @@ static void on_msg(struct fv *f, struct fv_id *fid, const struct fv_msg *m)
 /* The peer's socket closed: its process died (or dropped the id). */
 static void on_eof(struct fv *f, struct fv_id *fid)
 {
-	if (f->silent) {
+	if (fid->pending) {
+		/* died before its request arrived: nothing to tell */
+		id_drop(f, fid);
+	} else if (f->silent) {
 		/* a crashed host: nothing reaches this side */
 		id_close_sock(fid);
-		return;
-	}
-	if (fid->connected) {
+	} else if (fid->connected) {
 		id_disconnected(f, fid);
-	} else if (fid->pending) {
-		/* died before its request arrived: nothing to tell */
-		id_close_sock(fid);
 	} else {
 		id_close_sock(fid);
 		id_event(fid, RDMA_CM_EVENT_UNREACHABLE, -ECONNRESET);
