@@ -635,6 +635,7 @@ START_TEST(test_device_removal_fails_connections_and_refuses_copies)
 	put(c, "k2", 8);
 	start_worker(1, NULL, NULL);
 	ck_assert(heat_until_on(c, "k1", "host-b", 10000));
+	verify_on("k1", "host-b", 7);
 	ck_assert_int_eq(fab(0, "qps"), 1); /* a's QP to b */
 	kill(fx.w[0].pid, SIGUSR2);
 	ck_assert_int_eq(wait_fab(0, "dead", 1, 2000), 1);
@@ -645,7 +646,6 @@ START_TEST(test_device_removal_fails_connections_and_refuses_copies)
 	ck_assert_int_eq(fab(0, "writes"), 17); /* k1's, nothing since */
 	ck_assert_int_eq(store_client_stat(c, "k2", &o), 0);
 	ck_assert_uint_eq(o.n_replicas, 1);
-	verify_on("k1", "host-b", 7);
 	store_client_close(c);
 }
 END_TEST
