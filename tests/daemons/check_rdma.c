@@ -391,6 +391,22 @@ START_TEST(test_register_once)
 }
 END_TEST
 
+/* Issue 20 item 7: only WRITEs travel, so the MR grants no REMOTE_READ
+ * (nor atomics, nor memory windows): the rkey discloses nothing. */
+START_TEST(test_register_grants_no_remote_read)
+{
+	e = fake_engine_default(f);
+	uint32_t rkey = 0;
+	char *buf = reg_buf(e, 4 * MiB, &rkey);
+
+	ck_assert_ptr_nonnull(f->mrs);
+	ck_assert_int_eq(f->mrs->access,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	engine_destroy();
+	free(buf);
+}
+END_TEST
+
 START_TEST(test_register_split)
 {
 	uint32_t rkey = 0;
@@ -1840,6 +1856,7 @@ Suite *make_rdma_suite(void)
 	tcase_add_loop_test(dev, test_create_fails, 0, N_CREATE_FAILS);
 	tcase_add_test(dev, test_listener);
 	tcase_add_test(reg, test_register_once);
+	tcase_add_test(reg, test_register_grants_no_remote_read);
 	tcase_add_test(reg, test_register_split);
 	tcase_add_test(reg, test_register_split_fails);
 	tcase_add_test(reg, test_register_overlap);

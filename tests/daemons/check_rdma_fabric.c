@@ -194,7 +194,8 @@ static char *mut(const char *s)
 }
 
 /* Worker i (host-a, ...) on rdma_cm port RDMA_PORT0 + i, with the fabric
- * environment `env` ("NAME=value", or NULL) and an extra flag. */
+ * environment `env` ("NAME=value", or NULL) and an extra flag (a later
+ * --transport wins). */
 static void start_worker(int i, const char *env, const char *flag)
 {
 	char bin[512], real[512], master[80], host[32], port[32];
@@ -209,7 +210,7 @@ static void start_worker(int i, const char *env, const char *flag)
 			mut("--poll_interval_ms=20"),
 			(char *)(uintptr_t)flag,
 			NULL};
-	char *eq = NULL, name[64];
+	char *eq = NULL, name[64], want[64];
 
 	harness_bin("../tests/mcrepl-worker-fakerdma", real, sizeof(real));
 	snprintf(bin, sizeof(bin), "%s/host-%c", fx.dir, 'a' + i);
@@ -227,7 +228,10 @@ static void start_worker(int i, const char *env, const char *flag)
 	    proc_start(&fx.w[i], argv, "mcrepl-worker ready", 8000), 0);
 	if (env)
 		unsetenv(name);
-	ck_assert_ptr_nonnull(strstr(fx.w[i].ready, "transport=rdma"));
+	snprintf(want, sizeof(want), "transport=%s",
+		 flag && !strncmp(flag, "--transport=", 12) ? flag + 12
+							    : "rdma");
+	ck_assert_ptr_nonnull(strstr(fx.w[i].ready, want));
 }
 
 /* A field of worker i's fabric state line; -1 when unreadable. */
@@ -519,6 +523,31 @@ START_TEST(test_write_past_the_remote_mr_fails_as_on_hardware)
 }
 END_TEST
 
+/* A target that runs tcp (or a master older than rdma_endpoint) hands
+ * out no rdma endpoint: the rdma source copies over tcp, says so once,
+ * never dials an rdma_cm port for it, and the bytes arrive. */
+START_TEST(test_target_without_rdma_endpoint_is_copied_over_tcp)
+{
+	store_client *c;
+
+	start_worker(0, NULL, NULL);
+	c = client(NULL);
+	put(c, "k1", 11);
+	put(c, "k2", 12);
+	start_worker(1, NULL, "--transport=tcp");
+	ck_assert(heat_until_on(c, "k1", "host-b", 10000));
+	verify_on("k1", "host-b", 11);
+	ck_assert(heat_until_on(c, "k2", "host-b", 10000));
+	verify_on("k2", "host-b", 12);
+	ck_assert_int_eq(logged(0, "came without an rdma endpoint"), 1);
+	ck_assert_int_eq(fab(0, "writes"), 0);
+	ck_assert_int_eq(fab(0, "ids"), 1); /* its listener; no connection */
+	ck_assert_int_eq(
+	    worker_metric(0, "mcrepl_worker_copies_completed_total"), 2);
+	store_client_close(c);
+}
+END_TEST
+
 /* A domain-aware master warms a domain that joins with the hot object:
  * the warmup copy (not a read's) goes over the fabric too, to a third
  * worker, and its bytes arrive. */
@@ -667,6 +696,8 @@ Suite *make_rdma_fabric_suite(void)
 	tcase_add_test(
 	    tc, test_device_removal_fails_connections_and_refuses_copies);
 	tcase_add_test(tc, test_write_past_the_remote_mr_fails_as_on_hardware);
+	tcase_add_test(tc,
+		       test_target_without_rdma_endpoint_is_copied_over_tcp);
 	suite_add_tcase(s, tc);
 	tcase_add_unchecked_fixture(dom, run_setup, run_teardown);
 	tcase_add_checked_fixture(dom, setup_domains, teardown);
