@@ -397,7 +397,7 @@ static int f_connect(void *ctx, struct rdma_cm_id *id,
 	struct sockaddr_un un;
 	struct fv_msg m;
 
-	if (!id->qp || fid->sock >= 0) {
+	if (!id->qp || fid->sock >= 0 || param->private_data_len > FV_PDATA) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -407,10 +407,6 @@ static int f_connect(void *ctx, struct rdma_cm_id *id,
 	if (fid->sock < 0)
 		return -1;
 	msg_init(f, &m, MSG_REQ, id);
-	if (param->private_data_len > FV_PDATA) {
-		errno = EINVAL;
-		return -1;
-	}
 	m.pdata_len = param->private_data_len;
 	if (param->private_data_len)
 		memcpy(m.pdata, param->private_data, param->private_data_len);
