@@ -335,6 +335,23 @@ replica_on(const struct store_object_info *o, const char *host)
 	return NULL;
 }
 
+/* Waits up to ms for the master to list n segments. */
+static void wait_segments(store_client *c, size_t n, int ms)
+{
+	struct store_segment_info *segs;
+	size_t have = 0;
+
+	for (int waited = 0; waited <= ms; waited += 100) {
+		segs = NULL;
+		ck_assert_int_eq(store_client_stats(c, &segs, &have, NULL), 0);
+		free(segs);
+		if (have == n)
+			return;
+		harness_sleep_ms(100);
+	}
+	ck_assert_uint_eq(have, n);
+}
+
 /* The worker (0 for host-a, 1 for host-b) holding key's one replica. */
 static int host_of(store_client *c, const char *key)
 {
@@ -636,8 +653,8 @@ START_TEST(test_host_crash_stale_inbound_replaced_when_source_returns)
 	proc_kill9(&fx.w[0]);
 	harness_sleep_ms(500);
 	ck_assert_int_eq(fab(1, "inbound_qps"), 1); /* stale: nobody said */
-	harness_sleep_ms(2500); /* the master drops the dead a (TTL 2 s) */
-	put(c, "filler", 5);	/* on b, the only worker */
+	wait_segments(c, 1, 8000); /* the master drops the dead a (TTL 2 s) */
+	put(c, "filler", 5);	   /* on b, the only worker */
 	ck_assert_int_eq(host_of(c, "filler"), 1);
 	start_worker(0, NULL, NULL); /* same address and rdma_cm port */
 	put(c, "big2", 6);	     /* on a, the least used */
