@@ -118,9 +118,11 @@ int metrics_start(struct worker *w, char *err, size_t errlen)
 	errno = 0;
 	sock = evhttp_bind_socket_with_handle(w->http, w->flags.data_address,
 					      (uint16_t)w->flags.metrics_port);
-	net_http_limit(w->http, sock);
-	if (!sock || getsockname(evhttp_bound_socket_get_fd(sock),
-				 (struct sockaddr *)&ss, &sl) != 0)
+	if (sock)
+		w->http_cap = net_http_limit(w->base, w->http, sock);
+	if (!sock || !w->http_cap ||
+	    getsockname(evhttp_bound_socket_get_fd(sock),
+			(struct sockaddr *)&ss, &sl) != 0)
 		goto out_err;
 	w->metrics_port =
 	    ntohs(ss.ss_family == AF_INET6
@@ -139,7 +141,7 @@ out_err:
 
 void metrics_stop(struct worker *w)
 {
-	if (w->http)
-		evhttp_free(w->http);
+	net_http_free(w->http, w->http_cap);
 	w->http = NULL;
+	w->http_cap = NULL;
 }
