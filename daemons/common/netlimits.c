@@ -70,6 +70,20 @@ static const struct flag data_flags[] = {
      "never)"},
     {"data_max_connections", FLAG_U32, D(max_connections), 0, "0",
      "data connections at once (0 = the fd limit - 256)"},
+    {"data_body_timeout_ms", FLAG_U32, D(body_timeout_ms), 0, "10000",
+     "close a data connection whose WRITE payload (kept or discarded) "
+     "receives less than data_min_body_rate over this long (0 = never)"},
+    {"data_min_body_rate", FLAG_SIZE, D(min_body_rate), 0, "1M",
+     "bytes per second a WRITE payload must keep up, per "
+     "data_body_timeout_ms window"},
+    {"data_conn_input", FLAG_SIZE, D(conn_input), 0, "1M",
+     "request bytes a data connection buffers (payloads go straight to the "
+     "segment past this)",
+     .min = 4096},
+    {"data_input_budget", FLAG_SIZE, D(input_budget), 0, "64M",
+     "request bytes held, all data connections, by connections paused "
+     "because they do not read their replies; past it such a connection "
+     "is closed"},
 };
 
 const struct flag_set net_http_flags = {

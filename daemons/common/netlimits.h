@@ -54,6 +54,10 @@ struct net_http_limits {
 struct net_data_limits {
 	uint32_t header_timeout_ms; /* first to last byte of a header */
 	uint32_t max_connections;   /* 0 = auto: the fd limit - headroom */
+	uint32_t body_timeout_ms;   /* a WRITE payload's progress window */
+	uint64_t min_body_rate;	    /* bytes/s a payload must keep up */
+	uint64_t conn_input;	    /* input buffered per connection */
+	uint64_t input_budget;	    /* input held by paused connections */
 };
 
 struct net_limits {

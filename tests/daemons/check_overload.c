@@ -2,7 +2,8 @@
  * Issue 17, transport bounds: idle and partial-frame timeouts, the input
  * budget, connection caps (global, per address, the reserved share), string
  * length limits, rate-limited logs, accept back-off at the fd limit, HTTP
- * limits and the data port's header timeout and cap. Real sockets on
+ * limits (the data port: check_overload_data; HTTP connection caps:
+ * check_overload_http). Real sockets on
  * loopback; an in-process rpc_server where a bound needs a small setting,
  * a real mcrepl-master where the daemon's wiring is the point. Timing
  * asserts are generous bounds only.
@@ -22,8 +23,6 @@
 
 #include <event2/event.h>
 
-#include "data_proto.h"
-#include "data_server.h"
 #include "frame.h"
 #include "harness.h"
 #include "netutil.h"
@@ -667,67 +666,6 @@ START_TEST(test_http_headers_and_slowloris_are_bounded)
 }
 END_TEST
 
-/* ---- the data port ---------------------------------------------------- */
-
-struct dloop {
-	struct event_base *base;
-	struct data_server *ds;
-	struct event *stop_ev; /* loopbreak from the test thread */
-	int stop_fds[2];
-	pthread_t thread;
-};
-
-static void *dloop_main(void *arg)
-{
-	struct dloop *d = arg;
-
-	event_base_loop(d->base, EVLOOP_NO_EXIT_ON_EMPTY);
-	return NULL;
-}
-
-START_TEST(test_data_port_header_timeout_and_cap)
-{
-	struct data_server_config dc;
-	struct data_server_counters cn;
-	struct dloop d;
-	char err[160];
-	int part, other, over;
-
-	data_server_config_init(&dc);
-	dc.header_timeout_ms = 300;
-	dc.idle_timeout_ms = 0;
-	dc.max_connections = 2;
-	d.base = event_base_new();
-	d.ds = data_server_create(d.base, &dc, err, sizeof(err));
-	ck_assert_msg(d.ds != NULL, "%s", err);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, d.stop_fds), 0);
-	d.stop_ev = event_new(d.base, d.stop_fds[0], EV_READ, stop_cb, d.base);
-	event_add(d.stop_ev, NULL);
-	ck_assert_int_eq(pthread_create(&d.thread, NULL, dloop_main, &d), 0);
-	part = raw_connect(data_server_port(d.ds));
-	raw_send(part, "MCRD", 4); /* a header never finished */
-	other = raw_connect(data_server_port(d.ds));
-	sleep_ms(100);
-	over = raw_connect(data_server_port(d.ds));
-	ck_assert(closed_within(over, 2000)); /* over the cap of 2 */
-	ck_assert(closed_within(part, 3000));
-	ck_assert(!closed_within(other, 100)); /* idle, no partial header */
-	close(part);
-	close(other);
-	close(over);
-	ck_assert_int_eq(write(d.stop_fds[1], "x", 1), 1);
-	pthread_join(d.thread, NULL);
-	event_free(d.stop_ev);
-	close(d.stop_fds[0]);
-	close(d.stop_fds[1]);
-	data_server_counters(d.ds, &cn);
-	ck_assert_uint_eq(cn.header_timeouts, 1);
-	ck_assert_uint_eq(cn.refused, 1);
-	data_server_destroy(d.ds);
-	event_base_free(d.base);
-}
-END_TEST
-
 Suite *make_overload_suite(void)
 {
 	Suite *s = suite_create("overload");
@@ -747,7 +685,6 @@ Suite *make_overload_suite(void)
 	tcase_add_test(tc, test_master_fd_limit_refuses_clearly);
 	tcase_add_test(tc, test_master_accept_emfile_backs_off_quietly);
 	tcase_add_test(tc, test_http_headers_and_slowloris_are_bounded);
-	tcase_add_test(tc, test_data_port_header_timeout_and_cap);
 	suite_add_tcase(s, tc);
 	return s;
 }
