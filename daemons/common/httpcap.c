@@ -14,6 +14,7 @@
 #include "netlimits.h"
 #include "netutil.h"
 #include "peer_table.h"
+#include "prom.h"
 #include "ratelog.h"
 
 /* Input of a refused connection read and dropped before it is closed, so
@@ -242,4 +243,25 @@ void httpcap_free(struct httpcap *c)
 void httpcap_stats_get(const struct httpcap *c, struct httpcap_stats *out)
 {
 	*out = c->st;
+}
+
+void httpcap_metrics(const struct httpcap *c, const char *prefix,
+		     struct mcu_prom *out)
+{
+	char name[96];
+
+	if (!c)
+		return;
+	snprintf(name, sizeof(name), "%s_connections", prefix);
+	mcu_prom_metric(out, name, "gauge", "Open HTTP connections",
+			c->st.open);
+	snprintf(name, sizeof(name), "%s_refused_total", prefix);
+	mcu_prom_head(out, name, "counter",
+		      "HTTP connections refused (503), by cap");
+	mcu_prom_u64(out, name,
+		     (const struct mcu_prom_label[]){{"reason", "cap"}}, 1,
+		     c->st.refused_cap);
+	mcu_prom_u64(out, name,
+		     (const struct mcu_prom_label[]){{"reason", "peer"}}, 1,
+		     c->st.refused_peer);
 }

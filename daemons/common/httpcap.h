@@ -57,4 +57,10 @@ void httpcap_free(struct httpcap *cap);
 
 void httpcap_stats_get(const struct httpcap *cap, struct httpcap_stats *out);
 
+/* Appends <prefix>_connections (gauge) and <prefix>_refused_total{reason=
+ * "cap"|"peer"} to a Prometheus page; nothing for a NULL cap. */
+struct mcu_prom;
+void httpcap_metrics(const struct httpcap *cap, const char *prefix,
+		     struct mcu_prom *out);
+
 #endif

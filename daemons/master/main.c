@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "flags.h"
 #include "log.h"
+#include "httpcap.h"
 #include "netlimits.h"
 #include "prom.h"
 #include "rpc_server.h"
@@ -81,6 +82,7 @@ static void rpc_metrics(const struct master *m, struct mcu_prom *t)
 	mcu_prom_metric(t, "mcrepl_master_rpc_budget_used_bytes", "gauge",
 			"RPC input budget granted now",
 			(uint64_t)st.budget_used);
+	httpcap_metrics(m->http_cap, "mcrepl_master_http", t);
 }
 
 static void on_metrics(struct evhttp_request *req, void *arg)

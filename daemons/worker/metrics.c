@@ -11,6 +11,7 @@
 #include <event2/http.h>
 
 #include "prom.h"
+#include "httpcap.h"
 #include "netlimits.h"
 #include "worker.h"
 
@@ -70,11 +71,23 @@ static void totals(struct worker *w, const struct data_server_counters *c,
 	    {"mcrepl_worker_remounts_total", "counter", w->ctr.remounts},
 	    {"mcrepl_worker_copies_inflight", "gauge", tasks_copying(w)},
 	    {"mcrepl_worker_data_connections", "gauge", c->connections},
+	    /* the data port's bounds (issue 17) */
+	    {"mcrepl_worker_data_connections_refused_total", "counter",
+	     c->refused},
+	    {"mcrepl_worker_data_header_timeouts_total", "counter",
+	     c->header_timeouts},
+	    {"mcrepl_worker_data_body_timeouts_total", "counter",
+	     c->body_timeouts},
+	    {"mcrepl_worker_data_paused_total", "counter", c->paused},
+	    {"mcrepl_worker_data_budget_closed_total", "counter",
+	     c->budget_closed},
+	    {"mcrepl_worker_data_input_held_bytes", "gauge", c->input_held},
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		mcu_prom_metric(out, rows[i].name, rows[i].type, NULL,
 				rows[i].v);
+	httpcap_metrics(w->http_cap, "mcrepl_worker_http", out);
 }
 
 static void render(struct worker *w, struct mcu_prom *out)

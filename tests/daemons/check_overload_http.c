@@ -83,8 +83,28 @@ static int get_status(uint16_t port, const char *path)
 	return code;
 }
 
-/* The cap of the HTTP server on port (of process pid), path served. */
-static void check_cap(uint16_t port, pid_t pid, const char *path)
+/* What /metrics says after check_cap: 1 refusal per address, 3 by the
+ * global cap or its reserve; only the scrape's own connection open. */
+static void check_metrics(uint16_t port, const char *prefix)
+{
+	char *page = http_get(port, "/metrics"), name[128];
+
+	ck_assert_ptr_nonnull(page);
+	snprintf(name, sizeof(name), "%s_refused_total{reason=\"peer\"}",
+		 prefix);
+	ck_assert_int_eq(metric_value(page, name), 1);
+	snprintf(name, sizeof(name), "%s_refused_total{reason=\"cap\"}",
+		 prefix);
+	ck_assert_int_eq(metric_value(page, name), 3);
+	snprintf(name, sizeof(name), "%s_connections", prefix);
+	ck_assert_int_eq(metric_value(page, name), 1);
+	free(page);
+}
+
+/* The cap of the HTTP server on port (of process pid), path served, its
+ * metrics named prefix_*. */
+static void check_cap(uint16_t port, pid_t pid, const char *path,
+		      const char *prefix)
 {
 	int fds0 = fd_count(pid), a[4], b[2], c, d, big;
 	char hdr[16384];
@@ -124,6 +144,7 @@ static void check_cap(uint16_t port, pid_t pid, const char *path)
 	close(c);
 	harness_sleep_ms(300);
 	ck_assert_int_eq(fd_count(pid), fds0);
+	check_metrics(port, prefix);
 }
 
 START_TEST(test_master_http_connection_cap)
@@ -131,7 +152,8 @@ START_TEST(test_master_http_connection_cap)
 	struct proc m;
 
 	ck_assert_int_eq(master_start(&m, cap_flags), 0);
-	check_cap((uint16_t)proc_field(&m, "metrics_port"), m.pid, "/health");
+	check_cap((uint16_t)proc_field(&m, "metrics_port"), m.pid, "/health",
+		  "mcrepl_master_http");
 	ck_assert_int_eq(proc_stop(&m), 0);
 }
 END_TEST
@@ -157,7 +179,8 @@ START_TEST(test_worker_http_connection_cap)
 	ck_assert_int_eq(proc_start(&w, (char *const *)(uintptr_t)argv,
 				    "mcrepl-worker ready", 5000),
 			 0);
-	check_cap((uint16_t)proc_field(&w, "metrics_port"), w.pid, "/metrics");
+	check_cap((uint16_t)proc_field(&w, "metrics_port"), w.pid, "/metrics",
+		  "mcrepl_worker_http");
 	ck_assert_int_eq(proc_stop(&w), 0);
 	ck_assert_int_eq(proc_stop(&m), 0);
 }
