@@ -20,6 +20,9 @@
 /* Input of a refused connection read and dropped before it is closed, so
  * that the close sends a FIN after the 503 rather than a reset. */
 #define REFUSE_DRAIN_BYTES (64u << 10)
+/* Bytes one read of an HTTP connection takes: a request line and the
+ * usual headers; more come a loop turn later. */
+#define HTTP_READ_BYTES 4096
 
 struct hc_conn {
 	struct httpcap *cap;
@@ -182,6 +185,9 @@ static struct bufferevent *make_bev(struct event_base *base, void *arg)
 		free(t);
 		return NULL;
 	}
+	/* bounded work per callback: evhttp parses what one read brings (16
+	 * KiB by default: a flood of header lines costs ~0.1 ms a read) */
+	bufferevent_set_max_single_read(bev, HTTP_READ_BYTES);
 	bufferevent_incref(bev);
 	t->cap = c;
 	t->bev = bev;

@@ -47,6 +47,10 @@ struct tserver {
 	pthread_t thread;
 };
 
+/* Exist calls served, and when the one for key "b" was (the server's
+ * thread writes, the test reads with the loop stopped). */
+static unsigned exist_calls, exist_b_at;
+
 static void t_exist(McreplRpc__Master_Service *svc,
 		    const McreplRpc__ExistRequest *in,
 		    McreplRpc__ExistResponse_Closure closure,
@@ -55,6 +59,9 @@ static void t_exist(McreplRpc__Master_Service *svc,
 	McreplRpc__ExistResponse resp;
 
 	(void)svc;
+	exist_calls++;
+	if (strcmp(in->key, "b") == 0)
+		exist_b_at = exist_calls;
 	mcrepl_rpc__exist_response__init(&resp);
 	resp.exists = strcmp(in->key, "yes") == 0;
 	closure(&resp, closure_data);
@@ -473,6 +480,40 @@ END_TEST
 
 /* ---- rate-limited log lines -------------------------------------------- */
 
+/* One peer pipelining 200 calls does not hold the loop: a call on another
+ * connection, ready in the same turn, is served after at most 16 of them
+ * (FRAMES_PER_TURN), not after all 200. */
+START_TEST(test_pipelined_peer_gets_a_turn_not_the_loop)
+{
+	enum { N = 200 };
+	rpc_server_config cfg;
+	struct tserver *ts;
+	uint16_t port;
+	int a, b;
+
+	cfg_init(&cfg);
+	ts = server_start(&cfg);
+	port = rpc_server_port(ts->server);
+	server_pause(ts); /* both connections' calls wait in their sockets */
+	a = raw_connect(port);
+	b = raw_connect(port);
+	for (int i = 0; i < N; i++)
+		send_exist(a, (uint64_t)i + 1, "", "a");
+	send_exist(b, 1, "", "b");
+	exist_calls = exist_b_at = 0;
+	server_run(ts);
+	expect(b, 1, MCREPL_RPC__CODE__OK, NULL);
+	for (int i = 0; i < N; i++)
+		expect(a, (uint64_t)i + 1, MCREPL_RPC__CODE__OK, NULL);
+	close(a);
+	close(b);
+	server_stop(ts, NULL);
+	ck_assert_uint_eq(exist_calls, N + 1);
+	ck_assert_uint_ge(exist_b_at, 1);
+	ck_assert_uint_le(exist_b_at, 17);
+}
+END_TEST
+
 START_TEST(test_ratelog_one_line_per_second_with_count)
 {
 	struct ratelog rl = {0};
@@ -678,6 +719,7 @@ Suite *make_overload_suite(void)
 	tcase_add_test(tc, test_connection_cap_keeps_reserve_for_workers);
 	tcase_add_test(tc, test_per_peer_cap);
 	tcase_add_test(tc, test_key_and_tenant_length_limits);
+	tcase_add_test(tc, test_pipelined_peer_gets_a_turn_not_the_loop);
 	tcase_add_test(tc, test_ratelog_one_line_per_second_with_count);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("daemons");
