@@ -50,6 +50,8 @@ struct tserver {
 /* Exist calls served, and when the one for key "b" was (the server's
  * thread writes, the test reads with the loop stopped). */
 static unsigned exist_calls, exist_b_at;
+static rpc_server *exist_server; /* when set: connections open at "b" */
+static size_t exist_b_conns;
 
 static void t_exist(McreplRpc__Master_Service *svc,
 		    const McreplRpc__ExistRequest *in,
@@ -60,8 +62,11 @@ static void t_exist(McreplRpc__Master_Service *svc,
 
 	(void)svc;
 	exist_calls++;
-	if (strcmp(in->key, "b") == 0)
+	if (strcmp(in->key, "b") == 0) {
 		exist_b_at = exist_calls;
+		if (exist_server)
+			exist_b_conns = rpc_server_conn_count(exist_server);
+	}
 	mcrepl_rpc__exist_response__init(&resp);
 	resp.exists = strcmp(in->key, "yes") == 0;
 	closure(&resp, closure_data);
@@ -514,6 +519,45 @@ START_TEST(test_pipelined_peer_gets_a_turn_not_the_loop)
 }
 END_TEST
 
+/* A crowd leaving at once (300 peers closing) is closed 32 a loop turn,
+ * after the turn's ready calls: a call on another connection is served
+ * while most of the crowd's connections still wait to be closed, not after
+ * all 300 closes. Every one is closed in the end. */
+START_TEST(test_crowd_leaving_is_closed_in_slices)
+{
+	enum { N = 300 };
+	rpc_server_config cfg;
+	struct tserver *ts;
+	uint16_t port;
+	int fd[N], b;
+
+	cfg_init(&cfg);
+	ts = server_start(&cfg);
+	port = rpc_server_port(ts->server);
+	for (int i = 0; i < N; i++)
+		fd[i] = raw_connect(port);
+	b = raw_connect(port);
+	sleep_ms(300);
+	server_pause(ts);
+	ck_assert_uint_eq(rpc_server_conn_count(ts->server), N + 1);
+	for (int i = 0; i < N; i++) /* EOFs first, then b's call */
+		close(fd[i]);
+	send_exist(b, 1, "", "b");
+	exist_server = ts->server;
+	exist_b_conns = 0;
+	server_run(ts);
+	expect(b, 1, MCREPL_RPC__CODE__OK, NULL);
+	sleep_ms(300);
+	server_pause(ts);
+	exist_server = NULL;
+	ck_assert_uint_gt(exist_b_conns, 50);
+	ck_assert_uint_eq(rpc_server_conn_count(ts->server), 1);
+	server_run(ts);
+	close(b);
+	server_stop(ts, NULL);
+}
+END_TEST
+
 START_TEST(test_ratelog_one_line_per_second_with_count)
 {
 	struct ratelog rl = {0};
@@ -720,6 +764,7 @@ Suite *make_overload_suite(void)
 	tcase_add_test(tc, test_per_peer_cap);
 	tcase_add_test(tc, test_key_and_tenant_length_limits);
 	tcase_add_test(tc, test_pipelined_peer_gets_a_turn_not_the_loop);
+	tcase_add_test(tc, test_crowd_leaving_is_closed_in_slices);
 	tcase_add_test(tc, test_ratelog_one_line_per_second_with_count);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("daemons");
