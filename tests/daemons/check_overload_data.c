@@ -8,7 +8,9 @@
  * An in-process data_server on its own loop thread; real sockets on
  * loopback. Counters are read with the loop stopped.
  */
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +206,23 @@ START_TEST(test_data_slow_write_payload_is_closed)
 }
 END_TEST
 
+/* A connection whose receive buffer is small, so that unread replies
+ * fill the socket buffers after a few thousand (also under valgrind). */
+static int small_rcvbuf_connect(uint16_t port)
+{
+	struct sockaddr_in sa = {0};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), sz = 4096;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz)),
+			 0);
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
 /* Pipelines READs of an unknown segment (small error replies) without
  * reading any, for up to 1 s; the requests sent whole. */
 static uint64_t flood_reads(int fd)
@@ -239,7 +258,7 @@ START_TEST(test_data_unread_replies_are_bounded)
 	dc.idle_timeout_ms = 0;
 	dc.conn_input = 4096;
 	dloop_start(&d, &dc);
-	fd = raw_connect(data_server_port(d.ds));
+	fd = small_rcvbuf_connect(data_server_port(d.ds));
 	n = flood_reads(fd);
 	dloop_pause(&d, &cn);
 	/* stuck: the socket buffers are full, reading paused */
