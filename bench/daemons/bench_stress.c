@@ -49,6 +49,8 @@
 #define LONG_KEY 4000
 #define PER_ADDR 1000 /* idle connections per source address */
 #define WORKERS 3
+#define HTTP_HOLD 150 /* HTTP connections held, HTTP_HOLD_PER per address */
+#define HTTP_HOLD_PER 10
 
 static volatile sig_atomic_t stopping;
 static uint16_t rpc_port, http_port;
@@ -126,10 +128,11 @@ static void *probe_main(void *arg)
 	return NULL;
 }
 
-/* p99 per window of w seconds, on one line (before p99() sorts). */
-static void p99_timeline(const struct probe *p, double w)
+/* p99 per window of w seconds, on one line (before p99() sorts); returns
+ * the worst. */
+static double p99_timeline(const struct probe *p, double w)
 {
-	double *v = malloc(p->n * sizeof(double));
+	double *v = malloc(p->n * sizeof(double)), worst = 0;
 	size_t i = 0;
 
 	printf("p99 ms per %.0f s:", w);
@@ -140,9 +143,12 @@ static void p99_timeline(const struct probe *p, double w)
 			v[n++] = p->lat[i++];
 		qsort(v, n, sizeof(double), cmp);
 		printf(" %.2f", v[(size_t)((double)n * 0.99)]);
+		if (v[(size_t)((double)n * 0.99)] > worst)
+			worst = v[(size_t)((double)n * 0.99)];
 	}
 	printf("\n");
 	free(v);
+	return worst;
 }
 
 /* Open fds of pid (its connections, mostly). */
@@ -332,11 +338,15 @@ static void attack_slow(void)
 	       (double)sent / (1 << 20));
 }
 
-/* Waves of STORM connections past the cap: held 2 s, then closed. */
+/* Waves of STORM connections past the cap: held 2 s, then closed; what
+ * each got: connected at all (the listen backlog overflows in a burst),
+ * told TOO_MANY, closed without a word (over MAX_REFUSING refusals
+ * flushing), or left open (admitted into the reserve: it has
+ * rpc_frame_timeout_ms to make a reserved call). */
 static void attack_storm(void)
 {
 	int fd[STORM], waves = 0;
-	uint64_t refused = 0, opened = 0;
+	uint64_t told = 0, opened = 0, connected = 0, closed = 0, open = 0;
 
 	while (!stopping && net_now_s() < attack_end) {
 		int n = 0;
@@ -350,17 +360,62 @@ static void attack_storm(void)
 		opened += (uint64_t)n;
 		nap_ms(2000);
 		for (int i = 0; i < n; i++) {
+			struct pollfd p = {fd[i], POLLOUT, 0};
+			int err = 0;
+			socklen_t len = sizeof(err);
 			uint8_t b[4];
+			ssize_t r;
 
-			if (recv(fd[i], b, 4, MSG_DONTWAIT) == 4)
-				refused++; /* the TOO_MANY frame */
+			if (poll(&p, 1, 0) == 1 &&
+			    getsockopt(fd[i], SOL_SOCKET, SO_ERROR, &err,
+				       &len) == 0 &&
+			    err == 0)
+				connected++;
+			r = recv(fd[i], b, 4, MSG_DONTWAIT);
+			if (r == 4)
+				told++; /* the TOO_MANY frame's prefix */
+			else if (r == 0 || (r < 0 && errno == ECONNRESET))
+				closed++;
+			else if (r < 0 && errno == EAGAIN && !err)
+				open++;
 			close(fd[i]);
 		}
 		waves++;
 		nap_ms(500);
 	}
-	printf("storm: %d waves, %llu connections, %llu told TOO_MANY\n", waves,
-	       (unsigned long long)opened, (unsigned long long)refused);
+	printf("storm: %d waves of %d, %llu connections: %llu connected "
+	       "within 2 s, %llu told TOO_MANY, %llu closed without a word, "
+	       "%llu left open\n",
+	       waves, STORM, (unsigned long long)opened,
+	       (unsigned long long)connected, (unsigned long long)told,
+	       (unsigned long long)closed, (unsigned long long)open);
+}
+
+/* HTTP_HOLD connections held open, HTTP_HOLD_PER from each address: past
+ * http_max_connections (less its reserve) they get a 503. */
+static int *http_hold(int *held, int *refused)
+{
+	int *fd = calloc(HTTP_HOLD, sizeof(int));
+	char src[32], b[16];
+
+	*held = *refused = 0;
+	for (int i = 0; i < HTTP_HOLD; i++) {
+		snprintf(src, sizeof(src), "127.0.4.%d",
+			 10 + i / HTTP_HOLD_PER);
+		fd[i] = dial(src, http_port);
+		nap_ms(1);
+	}
+	nap_ms(500);
+	for (int i = 0; i < HTTP_HOLD; i++) {
+		ssize_t r =
+		    fd[i] < 0 ? 0 : recv(fd[i], b, sizeof(b), MSG_DONTWAIT);
+
+		if (r > 12 && !strncmp(b, "HTTP/1.1 503", 12))
+			(*refused)++;
+		else if (r < 0 && errno == EAGAIN)
+			(*held)++;
+	}
+	return fd;
 }
 
 /* 256 MiB of HTTP headers, a connection at a time until it is cut. */
@@ -368,6 +423,7 @@ static void attack_http(void)
 {
 	static char hdr[1 << 16];
 	uint64_t sent = 0, conns = 0;
+	int held, refused, *hold = http_hold(&held, &refused);
 
 	memset(hdr, 'a', sizeof(hdr));
 	for (size_t i = 0; i + 2 < sizeof(hdr); i += 100)
@@ -413,15 +469,21 @@ static void attack_http(void)
 		}
 		close(fd);
 	}
-	printf("http: %.0f MiB of headers offered over %llu connections\n",
-	       (double)sent / (1 << 20), (unsigned long long)conns);
+	printf("http: %.0f MiB of headers offered over %llu connections; "
+	       "%d connections held: %d open, %d refused with 503\n",
+	       (double)sent / (1 << 20), (unsigned long long)conns, HTTP_HOLD,
+	       held, refused);
+	for (int i = 0; i < HTTP_HOLD; i++)
+		if (hold[i] >= 0)
+			close(hold[i]);
+	free(hold);
 }
 
 /* PutStart and GetReplicaList with LONG_KEY-byte keys. */
 static void attack_long_keys(void)
 {
 	char addr[64], err[160], *key = malloc(LONG_KEY + 1);
-	uint64_t refused = 0, other = 0;
+	uint64_t refused = 0, too_many = 0, other = 0;
 	rpc_client *c = NULL;
 
 	memset(key, 'K', LONG_KEY);
@@ -432,7 +494,7 @@ static void attack_long_keys(void)
 		return;
 	}
 	while (!stopping && net_now_s() < attack_end &&
-	       refused + other < 20000) {
+	       refused + too_many + other < 20000) {
 		McreplRpc__PutStartRequest ps;
 		int st;
 		ProtobufCMessage *r;
@@ -445,16 +507,25 @@ static void attack_long_keys(void)
 		r = harness_call(c, "PutStart", &ps.base, &st);
 		if (r)
 			protobuf_c_message_free_unpacked(r, NULL);
-		if (!r && st == MCREPL_RPC__CODE__INVALID_ARGUMENT)
+		if (!r && st == MCREPL_RPC__CODE__INVALID_ARGUMENT) {
 			refused++;
+			nap_ms(1);
+			continue;
+		}
+		/* TOO_MANY: its reconnection met a full master (the reserve
+		 * takes only workers' and admin calls); the client reconnects
+		 * at the next call */
+		if (!r && st == MCREPL_RPC__CODE__TOO_MANY)
+			too_many++;
 		else
 			other++;
-		nap_ms(1);
+		nap_ms(100);
 	}
 	printf("long keys: %llu PutStart of %d-byte keys refused "
-	       "INVALID_ARGUMENT, %llu otherwise\n",
+	       "INVALID_ARGUMENT; %llu connections refused TOO_MANY, %llu "
+	       "other results\n",
 	       (unsigned long long)refused, LONG_KEY,
-	       (unsigned long long)other);
+	       (unsigned long long)too_many, (unsigned long long)other);
 	rpc_client_close(c);
 	free(key);
 }
@@ -551,19 +622,173 @@ static double mount_worker(struct proc *w)
 	return (net_now_s() - t0) * 1e3;
 }
 
+/* What the run keeps of each round. */
+struct round {
+	double un_p99, st_p99, worst_window, mount_max, health_ms;
+	long rss_peak_kb;
+	int fds_peak;
+	uint64_t errors;
+};
+
+/* Samples master RSS (every 200 ms) and fds (every 2 s: listing 18 k fds
+ * in /proc takes a few ms of this process's CPU, on the cores the probe
+ * and the master share) until `until`. */
+static void sample_until(pid_t pid, double until, struct round *r)
+{
+	double next_fds = 0;
+
+	while (net_now_s() < until && !stopping) {
+		long kb = rss_kb(pid);
+
+		r->rss_peak_kb = kb > r->rss_peak_kb ? kb : r->rss_peak_kb;
+		if (net_now_s() >= next_fds) {
+			int f = fd_count(pid);
+
+			r->fds_peak = f > r->fds_peak ? f : r->fds_peak;
+			next_fds = net_now_s() + 2;
+		}
+		nap_ms(200);
+	}
+}
+
+/* The probe for pr->seconds on its thread while this one samples, mounts
+ * WORKERS workers (at 1/4, 2/4, 3/4 of the phase) and fetches /health
+ * once: in both phases, so that what differs between them is the attack
+ * alone (a run with no attacker at all measured a median ratio of 2.0
+ * when only the attacked phase mounted workers). The workers stop after
+ * the phase. Returns the probe's p99. */
+static double measure(struct probe *pr, pid_t master, struct round *r,
+		      bool attack)
+{
+	double end, t0, health, cpu0 = proc_cpu_s(master), worst;
+	struct proc w[WORKERS];
+	bool up[WORKERS];
+	pthread_t th;
+	char *page;
+
+	pr->errors = 0;
+	pthread_create(&th, NULL, probe_main, pr);
+	end = net_now_s() + pr->seconds;
+	printf("  %s: workers mounted in", attack ? "attack" : "unloaded");
+	for (int i = 0; i < WORKERS; i++) {
+		double ms;
+
+		sample_until(master, net_now_s() + pr->seconds / (WORKERS + 1),
+			     r);
+		ms = mount_worker(&w[i]);
+		up[i] = ms >= 0;
+		printf(" %.0f", ms);
+		if (attack && (ms < 0 || ms > r->mount_max))
+			r->mount_max = ms < 0 ? 1e9 : ms;
+	}
+	t0 = net_now_s();
+	page = http_get(http_port, "/health");
+	health = page && strstr(page, "200 OK") ? (net_now_s() - t0) * 1e3 : -1;
+	printf(" ms; /health %s in %.0f ms\n", health >= 0 ? "200" : "FAILED",
+	       (net_now_s() - t0) * 1e3);
+	free(page);
+	if (attack)
+		r->health_ms = health;
+	sample_until(master, end, r);
+	pthread_join(th, NULL);
+	printf("  %s: %zu calls, %llu errors, master CPU %.0f %%; ",
+	       attack ? "attack" : "unloaded", pr->n,
+	       (unsigned long long)pr->errors,
+	       (proc_cpu_s(master) - cpu0) * 100 / pr->seconds);
+	worst = p99_timeline(pr, 2);
+	if (attack)
+		r->worst_window = worst;
+	r->errors += pr->errors;
+	for (int i = 0; i < WORKERS; i++)
+		if (up[i])
+			proc_stop(&w[i]);
+	return p99(pr);
+}
+
+/* Starts the attackers; returns how many. */
+static int attack_start(pid_t *kids, int idle, double secs)
+{
+	int nk = 0;
+
+	stopping = 0;
+	attack_end = net_now_s() + secs + 12;
+	/* long keys first: its one connection is in before the master is
+	 * full (later it would be refused, as any new non-worker is) */
+	if (attacking("keys")) {
+		kids[nk++] = spawn(run_keys, 0);
+		nap_ms(200);
+	}
+	/* idle connections from two processes: each has the fd limit */
+	for (idle_part = 0; idle_part < 2 && attacking("idle"); idle_part++)
+		kids[nk++] = spawn(attack_idle, idle / 2);
+	if (attacking("slow"))
+		kids[nk++] = spawn(run_slow, 0);
+	nap_ms(3000); /* the idle connections are in, the frames started */
+	if (attacking("storm"))
+		kids[nk++] = spawn(run_storm, 0);
+	if (attacking("http"))
+		kids[nk++] = spawn(run_http, 0);
+	nap_ms(2000);
+	return nk;
+}
+
+static void attack_stop(pid_t *kids, int nk)
+{
+	for (int i = 0; i < nk; i++)
+		kill(kids[i], SIGTERM);
+	for (int i = 0; i < nk; i++)
+		waitpid(kids[i], NULL, 0);
+}
+
+/* One round: the probe alone for secs, then under attack for secs, WORKERS
+ * workers mounting in each; the attackers' connections closed after. */
+static void run_round(int n, struct probe *pr, pid_t master, int idle,
+		      double secs, struct round *r)
+{
+	pid_t kids[8];
+	int nk;
+
+	printf("round %d\n", n);
+	memset(r, 0, sizeof(*r));
+	r->rss_peak_kb = rss_kb(master);
+	pr->seconds = secs;
+	r->un_p99 = measure(pr, master, r, false);
+	printf("  unloaded p99 %.3f ms, master RSS %ld MiB\n", r->un_p99,
+	       r->rss_peak_kb / 1024);
+	nk = attack_start(kids, idle, secs);
+	r->st_p99 = measure(pr, master, r, true);
+	printf("  attack p99 %.3f ms (ratio %.2f), worst 2 s window %.3f "
+	       "ms; master fds peak %d, RSS peak %ld MiB\n",
+	       r->st_p99, r->st_p99 / r->un_p99, r->worst_window, r->fds_peak,
+	       r->rss_peak_kb / 1024);
+	attack_stop(kids, nk);
+	nap_ms(2000); /* the master closes what the attackers held */
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void target(const char *what, bool met, double v, const char *unit)
+{
+	printf("target %-46s %s (%.3f%s)\n", what, met ? "met   " : "MISSED", v,
+	       unit);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t keys = 1000000;
-	int idle = 20000;
-	double secs = 20, t0, mount[WORKERS], mount_max = 0;
+	int idle = 20000, rounds = 5, err_fd;
+	double secs = 20, t0, un[16], st[16], ratio[16], worst = 0, mount = 0;
 	char path[] = "/tmp/bench-stress-XXXXXX";
 	struct probe pr = {0};
-	struct proc m, w[WORKERS];
-	pid_t kids[6];
-	long rss0, rss_peak, rss_after;
-	pthread_t th;
-	int err_fd, nk = 0, fds_peak = 0;
-	double un_p99, st_p99, cpu0;
+	struct round r[16];
+	struct proc m;
+	long rss0, rss_peak = 0, rss_after;
+	bool health = true, exit0;
+	uint64_t errors = 0;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--keys"))
@@ -572,9 +797,12 @@ int main(int argc, char **argv)
 			idle = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--seconds"))
 			secs = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--rounds"))
+			rounds = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--only"))
 			only = argv[i + 1];
 	}
+	rounds = rounds < 1 ? 1 : rounds > 16 ? 16 : rounds;
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	raise_nofile();
@@ -593,101 +821,60 @@ int main(int argc, char **argv)
 	}
 	printf("loaded %llu objects in %.1f s\n", (unsigned long long)keys,
 	       net_now_s() - t0);
+	rss0 = rss_kb(m.pid);
+	printf("master RSS loaded: %ld MiB\n", rss0 / 1024);
 	pr.c = harness_client(rpc_port);
 	pr.keys = keys;
 	pr.cap = 1u << 22;
 	pr.lat = malloc(pr.cap * sizeof(double));
 	pr.at = malloc(pr.cap * sizeof(double));
-	pr.seconds = 5;
-	cpu0 = proc_cpu_s(m.pid);
-	probe_main(&pr);
-	printf("unloaded: master CPU %.0f %%\n",
-	       (proc_cpu_s(m.pid) - cpu0) * 100 / pr.seconds);
-	un_p99 = p99(&pr);
-	rss0 = rss_kb(m.pid);
-	printf("unloaded: %zu calls, p99 %.3f ms, master RSS %ld MiB\n", pr.n,
-	       un_p99, rss0 / 1024);
-
-	attack_end = net_now_s() + secs + 12;
-	/* idle connections from two processes: each has the fd limit */
-	for (idle_part = 0; idle_part < 2 && attacking("idle"); idle_part++)
-		kids[nk++] = spawn(attack_idle, idle / 2);
-	if (attacking("slow"))
-		kids[nk++] = spawn(run_slow, 0);
-	nap_ms(3000); /* the idle connections are in, the frames started */
-	if (attacking("storm"))
-		kids[nk++] = spawn(run_storm, 0);
-	if (attacking("http"))
-		kids[nk++] = spawn(run_http, 0);
-	if (attacking("keys"))
-		kids[nk++] = spawn(run_keys, 0);
-	nap_ms(2000);
-	pr.seconds = secs;
-	pr.errors = 0;
-	cpu0 = proc_cpu_s(m.pid);
-	pthread_create(&th, NULL, probe_main, &pr);
-	rss_peak = rss0;
-	for (int i = 0; i < WORKERS; i++) {
-		long r;
-
-		nap_ms((int)(secs * 1000 / (WORKERS + 1)));
-		mount[i] = mount_worker(&w[i]);
-		printf("worker %d mounted in %.0f ms (under attack)\n", i,
-		       mount[i]);
-		if (mount[i] < 0 || mount[i] > mount_max)
-			mount_max = mount[i] < 0 ? 1e9 : mount[i];
-		r = rss_kb(m.pid);
-		rss_peak = r > rss_peak ? r : rss_peak;
+	for (int i = 0; i < rounds; i++) {
+		run_round(i + 1, &pr, m.pid, idle, secs, &r[i]);
+		un[i] = r[i].un_p99;
+		st[i] = r[i].st_p99;
+		ratio[i] = r[i].st_p99 / r[i].un_p99;
+		worst = r[i].worst_window > worst ? r[i].worst_window : worst;
+		mount = r[i].mount_max > mount ? r[i].mount_max : mount;
+		rss_peak =
+		    r[i].rss_peak_kb > rss_peak ? r[i].rss_peak_kb : rss_peak;
+		health = health && r[i].health_ms >= 0;
+		errors += r[i].errors;
 	}
-	t0 = net_now_s();
-	{
-		char *page = http_get(http_port, "/health");
-
-		printf("/health under attack: %s in %.0f ms\n",
-		       page ? "ok" : "FAILED", (net_now_s() - t0) * 1e3);
-		free(page);
-	}
-	while (net_now_s() < attack_end - 11 && !stopping) {
-		long r = rss_kb(m.pid);
-		int f = fd_count(m.pid);
-
-		rss_peak = r > rss_peak ? r : rss_peak;
-		fds_peak = f > fds_peak ? f : fds_peak;
-		nap_ms(200);
-	}
-	pthread_join(th, NULL);
-	printf("master fds: peak %d; master CPU %.0f %% under attack\n",
-	       fds_peak, (proc_cpu_s(m.pid) - cpu0) * 100 / pr.seconds);
-	p99_timeline(&pr, 2);
-	st_p99 = p99(&pr);
-	{
-		long r = rss_kb(m.pid);
-
-		rss_peak = r > rss_peak ? r : rss_peak;
-	}
-	printf("under attack: %zu calls, %llu errors, p99 %.3f ms; master "
-	       "RSS peak %ld MiB\n",
-	       pr.n, (unsigned long long)pr.errors, st_p99, rss_peak / 1024);
-	for (int i = 0; i < nk; i++)
-		kill(kids[i], SIGTERM);
-	for (int i = 0; i < nk; i++)
-		waitpid(kids[i], NULL, 0);
-	nap_ms(500);
 	rss_after = rss_kb(m.pid);
 	printf("after the attackers left: master RSS %ld MiB\n",
 	       rss_after / 1024);
-	for (int i = 0; i < WORKERS; i++)
-		if (mount[i] >= 0)
-			proc_stop(&w[i]);
 	rpc_client_close(pr.c);
-	if (proc_stop(&m) != 0)
-		printf("master: exit status not 0\n");
-	printf("master stderr: %lld bytes\n",
-	       (long long)lseek(err_fd, 0, SEEK_END));
-	printf("stress_p99_ms=%.3f unloaded_p99_ms=%.3f rss_growth_mb=%.1f "
-	       "stderr_kb=%.1f mount_ms=%.0f\n",
-	       st_p99, un_p99, (double)(rss_peak - rss0) / 1024.0,
-	       (double)lseek(err_fd, 0, SEEK_END) / 1024.0, mount_max);
+	exit0 = proc_stop(&m) == 0;
+	printf("master stderr: %lld bytes; exit %s\n",
+	       (long long)lseek(err_fd, 0, SEEK_END), exit0 ? "0" : "NOT 0");
+	printf("ratios per round:");
+	for (int i = 0; i < rounds; i++)
+		printf(" %.2f", ratio[i]);
+	printf("\n");
+	{
+		double mu = median(un, rounds), ms = median(st, rounds);
+		double mr = median(ratio, rounds);
+		double grow = (double)(rss_peak - rss0) / 1024.0;
+		double kb = (double)lseek(err_fd, 0, SEEK_END) / 1024.0;
+
+		target("p99 <= 2 ms (median of rounds)", ms <= 2, ms, " ms");
+		target("p99 <= 2 ms throughout (worst 2 s window)", worst <= 2,
+		       worst, " ms");
+		target("within 1.5x of unloaded (median ratio)", mr <= 1.5, mr,
+		       "x");
+		target("new worker mounts within 1 s (slowest)", mount <= 1000,
+		       mount, " ms");
+		target("master RSS <= unloaded + 64 MiB", grow <= 64, grow,
+		       " MiB more");
+		target("stderr <= 1 MB", kb <= 1024, kb, " KiB");
+		target("/health answers under attack (every round)", health,
+		       rounds, " rounds");
+		target("no crash (master exits 0, no probe errors)",
+		       exit0 && !errors, (double)errors, " errors");
+		printf("stress_p99_ms=%.3f unloaded_p99_ms=%.3f "
+		       "rss_growth_mb=%.1f stderr_kb=%.1f mount_ms=%.0f\n",
+		       ms, mu, grow, kb, mount);
+	}
 	close(err_fd);
 	free(pr.lat);
 	free(pr.at);

@@ -8,6 +8,7 @@
 #include <event2/http.h>
 #include <event2/listener.h>
 
+#include "httpcap.h"
 #include "netlimits.h"
 #include "ratelog.h"
 
@@ -53,6 +54,13 @@ static const struct flag http_flags[] = {
      "HTTP request body"},
     {"http_timeout_ms", FLAG_U32, H(timeout_ms), 0, "10000",
      "close an HTTP connection idle or stalled this long", .min = 100},
+    {"http_max_connections", FLAG_U32, H(max_connections), 0, "128",
+     "HTTP connections at once (0 = no cap); more get 503 and are closed"},
+    {"http_max_connections_per_peer", FLAG_U32, H(max_per_peer), 0, "16",
+     "HTTP connections from one address (0 = no cap)"},
+    {"http_reserved_connections", FLAG_U32, H(reserved), 0, "8",
+     "last of http_max_connections kept for addresses holding no other "
+     "HTTP connection (an operator's /health while one address floods)"},
 };
 
 #define D(f) FLAG_AT(struct net_data_limits, f)
@@ -62,6 +70,20 @@ static const struct flag data_flags[] = {
      "never)"},
     {"data_max_connections", FLAG_U32, D(max_connections), 0, "0",
      "data connections at once (0 = the fd limit - 256)"},
+    {"data_body_timeout_ms", FLAG_U32, D(body_timeout_ms), 0, "10000",
+     "close a data connection whose WRITE payload (kept or discarded) "
+     "receives less than data_min_body_rate over this long (0 = never)"},
+    {"data_min_body_rate", FLAG_SIZE, D(min_body_rate), 0, "1M",
+     "bytes per second a WRITE payload must keep up, per "
+     "data_body_timeout_ms window"},
+    {"data_conn_input", FLAG_SIZE, D(conn_input), 0, "1M",
+     "request bytes a data connection buffers (payloads go straight to the "
+     "segment past this)",
+     .min = 4096},
+    {"data_input_budget", FLAG_SIZE, D(input_budget), 0, "64M",
+     "request bytes held, all data connections, by connections paused "
+     "because they do not read their replies; past it such a connection "
+     "is closed"},
 };
 
 const struct flag_set net_http_flags = {
@@ -143,7 +165,8 @@ void net_accept_backoff(struct evconnlistener *l)
 	evconnlistener_set_error_cb(l, accept_error);
 }
 
-void net_http_limit(struct evhttp *http, struct evhttp_bound_socket *sock)
+struct httpcap *net_http_limit(struct event_base *base, struct evhttp *http,
+			       struct evhttp_bound_socket *sock)
 {
 	const struct net_http_limits *h = &net_limits()->http;
 	struct timeval tv = {(time_t)(h->timeout_ms / 1000),
@@ -154,4 +177,12 @@ void net_http_limit(struct evhttp *http, struct evhttp_bound_socket *sock)
 	evhttp_set_timeout_tv(http, &tv);
 	if (sock)
 		net_accept_backoff(evhttp_bound_socket_get_listener(sock));
+	return httpcap_new(http, base, NULL);
+}
+
+void net_http_free(struct evhttp *http, struct httpcap *cap)
+{
+	if (http)
+		evhttp_free(http);
+	httpcap_free(cap);
 }

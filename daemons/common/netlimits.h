@@ -21,9 +21,11 @@
 
 #include "flagparse.h"
 
+struct event_base;
 struct evhttp;
 struct evhttp_bound_socket;
 struct evconnlistener;
+struct httpcap;
 
 struct net_rpc_limits {
 	uint32_t idle_timeout_ms;  /* nothing pending: close; 0 = never */
@@ -42,12 +44,20 @@ struct net_rpc_limits {
 struct net_http_limits {
 	uint64_t max_headers_bytes;
 	uint64_t max_body_bytes;
-	uint32_t timeout_ms; /* read/write inactivity of a connection */
+	uint32_t timeout_ms;	  /* read/write inactivity of a connection */
+	uint32_t max_connections; /* at once; 0 = no cap (httpcap.h) */
+	uint32_t max_per_peer;	  /* from one address; 0 = no cap */
+	uint32_t reserved;	  /* of max_connections, for addresses
+				     holding no other connection */
 };
 
 struct net_data_limits {
 	uint32_t header_timeout_ms; /* first to last byte of a header */
 	uint32_t max_connections;   /* 0 = auto: the fd limit - headroom */
+	uint32_t body_timeout_ms;   /* a WRITE payload's progress window */
+	uint64_t min_body_rate;	    /* bytes/s a payload must keep up */
+	uint64_t conn_input;	    /* input buffered per connection */
+	uint64_t input_budget;	    /* input held by paused connections */
 };
 
 struct net_limits {
@@ -81,9 +91,15 @@ uint32_t net_conn_cap(uint32_t cap);
 #define NET_ACCEPT_RETRY_MS 100
 void net_accept_backoff(struct evconnlistener *l);
 
-/* Applies net_limits()->http to an evhttp and accept back-off to its bound
- * socket (sock may be NULL): header and body size caps, the connection
- * timeout. Used by every daemon's HTTP server. */
-void net_http_limit(struct evhttp *http, struct evhttp_bound_socket *sock);
+/* Applies net_limits()->http to an evhttp on base and accept back-off to
+ * its bound socket (sock may be NULL): header and body size caps, the
+ * connection timeout, the connection caps (httpcap.h). Used by every
+ * daemon's HTTP server. Returns the caps (NULL when out of memory: no cap),
+ * to pass to net_http_free. */
+struct httpcap *net_http_limit(struct event_base *base, struct evhttp *http,
+			       struct evhttp_bound_socket *sock);
+
+/* evhttp_free(http), then the caps (either may be NULL). */
+void net_http_free(struct evhttp *http, struct httpcap *cap);
 
 #endif

@@ -42,13 +42,20 @@ struct conn {
 	uint64_t remaining;
 	int slot;
 	uint64_t length; /* of the WRITE being streamed */
+	/* bounds (issue 17): body_window() and hold_input() */
+	struct event *body_timer; /* the payload's progress window */
+	uint64_t body_got;	  /* payload bytes in this window */
+	uint64_t body_need;	  /* ... it must see by its end */
+	uint64_t charged;	  /* input charged to input_budget */
+	unsigned queued;	  /* replies not yet flushed */
+	bool paused;		  /* reading stopped for unread replies */
 };
 
 struct data_server {
 	struct event_base *base;
 	struct evconnlistener *listener;
 	struct event *accept_retry;
-	struct ratelog rl_accept, rl_refuse;
+	struct ratelog rl_accept, rl_refuse, rl_bound;
 	uint32_t max_conns;
 	struct data_server_config cfg;
 	char host[NET_ADDRSTRLEN];
@@ -68,6 +75,10 @@ void data_server_config_init(struct data_server_config *cfg)
 	cfg->idle_timeout_ms = 60000;
 	cfg->header_timeout_ms = net_limits()->data.header_timeout_ms;
 	cfg->max_connections = net_limits()->data.max_connections;
+	cfg->body_timeout_ms = net_limits()->data.body_timeout_ms;
+	cfg->min_body_rate = net_limits()->data.min_body_rate;
+	cfg->conn_input = net_limits()->data.conn_input;
+	cfg->input_budget = net_limits()->data.input_budget;
 }
 
 static struct slot *find_slot(struct data_server *s, uint64_t id, int *idx)
@@ -94,6 +105,9 @@ static void conn_free(struct conn *c)
 	event_free(c->direct);
 	if (c->hdr_timer)
 		event_free(c->hdr_timer);
+	if (c->body_timer)
+		event_free(c->body_timer);
+	s->counters.input_held -= c->charged;
 	bufferevent_free(c->bev);
 	s->counters.connections--;
 	free(c);
@@ -109,6 +123,7 @@ static void reply(struct conn *c, enum data_status st, const void *payload,
 	uint8_t hdr[DATA_RESP_BYTES];
 
 	data_resp_encode(&r, hdr);
+	c->queued++;
 	evbuffer_add(out, hdr, sizeof(hdr));
 	if (len && by_ref)
 		evbuffer_add_reference(out, payload, (size_t)len, NULL, NULL);
@@ -281,6 +296,7 @@ static bool take_payload(struct conn *c, struct evbuffer *in)
 		evbuffer_drain(in, n);
 	}
 	c->remaining -= n;
+	c->body_got += n;
 	if (c->remaining == 0 && c->state == C_PAYLOAD)
 		finish_write(c);
 	else if (c->remaining == 0)
@@ -351,6 +367,7 @@ static void direct_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		c->dst += n;
 		c->remaining -= (uint64_t)n;
+		c->body_got += (uint64_t)n;
 		budget -= (size_t)n;
 	}
 	if (c->remaining)
@@ -360,13 +377,108 @@ static void direct_cb(evutil_socket_t fd, short what, void *arg)
 	finish_write(c);
 }
 
+/* Paused with request bytes buffered: they count against input_budget
+ * until reading resumes; past it the connection is closed (false: c is
+ * freed). */
+static bool hold_input(struct conn *c)
+{
+	struct data_server *s = c->s;
+	size_t held = evbuffer_get_length(bufferevent_get_input(c->bev));
+
+	s->counters.paused++;
+	if (s->counters.input_held + held > s->cfg.input_budget) {
+		s->counters.budget_closed++;
+		ratelog(&s->rl_bound,
+			"data_server: closed a connection holding %zu request "
+			"bytes while not reading its replies: past "
+			"data_input_budget (%llu, %llu held by others)",
+			held, (unsigned long long)s->cfg.input_budget,
+			(unsigned long long)s->counters.input_held);
+		conn_free(c);
+		return false;
+	}
+	c->charged = held;
+	s->counters.input_held += held;
+	return true;
+}
+
+/* Replies flushed: the held input is no longer charged. */
+static void release_input(struct conn *c)
+{
+	c->s->counters.input_held -= c->charged;
+	c->charged = 0;
+	c->queued = 0;
+	c->paused = false;
+}
+
+/* Too much output unflushed (bytes or replies): stop reading. True when
+ * reading stopped (c may then have been freed by hold_input). */
 static bool backlogged(struct conn *c)
 {
-	if (evbuffer_get_length(bufferevent_get_output(c->bev)) <=
-	    c->s->cfg.out_high_water)
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	bool bytes = evbuffer_get_length(out) > c->s->cfg.out_high_water;
+
+	if (!bytes && c->queued < DATA_MAX_QUEUED)
 		return false;
+	/* many small replies: what the socket takes now is no backlog (a
+	 * pipelining peer that reads is not paused or charged) */
+	if (!bytes) {
+		(void)evbuffer_write(out, bufferevent_getfd(c->bev));
+		if (evbuffer_get_length(out) == 0) {
+			c->queued = 0;
+			return false;
+		}
+	}
 	bufferevent_disable(c->bev, EV_READ);
+	if (!c->paused) {
+		c->paused = true;
+		(void)hold_input(c);
+	}
 	return true;
+}
+
+static void on_body_timer(evutil_socket_t fd, short what, void *arg);
+
+/* A window of the payload's progress: by its end body_need bytes (the rate
+ * over the window, or the rest) must have come. */
+static void body_window(struct conn *c)
+{
+	uint32_t ms = c->s->cfg.body_timeout_ms;
+	uint64_t rate = c->s->cfg.min_body_rate, need;
+	struct timeval tv = {(time_t)(ms / 1000),
+			     (suseconds_t)(ms % 1000) * 1000};
+
+	if (!ms || !c->remaining)
+		return;
+	if (!c->body_timer)
+		c->body_timer = evtimer_new(c->s->base, on_body_timer, c);
+	if (!c->body_timer)
+		return;
+	need = rate > UINT64_MAX / ms ? UINT64_MAX : rate * ms / 1000;
+	c->body_need = need < c->remaining ? need : c->remaining;
+	c->body_got = 0;
+	evtimer_add(c->body_timer, &tv);
+}
+
+static void on_body_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (c->state != C_PAYLOAD && c->state != C_DISCARD)
+		return; /* the payload is in */
+	if (c->body_got >= c->body_need) {
+		body_window(c);
+		return;
+	}
+	c->s->counters.body_timeouts++;
+	ratelog(&c->s->rl_bound,
+		"data_server: closed a connection: %llu payload bytes in %u "
+		"ms, under data_min_body_rate (%llu/s)",
+		(unsigned long long)c->body_got, c->s->cfg.body_timeout_ms,
+		(unsigned long long)c->s->cfg.min_body_rate);
+	conn_free(c);
 }
 
 static void on_header_timeout(evutil_socket_t fd, short what, void *arg)
@@ -420,6 +532,8 @@ static void process(struct conn *c)
 		watch_header(c, 0);
 		evbuffer_remove(in, hdr, sizeof(hdr));
 		on_header(c, hdr);
+		if (c->state == C_PAYLOAD || c->state == C_DISCARD)
+			body_window(c);
 	}
 	evbuffer_drain(in, evbuffer_get_length(in));
 }
@@ -439,6 +553,7 @@ static void write_cb(struct bufferevent *bev, void *arg)
 		conn_free(c);
 		return;
 	}
+	release_input(c);
 	if (!(bufferevent_get_enabled(bev) & EV_READ) && !reading_direct(c)) {
 		bufferevent_enable(bev, EV_READ);
 		process(c);
@@ -517,6 +632,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	 * wants far larger syscalls */
 	bufferevent_set_max_single_read(c->bev, BULK_IO_BYTES);
 	bufferevent_set_max_single_write(c->bev, BULK_IO_BYTES);
+	bufferevent_setwatermark(c->bev, EV_READ, 0, (size_t)s->cfg.conn_input);
 	set_idle_timeout(c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }

@@ -44,7 +44,26 @@ struct data_server_config {
 	 * less NET_FD_HEADROOM); netlimits.h. accept(2) errors (EMFILE)
 	 * pause the listener for NET_ACCEPT_RETRY_MS, logged once a second. */
 	uint32_t max_connections;
+	/* A WRITE payload (granted or being discarded) must receive
+	 * min_body_rate bytes per second, checked over each window of
+	 * body_timeout_ms (the rest of a shorter payload), or its connection
+	 * is closed: a slow writer cannot hold a slot (0 = never). */
+	uint32_t body_timeout_ms;
+	uint64_t min_body_rate;
+	/* Request bytes one connection buffers (its read high-water mark;
+	 * granted payloads go straight into the segment past the buffer),
+	 * and the bytes all connections may hold while paused for not
+	 * reading their replies; a connection that would go past that
+	 * budget is closed. A connection also pauses at DATA_MAX_QUEUED
+	 * unflushed replies, whatever their bytes. netlimits.h. */
+	uint64_t conn_input;
+	uint64_t input_budget;
 };
+
+/* Replies a connection may have queued before it stops reading: a peer
+ * that pipelines tiny READs and never reads the replies holds at most
+ * this many (each costs an evbuffer chain, whatever its length). */
+#define DATA_MAX_QUEUED 256
 
 void data_server_config_init(struct data_server_config *cfg);
 
@@ -81,6 +100,10 @@ struct data_server_counters {
 	uint64_t idle_closed;	  /* closed by the idle timeout */
 	uint64_t header_timeouts; /* closed by the header timeout */
 	uint64_t refused;	  /* closed on accept: over the cap */
+	uint64_t body_timeouts;	  /* closed: a payload slower than the rate */
+	uint64_t paused;	  /* times reading paused for unread replies */
+	uint64_t budget_closed;	  /* closed: past input_budget when paused */
+	uint64_t input_held;	  /* bytes held now by paused connections */
 };
 void data_server_counters(const struct data_server *s,
 			  struct data_server_counters *out);

@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "flags.h"
 #include "log.h"
+#include "httpcap.h"
 #include "netlimits.h"
 #include "prom.h"
 #include "rpc_server.h"
@@ -33,6 +34,7 @@ struct master {
 	struct master_service svc;
 	rpc_server *rpc;
 	struct evhttp *http;
+	struct httpcap *http_cap;
 	uint16_t http_port;
 	struct event *timer, *sigterm, *sigint;
 	struct dyn_admitter *admitter;
@@ -80,6 +82,7 @@ static void rpc_metrics(const struct master *m, struct mcu_prom *t)
 	mcu_prom_metric(t, "mcrepl_master_rpc_budget_used_bytes", "gauge",
 			"RPC input budget granted now",
 			(uint64_t)st.budget_used);
+	httpcap_metrics(m->http_cap, "mcrepl_master_http", t);
 }
 
 static void on_metrics(struct evhttp_request *req, void *arg)
@@ -223,8 +226,8 @@ static int setup_http(struct master *m, char *err, size_t errlen)
 		    (uint16_t)m->flags.metrics_port);
 	}
 	if (sock)
-		net_http_limit(m->http, sock);
-	if (!sock || bound_port(sock, &m->http_port) != 0) {
+		m->http_cap = net_http_limit(m->base, m->http, sock);
+	if (!sock || !m->http_cap || bound_port(sock, &m->http_port) != 0) {
 		snprintf(err, errlen,
 			 "cannot serve HTTP on %s:%u: %s (set --metrics_port "
 			 "to a free port; 0 picks one)",
@@ -292,8 +295,7 @@ static void stop(struct master *m)
 		event_free(m->sigterm);
 	if (m->sigint)
 		event_free(m->sigint);
-	if (m->http)
-		evhttp_free(m->http);
+	net_http_free(m->http, m->http_cap);
 	rpc_server_destroy(m->rpc);
 	store_destroy(m->store);
 	if (m->base)

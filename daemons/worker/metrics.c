@@ -11,6 +11,7 @@
 #include <event2/http.h>
 
 #include "prom.h"
+#include "httpcap.h"
 #include "netlimits.h"
 #include "worker.h"
 
@@ -70,11 +71,23 @@ static void totals(struct worker *w, const struct data_server_counters *c,
 	    {"mcrepl_worker_remounts_total", "counter", w->ctr.remounts},
 	    {"mcrepl_worker_copies_inflight", "gauge", tasks_copying(w)},
 	    {"mcrepl_worker_data_connections", "gauge", c->connections},
+	    /* the data port's bounds (issue 17) */
+	    {"mcrepl_worker_data_connections_refused_total", "counter",
+	     c->refused},
+	    {"mcrepl_worker_data_header_timeouts_total", "counter",
+	     c->header_timeouts},
+	    {"mcrepl_worker_data_body_timeouts_total", "counter",
+	     c->body_timeouts},
+	    {"mcrepl_worker_data_paused_total", "counter", c->paused},
+	    {"mcrepl_worker_data_budget_closed_total", "counter",
+	     c->budget_closed},
+	    {"mcrepl_worker_data_input_held_bytes", "gauge", c->input_held},
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		mcu_prom_metric(out, rows[i].name, rows[i].type, NULL,
 				rows[i].v);
+	httpcap_metrics(w->http_cap, "mcrepl_worker_http", out);
 }
 
 static void render(struct worker *w, struct mcu_prom *out)
@@ -118,9 +131,11 @@ int metrics_start(struct worker *w, char *err, size_t errlen)
 	errno = 0;
 	sock = evhttp_bind_socket_with_handle(w->http, w->flags.data_address,
 					      (uint16_t)w->flags.metrics_port);
-	net_http_limit(w->http, sock);
-	if (!sock || getsockname(evhttp_bound_socket_get_fd(sock),
-				 (struct sockaddr *)&ss, &sl) != 0)
+	if (sock)
+		w->http_cap = net_http_limit(w->base, w->http, sock);
+	if (!sock || !w->http_cap ||
+	    getsockname(evhttp_bound_socket_get_fd(sock),
+			(struct sockaddr *)&ss, &sl) != 0)
 		goto out_err;
 	w->metrics_port =
 	    ntohs(ss.ss_family == AF_INET6
@@ -139,7 +154,7 @@ out_err:
 
 void metrics_stop(struct worker *w)
 {
-	if (w->http)
-		evhttp_free(w->http);
+	net_http_free(w->http, w->http_cap);
 	w->http = NULL;
+	w->http_cap = NULL;
 }

@@ -58,6 +58,7 @@ struct worker {
 	const char *transport; /* engine name */
 	rpc_aclient *rpc;
 	struct evhttp *http;
+	struct httpcap *http_cap; /* its connection caps (httpcap.h) */
 	uint16_t metrics_port;
 	struct event *tick, *sigterm, *sigint;
 	char endpoint[320];	 /* advertised "host:data_port" */

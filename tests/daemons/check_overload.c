@@ -2,7 +2,8 @@
  * Issue 17, transport bounds: idle and partial-frame timeouts, the input
  * budget, connection caps (global, per address, the reserved share), string
  * length limits, rate-limited logs, accept back-off at the fd limit, HTTP
- * limits and the data port's header timeout and cap. Real sockets on
+ * limits (the data port: check_overload_data; HTTP connection caps:
+ * check_overload_http). Real sockets on
  * loopback; an in-process rpc_server where a bound needs a small setting,
  * a real mcrepl-master where the daemon's wiring is the point. Timing
  * asserts are generous bounds only.
@@ -22,13 +23,12 @@
 
 #include <event2/event.h>
 
-#include "data_proto.h"
-#include "data_server.h"
 #include "frame.h"
 #include "harness.h"
 #include "netutil.h"
 #include "ratelog.h"
 #include "rawframe.h"
+#include "rawsock.h"
 #include "rpc_server.h"
 
 Suite *make_overload_suite(void);
@@ -47,6 +47,12 @@ struct tserver {
 	pthread_t thread;
 };
 
+/* Exist calls served, and when the one for key "b" was (the server's
+ * thread writes, the test reads with the loop stopped). */
+static unsigned exist_calls, exist_b_at;
+static rpc_server *exist_server; /* when set: connections open at "b" */
+static size_t exist_b_conns;
+
 static void t_exist(McreplRpc__Master_Service *svc,
 		    const McreplRpc__ExistRequest *in,
 		    McreplRpc__ExistResponse_Closure closure,
@@ -55,6 +61,12 @@ static void t_exist(McreplRpc__Master_Service *svc,
 	McreplRpc__ExistResponse resp;
 
 	(void)svc;
+	exist_calls++;
+	if (strcmp(in->key, "b") == 0) {
+		exist_b_at = exist_calls;
+		if (exist_server)
+			exist_b_conns = rpc_server_conn_count(exist_server);
+	}
 	mcrepl_rpc__exist_response__init(&resp);
 	resp.exists = strcmp(in->key, "yes") == 0;
 	closure(&resp, closure_data);
@@ -165,39 +177,6 @@ static void cfg_init(rpc_server_config *cfg)
 	cfg->host = "127.0.0.1";
 }
 
-/* ---- raw sockets -------------------------------------------------------- */
-
-static int connect_from(const char *src, uint16_t port)
-{
-	struct sockaddr_in sa = {0}, me = {0};
-	struct timeval tv = {5, 0};
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	ck_assert_int_ge(fd, 0);
-	if (src) {
-		me.sin_family = AF_INET;
-		inet_pton(AF_INET, src, &me.sin_addr);
-		ck_assert_int_eq(bind(fd, (struct sockaddr *)&me, sizeof(me)),
-				 0);
-	}
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
-}
-
-static int raw_connect(uint16_t port)
-{
-	return connect_from(NULL, port);
-}
-
-static void raw_send(int fd, const void *buf, size_t len)
-{
-	ck_assert_int_eq(send(fd, buf, len, MSG_NOSIGNAL), (ssize_t)len);
-}
-
 static void send_frame(int fd, uint64_t id, uint32_t method,
 		       const ProtobufCMessage *body)
 {
@@ -236,53 +215,11 @@ static void expect(int fd, uint64_t id, McreplRpc__Code status,
 	protobuf_c_message_free_unpacked(&env->base, NULL);
 }
 
-/* The peer closes within timeout_ms (reading and dropping what comes). */
-static bool closed_within(int fd, int timeout_ms)
-{
-	int64_t end = net_now_ms() + timeout_ms;
-	char b[4096];
-
-	for (;;) {
-		struct pollfd p = {fd, POLLIN, 0};
-		int left = (int)(end - net_now_ms());
-		ssize_t n;
-
-		if (left <= 0 || poll(&p, 1, left) <= 0)
-			return false;
-		n = recv(fd, b, sizeof(b), 0);
-		if (n <= 0)
-			return true;
-	}
-}
-
 static void sleep_ms(int ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
 	nanosleep(&ts, NULL);
-}
-
-static void set_send_timeout(int fd)
-{
-	struct timeval tv = {5, 0};
-
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-/* Sends what the socket takes now of buf[0, len), without waiting. */
-static size_t send_some(int fd, const uint8_t *buf, size_t len)
-{
-	size_t sent = 0;
-
-	while (sent < len) {
-		ssize_t n = send(fd, buf + sent, len - sent,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n <= 0)
-			break;
-		sent += (size_t)n;
-	}
-	return sent;
 }
 
 /* CPU seconds this process (every thread) uses while sleeping ms. */
@@ -548,6 +485,79 @@ END_TEST
 
 /* ---- rate-limited log lines -------------------------------------------- */
 
+/* One peer pipelining 200 calls does not hold the loop: a call on another
+ * connection, ready in the same turn, is served after at most 16 of them
+ * (FRAMES_PER_TURN), not after all 200. */
+START_TEST(test_pipelined_peer_gets_a_turn_not_the_loop)
+{
+	enum { N = 200 };
+	rpc_server_config cfg;
+	struct tserver *ts;
+	uint16_t port;
+	int a, b;
+
+	cfg_init(&cfg);
+	ts = server_start(&cfg);
+	port = rpc_server_port(ts->server);
+	server_pause(ts); /* both connections' calls wait in their sockets */
+	a = raw_connect(port);
+	b = raw_connect(port);
+	for (int i = 0; i < N; i++)
+		send_exist(a, (uint64_t)i + 1, "", "a");
+	send_exist(b, 1, "", "b");
+	exist_calls = exist_b_at = 0;
+	server_run(ts);
+	expect(b, 1, MCREPL_RPC__CODE__OK, NULL);
+	for (int i = 0; i < N; i++)
+		expect(a, (uint64_t)i + 1, MCREPL_RPC__CODE__OK, NULL);
+	close(a);
+	close(b);
+	server_stop(ts, NULL);
+	ck_assert_uint_eq(exist_calls, N + 1);
+	ck_assert_uint_ge(exist_b_at, 1);
+	ck_assert_uint_le(exist_b_at, 17);
+}
+END_TEST
+
+/* A crowd leaving at once (300 peers closing) is closed 32 a loop turn,
+ * after the turn's ready calls: a call on another connection is served
+ * while most of the crowd's connections still wait to be closed, not after
+ * all 300 closes. Every one is closed in the end. */
+START_TEST(test_crowd_leaving_is_closed_in_slices)
+{
+	enum { N = 300 };
+	rpc_server_config cfg;
+	struct tserver *ts;
+	uint16_t port;
+	int fd[N], b;
+
+	cfg_init(&cfg);
+	ts = server_start(&cfg);
+	port = rpc_server_port(ts->server);
+	for (int i = 0; i < N; i++)
+		fd[i] = raw_connect(port);
+	b = raw_connect(port);
+	sleep_ms(300);
+	server_pause(ts);
+	ck_assert_uint_eq(rpc_server_conn_count(ts->server), N + 1);
+	for (int i = 0; i < N; i++) /* EOFs first, then b's call */
+		close(fd[i]);
+	send_exist(b, 1, "", "b");
+	exist_server = ts->server;
+	exist_b_conns = 0;
+	server_run(ts);
+	expect(b, 1, MCREPL_RPC__CODE__OK, NULL);
+	sleep_ms(300);
+	server_pause(ts);
+	exist_server = NULL;
+	ck_assert_uint_gt(exist_b_conns, 50);
+	ck_assert_uint_eq(rpc_server_conn_count(ts->server), 1);
+	server_run(ts);
+	close(b);
+	server_stop(ts, NULL);
+}
+END_TEST
+
 START_TEST(test_ratelog_one_line_per_second_with_count)
 {
 	struct ratelog rl = {0};
@@ -741,67 +751,6 @@ START_TEST(test_http_headers_and_slowloris_are_bounded)
 }
 END_TEST
 
-/* ---- the data port ---------------------------------------------------- */
-
-struct dloop {
-	struct event_base *base;
-	struct data_server *ds;
-	struct event *stop_ev; /* loopbreak from the test thread */
-	int stop_fds[2];
-	pthread_t thread;
-};
-
-static void *dloop_main(void *arg)
-{
-	struct dloop *d = arg;
-
-	event_base_loop(d->base, EVLOOP_NO_EXIT_ON_EMPTY);
-	return NULL;
-}
-
-START_TEST(test_data_port_header_timeout_and_cap)
-{
-	struct data_server_config dc;
-	struct data_server_counters cn;
-	struct dloop d;
-	char err[160];
-	int part, other, over;
-
-	data_server_config_init(&dc);
-	dc.header_timeout_ms = 300;
-	dc.idle_timeout_ms = 0;
-	dc.max_connections = 2;
-	d.base = event_base_new();
-	d.ds = data_server_create(d.base, &dc, err, sizeof(err));
-	ck_assert_msg(d.ds != NULL, "%s", err);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, d.stop_fds), 0);
-	d.stop_ev = event_new(d.base, d.stop_fds[0], EV_READ, stop_cb, d.base);
-	event_add(d.stop_ev, NULL);
-	ck_assert_int_eq(pthread_create(&d.thread, NULL, dloop_main, &d), 0);
-	part = raw_connect(data_server_port(d.ds));
-	raw_send(part, "MCRD", 4); /* a header never finished */
-	other = raw_connect(data_server_port(d.ds));
-	sleep_ms(100);
-	over = raw_connect(data_server_port(d.ds));
-	ck_assert(closed_within(over, 2000)); /* over the cap of 2 */
-	ck_assert(closed_within(part, 3000));
-	ck_assert(!closed_within(other, 100)); /* idle, no partial header */
-	close(part);
-	close(other);
-	close(over);
-	ck_assert_int_eq(write(d.stop_fds[1], "x", 1), 1);
-	pthread_join(d.thread, NULL);
-	event_free(d.stop_ev);
-	close(d.stop_fds[0]);
-	close(d.stop_fds[1]);
-	data_server_counters(d.ds, &cn);
-	ck_assert_uint_eq(cn.header_timeouts, 1);
-	ck_assert_uint_eq(cn.refused, 1);
-	data_server_destroy(d.ds);
-	event_base_free(d.base);
-}
-END_TEST
-
 Suite *make_overload_suite(void)
 {
 	Suite *s = suite_create("overload");
@@ -814,6 +763,8 @@ Suite *make_overload_suite(void)
 	tcase_add_test(tc, test_connection_cap_keeps_reserve_for_workers);
 	tcase_add_test(tc, test_per_peer_cap);
 	tcase_add_test(tc, test_key_and_tenant_length_limits);
+	tcase_add_test(tc, test_pipelined_peer_gets_a_turn_not_the_loop);
+	tcase_add_test(tc, test_crowd_leaving_is_closed_in_slices);
 	tcase_add_test(tc, test_ratelog_one_line_per_second_with_count);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("daemons");
@@ -821,7 +772,6 @@ Suite *make_overload_suite(void)
 	tcase_add_test(tc, test_master_fd_limit_refuses_clearly);
 	tcase_add_test(tc, test_master_accept_emfile_backs_off_quietly);
 	tcase_add_test(tc, test_http_headers_and_slowloris_are_bounded);
-	tcase_add_test(tc, test_data_port_header_timeout_and_cap);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,28 @@
+/* Raw loopback sockets for the daemon tests that play a broken or hostile
+ * peer (check_overload*). Test support, not a test suite; failures are
+ * Check assertions. */
+#ifndef MCREPL_TEST_RAWSOCK_H
+#define MCREPL_TEST_RAWSOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A blocking connection to 127.0.0.1:port from source address src (NULL =
+ * any), with a 5 s receive timeout. */
+int connect_from(const char *src, uint16_t port);
+int raw_connect(uint16_t port);
+
+/* Sends all of buf (asserted). */
+void raw_send(int fd, const void *buf, size_t len);
+
+/* The peer closes within timeout_ms (reading and dropping what comes). */
+bool closed_within(int fd, int timeout_ms);
+
+/* A 5 s send timeout on fd. */
+void set_send_timeout(int fd);
+
+/* Sends what the socket takes now of buf[0, len), without waiting. */
+size_t send_some(int fd, const uint8_t *buf, size_t len);
+
+#endif
