@@ -84,6 +84,16 @@ struct segment {
 	uint32_t routed_win[MCREPL_HEAT_BUCKETS];
 	uint64_t routed_win_sum;
 	double proj, proj_fade[MCREPL_HEAT_BUCKETS];
+	/* the store's indexes (store_seg.c, store_obj.c): by id, and the
+	 * objects holding a replica here, one entry per replica (a replica
+	 * knows its entry: ix_slot), so leaving costs O(its replicas). A
+	 * leaving segment (unmounted, worker gone) is out of the mounted list
+	 * and invisible to store_segment() while its replicas are dropped
+	 * over a few loop turns (store_drain). */
+	struct mcu_map_node id_node;
+	bool leaving;
+	struct object **ix;
+	size_t n_ix, cap_ix;
 };
 
 enum replica_status { REPLICA_PROCESSING = 1, REPLICA_COMPLETE = 2 };
@@ -94,6 +104,7 @@ struct replica {
 	uint64_t offset, size;
 	enum replica_status status;
 	bool dynamic;
+	uint32_t ix_slot; /* its entry in its segment's index (store_obj.c) */
 };
 
 /* Most replicas an object may have in this master. */
@@ -130,6 +141,10 @@ struct object {
 	uint64_t copy_owner, copy_deadline_ms;
 	struct object *resv_prev, *resv_next;
 	bool in_resv;
+	/* on the store's list of objects holding a COMPLETE dynamic replica
+	 * (the retirement pass walks only it; store_obj.c) */
+	struct object *dyn_prev, *dyn_next;
+	bool in_dyn;
 };
 
 struct task {
@@ -187,7 +202,14 @@ struct task {
 	X(objects_lost, "objects_lost_total", counter,                         \
 	  "Objects that lost their last readable replica with a segment")      \
 	X(heartbeats_refused, "heartbeats_refused_total", counter,             \
-	  "Heartbeats refused for naming too many segments")
+	  "Heartbeats refused for naming too many segments")                   \
+	X(segments_leaving, "segments_leaving", gauge,                         \
+	  "Segments gone whose replicas are still being dropped")              \
+	X(replicas_leaving, "replicas_leaving", gauge,                         \
+	  "Replicas of leaving segments not yet dropped")                      \
+	X(retire_visits, "dynamic_retire_visits_total", counter,               \
+	  "Objects the retirement pass looked at (those holding a dynamic "    \
+	  "replica)")
 
 /* Reservations reclaimed by the master, one labeled counter family
  * (mcrepl_master_reservations_reclaimed_total{kind,reason}):
@@ -240,6 +262,14 @@ static inline uint64_t store_region_bytes(uint64_t size)
  * quarantine, expire clients and, at most once a second (*last_evict_ms
  * is when it last ran; updated), evict and start a new routing second. */
 void store_tick(struct store *s, uint64_t now_ms, uint64_t *last_evict_ms);
+/* Most replicas of leaving segments one loop turn drops. */
+#define STORE_DRAIN_CHUNK 2048
+/* One turn of dropping the replicas of leaving segments (at most
+ * STORE_DRAIN_CHUNK; store_tick runs one): true while some are left. The
+ * loop runs more turns, other events between them, while store_backlog()
+ * says so. */
+bool store_drain(struct store *s, uint64_t now_ms);
+bool store_backlog(const struct store *s);
 /* Every figure of STORE_FIGURES at this moment. */
 void store_figures(struct store *s, struct store_figures *f);
 /* libmcrepl's RFC metrics as Prometheus text (mcrepl_stats_render). */
@@ -260,6 +290,10 @@ struct mount_args {
 McreplRpc__Code store_mount(struct store *s, const struct mount_args *a,
 			    uint64_t now_ms, uint64_t *segment_id, char *err,
 			    size_t errlen);
+/* The segment leaves at once (no placement, read or copy uses it from
+ * now on; its objects are read from their other replicas); its replicas
+ * are dropped by store_drain, the lost ones counted then (item 11 of
+ * issue 13: replicas_lost, objects_lost). */
 McreplRpc__Code store_unmount(struct store *s, uint64_t client_id,
 			      uint64_t segment_id, uint64_t now_ms);
 /* A client's heartbeat: n (segment id, reads) pairs. INVALID_ARGUMENT
@@ -269,10 +303,12 @@ McreplRpc__Code store_unmount(struct store *s, uint64_t client_id,
 McreplRpc__Code store_heartbeat(struct store *s, uint64_t client_id,
 				const uint64_t *seg_ids, const uint64_t *reads,
 				size_t n, uint64_t now_ms);
-/* Drop clients silent for longer than client_ttl. Returns how many. */
+/* Drop clients silent for longer than client_ttl (their segments leave as
+ * with store_unmount). Returns how many. */
 size_t store_expire_clients(struct store *s, uint64_t now_ms);
 /* True when client_id is mounted (known to the master). */
 bool store_client_known(struct store *s, uint64_t client_id);
+/* The mounted segment with this id (O(1)); NULL when none or leaving. */
 struct segment *store_segment(struct store *s, uint64_t id);
 /* Mounted segments, in no particular order: i < store_n_segments(s). */
 size_t store_n_segments(const struct store *s);

@@ -6,7 +6,6 @@
 
 #include "log.h"
 #include "ratelog.h"
-#include "alloc.h"
 #include "store_dyn.h"
 
 void dyn__lease_live(struct store *s, const mcrepl_lease *l, int delta)
@@ -143,20 +142,14 @@ static McreplRpc__Code reserve_target(struct store *s, struct object *o,
 
 	for (i = 0; i < o->n_replicas; i++)
 		if (o->replicas[i].segment_id == l->source.v &&
-		    o->replicas[i].status == REPLICA_COMPLETE)
+		    store__serving(s, &o->replicas[i]))
 			break;
 	if (!dst || i == o->n_replicas || !store_reserve_replica(o))
 		return MCREPL_RPC__CODE__NOT_FOUND;
 	*src_out = o->replicas[i];
-	r = &o->replicas[o->n_replicas];
-	if (seg_alloc_alloc(dst->alloc, store_region_bytes(o->size),
-			    &r->offset) != 0)
+	r = store__place_replica(s, o, dst, REPLICA_PROCESSING, true);
+	if (!r)
 		return MCREPL_RPC__CODE__NO_SPACE;
-	r->segment_id = dst->id;
-	r->size = o->size;
-	r->status = REPLICA_PROCESSING;
-	r->dynamic = true;
-	o->n_replicas++;
 	o->copies++;
 	*dst_out = *r;
 	return MCREPL_RPC__CODE__OK;
@@ -271,6 +264,7 @@ static McreplRpc__Code finish_copy(struct store *s, const mcrepl_fence *fin,
 		return copy_failed(s, &l, tenant, key, now_ms, success);
 	o->replicas[i].status = REPLICA_COMPLETE;
 	s->ctr.dyn_replica_bytes += o->replicas[i].size;
+	store__dyn_track(s, o);
 	o->copies--;
 	count_completion(s, &l);
 	finish_lease_task(s, &l, true);

@@ -65,23 +65,6 @@ void dyn__policy_project(struct store *s, const struct object *o,
 				       -(double)p.from_each);
 }
 
-/* Hosts with a mounted segment that can hold data. */
-static uint32_t count_nodes(const struct store *s)
-{
-	uint32_t n = 0;
-
-	for (size_t i = 0; i < s->n_segs; i++) {
-		const struct segment *seg = s->segs[i];
-		bool seen = seg->capacity == 0;
-
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = s->segs[j]->capacity &&
-			       strcmp(s->segs[j]->host, seg->host) == 0;
-		n += !seen;
-	}
-	return n;
-}
-
 static void roll(struct store *s)
 {
 	struct dyn_policy *p = &s->pol;
@@ -131,25 +114,22 @@ static size_t retire_choice(struct store *s, const struct object *o,
 	return pick;
 }
 
-/* One pass over the objects: retire one cold dynamic replica of each,
- * never under a read lease, a running copy or a pending dynamic copy (as
- * eviction). Walks every object once per window while any dynamic
- * replica exists; a list of the objects holding one would bound it. */
+/* One pass over the objects holding a COMPLETE dynamic replica (the
+ * store's list of them): retire one cold dynamic replica of each, never
+ * under a read lease, a running copy or a pending dynamic copy (as
+ * eviction). Its work follows the dynamic replicas, not the objects. */
 static void retire_pass(struct store *s, uint64_t now_ms)
 {
-	struct object *o = s->lru_head;
+	struct object *o = s->dyn_head, *next;
 
-	if (s->opts.cfg.domain_aware || s->ctr.dyn_replica_bytes == 0)
+	if (s->opts.cfg.domain_aware)
 		return; /* per-domain retirement: not modelled */
-	for (; o; o = o->lru_next) {
-		bool dyn = false;
+	for (; o; o = next) {
 		size_t i;
 
-		for (i = 0; i < o->n_replicas && !dyn; i++)
-			dyn = o->replicas[i].dynamic &&
-			      o->replicas[i].status == REPLICA_COMPLETE;
-		if (!dyn || !o->complete || o->copies ||
-		    o->lease_until_ms > now_ms ||
+		next = o->dyn_next; /* o may leave the list */
+		s->ctr.retire_visits++;
+		if (!o->complete || o->copies || o->lease_until_ms > now_ms ||
 		    dyn_key_is_pending(s, o->tenant, o->key, now_ms))
 			continue;
 		i = retire_choice(s, o, now_ms);
@@ -178,10 +158,7 @@ void store__policy_tick(struct store *s, uint64_t now_ms)
 		p->epoch = epoch;
 		rolled = true;
 	}
-	if (rolled || p->nodes_segs != s->n_segs) {
-		p->view.nodes = count_nodes(s);
-		p->nodes_segs = s->n_segs;
-	}
+	p->view.nodes = (uint32_t)store__n_hosts(s);
 	p->view.window_reads = p->total_sum;
 	s->heat.threshold =
 	    mcrepl_policy_trigger_threshold(&s->opts.cfg, &p->view);

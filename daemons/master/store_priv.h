@@ -13,6 +13,7 @@
 struct client {
 	uint64_t id;
 	uint64_t last_seen_ms;
+	size_t n_segs;		  /* its mounted segments */
 	struct task *head, *tail; /* all its tasks, oldest first */
 	size_t n_tasks;
 };
@@ -29,7 +30,6 @@ struct dyn_policy {
 	uint32_t cur;	/* current heat bucket of the routed-read rings */
 	uint64_t epoch; /* now / bucket_ms at the last roll, 0 before */
 	uint64_t total[MCREPL_HEAT_BUCKETS], total_sum; /* the cluster ring */
-	size_t nodes_segs; /* n_segs when view.nodes was counted */
 	mcrepl_cluster_view view;
 };
 
@@ -62,6 +62,18 @@ struct store {
 	mcrepl_leases *leases;
 	mcrepl_stats *stats;
 	struct dyn_policy pol;
+	/* indexes kept as things change, so no request or tick walks every
+	 * object or segment (store_seg.c, store_obj.c): segments by id
+	 * (mounted or leaving); the leaving ones, their replicas still being
+	 * dropped, and the lost ones counted since the drain began (its log
+	 * line); mounted segments per host; objects holding a COMPLETE
+	 * dynamic replica */
+	struct mcu_map seg_ids;
+	struct segment **leaving;
+	size_t n_leaving, cap_leaving;
+	uint64_t drain_lost_r, drain_lost_o;
+	struct mcu_map hosts;
+	struct object *dyn_head;
 	/* the counters of STORE_FIGURES (gauges are filled when taken) */
 	struct store_figures ctr;
 };
@@ -74,6 +86,10 @@ bool store__grow(void *arr, size_t n, size_t *cap, size_t size);
 struct client *store__find_client(struct store *s, uint64_t id);
 void store__roll_routed(struct store *s);
 void store__free_segments(struct store *s);
+/* The segment with this id, mounted or leaving; NULL when none. */
+struct segment *store__segment_any(const struct store *s, uint64_t id);
+/* Hosts with a mounted segment (kept as segments come and go). */
+size_t store__n_hosts(const struct store *s);
 
 /* store_obj.c */
 /* key and tenant can name an object (store_key_valid without a reason) */
@@ -84,13 +100,23 @@ struct object *store__lookup(struct store *s, const char *tenant,
 /* o has a replica (in any state) on segment seg_id */
 bool store__on_segment(const struct object *o, uint64_t seg_id);
 void store__free_replicas(struct store *s, struct object *o, uint64_t now_ms);
-/* Drop every replica on seg; objects left without replicas go. Adds the
- * readable replicas dropped to *lost_replicas and the objects left with
- * none readable to *lost_objects. Walks all objects: a per-segment object
- * index would replace the walk here. */
-void store__drop_segment_replicas(struct store *s, const struct segment *seg,
-				  uint64_t now_ms, uint64_t *lost_replicas,
-				  uint64_t *lost_objects);
+/* One more replica of o on seg (mounted), of o's size, in state st: its
+ * region reserved and the replica indexed. NULL (nothing changed) when o
+ * has no room for another replica, seg none for the region, or memory is
+ * short. The one way a replica is created. */
+struct replica *store__place_replica(struct store *s, struct object *o,
+				     struct segment *seg,
+				     enum replica_status st, bool dynamic);
+/* Drop up to max replicas of the leaving segment seg, last indexed first;
+ * objects left without replicas go. Adds the readable replicas dropped to
+ * *lost_replicas and the objects left with none readable to
+ * *lost_objects. Returns how many were dropped. */
+size_t store__drain_segment(struct store *s, struct segment *seg, size_t max,
+			    uint64_t now_ms, uint64_t *lost_replicas,
+			    uint64_t *lost_objects);
+/* A COMPLETE dynamic replica of o became readable: o joins the list the
+ * retirement pass walks (idempotent; it leaves when its last one goes). */
+void store__dyn_track(struct store *s, struct object *o);
 void store__release_quarantine(struct store *s, uint64_t now_ms);
 /* An object with room for n + 2 replicas, not in the store yet. */
 struct object *store__new_object(const char *tenant, const char *key,
@@ -123,6 +149,21 @@ void store__policy_init(struct store *s);
  * cluster view and the read path's threshold, and once per heat window
  * retire dynamic replicas that went cold. No-op unless auto. */
 void store__policy_tick(struct store *s, uint64_t now_ms);
+
+/* r can be handed to a reader: COMPLETE, and its segment not leaving
+ * (the check costs nothing while no segment is leaving). */
+static inline bool store__serving(const struct store *s,
+				  const struct replica *r)
+{
+	const struct segment *seg;
+
+	if (r->status != REPLICA_COMPLETE)
+		return false;
+	if (s->n_leaving == 0)
+		return true;
+	seg = store__segment_any(s, r->segment_id);
+	return seg && !seg->leaving;
+}
 
 /* The LRU order (least recently read first), inline: the read path
  * touches it on every read. */

@@ -67,22 +67,11 @@ static bool evict_for(struct store *s, const struct object *o, uint64_t now_ms)
 static bool add_put_replica(struct store *s, struct object *o, uint64_t now_ms)
 {
 	struct segment *seg = put_target(s, o);
-	struct replica *r;
 
 	if (!seg && evict_for(s, o, now_ms))
 		seg = put_target(s, o);
-	if (!seg || !store_reserve_replica(o))
-		return false;
-	r = &o->replicas[o->n_replicas];
-	if (seg_alloc_alloc(seg->alloc, store_region_bytes(o->size),
-			    &r->offset) != 0)
-		return false;
-	r->segment_id = seg->id;
-	r->size = o->size;
-	r->status = REPLICA_PROCESSING;
-	r->dynamic = false;
-	o->n_replicas++;
-	return true;
+	return seg &&
+	       store__place_replica(s, o, seg, REPLICA_PROCESSING, false);
 }
 
 /* A new object with n placed replicas, or NO_SPACE / INTERNAL. One of the
@@ -173,6 +162,8 @@ McreplRpc__Code store_put_end(struct store *s, const char *tenant,
 	for (size_t i = 0; i < o->n_replicas; i++)
 		o->replicas[i].status = REPLICA_COMPLETE;
 	o->complete = true;
+	if (!o->copy_target) /* nothing left to reclaim */
+		store__resv_untrack(s, o);
 	return MCREPL_RPC__CODE__OK;
 }
 
