@@ -17,6 +17,7 @@ int store_create(const struct master_opts *o, uint64_t grant_key,
 	s->grant_key = grant_key;
 	s->incarnation = incarnation;
 	s->next_segment_id = s->next_version = s->next_task_id = 1;
+	s->evict_rng = incarnation;
 	pthread_mutex_init(&s->lock, NULL);
 	mcrepl_heat_params_init(&s->heat, &o->cfg);
 	store__policy_init(s);
@@ -103,6 +104,8 @@ void store_tick(struct store *s, uint64_t now_ms, uint64_t *last_evict_ms)
 		store_evict_all(s, now_ms);
 		store__roll_routed(s);
 		*last_evict_ms = now_ms;
+	} else {
+		store__evict_step(s, now_ms);
 	}
 }
 

@@ -94,6 +94,7 @@ struct segment {
 	bool leaving;
 	struct object **ix;
 	size_t n_ix, cap_ix;
+	uint64_t evict_left; /* bytes eviction still means to free here */
 };
 
 enum replica_status { REPLICA_PROCESSING = 1, REPLICA_COMPLETE = 2 };
@@ -120,6 +121,7 @@ struct domain_heat {
 struct object {
 	struct mcu_map_node node;
 	struct object *lru_prev, *lru_next; /* least recently read first */
+	uint64_t lru_seq; /* its place in that order: larger, more recent */
 	char *tenant, *key;
 	uint64_t size, version;
 	bool complete;		  /* PutEnd done */
@@ -183,6 +185,8 @@ struct task {
 	  "Objects evicted")                                                   \
 	X(evicted_bytes, "evicted_bytes_total", counter,                       \
 	  "Replica bytes evicted")                                             \
+	X(evict_visits, "eviction_visits_total", counter,                      \
+	  "Replica index entries eviction looked at")                          \
 	X(dyn_retired, "dynamic_replicas_retired_total", counter,              \
 	  "Dynamic replicas retired by the auto policy (cold)")                \
 	X(admission_queue, "admission_queue", gauge,                           \
@@ -414,10 +418,18 @@ struct task *store_add_task(struct store *s, uint64_t client_id,
 			    uint64_t lease_expires_at_ms);
 
 /* ---- eviction (store_evict.c) ---- */
-/* Free eviction_ratio of a segment's capacity; returns bytes freed. */
+/* Each victim is the least recently read of this many replicas sampled on
+ * its segment (every one of them on a segment holding no more). */
+#define STORE_EVICT_SAMPLES 8
+/* Most index entries one eviction call (or one tick's step) looks at. */
+#define STORE_EVICT_VISITS 8192
+/* Free eviction_ratio of a segment's capacity, within STORE_EVICT_VISITS;
+ * returns bytes freed. */
 uint64_t store_evict_segment(struct store *s, struct segment *seg,
 			     uint64_t now_ms);
-/* Evict on every segment above the high watermark. */
+/* Give every segment above the high watermark an eviction goal (the
+ * others none) and take a first step towards them; store_tick then takes
+ * one step a tick. */
 void store_evict_all(struct store *s, uint64_t now_ms);
 
 /* ---- dynamic replication (store_dyn*.c, prefix dyn_) ---- */
@@ -479,7 +491,10 @@ McreplRpc__Code dyn_copy_revoke(struct store *s, const mcrepl_fence *f,
 				uint64_t now_ms, const char **reason);
 /* Warm `domain` with the hottest objects it lacks (domain-aware only):
  * queues at most max_copies copies of at most max_bytes in total; returns
- * how many were queued. */
+ * how many were queued. The candidates are the objects read within the
+ * heat window, at most STORE_WARMUP_SCAN of them, the most recently read
+ * first (a mount never walks every object). */
+#define STORE_WARMUP_SCAN 16384
 uint32_t dyn_warmup(struct store *s, const char *domain, uint32_t max_copies,
 		    uint64_t max_bytes, uint64_t now_ms);
 

@@ -178,8 +178,7 @@ bool store__on_segment(const struct object *o, uint64_t seg_id)
 /* ---- the per-segment index: seg->ix[r.ix_slot] == o for each replica r of
  * o on seg; removal moves the last entry into the hole ---- */
 
-/* The replica of o on seg_id indexed at slot. */
-static size_t replica_at_slot(const struct object *o, uint64_t seg_id,
+size_t store__replica_at_slot(const struct object *o, uint64_t seg_id,
 			      size_t slot)
 {
 	for (size_t i = 0; i < o->n_replicas; i++)
@@ -205,7 +204,7 @@ static void ix_unlink(struct segment *seg, const struct replica *r)
 	struct object *moved = seg->ix[last];
 
 	if (r->ix_slot != last) {
-		i = replica_at_slot(moved, seg->id, last);
+		i = store__replica_at_slot(moved, seg->id, last);
 		moved->replicas[i].ix_slot = r->ix_slot;
 		seg->ix[r->ix_slot] = moved;
 	}
@@ -330,7 +329,7 @@ size_t store__drain_segment(struct store *s, struct segment *seg, size_t max,
 
 	while (seg->n_ix > 0 && done < max) {
 		struct object *o = seg->ix[seg->n_ix - 1];
-		size_t i = replica_at_slot(o, seg->id, seg->n_ix - 1);
+		size_t i = store__replica_at_slot(o, seg->id, seg->n_ix - 1);
 		bool lost = o->replicas[i].status == REPLICA_COMPLETE;
 
 		drop_replica(s, o, i, now_ms, false);

@@ -47,6 +47,7 @@ struct store {
 	/* objects (store_obj.c), least recently read first */
 	struct mcu_map objects;
 	struct object *lru_head, *lru_tail;
+	uint64_t lru_clock; /* the last lru_seq given */
 	struct quarantine *quar;
 	size_t n_quar, cap_quar;
 	uint64_t next_version;
@@ -74,6 +75,10 @@ struct store {
 	uint64_t drain_lost_r, drain_lost_o;
 	struct mcu_map hosts;
 	struct object *dyn_head;
+	/* eviction (store_evict.c): sampling, the segment the next step
+	 * starts at */
+	uint64_t evict_rng;
+	size_t evict_next;
 	/* the counters of STORE_FIGURES (gauges are filled when taken) */
 	struct store_figures ctr;
 };
@@ -114,6 +119,9 @@ struct replica *store__place_replica(struct store *s, struct object *o,
 size_t store__drain_segment(struct store *s, struct segment *seg, size_t max,
 			    uint64_t now_ms, uint64_t *lost_replicas,
 			    uint64_t *lost_objects);
+/* The replica of o on seg_id indexed at slot of that segment's index. */
+size_t store__replica_at_slot(const struct object *o, uint64_t seg_id,
+			      size_t slot);
 /* A COMPLETE dynamic replica of o became readable: o joins the list the
  * retirement pass walks (idempotent; it leaves when its last one goes). */
 void store__dyn_track(struct store *s, struct object *o);
@@ -136,6 +144,15 @@ void store__resv_untrack(struct store *s, struct object *o);
  * and revoke the dynamic copies whose source or target it served. */
 void store__reclaim_client(struct store *s, uint64_t client_id,
 			   uint64_t now_ms);
+
+/* store_evict.c */
+/* store_evict_segment with the caller's budget of index entries to look
+ * at (*visits, decremented): a put evicting on several segments shares
+ * one. */
+uint64_t store__evict_budgeted(struct store *s, struct segment *seg,
+			       size_t *visits, uint64_t now_ms);
+/* One bounded step towards the segments' eviction goals. */
+void store__evict_step(struct store *s, uint64_t now_ms);
 
 /* store_task.c */
 /* Fail and forget every task of c (its client went away). */
@@ -182,6 +199,7 @@ static inline void store__lru_unlink(struct store *s, struct object *o)
 
 static inline void store__lru_append(struct store *s, struct object *o)
 {
+	o->lru_seq = ++s->lru_clock;
 	o->lru_prev = s->lru_tail;
 	o->lru_next = NULL;
 	if (s->lru_tail)

@@ -48,15 +48,18 @@ static struct segment *put_target(struct store *s, const struct object *o)
 	return best;
 }
 
-/* Evict on the fullest segment that could ever hold size; true if freed. */
+/* Evict on the first segment that could ever hold size, within one
+ * budget of index entries for the put; true if freed. */
 static bool evict_for(struct store *s, const struct object *o, uint64_t now_ms)
 {
-	for (size_t i = 0; i < s->n_segs; i++) {
+	size_t visits = STORE_EVICT_VISITS;
+
+	for (size_t i = 0; i < s->n_segs && visits > 0; i++) {
 		struct segment *seg = s->segs[i];
 
 		if (!store__on_segment(o, seg->id) &&
 		    seg->capacity >= store_region_bytes(o->size) &&
-		    store_evict_segment(s, seg, now_ms) > 0 &&
+		    store__evict_budgeted(s, seg, &visits, now_ms) > 0 &&
 		    seg_alloc_largest_free(seg->alloc) >=
 			store_region_bytes(o->size))
 			return true;

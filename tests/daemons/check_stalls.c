@@ -281,6 +281,109 @@ START_TEST(test_stalls_leaving_segment_gets_no_placement)
 }
 END_TEST
 
+/* ---- eviction -------------------------------------------------------------- */
+
+static void read_key(struct fx *x, const char *key)
+{
+	struct object *o;
+	size_t order[8], n;
+
+	ck_assert_int_eq(
+	    store_get(x->s, "t", key, "", x->now, &o, order, 8, &n),
+	    MCREPL_RPC__CODE__OK);
+}
+
+static void fx_start_evict(struct fx *x, uint64_t capacity)
+{
+	struct master_opts o;
+	struct mount_args m = {
+	    .client_id = CA,
+	    .host = "a",
+	    .domain = "",
+	    .name = "a",
+	    .endpoint = "127.0.0.1:1",
+	    .capacity = capacity,
+	};
+	char err[128];
+
+	master_opts_defaults(&o);
+	o.eviction_high_watermark = 0.5;
+	memset(x, 0, sizeof(*x));
+	x->now = 1000000;
+	ck_assert_int_eq(store_create(&o, 42, 7, &x->s), 0);
+	store_lock(x->s);
+	ck_assert_int_eq(store_mount(x->s, &m, x->now, &x->a, err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+}
+
+/* A segment over the watermark whose objects are all under read lease:
+ * each tick looks at no more than STORE_EVICT_VISITS of its entries and
+ * evicts nothing (it walked every object, a second, before); once the
+ * leases end the goal is met, least recently read first. */
+START_TEST(test_stalls_eviction_looks_at_a_bounded_number_of_entries)
+{
+	const int n = 6000; /* 6.5 MB of 8 MiB: over the 0.5 watermark */
+	uint64_t last_evict, before, goal;
+	struct fx x;
+
+	fx_start_evict(&x, 8 * MIB);
+	for (int i = 0; i < n; i++)
+		put(&x, name("k", i), 1);
+	for (int i = 0; i < n; i++)
+		read_key(&x, name("k", i));
+	last_evict = x.now;
+	for (int t = 0; t < 25; t++) { /* a second and a quarter of ticks */
+		before = figures(&x).evict_visits;
+		x.now += 50;
+		store_tick(x.s, x.now, &last_evict);
+		ck_assert_uint_le(figures(&x).evict_visits - before,
+				  STORE_EVICT_VISITS);
+	}
+	ck_assert_uint_ge(figures(&x).eviction_runs, 1);
+	ck_assert_uint_eq(figures(&x).evicted_objects, 0);
+	/* leases over: the next second's goal (eviction_ratio of 8 MiB) is
+	 * freed, no more */
+	x.now += store_opts(x.s)->kv_lease_ttl_ms + 1;
+	last_evict = x.now - 1000;
+	ck_assert_int_eq(store_heartbeat(x.s, CA, NULL, NULL, 0, x.now),
+			 MCREPL_RPC__CODE__OK);
+	goal = (uint64_t)(8.0 * MIB * store_opts(x.s)->eviction_ratio);
+	ck_assert_uint_le(goal / SIZE * STORE_EVICT_SAMPLES,
+			  STORE_EVICT_VISITS);
+	store_tick(x.s, x.now, &last_evict);
+	ck_assert_uint_eq(figures(&x).evicted_objects,
+			  (goal + SIZE - 1) / SIZE);
+	ck_assert_uint_eq(figures(&x).evicted_bytes,
+			  (goal + SIZE - 1) / SIZE * SIZE);
+	fx_stop(&x);
+}
+END_TEST
+
+/* On a segment holding no more than STORE_EVICT_SAMPLES replicas every one
+ * is looked at: exactly the least recently read goes first. */
+START_TEST(test_stalls_eviction_of_a_small_segment_is_exact_lru)
+{
+	struct fx x;
+
+	fx_start_evict(&x, 16 * 1024);
+	for (int i = 0; i < 10; i++)
+		put(&x, name("k", i), 1);
+	x.now += store_opts(x.s)->kv_lease_ttl_ms + 1;
+	for (int i = 0; i < 10; i++)
+		if (i != 6)
+			read_key(&x, name("k", i));
+	x.now += store_opts(x.s)->kv_lease_ttl_ms + 1;
+	ck_assert_uint_eq(
+	    store_evict_segment(x.s, store_segment(x.s, x.a), x.now), SIZE);
+	ck_assert(!store_exists(x.s, "t", "k6"));
+	ck_assert_uint_eq(
+	    store_evict_segment(x.s, store_segment(x.s, x.a), x.now), SIZE);
+	ck_assert(!store_exists(x.s, "t", "k0"));
+	ck_assert(store_exists(x.s, "t", "k1"));
+	fx_stop(&x);
+}
+END_TEST
+
 /* ---- the retirement pass ----------------------------------------------- */
 
 /* A dynamic replica of key (made hot first) on another segment. */
@@ -373,6 +476,10 @@ Suite *make_stalls_suite(void)
 	tcase_add_test(tc,
 		       test_stalls_two_leaving_segments_count_each_object_once);
 	tcase_add_test(tc, test_stalls_leaving_segment_gets_no_placement);
+	tcase_add_test(
+	    tc, test_stalls_eviction_looks_at_a_bounded_number_of_entries);
+	tcase_add_test(tc,
+		       test_stalls_eviction_of_a_small_segment_is_exact_lru);
 	tcase_add_test(tc,
 		       test_stalls_retire_pass_visits_only_dynamic_replicas);
 	suite_add_tcase(s, tc);
