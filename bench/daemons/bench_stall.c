@@ -11,11 +11,23 @@
  * leaving segments are gone; a read of a surviving key runs between turns.
  *
  *   bench_stall [--objects N] [--segments S] [--expire E] [--replicas R]
+ *               [--evict 1]
  *
- * Last line: stall_max_ms=<longest turn> stall_total_ms=<sum of turns>
- * turns=<n> segments_left=<n> keys_left=<n> replicas_lost=<n>
- * objects_lost=<n>
+ * --evict 1: instead, segments sized so the objects fill 95 % of them (over
+ * the 90 % eviction watermark), every object read once (under read lease,
+ * so nothing can be evicted), then 2 s of 50 ms ticks while the leases
+ * hold and 2 s more once they are over: the longest tick is the stall
+ * eviction causes (--expire is ignored).
+ *
+ * Turns are timed on the wall clock and on the thread's CPU clock (the
+ * loop's own work; on a shared machine wall time also holds preemption).
+ * Last line: stall_max_ms=<longest turn> stall_max_cpu_ms=<its CPU>
+ * stall_total_ms=<sum of turns> turns=<n> segments_left=<n> keys_left=<n>
+ * replicas_lost=<n> objects_lost=<n>; with --evict:
+ * evict_leased_max_ms, evict_leased_max_cpu_ms, evict_free_max_ms,
+ * evict_free_max_cpu_ms, evicted_objects, eviction_runs.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +38,42 @@
 
 #define TIB (1ull << 40)
 
-static double mono_ms(void)
+static double clock_ms(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double mono_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
+}
+
+/* Loop turns timed on the wall clock and on the thread's CPU clock (the
+ * work itself: on a shared machine the wall time also holds preemption). */
+struct turns {
+	double wall0, cpu0;
+	double max_wall, max_cpu, total_wall;
+	uint64_t n;
+};
+
+static void turn_begin(struct turns *t)
+{
+	t->wall0 = mono_ms();
+	t->cpu0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+}
+
+static void turn_end(struct turns *t)
+{
+	double cpu = clock_ms(CLOCK_THREAD_CPUTIME_ID) - t->cpu0;
+	double wall = mono_ms() - t->wall0;
+
+	t->max_wall = wall > t->max_wall ? wall : t->max_wall;
+	t->max_cpu = cpu > t->max_cpu ? cpu : t->max_cpu;
+	t->total_wall += wall;
+	t->n++;
 }
 
 static void die(const char *what)
@@ -40,7 +82,8 @@ static void die(const char *what)
 	exit(1);
 }
 
-static void mount_all(struct store *s, uint64_t segments, uint64_t now)
+static void mount_all(struct store *s, uint64_t segments, uint64_t capacity,
+		      uint64_t now)
 {
 	for (uint64_t i = 0; i < segments; i++) {
 		char name[32], err[128];
@@ -50,7 +93,7 @@ static void mount_all(struct store *s, uint64_t segments, uint64_t now)
 		    .domain = "",
 		    .name = name,
 		    .endpoint = "127.0.0.1:1",
-		    .capacity = TIB,
+		    .capacity = capacity,
 		};
 		uint64_t id;
 
@@ -85,15 +128,64 @@ static void beat(struct store *s, uint64_t segments, uint64_t expire,
 		store_heartbeat(s, 1000 + i, NULL, NULL, 0, now);
 }
 
+/* 50 ms ticks for ms, every client heartbeating. */
+static void ticks(struct store *s, uint64_t segments, uint64_t *now,
+		  uint64_t ms, uint64_t *last_evict, struct turns *tt)
+{
+	for (uint64_t t = 0; t < ms; t += 50) {
+		*now += 50;
+		beat(s, segments, 0, *now);
+		turn_begin(tt);
+		store_tick(s, *now, last_evict);
+		turn_end(tt);
+	}
+}
+
+static int evict_run(struct store *s, uint64_t objects, uint64_t segments,
+		     uint64_t now, uint64_t lease_ms)
+{
+	uint64_t last_evict = now;
+	struct store_figures f;
+	struct turns leased = {0}, freeing = {0};
+
+	for (uint64_t i = 0; i < objects; i++) {
+		struct object *obj;
+		size_t order[8], n;
+		char key[32];
+
+		snprintf(key, sizeof(key), "key-%llu", (unsigned long long)i);
+		store_get(s, "", key, "", now, &obj, order, 8, &n);
+	}
+	ticks(s, segments, &now, 2000, &last_evict, &leased);
+	store_figures(s, &f);
+	fprintf(stderr,
+		"bench_stall: leased: %llu objects evicted, %llu entries "
+		"looked at\n",
+		(unsigned long long)f.evicted_objects,
+		(unsigned long long)f.evict_visits);
+	now += lease_ms;
+	ticks(s, segments, &now, 2000, &last_evict, &freeing);
+	store_figures(s, &f);
+	printf("evict_leased_max_ms=%.2f evict_leased_max_cpu_ms=%.2f "
+	       "evict_free_max_ms=%.2f evict_free_max_cpu_ms=%.2f "
+	       "evicted_objects=%llu eviction_runs=%llu\n",
+	       leased.max_wall, leased.max_cpu, freeing.max_wall,
+	       freeing.max_cpu, (unsigned long long)f.evicted_objects,
+	       (unsigned long long)f.eviction_runs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t objects = 1000000, segments = 200, expire = 100;
 	uint32_t replicas = 1;
+	bool evict = false;
 	struct master_opts o;
 	struct store *s;
 	struct store_figures f;
-	uint64_t now = 1000000, last_evict, turns = 0, max_turn = 0;
-	double max_ms = 0, total_ms = 0, t0;
+	uint64_t now = 1000000, last_evict;
+	struct turns tt = {0};
+	double t0;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
 		uint64_t v = strtoull(argv[i + 1], NULL, 10);
@@ -106,6 +198,8 @@ int main(int argc, char **argv)
 			expire = v;
 		else if (strcmp(argv[i], "--replicas") == 0)
 			replicas = (uint32_t)v;
+		else if (strcmp(argv[i], "--evict") == 0)
+			evict = v != 0;
 		else
 			die("usage: bench_stall [--objects N] [--segments S] "
 			    "[--expire E] [--replicas R]");
@@ -116,13 +210,22 @@ int main(int argc, char **argv)
 	if (store_create(&o, 1, 1, &s) != 0)
 		die("store_create");
 	store_lock(s);
-	mount_all(s, segments, now);
+	/* --evict: 95 % full with 1088-byte regions (1 KiB + stamp) */
+	mount_all(s, segments,
+		  evict ? objects * replicas * 1088 / segments * 100 / 95 : TIB,
+		  now);
 	t0 = mono_ms();
 	put_all(s, objects, replicas, now);
 	fprintf(stderr,
 		"bench_stall: %llu objects on %llu segments in %.0f ms\n",
 		(unsigned long long)objects, (unsigned long long)segments,
 		mono_ms() - t0);
+	if (evict) {
+		evict_run(s, objects, segments, now, o.kv_lease_ttl_ms);
+		store_unlock(s);
+		store_destroy(s);
+		return 0;
+	}
 	now += o.client_ttl_ms + 1;
 	last_evict = now;
 	do {
@@ -130,33 +233,24 @@ int main(int argc, char **argv)
 		size_t order[8], n;
 		char key[32];
 		bool drain = store_backlog(s);
-		double t;
 
 		beat(s, segments, expire, now);
-		t = mono_ms();
+		turn_begin(&tt);
 		if (drain) /* a drain turn, as the master schedules them */
 			store_drain(s, now);
 		else
 			store_tick(s, now, &last_evict);
-		t = mono_ms() - t;
-		if (t > max_ms) {
-			max_ms = t;
-			max_turn = turns;
-		}
-		total_ms += t;
-		turns++;
+		turn_end(&tt);
 		now++;
 		snprintf(key, sizeof(key), "key-%llu",
-			 (unsigned long long)(turns % objects));
+			 (unsigned long long)(tt.n % objects));
 		store_get(s, "", key, "", now, &obj, order, 8, &n);
 		store_figures(s, &f);
 	} while (store_backlog(s) || f.segments > segments - expire);
-	fprintf(stderr, "bench_stall: the longest turn was turn %llu\n",
-		(unsigned long long)max_turn);
-	printf("stall_max_ms=%.2f stall_total_ms=%.1f turns=%llu "
-	       "segments_left=%llu keys_left=%llu replicas_lost=%llu "
-	       "objects_lost=%llu\n",
-	       max_ms, total_ms, (unsigned long long)turns,
+	printf("stall_max_ms=%.2f stall_max_cpu_ms=%.2f stall_total_ms=%.1f "
+	       "turns=%llu segments_left=%llu keys_left=%llu "
+	       "replicas_lost=%llu objects_lost=%llu\n",
+	       tt.max_wall, tt.max_cpu, tt.total_wall, (unsigned long long)tt.n,
 	       (unsigned long long)f.segments, (unsigned long long)f.keys,
 	       (unsigned long long)f.replicas_lost,
 	       (unsigned long long)f.objects_lost);

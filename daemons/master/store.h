@@ -422,7 +422,7 @@ struct task *store_add_task(struct store *s, uint64_t client_id,
  * its segment (every one of them on a segment holding no more). */
 #define STORE_EVICT_SAMPLES 8
 /* Most index entries one eviction call (or one tick's step) looks at. */
-#define STORE_EVICT_VISITS 8192
+#define STORE_EVICT_VISITS 4096
 /* Free eviction_ratio of a segment's capacity, within STORE_EVICT_VISITS;
  * returns bytes freed. */
 uint64_t store_evict_segment(struct store *s, struct segment *seg,
