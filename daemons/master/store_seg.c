@@ -66,6 +66,10 @@ static bool host_count(struct store *s, const char *host, int delta)
 		mcu_map_remove(&s->hosts, &r->node);
 		free(r);
 	}
+	/* the auto policy's replica cap: current for the next proposal, not
+	 * from the next tick on (issue 14: a 2-host key refused as at its
+	 * replica limit) */
+	s->pol.view.nodes = (uint32_t)store__n_hosts(s);
 	return true;
 }
 
