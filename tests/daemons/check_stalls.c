@@ -30,12 +30,13 @@ struct fx {
 	uint64_t now;
 };
 
-static uint64_t mount_seg(struct fx *x, uint64_t client, const char *name)
+static uint64_t mount_seg_in(struct fx *x, uint64_t client, const char *name,
+			     const char *domain)
 {
 	struct mount_args m = {
 	    .client_id = client,
 	    .host = name,
-	    .domain = "",
+	    .domain = domain,
 	    .name = name,
 	    .endpoint = "127.0.0.1:1",
 	    .capacity = 256 * MIB,
@@ -47,6 +48,21 @@ static uint64_t mount_seg(struct fx *x, uint64_t client, const char *name)
 	ck_assert_int_eq(store_mount(x->s, &m, x->now, &id, err, sizeof(err)),
 			 MCREPL_RPC__CODE__OK);
 	return id;
+}
+
+static uint64_t mount_seg(struct fx *x, uint64_t client, const char *name)
+{
+	return mount_seg_in(x, client, name, "");
+}
+
+static void read_in(struct fx *x, const char *key, const char *domain)
+{
+	struct object *o;
+	size_t order[8], n;
+
+	ck_assert_int_eq(
+	    store_get(x->s, "t", key, domain, x->now, &o, order, 8, &n),
+	    MCREPL_RPC__CODE__OK);
 }
 
 static void fx_start_opts(struct fx *x, const struct master_opts *o, bool three)
@@ -386,8 +402,9 @@ END_TEST
 
 /* ---- the retirement pass ----------------------------------------------- */
 
-/* A dynamic replica of key (made hot first) on another segment. */
-static void dynamic_copy(struct fx *x, const char *key)
+/* A dynamic replica of key (made hot from `domain` first: "" outside
+ * domain-aware mode) on another segment (in that domain). */
+static void dynamic_copy_in(struct fx *x, const char *key, const char *domain)
 {
 	mcrepl_propose_result res;
 	mcrepl_proposal p = {
@@ -395,6 +412,8 @@ static void dynamic_copy(struct fx *x, const char *key)
 	    .proposal_id = key,
 	    .tenant = "t",
 	    .key = key,
+	    .requester_domain = domain,
+	    .target_domain = domain,
 	    .expires_at_ms = x->now + 5000,
 	};
 	struct object *o = store_find(x->s, "t", key);
@@ -405,7 +424,7 @@ static void dynamic_copy(struct fx *x, const char *key)
 	for (int i = 0; i < 50; i++) {
 		size_t order[8], n;
 
-		store_get(x->s, "t", key, "", x->now, &o, order, 8, &n);
+		store_get(x->s, "t", key, domain, x->now, &o, order, 8, &n);
 	}
 	p.observed_version = o->version;
 	p.expected_size = o->size;
@@ -426,6 +445,11 @@ static void dynamic_copy(struct fx *x, const char *key)
 	ck_assert_int_eq(dyn_copy_end(x->s, &f, "t", key, x->now, &reason),
 			 MCREPL_RPC__CODE__OK);
 	ck_assert_uint_eq(o->n_replicas, 2);
+}
+
+static void dynamic_copy(struct fx *x, const char *key)
+{
+	dynamic_copy_in(x, key, "");
 }
 
 START_TEST(test_stalls_retire_pass_visits_only_dynamic_replicas)
@@ -500,6 +524,53 @@ START_TEST(test_stalls_second_host_counts_before_the_next_tick)
 }
 END_TEST
 
+/* Issue 14: domain-aware retirement. A dynamic replica that is its
+ * domain's only copy is judged by the key's heat in that domain: "cold"
+ * is read only from d1 now (the cluster's heat stays high), so its d2
+ * copy goes; "warm" is still read from d2, so its copy stays. */
+START_TEST(test_stalls_domain_copy_retired_by_its_domain_heat)
+{
+	struct master_opts o;
+	struct fx x;
+	uint64_t last_evict, window;
+	struct object *cold, *warm;
+
+	master_opts_defaults(&o);
+	o.cfg.mode = MCREPL_MODE_ENFORCE;
+	o.cfg.policy = MCREPL_POLICY_AUTO;
+	o.cfg.domain_aware = true;
+	o.kv_lease_ttl_ms = 50; /* reads 100 ms apart: no lease at a tick */
+	memset(&x, 0, sizeof(x));
+	x.now = 1000000;
+	ck_assert_int_eq(store_create(&o, 42, 7, &x.s), 0);
+	store_lock(x.s);
+	x.a = mount_seg_in(&x, CA, "a", "d1");
+	window = o.cfg.heat_window_ms;
+	cold = put(&x, "cold", 1);
+	warm = put(&x, "warm", 1);
+	x.b = mount_seg_in(&x, CB, "b", "d2");
+	dynamic_copy_in(&x, "cold", "d2");
+	dynamic_copy_in(&x, "warm", "d2");
+	ck_assert(on(cold, x.b) && on(warm, x.b));
+	last_evict = x.now;
+	for (uint64_t t = 0; t <= 3 * window; t += 100) {
+		x.now += 100; /* the last reads' leases are over */
+		store_heartbeat(x.s, CA, NULL, NULL, 0, x.now);
+		store_heartbeat(x.s, CB, NULL, NULL, 0, x.now);
+		store_tick(x.s, x.now, &last_evict);
+		for (int i = 0; i < 5; i++) {
+			read_in(&x, "cold", "d1");
+			read_in(&x, "warm", "d1");
+		}
+		read_in(&x, "warm", "d2");
+	}
+	ck_assert_uint_eq(figures(&x).dyn_retired, 1);
+	ck_assert(on(cold, x.a) && !on(cold, x.b));
+	ck_assert(on(warm, x.a) && on(warm, x.b));
+	fx_stop(&x);
+}
+END_TEST
+
 Suite *make_stalls_suite(void)
 {
 	Suite *s = suite_create("stalls");
@@ -517,6 +588,7 @@ Suite *make_stalls_suite(void)
 	tcase_add_test(tc,
 		       test_stalls_retire_pass_visits_only_dynamic_replicas);
 	tcase_add_test(tc, test_stalls_second_host_counts_before_the_next_tick);
+	tcase_add_test(tc, test_stalls_domain_copy_retired_by_its_domain_heat);
 	suite_add_tcase(s, tc);
 	return s;
 }
