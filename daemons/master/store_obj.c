@@ -188,7 +188,8 @@ size_t store__replica_at_slot(const struct object *o, uint64_t seg_id,
 	return SIZE_MAX;
 }
 
-static bool ix_link(struct segment *seg, struct object *o, struct replica *r)
+bool store__link_replica(struct segment *seg, struct object *o,
+			 struct replica *r)
 {
 	if (seg->n_ix == UINT32_MAX ||
 	    !store__grow(&seg->ix, seg->n_ix, &seg->cap_ix, sizeof(o)))
@@ -198,11 +199,16 @@ static bool ix_link(struct segment *seg, struct object *o, struct replica *r)
 	return true;
 }
 
-static void ix_unlink(struct segment *seg, const struct replica *r)
+static void ix_unlink(struct segment *seg, const struct object *o,
+		      const struct replica *r)
 {
-	size_t last = seg->n_ix - 1, i;
-	struct object *moved = seg->ix[last];
+	size_t last, i;
+	struct object *moved;
 
+	if (r->ix_slot >= seg->n_ix || seg->ix[r->ix_slot] != o)
+		return; /* never indexed (a replica not made as it should be) */
+	last = seg->n_ix - 1;
+	moved = seg->ix[last];
 	if (r->ix_slot != last) {
 		i = store__replica_at_slot(moved, seg->id, last);
 		moved->replicas[i].ix_slot = r->ix_slot;
@@ -229,7 +235,7 @@ struct replica *store__place_replica(struct store *s, struct object *o,
 	if (seg_alloc_alloc(seg->alloc, store_region_bytes(o->size),
 			    &r->offset) != 0)
 		return NULL;
-	if (!ix_link(seg, o, r)) {
+	if (!store__link_replica(seg, o, r)) {
 		seg_alloc_free(seg->alloc, r->offset);
 		return NULL;
 	}
@@ -257,7 +263,7 @@ static void drop_replica(struct store *s, struct object *o, size_t i,
 	struct segment *seg = store__segment_any(s, r.segment_id);
 
 	if (seg) {
-		ix_unlink(seg, &r);
+		ix_unlink(seg, o, &r);
 		if (free_region && !seg->leaving)
 			seg_alloc_free(seg->alloc, r.offset);
 	}

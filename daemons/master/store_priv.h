@@ -112,6 +112,12 @@ void store__free_replicas(struct store *s, struct object *o, uint64_t now_ms);
 struct replica *store__place_replica(struct store *s, struct object *o,
 				     struct segment *seg,
 				     enum replica_status st, bool dynamic);
+/* Index replica r of o (its last, about to be counted in n_replicas) on
+ * seg; false when memory is short. For a replica placed otherwise than by
+ * store__place_replica (a region reserved at a given offset): every
+ * replica must be indexed, or its segment's departure will not find it. */
+bool store__link_replica(struct segment *seg, struct object *o,
+			 struct replica *r);
 /* Drop up to max replicas of the leaving segment seg, last indexed first;
  * objects left without replicas go. Adds the readable replicas dropped to
  * *lost_replicas and the objects left with none readable to
