@@ -493,6 +493,56 @@ START_TEST(test_stalls_retire_pass_visits_only_dynamic_replicas)
 }
 END_TEST
 
+/* A worker that was the source of many pending dynamic copies expires:
+ * every one is retired once, in one pass over the tasks (it rescanned
+ * every task per 64 found before). */
+START_TEST(test_stalls_expired_source_retires_each_dynamic_copy_once)
+{
+	const int n = 200;
+	struct master_opts o;
+	struct fx x;
+
+	master_opts_defaults(&o);
+	o.cfg.mode = MCREPL_MODE_ENFORCE;
+	o.cfg.policy = MCREPL_POLICY_RFC;
+	memset(&x, 0, sizeof(x));
+	x.now = 1000000;
+	ck_assert_int_eq(store_create(&o, 42, 7, &x.s), 0);
+	store_lock(x.s);
+	x.a = mount_seg(&x, CA, "a");
+	for (int i = 0; i < n; i++)
+		put(&x, name("k", i), 1);
+	x.b = mount_seg(&x, CB, "b");
+	for (int i = 0; i < n; i++) {
+		mcrepl_propose_result res;
+		char id[16];
+		mcrepl_proposal p = {
+		    .action = MCREPL_ACTION_ADD,
+		    .proposal_id = id,
+		    .tenant = "t",
+		    .expires_at_ms = x.now + 60000,
+		};
+		struct object *obj = store_find(x.s, "t", name("k", i));
+
+		snprintf(id, sizeof(id), "p%d", i);
+		for (int r = 0; r < 20; r++)
+			read_in(&x, name("k", i), "");
+		p.key = obj->key;
+		p.observed_version = obj->version;
+		p.expected_size = obj->size;
+		ck_assert_int_eq(dyn_propose(x.s, &p, x.now, &res), MCREPL_OK);
+	}
+	ck_assert_uint_eq(figures(&x).tasks, (uint64_t)n);
+	x.now += store_opts(x.s)->client_ttl_ms + 1;
+	ck_assert_int_eq(store_heartbeat(x.s, CB, NULL, NULL, 0, x.now),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_uint_eq(store_expire_clients(x.s, x.now), 1);
+	ck_assert_uint_eq(figures(&x).reclaimed.dyn_worker, (uint64_t)n);
+	ck_assert_uint_eq(figures(&x).tasks, 0);
+	fx_stop(&x);
+}
+END_TEST
+
 /* Issue 14's oddity, seen once in the fault suite's configuration (1 s
  * window, 5 reads/s): an auto-policy master refused a 2-host hot key with
  * replica_limit. The cluster view's node count (the replica cap under
@@ -587,6 +637,8 @@ Suite *make_stalls_suite(void)
 		       test_stalls_eviction_of_a_small_segment_is_exact_lru);
 	tcase_add_test(tc,
 		       test_stalls_retire_pass_visits_only_dynamic_replicas);
+	tcase_add_test(
+	    tc, test_stalls_expired_source_retires_each_dynamic_copy_once);
 	tcase_add_test(tc, test_stalls_second_host_counts_before_the_next_tick);
 	tcase_add_test(tc, test_stalls_domain_copy_retired_by_its_domain_heat);
 	suite_add_tcase(s, tc);
