@@ -138,11 +138,12 @@ struct object {
 	/* reservations (store_life.c): the put's writer (0: none given) and
 	 * deadline while incomplete; the ordinary copy's owner and deadline
 	 * while copy_target is set. Objects holding one are on the store's
-	 * reservation list (resv_prev/resv_next, in_resv). */
+	 * reservation lists, in deadline order (resv_prev/resv_next, in_resv:
+	 * which list). */
 	uint64_t put_owner, put_deadline_ms;
 	uint64_t copy_owner, copy_deadline_ms;
 	struct object *resv_prev, *resv_next;
-	bool in_resv;
+	uint8_t in_resv; /* 0, or STORE_RESV_PUTS / STORE_RESV_COPIES */
 	/* on the store's list of objects holding a COMPLETE dynamic replica
 	 * (the retirement pass walks only it; store_obj.c) */
 	struct object *dyn_prev, *dyn_next;

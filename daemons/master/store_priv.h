@@ -51,8 +51,11 @@ struct store {
 	struct quarantine *quar;
 	size_t n_quar, cap_quar;
 	uint64_t next_version;
-	/* objects that may hold a reservation (store_life.c) */
-	struct object *resv_head;
+	/* objects holding a reservation, one list per kind, oldest deadline
+	 * first (store_life.c) */
+	struct resv_list {
+		struct object *head, *tail;
+	} resv[3]; /* [STORE_RESV_PUTS], [STORE_RESV_COPIES] */
 	/* tasks (store_task.c) */
 	struct mcu_map tasks;
 	uint64_t next_task_id;
@@ -141,8 +144,11 @@ void store__insert_object(struct store *s, struct object *o);
 void store__free_objects(struct store *s);
 
 /* store_life.c: the reservation lifecycle */
-/* o may hold a reservation now (an unfinished put or an ordinary copy):
- * put it on the list the tick walks (idempotent). */
+#define STORE_RESV_PUTS 1
+#define STORE_RESV_COPIES 2
+/* o holds a reservation from now (an unfinished put, or an ordinary copy
+ * just started): it goes to the tail of its kind's list, whose deadlines
+ * (now + a fixed timeout) are then in order. */
 void store__resv_track(struct store *s, struct object *o);
 /* Take o off that list (it is being deleted). */
 void store__resv_untrack(struct store *s, struct object *o);

@@ -493,6 +493,49 @@ START_TEST(test_stalls_retire_pass_visits_only_dynamic_replicas)
 }
 END_TEST
 
+/* Open reservations sit in deadline order: a tick reclaims the due ones at
+ * the head of the list and stops at the first that is not due (it walked
+ * every open reservation before). */
+START_TEST(test_stalls_reservations_are_reclaimed_in_deadline_order)
+{
+	struct fx x;
+	struct object *o;
+	char err[128];
+	uint64_t release, last_evict;
+
+	fx_start(&x, false);
+	release = store_opts(x.s)->put_release_ms;
+	ck_assert_int_eq(store_put_start(x.s, "t", "early", SIZE, 1, x.now, &o,
+					 err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	put(&x, "done", 1); /* ended: no reservation left */
+	x.now += 1000;
+	for (int i = 0; i < 1000; i++)
+		ck_assert_int_eq(store_put_start(x.s, "t", name("late", i),
+						 SIZE, 1, x.now, &o, err,
+						 sizeof(err)),
+				 MCREPL_RPC__CODE__OK);
+	x.now += release - 1000;
+	last_evict = x.now;
+	store_heartbeat(x.s, CA, NULL, NULL, 0, x.now);
+	store_heartbeat(x.s, CB, NULL, NULL, 0, x.now);
+	store_tick(x.s, x.now, &last_evict);
+	ck_assert_uint_eq(figures(&x).reclaimed.put_deadline, 1);
+	ck_assert_ptr_null(store_find(x.s, "t", "early"));
+	ck_assert(store_exists(x.s, "t", "done"));
+	ck_assert_uint_eq(figures(&x).keys, 1001);
+	x.now += 1000;
+	store_heartbeat(x.s, CA, NULL, NULL, 0, x.now);
+	store_heartbeat(x.s, CB, NULL, NULL, 0, x.now);
+	store_tick(x.s, x.now, &last_evict);
+	ck_assert_uint_eq(figures(&x).reclaimed.put_deadline, 1001);
+	ck_assert_uint_eq(figures(&x).keys, 1);
+	ck_assert_uint_eq(figures(&x).used, /* "done" alone */
+			  aligned(store_region_bytes(SIZE)));
+	fx_stop(&x);
+}
+END_TEST
+
 /* A worker that was the source of many pending dynamic copies expires:
  * every one is retired once, in one pass over the tasks (it rescanned
  * every task per 64 found before). */
@@ -637,6 +680,8 @@ Suite *make_stalls_suite(void)
 		       test_stalls_eviction_of_a_small_segment_is_exact_lru);
 	tcase_add_test(tc,
 		       test_stalls_retire_pass_visits_only_dynamic_replicas);
+	tcase_add_test(
+	    tc, test_stalls_reservations_are_reclaimed_in_deadline_order);
 	tcase_add_test(
 	    tc, test_stalls_expired_source_retires_each_dynamic_copy_once);
 	tcase_add_test(tc, test_stalls_second_host_counts_before_the_next_tick);
