@@ -355,6 +355,12 @@ void store_drop_replica_quarantined(struct store *s, struct object *o, size_t i,
 /* Unlink and free an object (its replicas must be gone). */
 void store_delete_object(struct store *s, struct object *o);
 
+/* The auditor of the store's indexes (tests, fuzzing; O(objects), never
+ * on a serving loop): every replica is in its segment's index (mounted or
+ * leaving) at its slot and every entry names one; the objects on the
+ * dynamic-replica list are those holding a COMPLETE dynamic replica. */
+bool store_indexes_consistent(struct store *s);
+
 /* ---- the read path (store_read.c) ---- */
 /* true when the key (1..MCREPL_KEY_MAX bytes) and tenant (at most
  * MCREPL_TENANT_MAX) can name an object; otherwise false, the reason in err. */

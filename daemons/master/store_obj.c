@@ -350,6 +350,46 @@ size_t store__drain_segment(struct store *s, struct segment *seg, size_t max,
 	return done;
 }
 
+/* ---- the indexes' auditor (tests, fuzzing) ---------------------------- */
+
+static bool segment_index_ok(const struct segment *seg)
+{
+	for (size_t k = 0; k < seg->n_ix; k++)
+		if (store__replica_at_slot(seg->ix[k], seg->id, k) == SIZE_MAX)
+			return false;
+	return true;
+}
+
+bool store_indexes_consistent(struct store *s)
+{
+	size_t indexed = 0, replicas = 0;
+
+	for (size_t i = 0; i < s->n_segs; i++) {
+		if (s->segs[i]->leaving || !segment_index_ok(s->segs[i]))
+			return false;
+		indexed += s->segs[i]->n_ix;
+	}
+	for (size_t i = 0; i < s->n_leaving; i++) {
+		if (!s->leaving[i]->leaving || !segment_index_ok(s->leaving[i]))
+			return false;
+		indexed += s->leaving[i]->n_ix;
+	}
+	for (const struct object *o = s->lru_head; o; o = o->lru_next) {
+		if (o->in_dyn != holds_dynamic(o))
+			return false;
+		for (size_t i = 0; i < o->n_replicas; i++) {
+			const struct segment *seg =
+			    store__segment_any(s, o->replicas[i].segment_id);
+
+			if (!seg || o->replicas[i].ix_slot >= seg->n_ix ||
+			    seg->ix[o->replicas[i].ix_slot] != o)
+				return false;
+		}
+		replicas += o->n_replicas;
+	}
+	return indexed == replicas;
+}
+
 /* ---- Remove ---------------------------------------------------------------- */
 
 McreplRpc__Code store_remove(struct store *s, const char *tenant,

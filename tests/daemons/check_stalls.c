@@ -87,6 +87,7 @@ static void fx_start(struct fx *x, bool three)
 
 static void fx_stop(struct fx *x)
 {
+	ck_assert(store_indexes_consistent(x->s));
 	store_unlock(x->s);
 	store_destroy(x->s);
 }
@@ -154,6 +155,7 @@ static void audit_used(struct fx *x, const char *const *prefixes,
 					    o->replicas[r].size));
 		}
 	ck_assert_uint_eq(figures(x).used, sum);
+	ck_assert(store_indexes_consistent(x->s));
 }
 
 START_TEST(test_stalls_leaving_segment_keeps_exact_counts)

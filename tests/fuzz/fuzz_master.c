@@ -118,6 +118,7 @@ static void check_store(struct store *s)
 		FUZZ_CHECK(seg_alloc_is_consistent(seg->alloc));
 		FUZZ_CHECK(store_used(seg) <= seg->capacity);
 	}
+	FUZZ_CHECK(store_indexes_consistent(s));
 	store_unlock(s);
 }
 
