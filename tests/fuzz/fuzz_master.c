@@ -59,8 +59,10 @@ static void reply(void *arg, const rpc_frame_head *head,
 
 	sv->replies++;
 	if (!msg) {
+		/* INVALID_ARGUMENT: a string the wire check refuses */
 		FUZZ_CHECK(head->status == MCREPL_RPC__CODE__UNKNOWN_METHOD ||
-			   head->status == MCREPL_RPC__CODE__BAD_REQUEST);
+			   head->status == MCREPL_RPC__CODE__BAD_REQUEST ||
+			   head->status == MCREPL_RPC__CODE__INVALID_ARGUMENT);
 		FUZZ_CHECK(head->error && head->error[0]);
 		return;
 	}
