@@ -204,6 +204,23 @@ bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
 	return 2.0 * (c + 2.0 * sqrt(c)) < keep;
 }
 
+bool mcrepl_policy_should_retire_in_domain(const mcrepl_config *cfg,
+					   const mcrepl_cluster_view *cl,
+					   uint32_t count, uint32_t readable)
+{
+	double c = count;
+
+	if (!mcrepl_policy_is_auto(cfg, cl) || !cfg->domain_aware ||
+	    readable == 0)
+		return false;
+	if (readable >= 2)
+		return mcrepl_policy_should_retire(cfg, cl, count, readable);
+	/* the domain's only copy: under half the cross-domain count that
+	 * admitted it, with two standard deviations to spare */
+	return 2.0 * (c + 2.0 * sqrt(c)) <
+	       (double)mcrepl_config_cross_domain_threshold(cfg);
+}
+
 mcrepl_status mcrepl_policy_retire_pick(const char *tenant, const char *key,
 					const mcrepl_replica_view *replicas,
 					const uint64_t *load, size_t n,

@@ -8,6 +8,9 @@
 #                          in-process data server (make bench-copy)
 #     bench_client         store_client_get latency of a 64 KiB object on
 #                          a real master + worker (make bench-client)
+#     bench_stall          the longest loop turn while segments holding
+#                          1 M objects leave, on the master's store in
+#                          process (make bench-stall)
 
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,\
 	$(sort $(wildcard bench/bench_*.c)))
@@ -15,19 +18,19 @@ $(BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(STLIB)
 	@mkdir -p $(@D)
 	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) -lm
 
-CFLAGS.bench/daemons := $(TOOLS_CFLAGS)
+CFLAGS.bench/daemons := $(TOOLS_CFLAGS) -Idaemons/master
 $(call objs,bench/daemons): | $(RPC_GEN_H)
 DAEMON_BENCHES := $(patsubst bench/daemons/%.c,$(BUILD)/bench/%,\
 	$(sort $(wildcard bench/daemons/*.c)))
 $(DAEMON_BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/daemons/%.o \
-		$(RDMA_OBJ) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
+		$(RDMA_OBJ) $(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
 	@mkdir -p $(@D)
 	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) $(RDMA_LIBS) \
 		$(DAEMON_LIBS) -lm
 
 all: $(BENCHES) $(DAEMON_BENCHES)
 
-bench: all bench-master bench-copy bench-client
+bench: all bench-master bench-copy bench-client bench-stall
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 bench-master: $(BUILD)/bench/bench_master $(MASTER_BIN)
 	$(BUILD)/bench/bench_master
@@ -35,5 +38,7 @@ bench-copy: $(BUILD)/bench/bench_copy
 	$(BUILD)/bench/bench_copy
 bench-client: $(BUILD)/bench/bench_client $(MASTER_BIN) $(WORKER_BIN)
 	$(BUILD)/bench/bench_client
+bench-stall: $(BUILD)/bench/bench_stall
+	$(BUILD)/bench/bench_stall $(STALL_ARGS)
 
-.PHONY: bench bench-master bench-copy bench-client
+.PHONY: bench bench-master bench-copy bench-client bench-stall

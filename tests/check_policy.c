@@ -256,6 +256,31 @@ START_TEST(test_policy_retire)
 }
 END_TEST
 
+/* Domain-aware: a domain's only copy is judged by the domain's count
+ * against the cross-domain count that admitted it (3 at 0.3/s over 10 s:
+ * 2 (c + 2 sqrt(c)) < 3 only for c = 0); two or more in the domain by the
+ * cluster rule; never outside auto + domain-aware, nor with none. */
+START_TEST(test_policy_retire_in_domain)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view cl = {50000, 128};
+
+	ck_assert(!mcrepl_policy_should_retire_in_domain(&c, &cl, 0, 1));
+	c.domain_aware = true;
+	c.cross_domain_qps_threshold = 0.3;
+	ck_assert(mcrepl_policy_should_retire_in_domain(&c, &cl, 0, 1));
+	ck_assert(!mcrepl_policy_should_retire_in_domain(&c, &cl, 1, 1));
+	ck_assert(!mcrepl_policy_should_retire_in_domain(&c, &cl, 0, 0));
+	ck_assert(!mcrepl_policy_should_retire_in_domain(&c, NULL, 0, 1));
+	ck_assert(mcrepl_policy_should_retire_in_domain(&c, &cl, 1, 2) ==
+		  mcrepl_policy_should_retire(&c, &cl, 1, 2));
+	ck_assert(!mcrepl_policy_should_retire_in_domain(&c, &cl, 2, 2));
+	c.cross_domain_qps_threshold = 0; /* the RFC count, 8: c = 1 goes */
+	ck_assert(mcrepl_policy_should_retire_in_domain(&c, &cl, 1, 1));
+	ck_assert(!mcrepl_policy_should_retire_in_domain(&c, &cl, 2, 1));
+}
+END_TEST
+
 START_TEST(test_policy_retire_pick_and_project)
 {
 	static const mcrepl_replica_view reps[4] = {
@@ -478,6 +503,7 @@ Suite *make_policy_suite(void)
 	tcase_add_test(tc, test_policy_balance_from_views);
 	tcase_add_loop_test(tc, test_policy_retire, 0,
 			    sizeof(ret_cases) / sizeof(ret_cases[0]));
+	tcase_add_test(tc, test_policy_retire_in_domain);
 	tcase_add_test(tc, test_policy_retire_pick_and_project);
 	tcase_add_loop_test(tc, test_policy_admit, 0,
 			    sizeof(adm_cases) / sizeof(adm_cases[0]));

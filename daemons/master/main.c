@@ -36,7 +36,7 @@ struct master {
 	struct evhttp *http;
 	struct httpcap *http_cap;
 	uint16_t http_port;
-	struct event *timer, *sigterm, *sigint;
+	struct event *timer, *drain, *sigterm, *sigint;
 	struct dyn_admitter *admitter;
 	uint64_t last_evict_ms;
 	uint64_t started_ms;
@@ -136,16 +136,42 @@ static void on_health(struct evhttp_request *req, void *arg)
 	evhttp_send_reply(req, HTTP_OK, "OK", out);
 }
 
+/* Leaving segments' replicas are dropped a chunk per loop turn, other
+ * events served between turns (a zero timeout runs after the next poll). */
+static void drain_later(struct master *m, bool more)
+{
+	static const struct timeval now = {0, 0};
+
+	if (more && !evtimer_pending(m->drain, NULL))
+		evtimer_add(m->drain, &now);
+}
+
+static void on_drain(evutil_socket_t fd, short what, void *arg)
+{
+	struct master *m = arg;
+	bool more;
+
+	(void)fd;
+	(void)what;
+	store_lock(m->store);
+	more = store_drain(m->store, now_ms());
+	store_unlock(m->store);
+	drain_later(m, more);
+}
+
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct master *m = arg;
 	uint64_t now = now_ms();
+	bool more;
 
 	(void)fd;
 	(void)what;
 	store_lock(m->store);
 	store_tick(m->store, now, &m->last_evict_ms);
+	more = store_backlog(m->store);
 	store_unlock(m->store);
+	drain_later(m, more);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -246,9 +272,10 @@ static int setup_loop(struct master *m, char *err, size_t errlen)
 			     .tv_usec = (long)(ms % 1000) * 1000};
 
 	m->timer = event_new(m->base, -1, EV_PERSIST, on_timer, m);
+	m->drain = evtimer_new(m->base, on_drain, m);
 	m->sigterm = evsignal_new(m->base, SIGTERM, on_signal, m);
 	m->sigint = evsignal_new(m->base, SIGINT, on_signal, m);
-	if (!m->timer || !m->sigterm || !m->sigint ||
+	if (!m->timer || !m->drain || !m->sigterm || !m->sigint ||
 	    event_add(m->timer, &tv) || event_add(m->sigterm, NULL) ||
 	    event_add(m->sigint, NULL)) {
 		snprintf(err, errlen, "event setup failed");
@@ -291,6 +318,8 @@ static void stop(struct master *m)
 	dyn_admitter_stop(m->admitter);
 	if (m->timer)
 		event_free(m->timer);
+	if (m->drain)
+		event_free(m->drain);
 	if (m->sigterm)
 		event_free(m->sigterm);
 	if (m->sigint)

@@ -17,10 +17,12 @@ int store_create(const struct master_opts *o, uint64_t grant_key,
 	s->grant_key = grant_key;
 	s->incarnation = incarnation;
 	s->next_segment_id = s->next_version = s->next_task_id = 1;
+	s->evict_rng = incarnation;
 	pthread_mutex_init(&s->lock, NULL);
 	mcrepl_heat_params_init(&s->heat, &o->cfg);
 	store__policy_init(s);
 	if (mcu_map_init(&s->objects, 1024) || mcu_map_init(&s->tasks, 256) ||
+	    mcu_map_init(&s->seg_ids, 64) || mcu_map_init(&s->hosts, 64) ||
 	    mcrepl_triggers_create(o->cfg.admission_queue_limit,
 				   &s->triggers) ||
 	    mcrepl_leases_create(&o->cfg, &s->leases) ||
@@ -97,10 +99,13 @@ void store_tick(struct store *s, uint64_t now_ms, uint64_t *last_evict_ms)
 	store__release_quarantine(s, now_ms);
 	store_reclaim_reservations(s, now_ms);
 	store_expire_clients(s, now_ms);
+	store_drain(s, now_ms);
 	if (now_ms - *last_evict_ms >= 1000) {
 		store_evict_all(s, now_ms);
 		store__roll_routed(s);
 		*last_evict_ms = now_ms;
+	} else {
+		store__evict_step(s, now_ms);
 	}
 }
 
@@ -109,6 +114,10 @@ void store_figures(struct store *s, struct store_figures *f)
 	*f = s->ctr;
 	f->segments = s->n_segs;
 	f->clients = s->n_clients;
+	f->segments_leaving = s->n_leaving;
+	f->replicas_leaving = 0;
+	for (size_t i = 0; i < s->n_leaving; i++)
+		f->replicas_leaving += s->leaving[i]->n_ix;
 	f->capacity = f->used = 0;
 	for (size_t i = 0; i < s->n_segs; i++) {
 		f->capacity += s->segs[i]->capacity;

@@ -84,6 +84,17 @@ struct segment {
 	uint32_t routed_win[MCREPL_HEAT_BUCKETS];
 	uint64_t routed_win_sum;
 	double proj, proj_fade[MCREPL_HEAT_BUCKETS];
+	/* the store's indexes (store_seg.c, store_obj.c): by id, and the
+	 * objects holding a replica here, one entry per replica (a replica
+	 * knows its entry: ix_slot), so leaving costs O(its replicas). A
+	 * leaving segment (unmounted, worker gone) is out of the mounted list
+	 * and invisible to store_segment() while its replicas are dropped
+	 * over a few loop turns (store_drain). */
+	struct mcu_map_node id_node;
+	bool leaving;
+	struct object **ix;
+	size_t n_ix, cap_ix;
+	uint64_t evict_left; /* bytes eviction still means to free here */
 };
 
 enum replica_status { REPLICA_PROCESSING = 1, REPLICA_COMPLETE = 2 };
@@ -94,6 +105,7 @@ struct replica {
 	uint64_t offset, size;
 	enum replica_status status;
 	bool dynamic;
+	uint32_t ix_slot; /* its entry in its segment's index (store_obj.c) */
 };
 
 /* Most replicas an object may have in this master. */
@@ -109,6 +121,7 @@ struct domain_heat {
 struct object {
 	struct mcu_map_node node;
 	struct object *lru_prev, *lru_next; /* least recently read first */
+	uint64_t lru_seq; /* its place in that order: larger, more recent */
 	char *tenant, *key;
 	uint64_t size, version;
 	bool complete;		  /* PutEnd done */
@@ -125,11 +138,16 @@ struct object {
 	/* reservations (store_life.c): the put's writer (0: none given) and
 	 * deadline while incomplete; the ordinary copy's owner and deadline
 	 * while copy_target is set. Objects holding one are on the store's
-	 * reservation list (resv_prev/resv_next, in_resv). */
+	 * reservation lists, in deadline order (resv_prev/resv_next, in_resv:
+	 * which list). */
 	uint64_t put_owner, put_deadline_ms;
 	uint64_t copy_owner, copy_deadline_ms;
 	struct object *resv_prev, *resv_next;
-	bool in_resv;
+	uint8_t in_resv; /* 0, or STORE_RESV_PUTS / STORE_RESV_COPIES */
+	/* on the store's list of objects holding a COMPLETE dynamic replica
+	 * (the retirement pass walks only it; store_obj.c) */
+	struct object *dyn_prev, *dyn_next;
+	bool in_dyn;
 };
 
 struct task {
@@ -168,6 +186,8 @@ struct task {
 	  "Objects evicted")                                                   \
 	X(evicted_bytes, "evicted_bytes_total", counter,                       \
 	  "Replica bytes evicted")                                             \
+	X(evict_visits, "eviction_visits_total", counter,                      \
+	  "Replica index entries eviction looked at")                          \
 	X(dyn_retired, "dynamic_replicas_retired_total", counter,              \
 	  "Dynamic replicas retired by the auto policy (cold)")                \
 	X(admission_queue, "admission_queue", gauge,                           \
@@ -187,7 +207,14 @@ struct task {
 	X(objects_lost, "objects_lost_total", counter,                         \
 	  "Objects that lost their last readable replica with a segment")      \
 	X(heartbeats_refused, "heartbeats_refused_total", counter,             \
-	  "Heartbeats refused for naming too many segments")
+	  "Heartbeats refused for naming too many segments")                   \
+	X(segments_leaving, "segments_leaving", gauge,                         \
+	  "Segments gone whose replicas are still being dropped")              \
+	X(replicas_leaving, "replicas_leaving", gauge,                         \
+	  "Replicas of leaving segments not yet dropped")                      \
+	X(retire_visits, "dynamic_retire_visits_total", counter,               \
+	  "Objects the retirement pass looked at (those holding a dynamic "    \
+	  "replica)")
 
 /* Reservations reclaimed by the master, one labeled counter family
  * (mcrepl_master_reservations_reclaimed_total{kind,reason}):
@@ -240,6 +267,14 @@ static inline uint64_t store_region_bytes(uint64_t size)
  * quarantine, expire clients and, at most once a second (*last_evict_ms
  * is when it last ran; updated), evict and start a new routing second. */
 void store_tick(struct store *s, uint64_t now_ms, uint64_t *last_evict_ms);
+/* Most replicas of leaving segments one loop turn drops. */
+#define STORE_DRAIN_CHUNK 2048
+/* One turn of dropping the replicas of leaving segments (at most
+ * STORE_DRAIN_CHUNK; store_tick runs one): true while some are left. The
+ * loop runs more turns, other events between them, while store_backlog()
+ * says so. */
+bool store_drain(struct store *s, uint64_t now_ms);
+bool store_backlog(const struct store *s);
 /* Every figure of STORE_FIGURES at this moment. */
 void store_figures(struct store *s, struct store_figures *f);
 /* libmcrepl's RFC metrics as Prometheus text (mcrepl_stats_render). */
@@ -260,6 +295,10 @@ struct mount_args {
 McreplRpc__Code store_mount(struct store *s, const struct mount_args *a,
 			    uint64_t now_ms, uint64_t *segment_id, char *err,
 			    size_t errlen);
+/* The segment leaves at once (no placement, read or copy uses it from
+ * now on; its objects are read from their other replicas); its replicas
+ * are dropped by store_drain, the lost ones counted then (item 11 of
+ * issue 13: replicas_lost, objects_lost). */
 McreplRpc__Code store_unmount(struct store *s, uint64_t client_id,
 			      uint64_t segment_id, uint64_t now_ms);
 /* A client's heartbeat: n (segment id, reads) pairs. INVALID_ARGUMENT
@@ -269,10 +308,12 @@ McreplRpc__Code store_unmount(struct store *s, uint64_t client_id,
 McreplRpc__Code store_heartbeat(struct store *s, uint64_t client_id,
 				const uint64_t *seg_ids, const uint64_t *reads,
 				size_t n, uint64_t now_ms);
-/* Drop clients silent for longer than client_ttl. Returns how many. */
+/* Drop clients silent for longer than client_ttl (their segments leave as
+ * with store_unmount). Returns how many. */
 size_t store_expire_clients(struct store *s, uint64_t now_ms);
 /* True when client_id is mounted (known to the master). */
 bool store_client_known(struct store *s, uint64_t client_id);
+/* The mounted segment with this id (O(1)); NULL when none or leaving. */
 struct segment *store_segment(struct store *s, uint64_t id);
 /* Mounted segments, in no particular order: i < store_n_segments(s). */
 size_t store_n_segments(const struct store *s);
@@ -313,6 +354,12 @@ void store_drop_replica_quarantined(struct store *s, struct object *o, size_t i,
 				    uint64_t now_ms);
 /* Unlink and free an object (its replicas must be gone). */
 void store_delete_object(struct store *s, struct object *o);
+
+/* The auditor of the store's indexes (tests, fuzzing; O(objects), never
+ * on a serving loop): every replica is in its segment's index (mounted or
+ * leaving) at its slot and every entry names one; the objects on the
+ * dynamic-replica list are those holding a COMPLETE dynamic replica. */
+bool store_indexes_consistent(struct store *s);
 
 /* ---- the read path (store_read.c) ---- */
 /* true when the key (1..MCREPL_KEY_MAX bytes) and tenant (at most
@@ -378,10 +425,18 @@ struct task *store_add_task(struct store *s, uint64_t client_id,
 			    uint64_t lease_expires_at_ms);
 
 /* ---- eviction (store_evict.c) ---- */
-/* Free eviction_ratio of a segment's capacity; returns bytes freed. */
+/* Each victim is the least recently read of this many replicas sampled on
+ * its segment (every one of them on a segment holding no more). */
+#define STORE_EVICT_SAMPLES 8
+/* Most index entries one eviction call (or one tick's step) looks at. */
+#define STORE_EVICT_VISITS 4096
+/* Free eviction_ratio of a segment's capacity, within STORE_EVICT_VISITS;
+ * returns bytes freed. */
 uint64_t store_evict_segment(struct store *s, struct segment *seg,
 			     uint64_t now_ms);
-/* Evict on every segment above the high watermark. */
+/* Give every segment above the high watermark an eviction goal (the
+ * others none) and take a first step towards them; store_tick then takes
+ * one step a tick. */
 void store_evict_all(struct store *s, uint64_t now_ms);
 
 /* ---- dynamic replication (store_dyn*.c, prefix dyn_) ---- */
@@ -443,7 +498,10 @@ McreplRpc__Code dyn_copy_revoke(struct store *s, const mcrepl_fence *f,
 				uint64_t now_ms, const char **reason);
 /* Warm `domain` with the hottest objects it lacks (domain-aware only):
  * queues at most max_copies copies of at most max_bytes in total; returns
- * how many were queued. */
+ * how many were queued. The candidates are the objects read within the
+ * heat window, at most STORE_WARMUP_SCAN of them, the most recently read
+ * first (a mount never walks every object). */
+#define STORE_WARMUP_SCAN 16384
 uint32_t dyn_warmup(struct store *s, const char *domain, uint32_t max_copies,
 		    uint64_t max_bytes, uint64_t now_ms);
 

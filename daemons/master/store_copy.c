@@ -3,7 +3,6 @@
  * per object at a time, never beside a pending dynamic copy. */
 #include <stdio.h>
 
-#include "alloc.h"
 #include "store_priv.h"
 
 static size_t replica_on(const struct object *o, uint64_t seg_id,
@@ -23,21 +22,11 @@ static McreplRpc__Code reserve_copy(struct store *s, struct object *o,
 				    struct segment *dst, uint64_t owner,
 				    uint64_t now_ms, struct replica *dst_out)
 {
-	struct replica *r;
-	uint64_t offset;
+	struct replica *r =
+	    store__place_replica(s, o, dst, REPLICA_PROCESSING, false);
 
-	if (!store_reserve_replica(o) ||
-	    seg_alloc_alloc(dst->alloc, store_region_bytes(o->size), &offset) !=
-		0)
+	if (!r)
 		return MCREPL_RPC__CODE__NO_SPACE;
-	r = &o->replicas[o->n_replicas++];
-	*r = (struct replica){
-	    .segment_id = dst->id,
-	    .offset = offset,
-	    .size = o->size,
-	    .status = REPLICA_PROCESSING,
-	    .dynamic = false,
-	};
 	*dst_out = *r;
 	o->copies++;
 	o->copy_target = dst->id;
@@ -61,7 +50,8 @@ McreplRpc__Code store_copy_start(struct store *s, uint64_t caller,
 	if (!o || !o->complete)
 		return MCREPL_RPC__CODE__NOT_FOUND;
 	si = replica_on(o, src_seg, REPLICA_COMPLETE);
-	if (si == SIZE_MAX || !dst || store__on_segment(o, dst_seg)) {
+	if (si == SIZE_MAX || !store_segment(s, src_seg) || !dst ||
+	    store__on_segment(o, dst_seg)) {
 		snprintf(err, errlen,
 			 "source must hold a readable replica and "
 			 "the target none");

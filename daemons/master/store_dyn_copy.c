@@ -2,11 +2,11 @@
  * the lease sweep: libmcrepl's fence decides, the master applies the
  * outcome to the object, its target region and the lease's task. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 #include "ratelog.h"
-#include "alloc.h"
 #include "store_dyn.h"
 
 void dyn__lease_live(struct store *s, const mcrepl_lease *l, int delta)
@@ -143,20 +143,14 @@ static McreplRpc__Code reserve_target(struct store *s, struct object *o,
 
 	for (i = 0; i < o->n_replicas; i++)
 		if (o->replicas[i].segment_id == l->source.v &&
-		    o->replicas[i].status == REPLICA_COMPLETE)
+		    store__serving(s, &o->replicas[i]))
 			break;
 	if (!dst || i == o->n_replicas || !store_reserve_replica(o))
 		return MCREPL_RPC__CODE__NOT_FOUND;
 	*src_out = o->replicas[i];
-	r = &o->replicas[o->n_replicas];
-	if (seg_alloc_alloc(dst->alloc, store_region_bytes(o->size),
-			    &r->offset) != 0)
+	r = store__place_replica(s, o, dst, REPLICA_PROCESSING, true);
+	if (!r)
 		return MCREPL_RPC__CODE__NO_SPACE;
-	r->segment_id = dst->id;
-	r->size = o->size;
-	r->status = REPLICA_PROCESSING;
-	r->dynamic = true;
-	o->n_replicas++;
 	o->copies++;
 	*dst_out = *r;
 	return MCREPL_RPC__CODE__OK;
@@ -271,6 +265,7 @@ static McreplRpc__Code finish_copy(struct store *s, const mcrepl_fence *fin,
 		return copy_failed(s, &l, tenant, key, now_ms, success);
 	o->replicas[i].status = REPLICA_COMPLETE;
 	s->ctr.dyn_replica_bytes += o->replicas[i].size;
+	store__dyn_track(s, o);
 	o->copies--;
 	count_completion(s, &l);
 	finish_lease_task(s, &l, true);
@@ -313,52 +308,59 @@ size_t dyn_sweep(struct store *s, uint64_t now_ms)
 	return total;
 }
 
+/* The dynamic tasks whose source or target client_id served, in one pass
+ * over the tasks (ids: they are failed one by one after); *n of them. NULL
+ * when memory is short. */
+static uint64_t *tasks_of(struct store *s, uint64_t client_id, size_t *n)
+{
+	size_t cap = mcu_map_size(&s->tasks) + 1;
+	uint64_t *ids = calloc(cap, sizeof(*ids));
+
+	*n = 0;
+	for (size_t i = 0; ids && i < s->n_clients; i++)
+		for (struct task *t = s->clients[i]->head; t && *n < cap;
+		     t = t->next) {
+			struct segment *dst =
+			    store_segment(s, t->msg.target_segment_id);
+
+			if (t->msg.dynamic &&
+			    (t->client_id == client_id ||
+			     (dst && dst->client_id == client_id)))
+				ids[(*n)++] = t->msg.task_id;
+		}
+	return ids;
+}
+
 /* Client client_id went away: retire every live lease whose source or
  * target it served, now, through the lease table (no cooldown): the
  * started copy's target is freed (quarantined) and the object unpinned,
- * the task failed and counted once. */
+ * the task failed and counted once. One pass over the tasks. */
 void dyn_on_client_gone(struct store *s, uint64_t client_id, uint64_t now_ms)
 {
-	uint64_t ids[64];
 	size_t n;
+	uint64_t *ids = tasks_of(s, client_id, &n);
 
-	do {
-		n = 0;
-		for (size_t i = 0; i < s->n_clients && n < 64; i++)
-			for (struct task *t = s->clients[i]->head; t && n < 64;
-			     t = t->next) {
-				struct segment *dst =
-				    store_segment(s, t->msg.target_segment_id);
+	for (size_t i = 0; ids && i < n; i++) {
+		struct task *t = store_task(s, ids[i]);
+		mcrepl_lease l;
 
-				if (t->msg.dynamic &&
-				    (t->client_id == client_id ||
-				     (dst && dst->client_id == client_id)))
-					ids[n++] = t->msg.task_id;
-			}
-		for (size_t i = 0; i < n; i++) {
-			struct task *t = store_task(s, ids[i]);
-			mcrepl_lease l;
-
-			if (!t ||
-			    mcrepl_leases_get(
-				s->leases, (mcrepl_lease_id){t->msg.lease_id},
-				&l) != MCREPL_OK) {
-				if (t) { /* no live lease: the task alone */
-					dyn_on_task_failed(s, t);
-					store_finish_task(s, t);
-				}
-				continue;
-			}
-			mcrepl_leases_copy_start_failed(s->leases, l.id,
-							now_ms);
-			if (l.started)
-				unpin_target(s, &l, t->msg.tenant, t->msg.key,
-					     now_ms);
-			dyn__fail_lease_task(s, &l);
-			s->ctr.reclaimed.dyn_worker++;
-			t = store_task(s, ids[i]);
-			if (t) /* bound to another lease: never loop on it */
+		if (!t || mcrepl_leases_get(s->leases,
+					    (mcrepl_lease_id){t->msg.lease_id},
+					    &l) != MCREPL_OK) {
+			if (t) { /* no live lease: the task alone */
+				dyn_on_task_failed(s, t);
 				store_finish_task(s, t);
+			}
+			continue;
 		}
-	} while (n == 64);
+		mcrepl_leases_copy_start_failed(s->leases, l.id, now_ms);
+		if (l.started)
+			unpin_target(s, &l, t->msg.tenant, t->msg.key, now_ms);
+		dyn__fail_lease_task(s, &l);
+		s->ctr.reclaimed.dyn_worker++;
+		t = store_task(s, ids[i]);
+		if (t) /* bound to another lease: never loop on it */
+			store_finish_task(s, t);
+	}
+	free(ids);
 }

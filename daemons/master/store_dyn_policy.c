@@ -65,23 +65,6 @@ void dyn__policy_project(struct store *s, const struct object *o,
 				       -(double)p.from_each);
 }
 
-/* Hosts with a mounted segment that can hold data. */
-static uint32_t count_nodes(const struct store *s)
-{
-	uint32_t n = 0;
-
-	for (size_t i = 0; i < s->n_segs; i++) {
-		const struct segment *seg = s->segs[i];
-		bool seen = seg->capacity == 0;
-
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = s->segs[j]->capacity &&
-			       strcmp(s->segs[j]->host, seg->host) == 0;
-		n += !seen;
-	}
-	return n;
-}
-
 static void roll(struct store *s)
 {
 	struct dyn_policy *p = &s->pol;
@@ -100,27 +83,27 @@ static void roll(struct store *s)
 	p->cur = next;
 }
 
-/* o's COMPLETE dynamic replica to retire, or SIZE_MAX. */
-static size_t retire_choice(struct store *s, const struct object *o,
-			    uint64_t now_ms)
+/* The dynamic replica of o to retire among its readable replicas in
+ * `domain` (NULL: anywhere), the one on the busiest segment
+ * (mcrepl_policy_retire_pick()); SIZE_MAX when none. */
+static size_t retire_pick(struct store *s, const struct object *o,
+			  const char *domain)
 {
 	mcrepl_replica_view v[MASTER_MAX_REPLICAS];
 	uint64_t load[MASTER_MAX_REPLICAS];
-	uint32_t count = mcrepl_heat_cell_count(&o->heat, &s->heat, now_ms);
 	size_t n = o->n_replicas < MASTER_MAX_REPLICAS ? o->n_replicas
 						       : MASTER_MAX_REPLICAS;
 	size_t pick;
 
-	if (!mcrepl_policy_should_retire(&s->opts.cfg, &s->pol.view, count,
-					 dyn__readable_count(o)))
-		return SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
 		const struct replica *r = &o->replicas[i];
 		const struct segment *seg = store_segment(s, r->segment_id);
 
 		memset(&v[i], 0, sizeof(v[i]));
 		v[i].segment.v = r->segment_id;
-		v[i].readable = seg && r->status == REPLICA_COMPLETE;
+		v[i].readable =
+		    seg && r->status == REPLICA_COMPLETE &&
+		    (!domain || mcrepl_domain_equal(seg->domain, domain));
 		v[i].memory = true;
 		v[i].dynamic = r->dynamic;
 		load[i] = seg ? dyn__segment_load(seg) : 0;
@@ -131,25 +114,79 @@ static size_t retire_choice(struct store *s, const struct object *o,
 	return pick;
 }
 
-/* One pass over the objects: retire one cold dynamic replica of each,
- * never under a read lease, a running copy or a pending dynamic copy (as
- * eviction). Walks every object once per window while any dynamic
- * replica exists; a list of the objects holding one would bound it. */
+/* o's readable replicas on mounted segments in `domain` (NULL: all). */
+static uint32_t readable_in(struct store *s, const struct object *o,
+			    const char *domain)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < o->n_replicas; i++) {
+		const struct segment *seg =
+		    store_segment(s, o->replicas[i].segment_id);
+
+		n += seg && o->replicas[i].status == REPLICA_COMPLETE &&
+		     (!domain || mcrepl_domain_equal(seg->domain, domain));
+	}
+	return n;
+}
+
+/* Domain-aware: judge each reader domain holding a dynamic replica of o
+ * by o's heat in that domain (mcrepl_policy_should_retire_in_domain()),
+ * so the only copy in a domain stays while that domain reads it, whatever
+ * the cluster's heat, and goes when it does not. Never o's last readable
+ * replica. The replica to retire, or SIZE_MAX. */
+static size_t retire_choice_domain(struct store *s, struct object *o,
+				   uint64_t now_ms)
+{
+	if (readable_in(s, o, NULL) < 2)
+		return SIZE_MAX;
+	for (size_t i = 0; i < o->n_replicas; i++) {
+		const struct replica *r = &o->replicas[i];
+		const struct segment *seg = store_segment(s, r->segment_id);
+		mcrepl_heat_cell *cell;
+		uint32_t count;
+
+		if (!seg || !r->dynamic || r->status != REPLICA_COMPLETE)
+			continue;
+		cell = dyn__heat_cell(s, o, seg->domain, false);
+		count =
+		    cell ? mcrepl_heat_cell_count(cell, &s->heat, now_ms) : 0;
+		if (mcrepl_policy_should_retire_in_domain(
+			&s->opts.cfg, &s->pol.view, count,
+			readable_in(s, o, seg->domain)))
+			return retire_pick(s, o, seg->domain);
+	}
+	return SIZE_MAX;
+}
+
+/* o's COMPLETE dynamic replica to retire, or SIZE_MAX. */
+static size_t retire_choice(struct store *s, struct object *o, uint64_t now_ms)
+{
+	uint32_t count;
+
+	if (s->opts.cfg.domain_aware)
+		return retire_choice_domain(s, o, now_ms);
+	count = mcrepl_heat_cell_count(&o->heat, &s->heat, now_ms);
+	if (!mcrepl_policy_should_retire(&s->opts.cfg, &s->pol.view, count,
+					 dyn__readable_count(o)))
+		return SIZE_MAX;
+	return retire_pick(s, o, NULL);
+}
+
+/* One pass over the objects holding a COMPLETE dynamic replica (the
+ * store's list of them): retire one cold dynamic replica of each, never
+ * under a read lease, a running copy or a pending dynamic copy (as
+ * eviction). Its work follows the dynamic replicas, not the objects. */
 static void retire_pass(struct store *s, uint64_t now_ms)
 {
-	struct object *o = s->lru_head;
+	struct object *o = s->dyn_head, *next;
 
-	if (s->opts.cfg.domain_aware || s->ctr.dyn_replica_bytes == 0)
-		return; /* per-domain retirement: not modelled */
-	for (; o; o = o->lru_next) {
-		bool dyn = false;
+	for (; o; o = next) {
 		size_t i;
 
-		for (i = 0; i < o->n_replicas && !dyn; i++)
-			dyn = o->replicas[i].dynamic &&
-			      o->replicas[i].status == REPLICA_COMPLETE;
-		if (!dyn || !o->complete || o->copies ||
-		    o->lease_until_ms > now_ms ||
+		next = o->dyn_next; /* o may leave the list */
+		s->ctr.retire_visits++;
+		if (!o->complete || o->copies || o->lease_until_ms > now_ms ||
 		    dyn_key_is_pending(s, o->tenant, o->key, now_ms))
 			continue;
 		i = retire_choice(s, o, now_ms);
@@ -178,10 +215,7 @@ void store__policy_tick(struct store *s, uint64_t now_ms)
 		p->epoch = epoch;
 		rolled = true;
 	}
-	if (rolled || p->nodes_segs != s->n_segs) {
-		p->view.nodes = count_nodes(s);
-		p->nodes_segs = s->n_segs;
-	}
+	p->view.nodes = (uint32_t)store__n_hosts(s);
 	p->view.window_reads = p->total_sum;
 	s->heat.threshold =
 	    mcrepl_policy_trigger_threshold(&s->opts.cfg, &p->view);

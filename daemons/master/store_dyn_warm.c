@@ -45,14 +45,21 @@ static void warm_one(struct store *s, struct object *o, const char *domain,
 		(*queued)++;
 }
 
-/* The complete objects (up to n) as warmup candidates, LRU order. */
+/* The complete objects read within the heat window (the rest have no heat
+ * and are never chosen), up to n, found from the most recently read end
+ * of the LRU order and given in LRU order: the work follows the objects
+ * read lately, not every object. */
 static size_t candidates(struct store *s, const char *domain, size_t n,
 			 uint64_t now_ms, mcrepl_warmup_candidate *c,
 			 struct object **objs)
 {
+	/* the window's oldest bucket may reach one bucket further back */
+	uint64_t window = s->opts.cfg.heat_window_ms + s->heat.bucket_ms;
 	size_t i = 0;
 
-	for (struct object *o = s->lru_head; o && i < n; o = o->lru_next) {
+	for (struct object *o = s->lru_tail;
+	     o && i < n && now_ms - o->last_read_ms <= window;
+	     o = o->lru_prev) {
 		if (!o->complete)
 			continue;
 		objs[i] = o;
@@ -61,6 +68,15 @@ static size_t candidates(struct store *s, const char *domain, size_t n,
 		c[i].in_domain = held_in_domain(s, o, domain);
 		i++;
 	}
+	for (size_t a = 0, b = i; a + 1 < b; a++, b--) { /* LRU order */
+		mcrepl_warmup_candidate tc = c[a];
+		struct object *to = objs[a];
+
+		c[a] = c[b - 1];
+		c[b - 1] = tc;
+		objs[a] = objs[b - 1];
+		objs[b - 1] = to;
+	}
 	return i;
 }
 
@@ -68,11 +84,15 @@ uint32_t dyn_warmup(struct store *s, const char *domain, uint32_t max_copies,
 		    uint64_t max_bytes, uint64_t now_ms)
 {
 	size_t n = mcu_map_size(&s->objects), chosen;
-	mcrepl_warmup_candidate *c = calloc(n + 1, sizeof(*c));
-	struct object **objs = calloc(n + 1, sizeof(*objs));
+	mcrepl_warmup_candidate *c;
+	struct object **objs;
 	size_t *pick = calloc((size_t)max_copies + 1, sizeof(*pick));
 	uint32_t queued = 0;
 
+	if (n > STORE_WARMUP_SCAN)
+		n = STORE_WARMUP_SCAN;
+	c = calloc(n + 1, sizeof(*c));
+	objs = calloc(n + 1, sizeof(*objs));
 	if (!c || !objs || !pick || !s->opts.cfg.domain_aware)
 		goto out_free;
 	n = candidates(s, domain, n, now_ms, c, objs);

@@ -1,7 +1,17 @@
 /* Eviction: free eviction_ratio of a segment's capacity, least recently
  * read objects first, never an object under read lease, with a copy
- * running or with a pending dynamic copy. */
+ * running or with a pending dynamic copy.
+ *
+ * Victims come from the segment's own replica index (store_obj.c): each is
+ * the least recently read (lru_seq) of STORE_EVICT_SAMPLES entries sampled
+ * there, all of them on a segment holding no more (exact LRU then), as
+ * Redis approximates LRU. So eviction costs O(victims x samples), never a
+ * walk of every object, and each call looks at no more than a budget of
+ * entries (STORE_EVICT_VISITS). A segment over the high watermark gets a
+ * goal once a second (store_evict_all); every tick works towards the goals
+ * with one budget (store__evict_step), the segments taken in turn. */
 #include "alloc.h"
+#include "hash.h"
 #include "store_priv.h"
 
 static bool evictable(struct store *s, const struct object *o, uint64_t now)
@@ -10,45 +20,111 @@ static bool evictable(struct store *s, const struct object *o, uint64_t now)
 	       !dyn_key_is_pending(s, o->tenant, o->key, now);
 }
 
-uint64_t store_evict_segment(struct store *s, struct segment *seg,
-			     uint64_t now_ms)
+/* The least recently read evictable object among k entries of seg's index
+ * (every entry when it holds no more than STORE_EVICT_SAMPLES); its slot
+ * in *slot. NULL when none of them is evictable. */
+static struct object *pick(struct store *s, struct segment *seg, size_t *visits,
+			   uint64_t now, size_t *slot)
+{
+	bool all = seg->n_ix <= STORE_EVICT_SAMPLES;
+	size_t k = all ? seg->n_ix : STORE_EVICT_SAMPLES;
+	struct object *best = NULL;
+
+	for (size_t j = 0; j<k && * visits> 0; j++) {
+		size_t at =
+		    all ? j
+			: (size_t)(mcu_splitmix64(&s->evict_rng) % seg->n_ix);
+		struct object *o = seg->ix[at];
+
+		(*visits)--;
+		s->ctr.evict_visits++;
+		if (evictable(s, o, now) &&
+		    (!best || o->lru_seq < best->lru_seq)) {
+			best = o;
+			*slot = at;
+		}
+	}
+	return best;
+}
+
+static uint64_t evict_some(struct store *s, struct segment *seg, uint64_t goal,
+			   size_t *visits, uint64_t now_ms)
+{
+	uint64_t freed = 0;
+
+	while (freed < goal && seg->n_ix > 0 && *visits > 0) {
+		size_t slot = 0, i;
+		struct object *o = pick(s, seg, visits, now_ms, &slot);
+
+		if (!o && seg->n_ix <= STORE_EVICT_SAMPLES)
+			break; /* looked at all of them: nothing to evict */
+		if (!o)
+			continue;
+		i = store__replica_at_slot(o, seg->id, slot);
+		freed += o->replicas[i].size;
+		s->ctr.evicted_bytes += o->replicas[i].size;
+		store_drop_replica(s, o, i, now_ms);
+		if (o->n_replicas == 0) {
+			s->ctr.evicted_objects++;
+			store_delete_object(s, o);
+		}
+	}
+	return freed;
+}
+
+static uint64_t goal_of(const struct store *s, const struct segment *seg)
 {
 	uint64_t goal =
 	    (uint64_t)((double)seg->capacity * s->opts.eviction_ratio);
-	uint64_t freed = 0;
-	struct object *o = s->lru_head;
 
-	if (goal == 0)
-		goal = 1;
+	return goal ? goal : 1;
+}
+
+uint64_t store__evict_budgeted(struct store *s, struct segment *seg,
+			       size_t *visits, uint64_t now_ms)
+{
 	s->ctr.eviction_runs++;
-	while (o && freed < goal) {
-		struct object *next = o->lru_next;
+	return evict_some(s, seg, goal_of(s, seg), visits, now_ms);
+}
 
-		for (size_t i = 0; evictable(s, o, now_ms) && i < o->n_replicas;
-		     i++) {
-			if (o->replicas[i].segment_id != seg->id)
-				continue;
-			freed += o->replicas[i].size;
-			s->ctr.evicted_bytes += o->replicas[i].size;
-			store_drop_replica(s, o, i, now_ms);
-			if (o->n_replicas == 0) {
-				s->ctr.evicted_objects++;
-				store_delete_object(s, o);
-			}
-			break;
-		}
-		o = next;
+uint64_t store_evict_segment(struct store *s, struct segment *seg,
+			     uint64_t now_ms)
+{
+	size_t visits = STORE_EVICT_VISITS;
+
+	return store__evict_budgeted(s, seg, &visits, now_ms);
+}
+
+void store__evict_step(struct store *s, uint64_t now_ms)
+{
+	size_t visits = STORE_EVICT_VISITS, n = s->n_segs;
+
+	for (size_t j = 0; j < n && visits > 0; j++) {
+		struct segment *seg = s->segs[(s->evict_next + j) % n];
+		uint64_t freed;
+
+		if (seg->evict_left == 0)
+			continue;
+		freed = evict_some(s, seg, seg->evict_left, &visits, now_ms);
+		/* done, or nothing more it could evict: no goal left */
+		seg->evict_left = visits > 0 || freed >= seg->evict_left
+				      ? 0
+				      : seg->evict_left - freed;
+		if (visits == 0) /* the next step starts after it */
+			s->evict_next = (s->evict_next + j + 1) % n;
 	}
-	return freed;
 }
 
 void store_evict_all(struct store *s, uint64_t now_ms)
 {
 	for (size_t i = 0; i < s->n_segs; i++) {
 		struct segment *seg = s->segs[i];
+		bool over =
+		    (double)store_used(seg) >
+		    s->opts.eviction_high_watermark * (double)seg->capacity;
 
-		if ((double)store_used(seg) >
-		    s->opts.eviction_high_watermark * (double)seg->capacity)
-			store_evict_segment(s, seg, now_ms);
+		seg->evict_left = over ? goal_of(s, seg) : 0;
+		s->ctr.eviction_runs += over;
 	}
+	store__evict_step(s, now_ms);
 }

@@ -10,38 +10,49 @@
  *                  target worker expires the lease is retired at once
  *                  (dyn_on_client_gone)
  *
- * Objects that may hold a put or ordinary-copy reservation sit on one list
- * (s->resv_head); the tick walks only that list and drops from it the
- * objects that hold nothing any more, so its work follows the open
- * reservations, not the number of objects. */
+ * Objects holding a put or an ordinary-copy reservation sit on one list
+ * per kind, appended as the reservation starts: a deadline is its start
+ * plus a fixed timeout, so each list is in deadline order and the tick
+ * looks only at the due ones at its head (plus one), not at every open
+ * reservation. PutEnd takes an object off at once; an ended copy leaves
+ * when it reaches the head. */
 #include <stdio.h>
 
 #include "store_priv.h"
 
-void store__resv_track(struct store *s, struct object *o)
-{
-	if (o->in_resv)
-		return;
-	o->resv_prev = NULL;
-	o->resv_next = s->resv_head;
-	if (s->resv_head)
-		s->resv_head->resv_prev = o;
-	s->resv_head = o;
-	o->in_resv = true;
-}
-
 void store__resv_untrack(struct store *s, struct object *o)
 {
+	struct resv_list *l;
+
 	if (!o->in_resv)
 		return;
+	l = &s->resv[o->in_resv];
 	if (o->resv_prev)
 		o->resv_prev->resv_next = o->resv_next;
 	else
-		s->resv_head = o->resv_next;
+		l->head = o->resv_next;
 	if (o->resv_next)
 		o->resv_next->resv_prev = o->resv_prev;
+	else
+		l->tail = o->resv_prev;
 	o->resv_prev = o->resv_next = NULL;
-	o->in_resv = false;
+	o->in_resv = 0;
+}
+
+void store__resv_track(struct store *s, struct object *o)
+{
+	uint8_t kind = o->complete ? STORE_RESV_COPIES : STORE_RESV_PUTS;
+	struct resv_list *l = &s->resv[kind];
+
+	store__resv_untrack(s, o);
+	o->resv_next = NULL;
+	o->resv_prev = l->tail;
+	if (l->tail)
+		l->tail->resv_next = o;
+	else
+		l->head = o;
+	l->tail = o;
+	o->in_resv = kind;
 }
 
 void store_put_owner(struct store *s, struct object *o, uint64_t client_id)
@@ -92,53 +103,50 @@ static void reclaim_put(struct store *s, struct object *o, uint64_t now_ms)
 
 size_t store_reclaim_reservations(struct store *s, uint64_t now_ms)
 {
-	struct object *o = s->resv_head;
+	struct object *o;
 	size_t n = 0;
 
-	while (o) {
-		struct object *next = o->resv_next;
-
-		if (o->copy_target && now_ms >= o->copy_deadline_ms) {
-			s->ctr.reclaimed.copy_deadline++;
-			n++;
-			if (!reclaim_copy(s, o, now_ms)) {
-				o = next;
-				continue;
-			}
-		}
-		if (!o->complete && now_ms >= o->put_deadline_ms) {
-			s->ctr.reclaimed.put_deadline++;
-			n++;
-			reclaim_put(s, o, now_ms); /* o may be gone */
-		} else if (o->complete && !o->copy_target) {
-			store__resv_untrack(s, o);
-		}
-		o = next;
+	while ((o = s->resv[STORE_RESV_COPIES].head) &&
+	       (!o->copy_target || now_ms >= o->copy_deadline_ms)) {
+		store__resv_untrack(s, o);
+		if (!o->copy_target)
+			continue; /* ended */
+		s->ctr.reclaimed.copy_deadline++;
+		n++;
+		reclaim_copy(s, o, now_ms); /* o may be gone */
+	}
+	while ((o = s->resv[STORE_RESV_PUTS].head) &&
+	       (o->complete || now_ms >= o->put_deadline_ms)) {
+		store__resv_untrack(s, o);
+		if (o->complete)
+			continue;
+		s->ctr.reclaimed.put_deadline++;
+		n++;
+		reclaim_put(s, o, now_ms); /* o may be gone */
 	}
 	return n;
 }
 
 void store__reclaim_client(struct store *s, uint64_t client_id, uint64_t now_ms)
 {
-	struct object *o = s->resv_head;
+	struct object *o, *next;
 
 	dyn_on_client_gone(s, client_id, now_ms);
 	if (client_id == 0)
 		return;
-	while (o) {
-		struct object *next = o->resv_next;
-
-		if (o->copy_target && o->copy_owner == client_id) {
-			s->ctr.reclaimed.copy_owner++;
-			if (!reclaim_copy(s, o, now_ms)) {
-				o = next;
-				continue;
-			}
-		}
-		if (!o->complete && o->put_owner == client_id) {
-			s->ctr.reclaimed.put_owner++;
-			reclaim_put(s, o, now_ms);
-		}
-		o = next;
+	for (o = s->resv[STORE_RESV_COPIES].head; o; o = next) {
+		next = o->resv_next;
+		if (!o->copy_target || o->copy_owner != client_id)
+			continue;
+		s->ctr.reclaimed.copy_owner++;
+		store__resv_untrack(s, o);
+		reclaim_copy(s, o, now_ms);
+	}
+	for (o = s->resv[STORE_RESV_PUTS].head; o; o = next) {
+		next = o->resv_next;
+		if (o->complete || o->put_owner != client_id)
+			continue;
+		s->ctr.reclaimed.put_owner++;
+		reclaim_put(s, o, now_ms);
 	}
 }

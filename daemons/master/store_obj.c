@@ -106,8 +106,35 @@ void store__insert_object(struct store *s, struct object *o)
 		store__resv_track(s, o);
 }
 
+static void dyn_untrack(struct store *s, struct object *o)
+{
+	if (!o->in_dyn)
+		return;
+	if (o->dyn_prev)
+		o->dyn_prev->dyn_next = o->dyn_next;
+	else
+		s->dyn_head = o->dyn_next;
+	if (o->dyn_next)
+		o->dyn_next->dyn_prev = o->dyn_prev;
+	o->dyn_prev = o->dyn_next = NULL;
+	o->in_dyn = false;
+}
+
+void store__dyn_track(struct store *s, struct object *o)
+{
+	if (o->in_dyn)
+		return;
+	o->dyn_prev = NULL;
+	o->dyn_next = s->dyn_head;
+	if (s->dyn_head)
+		s->dyn_head->dyn_prev = o;
+	s->dyn_head = o;
+	o->in_dyn = true;
+}
+
 void store_delete_object(struct store *s, struct object *o)
 {
+	dyn_untrack(s, o);
 	store__resv_untrack(s, o);
 	store__lru_unlink(s, o);
 	mcu_map_remove(&s->objects, &o->node);
@@ -148,17 +175,103 @@ bool store__on_segment(const struct object *o, uint64_t seg_id)
 	return false;
 }
 
+/* ---- the per-segment index: seg->ix[r.ix_slot] == o for each replica r of
+ * o on seg; removal moves the last entry into the hole ---- */
+
+size_t store__replica_at_slot(const struct object *o, uint64_t seg_id,
+			      size_t slot)
+{
+	for (size_t i = 0; i < o->n_replicas; i++)
+		if (o->replicas[i].segment_id == seg_id &&
+		    o->replicas[i].ix_slot == slot)
+			return i;
+	return SIZE_MAX;
+}
+
+bool store__link_replica(struct segment *seg, struct object *o,
+			 struct replica *r)
+{
+	if (seg->n_ix == UINT32_MAX ||
+	    !store__grow(&seg->ix, seg->n_ix, &seg->cap_ix, sizeof(o)))
+		return false;
+	r->ix_slot = (uint32_t)seg->n_ix;
+	seg->ix[seg->n_ix++] = o;
+	return true;
+}
+
+static void ix_unlink(struct segment *seg, const struct object *o,
+		      const struct replica *r)
+{
+	size_t last, i;
+	struct object *moved;
+
+	if (r->ix_slot >= seg->n_ix || seg->ix[r->ix_slot] != o)
+		return; /* never indexed (a replica not made as it should be) */
+	last = seg->n_ix - 1;
+	moved = seg->ix[last];
+	if (r->ix_slot != last) {
+		i = store__replica_at_slot(moved, seg->id, last);
+		moved->replicas[i].ix_slot = r->ix_slot;
+		seg->ix[r->ix_slot] = moved;
+	}
+	seg->n_ix = last;
+}
+
+struct replica *store__place_replica(struct store *s, struct object *o,
+				     struct segment *seg,
+				     enum replica_status st, bool dynamic)
+{
+	struct replica *r;
+
+	if (!store_reserve_replica(o))
+		return NULL;
+	r = &o->replicas[o->n_replicas];
+	*r = (struct replica){
+	    .segment_id = seg->id,
+	    .size = o->size,
+	    .status = st,
+	    .dynamic = dynamic,
+	};
+	if (seg_alloc_alloc(seg->alloc, store_region_bytes(o->size),
+			    &r->offset) != 0)
+		return NULL;
+	if (!store__link_replica(seg, o, r)) {
+		seg_alloc_free(seg->alloc, r->offset);
+		return NULL;
+	}
+	(void)s;
+	o->n_replicas++;
+	return r;
+}
+
+/* o still holds a COMPLETE dynamic replica. */
+static bool holds_dynamic(const struct object *o)
+{
+	for (size_t i = 0; i < o->n_replicas; i++)
+		if (o->replicas[i].dynamic &&
+		    o->replicas[i].status == REPLICA_COMPLETE)
+			return true;
+	return false;
+}
+
+/* A leaving segment's regions go with its allocator: never freed one by
+ * one. */
 static void drop_replica(struct store *s, struct object *o, size_t i,
 			 uint64_t now_ms, bool free_region)
 {
 	struct replica r = o->replicas[i];
-	struct segment *seg = store_segment(s, r.segment_id);
+	struct segment *seg = store__segment_any(s, r.segment_id);
 
-	if (seg && free_region)
-		seg_alloc_free(seg->alloc, r.offset);
+	if (seg) {
+		ix_unlink(seg, o, &r);
+		if (free_region && !seg->leaving)
+			seg_alloc_free(seg->alloc, r.offset);
+	}
 	memmove(&o->replicas[i], &o->replicas[i + 1],
 		(o->n_replicas - i - 1) * sizeof(r));
 	o->n_replicas--;
+	if (r.dynamic && r.status == REPLICA_COMPLETE && !holds_dynamic(o))
+		dyn_untrack(s, o);
 	dyn_on_replica_dropped(s, o, &r, seg, now_ms);
 }
 
@@ -214,30 +327,67 @@ static bool readable(const struct object *o)
 	return false;
 }
 
-void store__drop_segment_replicas(struct store *s, const struct segment *seg,
-				  uint64_t now_ms, uint64_t *lost_replicas,
-				  uint64_t *lost_objects)
+size_t store__drain_segment(struct store *s, struct segment *seg, size_t max,
+			    uint64_t now_ms, uint64_t *lost_replicas,
+			    uint64_t *lost_objects)
 {
-	struct object *o = s->lru_head;
+	size_t done = 0;
 
-	while (o) {
-		struct object *next = o->lru_next;
-		uint32_t lost = 0;
+	while (seg->n_ix > 0 && done < max) {
+		struct object *o = seg->ix[seg->n_ix - 1];
+		size_t i = store__replica_at_slot(o, seg->id, seg->n_ix - 1);
+		bool lost = o->replicas[i].status == REPLICA_COMPLETE;
 
-		for (size_t i = o->n_replicas; i-- > 0;) {
-			if (o->replicas[i].segment_id != seg->id)
-				continue;
-			lost += o->replicas[i].status == REPLICA_COMPLETE;
-			store_drop_replica(s, o, i, now_ms);
-		}
+		drop_replica(s, o, i, now_ms, false);
 		if (lost) {
-			*lost_replicas += lost;
+			(*lost_replicas)++;
 			*lost_objects += !readable(o);
 		}
 		if (o->n_replicas == 0 && o->copies == 0)
 			store_delete_object(s, o);
-		o = next;
+		done++;
 	}
+	return done;
+}
+
+/* ---- the indexes' auditor (tests, fuzzing) ---------------------------- */
+
+static bool segment_index_ok(const struct segment *seg)
+{
+	for (size_t k = 0; k < seg->n_ix; k++)
+		if (store__replica_at_slot(seg->ix[k], seg->id, k) == SIZE_MAX)
+			return false;
+	return true;
+}
+
+bool store_indexes_consistent(struct store *s)
+{
+	size_t indexed = 0, replicas = 0;
+
+	for (size_t i = 0; i < s->n_segs; i++) {
+		if (s->segs[i]->leaving || !segment_index_ok(s->segs[i]))
+			return false;
+		indexed += s->segs[i]->n_ix;
+	}
+	for (size_t i = 0; i < s->n_leaving; i++) {
+		if (!s->leaving[i]->leaving || !segment_index_ok(s->leaving[i]))
+			return false;
+		indexed += s->leaving[i]->n_ix;
+	}
+	for (const struct object *o = s->lru_head; o; o = o->lru_next) {
+		if (o->in_dyn != holds_dynamic(o))
+			return false;
+		for (size_t i = 0; i < o->n_replicas; i++) {
+			const struct segment *seg =
+			    store__segment_any(s, o->replicas[i].segment_id);
+
+			if (!seg || o->replicas[i].ix_slot >= seg->n_ix ||
+			    seg->ix[o->replicas[i].ix_slot] != o)
+				return false;
+		}
+		replicas += o->n_replicas;
+	}
+	return indexed == replicas;
 }
 
 /* ---- Remove ---------------------------------------------------------------- */

@@ -13,6 +13,7 @@
 struct client {
 	uint64_t id;
 	uint64_t last_seen_ms;
+	size_t n_segs;		  /* its mounted segments */
 	struct task *head, *tail; /* all its tasks, oldest first */
 	size_t n_tasks;
 };
@@ -29,7 +30,6 @@ struct dyn_policy {
 	uint32_t cur;	/* current heat bucket of the routed-read rings */
 	uint64_t epoch; /* now / bucket_ms at the last roll, 0 before */
 	uint64_t total[MCREPL_HEAT_BUCKETS], total_sum; /* the cluster ring */
-	size_t nodes_segs; /* n_segs when view.nodes was counted */
 	mcrepl_cluster_view view;
 };
 
@@ -47,11 +47,15 @@ struct store {
 	/* objects (store_obj.c), least recently read first */
 	struct mcu_map objects;
 	struct object *lru_head, *lru_tail;
+	uint64_t lru_clock; /* the last lru_seq given */
 	struct quarantine *quar;
 	size_t n_quar, cap_quar;
 	uint64_t next_version;
-	/* objects that may hold a reservation (store_life.c) */
-	struct object *resv_head;
+	/* objects holding a reservation, one list per kind, oldest deadline
+	 * first (store_life.c) */
+	struct resv_list {
+		struct object *head, *tail;
+	} resv[3]; /* [STORE_RESV_PUTS], [STORE_RESV_COPIES] */
 	/* tasks (store_task.c) */
 	struct mcu_map tasks;
 	uint64_t next_task_id;
@@ -62,6 +66,22 @@ struct store {
 	mcrepl_leases *leases;
 	mcrepl_stats *stats;
 	struct dyn_policy pol;
+	/* indexes kept as things change, so no request or tick walks every
+	 * object or segment (store_seg.c, store_obj.c): segments by id
+	 * (mounted or leaving); the leaving ones, their replicas still being
+	 * dropped, and the lost ones counted since the drain began (its log
+	 * line); mounted segments per host; objects holding a COMPLETE
+	 * dynamic replica */
+	struct mcu_map seg_ids;
+	struct segment **leaving;
+	size_t n_leaving, cap_leaving;
+	uint64_t drain_lost_r, drain_lost_o;
+	struct mcu_map hosts;
+	struct object *dyn_head;
+	/* eviction (store_evict.c): sampling, the segment the next step
+	 * starts at */
+	uint64_t evict_rng;
+	size_t evict_next;
 	/* the counters of STORE_FIGURES (gauges are filled when taken) */
 	struct store_figures ctr;
 };
@@ -74,6 +94,10 @@ bool store__grow(void *arr, size_t n, size_t *cap, size_t size);
 struct client *store__find_client(struct store *s, uint64_t id);
 void store__roll_routed(struct store *s);
 void store__free_segments(struct store *s);
+/* The segment with this id, mounted or leaving; NULL when none. */
+struct segment *store__segment_any(const struct store *s, uint64_t id);
+/* Hosts with a mounted segment (kept as segments come and go). */
+size_t store__n_hosts(const struct store *s);
 
 /* store_obj.c */
 /* key and tenant can name an object (store_key_valid without a reason) */
@@ -84,13 +108,32 @@ struct object *store__lookup(struct store *s, const char *tenant,
 /* o has a replica (in any state) on segment seg_id */
 bool store__on_segment(const struct object *o, uint64_t seg_id);
 void store__free_replicas(struct store *s, struct object *o, uint64_t now_ms);
-/* Drop every replica on seg; objects left without replicas go. Adds the
- * readable replicas dropped to *lost_replicas and the objects left with
- * none readable to *lost_objects. Walks all objects: a per-segment object
- * index would replace the walk here. */
-void store__drop_segment_replicas(struct store *s, const struct segment *seg,
-				  uint64_t now_ms, uint64_t *lost_replicas,
-				  uint64_t *lost_objects);
+/* One more replica of o on seg (mounted), of o's size, in state st: its
+ * region reserved and the replica indexed. NULL (nothing changed) when o
+ * has no room for another replica, seg none for the region, or memory is
+ * short. The one way a replica is created. */
+struct replica *store__place_replica(struct store *s, struct object *o,
+				     struct segment *seg,
+				     enum replica_status st, bool dynamic);
+/* Index replica r of o (its last, about to be counted in n_replicas) on
+ * seg; false when memory is short. For a replica placed otherwise than by
+ * store__place_replica (a region reserved at a given offset): every
+ * replica must be indexed, or its segment's departure will not find it. */
+bool store__link_replica(struct segment *seg, struct object *o,
+			 struct replica *r);
+/* Drop up to max replicas of the leaving segment seg, last indexed first;
+ * objects left without replicas go. Adds the readable replicas dropped to
+ * *lost_replicas and the objects left with none readable to
+ * *lost_objects. Returns how many were dropped. */
+size_t store__drain_segment(struct store *s, struct segment *seg, size_t max,
+			    uint64_t now_ms, uint64_t *lost_replicas,
+			    uint64_t *lost_objects);
+/* The replica of o on seg_id indexed at slot of that segment's index. */
+size_t store__replica_at_slot(const struct object *o, uint64_t seg_id,
+			      size_t slot);
+/* A COMPLETE dynamic replica of o became readable: o joins the list the
+ * retirement pass walks (idempotent; it leaves when its last one goes). */
+void store__dyn_track(struct store *s, struct object *o);
 void store__release_quarantine(struct store *s, uint64_t now_ms);
 /* An object with room for n + 2 replicas, not in the store yet. */
 struct object *store__new_object(const char *tenant, const char *key,
@@ -101,8 +144,11 @@ void store__insert_object(struct store *s, struct object *o);
 void store__free_objects(struct store *s);
 
 /* store_life.c: the reservation lifecycle */
-/* o may hold a reservation now (an unfinished put or an ordinary copy):
- * put it on the list the tick walks (idempotent). */
+#define STORE_RESV_PUTS 1
+#define STORE_RESV_COPIES 2
+/* o holds a reservation from now (an unfinished put, or an ordinary copy
+ * just started): it goes to the tail of its kind's list, whose deadlines
+ * (now + a fixed timeout) are then in order. */
 void store__resv_track(struct store *s, struct object *o);
 /* Take o off that list (it is being deleted). */
 void store__resv_untrack(struct store *s, struct object *o);
@@ -110,6 +156,15 @@ void store__resv_untrack(struct store *s, struct object *o);
  * and revoke the dynamic copies whose source or target it served. */
 void store__reclaim_client(struct store *s, uint64_t client_id,
 			   uint64_t now_ms);
+
+/* store_evict.c */
+/* store_evict_segment with the caller's budget of index entries to look
+ * at (*visits, decremented): a put evicting on several segments shares
+ * one. */
+uint64_t store__evict_budgeted(struct store *s, struct segment *seg,
+			       size_t *visits, uint64_t now_ms);
+/* One bounded step towards the segments' eviction goals. */
+void store__evict_step(struct store *s, uint64_t now_ms);
 
 /* store_task.c */
 /* Fail and forget every task of c (its client went away). */
@@ -123,6 +178,21 @@ void store__policy_init(struct store *s);
  * cluster view and the read path's threshold, and once per heat window
  * retire dynamic replicas that went cold. No-op unless auto. */
 void store__policy_tick(struct store *s, uint64_t now_ms);
+
+/* r can be handed to a reader: COMPLETE, and its segment not leaving
+ * (the check costs nothing while no segment is leaving). */
+static inline bool store__serving(const struct store *s,
+				  const struct replica *r)
+{
+	const struct segment *seg;
+
+	if (r->status != REPLICA_COMPLETE)
+		return false;
+	if (s->n_leaving == 0)
+		return true;
+	seg = store__segment_any(s, r->segment_id);
+	return seg && !seg->leaving;
+}
 
 /* The LRU order (least recently read first), inline: the read path
  * touches it on every read. */
@@ -141,6 +211,7 @@ static inline void store__lru_unlink(struct store *s, struct object *o)
 
 static inline void store__lru_append(struct store *s, struct object *o)
 {
+	o->lru_seq = ++s->lru_clock;
 	o->lru_prev = s->lru_tail;
 	o->lru_next = NULL;
 	if (s->lru_tail)

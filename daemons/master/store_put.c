@@ -48,15 +48,18 @@ static struct segment *put_target(struct store *s, const struct object *o)
 	return best;
 }
 
-/* Evict on the fullest segment that could ever hold size; true if freed. */
+/* Evict on the first segment that could ever hold size, within one
+ * budget of index entries for the put; true if freed. */
 static bool evict_for(struct store *s, const struct object *o, uint64_t now_ms)
 {
-	for (size_t i = 0; i < s->n_segs; i++) {
+	size_t visits = STORE_EVICT_VISITS;
+
+	for (size_t i = 0; i < s->n_segs && visits > 0; i++) {
 		struct segment *seg = s->segs[i];
 
 		if (!store__on_segment(o, seg->id) &&
 		    seg->capacity >= store_region_bytes(o->size) &&
-		    store_evict_segment(s, seg, now_ms) > 0 &&
+		    store__evict_budgeted(s, seg, &visits, now_ms) > 0 &&
 		    seg_alloc_largest_free(seg->alloc) >=
 			store_region_bytes(o->size))
 			return true;
@@ -67,22 +70,11 @@ static bool evict_for(struct store *s, const struct object *o, uint64_t now_ms)
 static bool add_put_replica(struct store *s, struct object *o, uint64_t now_ms)
 {
 	struct segment *seg = put_target(s, o);
-	struct replica *r;
 
 	if (!seg && evict_for(s, o, now_ms))
 		seg = put_target(s, o);
-	if (!seg || !store_reserve_replica(o))
-		return false;
-	r = &o->replicas[o->n_replicas];
-	if (seg_alloc_alloc(seg->alloc, store_region_bytes(o->size),
-			    &r->offset) != 0)
-		return false;
-	r->segment_id = seg->id;
-	r->size = o->size;
-	r->status = REPLICA_PROCESSING;
-	r->dynamic = false;
-	o->n_replicas++;
-	return true;
+	return seg &&
+	       store__place_replica(s, o, seg, REPLICA_PROCESSING, false);
 }
 
 /* A new object with n placed replicas, or NO_SPACE / INTERNAL. One of the
@@ -173,6 +165,8 @@ McreplRpc__Code store_put_end(struct store *s, const char *tenant,
 	for (size_t i = 0; i < o->n_replicas; i++)
 		o->replicas[i].status = REPLICA_COMPLETE;
 	o->complete = true;
+	if (!o->copy_target) /* nothing left to reclaim */
+		store__resv_untrack(s, o);
 	return MCREPL_RPC__CODE__OK;
 }
 

@@ -46,7 +46,7 @@ static struct object *readable(struct store *s, const char *tenant,
 	if (!o || !o->complete)
 		return NULL;
 	for (size_t i = 0; i < o->n_replicas; i++)
-		if (o->replicas[i].status == REPLICA_COMPLETE)
+		if (store__serving(s, &o->replicas[i]))
 			idx[(*n)++] = i;
 	/* n == 0: every copy went with its worker: not found, cleanly */
 	return *n ? o : NULL;

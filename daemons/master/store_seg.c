@@ -1,13 +1,82 @@
-/* Segments and the clients that mount them: mount, unmount, heartbeats,
- * client expiry and the per-segment routed-read window. */
+/* Segments and the clients that mount them: mount, unmount (a leaving
+ * segment's replicas dropped over loop turns), heartbeats, client expiry,
+ * the indexes by id and by host, and the per-segment routed-read window. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "hash.h"
 #include "log.h"
 #include "str.h"
 #include "store_priv.h"
+
+/* ---- indexes: segments by id, mounted segments per host ------------------ */
+
+static struct segment *seg_of(const struct mcu_map_node *n)
+{
+	return (struct segment *)(void *)((char *)(uintptr_t)n -
+					  offsetof(struct segment, id_node));
+}
+
+static bool seg_id_eq(const struct mcu_map_node *n, const void *k)
+{
+	return seg_of(n)->id == *(const uint64_t *)k;
+}
+
+struct segment *store__segment_any(const struct store *s, uint64_t id)
+{
+	struct mcu_map_node *n =
+	    mcu_map_find(&s->seg_ids, mcu_mix64(id), seg_id_eq, &id);
+
+	return n ? seg_of(n) : NULL;
+}
+
+struct host_ref {
+	struct mcu_map_node node;
+	size_t segs; /* mounted segments on the host */
+	char host[];
+};
+
+static bool host_eq(const struct mcu_map_node *n, const void *k)
+{
+	return strcmp(((const struct host_ref *)(const void *)n)->host, k) == 0;
+}
+
+/* A mounted segment on host came (delta 1) or went (-1). False when memory
+ * is short for a new host (nothing changed). */
+static bool host_count(struct store *s, const char *host, int delta)
+{
+	uint64_t h = mcu_hash_str(host, 0x4057);
+	struct host_ref *r = (struct host_ref *)(void *)mcu_map_find(
+	    &s->hosts, h, host_eq, host);
+
+	if (!r && delta > 0) {
+		r = calloc(1, sizeof(*r) + strlen(host) + 1);
+		if (!r)
+			return false;
+		strcpy(r->host, host);
+		mcu_map_insert(&s->hosts, &r->node, h);
+	}
+	if (!r)
+		return true;
+	r->segs += (size_t)delta;
+	if (r->segs == 0) {
+		mcu_map_remove(&s->hosts, &r->node);
+		free(r);
+	}
+	/* the auto policy's replica cap: current for the next proposal, not
+	 * from the next tick on (issue 14: a 2-host key refused as at its
+	 * replica limit) */
+	s->pol.view.nodes = (uint32_t)store__n_hosts(s);
+	return true;
+}
+
+size_t store__n_hosts(const struct store *s)
+{
+	return mcu_map_size(&s->hosts);
+}
 
 struct client *store__find_client(struct store *s, uint64_t id)
 {
@@ -41,10 +110,9 @@ static struct client *get_client(struct store *s, uint64_t id, uint64_t now)
 
 struct segment *store_segment(struct store *s, uint64_t id)
 {
-	for (size_t i = 0; i < s->n_segs; i++)
-		if (s->segs[i]->id == id)
-			return s->segs[i];
-	return NULL;
+	struct segment *seg = store__segment_any(s, id);
+
+	return seg && !seg->leaving ? seg : NULL;
 }
 
 size_t store_n_segments(const struct store *s)
@@ -72,12 +140,19 @@ static struct segment *find_segment_by_name(struct store *s, const char *name)
 
 static void free_segment(struct segment *seg)
 {
+	free(seg->ix);
 	seg_alloc_destroy(seg->alloc);
 	free(seg->name);
 	free(seg->host);
 	free(seg->domain);
 	free(seg->endpoint);
 	free(seg);
+}
+
+static void free_host_ref(struct mcu_map_node *n, void *ctx)
+{
+	(void)ctx;
+	free(n);
 }
 
 void store__free_segments(struct store *s)
@@ -88,6 +163,13 @@ void store__free_segments(struct store *s)
 	for (size_t i = 0; i < s->n_segs; i++)
 		free_segment(s->segs[i]);
 	free(s->segs);
+	for (size_t i = 0; i < s->n_leaving; i++)
+		free_segment(s->leaving[i]);
+	free(s->leaving);
+	if (s->hosts.tab[0])
+		mcu_map_drain(&s->hosts, free_host_ref, NULL);
+	mcu_map_fini(&s->hosts);
+	mcu_map_fini(&s->seg_ids);
 }
 
 static struct segment *new_segment(const struct mount_args *a)
@@ -153,7 +235,8 @@ static bool domain_is_new(struct store *s, const char *domain)
 	return true;
 }
 
-static McreplRpc__Code add_segment(struct store *s, const struct mount_args *a,
+static McreplRpc__Code add_segment(struct store *s, struct client *c,
+				   const struct mount_args *a,
 				   uint64_t *segment_id)
 {
 	struct segment *seg;
@@ -161,10 +244,15 @@ static McreplRpc__Code add_segment(struct store *s, const struct mount_args *a,
 	if (!store__grow(&s->segs, s->n_segs, &s->cap_segs, sizeof(seg)))
 		return MCREPL_RPC__CODE__INTERNAL;
 	seg = new_segment(a);
-	if (!seg)
+	if (!seg || !host_count(s, seg->host, 1)) {
+		if (seg)
+			free_segment(seg);
 		return MCREPL_RPC__CODE__INTERNAL;
+	}
 	seg->id = s->next_segment_id++;
+	mcu_map_insert(&s->seg_ids, &seg->id_node, mcu_mix64(seg->id));
 	s->segs[s->n_segs++] = seg;
+	c->n_segs++;
 	*segment_id = seg->id;
 	return MCREPL_RPC__CODE__OK;
 }
@@ -193,7 +281,7 @@ static McreplRpc__Code mount_checked(struct store *s,
 		*segment_id = seg->id;
 		return MCREPL_RPC__CODE__OK;
 	}
-	return add_segment(s, a, segment_id);
+	return add_segment(s, c, a, segment_id);
 }
 
 McreplRpc__Code store_mount(struct store *s, const struct mount_args *a,
@@ -212,36 +300,87 @@ McreplRpc__Code store_mount(struct store *s, const struct mount_args *a,
 	return code;
 }
 
-/* Unmount segment i; the replicas lost with it are counted. */
-static void remove_segment_at(struct store *s, size_t i, uint64_t now_ms,
-			      uint64_t *lost_replicas, uint64_t *lost_objects)
+/* Drop the last leaving segment, its replicas gone. */
+static void forget_leaving(struct store *s)
+{
+	struct segment *seg = s->leaving[--s->n_leaving];
+
+	mcu_map_remove(&s->seg_ids, &seg->id_node);
+	free_segment(seg);
+	if (s->n_leaving > 0 || s->drain_lost_r == 0)
+		return;
+	/* one line per drain, and only when something was lost */
+	log_line(LOG_WARN,
+		 "segments gone: %llu replicas lost, %llu objects lost their "
+		 "last replica",
+		 (unsigned long long)s->drain_lost_r,
+		 (unsigned long long)s->drain_lost_o);
+	s->drain_lost_r = s->drain_lost_o = 0;
+}
+
+bool store_drain(struct store *s, uint64_t now_ms)
+{
+	size_t budget = STORE_DRAIN_CHUNK;
+
+	while (s->n_leaving > 0 && budget > 0) {
+		struct segment *seg = s->leaving[s->n_leaving - 1];
+		uint64_t r = 0, o = 0;
+
+		budget -= store__drain_segment(s, seg, budget, now_ms, &r, &o);
+		s->ctr.replicas_lost += r;
+		s->ctr.objects_lost += o;
+		s->drain_lost_r += r;
+		s->drain_lost_o += o;
+		if (seg->n_ix == 0)
+			forget_leaving(s);
+	}
+	return s->n_leaving > 0;
+}
+
+bool store_backlog(const struct store *s)
+{
+	return s->n_leaving > 0;
+}
+
+/* Segment i leaves: out of the mounted list and of store_segment() now,
+ * its replicas dropped by store_drain. */
+static void remove_segment_at(struct store *s, size_t i, uint64_t now_ms)
 {
 	struct segment *seg = s->segs[i];
-	uint64_t r = 0, o = 0;
+	struct client *c = store__find_client(s, seg->client_id);
 
-	store__drop_segment_replicas(s, seg, now_ms, &r, &o);
-	s->ctr.replicas_lost += r;
-	s->ctr.objects_lost += o;
-	*lost_replicas += r;
-	*lost_objects += o;
 	s->segs[i] = s->segs[--s->n_segs];
-	free_segment(seg);
+	host_count(s, seg->host, -1);
+	if (c && c->n_segs > 0)
+		c->n_segs--;
+	seg->leaving = true;
+	if (!store__grow(&s->leaving, s->n_leaving, &s->cap_leaving,
+			 sizeof(seg))) {
+		uint64_t r = 0, o = 0; /* no memory: drop them all now */
+
+		store__drain_segment(s, seg, SIZE_MAX, now_ms, &r, &o);
+		s->ctr.replicas_lost += r;
+		s->ctr.objects_lost += o;
+		mcu_map_remove(&s->seg_ids, &seg->id_node);
+		free_segment(seg);
+		return;
+	}
+	s->leaving[s->n_leaving++] = seg;
 }
 
 McreplRpc__Code store_unmount(struct store *s, uint64_t client_id,
 			      uint64_t segment_id, uint64_t now_ms)
 {
-	for (size_t i = 0; i < s->n_segs; i++) {
-		if (s->segs[i]->id != segment_id)
-			continue;
-		uint64_t r = 0, o = 0;
+	struct segment *seg = store_segment(s, segment_id);
 
-		if (s->segs[i]->client_id != client_id)
-			return MCREPL_RPC__CODE__PERMISSION_DENIED;
-		remove_segment_at(s, i, now_ms, &r, &o);
-		return MCREPL_RPC__CODE__OK;
-	}
-	return MCREPL_RPC__CODE__NOT_FOUND;
+	if (!seg)
+		return MCREPL_RPC__CODE__NOT_FOUND;
+	if (seg->client_id != client_id)
+		return MCREPL_RPC__CODE__PERMISSION_DENIED;
+	for (size_t i = 0; i < s->n_segs; i++)
+		if (s->segs[i] == seg)
+			remove_segment_at(s, i, now_ms);
+	return MCREPL_RPC__CODE__OK;
 }
 
 static void count_reads(struct segment *seg, uint64_t reads)
@@ -269,8 +408,7 @@ McreplRpc__Code store_heartbeat(struct store *s, uint64_t client_id,
 		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
 	}
 	c->last_seen_ms = now_ms;
-	for (size_t j = 0; j < s->n_segs; j++)
-		mounted += s->segs[j]->client_id == client_id;
+	mounted = c->n_segs;
 	if (n > mounted) /* ids beyond the client's own are ignored */
 		n = mounted;
 	for (size_t i = 0; i < n; i++) {
@@ -284,8 +422,7 @@ McreplRpc__Code store_heartbeat(struct store *s, uint64_t client_id,
 
 size_t store_expire_clients(struct store *s, uint64_t now_ms)
 {
-	uint64_t lost_r = 0, lost_o = 0;
-	size_t gone = 0;
+	size_t gone = 0, segs = 0, replicas = 0;
 
 	for (size_t i = s->n_clients; i-- > 0;) {
 		struct client *c = s->clients[i];
@@ -295,22 +432,22 @@ size_t store_expire_clients(struct store *s, uint64_t now_ms)
 		/* its reservations and dynamic copies first, through the
 		 * lease table, while its segments are still known */
 		store__reclaim_client(s, c->id, now_ms);
-		for (size_t j = s->n_segs; j-- > 0;)
-			if (s->segs[j]->client_id == c->id)
-				remove_segment_at(s, j, now_ms, &lost_r,
-						  &lost_o);
+		for (size_t j = s->n_segs; c->n_segs > 0 && j-- > 0;)
+			if (s->segs[j]->client_id == c->id) {
+				segs++;
+				replicas += s->segs[j]->n_ix;
+				remove_segment_at(s, j, now_ms);
+			}
 		store__fail_client_tasks(s, c);
 		s->clients[i] = s->clients[--s->n_clients];
 		free(c);
 		gone++;
 	}
-	/* one line per expiry pass, and only when something was lost */
-	if (lost_r)
+	if (replicas)
 		log_line(LOG_WARN,
-			 "%zu client(s) expired: %llu replicas lost, %llu "
-			 "objects lost their last replica",
-			 gone, (unsigned long long)lost_r,
-			 (unsigned long long)lost_o);
+			 "%zu client(s) expired: %zu segment(s) leaving with "
+			 "%zu replicas",
+			 gone, segs, replicas);
 	return gone;
 }
 

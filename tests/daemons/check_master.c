@@ -414,7 +414,8 @@ END_TEST
 START_TEST(test_max_replica_limit_suppresses_fanout)
 {
 	static const char *const one[] = {
-	    "--dynamic_replication_max_memory_replicas=1", NULL};
+	    "--dynamic_replication_max_memory_replicas=1",
+	    "--dynamic_replication_policy=rfc", NULL};
 	struct cluster cl;
 	char *page;
 
@@ -435,7 +436,8 @@ END_TEST
 START_TEST(test_expired_pending_leases_retire_unconsumed_tasks)
 {
 	static const char *const short_lease[] = {
-	    "--dynamic_replication_lease_ttl_seconds=0.3", NULL};
+	    "--dynamic_replication_lease_ttl_seconds=0.3",
+	    "--dynamic_replication_policy=rfc", NULL};
 	struct cluster cl;
 
 	cluster_start(&cl, "enforce", short_lease);
@@ -457,7 +459,8 @@ END_TEST
 START_TEST(test_expired_copy_task_cleanup_enters_recreate_cooldown)
 {
 	static const char *const short_lease[] = {
-	    "--dynamic_replication_lease_ttl_seconds=0.3", NULL};
+	    "--dynamic_replication_lease_ttl_seconds=0.3",
+	    "--dynamic_replication_policy=rfc", NULL};
 	struct cluster cl;
 	McreplRpc__Task t;
 	char reason[64];
@@ -554,7 +557,7 @@ START_TEST(test_dynamic_replica_bytes_gauge_follows_copy_and_remove)
 	ProtobufCMessage *r;
 	uint64_t v;
 
-	cluster_start(&cl, "enforce", NULL);
+	cluster_start(&cl, "enforce", rfc_flags);
 	v = put(&cl, "t", "hot", 12345);
 	put(&cl, "t", "cold", 8192);
 	ck_assert_int_eq(metric(&cl, "mcrepl_master_dynamic_replica_bytes"), 0);
@@ -583,7 +586,7 @@ START_TEST(test_non_source_clients_cannot_copy_start)
 	char reason[64];
 	uint64_t v;
 
-	cluster_start(&cl, "enforce", NULL);
+	cluster_start(&cl, "enforce", rfc_flags);
 	mount(&cl, CLIENT_C, "host-c", "seg-c", 64 * MIB, true);
 	v = put(&cl, "t", "hot", 4096);
 	read_n(&cl, "hot", 5);
@@ -613,7 +616,7 @@ START_TEST(test_version_mismatch_rejects_stale_copy_start_after_reput)
 	McreplRpc__Task t;
 	uint64_t v1, v2;
 
-	cluster_start(&cl, "enforce", NULL);
+	cluster_start(&cl, "enforce", rfc_flags);
 	v1 = put(&cl, "t", "hot", 4096);
 	read_n(&cl, "hot", 5);
 	t = wait_task(&cl, CLIENT_A, 2000);
@@ -643,7 +646,7 @@ START_TEST(test_source_without_dynamic_copy_capability_is_never_chosen)
 	struct cluster cl;
 	char *page;
 
-	cluster_start(&cl, "enforce", NULL);
+	cluster_start(&cl, "enforce", rfc_flags);
 	/* an old worker: no "dynamic_copy" capability, holds the only copy */
 	mount(&cl, CLIENT_C, "host-c", "seg-old", 1024 * MIB, false);
 	put(&cl, "t", "on-old", 4096); /* the emptiest segment: seg-old */
@@ -915,7 +918,8 @@ END_TEST
 START_TEST(test_revoked_copy_region_is_quarantined_for_a_lease_ttl)
 {
 	static const char *const lease[] = {
-	    "--dynamic_replication_lease_ttl_seconds=0.5", NULL};
+	    "--dynamic_replication_lease_ttl_seconds=0.5",
+	    "--dynamic_replication_policy=rfc", NULL};
 	struct cluster cl;
 	McreplRpc__Task t;
 	uint64_t v;
@@ -1009,7 +1013,7 @@ START_TEST(test_lifecycle2_source_expiry_mid_dynamic_copy_leaves_no_zombie)
 {
 	static const char *const f[] = {
 	    "--client_ttl=0.3", "--dynamic_replication_lease_ttl_seconds=1",
-	    NULL};
+	    "--dynamic_replication_policy=rfc", NULL};
 	struct cluster cl;
 	McreplRpc__Task t;
 	uint64_t v;
@@ -1056,7 +1060,7 @@ START_TEST(test_lifecycle5_dynamic_copy_naming_another_key_is_refused)
 	char reason[64];
 	uint64_t v;
 
-	cluster_start(&cl, "enforce", NULL);
+	cluster_start(&cl, "enforce", rfc_flags);
 	v = put(&cl, "t", "hot", 4096);
 	put(&cl, "t", "cold", 4096);
 	read_n(&cl, "hot", 5);

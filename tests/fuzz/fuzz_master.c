@@ -59,8 +59,10 @@ static void reply(void *arg, const rpc_frame_head *head,
 
 	sv->replies++;
 	if (!msg) {
+		/* INVALID_ARGUMENT: a string the wire check refuses */
 		FUZZ_CHECK(head->status == MCREPL_RPC__CODE__UNKNOWN_METHOD ||
-			   head->status == MCREPL_RPC__CODE__BAD_REQUEST);
+			   head->status == MCREPL_RPC__CODE__BAD_REQUEST ||
+			   head->status == MCREPL_RPC__CODE__INVALID_ARGUMENT);
 		FUZZ_CHECK(head->error && head->error[0]);
 		return;
 	}
@@ -118,6 +120,7 @@ static void check_store(struct store *s)
 		FUZZ_CHECK(seg_alloc_is_consistent(seg->alloc));
 		FUZZ_CHECK(store_used(seg) <= seg->capacity);
 	}
+	FUZZ_CHECK(store_indexes_consistent(s));
 	store_unlock(s);
 }
 

@@ -161,6 +161,24 @@ MCREPL_API bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
 					    uint32_t count, uint32_t readable);
 
 /*
+ * Domain-aware: should one dynamic replica of a key be retired from a
+ * reader domain where the key had `count` hits (its heat in that domain,
+ * not the cluster's) and has `readable` readable replicas? readable >= 2:
+ * mcrepl_policy_should_retire(). readable == 1, the domain's only copy:
+ * true when 2 * (count + 2 * sqrt(count)) <
+ * mcrepl_config_cross_domain_threshold(cfg): the domain reads the key at
+ * under half the rate that admitted its first copy, with two standard
+ * deviations to spare, so its readers may go back to reading across
+ * domains. False unless auto and domain-aware, and for readable == 0. The
+ * host never retires an object's last readable replica and judges a key at
+ * most once per heat window.
+ */
+MCREPL_API bool
+mcrepl_policy_should_retire_in_domain(const mcrepl_config *cfg,
+				      const mcrepl_cluster_view *cl,
+				      uint32_t count, uint32_t readable);
+
+/*
  * Which dynamic replica to retire: among readable dynamic replicas, the
  * one with the highest load[i] (NULL = all equal), ties broken by the
  * lowest rendezvous score of (tenant, key, segment, 0) (the replica the
