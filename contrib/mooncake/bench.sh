@@ -8,7 +8,8 @@
 # compiled and linked with master_bench's own command lines, so every build
 # gets the same flags. Then, REPS times, for every build in turn:
 #   inproc  KEYS x DISTS, THREADS, modes off/observe/enforce (one process
-#           per build, keys and dist; MasterService::GetReplicaList loop)
+#           per build, keys and dist; MasterService::GetReplicaList loop;
+#           WARMUP s of unmeasured reads per mode first, default 3)
 #   rpc     mooncake_master --dynamic_replication_mode=off|enforce on a
 #           private port, upstream's master_bench --operation=Get
 #           (RPC_CLIENTS clients, RPC_KEYS keys each, RPC_SECONDS s)
@@ -16,11 +17,14 @@
 # (medians over REPS, ratios enforce/off and observe/off) to stdout; the
 # last two lines are `ratio label=<l> inproc_enforce_off=<x>` and
 # `ratio label=<l> rpc_enforce_off=<y>` per build (2 threads, first KEYS,
-# first DIST).
+# first DIST). In-process cells also show the readers' CPU time per read
+# (read_cpu_ns) and its off/mode ratio: the read path's own cost, apart
+# from the CPU the admission thread takes on a small machine.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPS=${REPS:-3}
 SECS=${SECS:-1}
+export WARMUP=${WARMUP:-3} # s of unmeasured reads per mode (inproc_bench.cpp)
 KEYS=${KEYS:-"100000 1000000"}
 DISTS=${DISTS:-"uniform zipf"}
 THREADS=${THREADS:-"1 2"}
@@ -124,6 +128,7 @@ function median(list,   n, a, i, j, t) {
 	if (kind == "inproc") cell = "inproc keys=" kv($0, "keys") " dist=" kv($0, "dist") " threads=" kv($0, "threads")
 	else cell = "rpc keys=" kv($0, "keys") " clients=" kv($0, "clients")
 	v[l SUBSEP cell SUBSEP m] = v[l SUBSEP cell SUBSEP m] " " kv($0, "ops_per_s")
+	if (kind == "inproc") cpu[l SUBSEP cell SUBSEP m] = cpu[l SUBSEP cell SUBSEP m] " " kv($0, "read_cpu_ns")
 	if (!(cell in seen)) { seen[cell] = 1; cells[++nc] = cell }
 	if (!(l in seenl)) { seenl[l] = 1; labels[++nl] = l }
 }
@@ -137,6 +142,12 @@ END {
 			x = median(v[l SUBSEP cell SUBSEP m])
 			line = line sprintf(" %s=%9.0f (%.3f)", m, x, off > 0 ? x / off : 0)
 			if (m == "enforce" && off > 0) r[l SUBSEP cell] = x / off
+		}
+		if (cell ~ /^inproc/) {
+			coff = median(cpu[l SUBSEP cell SUBSEP "off"])
+			cobs = median(cpu[l SUBSEP cell SUBSEP "observe"])
+			cenf = median(cpu[l SUBSEP cell SUBSEP "enforce"])
+			line = line sprintf(" | read cpu ns off=%.0f observe=%.0f (%.3f) enforce=%.0f (%.3f)", coff, cobs, cobs > 0 ? coff / cobs : 0, cenf, cenf > 0 ? coff / cenf : 0)
 		}
 		print line
 	}
