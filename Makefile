@@ -153,6 +153,7 @@ include mk/bench.mk
 include mk/faults.mk
 include mk/install.mk
 include mk/stress.mk
+include mk/mooncake.mk
 
 # ---- top-level targets -------------------------------------------------------
 deps:

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Side-by-side read-path benchmark of Mooncake's master builds, alternating.
+#
+#   contrib/mooncake/bench.sh LABEL=BUILD_DIR [LABEL=BUILD_DIR ...]
+#
+# BUILD_DIR is the ninja directory of a build made by build-upstream.sh
+# ($OUT/build). For each build the in-process driver (inproc_bench.cpp) is
+# compiled and linked with master_bench's own command lines, so every build
+# gets the same flags. Then, REPS times, for every build in turn:
+#   inproc  KEYS x DISTS, THREADS, modes off/observe/enforce (one process
+#           per build, keys and dist; MasterService::GetReplicaList loop;
+#           WARMUP s of unmeasured reads per mode first, default 3)
+#   rpc     mooncake_master --dynamic_replication_mode=off|enforce on a
+#           private port, upstream's master_bench --operation=Get
+#           (RPC_CLIENTS clients, RPC_KEYS keys each, RPC_SECONDS s)
+# Raw lines go to $LOG (default /tmp/mooncake-bench.$$.log); the summary
+# (medians over REPS, ratios enforce/off and observe/off) to stdout; the
+# last two lines are `ratio label=<l> inproc_enforce_off=<x>` and
+# `ratio label=<l> rpc_enforce_off=<y>` per build (2 threads, first KEYS,
+# first DIST). In-process cells also show the readers' CPU time per read
+# (read_cpu_ns) and its off/mode ratio: the read path's own cost, apart
+# from the CPU the admission thread takes on a small machine.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPS=${REPS:-3}
+SECS=${SECS:-1}
+export WARMUP=${WARMUP:-3} # s of unmeasured reads per mode (inproc_bench.cpp)
+KEYS=${KEYS:-"100000 1000000"}
+DISTS=${DISTS:-"uniform zipf"}
+THREADS=${THREADS:-"1 2"}
+RPC=${RPC:-1}
+RPC_SECONDS=${RPC_SECONDS:-8}
+RPC_CLIENTS=${RPC_CLIENTS:-2}
+RPC_KEYS=${RPC_KEYS:-50000}
+LOG=${LOG:-/tmp/mooncake-bench.$$.log}
+[ $# -ge 1 ] || {
+	echo "usage: $0 LABEL=BUILD_DIR..." >&2
+	exit 2
+}
+: >"$LOG"
+
+# Compile and link the driver with master_bench's command lines.
+build_driver() {
+	local dir=$1 cmds cc ld src
+	cmds=$(cd "$dir" && ninja -t commands mooncake-store/benchmarks/master_bench)
+	cc=$(printf '%s\n' "$cmds" | grep -F 'master_bench.cpp.o -c' | tail -1)
+	ld=$(printf '%s\n' "$cmds" | tail -1)
+	src=$(printf '%s\n' "$cc" | grep -o '[^ ]*/master_bench\.cpp$')
+	[ -n "$cc" ] && [ -n "$src" ] || {
+		echo "no master_bench compile line in $dir" >&2
+		return 1
+	}
+	cc=${cc//$src/$HERE/inproc_bench.cpp}
+	cc=${cc//master_bench.dir\/master_bench.cpp.o/mcrepl_inproc_bench.o}
+	ld=${ld//master_bench.dir\/master_bench.cpp.o/mcrepl_inproc_bench.o}
+	ld=${ld//-o mooncake-store\/benchmarks\/master_bench /-o mooncake-store/benchmarks/mcrepl_inproc_bench }
+	(cd "$dir" && nice sh -c "$cc" && nice sh -c "$ld")
+}
+
+port=$((40000 + $$ % 5000 * 4))
+rpc_once() { # label dir mode rep
+	local label=$1 dir=$2 mode=$3 rep=$4 pid ops
+	port=$((port + 2))
+	"$dir/mooncake-store/src/mooncake_master" --port=$port \
+		--metrics_port=$((port + 1)) --rpc_address=127.0.0.1 \
+		--dynamic_replication_mode="$mode" --logtostderr=false \
+		--minloglevel=2 >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 50); do
+		(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
+		sleep 0.2
+	done
+	ops=$("$dir/mooncake-store/benchmarks/master_bench" \
+		--master_server=127.0.0.1:$port --operation=Get \
+		--num_segments=2 --segment_size=$((4 << 30)) \
+		--num_clients="$RPC_CLIENTS" --num_threads=1 \
+		--num_keys="$RPC_KEYS" --value_size=1024 \
+		--duration="$RPC_SECONDS" 2>/dev/null |
+		awk '/Operations per second/{print $4}')
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	echo "rpc label=$label rep=$rep mode=$mode clients=$RPC_CLIENTS" \
+		"keys=$((RPC_CLIENTS * RPC_KEYS)) ops_per_s=${ops:-0}" | tee -a "$LOG"
+}
+
+labels=()
+dirs=()
+for arg in "$@"; do
+	labels+=("${arg%%=*}")
+	dirs+=("${arg#*=}")
+	build_driver "${arg#*=}"
+done
+
+for rep in $(seq "$REPS"); do
+	for keys in $KEYS; do
+		for dist in $DISTS; do
+			for i in "${!labels[@]}"; do
+				"${dirs[$i]}/mooncake-store/benchmarks/mcrepl_inproc_bench" \
+					"$keys" "$dist" "$SECS" $THREADS |
+					sed "s/^/inproc label=${labels[$i]} rep=$rep /" |
+					tee -a "$LOG"
+			done
+		done
+	done
+	if [ "$RPC" = 1 ]; then
+		for mode in off enforce; do
+			for i in "${!labels[@]}"; do
+				rpc_once "${labels[$i]}" "${dirs[$i]}" "$mode" "$rep"
+			done
+		done
+	fi
+done
+
+# Medians per cell, then ratios against mode=off of the same build and cell.
+awk -v first_keys="${KEYS%% *}" -v first_dist="${DISTS%% *}" '
+function kv(s, k,   n, i, a) {
+	n = split(s, a, " ")
+	for (i = 1; i <= n; i++) if (index(a[i], k "=") == 1) return substr(a[i], length(k) + 2)
+	return ""
+}
+function median(list,   n, a, i, j, t) {
+	n = split(list, a, " ")
+	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{
+	kind = $1; l = kv($0, "label"); m = kv($0, "mode")
+	if (kind == "inproc") cell = "inproc keys=" kv($0, "keys") " dist=" kv($0, "dist") " threads=" kv($0, "threads")
+	else cell = "rpc keys=" kv($0, "keys") " clients=" kv($0, "clients")
+	v[l SUBSEP cell SUBSEP m] = v[l SUBSEP cell SUBSEP m] " " kv($0, "ops_per_s")
+	if (kind == "inproc") cpu[l SUBSEP cell SUBSEP m] = cpu[l SUBSEP cell SUBSEP m] " " kv($0, "read_cpu_ns")
+	if (!(cell in seen)) { seen[cell] = 1; cells[++nc] = cell }
+	if (!(l in seenl)) { seenl[l] = 1; labels[++nl] = l }
+}
+END {
+	for (c = 1; c <= nc; c++) for (b = 1; b <= nl; b++) {
+		l = labels[b]; cell = cells[c]; off = median(v[l SUBSEP cell SUBSEP "off"])
+		line = sprintf("%-52s %-9s off=%9.0f", cell, l, off)
+		for (mi = 1; mi <= 2; mi++) {
+			m = mi == 1 ? "observe" : "enforce"
+			if (v[l SUBSEP cell SUBSEP m] == "") continue
+			x = median(v[l SUBSEP cell SUBSEP m])
+			line = line sprintf(" %s=%9.0f (%.3f)", m, x, off > 0 ? x / off : 0)
+			if (m == "enforce" && off > 0) r[l SUBSEP cell] = x / off
+		}
+		if (cell ~ /^inproc/) {
+			coff = median(cpu[l SUBSEP cell SUBSEP "off"])
+			cobs = median(cpu[l SUBSEP cell SUBSEP "observe"])
+			cenf = median(cpu[l SUBSEP cell SUBSEP "enforce"])
+			line = line sprintf(" | read cpu ns off=%.0f observe=%.0f (%.3f) enforce=%.0f (%.3f)", coff, cobs, cobs > 0 ? coff / cobs : 0, cenf, cenf > 0 ? coff / cenf : 0)
+		}
+		print line
+	}
+	for (b = 1; b <= nl; b++) {
+		l = labels[b]
+		printf "ratio label=%s inproc_enforce_off=%.3f\n", l, r[l SUBSEP "inproc keys=" first_keys " dist=" first_dist " threads=2"]
+	}
+	for (b = 1; b <= nl; b++) {
+		l = labels[b]
+		for (c = 1; c <= nc; c++) if (cells[c] ~ /^rpc/) printf "ratio label=%s rpc_enforce_off=%.3f\n", l, r[l SUBSEP cells[c]]
+	}
+}' "$LOG"

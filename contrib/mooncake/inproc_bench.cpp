@@ -1,0 +1,201 @@
+// In-process read path of Mooncake's master: MasterService::GetReplicaList in
+// a loop, no RPC. Built by contrib/mooncake/bench.sh against an upstream and
+// a patched build (same source, same flags), so the two are compared in one
+// run.
+//
+//   inproc_bench KEYS DIST SECONDS THREADS...   (DIST: uniform | zipf)
+//
+// For each mode (off, observe, enforce) one MasterService is built with two
+// 4 GiB segments and KEYS 1 KiB objects, then each THREADS count reads for
+// SECONDS. One line per cell:
+//   mode=<m> keys=<n> dist=<d> threads=<t> ops_per_s=<x> errors=<e>
+//   read_cpu_ns=<c> other_cpu=<o>
+// read_cpu_ns: CPU time of the reader threads per read (what the read path
+// costs, whatever else runs); other_cpu: CPU the rest of the process took
+// meanwhile (the admission thread, Mooncake's background threads), in
+// cores.
+// WARMUP=<s> in the environment: each mode first reads for that long with
+// the most threads, unmeasured (under uniform load at ~1 M reads/s every
+// key crosses the default 0.8 reads/s threshold within the first second, and
+// the admission thread then judges them all at once; the warm-up lets the
+// cells measure the steady state after that burst).
+// The key sequence is drawn before timing (Zipf 0.99 by inverse CDF, seeded)
+// and shared by every cell, so modes and builds read the same keys.
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/resource.h>
+#include <time.h>
+
+#include "master_service.h"
+
+namespace {
+
+constexpr size_t kSegmentSize = size_t{4} << 30;
+constexpr size_t kObjectSize = 1024;
+constexpr size_t kSequence = size_t{1} << 22;
+
+struct Seq {
+    std::vector<std::string> keys;
+    std::vector<uint32_t> order; /* kSequence indexes into keys */
+};
+
+Seq MakeSequence(size_t n, bool zipf) {
+    Seq s;
+    s.keys.reserve(n);
+    for (size_t i = 0; i < n; i++) {
+        s.keys.push_back("bench-key-" + std::to_string(i));
+    }
+    std::mt19937_64 rng(42);
+    s.order.resize(kSequence);
+    if (!zipf) {
+        std::uniform_int_distribution<uint32_t> u(0, n - 1);
+        for (auto& x : s.order) x = u(rng);
+        return s;
+    }
+    std::vector<double> cdf(n);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += 1.0 / std::pow(double(i + 1), 0.99);
+        cdf[i] = sum;
+    }
+    std::uniform_real_distribution<double> u(0, sum);
+    // Ranks are scattered over the key space so hot keys share no shard.
+    std::vector<uint32_t> perm(n);
+    for (size_t i = 0; i < n; i++) perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    for (auto& x : s.order) {
+        size_t r = std::lower_bound(cdf.begin(), cdf.end(), u(rng)) -
+                   cdf.begin();
+        x = perm[std::min(r, n - 1)];
+    }
+    return s;
+}
+
+bool Load(mooncake::MasterService& svc, const Seq& s) {
+    using namespace mooncake;
+    UUID client = generate_uuid();
+    for (int i = 0; i < 2; i++) {
+        Segment seg;
+        seg.id = generate_uuid();
+        seg.name = "bench_segment_" + std::to_string(i);
+        seg.base = 0x100000000000ULL + i * kSegmentSize;
+        seg.size = kSegmentSize;
+        seg.te_endpoint = seg.name;
+        if (!svc.MountSegment(seg, client).has_value()) return false;
+    }
+    ReplicateConfig rc;
+    rc.replica_num = 1;
+    for (size_t i = 0; i < s.keys.size(); i++) {
+        rc.preferred_segment = "bench_segment_" + std::to_string(i % 2);
+        if (!svc.PutStart(client, s.keys[i], TenantId::Default(), kObjectSize,
+                          rc)
+                 .has_value() ||
+            !svc.PutEnd(client, s.keys[i], TenantId::Default(),
+                        ReplicaType::MEMORY)
+                 .has_value())
+            return false;
+    }
+    return true;
+}
+
+double CpuSeconds(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct Cell {
+    double ops_per_s, read_cpu_ns, other_cpu;
+    uint64_t errors;
+};
+
+Cell Run(mooncake::MasterService& svc, const Seq& s, int threads,
+         double seconds) {
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> total{0}, errs{0};
+    std::atomic<double> reader_cpu{0};
+    std::vector<std::thread> ts;
+    const double p0 = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
+    auto t0 = std::chrono::steady_clock::now();
+    for (int t = 0; t < threads; t++) {
+        ts.emplace_back([&, t] {
+            const double c0 = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+            uint64_t n = 0, e = 0;
+            size_t i = (kSequence / threads) * t;
+            while (!stop.load(std::memory_order_relaxed)) {
+                for (int k = 0; k < 256; k++) {
+                    const auto& key = s.keys[s.order[i++ & (kSequence - 1)]];
+                    auto r = svc.GetReplicaList(key,
+                                                mooncake::TenantId::Default());
+                    e += !r.has_value();
+                }
+                n += 256;
+            }
+            total += n;
+            errs += e;
+            double c = CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - c0, cur = 0;
+            while (!reader_cpu.compare_exchange_weak(cur, cur + c)) {
+            }
+        });
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    stop = true;
+    for (auto& th : ts) th.join();
+    double el = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                              t0)
+                    .count();
+    const double proc = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - p0;
+    return Cell{total / el, reader_cpu * 1e9 / total,
+                (proc - reader_cpu) / el, errs};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 5) {
+        fprintf(stderr, "usage: %s KEYS uniform|zipf SECONDS THREADS...\n",
+                argv[0]);
+        return 2;
+    }
+    google::InitGoogleLogging(argv[0]);
+    FLAGS_minloglevel = 3; // the task limit logs per refused task
+    const size_t keys = strtoull(argv[1], nullptr, 10);
+    const bool zipf = strcmp(argv[2], "zipf") == 0;
+    const double seconds = atof(argv[3]);
+    Seq s = MakeSequence(keys, zipf);
+    for (const char* mode : {"off", "observe", "enforce"}) {
+        mooncake::MasterServiceConfig config;
+        config.dynamic_replication_mode = mode;
+        mooncake::MasterService svc(config);
+        if (!Load(svc, s)) {
+            fprintf(stderr, "load failed (mode %s)\n", mode);
+            return 1;
+        }
+        const double warmup = getenv("WARMUP") ? atof(getenv("WARMUP")) : 0;
+        int most = 1;
+        for (int a = 4; a < argc; a++) most = std::max(most, atoi(argv[a]));
+        if (warmup > 0) (void)Run(svc, s, most, warmup);
+        for (int a = 4; a < argc; a++) {
+            const int threads = atoi(argv[a]);
+            const Cell c = Run(svc, s, threads, seconds);
+            printf("mode=%s keys=%zu dist=%s threads=%d ops_per_s=%.0f "
+                   "errors=%llu read_cpu_ns=%.0f other_cpu=%.2f\n",
+                   mode, keys, argv[2], threads, c.ops_per_s,
+                   (unsigned long long)c.errors, c.read_cpu_ns, c.other_cpu);
+            fflush(stdout);
+        }
+    }
+    return 0;
+}

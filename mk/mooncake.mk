@@ -1,0 +1,42 @@
+# Upstream Mooncake with libmcrepl linked in (contrib/mooncake/; not part of
+# make check or .ci/run: it builds upstream Mooncake, about 15 minutes on 2
+# cores, from bare git mirrors of four public repositories).
+#
+#   make mooncake-check   build upstream + contrib/mooncake/libmcrepl.patch
+#                         with the shared build script, run upstream's
+#                         dynamic_replication_test and master_service_test,
+#                         print upstream_tests=<n> passed=<p>
+#                         enforce_off_inproc=<x> enforce_off_rpc=<y>
+#   make mooncake-bench   the side-by-side benchmark, upstream vs patched
+#                         (MOONCAKE_UPSTREAM=<ninja dir of an unpatched
+#                         build>, MOONCAKE_PATCHED=<... of a patched one>)
+
+mooncake-check:
+	bash contrib/mooncake/check.sh
+
+MOONCAKE_UPSTREAM ?= build/mooncake/upstream/build
+MOONCAKE_PATCHED ?= build/mooncake/out/build
+mooncake-bench:
+	bash contrib/mooncake/bench.sh upstream=$(MOONCAKE_UPSTREAM) \
+		patched=$(MOONCAKE_PATCHED)
+
+.PHONY: mooncake-check mooncake-bench
+
+# The read path of our own master in-process (bench/master/): the driver
+# shape of contrib/mooncake/inproc_bench.cpp on store_get under the store
+# lock (figures in BENCHMARKS.md).
+#   make bench-store-read   100 k keys uniform, then 1,000 hot keys
+CFLAGS.bench/master := $(DAEMON_CFLAGS) -Idaemons/master
+STORE_READ_BENCH := $(BUILD)/bench/bench_store_read
+$(BUILD)/obj/bench/master/bench_store_read.o: | $(RPC_GEN_H)
+$(STORE_READ_BENCH): $(BUILD)/obj/bench/master/bench_store_read.o \
+		$(MASTER_LIB) $(DAEMON_LIB) $(STLIB)
+	@mkdir -p $(@D)
+	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
+all: $(STORE_READ_BENCH)
+
+bench-store-read: $(STORE_READ_BENCH)
+	$(STORE_READ_BENCH) --keys 100000
+	$(STORE_READ_BENCH) --keys 100000 --hot 1000
+
+.PHONY: bench-store-read
