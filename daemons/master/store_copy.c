@@ -37,6 +37,8 @@ static McreplRpc__Code reserve_copy(struct store *s, struct object *o,
 	    .size = o->size,
 	    .status = REPLICA_PROCESSING,
 	    .dynamic = false,
+	    /* its WRITE grant ends at the copy's deadline */
+	    .grant_until_ms = now_ms + s->opts.copy_release_ms,
 	};
 	*dst_out = *r;
 	o->copies++;

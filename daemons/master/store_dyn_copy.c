@@ -156,6 +156,7 @@ static McreplRpc__Code reserve_target(struct store *s, struct object *o,
 	r->size = o->size;
 	r->status = REPLICA_PROCESSING;
 	r->dynamic = true;
+	r->grant_until_ms = l->expires_at_ms; /* the WRITE grant: the lease */
 	o->n_replicas++;
 	o->copies++;
 	*dst_out = *r;

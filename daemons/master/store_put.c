@@ -81,6 +81,7 @@ static bool add_put_replica(struct store *s, struct object *o, uint64_t now_ms)
 	r->size = o->size;
 	r->status = REPLICA_PROCESSING;
 	r->dynamic = false;
+	r->grant_until_ms = 0; /* set once the put is placed */
 	o->n_replicas++;
 	return true;
 }
@@ -108,6 +109,18 @@ static McreplRpc__Code place_object(struct store *s, const char *tenant,
 	}
 	*out = o;
 	return MCREPL_RPC__CODE__OK;
+}
+
+/* A put's WRITE grants end when another may take its regions: at its
+ * deadline (put_release_ms), or earlier when a new PutStart of the key
+ * may discard it (put_discard_ms). */
+static uint64_t put_grant_expiry(const struct store *s, uint64_t now_ms)
+{
+	uint64_t ttl = s->opts.put_release_ms;
+
+	if (s->opts.put_discard_ms && s->opts.put_discard_ms < ttl)
+		ttl = s->opts.put_discard_ms;
+	return now_ms + ttl;
 }
 
 McreplRpc__Code store_put_start(struct store *s, const char *tenant,
@@ -140,6 +153,8 @@ McreplRpc__Code store_put_start(struct store *s, const char *tenant,
 	o->version = s->next_version++;
 	o->last_read_ms = now_ms;
 	o->put_deadline_ms = now_ms + s->opts.put_release_ms;
+	for (size_t i = 0; i < o->n_replicas; i++)
+		o->replicas[i].grant_until_ms = put_grant_expiry(s, now_ms);
 	store__insert_object(s, o);
 	s->ctr.puts++;
 	*out = o;
