@@ -62,9 +62,18 @@ void svc_fill_replica(struct store *s, McreplRpc__Replica *m,
 	m->host_id = seg->host;
 	m->domain = seg->domain;
 	m->endpoint = seg->endpoint;
+	m->rdma_endpoint = svc_mut(seg->rdma_endpoint);
+}
+
+void svc_replica_rdma(struct store *s, McreplRpc__Replica *m,
+		      const struct replica *r)
+{
+	struct segment *seg = store_segment(s, r->segment_id);
+
+	if (!seg)
+		return;
 	m->remote_addr = seg->base_addr + r->offset;
 	m->rkey = seg->rkey;
-	m->rdma_endpoint = svc_mut(seg->rdma_endpoint);
 }
 
 /* ---- segments ------------------------------------------------------------ */

@@ -88,6 +88,7 @@ static void h_copy_start(McreplRpc__Master_Service *svc,
 		svc_fill_replica(s, &src_m, &src, version, DATA_OP_READ,
 				 dst.grant_until_ms);
 		svc_fill_replica(s, &dst_m, &dst, version, DATA_OP_WRITE, 0);
+		svc_replica_rdma(s, &dst_m, &dst);
 		resp.source = &src_m;
 		resp.target = &dst_m;
 	}
@@ -184,6 +185,7 @@ static void h_dyn_start(McreplRpc__Master_Service *svc,
 		svc_fill_replica(s, &src_m, &src, version, DATA_OP_READ,
 				 dst.grant_until_ms);
 		svc_fill_replica(s, &dst_m, &dst, version, DATA_OP_WRITE, 0);
+		svc_replica_rdma(s, &dst_m, &dst);
 		resp.source = &src_m;
 		resp.target = &dst_m;
 	}

@@ -26,6 +26,12 @@ void svc_fill_replica(struct store *s, McreplRpc__Replica *m,
 		      const struct replica *r, uint64_t version,
 		      uint8_t grant_op, uint64_t read_expires_ms);
 
+/* The RDMA address and rkey of r's region into m: only for a copy's
+ * target, handed to the source worker (an rkey lets its holder write the
+ * whole segment, docs/SECURITY.md; clients never get one). */
+void svc_replica_rdma(struct store *s, McreplRpc__Replica *m,
+		      const struct replica *r);
+
 /* Puts, reads, Exist and Remove (service_obj.c). */
 void service_bind_objects(McreplRpc__Master_Service *base);
 /* Tasks, ordinary and dynamic copies, proposals (service_copy.c). */

@@ -377,6 +377,9 @@ START_TEST(test_read_without_grant_refused)
 	r = list(c, "secret");
 	ck_assert_uint_ne(r->replicas[0]->grant_tag, 0);
 	ck_assert_uint_eq(r->replicas[0]->grant_object_id, r->version);
+	/* no RDMA key either: an rkey writes the whole segment */
+	ck_assert_uint_eq(r->replicas[0]->rkey, 0);
+	ck_assert_uint_eq(r->replicas[0]->remote_addr, 0);
 	ck_assert_int_eq(store_data_read(r->replicas[0]->endpoint,
 					 r->replicas[0]->segment_id,
 					 r->replicas[0]->offset, buf,
