@@ -43,6 +43,23 @@ START_TEST(test_reference_vectors)
 }
 END_TEST
 
+/* The word form hashes exactly the bytes of its words, little-endian. */
+START_TEST(test_words_equal_bytes)
+{
+	struct mcu_siphash_key key = ref_key();
+	uint64_t w[7];
+	uint8_t b[sizeof(w)];
+
+	for (size_t i = 0; i < 7; i++)
+		w[i] = 0x0123456789abcdefULL * (i + 1) ^ (i << 60);
+	for (size_t i = 0; i < sizeof(b); i++)
+		b[i] = (uint8_t)(w[i / 8] >> (8 * (i % 8)));
+	for (size_t n = 0; n <= 7; n++)
+		ck_assert_uint_eq(mcu_siphash24_words(&key, w, n),
+				  mcu_siphash24(&key, b, 8 * n));
+}
+END_TEST
+
 /* Every key bit and every input bit changes the output. */
 START_TEST(test_key_and_input_bits_matter)
 {
@@ -73,6 +90,7 @@ Suite *make_siphash_suite(void)
 
 	tcase_add_test(tc, test_reference_vectors);
 	tcase_add_test(tc, test_key_and_input_bits_matter);
+	tcase_add_test(tc, test_words_equal_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -15,12 +15,6 @@ void grant_key_init(struct grant_key *k,
 	k->set = true;
 }
 
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 uint64_t grant_tag(const struct grant_key *k, uint8_t op, uint64_t segment_id,
 		   uint64_t offset, uint64_t length, uint64_t object_id,
 		   uint64_t expires_ms)
@@ -32,12 +26,8 @@ uint64_t grant_tag(const struct grant_key *k, uint8_t op, uint64_t segment_id,
 			       length,
 			       object_id,
 			       expires_ms};
-	uint8_t in[sizeof(w)];
-	uint64_t tag;
+	uint64_t tag = mcu_siphash24_words(&k->sip, w, 7);
 
-	for (size_t i = 0; i < 7; i++)
-		put_le64(in + 8 * i, w[i]);
-	tag = mcu_siphash24(&k->sip, in, sizeof(in));
 	return tag ? tag : 1;
 }
 

@@ -34,16 +34,47 @@ struct mcu_siphash_key mcu_siphash_key(const uint8_t k[MCU_SIPHASH_KEY_BYTES])
 	return (struct mcu_siphash_key){le64(k), le64(k + 8)};
 }
 
+#define SIPINIT                                                                \
+	uint64_t v0 = 0x736f6d6570736575ULL ^ key->k0;                         \
+	uint64_t v1 = 0x646f72616e646f6dULL ^ key->k1;                         \
+	uint64_t v2 = 0x6c7967656e657261ULL ^ key->k0;                         \
+	uint64_t v3 = 0x7465646279746573ULL ^ key->k1
+
+#define SIPFINISH(b)                                                           \
+	do {                                                                   \
+		v3 ^= (b);                                                     \
+		SIPROUND;                                                      \
+		SIPROUND;                                                      \
+		v0 ^= (b);                                                     \
+		v2 ^= 0xff;                                                    \
+		SIPROUND;                                                      \
+		SIPROUND;                                                      \
+		SIPROUND;                                                      \
+		SIPROUND;                                                      \
+	} while (0)
+
+uint64_t mcu_siphash24_words(const struct mcu_siphash_key *key,
+			     const uint64_t *w, size_t n)
+{
+	SIPINIT;
+
+	for (size_t i = 0; i < n; i++) {
+		v3 ^= w[i];
+		SIPROUND;
+		SIPROUND;
+		v0 ^= w[i];
+	}
+	SIPFINISH((uint64_t)(n * 8) << 56);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
 uint64_t mcu_siphash24(const struct mcu_siphash_key *key, const void *in,
 		       size_t n)
 {
 	const uint8_t *p = in;
 	const uint8_t *end = p + (n - n % 8);
-	uint64_t v0 = 0x736f6d6570736575ULL ^ key->k0;
-	uint64_t v1 = 0x646f72616e646f6dULL ^ key->k1;
-	uint64_t v2 = 0x6c7967656e657261ULL ^ key->k0;
-	uint64_t v3 = 0x7465646279746573ULL ^ key->k1;
 	uint64_t b = (uint64_t)n << 56, m;
+	SIPINIT;
 
 	for (; p != end; p += 8) {
 		m = le64(p);
@@ -71,14 +102,6 @@ uint64_t mcu_siphash24(const struct mcu_siphash_key *key, const void *in,
 	default:
 		break;
 	}
-	v3 ^= b;
-	SIPROUND;
-	SIPROUND;
-	v0 ^= b;
-	v2 ^= 0xff;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
+	SIPFINISH(b);
 	return v0 ^ v1 ^ v2 ^ v3;
 }

@@ -30,4 +30,9 @@ struct mcu_siphash_key mcu_siphash_key(const uint8_t k[MCU_SIPHASH_KEY_BYTES]);
 uint64_t mcu_siphash24(const struct mcu_siphash_key *key, const void *in,
 		       size_t n);
 
+/* The same of the 8 * n bytes that are w[0..n) each little-endian, without
+ * serializing them first (the grants' inputs are words). */
+uint64_t mcu_siphash24_words(const struct mcu_siphash_key *key,
+			     const uint64_t *w, size_t n);
+
 #endif
