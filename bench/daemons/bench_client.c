@@ -7,7 +7,12 @@
  * client that opens a new data connection per get (one_shot_data, the
  * client before connection reuse). The two alternate in rounds of 500.
  *
- *   bench_client [--gets N] [--bytes B]
+ *   bench_client [--gets N] [--bytes B] [--grants]
+ * --grants: compare the data-plane grants instead: two clusters, the
+ * baseline's master and worker started with MCREPL_BENCH_NO_GRANTS=1
+ * (no grants signed or checked), both clients keeping connections. Last
+ * line: client_get_us_median_grants=<x> client_get_us_median_nogrants=<x>
+ * ratio=<grants/nogrants> p99s, gets, bytes.
  * Last line: client_get_us_median=<x> client_get_us_p99=<x>
  * one_shot_get_us_median=<x> one_shot_get_us_p99=<x> speedup=<x> gets=<n>
  * bytes=<n>
@@ -82,11 +87,14 @@ static store_client *open_client(uint16_t port, bool one_shot)
 
 #define ROUND 500
 
-static int bench(uint16_t port, size_t gets, uint64_t bytes)
+/* Client 0 on port[0] keeping connections; client 1 on port[1], one-shot
+ * unless grants (then the two clusters differ by grants only). */
+static int bench(const uint16_t port[2], bool grants, size_t gets,
+		 uint64_t bytes)
 {
 	static const char key[] = "bench-64k";
-	store_client *c[2] = {open_client(port, false),
-			      open_client(port, true)};
+	store_client *c[2] = {open_client(port[0], false),
+			      open_client(port[1], !grants)};
 	double *lat[2] = {calloc(gets, sizeof(double)),
 			  calloc(gets, sizeof(double))};
 	uint8_t *obj = malloc(bytes);
@@ -96,10 +104,12 @@ static int bench(uint16_t port, size_t gets, uint64_t bytes)
 		goto out;
 	for (uint64_t i = 0; i < bytes; i++)
 		obj[i] = (uint8_t)(i * 131);
-	if (store_client_put(c[0], key, obj, bytes)) {
-		fprintf(stderr, "bench_client: put: %s\n",
-			store_client_error(c[0]));
-		goto out;
+	for (int m = 0; m < (grants ? 2 : 1); m++) {
+		if (store_client_put(c[m], key, obj, bytes)) {
+			fprintf(stderr, "bench_client: put: %s\n",
+				store_client_error(c[m]));
+			goto out;
+		}
 	}
 	/* warm up both, then alternate rounds so drift hits both alike */
 	for (int m = 0; m < 2; m++)
@@ -114,12 +124,23 @@ static int bench(uint16_t port, size_t gets, uint64_t bytes)
 	}
 	for (int m = 0; m < 2; m++)
 		qsort(lat[m], gets, sizeof(double), cmp_double);
-	printf("client_get_us_median=%.1f client_get_us_p99=%.1f "
-	       "one_shot_get_us_median=%.1f one_shot_get_us_p99=%.1f "
-	       "speedup=%.2f gets=%zu bytes=%llu\n",
-	       lat[0][gets / 2], lat[0][gets * 99 / 100], lat[1][gets / 2],
-	       lat[1][gets * 99 / 100], lat[1][gets / 2] / lat[0][gets / 2],
-	       gets, (unsigned long long)bytes);
+	if (grants)
+		printf("client_get_us_median_grants=%.1f "
+		       "client_get_us_median_nogrants=%.1f ratio=%.3f "
+		       "client_get_us_p99_grants=%.1f "
+		       "client_get_us_p99_nogrants=%.1f gets=%zu bytes=%llu\n",
+		       lat[0][gets / 2], lat[1][gets / 2],
+		       lat[0][gets / 2] / lat[1][gets / 2],
+		       lat[0][gets * 99 / 100], lat[1][gets * 99 / 100], gets,
+		       (unsigned long long)bytes);
+	else
+		printf("client_get_us_median=%.1f client_get_us_p99=%.1f "
+		       "one_shot_get_us_median=%.1f one_shot_get_us_p99=%.1f "
+		       "speedup=%.2f gets=%zu bytes=%llu\n",
+		       lat[0][gets / 2], lat[0][gets * 99 / 100],
+		       lat[1][gets / 2], lat[1][gets * 99 / 100],
+		       lat[1][gets / 2] / lat[0][gets / 2], gets,
+		       (unsigned long long)bytes);
 	rc = 0;
 out:
 	for (int m = 0; m < 2; m++) {
@@ -134,33 +155,55 @@ int main(int argc, char **argv)
 {
 	static const char *const flags[] = {
 	    "--rpc_port=0", "--dynamic_replication_mode=off", NULL};
-	struct proc master, worker;
+	struct proc master[2], worker[2];
+	uint16_t port[2];
+	bool grants = false;
+	int n;
 	size_t gets = 5000;
 	uint64_t bytes = 64u << 10;
 	int rc = 1;
 
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--gets"))
-			gets = strtoull(argv[i + 1], NULL, 10);
-		else if (!strcmp(argv[i], "--bytes"))
-			bytes = strtoull(argv[i + 1], NULL, 10);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--grants"))
+			grants = true;
+		else if (i + 1 < argc && !strcmp(argv[i], "--gets"))
+			gets = strtoull(argv[++i], NULL, 10);
+		else if (i + 1 < argc && !strcmp(argv[i], "--bytes"))
+			bytes = strtoull(argv[++i], NULL, 10);
 	}
 	if (gets == 0 || bytes == 0) {
 		fprintf(stderr, "usage: bench_client [--gets N] [--bytes B]\n");
 		return 2;
 	}
-	if (master_start(&master, flags)) {
-		fprintf(stderr, "bench_client: cannot start mcrepl-master\n");
-		return 1;
+	/* cluster 1 is the baseline: without grants in --grants mode */
+	n = grants ? 2 : 1;
+	for (int k = 0; k < n; k++) {
+		if (k == 1)
+			setenv("MCREPL_BENCH_NO_GRANTS", "1", 1);
+		if (master_start(&master[k], flags)) {
+			fprintf(stderr, "bench_client: cannot start "
+					"mcrepl-master\n");
+			n = k;
+			goto out;
+		}
+		port[k] = (uint16_t)proc_field(&master[k], "rpc_port");
+		if (start_worker(&worker[k], port[k])) {
+			fprintf(stderr, "bench_client: cannot start "
+					"mcrepl-worker\n");
+			proc_stop(&master[k]);
+			n = k;
+			goto out;
+		}
 	}
-	if (start_worker(&worker, (uint16_t)proc_field(&master, "rpc_port"))) {
-		fprintf(stderr, "bench_client: cannot start mcrepl-worker\n");
-		goto out_master;
+	unsetenv("MCREPL_BENCH_NO_GRANTS");
+	if (!grants)
+		port[1] = port[0];
+	rc = bench(port, grants, gets, bytes) ? 1 : 0;
+out:
+	unsetenv("MCREPL_BENCH_NO_GRANTS");
+	for (int k = 0; k < n; k++) {
+		proc_stop(&worker[k]);
+		proc_stop(&master[k]);
 	}
-	rc = bench((uint16_t)proc_field(&master, "rpc_port"), gets, bytes) ? 1
-									   : 0;
-	proc_stop(&worker);
-out_master:
-	proc_stop(&master);
 	return rc;
 }

@@ -24,7 +24,9 @@
 #include "data_server.h"
 
 #define SEG_ID 1
-#define KEY 0xb0b
+#define INCARNATION 0xb0b
+/* the grant secret master and worker would share (grant.h) */
+static const uint8_t secret[GRANT_SECRET_BYTES] = "bench-copy-key!";
 #define MAX_BYTES (64u << 20)
 #define REPS 5
 
@@ -58,9 +60,11 @@ static int target_start(struct target *t)
 	t->seg = calloc(1, MAX_BYTES);
 	if (!t->ds || !t->seg)
 		return -1;
-	data_server_bind(t->ds,
-			 data_server_add_segment(t->ds, t->seg, MAX_BYTES),
-			 SEG_ID, KEY);
+	data_server_bind(
+	    t->ds, data_server_add_segment(t->ds, t->seg, MAX_BYTES), SEG_ID);
+	data_server_set_grant_key(t->ds, secret, INCARNATION);
+	data_server_set_master_clock(t->ds, (uint64_t)net_now_ms(),
+				     net_now_ms());
 	t->port = data_server_port(t->ds);
 	return pthread_create(&t->thread, NULL, target_main, t);
 }
@@ -82,8 +86,12 @@ static void on_done(int status, const char *error, void *arg)
 static double engine_gbps(struct copy_engine *e, struct event_base *base,
 			  const uint8_t *src, uint64_t len, const char *ep)
 {
-	struct copy_target t = {
-	    ep, SEG_ID, 0, len, grant_token(KEY, SEG_ID, 0, len), 0, 0};
+	struct grant_key k;
+	struct copy_target t = {ep, SEG_ID, 0, len, {0}, 0, 0, NULL};
+
+	grant_key_init(&k, secret, INCARNATION);
+	t.grant = grant_sign(&k, DATA_OP_WRITE, SEG_ID, 0, len, 1,
+			     (uint64_t)net_now_ms() + 3600000);
 	int n = (int)((512u << 20) / len) + 2;
 	double t0 = net_now_s();
 

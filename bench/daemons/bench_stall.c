@@ -36,6 +36,8 @@
 #include "flags.h"
 #include "store.h"
 
+static const uint8_t test_secret[GRANT_SECRET_BYTES] = "not-a-real-key!";
+
 #define TIB (1ull << 40)
 
 static double clock_ms(clockid_t c)
@@ -207,7 +209,7 @@ int main(int argc, char **argv)
 	if (expire > segments || replicas == 0)
 		die("--expire must be <= --segments, --replicas >= 1");
 	master_opts_defaults(&o);
-	if (store_create(&o, 1, 1, &s) != 0)
+	if (store_create(&o, test_secret, 1, &s) != 0)
 		die("store_create");
 	store_lock(s);
 	/* --evict: 95 % full with 1088-byte regions (1 KiB + stamp) */

@@ -23,6 +23,8 @@
 #include "flags.h"
 #include "store.h"
 
+static const uint8_t test_secret[GRANT_SECRET_BYTES] = "not-a-real-key!";
+
 #define MODES 3
 #define HOSTS 8
 #define RUNS_MAX 64
@@ -63,7 +65,7 @@ static struct store *load_store(mcrepl_mode mode, const char *policy,
 	master_opts_defaults(&o);
 	o.cfg.mode = mode;
 	if (mcrepl_config_set(&o.cfg, "policy", policy) != MCREPL_OK ||
-	    store_create(&o, 42, 7, &s) != 0)
+	    store_create(&o, test_secret, 7, &s) != 0)
 		return NULL;
 	store_lock(s);
 	for (int h = 0; h < HOSTS; h++) {

@@ -338,14 +338,20 @@ static int submit_parts(struct data_pool *pool, struct data_call *k,
 	return submit(pool, k, timeout_ms, err, errlen);
 }
 
+static struct data_grant grant_of(const struct data_grant *g)
+{
+	return g ? *g : (struct data_grant){0};
+}
+
 int data_read_parts(struct data_pool *pool, const char *endpoint,
 		    uint64_t segment_id, uint64_t offset, void *head,
-		    uint64_t head_len, void *buf, uint64_t len, int timeout_ms,
-		    char *err, size_t errlen)
+		    uint64_t head_len, void *buf, uint64_t len,
+		    const struct data_grant *grant, int timeout_ms, char *err,
+		    size_t errlen)
 {
 	struct data_call k = {
 	    .ep = endpoint,
-	    .req = {.op = DATA_OP_READ},
+	    .req = {.op = DATA_OP_READ, .grant = grant_of(grant)},
 	    .head_buf = head_len ? head : NULL,
 	    .head_len = head_len,
 	    .buf = buf,
@@ -356,21 +362,23 @@ int data_read_parts(struct data_pool *pool, const char *endpoint,
 }
 
 int data_read(struct data_pool *pool, const char *endpoint, uint64_t segment_id,
-	      uint64_t offset, void *buf, uint64_t len, int timeout_ms,
-	      char *err, size_t errlen)
+	      uint64_t offset, void *buf, uint64_t len,
+	      const struct data_grant *grant, int timeout_ms, char *err,
+	      size_t errlen)
 {
 	return data_read_parts(pool, endpoint, segment_id, offset, NULL, 0, buf,
-			       len, timeout_ms, err, errlen);
+			       len, grant, timeout_ms, err, errlen);
 }
 
 int data_write_parts(struct data_pool *pool, const char *endpoint,
 		     uint64_t segment_id, uint64_t offset, const void *head,
 		     uint64_t head_len, const void *buf, uint64_t len,
-		     uint64_t token, int timeout_ms, char *err, size_t errlen)
+		     const struct data_grant *grant, int timeout_ms, char *err,
+		     size_t errlen)
 {
 	struct data_call k = {
 	    .ep = endpoint,
-	    .req = {.op = DATA_OP_WRITE, .write_token = token},
+	    .req = {.op = DATA_OP_WRITE, .grant = grant_of(grant)},
 	    .head = head_len ? head : NULL,
 	    .head_len = head_len,
 	    .payload = buf,
@@ -382,9 +390,9 @@ int data_write_parts(struct data_pool *pool, const char *endpoint,
 
 int data_write(struct data_pool *pool, const char *endpoint,
 	       uint64_t segment_id, uint64_t offset, const void *buf,
-	       uint64_t len, uint64_t token, int timeout_ms, char *err,
-	       size_t errlen)
+	       uint64_t len, const struct data_grant *grant, int timeout_ms,
+	       char *err, size_t errlen)
 {
 	return data_write_parts(pool, endpoint, segment_id, offset, NULL, 0,
-				buf, len, token, timeout_ms, err, errlen);
+				buf, len, grant, timeout_ms, err, errlen);
 }

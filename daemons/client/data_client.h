@@ -11,20 +11,26 @@
  * the connection stays cached; after any failure it is closed, so a
  * stream is never reused out of step.
  *
+ * Grants: every READ and WRITE carries the master's grant for exactly
+ * that op and region (data_proto.h, grant.h), as the master handed it out
+ * in the Replica (grant_object_id, grant_expires_ms, grant_tag); NULL or a
+ * zero grant is refused by the worker (-EACCES).
+ *
  * Retry: when a request on a reused connection fails in transport (reset,
  * end of stream, malformed reply; not a timeout, and not a refusal by the
  * worker, which a new connection would get again), it is sent once more
  * on a new connection. For READs this is plainly safe. For WRITEs it is
  * safe too: a WRITE carries a master-granted region (segment, offset,
- * length, token) of a PROCESSING replica that no reader sees before
+ * length, grant) of a PROCESSING replica that no reader sees before
  * PutEnd, and the retry writes the very same bytes to the very same
  * region, so a first attempt that landed wholly, partly or not at all
  * ends with the same contents. (The region stays the writer's until it
  * calls PutEnd or PutRevoke, which it does only after this call returns.)
  *
  * Status: 0, or a negative errno with one line in err: a refusal by the
- * worker maps through data_status_errno() (-EACCES token, -ERANGE range,
- * -ENOENT segment, -EMSGSIZE too large); -EINVAL bad endpoint;
+ * worker maps through data_status_errno() (-EACCES grant refused,
+ * -EKEYEXPIRED grant expired, -ESTALE region holds another object, -ERANGE
+ * range, -ENOENT segment, -EMSGSIZE too large); -EINVAL bad endpoint;
  * -ECONNREFUSED cannot connect; -ETIMEDOUT; -EPROTO malformed reply;
  * other transport errors as their errno.
  *
@@ -37,6 +43,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "data_proto.h"
 
 #define DATA_POOL_DEFAULT_CONNS 16
 
@@ -63,28 +71,31 @@ void data_pool_get_stats(const struct data_pool *p,
 /* READs len bytes at offset of segment_id on endpoint into buf. pool NULL
  * = one-shot. The timeout bounds each attempt, connect included. */
 int data_read(struct data_pool *pool, const char *endpoint, uint64_t segment_id,
-	      uint64_t offset, void *buf, uint64_t len, int timeout_ms,
-	      char *err, size_t errlen);
+	      uint64_t offset, void *buf, uint64_t len,
+	      const struct data_grant *grant, int timeout_ms, char *err,
+	      size_t errlen);
 
 /* One READ of head_len + len bytes: the first head_len into head (a
  * stamp), the rest into buf (the object); as data_read. */
 int data_read_parts(struct data_pool *pool, const char *endpoint,
 		    uint64_t segment_id, uint64_t offset, void *head,
-		    uint64_t head_len, void *buf, uint64_t len, int timeout_ms,
-		    char *err, size_t errlen);
+		    uint64_t head_len, void *buf, uint64_t len,
+		    const struct data_grant *grant, int timeout_ms, char *err,
+		    size_t errlen);
 
-/* WRITEs len bytes of buf at offset of segment_id with the master's token;
- * as data_read. */
+/* WRITEs len bytes of buf at offset of segment_id with the master's
+ * grant; as data_read. */
 int data_write(struct data_pool *pool, const char *endpoint,
 	       uint64_t segment_id, uint64_t offset, const void *buf,
-	       uint64_t len, uint64_t token, int timeout_ms, char *err,
-	       size_t errlen);
+	       uint64_t len, const struct data_grant *grant, int timeout_ms,
+	       char *err, size_t errlen);
 
 /* One WRITE of head[0, head_len) then buf[0, len) (a stamp then the
  * object, without copying them together); as data_write. */
 int data_write_parts(struct data_pool *pool, const char *endpoint,
 		     uint64_t segment_id, uint64_t offset, const void *head,
 		     uint64_t head_len, const void *buf, uint64_t len,
-		     uint64_t token, int timeout_ms, char *err, size_t errlen);
+		     const struct data_grant *grant, int timeout_ms, char *err,
+		     size_t errlen);
 
 #endif

@@ -184,19 +184,26 @@ static void free_msg(void *m)
 
 /* ---- raw data plane ---------------------------------------------------------- */
 
-int store_data_write(const char *endpoint, uint64_t segment_id, uint64_t offset,
-		     const void *buf, uint64_t len, uint64_t token,
-		     int timeout_ms, char *err, size_t errlen)
+struct data_grant store_replica_grant(const McreplRpc__Replica *r)
 {
-	return data_write(NULL, endpoint, segment_id, offset, buf, len, token,
+	return (struct data_grant){r->grant_object_id, r->grant_expires_ms,
+				   r->grant_tag};
+}
+
+int store_data_write(const char *endpoint, uint64_t segment_id, uint64_t offset,
+		     const void *buf, uint64_t len,
+		     const struct data_grant *grant, int timeout_ms, char *err,
+		     size_t errlen)
+{
+	return data_write(NULL, endpoint, segment_id, offset, buf, len, grant,
 			  timeout_ms, err, errlen);
 }
 
 int store_data_read(const char *endpoint, uint64_t segment_id, uint64_t offset,
-		    void *buf, uint64_t len, int timeout_ms, char *err,
-		    size_t errlen)
+		    void *buf, uint64_t len, const struct data_grant *grant,
+		    int timeout_ms, char *err, size_t errlen)
 {
-	return data_read(NULL, endpoint, segment_id, offset, buf, len,
+	return data_read(NULL, endpoint, segment_id, offset, buf, len, grant,
 			 timeout_ms, err, errlen);
 }
 
@@ -291,11 +298,12 @@ static int write_replicas(store_client *c, const McreplRpc__PutStartResponse *r,
 
 	for (size_t i = 0; i < r->n_replicas && !st; i++) {
 		const McreplRpc__Replica *rep = r->replicas[i];
+		struct data_grant g = store_replica_grant(rep);
 
 		st = data_write_parts(c->pool, rep->endpoint, rep->segment_id,
 				      rep->offset, stamp, stamp_len, obj, len,
-				      rep->write_token, c->cfg.data_timeout_ms,
-				      why, sizeof(why));
+				      &g, c->cfg.data_timeout_ms, why,
+				      sizeof(why));
 		if (st)
 			st = fail(c, st,
 				  "put: writing replica %zu of %zu failed: %s",
@@ -434,6 +442,7 @@ static int read_one(store_client *c, const McreplRpc__GetReplicaListResponse *r,
 		    size_t whylen)
 {
 	uint8_t stamp[STAMP_BYTES];
+	struct data_grant g = store_replica_grant(rep);
 	struct stamp_id want;
 	enum stamp_result sr;
 	int st;
@@ -445,7 +454,7 @@ static int read_one(store_client *c, const McreplRpc__GetReplicaListResponse *r,
 	}
 	st = data_read_parts(c->pool, rep->endpoint, rep->segment_id,
 			     rep->offset, stamp, rep->stamp_bytes, buf, r->size,
-			     c->cfg.data_timeout_ms, why, whylen);
+			     &g, c->cfg.data_timeout_ms, why, whylen);
 	if (st || rep->stamp_bytes == 0)
 		return st;
 	want = key_stamp(c,
@@ -492,7 +501,8 @@ int store_client_get(store_client *c, const char *key, void **buf_out,
 
 	*buf_out = NULL;
 	*len_out = 0;
-	/* Every replica stale: the list itself was; ask once more. */
+	/* Every replica stale, or the grants expired: the list itself was;
+	 * ask once more. */
 	for (int attempt = 0; attempt < 2; attempt++) {
 		free_msg(r);
 		free(buf);
@@ -503,7 +513,7 @@ int store_client_get(store_client *c, const char *key, void **buf_out,
 			st = buf ? store_client_read_list(c, r, buf, info)
 				 : fail(c, -ENOMEM, "get: out of memory");
 		}
-		if (st != -ESTALE)
+		if (st != -ESTALE && st != -EKEYEXPIRED)
 			break;
 	}
 	if (!st) {

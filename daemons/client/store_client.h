@@ -24,6 +24,11 @@
  * replica is tried; when every replica was stale, store_client_get() asks
  * the master once more. Never a wrong byte.
  *
+ * Grants: every data-plane READ and WRITE carries the grant the master
+ * handed out with the Replica (data_client.h); a worker refuses an expired
+ * one (-EKEYEXPIRED) and store_client_get() then asks the master once more,
+ * as for stale replicas.
+ *
  * Data plane: the client keeps its connections to workers' data ports open
  * between calls (at most data_conns, one per endpoint, least recently used
  * closed first; see data_client.h) and closes them in
@@ -41,6 +46,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "data_proto.h"
 #include "mcrepl.pb-c.h"
 
 typedef struct store_client store_client;
@@ -158,16 +164,23 @@ void store_client_data_stats(const store_client *c,
 /* ---- raw data plane (tools and tests) -------------------------------- */
 /* One-shot: each call connects, sends one request and closes. */
 
-/* One WRITE of len bytes to endpoint's segment at offset with token.
- * 0, or a negative errno with a reason in err (the worker's own text when
- * it refused: -EACCES token, -ERANGE range, -ENOENT segment). */
-int store_data_write(const char *endpoint, uint64_t segment_id, uint64_t offset,
-		     const void *buf, uint64_t len, uint64_t token,
-		     int timeout_ms, char *err, size_t errlen);
+/* The data-plane grant a Replica carries (zeros when it has none). */
+struct data_grant store_replica_grant(const McreplRpc__Replica *r);
 
-/* One READ of len bytes into buf; as store_data_write. */
+/* One WRITE of len bytes to endpoint's segment at offset with the master's
+ * grant (NULL: none). 0, or a negative errno with a reason in err (the
+ * worker's own text when it refused: -EACCES grant refused, -EKEYEXPIRED
+ * grant expired, -ERANGE range, -ENOENT segment). */
+int store_data_write(const char *endpoint, uint64_t segment_id, uint64_t offset,
+		     const void *buf, uint64_t len,
+		     const struct data_grant *grant, int timeout_ms, char *err,
+		     size_t errlen);
+
+/* One READ of len bytes into buf with the master's grant; as
+ * store_data_write, and -ESTALE when the region no longer holds the
+ * object the grant names. */
 int store_data_read(const char *endpoint, uint64_t segment_id, uint64_t offset,
-		    void *buf, uint64_t len, int timeout_ms, char *err,
-		    size_t errlen);
+		    void *buf, uint64_t len, const struct data_grant *grant,
+		    int timeout_ms, char *err, size_t errlen);
 
 #endif

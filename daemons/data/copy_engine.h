@@ -16,15 +16,17 @@
 
 #include <event2/event.h>
 
+#include "data_proto.h"
+
 /* Where the bytes go: as handed out by the master (a Replica message). */
 struct copy_target {
 	const char *endpoint; /* "host:data_port" of the target worker */
 	uint64_t segment_id;
 	uint64_t offset; /* within the target segment */
 	uint64_t length;
-	uint64_t write_token; /* the master's grant for this region */
-	uint64_t remote_addr; /* RDMA: registered address of the region */
-	uint32_t rkey;	      /* RDMA: remote key of the target segment */
+	struct data_grant grant; /* the master's WRITE grant for the region */
+	uint64_t remote_addr;	 /* RDMA: registered address of the region */
+	uint32_t rkey;		 /* RDMA: remote key of the target segment */
 	/* RDMA: "host:port" of the target's rdma_cm listener, as the target
 	 * advertised it through the master; NULL or "" when the master sent
 	 * none (then only tcp can reach the target). */

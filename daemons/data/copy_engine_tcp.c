@@ -281,7 +281,7 @@ static void feed_header(struct tcp_peer *p, struct tcp_copy *c,
 			struct evbuffer *out)
 {
 	struct data_req r = {DATA_OP_WRITE, c->dst.segment_id, c->dst.offset,
-			     c->len, c->dst.write_token};
+			     c->len, c->dst.grant};
 	uint8_t hdr[DATA_REQ_BYTES];
 
 	data_req_encode(&r, hdr);

@@ -25,23 +25,36 @@ void data_req_encode(const struct data_req *r, uint8_t out[DATA_REQ_BYTES])
 	put_be64(out + 8, r->segment_id);
 	put_be64(out + 16, r->offset);
 	put_be64(out + 24, r->length);
-	put_be64(out + 32, r->write_token);
+	put_be64(out + 32, r->grant.object_id);
+	put_be64(out + 40, r->grant.expires_ms);
+	put_be64(out + 48, r->grant.tag);
 }
 
-enum data_decode data_req_decode(const uint8_t in[DATA_REQ_BYTES],
-				 struct data_req *r)
+enum data_decode data_req_decode_prefix(const uint8_t in[DATA_REQ_PREFIX])
 {
 	if (get_be32(in) != DATA_REQ_MAGIC)
 		return DATA_DECODE_BAD_MAGIC;
 	if (in[4] != DATA_VERSION)
 		return DATA_DECODE_BAD_VERSION;
+	return DATA_DECODE_OK;
+}
+
+enum data_decode data_req_decode(const uint8_t in[DATA_REQ_BYTES],
+				 struct data_req *r)
+{
+	enum data_decode d = data_req_decode_prefix(in);
+
+	if (d != DATA_DECODE_OK)
+		return d;
 	if (in[5] < DATA_OP_READ || in[5] > DATA_OP_STATS)
 		return DATA_DECODE_BAD_OP;
 	r->op = in[5];
 	r->segment_id = get_be64(in + 8);
 	r->offset = get_be64(in + 16);
 	r->length = get_be64(in + 24);
-	r->write_token = get_be64(in + 32);
+	r->grant.object_id = get_be64(in + 32);
+	r->grant.expires_ms = get_be64(in + 40);
+	r->grant.tag = get_be64(in + 48);
 	return DATA_DECODE_OK;
 }
 
@@ -103,6 +116,10 @@ int data_status_errno(uint16_t status)
 		return -ENOENT;
 	case DATA_E_TOO_LARGE:
 		return -EMSGSIZE;
+	case DATA_E_EXPIRED:
+		return -EKEYEXPIRED;
+	case DATA_E_STALE:
+		return -ESTALE;
 	default:
 		return -EIO;
 	}

@@ -3,19 +3,22 @@
  * that moves object bytes (never protobuf on this path). Pure encode and
  * decode functions over byte buffers, no I/O.
  *
- * Request (client -> worker), DATA_REQ_BYTES = 40, all integers big-endian:
+ * Request (client -> worker), DATA_REQ_BYTES = 56, all integers big-endian:
  *
  *     off  size  field
  *       0     4  magic        0x4D434450 ("MCDP")
- *       4     1  version      1
+ *       4     1  version      2 (1: no grants; refused)
  *       5     1  op           1 READ, 2 WRITE, 3 STATS
- *       6     2  reserved     0 (ignored by version 1 receivers)
+ *       6     2  reserved     0 (ignored by version 2 receivers)
  *       8     8  segment_id   the master's id of a segment on this worker
  *      16     8  offset       within the segment
  *      24     8  length       bytes to read or write
- *      32     8  write_token  grant_token(grant_key, segment, offset,
- *                             length) for WRITE; 0 otherwise
+ *      32     8  object_id    the grant: the object (version) it names
+ *      40     8  expires_ms   the grant's expiry, master clock (grant.h)
+ *      48     8  tag          the grant's MAC (grant.h); 0 for STATS
  *
+ * READ and WRITE need the master's grant for exactly this op, segment,
+ * offset and length (grant.h, docs/SECURITY.md); STATS needs none.
  * A WRITE is followed by exactly `length` raw payload bytes. READ and STATS
  * carry no payload.
  *
@@ -39,10 +42,14 @@
  * connections must expect that and reconnect. A request is refused (error status,
  * connection kept) when its segment is unknown, its range is not inside
  * the segment, its length is above the receiver's configured maximum
- * (READ), or a WRITE token does not match; the payload of a refused WRITE
+ * (READ), its grant is forged or for anything else (DENIED), its grant has
+ * expired (EXPIRED: ask the master again), or a READ's region no longer
+ * starts with the stamp of the object its grant names (STALE); the payload of a refused WRITE
  * is read and discarded so the stream stays in step. A bad magic, an
  * unknown version or op, or a WRITE longer than the configured maximum
- * gets an error reply and the connection is closed.
+ * gets an error reply and the connection is closed. A granted WRITE whose
+ * grant expires while its payload streams is cut there: the connection is
+ * closed and no byte lands after the expiry.
  *
  * Thread-safety: every function is reentrant; no state is kept.
  */
@@ -54,8 +61,10 @@
 
 #define DATA_REQ_MAGIC 0x4D434450u
 #define DATA_RESP_MAGIC 0x4D434452u
-#define DATA_VERSION 1u
-#define DATA_REQ_BYTES 40u
+#define DATA_VERSION 2u
+#define DATA_REQ_BYTES 56u
+/* magic and version: a receiver judges a request this far in */
+#define DATA_REQ_PREFIX 8u
 #define DATA_RESP_BYTES 16u
 #define DATA_STATS_BYTES 32u
 #define DATA_ERR_MAX 200u
@@ -72,9 +81,11 @@ enum data_op {
 	X(DATA_E_BAD_REQUEST, 1, "bad request")                                \
 	X(DATA_E_NO_SEGMENT, 2, "no such segment")                             \
 	X(DATA_E_RANGE, 3, "range outside the segment")                        \
-	X(DATA_E_DENIED, 4, "write token refused")                             \
+	X(DATA_E_DENIED, 4, "grant refused")                                   \
 	X(DATA_E_TOO_LARGE, 5, "length above the configured maximum")          \
-	X(DATA_E_INTERNAL, 6, "internal error")
+	X(DATA_E_INTERNAL, 6, "internal error")                                \
+	X(DATA_E_EXPIRED, 7, "grant expired")                                  \
+	X(DATA_E_STALE, 8, "region holds another object")
 
 enum data_status {
 #define DATA_STATUS_ENUM(name, value, text) name = value,
@@ -82,7 +93,7 @@ enum data_status {
 #undef DATA_STATUS_ENUM
 };
 
-/* "write token refused", ...; "unknown status" for other values. */
+/* "grant refused", ...; "unknown status" for other values. */
 const char *data_status_str(int status);
 
 /* Bytes one read or write syscall may move on a data connection (libevent's
@@ -90,12 +101,21 @@ const char *data_status_str(int status);
 #define BULK_IO_BYTES (4u << 20)
 
 /* The negative errno a refusal maps to: DENIED -EACCES, RANGE -ERANGE,
- * NO_SEGMENT -ENOENT, TOO_LARGE -EMSGSIZE, anything else -EIO. */
+ * NO_SEGMENT -ENOENT, TOO_LARGE -EMSGSIZE, EXPIRED -EKEYEXPIRED, STALE
+ * -ESTALE, anything else -EIO. */
 int data_status_errno(uint16_t status);
+
+/* The master's grant for one op on one region (grant.h). */
+struct data_grant {
+	uint64_t object_id;  /* the object (version) the region holds */
+	uint64_t expires_ms; /* master clock */
+	uint64_t tag;	     /* MAC; 0 = none */
+};
 
 struct data_req {
 	uint8_t op; /* enum data_op */
-	uint64_t segment_id, offset, length, write_token;
+	uint64_t segment_id, offset, length;
+	struct data_grant grant;
 };
 
 struct data_resp {
@@ -115,12 +135,16 @@ enum data_decode {
 	DATA_DECODE_BAD_OP,	 /* close */
 };
 
-/* Writes the 40-byte header of r into out. */
+/* Writes the header of r into out. */
 void data_req_encode(const struct data_req *r, uint8_t out[DATA_REQ_BYTES]);
 
-/* Reads a 40-byte header; *r is filled only on DATA_DECODE_OK. */
+/* Reads a header; *r is filled only on DATA_DECODE_OK. */
 enum data_decode data_req_decode(const uint8_t in[DATA_REQ_BYTES],
 				 struct data_req *r);
+
+/* Judges the first DATA_REQ_PREFIX bytes of a header (magic, version): a
+ * sender of another version is answered at once, not after a timeout. */
+enum data_decode data_req_decode_prefix(const uint8_t in[DATA_REQ_PREFIX]);
 
 /* Checks r against a segment of seg_len bytes and a per-request maximum
  * (0 = none): DATA_E_TOO_LARGE when length > max_len, DATA_E_RANGE when

@@ -17,10 +17,11 @@
 #include "netlimits.h"
 #include "netutil.h"
 #include "ratelog.h"
+#include "stamp.h"
 
 struct slot {
 	uint8_t *mem;
-	uint64_t len, id, grant_key;
+	uint64_t len, id;
 	struct data_stats st;
 };
 
@@ -49,6 +50,7 @@ struct conn {
 	uint64_t charged;	  /* input charged to input_budget */
 	unsigned queued;	  /* replies not yet flushed */
 	bool paused;		  /* reading stopped for unread replies */
+	int64_t until_ms;	  /* its grant's expiry on the local clock */
 };
 
 struct data_server {
@@ -64,6 +66,8 @@ struct data_server {
 	int n_slots;
 	struct conn *conns;
 	struct data_server_counters counters;
+	struct grant_key key;
+	int64_t master_offset_ms; /* master clock - local clock (grant.h) */
 };
 
 void data_server_config_init(struct data_server_config *cfg)
@@ -150,11 +154,77 @@ static void reply_err(struct conn *c, enum data_status st, const char *fmt, ...)
 	reply(c, st, text, (uint64_t)n, false);
 }
 
+/* The master's clock as this worker estimates it (never behind it). */
+static int64_t master_now(const struct data_server *s)
+{
+	return net_now_ms() + s->master_offset_ms;
+}
+
 static void start_closing(struct conn *c)
 {
 	c->s->counters.bad_streams++;
 	c->state = C_CLOSING;
 	bufferevent_disable(c->bev, EV_READ);
+}
+
+/* A READ's region must still hold the object its grant names: its stamp
+ * (stamp.h) names the grant's object and incarnation and the length. */
+static bool holds_object(const struct data_server *s, const struct data_req *r,
+			 const struct slot *sl)
+{
+	struct stamp_id id;
+	uint32_t crc;
+
+	return r->length >= STAMP_BYTES &&
+	       stamp_read(sl->mem + r->offset, STAMP_BYTES, &id, &crc) ==
+		   STAMP_OK &&
+	       id.incarnation == s->key.incarnation &&
+	       id.object_id == r->grant.object_id &&
+	       id.length == r->length - STAMP_BYTES;
+}
+
+/* The grant of a READ or WRITE inside its segment (grant.h): DATA_OK, or
+ * the refusal sent. */
+static enum data_status judge_grant(struct conn *c, const struct data_req *r,
+				    const struct slot *sl)
+{
+	struct data_server *s = c->s;
+	const char *op = r->op == DATA_OP_READ ? "read" : "write";
+	enum data_status st;
+
+	if (s->cfg.grants_off)
+		return DATA_OK;
+	st = grant_check(&s->key, r, master_now(s));
+	if (st == DATA_E_DENIED) {
+		s->counters.refused_grant++;
+		reply_err(c, st,
+			  "%s grant refused for segment %llu [%llu, +%llu)%s",
+			  op, (unsigned long long)r->segment_id,
+			  (unsigned long long)r->offset,
+			  (unsigned long long)r->length,
+			  s->key.set ? "" : ": not mounted with a master yet");
+	} else if (st == DATA_E_EXPIRED) {
+		s->counters.refused_expired++;
+		reply_err(
+		    c, st,
+		    "%s grant for segment %llu [%llu, +%llu) expired "
+		    "%lld ms ago: ask the master again",
+		    op, (unsigned long long)r->segment_id,
+		    (unsigned long long)r->offset,
+		    (unsigned long long)r->length,
+		    (long long)(master_now(s) - (int64_t)r->grant.expires_ms));
+	} else if (r->op == DATA_OP_READ && !holds_object(s, r, sl)) {
+		st = DATA_E_STALE;
+		s->counters.refused_stale++;
+		reply_err(c, st,
+			  "segment %llu [%llu, +%llu) no longer holds object "
+			  "%llu: ask the master again",
+			  (unsigned long long)r->segment_id,
+			  (unsigned long long)r->offset,
+			  (unsigned long long)r->length,
+			  (unsigned long long)r->grant.object_id);
+	}
+	return st;
 }
 
 /* Refusal for req against slot sl (NULL = unknown segment): the status and
@@ -183,15 +253,8 @@ static enum data_status judge(struct conn *c, const struct data_req *r,
 		    (unsigned long long)r->length,
 		    (unsigned long long)r->segment_id,
 		    (unsigned long long)sl->len);
-	} else if (r->op == DATA_OP_WRITE &&
-		   r->write_token != grant_token(sl->grant_key, r->segment_id,
-						 r->offset, r->length)) {
-		st = DATA_E_DENIED;
-		reply_err(c, st,
-			  "write token refused for segment %llu [%llu, +%llu)",
-			  (unsigned long long)r->segment_id,
-			  (unsigned long long)r->offset,
-			  (unsigned long long)r->length);
+	} else if (st == DATA_OK && r->op != DATA_OP_STATS) {
+		st = judge_grant(c, r, sl);
 	}
 	return st;
 }
@@ -252,6 +315,12 @@ static void on_write_req(struct conn *c, const struct data_req *r)
 	}
 	c->slot = idx;
 	c->length = r->length;
+	c->until_ms = c->s->cfg.grants_off
+			  ? INT64_MAX
+			  : (int64_t)(r->grant.expires_ms > INT64_MAX / 2
+					  ? INT64_MAX / 2
+					  : r->grant.expires_ms) -
+				c->s->master_offset_ms;
 	c->dst = sl->mem + r->offset;
 	c->remaining = r->length;
 	c->state = C_PAYLOAD;
@@ -268,7 +337,9 @@ static void on_header(struct conn *c, const uint8_t *hdr)
 		reply_err(c, DATA_E_BAD_REQUEST, "%s; closing",
 			  d == DATA_DECODE_BAD_MAGIC ? "bad magic"
 			  : d == DATA_DECODE_BAD_VERSION
-			      ? "unsupported protocol version"
+			      ? "unsupported protocol version (this worker "
+				"speaks version 2: grants on every read and "
+				"write)"
 			      : "unknown op");
 		start_closing(c);
 		return;
@@ -281,14 +352,32 @@ static void on_header(struct conn *c, const uint8_t *hdr)
 		on_stats_req(c, &r);
 }
 
-/* Moves payload bytes; false when the input is exhausted. */
-static bool take_payload(struct conn *c, struct evbuffer *in)
+/* A granted WRITE still streaming when its grant expires is cut: no byte
+ * lands after the expiry (the master may give the region to another
+ * object then). The connection is closed (true; c is gone). */
+static bool expired_mid_write(struct conn *c)
+{
+	if (net_now_ms() < c->until_ms)
+		return false;
+	c->s->counters.cut_writes++;
+	c->s->counters.refused_expired++;
+	conn_free(c);
+	return true;
+}
+
+enum take { TAKE_MOVED, TAKE_EMPTY, TAKE_GONE };
+
+/* Moves payload bytes: TAKE_EMPTY when the input is exhausted, TAKE_GONE
+ * when the write's grant expired (c is freed). */
+static enum take take_payload(struct conn *c, struct evbuffer *in)
 {
 	size_t avail = evbuffer_get_length(in);
 	size_t n = c->remaining < avail ? (size_t)c->remaining : avail;
 
 	if (n == 0)
-		return false;
+		return TAKE_EMPTY;
+	if (c->state == C_PAYLOAD && expired_mid_write(c))
+		return TAKE_GONE;
 	if (c->state == C_PAYLOAD) {
 		evbuffer_remove(in, c->dst, n);
 		c->dst += n;
@@ -301,7 +390,7 @@ static bool take_payload(struct conn *c, struct evbuffer *in)
 		finish_write(c);
 	else if (c->remaining == 0)
 		c->state = C_HEADER;
-	return true;
+	return TAKE_MOVED;
 }
 
 /* The idle timeout, or NULL for none. */
@@ -353,8 +442,11 @@ static void direct_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	while (c->remaining && budget) {
-		size_t want =
-		    c->remaining < budget ? (size_t)c->remaining : budget;
+		size_t want;
+
+		if (expired_mid_write(c))
+			return;
+		want = c->remaining < budget ? (size_t)c->remaining : budget;
 		ssize_t n = recv(fd, c->dst, want, 0);
 
 		if (n < 0 && errno == EINTR)
@@ -510,6 +602,29 @@ static void watch_header(struct conn *c, size_t partial)
 		evtimer_add(c->hdr_timer, &tv);
 }
 
+/* A partial header whose magic or version is already wrong (an older
+ * client's shorter header): answered and closed now (true). */
+static bool bad_prefix(struct conn *c, struct evbuffer *in)
+{
+	uint8_t pre[DATA_REQ_PREFIX];
+	enum data_decode d;
+
+	if (evbuffer_get_length(in) < DATA_REQ_PREFIX ||
+	    evbuffer_copyout(in, pre, sizeof(pre)) != (ssize_t)sizeof(pre))
+		return false;
+	d = data_req_decode_prefix(pre);
+	if (d == DATA_DECODE_OK)
+		return false;
+	watch_header(c, 0);
+	reply_err(c, DATA_E_BAD_REQUEST, "%s; closing",
+		  d == DATA_DECODE_BAD_MAGIC
+		      ? "bad magic"
+		      : "unsupported protocol version (this worker speaks "
+			"version 2: grants on every read and write)");
+	start_closing(c);
+	return true;
+}
+
 static void process(struct conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->bev);
@@ -517,7 +632,11 @@ static void process(struct conn *c)
 
 	while (c->state != C_CLOSING) {
 		if (c->state != C_HEADER) {
-			if (take_payload(c, in))
+			enum take t = take_payload(c, in);
+
+			if (t == TAKE_GONE)
+				return;
+			if (t == TAKE_MOVED)
 				continue;
 			if (c->state == C_PAYLOAD)
 				start_direct(c);
@@ -526,6 +645,8 @@ static void process(struct conn *c)
 		if (backlogged(c))
 			return;
 		if (evbuffer_get_length(in) < DATA_REQ_BYTES) {
+			if (bad_prefix(c, in))
+				continue;
 			watch_header(c, evbuffer_get_length(in));
 			return;
 		}
@@ -750,13 +871,28 @@ int data_server_add_segment(struct data_server *s, void *mem, uint64_t len)
 	return s->n_slots++;
 }
 
-void data_server_bind(struct data_server *s, int slot, uint64_t segment_id,
-		      uint64_t grant_key)
+void data_server_bind(struct data_server *s, int slot, uint64_t segment_id)
 {
 	if (slot < 0 || slot >= s->n_slots)
 		return;
 	s->slots[slot].id = segment_id;
-	s->slots[slot].grant_key = grant_key;
+}
+
+void data_server_set_grant_key(struct data_server *s,
+			       const uint8_t secret[GRANT_SECRET_BYTES],
+			       uint64_t incarnation)
+{
+	if (!secret) {
+		memset(&s->key, 0, sizeof(s->key));
+		return;
+	}
+	grant_key_init(&s->key, secret, incarnation);
+}
+
+void data_server_set_master_clock(struct data_server *s, uint64_t master_now_ms,
+				  int64_t local_sent_ms)
+{
+	s->master_offset_ms = (int64_t)master_now_ms - local_sent_ms;
 }
 
 void data_server_slot_stats(const struct data_server *s, int slot,

@@ -1,15 +1,18 @@
 /*
  * The worker's data port: serves the protocol of data_proto.h on a libevent
- * loop. READ of any range inside a bound segment; WRITE only with the token
- * grant_token(grant_key, segment, offset, length) and only inside the
- * segment; anything else is refused with a status and a reason, never
+ * loop. READ and WRITE only inside a bound segment and only with the
+ * master's grant for exactly that op and region, not expired (grant.h); a
+ * READ only while the region's stamp still names the grant's object;
+ * anything else is refused with a status and a reason, never read or
  * written. Payloads stream: a READ reply references segment memory (no
  * copy) and a WRITE payload goes straight into the segment as it arrives,
  * so one large transfer never holds up the loop or other connections.
  *
  * Segments are registered once (memory the caller owns and keeps mapped
  * until the server and its event_base are freed) and bound to the master's
- * segment id and grant key when mounted; a re-mount rebinds. Counters are
+ * segment id when mounted; a re-mount rebinds. The grant secret, the
+ * master's incarnation and its clock come with each mount (and the clock
+ * with each heartbeat). Counters are
  * cumulative per slot across rebinding.
  *
  * Thread-safety: a server belongs to the thread running its event_base;
@@ -25,6 +28,7 @@
 #include <event2/event.h>
 
 #include "data_proto.h"
+#include "grant.h"
 
 struct data_server;
 
@@ -58,6 +62,10 @@ struct data_server_config {
 	 * unflushed replies, whatever their bytes. netlimits.h. */
 	uint64_t conn_input;
 	uint64_t input_budget;
+	/* Serve READ and WRITE without grants. Only for the benchmark
+	 * baseline that measures what grants cost (MCREPL_BENCH_NO_GRANTS,
+	 * BENCHMARKS.md); never a default. false. */
+	bool grants_off;
 };
 
 /* Replies a connection may have queued before it stops reading: a peer
@@ -82,9 +90,20 @@ uint16_t data_server_port(const struct data_server *s);
  * (0, 1, ...) or -1 when out of memory. */
 int data_server_add_segment(struct data_server *s, void *mem, uint64_t len);
 
-/* Serves slot as segment_id (0 = unbind) checking writes with grant_key. */
-void data_server_bind(struct data_server *s, int slot, uint64_t segment_id,
-		      uint64_t grant_key);
+/* Serves slot as segment_id (0 = unbind). */
+void data_server_bind(struct data_server *s, int slot, uint64_t segment_id);
+
+/* Check grants with secret under the master incarnation (grant.h); NULL:
+ * no secret (every READ and WRITE refused). */
+void data_server_set_grant_key(struct data_server *s,
+			       const uint8_t secret[GRANT_SECRET_BYTES],
+			       uint64_t incarnation);
+
+/* The master answered a call sent at local_sent_ms (net_now_ms()) with its
+ * clock at master_now_ms: grant expiries are judged on local time plus
+ * (master_now_ms - local_sent_ms), never behind the master (grant.h). */
+void data_server_set_master_clock(struct data_server *s, uint64_t master_now_ms,
+				  int64_t local_sent_ms);
 
 /* Cumulative counters of a slot (zeros for an unknown slot). */
 void data_server_slot_stats(const struct data_server *s, int slot,
@@ -92,8 +111,12 @@ void data_server_slot_stats(const struct data_server *s, int slot,
 
 /* Server-wide counters. */
 struct data_server_counters {
-	uint64_t refused_writes; /* token, range or size refusals */
+	uint64_t refused_writes; /* grant, range or size refusals */
 	uint64_t refused_reads;
+	uint64_t refused_grant;	  /* forged, or for another op/region */
+	uint64_t refused_expired; /* expired grants (cut writes included) */
+	uint64_t refused_stale;	  /* READ of a region holding another */
+	uint64_t cut_writes;	  /* WRITEs cut when their grant expired */
 	uint64_t bad_streams;	  /* connections closed for bad input */
 	uint64_t connections;	  /* open now */
 	uint64_t accepted;	  /* connections accepted, cumulative */

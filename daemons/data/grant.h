@@ -1,17 +1,70 @@
 /*
- * Data-plane write grants. The master hands a writer a token for exactly one
- * region (segment, offset, length) it allocated; the worker owning the
- * segment recomputes the token with the grant key it received at
- * MountSegment and refuses a write whose token does not match. This is an
- * authorisation check against confused or stale writers, not cryptography:
- * the key travels in clear on the control connection.
+ * Data-plane grants (issue 16; docs/SECURITY.md says why they are strong
+ * enough). The master hands a client, for one op (READ or WRITE) on exactly
+ * one region (segment, offset, length) holding one object, a grant: the
+ * object id (its version), an expiry and a tag,
+ *
+ *     tag = SipHash-2-4(secret, "MCGRANT" || op, incarnation, segment_id,
+ *                       offset, length, object_id, expires_ms)
+ *
+ * (seven 64-bit little-endian words; a tag of 0 becomes 1, 0 meaning "no
+ * grant"). The 128-bit secret is drawn with getrandom at each master start
+ * (so a restarted master's grants differ and the old ones fail), sent to
+ * workers in MountSegmentResponse and never to clients. A worker recomputes
+ * the tag with the secret and incarnation of the master it mounted with and
+ * refuses any request whose tag differs (DATA_E_DENIED), then any whose
+ * expiry has passed on its estimate of the master's clock (DATA_E_EXPIRED).
+ *
+ * Clock domain: expires_ms is on the master's monotonic clock (ms), the
+ * clock its leases and reservation deadlines use. A worker never compares
+ * it with its own clock: at each MountSegment and Heartbeat the master
+ * replies with its clock reading, and the worker keeps the offset
+ *     master_now - local_now_at_send
+ * i.e. it assumes the reply was read the moment the request left. The true
+ * master time is at most that (the reading happened after the send), so
+ * the estimate is early by at most one round trip and never late: a grant
+ * is refused up to one RTT before its expiry, never after it. Drift
+ * between two monotonic clocks (ppm) is re-based at every heartbeat.
+ *
+ * Thread-safety: pure functions over their arguments.
  */
 #ifndef MCREPL_DAEMON_GRANT_H
 #define MCREPL_DAEMON_GRANT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
-uint64_t grant_token(uint64_t key, uint64_t segment_id, uint64_t offset,
-		     uint64_t length);
+#include "data_proto.h"
+#include "siphash.h"
+
+#define GRANT_SECRET_BYTES MCU_SIPHASH_KEY_BYTES
+
+/* The signing (master) or checking (worker) side: a secret and the master
+ * incarnation it belongs to. */
+struct grant_key {
+	struct mcu_siphash_key sip;
+	uint64_t incarnation;
+	bool set; /* false: no secret yet (refuse everything) */
+};
+
+void grant_key_init(struct grant_key *k,
+		    const uint8_t secret[GRANT_SECRET_BYTES],
+		    uint64_t incarnation);
+
+/* The tag of a grant for op on [offset, +length) of segment_id. */
+uint64_t grant_tag(const struct grant_key *k, uint8_t op, uint64_t segment_id,
+		   uint64_t offset, uint64_t length, uint64_t object_id,
+		   uint64_t expires_ms);
+
+/* A grant for op on that region, naming object_id, until expires_ms. */
+struct data_grant grant_sign(const struct grant_key *k, uint8_t op,
+			     uint64_t segment_id, uint64_t offset,
+			     uint64_t length, uint64_t object_id,
+			     uint64_t expires_ms);
+
+/* DATA_OK, DATA_E_DENIED (no key, forged, or for another op, region or
+ * object) or DATA_E_EXPIRED (master_now_ms >= its expiry). */
+enum data_status grant_check(const struct grant_key *k,
+			     const struct data_req *r, int64_t master_now_ms);
 
 #endif

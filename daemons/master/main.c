@@ -192,11 +192,43 @@ static uint64_t random_key(void)
 	return k ? k : 1;
 }
 
+/* The grant secret (grant.h): 16 bytes from getrandom, new at every
+ * start; without them the master does not start. */
+static int random_secret(uint8_t out[GRANT_SECRET_BYTES], char *err,
+			 size_t errlen)
+{
+	if (getrandom(out, GRANT_SECRET_BYTES, 0) ==
+	    (ssize_t)GRANT_SECRET_BYTES)
+		return 0;
+	snprintf(err, errlen, "getrandom: %s (no grant secret)",
+		 strerror(errno));
+	return -1;
+}
+
+/* MCREPL_BENCH_NO_GRANTS=1: zero grants, for the baseline of the benchmark
+ * that measures their cost (BENCHMARKS.md), loudly. */
+static void bench_grants_off(struct master *m)
+{
+	const char *v = getenv("MCREPL_BENCH_NO_GRANTS");
+
+	if (!v || strcmp(v, "1") != 0)
+		return;
+	m->flags.opts.grants_off = true;
+	fprintf(stderr, "mcrepl-master: WARNING: MCREPL_BENCH_NO_GRANTS=1: "
+			"data-plane grants are OFF (a benchmark baseline; "
+			"workers started alike serve anyone)\n");
+}
+
 static int setup_store(struct master *m, char *err, size_t errlen)
 {
+	uint8_t secret[GRANT_SECRET_BYTES];
+
+	if (random_secret(secret, err, errlen))
+		return -1;
+	bench_grants_off(m);
 	m->base = event_base_new();
-	if (!m->base || store_create(&m->flags.opts, random_key(), random_key(),
-				     &m->store)) {
+	if (!m->base ||
+	    store_create(&m->flags.opts, secret, random_key(), &m->store)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}

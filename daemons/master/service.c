@@ -32,7 +32,8 @@ char *svc_mut(const char *s)
 }
 
 void svc_fill_replica(struct store *s, McreplRpc__Replica *m,
-		      const struct replica *r, bool with_grant)
+		      const struct replica *r, uint64_t version,
+		      uint8_t grant_op, uint64_t read_expires_ms)
 {
 	struct segment *seg = store_segment(s, r->segment_id);
 
@@ -45,17 +46,34 @@ void svc_fill_replica(struct store *s, McreplRpc__Replica *m,
 			? MCREPL_RPC__REPLICA_STATUS__COMPLETE
 			: MCREPL_RPC__REPLICA_STATUS__PROCESSING;
 	m->dynamic = r->dynamic;
-	if (with_grant)
-		m->write_token = store_grant(s, r);
+	if (grant_op) {
+		struct data_grant g =
+		    store_grant(s, grant_op, r, version,
+				grant_op == DATA_OP_WRITE ? r->grant_until_ms
+							  : read_expires_ms);
+
+		m->grant_object_id = g.object_id;
+		m->grant_expires_ms = g.expires_ms;
+		m->grant_tag = g.tag;
+	}
 	if (!seg)
 		return;
 	m->client_id = seg->client_id;
 	m->host_id = seg->host;
 	m->domain = seg->domain;
 	m->endpoint = seg->endpoint;
+	m->rdma_endpoint = svc_mut(seg->rdma_endpoint);
+}
+
+void svc_replica_rdma(struct store *s, McreplRpc__Replica *m,
+		      const struct replica *r)
+{
+	struct segment *seg = store_segment(s, r->segment_id);
+
+	if (!seg)
+		return;
 	m->remote_addr = seg->base_addr + r->offset;
 	m->rkey = seg->rkey;
-	m->rdma_endpoint = svc_mut(seg->rdma_endpoint);
 }
 
 /* ---- segments ------------------------------------------------------------ */
@@ -111,8 +129,10 @@ static void h_mount(McreplRpc__Master_Service *svc,
 	mcrepl_rpc__mount_segment_response__init(&resp);
 	resp.heartbeat_interval_ms =
 	    (uint32_t)(store_opts(s)->client_ttl_ms / 4);
-	resp.grant_key = store_grant_key(s);
+	resp.grant_secret.data = (uint8_t *)(uintptr_t)store_grant_secret(s);
+	resp.grant_secret.len = GRANT_SECRET_BYTES;
 	resp.incarnation = store_incarnation(s);
+	resp.master_time_ms = SVC(svc)->now_ms();
 	store_lock(s);
 	/* a domain joining a running cluster is warmed with what is hot */
 	code = store_mount(s, &a, SVC(svc)->now_ms(), &resp.segment_id, r.msg,
@@ -159,6 +179,7 @@ static void h_heartbeat(McreplRpc__Master_Service *svc,
 		       : req->n_segment_reads;
 
 	mcrepl_rpc__heartbeat_response__init(&resp);
+	resp.master_time_ms = SVC(svc)->now_ms(); /* grant expiries */
 	store_lock(s);
 	svc_reply(&r,
 		  store_heartbeat(s, req->client_id, req->segment_ids,

@@ -80,11 +80,17 @@ static void h_copy_start(McreplRpc__Master_Service *svc,
 				SVC(svc)->now_ms(), &src, &dst, r.msg,
 				sizeof(r.msg));
 	if (code == MCREPL_RPC__CODE__OK) {
-		svc_fill_replica(s, &src_m, &src, false);
-		svc_fill_replica(s, &dst_m, &dst, true);
+		const struct object *o = store_find(s, req->tenant, req->key);
+		uint64_t version = o ? o->version : 0;
+
+		/* the source readable (a pulling executor) as long as the
+		 * target is writable */
+		svc_fill_replica(s, &src_m, &src, version, DATA_OP_READ,
+				 dst.grant_until_ms);
+		svc_fill_replica(s, &dst_m, &dst, version, DATA_OP_WRITE, 0);
+		svc_replica_rdma(s, &dst_m, &dst);
 		resp.source = &src_m;
 		resp.target = &dst_m;
-		resp.write_token = dst_m.write_token;
 	}
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
@@ -171,11 +177,17 @@ static void h_dyn_start(McreplRpc__Master_Service *svc,
 	code = dyn_copy_start(s, &f, req->tenant, req->key, req->task_id,
 			      SVC(svc)->now_ms(), &src, &dst, &reason);
 	if (code == MCREPL_RPC__CODE__OK) {
-		svc_fill_replica(s, &src_m, &src, false);
-		svc_fill_replica(s, &dst_m, &dst, true);
+		const struct object *o = store_find(s, req->tenant, req->key);
+		uint64_t version = o ? o->version : 0;
+
+		/* the source readable (a pulling executor) as long as the
+		 * target is writable */
+		svc_fill_replica(s, &src_m, &src, version, DATA_OP_READ,
+				 dst.grant_until_ms);
+		svc_fill_replica(s, &dst_m, &dst, version, DATA_OP_WRITE, 0);
+		svc_replica_rdma(s, &dst_m, &dst);
 		resp.source = &src_m;
 		resp.target = &dst_m;
-		resp.write_token = dst_m.write_token;
 	}
 	svc_reply(&r, code, reason);
 	resp.result = &r.result;

@@ -29,7 +29,8 @@ static void h_put_start(McreplRpc__Master_Service *svc,
 		resp.version = o->version;
 		resp.incarnation = store_incarnation(s);
 		for (size_t i = 0; i < o->n_replicas && i < 16; i++) {
-			svc_fill_replica(s, &msgs[i], &o->replicas[i], true);
+			svc_fill_replica(s, &msgs[i], &o->replicas[i],
+					 o->version, DATA_OP_WRITE, 0);
 			ptrs[i] = &msgs[i];
 			resp.n_replicas = i + 1;
 		}
@@ -90,7 +91,7 @@ struct get_answer {
 static void answer_object(struct store *s, struct get_answer *a,
 			  const char *key, McreplRpc__Code code,
 			  const struct object *o, const size_t *order, size_t n,
-			  uint64_t lease_ttl_ms)
+			  uint64_t lease_ttl_ms, uint64_t read_grant_expires_ms)
 {
 	a->resp.key = svc_mut(key);
 	if (code == MCREPL_RPC__CODE__OK) {
@@ -99,8 +100,10 @@ static void answer_object(struct store *s, struct get_answer *a,
 		a->resp.size = o->size;
 		a->resp.lease_ttl_ms = lease_ttl_ms;
 		for (size_t i = 0; i < n; i++) {
-			svc_fill_replica(s, &a->msgs[i], &o->replicas[order[i]],
-					 false);
+			svc_fill_replica(
+			    s, &a->msgs[i], &o->replicas[order[i]], o->version,
+			    read_grant_expires_ms ? DATA_OP_READ : 0,
+			    read_grant_expires_ms);
 			a->ptrs[i] = &a->msgs[i];
 		}
 		a->resp.n_replicas = n;
@@ -125,7 +128,8 @@ static void answer_get(struct store *s, struct get_answer *a,
 	if (code == MCREPL_RPC__CODE__INVALID_ARGUMENT)
 		store_key_valid(tenant, key, a->r.msg, sizeof(a->r.msg));
 	answer_object(s, a, key, code, o, order, n,
-		      store_opts(s)->kv_lease_ttl_ms);
+		      store_opts(s)->kv_lease_ttl_ms,
+		      store_read_grant_expiry(s, now));
 }
 
 /* A zeroed answer, or NULL after replying INTERNAL (out of memory). */
@@ -180,7 +184,7 @@ static void h_stat(McreplRpc__Master_Service *svc,
 	store_lock(s);
 	code = store_stat(s, req->tenant, req->key, &o, order,
 			  MASTER_MAX_REPLICAS, &n, a->r.msg, sizeof(a->r.msg));
-	answer_object(s, a, req->key, code, o, order, n, 0);
+	answer_object(s, a, req->key, code, o, order, n, 0, 0); /* no grant */
 	done(&a->resp, cd);
 	store_unlock(s);
 	free(a);

@@ -6,7 +6,8 @@
 
 #include "store_priv.h"
 
-int store_create(const struct master_opts *o, uint64_t grant_key,
+int store_create(const struct master_opts *o,
+		 const uint8_t grant_secret[GRANT_SECRET_BYTES],
 		 uint64_t incarnation, struct store **out)
 {
 	struct store *s = calloc(1, sizeof(*s));
@@ -14,8 +15,9 @@ int store_create(const struct master_opts *o, uint64_t grant_key,
 	if (!s)
 		return -ENOMEM;
 	s->opts = *o;
-	s->grant_key = grant_key;
 	s->incarnation = incarnation;
+	memcpy(s->grant_secret, grant_secret, GRANT_SECRET_BYTES);
+	grant_key_init(&s->grant, grant_secret, incarnation);
 	s->next_segment_id = s->next_version = s->next_task_id = 1;
 	s->evict_rng = incarnation;
 	pthread_mutex_init(&s->lock, NULL);
@@ -69,9 +71,9 @@ uint64_t store_incarnation(const struct store *s)
 	return s->incarnation;
 }
 
-uint64_t store_grant_key(const struct store *s)
+const uint8_t *store_grant_secret(const struct store *s)
 {
-	return s->grant_key;
+	return s->grant_secret;
 }
 
 /* memcpy keeps the pointer access aliasing-safe. */

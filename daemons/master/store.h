@@ -32,6 +32,7 @@
 #include "map.h"
 #include "mcrepl.pb-c.h"
 #include "mcrepl/mcrepl.h"
+#include "grant.h"
 #include "stamp.h"
 
 struct seg_alloc;
@@ -56,6 +57,10 @@ struct master_opts {
 	 * copy_release_ms */
 	uint64_t put_discard_ms, put_release_ms, copy_release_ms;
 	uint32_t max_heartbeat_segments; /* ids one Heartbeat may name */
+	/* Hand out zero grants. Only for the benchmark baseline measuring
+	 * what grants cost (MCREPL_BENCH_NO_GRANTS; BENCHMARKS.md), with
+	 * workers that skip the check alike; never a default. */
+	bool grants_off;
 };
 
 /* ---- records the store lends out (read-only outside store_*.c) ---- */
@@ -106,6 +111,11 @@ struct replica {
 	enum replica_status status;
 	bool dynamic;
 	uint32_t ix_slot; /* its entry in its segment's index (store_obj.c) */
+	/* PROCESSING: the expiry of the WRITE grant handed out for its region
+	 * (the put's or copy's deadline, master clock). A region dropped
+	 * before then stays allocated until then (quarantined), so a writer
+	 * still holding the grant can never write into its next owner. */
+	uint64_t grant_until_ms;
 };
 
 /* Most replicas an object may have in this master. */
@@ -214,7 +224,10 @@ struct task {
 	  "Replicas of leaving segments not yet dropped")                      \
 	X(retire_visits, "dynamic_retire_visits_total", counter,               \
 	  "Objects the retirement pass looked at (those holding a dynamic "    \
-	  "replica)")
+	  "replica)")                                                          \
+	X(quarantined, "regions_quarantined_total", counter,                   \
+	  "Regions kept allocated after their replica went, until a write "    \
+	  "grant or lease for them expired")
 
 /* Reservations reclaimed by the master, one labeled counter family
  * (mcrepl_master_reservations_reclaimed_total{kind,reason}):
@@ -239,13 +252,15 @@ struct store_figures {
 
 /* ---- the store (store.c) ---- */
 
-/* A new store with a copy of *o; grant_key signs data-plane grants;
+/* A new store with a copy of *o; grant_secret (GRANT_SECRET_BYTES random
+ * bytes, new at every start) keys the data-plane grants (grant.h);
  * incarnation (random, non-zero, new at every start) is stamped into every
  * object's regions with its version (daemons/data/stamp.h), so nothing
  * placed by an earlier master is ever served as one of this master's
  * objects. 0, or -ENOMEM. The caller frees it with store_destroy (NULL is
  * fine). */
-int store_create(const struct master_opts *o, uint64_t grant_key,
+int store_create(const struct master_opts *o,
+		 const uint8_t grant_secret[GRANT_SECRET_BYTES],
 		 uint64_t incarnation, struct store **out);
 void store_destroy(struct store *s);
 void store_lock(struct store *s);
@@ -253,8 +268,9 @@ void store_unlock(struct store *s);
 /* The options the store was created with; fixed for its life, so readable
  * without the lock. */
 const struct master_opts *store_opts(const struct store *s);
-/* The key the store signs data-plane grants with. */
-uint64_t store_grant_key(const struct store *s);
+/* The secret the store signs data-plane grants with (GRANT_SECRET_BYTES;
+ * for MountSegmentResponse, to workers only). */
+const uint8_t *store_grant_secret(const struct store *s);
 /* This master's incarnation (fixed for the store's life). */
 uint64_t store_incarnation(const struct store *s);
 /* Bytes a replica of a size-byte object occupies: its stamp, then the
@@ -341,8 +357,18 @@ McreplRpc__Code store_put_revoke(struct store *s, const char *tenant,
 McreplRpc__Code store_remove(struct store *s, const char *tenant,
 			     const char *key, uint64_t now_ms, char *err,
 			     size_t errlen);
-/* Data-plane grant for a replica's region. */
-uint64_t store_grant(const struct store *s, const struct replica *r);
+/* A READ grant of a replica of object version lives this long past a read
+ * (the read lease and this slack; the worker's stamp check keeps a grant
+ * that outlives the lease to the same object). */
+#define STORE_READ_GRANT_SLACK_MS 10000u
+/* The expiry of READ grants handed out at now_ms. */
+uint64_t store_read_grant_expiry(const struct store *s, uint64_t now_ms);
+/* The data-plane grant (grant.h) for op (DATA_OP_READ or DATA_OP_WRITE) on
+ * replica r's whole region, naming version, until expires_ms; zeros when
+ * grants are off. */
+struct data_grant store_grant(const struct store *s, uint8_t op,
+			      const struct replica *r, uint64_t version,
+			      uint64_t expires_ms);
 /* Room for one more replica in o (false at MASTER_MAX_REPLICAS / OOM). */
 bool store_reserve_replica(struct object *o);
 /* Free a replica's region and drop it from the object (index i). */

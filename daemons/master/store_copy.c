@@ -27,6 +27,8 @@ static McreplRpc__Code reserve_copy(struct store *s, struct object *o,
 
 	if (!r)
 		return MCREPL_RPC__CODE__NO_SPACE;
+	/* its WRITE grant ends at the copy's deadline */
+	r->grant_until_ms = now_ms + s->opts.copy_release_ms;
 	*dst_out = *r;
 	o->copies++;
 	o->copy_target = dst->id;

@@ -151,6 +151,7 @@ static McreplRpc__Code reserve_target(struct store *s, struct object *o,
 	r = store__place_replica(s, o, dst, REPLICA_PROCESSING, true);
 	if (!r)
 		return MCREPL_RPC__CODE__NO_SPACE;
+	r->grant_until_ms = l->expires_at_ms; /* the WRITE grant: the lease */
 	o->copies++;
 	*dst_out = *r;
 	return MCREPL_RPC__CODE__OK;

@@ -143,10 +143,19 @@ void store_delete_object(struct store *s, struct object *o)
 
 /* ---- replicas ------------------------------------------------------------ */
 
-uint64_t store_grant(const struct store *s, const struct replica *r)
+uint64_t store_read_grant_expiry(const struct store *s, uint64_t now_ms)
 {
-	return grant_token(s->grant_key, r->segment_id, r->offset,
-			   store_region_bytes(r->size));
+	return now_ms + s->opts.kv_lease_ttl_ms + STORE_READ_GRANT_SLACK_MS;
+}
+
+struct data_grant store_grant(const struct store *s, uint8_t op,
+			      const struct replica *r, uint64_t version,
+			      uint64_t expires_ms)
+{
+	if (s->opts.grants_off)
+		return (struct data_grant){0};
+	return grant_sign(&s->grant, op, r->segment_id, r->offset,
+			  store_region_bytes(r->size), version, expires_ms);
 }
 
 bool store_reserve_replica(struct object *o)
@@ -254,6 +263,24 @@ static bool holds_dynamic(const struct object *o)
 	return false;
 }
 
+/* Keep r's region allocated until free_at_ms; false when out of memory
+ * (the caller frees it now). */
+static bool quarantine(struct store *s, const struct replica *r,
+		       uint64_t free_at_ms)
+{
+	struct quarantine q = {
+	    .segment_id = r->segment_id,
+	    .offset = r->offset,
+	    .free_at_ms = free_at_ms,
+	};
+
+	if (!store__grow(&s->quar, s->n_quar, &s->cap_quar, sizeof(q)))
+		return false;
+	s->quar[s->n_quar++] = q;
+	s->ctr.quarantined++;
+	return true;
+}
+
 /* A leaving segment's regions go with its allocator: never freed one by
  * one. */
 static void drop_replica(struct store *s, struct object *o, size_t i,
@@ -264,7 +291,13 @@ static void drop_replica(struct store *s, struct object *o, size_t i,
 
 	if (seg) {
 		ix_unlink(seg, o, &r);
-		if (free_region && !seg->leaving)
+		if (seg->leaving)
+			free_region = false; /* goes with its allocator */
+		else if (free_region && r.status == REPLICA_PROCESSING &&
+			 r.grant_until_ms > now_ms &&
+			 quarantine(s, &r, r.grant_until_ms))
+			free_region = false; /* its writer's grant still runs */
+		if (free_region)
 			seg_alloc_free(seg->alloc, r.offset);
 	}
 	memmove(&o->replicas[i], &o->replicas[i + 1],
@@ -290,17 +323,14 @@ void store__free_replicas(struct store *s, struct object *o, uint64_t now_ms)
 void store_drop_replica_quarantined(struct store *s, struct object *o, size_t i,
 				    uint64_t now_ms)
 {
-	struct quarantine q = {
-	    .segment_id = o->replicas[i].segment_id,
-	    .offset = o->replicas[i].offset,
-	    .free_at_ms = now_ms + s->opts.cfg.lease_ttl_ms,
-	};
+	uint64_t until = now_ms + s->opts.cfg.lease_ttl_ms;
 
-	if (!store__grow(&s->quar, s->n_quar, &s->cap_quar, sizeof(q))) {
+	if (o->replicas[i].grant_until_ms > until)
+		until = o->replicas[i].grant_until_ms;
+	if (!quarantine(s, &o->replicas[i], until)) {
 		store_drop_replica(s, o, i, now_ms); /* no memory: free now */
 		return;
 	}
-	s->quar[s->n_quar++] = q;
 	drop_replica(s, o, i, now_ms, false);
 }
 

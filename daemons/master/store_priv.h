@@ -36,7 +36,8 @@ struct dyn_policy {
 struct store {
 	pthread_mutex_t lock;
 	struct master_opts opts;
-	uint64_t grant_key;
+	struct grant_key grant; /* signs data-plane grants (grant.h) */
+	uint8_t grant_secret[GRANT_SECRET_BYTES];
 	uint64_t incarnation; /* stamped into regions with each version */
 	/* segments, clients (store_seg.c) */
 	struct segment **segs;

@@ -102,6 +102,18 @@ static McreplRpc__Code place_object(struct store *s, const char *tenant,
 	return MCREPL_RPC__CODE__OK;
 }
 
+/* A put's WRITE grants end when another may take its regions: at its
+ * deadline (put_release_ms), or earlier when a new PutStart of the key
+ * may discard it (put_discard_ms). */
+static uint64_t put_grant_expiry(const struct store *s, uint64_t now_ms)
+{
+	uint64_t ttl = s->opts.put_release_ms;
+
+	if (s->opts.put_discard_ms && s->opts.put_discard_ms < ttl)
+		ttl = s->opts.put_discard_ms;
+	return now_ms + ttl;
+}
+
 McreplRpc__Code store_put_start(struct store *s, const char *tenant,
 				const char *key, uint64_t size, uint32_t n,
 				uint64_t now_ms, struct object **out, char *err,
@@ -132,6 +144,8 @@ McreplRpc__Code store_put_start(struct store *s, const char *tenant,
 	o->version = s->next_version++;
 	o->last_read_ms = now_ms;
 	o->put_deadline_ms = now_ms + s->opts.put_release_ms;
+	for (size_t i = 0; i < o->n_replicas; i++)
+		o->replicas[i].grant_until_ms = put_grant_expiry(s, now_ms);
 	store__insert_object(s, o);
 	s->ctr.puts++;
 	*out = o;

@@ -74,15 +74,37 @@ static void print_ready(struct worker *w)
 	w->ready = true;
 }
 
+void control_master_clock(struct worker *w, uint64_t master_time_ms,
+			  int64_t sent_ms)
+{
+	if (!master_time_ms ||
+	    (w->clock_known && net_now_ms() - sent_ms > CLOCK_MAX_RTT_MS))
+		return;
+	data_server_set_master_clock(w->ds, master_time_ms, sent_ms);
+	w->clock_known = true;
+}
+
+/* A mount reply without the 16-byte grant secret (a master from before
+ * grants): nothing could be read or written here, so it is refused. */
+static bool has_secret(const McreplRpc__MountSegmentResponse *r)
+{
+	return r->grant_secret.len == GRANT_SECRET_BYTES &&
+	       r->grant_secret.data && r->master_time_ms;
+}
+
 static void mounted(struct worker *w, struct wseg *s,
 		    const McreplRpc__MountSegmentResponse *r)
 {
 	s->id = r->segment_id;
 	s->mounted = true;
-	w->grant_key = r->grant_key;
 	w->hb_interval_ms =
 	    r->heartbeat_interval_ms ? r->heartbeat_interval_ms : 1000;
-	data_server_bind(w->ds, s->slot, s->id, w->grant_key);
+	if (r->incarnation != w->incarnation)
+		w->clock_known = false; /* another master, another clock */
+	w->incarnation = r->incarnation;
+	data_server_set_grant_key(w->ds, r->grant_secret.data, r->incarnation);
+	control_master_clock(w, r->master_time_ms, s->mount_sent_ms);
+	data_server_bind(w->ds, s->slot, s->id);
 	w->master_down_logged = false;
 	if (!worker_all_mounted(w))
 		return;
@@ -108,6 +130,11 @@ static void on_mount(int status, ProtobufCMessage *resp, const char *error,
 	} else if (code_of(r->result) != MCREPL_RPC__CODE__OK) {
 		ratelog(&w->rl_mount, "mcrepl-worker: mount %s refused: %s",
 			s->name, msg_of(r->result));
+	} else if (!has_secret(r)) {
+		ratelog(&w->rl_mount,
+			"mcrepl-worker: mount %s: the master sent no grant "
+			"secret (older than this worker?): not serving it",
+			s->name);
 	} else if (!w->stopping) {
 		mounted(w, s, r);
 	}
@@ -136,6 +163,7 @@ static void mount_one(struct worker *w, struct wseg *s)
 	req.rkey = s->rkey;
 	req.rdma_endpoint = w->rdma_endpoint;
 	s->mount_pending = true;
+	s->mount_sent_ms = net_now_ms();
 	worker_call(w, "MountSegment", &req.base,
 		    &mcrepl_rpc__mount_segment_response__descriptor, on_mount,
 		    s);
@@ -157,8 +185,12 @@ void control_remount(struct worker *w)
 	    "mcrepl-worker: master does not know client %llu (restarted or expired us): re-mounting\n",
 	    (unsigned long long)w->client_id);
 	w->ctr.remounts++;
-	for (uint32_t i = 0; i < w->n_segs; i++)
+	/* unbound until re-mounted: the next master may give another of our
+	 * segments an id one of these had */
+	for (uint32_t i = 0; i < w->n_segs; i++) {
 		w->segs[i].mounted = false;
+		data_server_bind(w->ds, w->segs[i].slot, 0);
+	}
 	w->next_mount_ms = 0;
 }
 
@@ -169,12 +201,14 @@ static void on_heartbeat(int status, ProtobufCMessage *resp, const char *error,
 	McreplRpc__HeartbeatResponse *r = (McreplRpc__HeartbeatResponse *)resp;
 
 	w->hb_pending = false;
-	if (status != RPC_OK)
+	if (status != RPC_OK) {
 		master_down(w, "heartbeat", error);
-	else if (code_of(r->result) == MCREPL_RPC__CODE__UNKNOWN_CLIENT)
+	} else if (code_of(r->result) == MCREPL_RPC__CODE__UNKNOWN_CLIENT) {
 		control_remount(w);
-	else
+	} else {
 		w->master_down_logged = false;
+		control_master_clock(w, r->master_time_ms, w->hb_sent_ms);
+	}
 	if (resp)
 		protobuf_c_message_free_unpacked(resp, NULL);
 }
@@ -196,6 +230,7 @@ static void heartbeat(struct worker *w)
 	req.segment_ids = ids;
 	req.segment_reads = reads;
 	w->hb_pending = true;
+	w->hb_sent_ms = net_now_ms();
 	worker_call(w, "Heartbeat", &req.base,
 		    &mcrepl_rpc__heartbeat_response__descriptor, on_heartbeat,
 		    w);

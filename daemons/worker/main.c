@@ -128,6 +128,20 @@ static int choose_advertised(struct worker *w, char *out, size_t cap, char *err,
 	return 0;
 }
 
+/* MCREPL_BENCH_NO_GRANTS=1: serve without grants, for the baseline of the
+ * benchmark that measures their cost (BENCHMARKS.md), loudly. */
+static bool bench_grants_off(void)
+{
+	const char *v = getenv("MCREPL_BENCH_NO_GRANTS");
+
+	if (!v || strcmp(v, "1") != 0)
+		return false;
+	fprintf(stderr, "mcrepl-worker: WARNING: MCREPL_BENCH_NO_GRANTS=1: "
+			"data-plane grants are OFF (a benchmark baseline): "
+			"anyone reaching the data port reads and writes\n");
+	return true;
+}
+
 static int setup_data(struct worker *w, char *err, size_t errlen)
 {
 	struct data_server_config dc;
@@ -140,6 +154,7 @@ static int setup_data(struct worker *w, char *err, size_t errlen)
 	dc.port = (uint16_t)w->flags.data_port;
 	dc.max_io_bytes = w->flags.segment_size;
 	dc.idle_timeout_ms = w->flags.data_idle_timeout_ms;
+	dc.grants_off = bench_grants_off();
 	w->ds = data_server_create(w->base, &dc, err, errlen);
 	if (!w->ds)
 		return -1;

@@ -41,6 +41,35 @@ static void per_segment(struct worker *w, struct mcu_prom *out)
 	}
 }
 
+/* Data-plane requests refused for their grant (grant.h), by reason. */
+static void grant_refusals(const struct data_server_counters *c,
+			   struct mcu_prom *out)
+{
+	static const char name[] = "mcrepl_worker_grant_refusals_total";
+	const struct {
+		const char *reason;
+		uint64_t v;
+	} rows[] = {
+	    {"invalid", c->refused_grant},
+	    {"expired", c->refused_expired},
+	    {"stale_region", c->refused_stale},
+	};
+
+	mcu_prom_head(out, name, "counter",
+		      "READs and WRITEs refused for their grant: forged or for "
+		      "another op, region or object (invalid), expired "
+		      "(writes cut mid-stream included), or a READ of a region "
+		      "holding another object (stale_region)");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mcu_prom_label l = {"reason", rows[i].reason};
+
+		mcu_prom_u64(out, name, &l, 1, rows[i].v);
+	}
+	mcu_prom_metric(out, "mcrepl_worker_writes_cut_total", "counter",
+			"WRITEs cut when their grant expired mid-stream",
+			c->cut_writes);
+}
+
 /* The worker-wide counters and gauges. */
 static void totals(struct worker *w, const struct data_server_counters *c,
 		   struct mcu_prom *out)
@@ -88,6 +117,7 @@ static void totals(struct worker *w, const struct data_server_counters *c,
 		mcu_prom_metric(out, rows[i].name, rows[i].type, NULL,
 				rows[i].v);
 	httpcap_metrics(w->http_cap, "mcrepl_worker_http", out);
+	grant_refusals(c, out);
 }
 
 static void render(struct worker *w, struct mcu_prom *out)

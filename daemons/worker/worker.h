@@ -34,6 +34,7 @@ struct wseg {
 	uint64_t id;  /* the master's segment id, 0 before the first mount */
 	bool mounted; /* the current master knows it */
 	bool mount_pending, unmount_pending;
+	int64_t mount_sent_ms; /* when its pending MountSegment left */
 };
 
 struct worker_counters {
@@ -64,7 +65,10 @@ struct worker {
 	char endpoint[320];	 /* advertised "host:data_port" */
 	char rdma_endpoint[320]; /* advertised "ip:rdma_cm_port", "" on tcp */
 	char caps[2][16]; /* "dynamic_copy", "rdma" (protobuf wants char *) */
-	uint64_t client_id, grant_key;
+	uint64_t client_id;
+	uint64_t incarnation; /* of the master mounted with (grant.h) */
+	bool clock_known;     /* that master's clock offset is set */
+	int64_t hb_sent_ms;   /* when the pending Heartbeat left */
 	uint32_t hb_interval_ms;
 	int64_t next_hb_ms, next_mount_ms, next_fetch_ms, stop_deadline_ms;
 	bool ready, hb_pending, fetch_pending, stopping, unmounting;
@@ -96,6 +100,13 @@ void control_unmount_all(struct worker *w);
  * async unmount not answered yet), all within budget_ms. Returns how many
  * could not be unmounted. */
 int control_unmount_sync(struct worker *w, int budget_ms);
+/* The master answered a call sent at sent_ms with its clock: re-base the
+ * grant expiries (grant.h). A slow answer (above CLOCK_MAX_RTT_MS) is
+ * skipped once an offset is known: its estimate would be early by the
+ * whole round trip. */
+#define CLOCK_MAX_RTT_MS 1000
+void control_master_clock(struct worker *w, uint64_t master_time_ms,
+			  int64_t sent_ms);
 /* The segment with master id `id`, or NULL. */
 struct wseg *worker_segment(struct worker *w, uint64_t id);
 bool worker_all_mounted(const struct worker *w);

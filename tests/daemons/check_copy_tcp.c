@@ -21,11 +21,12 @@
 #include "copy_engine_tcp.h"
 #include "data_proto.h"
 #include "grant.h"
+#include "grantfix.h"
+#include "stamp.h"
 
 Suite *make_copy_tcp_suite(void);
 
 #define SEG_ID 7
-#define GRANT_KEY 0x5eedULL
 #define SEG_BYTES (17u << 20)
 
 struct fixture {
@@ -84,7 +85,8 @@ static void setup(void)
 	fill(fx.src, SEG_BYTES, 42);
 	slot = data_server_add_segment(fx.ds, fx.seg, SEG_BYTES);
 	ck_assert_int_eq(slot, 0);
-	data_server_bind(fx.ds, slot, SEG_ID, GRANT_KEY);
+	data_server_bind(fx.ds, slot, SEG_ID);
+	gf_arm(fx.ds);
 	snprintf(fx.endpoint, sizeof(fx.endpoint), "127.0.0.1:%u",
 		 data_server_port(fx.ds));
 	setup_engine(8, 256u << 20, 10000);
@@ -116,8 +118,8 @@ static void on_done(int status, const char *error, void *arg)
 static struct copy_target target(const char *ep, uint64_t off, uint64_t len)
 {
 	struct copy_target t = {
-	    ep, SEG_ID, off, len, grant_token(GRANT_KEY, SEG_ID, off, len),
-	    0,	0};
+	    ep, SEG_ID, off, len, gf_grant(DATA_OP_WRITE, SEG_ID, off, len, 1),
+	    0,	0,	NULL};
 
 	return t;
 }
@@ -176,12 +178,12 @@ START_TEST(test_wrong_token_refused)
 	struct copy_target good = target(fx.endpoint, 2u << 20, 1u << 20);
 	struct data_server_counters c;
 
-	bad.write_token ^= 1;
+	bad.grant.tag ^= 1;
 	post(0, fx.src, 1u << 20, &bad);
 	post(1, fx.src, 1u << 20, &good);
 	run_until(2);
 	ck_assert_int_eq(fx.statuses[0], -EACCES);
-	ck_assert_msg(strstr(fx.errors[0], "write token refused") != NULL, "%s",
+	ck_assert_msg(strstr(fx.errors[0], "write grant refused") != NULL, "%s",
 		      fx.errors[0]);
 	ck_assert_int_eq(fx.statuses[1], 0);
 	for (size_t i = 0; i < (1u << 20); i++)
@@ -217,7 +219,7 @@ START_TEST(test_refused_mid_payload_releases_source_first)
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ck_assert(unmap_src != MAP_FAILED);
 	memcpy(unmap_src, fx.src, unmap_len);
-	bad.write_token ^= 1;
+	bad.grant.tag ^= 1;
 	ck_assert_int_eq(fx.eng->ops->post_write(fx.eng, unmap_src, unmap_len,
 						 &bad, on_done_unmap,
 						 (void *)(intptr_t)0),
@@ -582,11 +584,13 @@ END_TEST
  * connection that stays open. */
 START_TEST(test_raw_read_and_stats)
 {
+	const uint64_t n = STAMP_BYTES + 5;
 	struct data_req reqs[] = {
-	    {DATA_OP_READ, SEG_ID, 10, 5, 0},
-	    {DATA_OP_READ, 99, 0, 1, 0},
-	    {DATA_OP_READ, SEG_ID, 0, SEG_BYTES + 1, 0},
-	    {DATA_OP_STATS, SEG_ID, 0, 0, 0},
+	    {DATA_OP_READ, SEG_ID, 10, n,
+	     gf_grant(DATA_OP_READ, SEG_ID, 10, n, GF_OBJECT)},
+	    {DATA_OP_READ, 99, 0, 1, {0, 0, 0}},
+	    {DATA_OP_READ, SEG_ID, 0, SEG_BYTES + 1, {0, 0, 0}},
+	    {DATA_OP_STATS, SEG_ID, 0, 0, {0, 0, 0}},
 	};
 	uint8_t out[sizeof(reqs) / sizeof(reqs[0])][DATA_REQ_BYTES], buf[2048];
 	uint8_t *p = buf;
@@ -595,7 +599,8 @@ START_TEST(test_raw_read_and_stats)
 	size_t got;
 	int fd = raw_connect();
 
-	memcpy(fx.seg + 10, "hello", 5);
+	memcpy(fx.seg + 10 + STAMP_BYTES, "hello", 5);
+	gf_stamp(fx.seg + 10, GF_OBJECT, 5);
 	for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++)
 		data_req_encode(&reqs[i], out[i]);
 	ck_assert_int_eq(send(fd, out, sizeof(out), 0), sizeof(out));
@@ -603,7 +608,7 @@ START_TEST(test_raw_read_and_stats)
 	ck_assert_int_eq(raw_drain(fd, buf, sizeof(buf), &got), 0);
 	ck_assert_int_eq(data_resp_decode(p, &r), 0);
 	ck_assert_uint_eq(r.status, DATA_OK);
-	ck_assert_mem_eq(p + DATA_RESP_BYTES, "hello", 5);
+	ck_assert_mem_eq(p + DATA_RESP_BYTES + STAMP_BYTES, "hello", 5);
 	p += DATA_RESP_BYTES + r.length;
 	ck_assert_int_eq(data_resp_decode(p, &r), 0);
 	ck_assert_uint_eq(r.status, DATA_E_NO_SEGMENT);
@@ -616,7 +621,7 @@ START_TEST(test_raw_read_and_stats)
 	ck_assert_uint_eq(r.length, DATA_STATS_BYTES);
 	data_stats_decode(p + DATA_RESP_BYTES, &ds);
 	ck_assert_uint_eq(ds.reads, 1);
-	ck_assert_uint_eq(ds.read_bytes, 5);
+	ck_assert_uint_eq(ds.read_bytes, n);
 	p += DATA_RESP_BYTES + r.length;
 	ck_assert_uint_eq((size_t)(p - buf), got);
 	close(fd);
@@ -636,9 +641,11 @@ START_TEST(test_raw_write_in_pieces)
 	const uint64_t off = 1000, len = 48u << 10;
 	struct data_req reqs[] = {
 	    {DATA_OP_WRITE, SEG_ID, off, len,
-	     grant_token(GRANT_KEY, SEG_ID, off, len)},
-	    {DATA_OP_WRITE, SEG_ID, 0, 4, 1}, /* wrong token */
-	    {DATA_OP_READ, SEG_ID, off, 8, 0},
+	     gf_grant(DATA_OP_WRITE, SEG_ID, off, len, 1)},
+	    {DATA_OP_WRITE, SEG_ID, 0, 4, {1, UINT64_MAX, 1}}, /* forged */
+	    /* granted, but no object's stamp there: refused in step */
+	    {DATA_OP_READ, SEG_ID, off, 8,
+	     gf_grant(DATA_OP_READ, SEG_ID, off, 8, 1)},
 	};
 	uint8_t hdr[3][DATA_REQ_BYTES], buf[1024], *p = buf;
 	struct data_resp r;
@@ -671,10 +678,8 @@ START_TEST(test_raw_write_in_pieces)
 	ck_assert_uint_eq(r.status, DATA_E_DENIED);
 	p += DATA_RESP_BYTES + r.length;
 	ck_assert_int_eq(data_resp_decode(p, &r), 0);
-	ck_assert_uint_eq(r.status, DATA_OK);
-	ck_assert_uint_eq(r.length, 8);
-	ck_assert_mem_eq(p + DATA_RESP_BYTES, fx.src, 8);
-	ck_assert_uint_eq((size_t)(p + DATA_RESP_BYTES + 8 - buf), got);
+	ck_assert_uint_eq(r.status, DATA_E_STALE);
+	ck_assert_uint_eq((size_t)(p + DATA_RESP_BYTES + r.length - buf), got);
 	ck_assert_uint_eq(fx.seg[0], 0);
 	close(fd);
 }
@@ -688,7 +693,7 @@ START_TEST(test_raw_idle_mid_payload_closes)
 	struct data_server_counters c;
 	const uint64_t len = 64u << 10;
 	struct data_req w = {DATA_OP_WRITE, SEG_ID, 0, len,
-			     grant_token(GRANT_KEY, SEG_ID, 0, len)};
+			     gf_grant(DATA_OP_WRITE, SEG_ID, 0, len, 1)};
 	uint8_t hdr[DATA_REQ_BYTES], buf[64];
 	char err[256] = "";
 	size_t got;
@@ -700,9 +705,9 @@ START_TEST(test_raw_idle_mid_payload_closes)
 	dc.idle_timeout_ms = 100;
 	fx.ds = data_server_create(fx.base, &dc, err, sizeof(err));
 	ck_assert_msg(fx.ds != NULL, "%s", err);
-	data_server_bind(fx.ds,
-			 data_server_add_segment(fx.ds, fx.seg, SEG_BYTES),
-			 SEG_ID, GRANT_KEY);
+	data_server_bind(
+	    fx.ds, data_server_add_segment(fx.ds, fx.seg, SEG_BYTES), SEG_ID);
+	gf_arm(fx.ds);
 	fd = raw_connect();
 	data_req_encode(&w, hdr);
 	send_all(fd, hdr, sizeof(hdr));

@@ -115,7 +115,7 @@ static int read_ok(struct data_pool *p, const struct fake *f, uint64_t off)
 {
 	uint8_t buf[LEN];
 	char err[256];
-	int st = data_read(p, f->ep, 1, off, buf, sizeof(buf), 2000, err,
+	int st = data_read(p, f->ep, 1, off, buf, sizeof(buf), NULL, 2000, err,
 			   sizeof(err));
 
 	if (st)
@@ -230,7 +230,7 @@ START_TEST(test_bad_endpoint_is_refused)
 	char err[256];
 
 	ck_assert_int_eq(
-	    data_read(p, "no-port", 1, 0, buf, 8, 100, err, sizeof(err)),
+	    data_read(p, "no-port", 1, 0, buf, 8, NULL, 100, err, sizeof(err)),
 	    -EINVAL);
 	ck_assert_str_eq(err, "bad data endpoint 'no-port'");
 	assert_stats(p, 0, 0, 0, 0, 0);

@@ -1,6 +1,7 @@
 /* Data-plane header codec: golden bytes both ways, refused headers, and
  * the range/size checks (overflow included). */
 #include <check.h>
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -16,23 +17,30 @@ struct golden_req {
 
 /* clang-format off */
 static const struct golden_req golden_reqs[] = {
-	{{DATA_OP_READ, 3, 0x1000, 0x20, 0},
+	{{DATA_OP_READ, 3, 0x1000, 0x20, {0, 0, 0}},
 	 {0x4d, 0x43, 0x44, 0x50,		/* "MCDP" */
-	  0x01, 0x01, 0x00, 0x00,		/* version 1, READ */
+	  0x02, 0x01, 0x00, 0x00,		/* version 2, READ */
 	  0, 0, 0, 0, 0, 0, 0, 0x03,		/* segment 3 */
 	  0, 0, 0, 0, 0, 0, 0x10, 0x00,		/* offset 0x1000 */
 	  0, 0, 0, 0, 0, 0, 0, 0x20,		/* length 0x20 */
-	  0, 0, 0, 0, 0, 0, 0, 0}},		/* no token */
+	  0, 0, 0, 0, 0, 0, 0, 0,		/* no grant: object */
+	  0, 0, 0, 0, 0, 0, 0, 0,		/* expiry */
+	  0, 0, 0, 0, 0, 0, 0, 0}},		/* tag */
 	{{DATA_OP_WRITE, 0x0102030405060708ULL, 0x1112131415161718ULL,
-	  0x2122232425262728ULL, 0xa1a2a3a4a5a6a7a8ULL},
-	 {0x4d, 0x43, 0x44, 0x50, 0x01, 0x02, 0x00, 0x00,
+	  0x2122232425262728ULL,
+	  {0x3132333435363738ULL, 0x4142434445464748ULL,
+	   0xa1a2a3a4a5a6a7a8ULL}},
+	 {0x4d, 0x43, 0x44, 0x50, 0x02, 0x02, 0x00, 0x00,
 	  0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
 	  0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,
 	  0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28,
+	  0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38,
+	  0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48,
 	  0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8}},
-	{{DATA_OP_STATS, 9, 0, 0, 0},
-	 {0x4d, 0x43, 0x44, 0x50, 0x01, 0x03, 0x00, 0x00,
+	{{DATA_OP_STATS, 9, 0, 0, {0, 0, 0}},
+	 {0x4d, 0x43, 0x44, 0x50, 0x02, 0x03, 0x00, 0x00,
 	  0, 0, 0, 0, 0, 0, 0, 0x09,
+	  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	  0, 0, 0, 0, 0, 0, 0, 0}},
 };
@@ -73,7 +81,9 @@ START_TEST(test_req_decode_golden)
 	ck_assert_uint_eq(r.segment_id, g->req.segment_id);
 	ck_assert_uint_eq(r.offset, g->req.offset);
 	ck_assert_uint_eq(r.length, g->req.length);
-	ck_assert_uint_eq(r.write_token, g->req.write_token);
+	ck_assert_uint_eq(r.grant.object_id, g->req.grant.object_id);
+	ck_assert_uint_eq(r.grant.expires_ms, g->req.grant.expires_ms);
+	ck_assert_uint_eq(r.grant.tag, g->req.grant.tag);
 }
 END_TEST
 
@@ -84,9 +94,10 @@ static const struct {
 	enum data_decode want;
 } bad_headers[] = {
     {0, 'X', DATA_DECODE_BAD_MAGIC},	{3, 0x51, DATA_DECODE_BAD_MAGIC},
-    {4, 0x00, DATA_DECODE_BAD_VERSION}, {4, 0x02, DATA_DECODE_BAD_VERSION},
-    {5, 0x00, DATA_DECODE_BAD_OP},	{5, 0x04, DATA_DECODE_BAD_OP},
-    {5, 0xff, DATA_DECODE_BAD_OP},	{6, 0xff, DATA_DECODE_OK},
+    {4, 0x00, DATA_DECODE_BAD_VERSION}, {4, 0x01, DATA_DECODE_BAD_VERSION},
+    {4, 0x03, DATA_DECODE_BAD_VERSION}, {5, 0x00, DATA_DECODE_BAD_OP},
+    {5, 0x04, DATA_DECODE_BAD_OP},	{5, 0xff, DATA_DECODE_BAD_OP},
+    {6, 0xff, DATA_DECODE_OK},
 };
 
 START_TEST(test_req_decode_refused)
@@ -97,6 +108,11 @@ START_TEST(test_req_decode_refused)
 	memcpy(buf, golden_reqs[0].bytes, sizeof(buf));
 	buf[bad_headers[_i].at] = bad_headers[_i].value;
 	ck_assert_int_eq(data_req_decode(buf, &r), bad_headers[_i].want);
+	/* magic and version are judged from the first bytes already */
+	ck_assert_int_eq(data_req_decode_prefix(buf),
+			 bad_headers[_i].want == DATA_DECODE_BAD_OP
+			     ? DATA_DECODE_OK
+			     : bad_headers[_i].want);
 	if (bad_headers[_i].want != DATA_DECODE_OK)
 		ck_assert_uint_eq(r.segment_id, 0); /* untouched */
 }
@@ -124,8 +140,8 @@ static const struct {
 
 START_TEST(test_req_check)
 {
-	struct data_req r = {checks[_i].op, 1, checks[_i].offset,
-			     checks[_i].length, 0};
+	struct data_req r = {
+	    checks[_i].op, 1, checks[_i].offset, checks[_i].length, {0, 0, 0}};
 
 	ck_assert_int_eq(data_req_check(&r, checks[_i].seg_len, checks[_i].max),
 			 checks[_i].want);
@@ -163,7 +179,12 @@ END_TEST
 START_TEST(test_status_names)
 {
 	ck_assert_str_eq(data_status_str(DATA_OK), "ok");
-	ck_assert_str_eq(data_status_str(DATA_E_DENIED), "write token refused");
+	ck_assert_str_eq(data_status_str(DATA_E_DENIED), "grant refused");
+	ck_assert_str_eq(data_status_str(DATA_E_EXPIRED), "grant expired");
+	ck_assert_str_eq(data_status_str(DATA_E_STALE),
+			 "region holds another object");
+	ck_assert_int_eq(data_status_errno(DATA_E_EXPIRED), -EKEYEXPIRED);
+	ck_assert_int_eq(data_status_errno(DATA_E_STALE), -ESTALE);
 	ck_assert_str_eq(data_status_str(DATA_E_RANGE),
 			 "range outside the segment");
 	ck_assert_str_eq(data_status_str(77), "unknown status");

@@ -48,7 +48,9 @@ static void fx_start_opts(struct fx *x, const struct master_opts *o)
 {
 	memset(x, 0, sizeof(*x));
 	x->now = 1000000;
-	ck_assert_int_eq(store_create(o, 42, 7, &x->s), 0);
+	static const uint8_t secret[GRANT_SECRET_BYTES] = "lifecycle-key!!";
+
+	ck_assert_int_eq(store_create(o, secret, 7, &x->s), 0);
 	store_lock(x->s);
 	x->seg_a = mount_seg(x, CA, "seg-a", "");
 	x->seg_b = mount_seg(x, CB, "seg-b", "");
@@ -170,6 +172,16 @@ START_TEST(test_lifecycle3_put_of_an_expired_writer_is_reclaimed)
 	ck_assert_ptr_null(store_find(x.s, "t", "k"));
 	ck_assert_ptr_nonnull(store_find(x.s, "t", "other"));
 	ck_assert_uint_eq(figures(&x).reclaimed.put_owner, 1);
+	/* the writer may only be stopped and still holds its WRITE grant
+	 * (issue 16): its region stays allocated until the grant expires
+	 * (put_discard_ms after PutStart), never handed to another object
+	 * that the late writer could overwrite */
+	ck_assert_uint_eq(figures(&x).quarantined, 1);
+	ck_assert_uint_eq(used(&x), 2 * store_region_bytes(4096));
+	x.now += store_opts(x.s)->put_discard_ms;
+	beat(&x, CA);
+	beat(&x, CB);
+	tick(&x);
 	ck_assert_uint_eq(used(&x), store_region_bytes(4096));
 	fx_stop(&x);
 }

@@ -144,7 +144,9 @@ static uint64_t put_n(struct cluster *cl, const char *tenant, const char *key,
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
 	ck_assert_uint_eq(r->n_replicas, n);
-	ck_assert_uint_ne(r->replicas[0]->write_token, 0);
+	ck_assert_uint_ne(r->replicas[0]->grant_tag, 0); /* a WRITE grant */
+	ck_assert_uint_eq(r->replicas[0]->grant_object_id, r->version);
+	ck_assert_uint_eq(r->replicas[0]->write_token, 0);
 	version = r->version;
 	protobuf_c_message_free_unpacked(&r->base, NULL);
 	mcrepl_rpc__put_end_request__init(&pe);

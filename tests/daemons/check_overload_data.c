@@ -22,6 +22,7 @@
 #include "data_proto.h"
 #include "data_server.h"
 #include "grant.h"
+#include "grantfix.h"
 #include "harness.h"
 #include "netutil.h"
 #include "rawsock.h"
@@ -29,7 +30,6 @@
 Suite *make_overload_data_suite(void);
 
 #define SEG_ID 7
-#define SEG_KEY 99
 #define SEG_BYTES (1u << 20)
 
 struct dloop {
@@ -76,7 +76,8 @@ static void dloop_start(struct dloop *d, const struct data_server_config *dc)
 	d->seg = calloc(1, SEG_BYTES);
 	slot = data_server_add_segment(d->ds, d->seg, SEG_BYTES);
 	ck_assert_int_ge(slot, 0);
-	data_server_bind(d->ds, slot, SEG_ID, SEG_KEY);
+	data_server_bind(d->ds, slot, SEG_ID);
+	gf_arm(d->ds);
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, d->stop_fds), 0);
 	d->stop_ev =
 	    event_new(d->base, d->stop_fds[0], EV_READ, stop_cb, d->base);
@@ -102,9 +103,10 @@ static void dloop_free(struct dloop *d)
 }
 
 static void send_req(int fd, uint8_t op, uint64_t seg, uint64_t len,
-		     uint64_t token)
+		     struct data_grant grant)
 {
-	struct data_req r = {op, seg, 0, len, token};
+	struct data_req r = {
+	    .op = op, .segment_id = seg, .length = len, .grant = grant};
 	uint8_t hdr[DATA_REQ_BYTES];
 
 	data_req_encode(&r, hdr);
@@ -127,9 +129,9 @@ static int read_reply(int fd)
 	return r.status;
 }
 
-static uint64_t token(uint64_t len)
+static struct data_grant token(uint64_t len)
 {
-	return grant_token(SEG_KEY, SEG_ID, 0, len);
+	return gf_grant(DATA_OP_WRITE, SEG_ID, 0, len, GF_OBJECT);
 }
 
 START_TEST(test_data_port_header_timeout_and_cap)
@@ -183,7 +185,8 @@ START_TEST(test_data_slow_write_payload_is_closed)
 	raw_send(slow, chunk, 1000);
 	/* refused (bad token): its payload is read to be dropped, slowly */
 	discard = raw_connect(port);
-	send_req(discard, DATA_OP_WRITE, SEG_ID, SEG_BYTES, 1);
+	send_req(discard, DATA_OP_WRITE, SEG_ID, SEG_BYTES,
+		 (struct data_grant){.expires_ms = 1, .tag = 1});
 	ck_assert_int_eq(read_reply(discard), DATA_E_DENIED);
 	raw_send(discard, chunk, 1000);
 	/* 64 KiB every 100 ms: ten times the rate, three windows long */
@@ -229,7 +232,8 @@ static uint64_t flood_reads(int fd)
 {
 	enum { N = 1024 };
 	static uint8_t buf[N * DATA_REQ_BYTES];
-	struct data_req r = {DATA_OP_READ, 12345, 0, 1, 0};
+	struct data_req r = {
+	    .op = DATA_OP_READ, .segment_id = 12345, .length = 1};
 	int64_t end = net_now_ms() + 1000;
 	uint64_t sent = 0;
 

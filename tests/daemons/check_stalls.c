@@ -15,6 +15,8 @@
 #include "flags.h"
 #include "store.h"
 
+static const uint8_t test_secret[GRANT_SECRET_BYTES] = "not-a-real-key!";
+
 Suite *make_stalls_suite(void);
 
 #define MIB (1024 * 1024)
@@ -69,7 +71,7 @@ static void fx_start_opts(struct fx *x, const struct master_opts *o, bool three)
 {
 	memset(x, 0, sizeof(*x));
 	x->now = 1000000;
-	ck_assert_int_eq(store_create(o, 42, 7, &x->s), 0);
+	ck_assert_int_eq(store_create(o, test_secret, 7, &x->s), 0);
 	store_lock(x->s);
 	x->a = mount_seg(x, CA, "a");
 	x->b = mount_seg(x, CB, "b");
@@ -328,7 +330,7 @@ static void fx_start_evict(struct fx *x, uint64_t capacity)
 	o.eviction_high_watermark = 0.5;
 	memset(x, 0, sizeof(*x));
 	x->now = 1000000;
-	ck_assert_int_eq(store_create(&o, 42, 7, &x->s), 0);
+	ck_assert_int_eq(store_create(&o, test_secret, 7, &x->s), 0);
 	store_lock(x->s);
 	ck_assert_int_eq(store_mount(x->s, &m, x->now, &x->a, err, sizeof(err)),
 			 MCREPL_RPC__CODE__OK);
@@ -552,7 +554,7 @@ START_TEST(test_stalls_expired_source_retires_each_dynamic_copy_once)
 	o.cfg.policy = MCREPL_POLICY_RFC;
 	memset(&x, 0, sizeof(x));
 	x.now = 1000000;
-	ck_assert_int_eq(store_create(&o, 42, 7, &x.s), 0);
+	ck_assert_int_eq(store_create(&o, test_secret, 7, &x.s), 0);
 	store_lock(x.s);
 	x.a = mount_seg(&x, CA, "a");
 	for (int i = 0; i < n; i++)
@@ -607,7 +609,7 @@ START_TEST(test_stalls_second_host_counts_before_the_next_tick)
 	o.cfg.admission_qps_threshold = 5;
 	memset(&x, 0, sizeof(x));
 	x.now = 1000000;
-	ck_assert_int_eq(store_create(&o, 42, 7, &x.s), 0);
+	ck_assert_int_eq(store_create(&o, test_secret, 7, &x.s), 0);
 	store_lock(x.s);
 	x.a = mount_seg(&x, CA, "a");
 	last_evict = x.now;
@@ -637,7 +639,7 @@ START_TEST(test_stalls_domain_copy_retired_by_its_domain_heat)
 	o.kv_lease_ttl_ms = 50; /* reads 100 ms apart: no lease at a tick */
 	memset(&x, 0, sizeof(x));
 	x.now = 1000000;
-	ck_assert_int_eq(store_create(&o, 42, 7, &x.s), 0);
+	ck_assert_int_eq(store_create(&o, test_secret, 7, &x.s), 0);
 	store_lock(x.s);
 	x.a = mount_seg_in(&x, CA, "a", "d1");
 	window = o.cfg.heat_window_ms;

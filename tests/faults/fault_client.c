@@ -223,9 +223,10 @@ static int step_put(rpc_client *rc, const char *tenant, const char *key,
 	for (size_t i = 0; i < resp->n_replicas; i++) {
 		const McreplRpc__Replica *r = resp->replicas[i];
 
+		struct data_grant g = store_replica_grant(r);
+
 		st = store_data_write(r->endpoint, r->segment_id, r->offset,
-				      region, len, r->write_token, 5000, err,
-				      sizeof(err));
+				      region, len, &g, 5000, err, sizeof(err));
 		if (st) {
 			fprintf(stderr, "step put: write: %s\n", err);
 			break;
@@ -288,6 +289,7 @@ static int step_copy(rpc_client *rc, const char *tenant, const char *key,
 	McreplRpc__CopyStartResponse *resp;
 	McreplRpc__CopyEndRequest ereq;
 	McreplRpc__CopyEndResponse *eresp;
+	struct data_grant sg, tg;
 	uint64_t len;
 	uint8_t *buf;
 	char err[256];
@@ -308,15 +310,18 @@ static int step_copy(rpc_client *rc, const char *tenant, const char *key,
 	step("copy_start");
 	len = resp->source->size + resp->source->stamp_bytes;
 	buf = malloc(len);
-	st = buf ? store_data_read(
-		       resp->source->endpoint, resp->source->segment_id,
-		       resp->source->offset, buf, len, 5000, err, sizeof(err))
+	sg = store_replica_grant(resp->source);
+	tg = store_replica_grant(resp->target);
+	st = buf ? store_data_read(resp->source->endpoint,
+				   resp->source->segment_id,
+				   resp->source->offset, buf, len, &sg, 5000,
+				   err, sizeof(err))
 		 : -ENOMEM;
 	if (!st)
-		st = store_data_write(
-		    resp->target->endpoint, resp->target->segment_id,
-		    resp->target->offset, buf, len, resp->write_token, 5000,
-		    err, sizeof(err));
+		st = store_data_write(resp->target->endpoint,
+				      resp->target->segment_id,
+				      resp->target->offset, buf, len, &tg, 5000,
+				      err, sizeof(err));
 	if (st)
 		fprintf(stderr, "step copy: %s\n", err);
 	free(buf);

@@ -126,6 +126,7 @@ static void check_store(struct store *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static const uint8_t secret[GRANT_SECRET_BYTES] = "fuzz-grant-key!";
 	struct master_service svc;
 	struct master_opts o;
 	struct store *s = NULL;
@@ -134,7 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	options(&o, data[0]);
-	FUZZ_CHECK(store_create(&o, 0x5eed, 0x1dea, &s) == 0);
+	FUZZ_CHECK(store_create(&o, secret, 0x1dea, &s) == 0);
 	clock_ms = 1000;
 	master_service_init(&svc, s, fake_now);
 	data++;

@@ -1,0 +1,628 @@
+/* The sealed data plane (issue 16; issue 13's stale writer): every READ and
+ * WRITE on a worker's data port needs the master's grant for exactly that
+ * op, region and object, not expired, under the running master's secret.
+ * First the grant itself and the data server in-process (exact statuses),
+ * then the attacks against real daemons on loopback: each refused with its
+ * status and reason, and no byte of any object changed. */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "data_client.h"
+#include "grant.h"
+#include "grantfix.h"
+#include "harness.h"
+#include "netutil.h"
+#include "stamp.h"
+#include "store_client.h"
+
+Suite *make_grant_suite(void);
+
+/* ---- the MAC ----------------------------------------------------------- */
+
+static struct data_req req_of(uint8_t op, uint64_t seg, uint64_t off,
+			      uint64_t len, struct data_grant g)
+{
+	return (struct data_req){op, seg, off, len, g};
+}
+
+/* One field of the request or the key changed per row: DENIED; the
+ * untouched request passes; past its expiry it is EXPIRED. */
+START_TEST(test_grant_binds_every_field)
+{
+	struct grant_key k, other;
+	const uint64_t exp = 5000;
+	struct data_grant g;
+	struct data_req r;
+	uint8_t secret2[GRANT_SECRET_BYTES];
+
+	grant_key_init(&k, gf_secret, GF_INCARNATION);
+	g = grant_sign(&k, DATA_OP_READ, 3, 4096, 1000, 9, exp);
+	ck_assert_uint_ne(g.tag, 0);
+	ck_assert_uint_eq(g.object_id, 9);
+	ck_assert_uint_eq(g.expires_ms, exp);
+	r = req_of(DATA_OP_READ, 3, 4096, 1000, g);
+	ck_assert_int_eq(grant_check(&k, &r, 4999), DATA_OK);
+	ck_assert_int_eq(grant_check(&k, &r, 5000), DATA_E_EXPIRED);
+	ck_assert_int_eq(grant_check(&k, &r, -1), DATA_E_EXPIRED);
+	for (int row = 0; row < 10; row++) {
+		struct data_req x = r;
+		const struct grant_key *kk = &k;
+
+		switch (row) {
+		case 0:
+			x.op = DATA_OP_WRITE;
+			break;
+		case 1:
+			x.segment_id = 4;
+			break;
+		case 2:
+			x.offset += STAMP_BYTES;
+			break;
+		case 3:
+			x.length -= 1;
+			break;
+		case 4:
+			x.grant.object_id = 10;
+			break;
+		case 5:
+			x.grant.expires_ms += 60000;
+			break; /* extended */
+		case 6:
+			x.grant.tag ^= 1ULL << 63;
+			break;
+		case 7:
+			x.grant.tag = 0;
+			break;
+		case 8: /* another incarnation, same secret */
+			grant_key_init(&other, gf_secret, GF_INCARNATION + 1);
+			kk = &other;
+			break;
+		default: /* another secret (a restarted master) */
+			memcpy(secret2, gf_secret, sizeof(secret2));
+			secret2[15] ^= 1;
+			grant_key_init(&other, secret2, GF_INCARNATION);
+			kk = &other;
+			break;
+		}
+		ck_assert_msg(grant_check(kk, &x, 0) == DATA_E_DENIED, "row %d",
+			      row);
+	}
+	memset(&other, 0, sizeof(other)); /* no secret yet: refuse all */
+	ck_assert_int_eq(grant_check(&other, &r, 0), DATA_E_DENIED);
+}
+END_TEST
+
+/* ---- the data server, in-process ---------------------------------------- */
+
+#define SEG_ID 7
+#define SEG_BYTES (1u << 20)
+
+static struct {
+	struct event_base *base;
+	struct data_server *ds;
+	uint8_t *seg;
+	char ep[64];
+	pthread_t th;
+} ip;
+
+static void *ip_loop(void *arg)
+{
+	(void)arg;
+	event_base_loop(ip.base, EVLOOP_NO_EXIT_ON_EMPTY);
+	return NULL;
+}
+
+static void ip_setup(void)
+{
+	struct data_server_config dc;
+	char err[256];
+
+	ip.base = event_base_new();
+	data_server_config_init(&dc);
+	dc.port = 0;
+	ip.ds = data_server_create(ip.base, &dc, err, sizeof(err));
+	ck_assert_msg(ip.ds != NULL, "%s", err);
+	ip.seg = calloc(1, SEG_BYTES);
+	ck_assert_ptr_nonnull(ip.seg);
+	data_server_bind(
+	    ip.ds, data_server_add_segment(ip.ds, ip.seg, SEG_BYTES), SEG_ID);
+	gf_arm(ip.ds);
+	snprintf(ip.ep, sizeof(ip.ep), "127.0.0.1:%u", data_server_port(ip.ds));
+	ck_assert_int_eq(pthread_create(&ip.th, NULL, ip_loop, NULL), 0);
+}
+
+static void ip_teardown(void)
+{
+	char err[128];
+	int fd;
+
+	/* the loop runs in another thread (libevent without its thread
+	 * support): a connection wakes it to see the break */
+	event_base_loopbreak(ip.base);
+	fd = net_connect("127.0.0.1", data_server_port(ip.ds), 2000, err,
+			 sizeof(err));
+	pthread_join(ip.th, NULL);
+	if (fd >= 0)
+		close(fd);
+	data_server_destroy(ip.ds);
+	event_base_free(ip.base);
+	free(ip.seg);
+}
+
+/* A READ of the region at off (stamp + 100 bytes) with grant g. */
+static int ip_read(uint64_t off, uint64_t len, const struct data_grant *g,
+		   uint8_t *buf, char *err, size_t errlen)
+{
+	return data_read(NULL, ip.ep, SEG_ID, off, buf, len, g, 2000, err,
+			 errlen);
+}
+
+/* A granted READ expires; a READ whose region was reused by another
+ * object (its stamp names another) is refused though its grant still
+ * runs: a grant that outlives the read lease never reads someone else's
+ * bytes. */
+START_TEST(test_read_refused_after_expiry_or_reuse)
+{
+	const uint64_t len = STAMP_BYTES + 100;
+	uint8_t buf[STAMP_BYTES + 100];
+	struct data_grant g;
+	char err[256];
+
+	memset(ip.seg + STAMP_BYTES, 'a', 100);
+	gf_stamp(ip.seg, GF_OBJECT, 100);
+	g = gf_grant(DATA_OP_READ, SEG_ID, 0, len, GF_OBJECT);
+	ck_assert_int_eq(ip_read(0, len, &g, buf, err, sizeof(err)), 0);
+	ck_assert_uint_eq(buf[STAMP_BYTES], 'a');
+	g = gf_grant_until(DATA_OP_READ, SEG_ID, 0, len, GF_OBJECT,
+			   (uint64_t)net_now_ms() - 1);
+	memset(buf, 0, sizeof(buf));
+	ck_assert_int_eq(ip_read(0, len, &g, buf, err, sizeof(err)),
+			 -EKEYEXPIRED);
+	ck_assert_msg(strstr(err, "expired") && strstr(err, "ask the master"),
+		      "%s", err);
+	ck_assert_uint_eq(buf[STAMP_BYTES], 0);
+	/* the region now holds object 78 (another tenant's) */
+	memset(ip.seg + STAMP_BYTES, 'b', 100);
+	gf_stamp(ip.seg, GF_OBJECT + 1, 100);
+	g = gf_grant(DATA_OP_READ, SEG_ID, 0, len, GF_OBJECT);
+	ck_assert_int_eq(ip_read(0, len, &g, buf, err, sizeof(err)), -ESTALE);
+	ck_assert_msg(strstr(err, "no longer holds object 77"), "%s", err);
+	ck_assert_uint_eq(buf[STAMP_BYTES], 0);
+}
+END_TEST
+
+/* A WRITE whose grant expires while its payload still streams is cut at
+ * the expiry: the bytes sent after it never land. */
+START_TEST(test_write_cut_when_its_grant_expires_mid_stream)
+{
+	const uint64_t len = 64u << 10;
+	struct data_grant g = gf_grant_until(DATA_OP_WRITE, SEG_ID, 0, len, 1,
+					     (uint64_t)net_now_ms() + 300);
+	struct data_req r = req_of(DATA_OP_WRITE, SEG_ID, 0, len, g);
+	struct data_server_counters c;
+	uint8_t hdr[DATA_REQ_BYTES], part[4096];
+	int fd = -1;
+	char err[128];
+
+	fd = net_connect("127.0.0.1", data_server_port(ip.ds), 2000, err,
+			 sizeof(err));
+	ck_assert_int_ge(fd, 0);
+	data_req_encode(&r, hdr);
+	memset(part, 'w', sizeof(part));
+	ck_assert_int_eq(send(fd, hdr, sizeof(hdr), 0), sizeof(hdr));
+	ck_assert_int_eq(send(fd, part, sizeof(part), 0), sizeof(part));
+	harness_sleep_ms(500); /* past the expiry */
+	send(fd, part, sizeof(part), MSG_NOSIGNAL);
+	harness_sleep_ms(200);
+	for (size_t i = 0; i < sizeof(part); i++)
+		ck_assert_uint_eq(ip.seg[i], 'w'); /* before: landed */
+	for (size_t i = sizeof(part); i < len; i++)
+		ck_assert_uint_eq(ip.seg[i], 0); /* after: never */
+	data_server_counters(ip.ds, &c);
+	ck_assert_uint_eq(c.cut_writes, 1);
+	close(fd);
+}
+END_TEST
+
+/* ---- against real daemons ------------------------------------------------ */
+
+#define OBJ_BYTES (64u << 10)
+
+static struct {
+	struct proc master, worker;
+	uint16_t port;
+	char addr[64];
+	uint8_t obj[OBJ_BYTES];
+} fx;
+
+/* put_start_*: 1 s, so a put's WRITE grant expires after 1 s and an
+ * abandoned put is reclaimed then. */
+static const char *const master_flags[] = {
+    "--dynamic_replication_mode=off", "--put_start_discard_timeout_sec=1",
+    "--put_start_release_timeout_sec=1", NULL, NULL};
+
+static void start_master(const char *port_flag)
+{
+	const char *flags[8];
+
+	memcpy(flags, master_flags, sizeof(master_flags));
+	flags[3] = port_flag;
+	ck_assert_int_eq(master_start(&fx.master, flags), 0);
+	fx.port = (uint16_t)proc_field(&fx.master, "rpc_port");
+	snprintf(fx.addr, sizeof(fx.addr), "127.0.0.1:%u", fx.port);
+}
+
+static void start_worker(void)
+{
+	char bin[512], master[80];
+	char *argv[] = {bin,
+			master,
+			(char *)(uintptr_t) "--host_id=host-a",
+			(char *)(uintptr_t) "--segment_size=16M",
+			(char *)(uintptr_t) "--transport=tcp",
+			NULL};
+
+	harness_bin("mcrepl-worker", bin, sizeof(bin));
+	snprintf(master, sizeof(master), "--master=%s", fx.addr);
+	ck_assert_int_eq(
+	    proc_start(&fx.worker, argv, "mcrepl-worker ready", 5000), 0);
+}
+
+static void setup(void)
+{
+	memset(&fx, 0, sizeof(fx));
+	fx.master.pid = fx.worker.pid = -1;
+	for (size_t i = 0; i < OBJ_BYTES; i++)
+		fx.obj[i] = (uint8_t)(i * 131 + 7);
+	start_master("--rpc_port=0");
+	start_worker();
+}
+
+static void teardown(void)
+{
+	proc_stop(&fx.worker);
+	proc_stop(&fx.master);
+}
+
+static store_client *client(const char *tenant)
+{
+	store_client *c = NULL;
+	char err[512];
+
+	ck_assert_msg(
+	    store_client_open(&c, fx.addr, tenant, NULL, err, sizeof(err)) == 0,
+	    "%s", err);
+	return c;
+}
+
+static void put(store_client *c, const char *key, const uint8_t *obj)
+{
+	ck_assert_msg(store_client_put(c, key, obj, OBJ_BYTES) == 0, "put: %s",
+		      store_client_error(c));
+}
+
+/* key reads back as exactly obj. */
+static void assert_intact(store_client *c, const char *key, const uint8_t *obj)
+{
+	uint64_t len = 0;
+	void *buf = NULL;
+
+	ck_assert_msg(store_client_get(c, key, &buf, &len, NULL) == 0,
+		      "get: %s", store_client_error(c));
+	ck_assert_uint_eq(len, OBJ_BYTES);
+	ck_assert_mem_eq(buf, obj, OBJ_BYTES);
+	free(buf);
+}
+
+static McreplRpc__GetReplicaListResponse *list(store_client *c, const char *key)
+{
+	McreplRpc__GetReplicaListResponse *r = NULL;
+
+	ck_assert_msg(store_client_get_list(c, key, &r) == 0, "%s",
+		      store_client_error(c));
+	ck_assert_uint_eq(r->n_replicas, 1);
+	return r;
+}
+
+/* A PutStart never followed by a write or PutEnd (caller frees). */
+static McreplRpc__PutStartResponse *
+put_start(rpc_client *rc, const char *tenant, const char *key)
+{
+	McreplRpc__PutStartRequest req;
+	McreplRpc__PutStartResponse *r;
+
+	mcrepl_rpc__put_start_request__init(&req);
+	req.tenant = (char *)(uintptr_t)tenant;
+	req.key = (char *)(uintptr_t)key;
+	req.size = OBJ_BYTES;
+	req.replica_num = 1;
+	r = (McreplRpc__PutStartResponse *)harness_call(rc, "PutStart",
+							&req.base, NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
+	ck_assert_uint_eq(r->n_replicas, 1);
+	return r;
+}
+
+/* A whole-region WRITE of junk at rep's region (or at offset off of its
+ * segment) with grant g; its status, the reason in err. */
+static int write_junk(const McreplRpc__Replica *rep, uint64_t off,
+		      const struct data_grant *g, char *err, size_t errlen)
+{
+	static uint8_t junk[STAMP_BYTES + OBJ_BYTES];
+
+	memset(junk, 0xee, sizeof(junk));
+	return store_data_write(rep->endpoint, rep->segment_id, off, junk,
+				sizeof(junk), g, 2000, err, errlen);
+}
+
+/* READ straight off the worker's data port, no grant: refused, nothing
+ * sent back. */
+START_TEST(test_read_without_grant_refused)
+{
+	store_client *c = client("victim");
+	McreplRpc__GetReplicaListResponse *r;
+	uint8_t *buf = calloc(1, STAMP_BYTES + OBJ_BYTES);
+	const struct data_grant none = {0};
+	char err[256];
+
+	put(c, "secret", fx.obj);
+	r = list(c, "secret");
+	ck_assert_uint_ne(r->replicas[0]->grant_tag, 0);
+	ck_assert_uint_eq(r->replicas[0]->grant_object_id, r->version);
+	/* no RDMA key either: an rkey writes the whole segment */
+	ck_assert_uint_eq(r->replicas[0]->rkey, 0);
+	ck_assert_uint_eq(r->replicas[0]->remote_addr, 0);
+	ck_assert_int_eq(store_data_read(r->replicas[0]->endpoint,
+					 r->replicas[0]->segment_id,
+					 r->replicas[0]->offset, buf,
+					 STAMP_BYTES + OBJ_BYTES, &none, 2000,
+					 err, sizeof(err)),
+			 -EACCES);
+	ck_assert_msg(strstr(err, "read grant refused"), "%s", err);
+	for (size_t i = 0; i < STAMP_BYTES + OBJ_BYTES; i++)
+		ck_assert_uint_eq(buf[i], 0);
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	free(buf);
+	store_client_close(c);
+}
+END_TEST
+
+/* An attacker with its own put's WRITE grant (and a forged one) tries to
+ * overwrite another tenant's object: refused, the victim reads its own
+ * bytes. */
+START_TEST(test_forged_grant_cannot_overwrite_another_tenant)
+{
+	store_client *victim = client("victim"), *attacker = client("evil");
+	McreplRpc__GetReplicaListResponse *vl;
+	McreplRpc__PutStartResponse *mine;
+	rpc_client *rc = harness_client(fx.port);
+	struct data_grant g;
+	const McreplRpc__Replica *vr;
+	char err[256];
+
+	put(victim, "v", fx.obj);
+	vl = list(victim, "v"); /* where the victim lives (the attacker may
+				 * learn it from a Stat or a guess) */
+	vr = vl->replicas[0];
+	mine = put_start(rc, "evil", "mine");
+	ck_assert_uint_eq(mine->write_token, 0); /* no key-derived token */
+	ck_assert_uint_eq(mine->replicas[0]->write_token, 0);
+	/* its own grant, transplanted onto the victim's region */
+	g = store_replica_grant(mine->replicas[0]);
+	ck_assert_int_eq(write_junk(vr, vr->offset, &g, err, sizeof(err)),
+			 -EACCES);
+	ck_assert_msg(strstr(err, "write grant refused"), "%s", err);
+	/* with the victim's object id (its version is public) */
+	g.object_id = vl->version;
+	ck_assert_int_eq(write_junk(vr, vr->offset, &g, err, sizeof(err)),
+			 -EACCES);
+	/* the victim's READ grant used to write */
+	g = store_replica_grant(vr);
+	ck_assert_int_eq(write_junk(vr, vr->offset, &g, err, sizeof(err)),
+			 -EACCES);
+	/* made up */
+	g = (struct data_grant){vl->version, UINT64_MAX, 0x0123456789abcdef};
+	ck_assert_int_eq(write_junk(vr, vr->offset, &g, err, sizeof(err)),
+			 -EACCES);
+	assert_intact(victim, "v", fx.obj);
+	protobuf_c_message_free_unpacked(&vl->base, NULL);
+	protobuf_c_message_free_unpacked(&mine->base, NULL);
+	rpc_client_close(rc);
+	store_client_close(victim);
+	store_client_close(attacker);
+}
+END_TEST
+
+/* A genuine READ grant works only for its own range, object and op. */
+START_TEST(test_read_grant_cannot_be_reused)
+{
+	store_client *c = client("t");
+	McreplRpc__GetReplicaListResponse *a, *b;
+	uint8_t *buf = malloc(STAMP_BYTES + OBJ_BYTES);
+	const uint64_t len = STAMP_BYTES + OBJ_BYTES;
+	const McreplRpc__Replica *ra, *rb;
+	struct data_grant g;
+	char err[256];
+
+	put(c, "a", fx.obj);
+	put(c, "b", fx.obj);
+	a = list(c, "a");
+	b = list(c, "b");
+	ra = a->replicas[0];
+	rb = b->replicas[0];
+	g = store_replica_grant(ra);
+	ck_assert_int_eq(store_data_read(ra->endpoint, ra->segment_id,
+					 ra->offset, buf, len, &g, 2000, err,
+					 sizeof(err)),
+			 0); /* its own: fine */
+	/* b's region (another object) with a's grant */
+	ck_assert_int_eq(store_data_read(rb->endpoint, rb->segment_id,
+					 rb->offset, buf, len, &g, 2000, err,
+					 sizeof(err)),
+			 -EACCES);
+	/* another range of a's region */
+	ck_assert_int_eq(store_data_read(ra->endpoint, ra->segment_id,
+					 ra->offset + STAMP_BYTES, buf,
+					 OBJ_BYTES, &g, 2000, err, sizeof(err)),
+			 -EACCES);
+	/* naming b's object */
+	g.object_id = b->version;
+	ck_assert_int_eq(store_data_read(ra->endpoint, ra->segment_id,
+					 ra->offset, buf, len, &g, 2000, err,
+					 sizeof(err)),
+			 -EACCES);
+	/* living longer */
+	g = store_replica_grant(ra);
+	g.expires_ms += 3600000;
+	ck_assert_int_eq(store_data_read(ra->endpoint, ra->segment_id,
+					 ra->offset, buf, len, &g, 2000, err,
+					 sizeof(err)),
+			 -EACCES);
+	/* as a WRITE of a's own region */
+	g = store_replica_grant(ra);
+	ck_assert_int_eq(write_junk(ra, ra->offset, &g, err, sizeof(err)),
+			 -EACCES);
+	assert_intact(c, "a", fx.obj);
+	assert_intact(c, "b", fx.obj);
+	protobuf_c_message_free_unpacked(&a->base, NULL);
+	protobuf_c_message_free_unpacked(&b->base, NULL);
+	free(buf);
+	store_client_close(c);
+}
+END_TEST
+
+/* The old attack: one PutStart's token gave away the key. A WRITE grant
+ * for region A is worth nothing for region B on the same segment, even
+ * naming B's object. */
+START_TEST(test_write_grant_for_one_region_useless_for_another)
+{
+	store_client *victim = client("victim");
+	rpc_client *rc = harness_client(fx.port);
+	McreplRpc__PutStartResponse *a = put_start(rc, "evil", "a");
+	McreplRpc__GetReplicaListResponse *vl;
+	const McreplRpc__Replica *ra = a->replicas[0], *vr;
+	struct data_grant g = store_replica_grant(ra);
+	char err[256];
+
+	put(victim, "v", fx.obj); /* placed right after a's region */
+	vl = list(victim, "v");
+	vr = vl->replicas[0];
+	ck_assert_uint_eq(vr->segment_id, ra->segment_id);
+	ck_assert_uint_ne(vr->offset, ra->offset);
+	ck_assert_int_eq(write_junk(vr, vr->offset, &g, err, sizeof(err)),
+			 -EACCES);
+	g.object_id = vl->version;
+	ck_assert_int_eq(write_junk(vr, vr->offset, &g, err, sizeof(err)),
+			 -EACCES);
+	g = store_replica_grant(ra); /* its own region: allowed */
+	ck_assert_int_eq(write_junk(ra, ra->offset, &g, err, sizeof(err)), 0);
+	assert_intact(victim, "v", fx.obj);
+	protobuf_c_message_free_unpacked(&vl->base, NULL);
+	protobuf_c_message_free_unpacked(&a->base, NULL);
+	rpc_client_close(rc);
+	store_client_close(victim);
+}
+END_TEST
+
+/* Issue 13: a writer stopped past its put's deadline (SIGSTOP, a long GC
+ * pause) wakes up after the master reclaimed its region and gave it to
+ * another tenant's object: its old grant has expired, the write is
+ * refused and the new object keeps its bytes. */
+START_TEST(test_stale_writer_after_reclaim_refused)
+{
+	store_client *other = client("other");
+	rpc_client *rc = harness_client(fx.port);
+	McreplRpc__PutStartResponse *stale = put_start(rc, "slow", "s");
+	const McreplRpc__Replica *sr = stale->replicas[0];
+	McreplRpc__GetReplicaListResponse *ol;
+	struct data_grant g = store_replica_grant(sr);
+	uint8_t *obj2 = malloc(OBJ_BYTES);
+	char err[256];
+
+	for (size_t i = 0; i < OBJ_BYTES; i++)
+		obj2[i] = (uint8_t)(i * 7 + 1);
+	harness_sleep_ms(1600); /* past its 1 s deadline: reclaimed */
+	put(other, "n", obj2);
+	ol = list(other, "n");
+	/* the new object took the stale writer's very region */
+	ck_assert_uint_eq(ol->replicas[0]->segment_id, sr->segment_id);
+	ck_assert_uint_eq(ol->replicas[0]->offset, sr->offset);
+	ck_assert_int_eq(write_junk(sr, sr->offset, &g, err, sizeof(err)),
+			 -EKEYEXPIRED);
+	ck_assert_msg(strstr(err, "expired") && strstr(err, "ask the master"),
+		      "%s", err);
+	assert_intact(other, "n", obj2);
+	protobuf_c_message_free_unpacked(&ol->base, NULL);
+	protobuf_c_message_free_unpacked(&stale->base, NULL);
+	free(obj2);
+	rpc_client_close(rc);
+	store_client_close(other);
+}
+END_TEST
+
+/* A master restarted (new secret, new incarnation) invalidates every
+ * grant of the old one: a WRITE grant kept from before the restart is
+ * refused on the region the new master gave to another object. */
+START_TEST(test_restarted_master_invalidates_old_grants)
+{
+	rpc_client *rc = harness_client(fx.port);
+	McreplRpc__PutStartResponse *old = put_start(rc, "t", "old");
+	const McreplRpc__Replica *r = old->replicas[0];
+	struct data_grant g = store_replica_grant(r);
+	McreplRpc__GetReplicaListResponse *nl;
+	store_client *c;
+	char port_flag[32], err[256];
+
+	rpc_client_close(rc);
+	snprintf(port_flag, sizeof(port_flag), "--rpc_port=%u", fx.port);
+	proc_kill9(&fx.master);
+	start_master(port_flag);
+	c = client("t2");
+	for (int i = 0; i < 100; i++) { /* the worker re-mounts */
+		if (store_client_put(c, "new", fx.obj, OBJ_BYTES) == 0)
+			break;
+		harness_sleep_ms(100);
+	}
+	nl = list(c, "new");
+	ck_assert_uint_eq(nl->replicas[0]->offset, r->offset);
+	ck_assert_int_eq(write_junk(r, r->offset, &g, err, sizeof(err)),
+			 -EACCES);
+	assert_intact(c, "new", fx.obj);
+	protobuf_c_message_free_unpacked(&nl->base, NULL);
+	protobuf_c_message_free_unpacked(&old->base, NULL);
+	store_client_close(c);
+}
+END_TEST
+
+Suite *make_grant_suite(void)
+{
+	Suite *s = suite_create("grant");
+	TCase *mac = tcase_create("mac");
+	TCase *srv = tcase_create("server");
+	TCase *d = tcase_create("daemons");
+
+	tcase_add_test(mac, test_grant_binds_every_field);
+	suite_add_tcase(s, mac);
+	tcase_add_checked_fixture(srv, ip_setup, ip_teardown);
+	tcase_add_test(srv, test_read_refused_after_expiry_or_reuse);
+	tcase_add_test(srv, test_write_cut_when_its_grant_expires_mid_stream);
+	suite_add_tcase(s, srv);
+	tcase_add_checked_fixture(d, setup, teardown);
+	tcase_set_timeout(d, 60);
+	tcase_add_test(d, test_read_without_grant_refused);
+	tcase_add_test(d, test_forged_grant_cannot_overwrite_another_tenant);
+	tcase_add_test(d, test_read_grant_cannot_be_reused);
+	tcase_add_test(d, test_write_grant_for_one_region_useless_for_another);
+	tcase_add_test(d, test_stale_writer_after_reclaim_refused);
+	tcase_add_test(d, test_restarted_master_invalidates_old_grants);
+	suite_add_tcase(s, d);
+	return s;
+}
