@@ -47,10 +47,17 @@ int rpc_method_index(const ProtobufCServiceDescriptor *desc, const char *name);
 
 /* Client settings; rpc_client_config_init() fills the defaults (fields may
  * be added later). Timeouts < 0 mean none; max_frame_bytes 0 = default. */
+struct auth_cred;
 typedef struct rpc_client_config {
 	int connect_timeout_ms; /* 3000; blocking client only */
 	int call_timeout_ms;	/* 5000; per call, connect included */
 	size_t max_frame_bytes; /* largest envelope sent or accepted; 16 MiB */
+	/* Credential (auth.h), borrowed: when set, every connection first
+	 * runs the handshake of rpc_auth.h (once per connection; calls made
+	 * meanwhile wait for it), and a failed handshake fails the call with
+	 * UNAUTHENTICATED or RPC_E_PROTOCOL and the reason in err. NULL = no
+	 * handshake (a master without --auth_file). */
+	const struct auth_cred *cred;
 } rpc_client_config;
 
 void rpc_client_config_init(rpc_client_config *cfg);

@@ -53,6 +53,8 @@ struct rpc_conn {
 	bool shut;	   /* linger: SHUT_WR done */
 	bool paused;	   /* reading stopped: reply backlog above high water */
 	char peer[NET_ADDRSTRLEN];
+	struct rpc_auth_server auth; /* with cfg.auth: the handshake */
+	int64_t auth_deadline_ms;    /* handshake not done by then: close */
 };
 
 struct rpc_server {
@@ -71,7 +73,7 @@ struct rpc_server {
 	pb_string_limits strlim;
 	struct peer_table peers;
 	rpc_conn *wait_head, *wait_tail;
-	struct ratelog rl_accept, rl_refuse;
+	struct ratelog rl_accept, rl_refuse, rl_auth;
 	rpc_server_stats st;
 };
 
@@ -285,8 +287,8 @@ static void reply(void *arg, const rpc_frame_head *head,
 static void dispatch(rpc_conn *conn, const McreplRpc__Envelope *env)
 {
 	conn->server->current = conn;
-	rpc_dispatch_limited(conn->server->service, env, &conn->server->strlim,
-			     reply, conn);
+	rpc_dispatch_as(conn->server->service, env, &conn->server->strlim,
+			conn->auth.principal, reply, conn);
 	conn->server->current = NULL;
 }
 
@@ -374,11 +376,18 @@ static void finish_close(rpc_conn *conn)
 
 /* ---- deadlines --------------------------------------------------------- */
 
+static bool authenticating(const rpc_conn *conn)
+{
+	return conn->server->cfg.auth && conn->auth.state != RPC_AUTH_DONE;
+}
+
 /* The next deadline of conn: the frame's, else the idle one; 0 = none. */
 static int64_t next_deadline(const rpc_conn *conn)
 {
 	const rpc_server_config *c = &conn->server->cfg;
 
+	if (authenticating(conn))
+		return conn->auth_deadline_ms;
 	if (conn->frame_ms)
 		return c->frame_timeout_ms
 			   ? conn->frame_ms + c->frame_timeout_ms
@@ -419,7 +428,13 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 		arm_timer(conn, now, true);
 		return;
 	}
-	if (conn->frame_ms) {
+	if (authenticating(conn)) {
+		conn->server->st.auth_failed[RPC_AUTH_FAIL_timeout]++;
+		ratelog(&conn->server->rl_auth,
+			"rpc_server: %s: no handshake within %u ms, closed",
+			conn->peer, conn->server->cfg.auth_timeout_ms);
+		conn_free(conn);
+	} else if (conn->frame_ms) {
 		conn->server->st.frame_timeouts++;
 		conn_free(conn);
 	} else if (out_len(conn) == 0) {
@@ -447,6 +462,31 @@ static void track_frame(rpc_conn *conn, bool took, int64_t now)
 	budget_claim(conn);
 }
 
+/* A frame before the handshake is done: the next step, or a refusal after
+ * which the connection closes. */
+static void auth_step(rpc_conn *conn, const McreplRpc__Envelope *env)
+{
+	rpc_server *s = conn->server;
+	enum rpc_auth_fail f;
+	uint8_t *frame;
+	size_t len;
+
+	f = rpc_auth_server_step(&conn->auth, s->cfg.auth, env, &frame, &len);
+	if (frame)
+		conn_send(conn, frame, len);
+	else
+		conn->closing = true;
+	if (f == RPC_AUTH_OK) {
+		if (conn->auth.state == RPC_AUTH_DONE)
+			s->st.auth_ok++;
+		return;
+	}
+	s->st.auth_failed[f]++;
+	ratelog(&s->rl_auth, "rpc_server: %s: authentication failed (%s)",
+		conn->peer, rpc_auth_fail_name(f));
+	start_linger(conn);
+}
+
 /* Serves every whole frame in the input, within the high-water mark. May
  * free conn (when closing with nothing left to flush). */
 static void process_input(rpc_conn *conn)
@@ -470,7 +510,9 @@ static void process_input(rpc_conn *conn)
 		took = true;
 		conn->active_ms = now;
 		budget_release(conn);
-		if (!conn->reserve || reserve_admits(conn, env))
+		if (authenticating(conn))
+			auth_step(conn, env);
+		else if (!conn->reserve || reserve_admits(conn, env))
 			dispatch(conn, env);
 		protobuf_c_message_free_unpacked(&env->base, NULL);
 	}
@@ -625,6 +667,7 @@ static void admit(rpc_server *s, evutil_socket_t fd, struct sockaddr *sa,
 		return;
 	}
 	conn->active_ms = net_now_ms();
+	conn->auth_deadline_ms = conn->active_ms + s->cfg.auth_timeout_ms;
 	arm_timer(conn, conn->active_ms, true);
 	net_set_nodelay(fd);
 	set_read_high(conn, RPC_INPUT_ALLOWANCE);
@@ -739,6 +782,8 @@ static void set_config(rpc_server *s, const rpc_server_config *cfg)
 		s->cfg.out_high_water = def.out_high_water;
 	if (s->cfg.backlog <= 0)
 		s->cfg.backlog = def.backlog;
+	if (!s->cfg.auth_timeout_ms)
+		s->cfg.auth_timeout_ms = RPC_AUTH_DEFAULT_TIMEOUT_MS;
 	/* one whole largest frame always fits */
 	if (s->cfg.input_budget <
 	    s->cfg.max_frame_bytes + RPC_FRAME_PREFIX_BYTES)
@@ -832,6 +877,11 @@ rpc_conn *rpc_server_closure_conn(const void *closure_data)
 const char *rpc_conn_peer(const rpc_conn *conn)
 {
 	return conn->peer;
+}
+
+const struct auth_principal *rpc_conn_principal(const rpc_conn *conn)
+{
+	return conn->auth.principal;
 }
 
 uint64_t rpc_conn_id(const rpc_conn *conn)
