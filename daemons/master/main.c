@@ -23,6 +23,7 @@
 #include "log.h"
 #include "netlimits.h"
 #include "prom.h"
+#include "protect.h"
 #include "rpc_server.h"
 #include "service.h"
 
@@ -30,6 +31,7 @@ struct master {
 	struct master_flags flags;
 	struct event_base *base;
 	struct store *store;
+	struct auth_table *auth; /* NULL: no --auth_file */
 	struct master_service svc;
 	rpc_server *rpc;
 	struct evhttp *http;
@@ -43,6 +45,35 @@ struct master {
 static uint64_t now_ms(void)
 {
 	return (uint64_t)net_now_ms();
+}
+
+/* Authentication (issue 16): handshakes done, failed by reason, and
+ * requests refused by authorization, by reason. */
+static void auth_metrics(const struct master *m, struct mcu_prom *t,
+			 const rpc_server_stats *st)
+{
+	static const char *const failed = "mcrepl_master_auth_failures_total";
+	static const char *const refused = "mcrepl_master_auth_refusals_total";
+
+	mcu_prom_metric(t, "mcrepl_master_auth_enabled", "gauge",
+			"1 with --auth_file (every connection authenticates)",
+			m->auth != NULL);
+	mcu_prom_metric(t, "mcrepl_master_auth_handshakes_total", "counter",
+			"RPC connections authenticated", st->auth_ok);
+	mcu_prom_head(t, failed, "counter",
+		      "RPC handshakes failed (connection closed), by reason");
+	for (int i = 1; i < RPC_AUTH_FAIL_COUNT; i++)
+		mcu_prom_u64(t, failed,
+			     (const struct mcu_prom_label[]){
+				 {"reason", rpc_auth_fail_name(i)}},
+			     1, st->auth_failed[i]);
+	mcu_prom_head(t, refused, "counter",
+		      "Requests refused by authorization, by reason");
+	for (int i = 0; i < SVC_REFUSAL_COUNT; i++)
+		mcu_prom_u64(t, refused,
+			     (const struct mcu_prom_label[]){
+				 {"reason", svc_refusal_name(i)}},
+			     1, m->svc.refused[i]);
 }
 
 /* What the RPC port's bounds did (issue 17): refusals by reason,
@@ -80,6 +111,7 @@ static void rpc_metrics(const struct master *m, struct mcu_prom *t)
 	mcu_prom_metric(t, "mcrepl_master_rpc_budget_used_bytes", "gauge",
 			"RPC input budget granted now",
 			(uint64_t)st.budget_used);
+	auth_metrics(m, t, &st);
 }
 
 static void on_metrics(struct evhttp_request *req, void *arg)
@@ -166,12 +198,26 @@ static uint64_t random_key(void)
 static int setup_store(struct master *m, char *err, size_t errlen)
 {
 	m->base = event_base_new();
-	if (!m->base || store_create(&m->flags.opts, random_key(), random_key(),
-				     &m->store)) {
+	if (m->flags.auth_file[0] &&
+	    auth_table_load(m->flags.auth_file, &m->auth, err, errlen))
+		return -1;
+	if (net_protected_bind(
+		"mcrepl-master", "rpc_address", m->flags.rpc_address,
+		sizeof(m->flags.rpc_address), "0.0.0.0", m->auth != NULL,
+		m->flags.insecure, "--auth_file", stderr, err, errlen))
+		return -1;
+	if (!m->base ||
+	    store_create(&m->flags.opts, random_key(), random_key(),
+			 &m->store) ||
+	    master_service_init(&m->svc, m->store, now_ms, m->auth)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	master_service_init(&m->svc, m->store, now_ms);
+	if (m->auth)
+		fprintf(stderr,
+			"mcrepl-master: authentication on: %zu principals "
+			"from %s\n",
+			m->auth->n, m->flags.auth_file);
 	return 0;
 }
 
@@ -184,6 +230,8 @@ static int setup_rpc(struct master *m, char *err, size_t errlen)
 	rc.host = m->flags.rpc_address;
 	rc.port = (uint16_t)m->flags.rpc_port;
 	rc.max_frame_bytes = m->flags.max_frame_bytes;
+	rc.auth = m->auth;
+	rc.auth_timeout_ms = m->flags.auth_timeout_ms;
 	m->rpc = rpc_server_create(m->base, &rc, &m->svc.base.base, why,
 				   sizeof(why));
 	if (!m->rpc) {
@@ -295,7 +343,9 @@ static void stop(struct master *m)
 	if (m->http)
 		evhttp_free(m->http);
 	rpc_server_destroy(m->rpc);
+	master_service_fini(&m->svc);
 	store_destroy(m->store);
+	auth_table_free(m->auth);
 	if (m->base)
 		event_base_free(m->base);
 }
