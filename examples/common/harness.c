@@ -181,11 +181,19 @@ int master_start(struct proc *p, const char *const *flags)
 
 rpc_client *harness_client(uint16_t port)
 {
+	return harness_client_as(port, NULL);
+}
+
+rpc_client *harness_client_as(uint16_t port, const struct auth_cred *cred)
+{
 	char addr[64], err[256];
+	rpc_client_config cfg;
 	rpc_client *c = NULL;
 
+	rpc_client_config_init(&cfg);
+	cfg.cred = cred;
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
-	if (rpc_client_open(&c, addr, NULL, err, sizeof(err)) != 0) {
+	if (rpc_client_open(&c, addr, &cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "harness: %s\n", err);
 		return NULL;
 	}

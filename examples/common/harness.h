@@ -39,6 +39,9 @@ int master_start(struct proc *p, const char *const *flags);
 
 /* Blocking client to 127.0.0.1:port; NULL on failure. */
 rpc_client *harness_client(uint16_t port);
+/* The same, authenticating as cred (auth.h; NULL = none). */
+struct auth_cred;
+rpc_client *harness_client_as(uint16_t port, const struct auth_cred *cred);
 /* Call Master method `name`; returns the unpacked response (caller frees
  * with protobuf_c_message_free_unpacked) or NULL (err filled). */
 ProtobufCMessage *harness_call(rpc_client *c, const char *name,
