@@ -67,10 +67,13 @@ void rpc_client_config_init(rpc_client_config *cfg);
  * used by two threads at once; distinct clients are independent. */
 typedef struct rpc_client rpc_client;
 
-/* Connects to addr ("host:port", "[v6]:port") within connect_timeout_ms.
- * cfg NULL = defaults. On RPC_OK *out is the client (rpc_client_close());
- * else *out is NULL, err says why, and the status is RPC_E_INVALID (bad
- * address), RPC_E_UNAVAILABLE (refused, timed out) or RPC_E_NOMEM. */
+/* Connects to addr ("host:port", "[v6]:port") within connect_timeout_ms
+ * and, with cfg->cred, authenticates (rpc_auth.h). cfg NULL = defaults. On
+ * RPC_OK *out is the client (rpc_client_close()); else *out is NULL, err
+ * says why, and the status is RPC_E_INVALID (bad address), RPC_E_UNAVAILABLE
+ * (refused, timed out), RPC_E_NOMEM, or from the handshake UNAUTHENTICATED
+ * (refused by the master, or a master without --auth_file) or
+ * RPC_E_PROTOCOL (the master's proof was wrong). */
 int rpc_client_open(rpc_client **out, const char *addr,
 		    const rpc_client_config *cfg, char *err, size_t errlen);
 

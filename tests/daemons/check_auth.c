@@ -679,6 +679,71 @@ START_TEST(test_auth_wrong_secret_is_refused)
 }
 END_TEST
 
+struct acall {
+	struct event_base *base;
+	int status;
+	char error[256];
+	bool done;
+};
+
+static void on_acall(int st, ProtobufCMessage *resp, const char *error,
+		     void *arg)
+{
+	struct acall *a = arg;
+
+	a->status = st;
+	snprintf(a->error, sizeof(a->error), "%s", error);
+	a->done = true;
+	if (resp)
+		freem(resp);
+	event_base_loopbreak(a->base);
+}
+
+/* One Exist through the async client (the worker's) as cred. */
+static struct acall acall_exist(const struct auth_cred *cred)
+{
+	const ProtobufCServiceDescriptor *d = &mcrepl_rpc__master__descriptor;
+	int m = rpc_method_index(d, "Exist");
+	struct acall a = {event_base_new(), -100, "", false};
+	McreplRpc__ExistRequest req;
+	rpc_client_config cfg;
+	rpc_aclient *c;
+	char addr[64], err[128];
+
+	rpc_client_config_init(&cfg);
+	cfg.cred = cred;
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", fx.port);
+	c = rpc_aclient_create(a.base, addr, &cfg, err, sizeof(err));
+	ck_assert_ptr_nonnull(c);
+	mcrepl_rpc__exist_request__init(&req);
+	req.tenant = mut("t-alice");
+	req.key = mut("k");
+	ck_assert_int_eq(rpc_aclient_call(c, (uint32_t)m, &req.base,
+					  d->methods[m].output, on_acall, &a),
+			 RPC_OK);
+	event_base_dispatch(a.base);
+	ck_assert(a.done);
+	rpc_aclient_destroy(c);
+	event_base_free(a.base);
+	return a;
+}
+
+START_TEST(test_auth_async_client_authenticates_before_calling)
+{
+	struct auth_cred bad = fx.cred[ALICE];
+	struct acall a = acall_exist(&fx.cred[ALICE]);
+
+	ck_assert_int_eq(a.status, RPC_OK);
+	bad.secret[3] ^= 1;
+	a = acall_exist(&bad);
+	ck_assert_int_eq(a.status, MCREPL_RPC__CODE__UNAUTHENTICATED);
+	ck_assert_str_eq(a.error,
+			 "authentication refused: authentication failed");
+	ck_assert_int_eq(failures("bad_proof"), 1);
+	ck_assert_int_eq(failures("no_handshake"), 0);
+}
+END_TEST
+
 START_TEST(test_auth_no_handshake_is_refused)
 {
 	McreplRpc__ExistRequest req;
@@ -885,6 +950,7 @@ Suite *make_auth_suite(void)
 	tcase_add_test(tc, test_auth_admin_calls_need_admin);
 	tcase_add_test(tc, test_auth_wrong_secret_is_refused);
 	tcase_add_test(tc, test_auth_no_handshake_is_refused);
+	tcase_add_test(tc, test_auth_async_client_authenticates_before_calling);
 	tcase_add_test(tc, test_auth_replayed_handshake_is_refused);
 	tcase_add_test(tc, test_auth_connection_closed_at_handshake_deadline);
 	tcase_add_test(tc, test_auth_master_without_auth_cannot_prove_itself);
