@@ -36,7 +36,9 @@
 #define RPC_AUTH_HELLO 0x41555401u
 #define RPC_AUTH_PROOF 0x41555402u
 #define RPC_AUTH_VERSION 1u
-/* The server's default bound on the whole handshake. */
+/* The largest frame a server takes before the handshake is done (larger:
+ * FRAME_TOO_LARGE, closed), and its default bound on the whole handshake. */
+#define RPC_AUTH_MAX_FRAME_BYTES 4096u
 #define RPC_AUTH_DEFAULT_TIMEOUT_MS 5000u
 #define RPC_AUTH_FAILED_TEXT "authentication failed"
 

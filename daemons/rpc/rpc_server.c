@@ -303,14 +303,31 @@ static void start_linger(rpc_conn *conn)
 	bufferevent_set_timeouts(conn->bev, &linger, &linger);
 }
 
+static bool authenticating(const rpc_conn *conn)
+{
+	return conn->server->cfg.auth && conn->auth.state != RPC_AUTH_DONE;
+}
+
+/* The largest frame conn may send now: a handshake's is small, so an
+ * unauthenticated peer never holds input budget. */
+static size_t frame_limit(const rpc_conn *conn)
+{
+	return authenticating(conn) ? RPC_AUTH_MAX_FRAME_BYTES
+				    : conn->server->cfg.max_frame_bytes;
+}
+
 /* A stream we cannot follow: say why, then close once that is flushed. */
 static void refuse(rpc_conn *conn, rpc_frame_result r)
 {
 	char text[128];
 
+	if (authenticating(conn))
+		conn->server->st.auth_failed[RPC_AUTH_FAIL_malformed]++;
 	if (r == RPC_FRAME_TOO_LARGE) {
-		snprintf(text, sizeof(text), "frame exceeds %zu bytes",
-			 conn->server->cfg.max_frame_bytes);
+		snprintf(text, sizeof(text), "frame exceeds %zu bytes%s",
+			 frame_limit(conn),
+			 authenticating(conn) ? " (before authentication)"
+					      : "");
 		reply_error(conn, 0, 0, MCREPL_RPC__CODE__FRAME_TOO_LARGE,
 			    text);
 	} else if (r == RPC_FRAME_BAD_ENVELOPE) {
@@ -375,11 +392,6 @@ static void finish_close(rpc_conn *conn)
 }
 
 /* ---- deadlines --------------------------------------------------------- */
-
-static bool authenticating(const rpc_conn *conn)
-{
-	return conn->server->cfg.auth && conn->auth.state != RPC_AUTH_DONE;
-}
 
 /* The next deadline of conn: the frame's, else the idle one; 0 = none. */
 static int64_t next_deadline(const rpc_conn *conn)
@@ -492,7 +504,6 @@ static void auth_step(rpc_conn *conn, const McreplRpc__Envelope *env)
 static void process_input(rpc_conn *conn)
 {
 	struct evbuffer *in = bufferevent_get_input(conn->bev);
-	size_t max = conn->server->cfg.max_frame_bytes;
 	int64_t now = net_now_ms();
 	McreplRpc__Envelope *env;
 	rpc_frame_result r;
@@ -500,7 +511,7 @@ static void process_input(rpc_conn *conn)
 
 	while (!conn->closing &&
 	       out_len(conn) <= conn->server->cfg.out_high_water) {
-		r = rpc_evframe_take(in, max, &env);
+		r = rpc_evframe_take(in, frame_limit(conn), &env);
 		if (r == RPC_FRAME_NEED_MORE)
 			break;
 		if (r != RPC_FRAME_OK) {

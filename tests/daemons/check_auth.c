@@ -829,6 +829,26 @@ START_TEST(test_auth_replayed_handshake_is_refused)
 }
 END_TEST
 
+START_TEST(test_auth_large_frame_before_handshake_is_refused)
+{
+	/* 1 MiB announced: no input budget for an unauthenticated peer */
+	const uint8_t prefix[4] = {0x00, 0x10, 0x00, 0x00};
+	McreplRpc__Envelope *env;
+	int fd = raw_connect();
+
+	raw_send(fd, prefix, sizeof(prefix));
+	env = raw_read_frame(fd);
+	ck_assert_ptr_nonnull(env);
+	ck_assert_int_eq(env->status, MCREPL_RPC__CODE__FRAME_TOO_LARGE);
+	ck_assert_str_eq(env->error,
+			 "frame exceeds 4096 bytes (before authentication)");
+	mcrepl_rpc__envelope__free_unpacked(env, NULL);
+	ck_assert_ptr_null(raw_read_frame(fd));
+	close(fd);
+	ck_assert_int_eq(failures("malformed"), 1);
+}
+END_TEST
+
 START_TEST(test_auth_connection_closed_at_handshake_deadline)
 {
 	uint8_t byte;
@@ -953,6 +973,7 @@ Suite *make_auth_suite(void)
 	tcase_add_test(tc, test_auth_async_client_authenticates_before_calling);
 	tcase_add_test(tc, test_auth_replayed_handshake_is_refused);
 	tcase_add_test(tc, test_auth_connection_closed_at_handshake_deadline);
+	tcase_add_test(tc, test_auth_large_frame_before_handshake_is_refused);
 	tcase_add_test(tc, test_auth_master_without_auth_cannot_prove_itself);
 	tcase_add_test(tc, test_auth_protected_mode_refuses_public_bind);
 	tcase_add_test(tc, test_auth_file_errors_name_the_line);
