@@ -105,14 +105,26 @@ int auth_file_private(const char *path, char *err, size_t errlen);
 /* ---- the handshake's proofs ---- */
 
 /* Which side proves (labels keep a client's proof from passing as the
- * server's and back). */
-enum auth_side { AUTH_SIDE_CLIENT, AUTH_SIDE_SERVER };
+ * server's and back); SESSION: the connection's session key, which both
+ * sides derive once the handshake is done and which never travels. */
+enum auth_side { AUTH_SIDE_CLIENT, AUTH_SIDE_SERVER, AUTH_SIDE_SESSION };
 
 /* HMAC-SHA256(secret, "mcrepl-auth-v1 <side>\0" name "\0" cn sn) into
  * mac. 0, or -1 when libcrypto fails. */
 int auth_mac(const uint8_t *secret, size_t secret_len, enum auth_side side,
 	     const char *name, const uint8_t cn[AUTH_NONCE_BYTES],
 	     const uint8_t sn[AUTH_NONCE_BYTES], uint8_t mac[AUTH_MAC_BYTES]);
+/* Seals (or unseals: the same operation) len bytes of buf in place under
+ * a session key: XOR with the keystream HMAC-SHA256(key, label "\0" be32
+ * block). A secret sent to one authenticated peer (the data plane's key in
+ * MountSegmentResponse) travels sealed, so a passive listener learns
+ * nothing; each (session, label) pair seals one value. 0, or -1 when
+ * libcrypto fails. */
+int auth_seal(const uint8_t key[AUTH_MAC_BYTES], const char *label,
+	      uint8_t *buf, size_t len);
+/* The same for a 64-bit value (its 8 bytes, little-endian). */
+uint64_t auth_seal_u64(const uint8_t key[AUTH_MAC_BYTES], const char *label,
+		       uint64_t v);
 /* Constant-time comparison of two MACs. */
 bool auth_mac_equal(const uint8_t *a, const uint8_t *b);
 /* Fills a nonce from the kernel's CSPRNG (OpenSSL RAND_bytes). 0 or -1. */

@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "ratelog.h"
+#include "rpc_auth.h"
 #include "service_priv.h"
 
 void svc_reply(struct reply *r, McreplRpc__Code code, const char *reason)
@@ -122,8 +123,10 @@ static void h_mount(McreplRpc__Master_Service *svc,
 				   r.msg, sizeof(r.msg));
 	if (code == MCREPL_RPC__CODE__OK) {
 		svc_auth_bind(SVC(svc), cd, req->client_id);
-		/* the data plane's key goes to a mounted worker only */
-		resp.grant_key = store_grant_key(s);
+		/* the data plane's key goes to a mounted worker only, sealed
+		 * for its connection when authenticated (auth_seal) */
+		resp.grant_key =
+		    svc_seal_u64(cd, MOUNT_GRANT_KEY_LABEL, store_grant_key(s));
 		resp.incarnation = store_incarnation(s);
 	}
 	store_unlock(s);

@@ -216,6 +216,13 @@ void svc_auth_bind(struct master_service *svc, const void *cd,
 	mcu_map_insert(&svc->bindings, &b->node, mcu_mix64(client_id));
 }
 
+uint64_t svc_seal_u64(const void *cd, const char *label, uint64_t v)
+{
+	const uint8_t *key = rpc_call_session_key(cd);
+
+	return key ? auth_seal_u64(key, label, v) : v;
+}
+
 void svc_auth_fini(struct master_service *svc)
 {
 	struct svc_binding *b;

@@ -53,6 +53,9 @@ struct task_claim {
 };
 McreplRpc__Code svc_auth_task(struct master_service *svc, const void *cd,
 			      const struct task_claim *c, struct reply *r);
+/* v sealed with the session key of cd's connection (auth_seal), or v
+ * itself on a connection without a handshake. */
+uint64_t svc_seal_u64(const void *cd, const char *label, uint64_t v);
 /* After a mount succeeded: client_id belongs to cd's principal. */
 void svc_auth_bind(struct master_service *svc, const void *cd,
 		   uint64_t client_id);

@@ -404,6 +404,11 @@ void rpc_aclient_destroy(rpc_aclient *client)
 	free(client);
 }
 
+const uint8_t *rpc_aclient_session_key(const rpc_aclient *client)
+{
+	return client->authed ? client->auth.session : NULL;
+}
+
 size_t rpc_aclient_pending(const rpc_aclient *client)
 {
 	return client->npending;

@@ -116,7 +116,9 @@ static enum rpc_auth_fail on_proof(struct rpc_auth_server *a,
 	if (auth_mac(p->secret, p->secret_len, AUTH_SIDE_CLIENT, p->name, a->cn,
 		     a->sn, want) ||
 	    auth_mac(p->secret, p->secret_len, AUTH_SIDE_SERVER, p->name, a->cn,
-		     a->sn, smac)) {
+		     a->sn, smac) ||
+	    auth_mac(p->secret, p->secret_len, AUTH_SIDE_SESSION, p->name,
+		     a->cn, a->sn, a->session)) {
 		mcrepl_rpc__auth_proof__free_unpacked(pr, NULL);
 		return refuse(env, RPC_AUTH_FAIL_internal, "HMAC failed", frame,
 			      len);
@@ -241,7 +243,9 @@ static int on_done(struct rpc_auth_client *a, const McreplRpc__Envelope *env,
 	}
 	good = auth_mac(c->secret, c->secret_len, AUTH_SIDE_SERVER, c->name,
 			a->cn, a->sn, want) == 0 &&
-	       auth_mac_equal(want, d->server_mac.data);
+	       auth_mac_equal(want, d->server_mac.data) &&
+	       auth_mac(c->secret, c->secret_len, AUTH_SIDE_SESSION, c->name,
+			a->cn, a->sn, a->session) == 0;
 	mcrepl_rpc__auth_done__free_unpacked(d, NULL);
 	if (!good)
 		return client_fail(err, errlen, RPC_E_PROTOCOL, "%s",

@@ -21,7 +21,12 @@
  * bounds the whole handshake by a deadline (rpc_server_config).
  *
  * After AuthDone the connection carries the principal: handlers read it
- * with rpc_call_principal() (rpc_dispatch.h), never from a request.
+ * with rpc_call_principal() (rpc_dispatch.h), never from a request. Both
+ * sides also hold a session key, HMAC(secret, "mcrepl-auth-v1 session"
+ * ...) over the same nonces, which never travels: a handler seals a
+ * secret for that one peer with it (auth_seal; rpc_call_session_key()),
+ * the client unseals with rpc_client_session_key() /
+ * rpc_aclient_session_key().
  */
 #ifndef MCREPL_DAEMON_RPC_AUTH_H
 #define MCREPL_DAEMON_RPC_AUTH_H
@@ -36,6 +41,9 @@
 #define RPC_AUTH_HELLO 0x41555401u
 #define RPC_AUTH_PROOF 0x41555402u
 #define RPC_AUTH_VERSION 1u
+/* The auth_seal label of MountSegmentResponse.grant_key: sealed for the
+ * worker's connection when it authenticated. */
+#define MOUNT_GRANT_KEY_LABEL "MountSegmentResponse.grant_key"
 /* The largest frame a server takes before the handshake is done (larger:
  * FRAME_TOO_LARGE, closed), and its default bound on the whole handshake. */
 #define RPC_AUTH_MAX_FRAME_BYTES 4096u
@@ -68,6 +76,7 @@ struct rpc_auth_server {
 	const struct auth_principal *principal; /* set once DONE */
 	const struct auth_principal *claimed;	/* NULL: unknown name */
 	uint8_t cn[AUTH_NONCE_BYTES], sn[AUTH_NONCE_BYTES];
+	uint8_t session[AUTH_MAC_BYTES]; /* once DONE (auth_seal) */
 };
 
 /* Takes env, a frame arriving before the handshake is done, and puts the
@@ -83,6 +92,7 @@ enum rpc_auth_fail rpc_auth_server_step(struct rpc_auth_server *a,
 struct rpc_auth_client {
 	const struct auth_cred *cred;
 	uint8_t cn[AUTH_NONCE_BYTES], sn[AUTH_NONCE_BYTES];
+	uint8_t session[AUTH_MAC_BYTES]; /* once DONE: as the server's */
 	enum { RPC_AUTH_C_HELLO, RPC_AUTH_C_PROOF, RPC_AUTH_C_DONE } state;
 };
 

@@ -20,6 +20,7 @@ struct rpc_client {
 	uint16_t port;
 	int fd; /* -1 = not connected */
 	uint64_t next_id;
+	uint8_t session[AUTH_MAC_BYTES]; /* with cred, once connected */
 };
 
 const char *rpc_status_str(int status)
@@ -106,6 +107,9 @@ static int handshake(rpc_client *c, int64_t deadline, char *err, size_t errlen)
 	}
 	if (st != RPC_OK)
 		drop(c);
+	else
+		memcpy(c->session, a.session, sizeof(c->session));
+	memset(&a, 0, sizeof(a));
 	return st;
 }
 
@@ -325,6 +329,11 @@ int rpc_client_open(rpc_client **out, const char *addr,
 	}
 	*out = c;
 	return RPC_OK;
+}
+
+const uint8_t *rpc_client_session_key(const rpc_client *client)
+{
+	return client->cfg.cred && client->fd >= 0 ? client->session : NULL;
 }
 
 void rpc_client_close(rpc_client *client)

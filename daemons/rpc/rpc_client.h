@@ -80,6 +80,11 @@ int rpc_client_open(rpc_client **out, const char *addr,
 /* Closes the connection and frees the client. Accepts NULL. */
 void rpc_client_close(rpc_client *client);
 
+/* The session key of the connection now open (rpc_auth.h, AUTH_MAC_BYTES:
+ * to unseal what the server sealed for it), or NULL without credentials
+ * or connection. Valid until the next call. */
+const uint8_t *rpc_client_session_key(const rpc_client *client);
+
 /* Calls method (an index in the service descriptor) with req and waits at
  * most call_timeout_ms for the reply. A connection found broken (server
  * restarted, earlier error or timeout) is re-established first. On RPC_OK
@@ -133,5 +138,9 @@ int rpc_aclient_call(rpc_aclient *client, uint32_t method,
 
 /* Calls waiting for a reply right now. */
 size_t rpc_aclient_pending(const rpc_aclient *client);
+
+/* The session key of the authenticated connection now open, or NULL; in a
+ * call's callback, the one of the connection the reply came on. */
+const uint8_t *rpc_aclient_session_key(const rpc_aclient *client);
 
 #endif

@@ -40,14 +40,17 @@ void rpc_dispatch_limited(ProtobufCService *service,
  * (NULL: none; the connection did no handshake). */
 void rpc_dispatch_as(ProtobufCService *service, const McreplRpc__Envelope *env,
 		     const pb_string_limits *lim,
-		     const struct auth_principal *principal, rpc_reply_fn reply,
-		     void *arg);
+		     const struct auth_principal *principal,
+		     const uint8_t *session, rpc_reply_fn reply, void *arg);
 
 /* The principal the handler's request came from (rpc_auth.h): the one its
  * connection authenticated as, never a field of the request; NULL when the
  * connection did no handshake (a master without --auth_file, in-process
  * callers). Valid only during the handler. */
 const struct auth_principal *rpc_call_principal(const void *closure_data);
+/* The connection's session key (rpc_auth.h; AUTH_MAC_BYTES), or NULL
+ * without a handshake. Valid only during the handler. */
+const uint8_t *rpc_call_session_key(const void *closure_data);
 
 /* The `arg` of the rpc_dispatch() call a handler's closure_data belongs
  * to; valid only during the handler. */

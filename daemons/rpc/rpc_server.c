@@ -288,7 +288,9 @@ static void dispatch(rpc_conn *conn, const McreplRpc__Envelope *env)
 {
 	conn->server->current = conn;
 	rpc_dispatch_as(conn->server->service, env, &conn->server->strlim,
-			conn->auth.principal, reply, conn);
+			conn->auth.principal,
+			conn->auth.principal ? conn->auth.session : NULL, reply,
+			conn);
 	conn->server->current = NULL;
 }
 

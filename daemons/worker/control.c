@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "netutil.h"
+#include "rpc_auth.h"
 #include "worker.h"
 
 #define MOUNT_RETRY_MS 1000
@@ -77,9 +78,14 @@ static void print_ready(struct worker *w)
 static void mounted(struct worker *w, struct wseg *s,
 		    const McreplRpc__MountSegmentResponse *r)
 {
+	/* sealed for this connection when authenticated (rpc_auth.h) */
+	const uint8_t *key = rpc_aclient_session_key(w->rpc);
+
 	s->id = r->segment_id;
 	s->mounted = true;
-	w->grant_key = r->grant_key;
+	w->grant_key =
+	    key ? auth_seal_u64(key, MOUNT_GRANT_KEY_LABEL, r->grant_key)
+		: r->grant_key;
 	w->hb_interval_ms =
 	    r->heartbeat_interval_ms ? r->heartbeat_interval_ms : 1000;
 	data_server_bind(w->ds, s->slot, s->id, w->grant_key);

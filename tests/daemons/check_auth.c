@@ -347,7 +347,7 @@ START_TEST(test_auth_attack_mount_as_client_gets_no_grant_key)
 {
 	McreplRpc__MountSegmentResponse *r;
 	size_t segs;
-	uint64_t cap, used;
+	uint64_t cap, used, sealed[2], key[2];
 
 	r = mount(ALICE, 0x3333, "host-a", SEG_BYTES);
 	assert_refused(&r->base, MCREPL_RPC__CODE__PERMISSION_DENIED,
@@ -366,11 +366,26 @@ START_TEST(test_auth_attack_mount_as_client_gets_no_grant_key)
 	figures(&segs, &cap, &used);
 	ck_assert_uint_eq(segs, 2);
 	ck_assert_uint_eq(cap, 2ull * SEG_BYTES);
-	/* a worker mounting its own host does get the key */
+	/* a worker mounting its own host does get the key, sealed for its
+	 * connection: what a listener sees differs per connection, what each
+	 * worker unseals with its session key is the one key */
 	r = mount(W1, W1_ID, "host-a", SEG_BYTES);
 	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
-	ck_assert_uint_ne(r->grant_key, 0);
+	sealed[0] = r->grant_key;
 	freem(r);
+	r = mount(W2, W2_ID, "host-b", SEG_BYTES);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
+	sealed[1] = r->grant_key;
+	freem(r);
+	ck_assert_ptr_nonnull(rpc_client_session_key(fx.c[W1]));
+	key[0] = auth_seal_u64(rpc_client_session_key(fx.c[W1]),
+			       MOUNT_GRANT_KEY_LABEL, sealed[0]);
+	key[1] = auth_seal_u64(rpc_client_session_key(fx.c[W2]),
+			       MOUNT_GRANT_KEY_LABEL, sealed[1]);
+	ck_assert_uint_ne(sealed[0], sealed[1]);
+	ck_assert_uint_eq(key[0], key[1]);
+	ck_assert_uint_ne(key[0], 0);
+	ck_assert_uint_ne(key[0], sealed[0]);
 	ck_assert_int_eq(refusals("kind"), 2);
 }
 END_TEST
