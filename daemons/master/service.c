@@ -229,19 +229,15 @@ static void h_stats(McreplRpc__Master_Service *svc,
 	struct store *s = SVC(svc)->store;
 	McreplRpc__StatsResponse resp;
 	McreplRpc__Segment *msgs = NULL, **ptrs = NULL;
-	char *text = master_metrics(s, NULL);
-	struct store_figures figures;
-	struct reply r = {0};
 	/* the segments (client ids, hosts) and the metrics are for admins;
 	 * any principal gets the totals */
 	bool detail = svc_auth_is_admin(SVC(svc), cd), ok;
+	char *text = detail ? master_metrics(s, NULL) : strdup("");
+	struct store_figures figures;
+	struct reply r = {0};
 
 	(void)req;
 	mcrepl_rpc__stats_response__init(&resp);
-	if (!detail) {
-		free(text);
-		text = strdup("");
-	}
 	resp.metrics_text = text ? text : svc_mut("");
 	store_lock(s);
 	store_figures(s, &figures);

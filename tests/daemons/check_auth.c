@@ -899,6 +899,26 @@ START_TEST(test_auth_master_without_auth_cannot_prove_itself)
 }
 END_TEST
 
+/* A real worker as w1 (host-a) with its data port on addr; with or
+ * without w1's credential. 0 once it is mounted (its ready line). */
+static int start_worker_on(const char *addr, bool cred, struct proc *p)
+{
+	char bin[512], master[80], data[80];
+	const char *argv[] = {harness_bin("mcrepl-worker", bin, sizeof(bin)),
+			      master,
+			      data,
+			      "--host_id=host-a",
+			      "--segment_size=4M",
+			      cred ? fx.auth.principal_flag[W1] : NULL,
+			      fx.auth.secret_flag[W1],
+			      NULL};
+
+	snprintf(master, sizeof(master), "--master=127.0.0.1:%u", fx.port);
+	snprintf(data, sizeof(data), "--data_address=%s", addr);
+	return proc_start(p, (char *const *)(uintptr_t)argv,
+			  "mcrepl-worker ready", 5000);
+}
+
 START_TEST(test_auth_protected_mode_refuses_public_bind)
 {
 	static const char *const pub[] = {"--rpc_address=0.0.0.0", NULL};
@@ -922,6 +942,10 @@ START_TEST(test_auth_protected_mode_refuses_public_bind)
 	ck_assert_int_eq(proc_start(&p, (char *const *)(uintptr_t)argv,
 				    "mcrepl-master ready", 5000),
 			 0);
+	ck_assert_int_eq(proc_stop(&p), 0);
+	/* a worker: a public data port needs a credential */
+	ck_assert_int_ne(start_worker_on("0.0.0.0", false, &p), 0);
+	ck_assert_int_eq(start_worker_on("0.0.0.0", true, &p), 0);
 	ck_assert_int_eq(proc_stop(&p), 0);
 }
 END_TEST
