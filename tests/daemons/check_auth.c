@@ -646,6 +646,7 @@ END_TEST
 START_TEST(test_auth_admin_calls_need_admin)
 {
 	McreplRpc__WarmupRequest w;
+	McreplRpc__SubmitReplicaActionProposalRequest pr;
 	McreplRpc__StatsRequest sr;
 	McreplRpc__StatsResponse *s;
 	ProtobufCMessage *r;
@@ -657,6 +658,22 @@ START_TEST(test_auth_admin_calls_need_admin)
 		       "Warmup needs the admin right; principal 'alice' lacks "
 		       "it");
 	freem(r);
+	mcrepl_rpc__submit_replica_action_proposal_request__init(&pr);
+	pr.proposal_id = mut("p1");
+	pr.tenant = mut("t-alice");
+	pr.key = mut("k");
+	r = call(ALICE, "SubmitReplicaActionProposal", &pr.base);
+	assert_refused(r, MCREPL_RPC__CODE__PERMISSION_DENIED, "auth_right",
+		       "SubmitReplicaActionProposal needs the admin right; "
+		       "principal 'alice' lacks it");
+	ck_assert_ptr_null(
+	    ((McreplRpc__SubmitReplicaActionProposalResponse *)r)->lease);
+	freem(r);
+	/* the admin passes authorization (the RPC itself is off here) */
+	r = call(ADMIN, "SubmitReplicaActionProposal", &pr.base);
+	ck_assert_int_eq(result_of(r)->code, MCREPL_RPC__CODE__UNAVAILABLE);
+	freem(r);
+	ck_assert_int_eq(refusals("right"), 2);
 	/* Stats without admin: the totals, no segments (client ids) */
 	mcrepl_rpc__stats_request__init(&sr);
 	s = (McreplRpc__StatsResponse *)call(BOB, "Stats", &sr.base);
