@@ -3,7 +3,9 @@
 #   bench/bench_*.c        the library's, linked with libmcrepl.a
 #   bench/daemons/*.c      one binary each, on the daemon code:
 #     bench_master         mode off vs enforce read throughput of real
-#                          masters (make bench-master)
+#                          masters (make bench-master); --compare auth:
+#                          without vs with --auth_file (make
+#                          bench-master-auth)
 #     bench_copy           TCP copy engine vs a raw loopback stream, on an
 #                          in-process data server (make bench-copy)
 #     bench_client         store_client_get latency of a 64 KiB object on
@@ -30,10 +32,12 @@ $(DAEMON_BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/daemons/%.o \
 
 all: $(BENCHES) $(DAEMON_BENCHES)
 
-bench: all bench-master bench-copy bench-client bench-stall
+bench: all bench-master bench-master-auth bench-copy bench-client bench-stall
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 bench-master: $(BUILD)/bench/bench_master $(MASTER_BIN)
 	$(BUILD)/bench/bench_master
+bench-master-auth: $(BUILD)/bench/bench_master $(MASTER_BIN)
+	$(BUILD)/bench/bench_master --compare auth
 bench-copy: $(BUILD)/bench/bench_copy
 	$(BUILD)/bench/bench_copy
 bench-client: $(BUILD)/bench/bench_client $(MASTER_BIN) $(WORKER_BIN)
@@ -41,4 +45,4 @@ bench-client: $(BUILD)/bench/bench_client $(MASTER_BIN) $(WORKER_BIN)
 bench-stall: $(BUILD)/bench/bench_stall
 	$(BUILD)/bench/bench_stall $(STALL_ARGS)
 
-.PHONY: bench bench-master bench-copy bench-client bench-stall
+.PHONY: bench bench-master bench-master-auth bench-copy bench-client bench-stall

@@ -12,6 +12,7 @@ have_pc check || missing="$missing check"
 have_pc libprotobuf-c || missing="$missing libprotobuf-c-dev"
 command -v protoc-c >/dev/null 2>&1 || missing="$missing protobuf-c-compiler"
 have_pc libevent || missing="$missing libevent-dev"
+have_pc libcrypto || missing="$missing libssl-dev"
 have_pc libibverbs || missing="$missing libibverbs-dev"
 have_pc librdmacm || missing="$missing librdmacm-dev"
 [ -z "$missing" ] && exit 0

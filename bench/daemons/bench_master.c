@@ -5,11 +5,15 @@
  * the ratio is the median of the per-round enforce/off ratios).
  * One client process, pipelined requests on the async client.
  *
- *   bench_master [--keys N] [--seconds S] [--reps R] [--grants]
- * --grants: compare the data-plane grants instead (both masters mode off;
- * the baseline started with MCREPL_BENCH_NO_GRANTS=1, which signs none):
- * the "off" columns are then "no grants", "enforce" "grants"; it also
+ *   bench_master [--keys N] [--seconds S] [--reps R] [--compare mode|auth|grants] [--grants]
+ * --grants (or --compare grants): compare the data-plane grants (both
+ * masters mode off; the baseline started with MCREPL_BENCH_NO_GRANTS=1,
+ * which signs none): the columns then say nogrants / grants; it also
  * prints grant_tag_ns= (ns per grant MAC, in this process).
+ * --compare auth (issue 16): both masters in enforce mode, one without
+ * authentication and one with --auth_file, read by an authenticated
+ * client (the handshake once per connection, then every call authorized);
+ * the columns and the last line then say auth_off / auth_on.
  * Beside throughput it reads the master's own CPU time (utime + stime from
  * /proc/PID/stat) around each measurement: CPU per read does not depend on
  * how much of the machine other processes take, so cpu_ratio (median of the
@@ -27,6 +31,7 @@
 
 #include <event2/event.h>
 
+#include "auth.h"
 #include "clock.h"
 #include "grant.h"
 #include "harness.h"
@@ -110,31 +115,60 @@ struct server {
 	struct load *load;
 };
 
-static int server_start(struct server *s, const char *mode, uint64_t keys,
-			bool no_grants)
+/* --compare auth: the throwaway auth file and its two credentials. */
+static struct {
+	struct harness_auth file;
+	struct auth_cred worker, admin;
+	char flag[400];
+} auth;
+
+static int auth_setup(void)
 {
-	static char mode_flag[64];
-	const char *flags[] = {mode_flag, "--max_batch_keys=4096", NULL};
+	char err[256];
+	const char *skip = "--secret_file=";
+
+	if (harness_auth_setup(&auth.file, NULL) ||
+	    auth_cred_load("worker", auth.file.secret_flag[0] + strlen(skip),
+			   &auth.worker, err, sizeof(err)) ||
+	    auth_cred_load("admin", auth.file.secret_flag[1] + strlen(skip),
+			   &auth.admin, err, sizeof(err)))
+		return -1;
+	snprintf(auth.flag, sizeof(auth.flag), "--auth_file=%s",
+		 auth.file.file);
+	return 0;
+}
+
+/* A master in mode, with --auth_file when authed, signing no grants when
+ * no_grants (the grants baseline), loaded with keys. */
+static int server_start(struct server *s, const char *mode, bool authed,
+			bool no_grants, uint64_t keys)
+{
+	char mode_flag[64];
+	const char *flags[] = {mode_flag, "--max_batch_keys=4096",
+			       authed ? auth.flag : NULL, NULL};
 	const ProtobufCServiceDescriptor *d = &mcrepl_rpc__master__descriptor;
 	char addr[64], err[256];
 	struct load *l = calloc(1, sizeof(*l));
+	rpc_client_config cfg;
 
 	snprintf(mode_flag, sizeof(mode_flag), "--dynamic_replication_mode=%s",
 		 mode);
+	rpc_client_config_init(&cfg);
+	cfg.cred = authed ? &auth.admin : NULL;
 	if (no_grants)
 		setenv("MCREPL_BENCH_NO_GRANTS", "1", 1);
 	else
 		unsetenv("MCREPL_BENCH_NO_GRANTS");
 	if (!l || master_start(&s->proc, flags) != 0 ||
-	    preload_master((uint16_t)proc_field(&s->proc, "rpc_port"), keys) !=
-		0) {
+	    preload_master_as((uint16_t)proc_field(&s->proc, "rpc_port"), keys,
+			      authed ? &auth.worker : NULL, cfg.cred) != 0) {
 		free(l);
 		return -1;
 	}
 	snprintf(addr, sizeof(addr), "127.0.0.1:%llu",
 		 (unsigned long long)proc_field(&s->proc, "rpc_port"));
 	l->base = event_base_new();
-	l->ac = rpc_aclient_create(l->base, addr, NULL, err, sizeof(err));
+	l->ac = rpc_aclient_create(l->base, addr, &cfg, err, sizeof(err));
 	if (!l->ac)
 		return -1;
 	l->m_get = rpc_method_index(d, "GetReplicaList");
@@ -214,37 +248,57 @@ int main(int argc, char **argv)
 	double secs = 2, off[16], enf[16], bat[16], ratio[16], loaded;
 	double cpu_off[16], cpu_enf[16], cpu_ratio[16];
 	int reps = 7;
-	bool grants = false;
 	struct server s_off, s_enf;
+	bool by_auth = false, by_grants = false;
+	/* the two sides' names: mode off/enforce, or auth off/on */
+	const char *a = "off", *b = "enforce";
 
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--grants")) /* a flag without a value */
+			by_grants = true;
+	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--grants")) {
-			grants = true;
+			i--;
 			continue;
 		}
-		if (i + 1 >= argc)
-			break;
 		if (!strcmp(argv[i], "--keys"))
 			keys = strtoull(argv[i + 1], NULL, 10);
 		else if (!strcmp(argv[i], "--seconds"))
 			secs = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "--reps"))
 			reps = atoi(argv[i + 1]) % 16;
-		i++;
+		else if (!strcmp(argv[i], "--compare"))
+			by_auth = !strcmp(argv[i + 1], "auth"),
+			by_grants |= !strcmp(argv[i + 1], "grants");
 	}
 	signal(SIGPIPE, SIG_IGN);
 	loaded = net_now_s();
-	if (server_start(&s_off, "off", keys, grants) ||
-	    server_start(&s_enf, grants ? "off" : "enforce", keys, false)) {
+	if (by_auth) {
+		a = "auth_off";
+		b = "auth_on";
+		if (auth_setup()) {
+			fprintf(stderr, "bench_master: no auth file\n");
+			return 1;
+		}
+	}
+	if (by_grants) {
+		a = "nogrants";
+		b = "grants";
+		by_auth = false;
+	}
+	if (server_start(&s_off, by_auth ? "enforce" : "off", false, by_grants,
+			 keys) ||
+	    server_start(&s_enf, by_grants ? "off" : "enforce", by_auth, false,
+			 keys)) {
 		fprintf(stderr, "bench_master: cannot start/load masters\n");
 		return 1;
 	}
 	printf("loaded %llu keys into two masters in %.1f s\n",
 	       (unsigned long long)keys, net_now_s() - loaded);
-	if (grants)
+	if (by_grants)
 		printf("grant_tag_ns=%.1f\n", grant_tag_ns());
-	printf("%-4s %14s %14s %14s %12s %12s\n", "rep", "get_off_kps",
-	       "get_enf_kps", "batch_enf_kps", "cpu_us_off", "cpu_us_enf");
+	printf("%-4s %10s_kps %10s_kps %14s %10s_us %10s_us\n", "rep", a, b,
+	       "batch_kps", a, b);
 	for (int r = 0; r < reps; r++) {
 		/* alternate which mode goes first: drift hits both alike */
 		if (r % 2 == 0) {
@@ -269,14 +323,13 @@ int main(int argc, char **argv)
 	qsort(cpu_ratio, (size_t)reps, sizeof(double), cmp);
 	server_stop(&s_off);
 	server_stop(&s_enf);
-	printf(grants
-		   ? "master_get_kps_nogrants=%.0f master_get_kps_grants=%.0f "
-		     "ratio=%.3f batch_kps=%.0f cpu_us_nogrants=%.3f "
-		     "cpu_us_grants=%.3f cpu_ratio=%.3f\n"
-		   : "master_get_kps_off=%.0f master_get_kps_enforce=%.0f "
-		     "ratio=%.3f batch_kps=%.0f cpu_us_off=%.3f "
-		     "cpu_us_enforce=%.3f cpu_ratio=%.3f\n",
-	       off[reps / 2], enf[reps / 2], ratio[reps / 2], bat[reps / 2],
-	       cpu_off[reps / 2], cpu_enf[reps / 2], cpu_ratio[reps / 2]);
+	printf("master_get_kps_%s=%.0f master_get_kps_%s=%.0f ratio=%.3f "
+	       "batch_kps=%.0f cpu_us_%s=%.3f cpu_us_%s=%.3f "
+	       "cpu_ratio=%.3f\n",
+	       a, off[reps / 2], b, enf[reps / 2], ratio[reps / 2],
+	       bat[reps / 2], a, cpu_off[reps / 2], b, cpu_enf[reps / 2],
+	       cpu_ratio[reps / 2]);
+	if (by_auth)
+		harness_auth_cleanup(&auth.file);
 	return 0;
 }

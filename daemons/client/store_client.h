@@ -50,6 +50,7 @@
 #include "mcrepl.pb-c.h"
 
 typedef struct store_client store_client;
+struct auth_cred;
 
 struct store_client_config {
 	const char *local_host; /* prefer replicas on this host_id; NULL none */
@@ -64,6 +65,10 @@ struct store_client_config {
 	/* true: a new data connection per transfer, none kept (the client
 	 * before connection reuse; for comparisons such as bench_client) */
 	bool one_shot_data;
+	/* The credential to authenticate to the master with (auth.h,
+	 * rpc_auth.h), borrowed for the client's life; NULL = none (a
+	 * master without --auth_file). */
+	const struct auth_cred *cred;
 };
 
 void store_client_config_init(struct store_client_config *cfg);

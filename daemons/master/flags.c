@@ -10,8 +10,17 @@
 
 #define O(f) FLAG_AT(struct master_flags, f)
 static const struct flag flags[] = {
-    {"rpc_address", FLAG_STR, FLAG_STR_AT(struct master_flags, rpc_address),
-     "0.0.0.0", "RPC bind address"},
+    {"rpc_address", FLAG_STR, FLAG_STR_AT(struct master_flags, rpc_address), "",
+     "RPC and HTTP bind address (default: 0.0.0.0 with --auth_file, else "
+     "127.0.0.1: protected mode)"},
+    {"auth_file", FLAG_STR, FLAG_STR_AT(struct master_flags, auth_file), "",
+     "principals and secrets (docs/SECURITY.md); every RPC connection "
+     "then authenticates and every call is authorized"},
+    {"auth_timeout_ms", FLAG_U32, O(auth_timeout_ms), 0, "5000",
+     "close an RPC connection that has not authenticated by then", .min = 1},
+    {"insecure", FLAG_BOOL, O(insecure), 0, "false",
+     "without --auth_file, serve a non-loopback --rpc_address anyway "
+     "(anyone who reaches it can use it)"},
     {"rpc_port", FLAG_U32, O(rpc_port), 0, "50051", "RPC port (0 = pick one)",
      .max = 65535},
     {"metrics_port", FLAG_U32, O(metrics_port), 0, "9003",

@@ -2,6 +2,7 @@
 #ifndef MCREPL_MASTER_FLAGS_H
 #define MCREPL_MASTER_FLAGS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -9,7 +10,10 @@
 
 struct master_flags {
 	struct master_opts opts;
-	char rpc_address[64];
+	char rpc_address[64]; /* "" = by protected mode (protect.h) */
+	char auth_file[1024]; /* "" = no authentication */
+	uint32_t auth_timeout_ms;
+	bool insecure;
 	uint32_t rpc_port;     /* 50051; 0 = ephemeral */
 	uint32_t metrics_port; /* 9003; 0 = ephemeral */
 	uint64_t max_frame_bytes;

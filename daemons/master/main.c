@@ -24,6 +24,7 @@
 #include "httpcap.h"
 #include "netlimits.h"
 #include "prom.h"
+#include "protect.h"
 #include "rpc_server.h"
 #include "service.h"
 
@@ -31,6 +32,7 @@ struct master {
 	struct master_flags flags;
 	struct event_base *base;
 	struct store *store;
+	struct auth_table *auth; /* NULL: no --auth_file */
 	struct master_service svc;
 	rpc_server *rpc;
 	struct evhttp *http;
@@ -45,6 +47,35 @@ struct master {
 static uint64_t now_ms(void)
 {
 	return (uint64_t)net_now_ms();
+}
+
+/* Authentication (issue 16): handshakes done, failed by reason, and
+ * requests refused by authorization, by reason. */
+static void auth_metrics(const struct master *m, struct mcu_prom *t,
+			 const rpc_server_stats *st)
+{
+	static const char *const failed = "mcrepl_master_auth_failures_total";
+	static const char *const refused = "mcrepl_master_auth_refusals_total";
+
+	mcu_prom_metric(t, "mcrepl_master_auth_enabled", "gauge",
+			"1 with --auth_file (every connection authenticates)",
+			m->auth != NULL);
+	mcu_prom_metric(t, "mcrepl_master_auth_handshakes_total", "counter",
+			"RPC connections authenticated", st->auth_ok);
+	mcu_prom_head(t, failed, "counter",
+		      "RPC handshakes failed (connection closed), by reason");
+	for (int i = 1; i < RPC_AUTH_FAIL_COUNT; i++)
+		mcu_prom_u64(t, failed,
+			     (const struct mcu_prom_label[]){
+				 {"reason", rpc_auth_fail_name(i)}},
+			     1, st->auth_failed[i]);
+	mcu_prom_head(t, refused, "counter",
+		      "Requests refused by authorization, by reason");
+	for (int i = 0; i < SVC_REFUSAL_COUNT; i++)
+		mcu_prom_u64(t, refused,
+			     (const struct mcu_prom_label[]){
+				 {"reason", svc_refusal_name(i)}},
+			     1, m->svc.refused[i]);
 }
 
 /* What the RPC port's bounds did (issue 17): refusals by reason,
@@ -83,6 +114,7 @@ static void rpc_metrics(const struct master *m, struct mcu_prom *t)
 			"RPC input budget granted now",
 			(uint64_t)st.budget_used);
 	httpcap_metrics(m->http_cap, "mcrepl_master_http", t);
+	auth_metrics(m, t, &st);
 }
 
 static void on_metrics(struct evhttp_request *req, void *arg)
@@ -227,12 +259,25 @@ static int setup_store(struct master *m, char *err, size_t errlen)
 		return -1;
 	bench_grants_off(m);
 	m->base = event_base_new();
+	if (m->flags.auth_file[0] &&
+	    auth_table_load(m->flags.auth_file, &m->auth, err, errlen))
+		return -1;
+	if (net_protected_bind(
+		"mcrepl-master", "rpc_address", m->flags.rpc_address,
+		sizeof(m->flags.rpc_address), "0.0.0.0", m->auth != NULL,
+		m->flags.insecure, "--auth_file", stderr, err, errlen))
+		return -1;
 	if (!m->base ||
-	    store_create(&m->flags.opts, secret, random_key(), &m->store)) {
+	    store_create(&m->flags.opts, secret, random_key(), &m->store) ||
+	    master_service_init(&m->svc, m->store, now_ms, m->auth)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	master_service_init(&m->svc, m->store, now_ms);
+	if (m->auth)
+		fprintf(stderr,
+			"mcrepl-master: authentication on: %zu principals "
+			"from %s\n",
+			m->auth->n, m->flags.auth_file);
 	return 0;
 }
 
@@ -245,6 +290,8 @@ static int setup_rpc(struct master *m, char *err, size_t errlen)
 	rc.host = m->flags.rpc_address;
 	rc.port = (uint16_t)m->flags.rpc_port;
 	rc.max_frame_bytes = m->flags.max_frame_bytes;
+	rc.auth = m->auth;
+	rc.auth_timeout_ms = m->flags.auth_timeout_ms;
 	m->rpc = rpc_server_create(m->base, &rc, &m->svc.base.base, why,
 				   sizeof(why));
 	if (!m->rpc) {
@@ -358,7 +405,9 @@ static void stop(struct master *m)
 		event_free(m->sigint);
 	net_http_free(m->http, m->http_cap);
 	rpc_server_destroy(m->rpc);
+	master_service_fini(&m->svc);
 	store_destroy(m->store);
+	auth_table_free(m->auth);
 	if (m->base)
 		event_base_free(m->base);
 }

@@ -8,12 +8,15 @@
 
 #include "log.h"
 #include "ratelog.h"
+#include "rpc_auth.h"
 #include "service_priv.h"
 
 void svc_reply(struct reply *r, McreplRpc__Code code, const char *reason)
 {
 	mcrepl_rpc__result__init(&r->result);
 	r->result.code = code;
+	if (!reason)
+		reason = r->why; /* a refusal's label, or NULL */
 	r->result.reason = (char *)(uintptr_t)(reason ? reason : "");
 	r->result.message = r->msg;
 	if (!r->msg[0] && code != MCREPL_RPC__CODE__OK)
@@ -123,20 +126,34 @@ static void h_mount(McreplRpc__Master_Service *svc,
 	    .dynamic_copy = has_cap(req, "dynamic_copy"),
 	};
 	McreplRpc__MountSegmentResponse resp;
+	uint8_t secret[GRANT_SECRET_BYTES];
 	struct reply r = {0};
 	McreplRpc__Code code;
 
 	mcrepl_rpc__mount_segment_response__init(&resp);
 	resp.heartbeat_interval_ms =
 	    (uint32_t)(store_opts(s)->client_ttl_ms / 4);
-	resp.grant_secret.data = (uint8_t *)(uintptr_t)store_grant_secret(s);
-	resp.grant_secret.len = GRANT_SECRET_BYTES;
-	resp.incarnation = store_incarnation(s);
-	resp.master_time_ms = SVC(svc)->now_ms();
 	store_lock(s);
+	/* only a worker principal, for its hosts, domains and capacity */
+	code = svc_auth_mount(SVC(svc), cd, req, &r);
 	/* a domain joining a running cluster is warmed with what is hot */
-	code = store_mount(s, &a, SVC(svc)->now_ms(), &resp.segment_id, r.msg,
-			   sizeof(r.msg));
+	if (code == MCREPL_RPC__CODE__OK)
+		code = store_mount(s, &a, SVC(svc)->now_ms(), &resp.segment_id,
+				   r.msg, sizeof(r.msg));
+	if (code == MCREPL_RPC__CODE__OK) {
+		svc_auth_bind(SVC(svc), cd, req->client_id);
+		/* the data plane's key goes to a mounted worker only, sealed
+		 * for its connection when authenticated (auth_seal) */
+		memcpy(secret, store_grant_secret(s), GRANT_SECRET_BYTES);
+		if (svc_seal(cd, MOUNT_GRANT_KEY_LABEL, secret, sizeof(secret)))
+			code = MCREPL_RPC__CODE__INTERNAL;
+	}
+	if (code == MCREPL_RPC__CODE__OK) {
+		resp.grant_secret.data = secret;
+		resp.grant_secret.len = GRANT_SECRET_BYTES;
+		resp.incarnation = store_incarnation(s);
+		resp.master_time_ms = SVC(svc)->now_ms();
+	}
 	store_unlock(s);
 	log_mount(&a, code, resp.segment_id, r.msg);
 	svc_reply(&r, code, NULL);
@@ -155,8 +172,10 @@ static void h_unmount(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__unmount_segment_response__init(&resp);
 	store_lock(s);
-	code = store_unmount(s, req->client_id, req->segment_id,
-			     SVC(svc)->now_ms());
+	code = svc_auth_worker(SVC(svc), cd, req->client_id, &r);
+	if (code == MCREPL_RPC__CODE__OK)
+		code = store_unmount(s, req->client_id, req->segment_id,
+				     SVC(svc)->now_ms());
 	store_unlock(s);
 	if (code == MCREPL_RPC__CODE__OK)
 		log_line(LOG_INFO, "segment %llu unmounted by client %llu",
@@ -177,14 +196,17 @@ static void h_heartbeat(McreplRpc__Master_Service *svc,
 	size_t n = req->n_segment_ids < req->n_segment_reads
 		       ? req->n_segment_ids
 		       : req->n_segment_reads;
+	McreplRpc__Code code;
 
 	mcrepl_rpc__heartbeat_response__init(&resp);
 	resp.master_time_ms = SVC(svc)->now_ms(); /* grant expiries */
 	store_lock(s);
-	svc_reply(&r,
-		  store_heartbeat(s, req->client_id, req->segment_ids,
-				  req->segment_reads, n, SVC(svc)->now_ms()),
-		  NULL);
+	code = svc_auth_worker(SVC(svc), cd, req->client_id, &r);
+	if (code == MCREPL_RPC__CODE__OK)
+		code =
+		    store_heartbeat(s, req->client_id, req->segment_ids,
+				    req->segment_reads, n, SVC(svc)->now_ms());
+	svc_reply(&r, code, NULL);
 	store_unlock(s);
 	resp.result = &r.result;
 	done(&resp, cd);
@@ -233,10 +255,12 @@ static void h_stats(McreplRpc__Master_Service *svc,
 	struct store *s = SVC(svc)->store;
 	McreplRpc__StatsResponse resp;
 	McreplRpc__Segment *msgs = NULL, **ptrs = NULL;
-	char *text = master_metrics(s, NULL);
+	/* the segments (client ids, hosts) and the metrics are for admins;
+	 * any principal gets the totals */
+	bool detail = svc_auth_is_admin(SVC(svc), cd), ok;
+	char *text = detail ? master_metrics(s, NULL) : strdup("");
 	struct store_figures figures;
 	struct reply r = {0};
-	bool ok;
 
 	(void)req;
 	mcrepl_rpc__stats_response__init(&resp);
@@ -245,6 +269,8 @@ static void h_stats(McreplRpc__Master_Service *svc,
 	store_figures(s, &figures);
 	resp.keys = figures.keys;
 	ok = segment_messages(s, &resp, &msgs, &ptrs);
+	if (!detail)
+		resp.n_segments = 0;
 	svc_reply(
 	    &r, text && ok ? MCREPL_RPC__CODE__OK : MCREPL_RPC__CODE__INTERNAL,
 	    NULL);
@@ -268,7 +294,10 @@ static void h_warmup(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__warmup_response__init(&resp);
 	store_lock(s);
-	if (!opts->cfg.domain_aware) {
+	code = svc_auth_admin(SVC(svc), cd, "Warmup", &r);
+	if (code != MCREPL_RPC__CODE__OK) {
+		/* refused: r says why */
+	} else if (!opts->cfg.domain_aware) {
 		code = MCREPL_RPC__CODE__UNAVAILABLE;
 		snprintf(r.msg, sizeof(r.msg),
 			 "warmup needs "
@@ -290,10 +319,13 @@ static void h_warmup(McreplRpc__Master_Service *svc,
 	done(&resp, cd);
 }
 
-void master_service_init(struct master_service *svc, struct store *store,
-			 uint64_t (*now_ms)(void))
+int master_service_init(struct master_service *svc, struct store *store,
+			uint64_t (*now_ms)(void), const struct auth_table *auth)
 {
 	memset(svc, 0, sizeof(*svc));
+	if (mcu_map_init(&svc->bindings, 16))
+		return -1;
+	svc->auth = auth;
 	mcrepl_rpc__master__init(&svc->base, NULL);
 	svc->base.mount_segment = h_mount;
 	svc->base.unmount_segment = h_unmount;
@@ -304,4 +336,10 @@ void master_service_init(struct master_service *svc, struct store *store,
 	service_bind_copies(&svc->base);
 	svc->store = store;
 	svc->now_ms = now_ms;
+	return 0;
+}
+
+void master_service_fini(struct master_service *svc)
+{
+	svc_auth_fini(svc);
 }

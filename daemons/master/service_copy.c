@@ -27,13 +27,17 @@ static void h_fetch_tasks(McreplRpc__Master_Service *svc,
 	if (max > MAX_TASKS_PER_FETCH)
 		max = MAX_TASKS_PER_FETCH;
 	store_lock(s);
-	n = store_fetch_tasks(s, req->client_id, tasks, max,
-			      SVC(svc)->now_ms());
+	code = svc_auth_worker(SVC(svc), cd, req->client_id, &r);
+	n = code != MCREPL_RPC__CODE__OK
+		? 0
+		: store_fetch_tasks(s, req->client_id, tasks, max,
+				    SVC(svc)->now_ms());
 	for (size_t i = 0; i < n; i++)
 		ptrs[i] = &tasks[i]->msg;
 	resp.n_tasks = n;
 	resp.tasks = ptrs;
-	if (n == 0 && !store_client_known(s, req->client_id))
+	if (code == MCREPL_RPC__CODE__OK && n == 0 &&
+	    !store_client_known(s, req->client_id))
 		code = MCREPL_RPC__CODE__UNKNOWN_CLIENT;
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
@@ -53,7 +57,9 @@ static void h_mark_task(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__mark_task_to_complete_response__init(&resp);
 	store_lock(s);
-	code = store_task_report(s, req->client_id, req->task_id);
+	code = svc_auth_worker(SVC(svc), cd, req->client_id, &r);
+	if (code == MCREPL_RPC__CODE__OK)
+		code = store_task_report(s, req->client_id, req->task_id);
 	store_unlock(s);
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
@@ -73,12 +79,22 @@ static void h_copy_start(McreplRpc__Master_Service *svc,
 	struct reply r = {0};
 	McreplRpc__Code code;
 
+	struct task_claim claim = {req->client_id,
+				   req->task_id,
+				   req->tenant,
+				   req->key,
+				   true,
+				   req->source_segment_id,
+				   req->target_segment_id};
+
 	mcrepl_rpc__copy_start_response__init(&resp);
 	store_lock(s);
-	code = store_copy_start(s, req->client_id, req->tenant, req->key,
-				req->source_segment_id, req->target_segment_id,
-				SVC(svc)->now_ms(), &src, &dst, r.msg,
-				sizeof(r.msg));
+	code = svc_auth_task(SVC(svc), cd, &claim, &r);
+	if (code == MCREPL_RPC__CODE__OK)
+		code = store_copy_start(
+		    s, req->client_id, req->tenant, req->key,
+		    req->source_segment_id, req->target_segment_id,
+		    SVC(svc)->now_ms(), &src, &dst, r.msg, sizeof(r.msg));
 	if (code == MCREPL_RPC__CODE__OK) {
 		const struct object *o = store_find(s, req->tenant, req->key);
 		uint64_t version = o ? o->version : 0;
@@ -99,15 +115,19 @@ static void h_copy_start(McreplRpc__Master_Service *svc,
 }
 
 static McreplRpc__Code copy_finish(McreplRpc__Master_Service *svc,
-				   uint64_t caller, const char *tenant,
-				   const char *key, bool ok)
+				   const void *cd, uint64_t caller,
+				   uint64_t task_id, const char *tenant,
+				   const char *key, bool ok, struct reply *r)
 {
 	struct store *s = SVC(svc)->store;
+	struct task_claim claim = {caller, task_id, tenant, key, false, 0, 0};
 	McreplRpc__Code code;
 
 	store_lock(s);
-	code =
-	    store_copy_finish(s, caller, tenant, key, ok, SVC(svc)->now_ms());
+	code = svc_auth_task(SVC(svc), cd, &claim, r);
+	if (code == MCREPL_RPC__CODE__OK)
+		code = store_copy_finish(s, caller, tenant, key, ok,
+					 SVC(svc)->now_ms());
 	store_unlock(s);
 	return code;
 }
@@ -121,7 +141,8 @@ static void h_copy_end(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__copy_end_response__init(&resp);
 	svc_reply(&r,
-		  copy_finish(svc, req->client_id, req->tenant, req->key, true),
+		  copy_finish(svc, cd, req->client_id, req->task_id,
+			      req->tenant, req->key, true, &r),
 		  NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
@@ -135,9 +156,10 @@ static void h_copy_revoke(McreplRpc__Master_Service *svc,
 	struct reply r = {0};
 
 	mcrepl_rpc__copy_revoke_response__init(&resp);
-	svc_reply(
-	    &r, copy_finish(svc, req->client_id, req->tenant, req->key, false),
-	    NULL);
+	svc_reply(&r,
+		  copy_finish(svc, cd, req->client_id, req->task_id,
+			      req->tenant, req->key, false, &r),
+		  NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
 }
@@ -172,10 +194,21 @@ static void h_dyn_start(McreplRpc__Master_Service *svc,
 	struct reply r = {0};
 	McreplRpc__Code code;
 
+	struct task_claim claim = {req->client_id,
+				   req->task_id,
+				   req->tenant,
+				   req->key,
+				   true,
+				   req->source_segment_id,
+				   req->target_segment_id};
+
 	mcrepl_rpc__dynamic_replica_copy_start_response__init(&resp);
 	store_lock(s);
-	code = dyn_copy_start(s, &f, req->tenant, req->key, req->task_id,
-			      SVC(svc)->now_ms(), &src, &dst, &reason);
+	code = svc_auth_task(SVC(svc), cd, &claim, &r);
+	if (code == MCREPL_RPC__CODE__OK)
+		code =
+		    dyn_copy_start(s, &f, req->tenant, req->key, req->task_id,
+				   SVC(svc)->now_ms(), &src, &dst, &reason);
 	if (code == MCREPL_RPC__CODE__OK) {
 		const struct object *o = store_find(s, req->tenant, req->key);
 		uint64_t version = o ? o->version : 0;
@@ -196,20 +229,31 @@ static void h_dyn_start(McreplRpc__Master_Service *svc,
 }
 
 /* End (success) or Revoke of a dynamic copy, under the store lock. */
+/* The fields of a dynamic End or Revoke. */
+struct dyn_end_args {
+	uint64_t lease, version, client, task;
+	const char *tenant, *key;
+};
+
 static McreplRpc__Code dyn_finish(McreplRpc__Master_Service *svc,
-				  uint64_t lease, uint64_t version,
-				  uint64_t client, const char *tenant,
-				  const char *key, bool success,
-				  const char **reason)
+				  const void *cd, const struct dyn_end_args *a,
+				  bool success, const char **reason,
+				  struct reply *r)
 {
 	struct store *s = SVC(svc)->store;
-	mcrepl_fence f = fence_of(lease, version, client, 0, 0);
+	mcrepl_fence f = fence_of(a->lease, a->version, a->client, 0, 0);
+	struct task_claim claim = {a->client, a->task, a->tenant, a->key,
+				   false,     0,       0};
 	uint64_t now = SVC(svc)->now_ms();
 	McreplRpc__Code code;
 
 	store_lock(s);
-	code = success ? dyn_copy_end(s, &f, tenant, key, now, reason)
-		       : dyn_copy_revoke(s, &f, tenant, key, now, reason);
+	code = svc_auth_task(SVC(svc), cd, &claim, r);
+	if (code == MCREPL_RPC__CODE__OK)
+		code = success
+			   ? dyn_copy_end(s, &f, a->tenant, a->key, now, reason)
+			   : dyn_copy_revoke(s, &f, a->tenant, a->key, now,
+					     reason);
 	store_unlock(s);
 	return code;
 }
@@ -225,8 +269,11 @@ static void h_dyn_end(McreplRpc__Master_Service *svc,
 	McreplRpc__Code code;
 
 	mcrepl_rpc__dynamic_replica_copy_end_response__init(&resp);
-	code = dyn_finish(svc, req->lease_id, req->version, req->client_id,
-			  req->tenant, req->key, true, &reason);
+	code = dyn_finish(svc, cd,
+			  &(struct dyn_end_args){req->lease_id, req->version,
+						 req->client_id, req->task_id,
+						 req->tenant, req->key},
+			  true, &reason, &r);
 	svc_reply(&r, code, reason);
 	resp.result = &r.result;
 	done(&resp, cd);
@@ -243,8 +290,11 @@ h_dyn_revoke(McreplRpc__Master_Service *svc,
 	McreplRpc__Code code;
 
 	mcrepl_rpc__dynamic_replica_copy_revoke_response__init(&resp);
-	code = dyn_finish(svc, req->lease_id, req->version, req->client_id,
-			  req->tenant, req->key, false, &reason);
+	code = dyn_finish(svc, cd,
+			  &(struct dyn_end_args){req->lease_id, req->version,
+						 req->client_id, req->task_id,
+						 req->tenant, req->key},
+			  false, &reason, &r);
 	svc_reply(&r, code, reason);
 	resp.result = &r.result;
 	done(&resp, cd);
@@ -318,11 +368,15 @@ h_propose(McreplRpc__Master_Service *svc,
 	struct reply r = {0};
 	uint64_t now = SVC(svc)->now_ms();
 	mcrepl_proposal p = proposal_of(req, now, opts->cfg.lease_ttl_ms);
-	McreplRpc__Code code = MCREPL_RPC__CODE__UNAVAILABLE;
+	McreplRpc__Code code = MCREPL_RPC__CODE__UNAVAILABLE, denied;
 
 	mcrepl_rpc__submit_replica_action_proposal_response__init(&resp);
 	mcrepl_rpc__replica_action_lease__init(&lm);
-	if (!opts->enable_proposal_rpc) {
+	denied =
+	    svc_auth_admin(SVC(svc), cd, "SubmitReplicaActionProposal", &r);
+	if (denied != MCREPL_RPC__CODE__OK) {
+		code = denied;
+	} else if (!opts->enable_proposal_rpc) {
 		snprintf(r.msg, sizeof(r.msg),
 			 "SubmitReplicaActionProposal is "
 			 "internal; start the master "
@@ -338,7 +392,7 @@ h_propose(McreplRpc__Master_Service *svc,
 		resp.repeated = res.repeated;
 	}
 	svc_reply(&r, code,
-		  code == MCREPL_RPC__CODE__UNAVAILABLE
+		  code == MCREPL_RPC__CODE__UNAVAILABLE || r.why
 		      ? NULL
 		      : mcrepl_reason_name(res.reason));
 	resp.result = &r.result;

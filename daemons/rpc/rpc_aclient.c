@@ -10,6 +10,7 @@
 
 #include "evframe.h"
 #include "netutil.h"
+#include "rpc_auth.h"
 #include "rpc_client.h"
 
 /* One call waiting for its reply. */
@@ -34,6 +35,11 @@ struct rpc_aclient {
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	uint64_t next_id;
+	/* with cfg.cred: the connection's handshake; until it is done the
+	 * calls' frames wait in held */
+	struct rpc_auth_client auth;
+	struct evbuffer *held;
+	bool authed;
 };
 
 static void unlink_pending(struct pending *p)
@@ -78,6 +84,9 @@ static void disconnect(rpc_aclient *c, int status, const char *error)
 		bufferevent_free(c->bev);
 	c->bev = NULL;
 	c->connected = false;
+	c->authed = false;
+	if (c->held)
+		evbuffer_drain(c->held, evbuffer_get_length(c->held));
 	c->pending = NULL;
 	c->npending = 0;
 	while ((p = list) != NULL) {
@@ -129,6 +138,37 @@ static bool on_reply(rpc_aclient *c, const McreplRpc__Envelope *env)
 	return true;
 }
 
+/* A reply during the handshake: the next step, or the end of it (the
+ * held calls go out), or a failure that fails every call. Returns false
+ * when the connection was dropped. */
+static bool on_auth(rpc_aclient *c, const McreplRpc__Envelope *env)
+{
+	char err[256] = "";
+	uint8_t *frame;
+	size_t len;
+	int st =
+	    rpc_auth_client_step(&c->auth, env, &frame, &len, err, sizeof(err));
+
+	if (st == RPC_OK && frame) {
+		st = bufferevent_write(c->bev, frame, len) ? RPC_E_NOMEM
+							   : RPC_OK;
+		free(frame);
+		if (st == RPC_OK)
+			return true;
+		snprintf(err, sizeof(err), "out of memory");
+	}
+	if (st == RPC_OK) {
+		c->authed = true;
+		if (evbuffer_add_buffer(bufferevent_get_output(c->bev),
+					c->held) == 0)
+			return true;
+		st = RPC_E_NOMEM;
+		snprintf(err, sizeof(err), "out of memory");
+	}
+	disconnect(c, st, err);
+	return false;
+}
+
 static void read_cb(struct bufferevent *bev, void *arg)
 {
 	rpc_aclient *c = arg;
@@ -145,7 +185,8 @@ static void read_cb(struct bufferevent *bev, void *arg)
 			disconnect(c, RPC_E_PROTOCOL, rpc_frame_result_str(r));
 			return;
 		}
-		alive = on_reply(c, env);
+		alive = c->cfg.cred && !c->authed ? on_auth(c, env)
+						  : on_reply(c, env);
 		protobuf_c_message_free_unpacked(&env->base, NULL);
 	}
 }
@@ -183,6 +224,24 @@ static void timeout_cb(evutil_socket_t fd, short what, void *arg)
 	finish(p, RPC_E_TIMEOUT, NULL, "timed out");
 }
 
+/* With a credential: the hello goes first (sent once connected). */
+static int start_auth(rpc_aclient *c)
+{
+	uint8_t *frame;
+	size_t len;
+	int st;
+
+	c->authed = false;
+	if (!c->cfg.cred)
+		return RPC_OK;
+	st = rpc_auth_client_hello(&c->auth, c->cfg.cred, &frame, &len);
+	if (st)
+		return st;
+	st = bufferevent_write(c->bev, frame, len) ? RPC_E_NOMEM : RPC_OK;
+	free(frame);
+	return st;
+}
+
 static int start_connect(rpc_aclient *c)
 {
 	int opts = BEV_OPT_CLOSE_ON_FREE;
@@ -190,6 +249,11 @@ static int start_connect(rpc_aclient *c)
 	c->bev = bufferevent_socket_new(c->base, -1, opts);
 	if (!c->bev)
 		return RPC_E_NOMEM;
+	if (start_auth(c)) {
+		bufferevent_free(c->bev);
+		c->bev = NULL;
+		return RPC_E_NOMEM;
+	}
 	bufferevent_setcb(c->bev, read_cb, NULL, event_cb, c);
 	bufferevent_enable(c->bev, EV_READ);
 	if (bufferevent_socket_connect(c->bev, (struct sockaddr *)&c->addr,
@@ -274,7 +338,9 @@ int rpc_aclient_call(rpc_aclient *client, uint32_t method,
 		if (st)
 			goto out_free_pending;
 	}
-	if (bufferevent_write(client->bev, frame, len)) {
+	if (client->cfg.cred && !client->authed
+		? evbuffer_add(client->held, frame, len)
+		: bufferevent_write(client->bev, frame, len)) {
 		st = RPC_E_NOMEM;
 		goto out_free_pending;
 	}
@@ -319,6 +385,12 @@ rpc_aclient *rpc_aclient_create(struct event_base *base, const char *addr,
 		rpc_client_config_init(&c->cfg);
 	if (!c->cfg.max_frame_bytes)
 		c->cfg.max_frame_bytes = RPC_FRAME_DEFAULT_MAX_BYTES;
+	c->held = evbuffer_new();
+	if (!c->held) {
+		snprintf(err, errlen, "out of memory");
+		free(c);
+		return NULL;
+	}
 	return c;
 }
 
@@ -328,7 +400,13 @@ void rpc_aclient_destroy(rpc_aclient *client)
 		return;
 	client->destroying = true;
 	disconnect(client, RPC_E_CANCELLED, "client destroyed");
+	evbuffer_free(client->held);
 	free(client);
+}
+
+const uint8_t *rpc_aclient_session_key(const rpc_aclient *client)
+{
+	return client->authed ? client->auth.session : NULL;
 }
 
 size_t rpc_aclient_pending(const rpc_aclient *client)

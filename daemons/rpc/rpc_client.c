@@ -9,6 +9,7 @@
 
 #include "frame.h"
 #include "netutil.h"
+#include "rpc_auth.h"
 #include "rpc_client.h"
 
 #define HOST_MAX 256
@@ -19,6 +20,7 @@ struct rpc_client {
 	uint16_t port;
 	int fd; /* -1 = not connected */
 	uint64_t next_id;
+	uint8_t session[AUTH_MAC_BYTES]; /* with cred, once connected */
 };
 
 const char *rpc_status_str(int status)
@@ -77,6 +79,50 @@ static int is_stale(int fd)
 	return poll(&pfd, 1, 0) != 0;
 }
 
+static int send_all(int fd, const uint8_t *buf, size_t len, int64_t deadline);
+static int recv_reply(rpc_client *c, int64_t deadline,
+		      McreplRpc__Envelope **env);
+
+/* The handshake of rpc_auth.h on a new connection, before any call. */
+static int handshake(rpc_client *c, int64_t deadline, char *err, size_t errlen)
+{
+	struct rpc_auth_client a;
+	McreplRpc__Envelope *env;
+	uint8_t *frame;
+	size_t len;
+	int st = rpc_auth_client_hello(&a, c->cfg.cred, &frame, &len);
+
+	while (st == RPC_OK && frame) {
+		st = send_all(c->fd, frame, len, deadline);
+		free(frame);
+		frame = NULL;
+		if (st == RPC_OK)
+			st = recv_reply(c, deadline, &env);
+		if (st != RPC_OK) {
+			set_err(err, errlen, rpc_status_str(st));
+			break;
+		}
+		st = rpc_auth_client_step(&a, env, &frame, &len, err, errlen);
+		protobuf_c_message_free_unpacked(&env->base, NULL);
+	}
+	if (st != RPC_OK)
+		drop(c);
+	else
+		memcpy(c->session, a.session, sizeof(c->session));
+	memset(&a, 0, sizeof(a));
+	return st;
+}
+
+/* A new connection to the server, authenticated when configured. */
+static int connect_fd(rpc_client *c, int timeout_ms, int64_t deadline,
+		      char *err, size_t errlen)
+{
+	c->fd = net_connect(c->host, c->port, timeout_ms, err, errlen);
+	if (c->fd < 0)
+		return RPC_E_UNAVAILABLE;
+	return c->cfg.cred ? handshake(c, deadline, err, errlen) : RPC_OK;
+}
+
 static int ensure_connected(rpc_client *c, int64_t deadline, char *err,
 			    size_t errlen)
 {
@@ -88,8 +134,7 @@ static int ensure_connected(rpc_client *c, int64_t deadline, char *err,
 		return RPC_OK;
 	if (timeout < 0 || timeout > c->cfg.connect_timeout_ms)
 		timeout = c->cfg.connect_timeout_ms;
-	c->fd = net_connect(c->host, c->port, timeout, err, errlen);
-	return c->fd < 0 ? RPC_E_UNAVAILABLE : RPC_OK;
+	return connect_fd(c, timeout, deadline, err, errlen);
 }
 
 /* net_wait_fd as an RPC status. */
@@ -234,7 +279,7 @@ int rpc_call(rpc_client *client, uint32_t method, const ProtobufCMessage *req,
 	set_err(err, errlen, "");
 	st = ensure_connected(client, deadline, err, errlen);
 	if (st)
-		return st;
+		return st; /* err says why */
 	st = send_request(client, id, method, req, deadline);
 	if (st == RPC_OK)
 		st = recv_reply(client, deadline, &env);
@@ -252,6 +297,7 @@ int rpc_client_open(rpc_client **out, const char *addr,
 		    const rpc_client_config *cfg, char *err, size_t errlen)
 {
 	rpc_client *c;
+	int st;
 
 	*out = NULL;
 	c = calloc(1, sizeof(*c));
@@ -272,14 +318,22 @@ int rpc_client_open(rpc_client **out, const char *addr,
 		free(c);
 		return RPC_E_INVALID;
 	}
-	c->fd = net_connect(c->host, c->port, c->cfg.connect_timeout_ms, err,
-			    errlen);
-	if (c->fd < 0) {
+	st = connect_fd(c, c->cfg.connect_timeout_ms,
+			c->cfg.call_timeout_ms < 0
+			    ? -1
+			    : net_now_ms() + c->cfg.call_timeout_ms,
+			err, errlen);
+	if (st != RPC_OK) {
 		free(c);
-		return RPC_E_UNAVAILABLE;
+		return st;
 	}
 	*out = c;
 	return RPC_OK;
+}
+
+const uint8_t *rpc_client_session_key(const rpc_client *client)
+{
+	return client->cfg.cred && client->fd >= 0 ? client->session : NULL;
 }
 
 void rpc_client_close(rpc_client *client)

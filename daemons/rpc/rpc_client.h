@@ -47,10 +47,17 @@ int rpc_method_index(const ProtobufCServiceDescriptor *desc, const char *name);
 
 /* Client settings; rpc_client_config_init() fills the defaults (fields may
  * be added later). Timeouts < 0 mean none; max_frame_bytes 0 = default. */
+struct auth_cred;
 typedef struct rpc_client_config {
 	int connect_timeout_ms; /* 3000; blocking client only */
 	int call_timeout_ms;	/* 5000; per call, connect included */
 	size_t max_frame_bytes; /* largest envelope sent or accepted; 16 MiB */
+	/* Credential (auth.h), borrowed: when set, every connection first
+	 * runs the handshake of rpc_auth.h (once per connection; calls made
+	 * meanwhile wait for it), and a failed handshake fails the call with
+	 * UNAUTHENTICATED or RPC_E_PROTOCOL and the reason in err. NULL = no
+	 * handshake (a master without --auth_file). */
+	const struct auth_cred *cred;
 } rpc_client_config;
 
 void rpc_client_config_init(rpc_client_config *cfg);
@@ -60,15 +67,23 @@ void rpc_client_config_init(rpc_client_config *cfg);
  * used by two threads at once; distinct clients are independent. */
 typedef struct rpc_client rpc_client;
 
-/* Connects to addr ("host:port", "[v6]:port") within connect_timeout_ms.
- * cfg NULL = defaults. On RPC_OK *out is the client (rpc_client_close());
- * else *out is NULL, err says why, and the status is RPC_E_INVALID (bad
- * address), RPC_E_UNAVAILABLE (refused, timed out) or RPC_E_NOMEM. */
+/* Connects to addr ("host:port", "[v6]:port") within connect_timeout_ms
+ * and, with cfg->cred, authenticates (rpc_auth.h). cfg NULL = defaults. On
+ * RPC_OK *out is the client (rpc_client_close()); else *out is NULL, err
+ * says why, and the status is RPC_E_INVALID (bad address), RPC_E_UNAVAILABLE
+ * (refused, timed out), RPC_E_NOMEM, or from the handshake UNAUTHENTICATED
+ * (refused by the master, or a master without --auth_file) or
+ * RPC_E_PROTOCOL (the master's proof was wrong). */
 int rpc_client_open(rpc_client **out, const char *addr,
 		    const rpc_client_config *cfg, char *err, size_t errlen);
 
 /* Closes the connection and frees the client. Accepts NULL. */
 void rpc_client_close(rpc_client *client);
+
+/* The session key of the connection now open (rpc_auth.h, AUTH_MAC_BYTES:
+ * to unseal what the server sealed for it), or NULL without credentials
+ * or connection. Valid until the next call. */
+const uint8_t *rpc_client_session_key(const rpc_client *client);
 
 /* Calls method (an index in the service descriptor) with req and waits at
  * most call_timeout_ms for the reply. A connection found broken (server
@@ -123,5 +138,9 @@ int rpc_aclient_call(rpc_aclient *client, uint32_t method,
 
 /* Calls waiting for a reply right now. */
 size_t rpc_aclient_pending(const rpc_aclient *client);
+
+/* The session key of the authenticated connection now open, or NULL; in a
+ * call's callback, the one of the connection the reply came on. */
+const uint8_t *rpc_aclient_session_key(const rpc_aclient *client);
 
 #endif

@@ -13,6 +13,8 @@ struct rpc_call {
 	uint64_t request_id;
 	uint32_t method_index;
 	bool replied;
+	const struct auth_principal *principal;
+	const uint8_t *session;
 };
 
 /* protobuf-c's generated dispatcher reads the handler table that follows
@@ -94,8 +96,16 @@ void rpc_dispatch_limited(ProtobufCService *svc, const McreplRpc__Envelope *env,
 			  const pb_string_limits *lim, rpc_reply_fn reply,
 			  void *arg)
 {
-	struct rpc_call call = {reply,		 arg,	      NULL,
-				env->request_id, env->method, false};
+	rpc_dispatch_as(svc, env, lim, NULL, NULL, reply, arg);
+}
+
+void rpc_dispatch_as(ProtobufCService *svc, const McreplRpc__Envelope *env,
+		     const pb_string_limits *lim,
+		     const struct auth_principal *principal,
+		     const uint8_t *session, rpc_reply_fn reply, void *arg)
+{
+	struct rpc_call call = {reply,	     arg,   NULL,      env->request_id,
+				env->method, false, principal, session};
 	ProtobufCMessage *in;
 	char text[200], why[128];
 
@@ -123,6 +133,16 @@ void rpc_dispatch_limited(ProtobufCService *svc, const McreplRpc__Envelope *env,
 	if (!call.replied)
 		call_error(&call, MCREPL_RPC__CODE__INTERNAL,
 			   "handler did not reply");
+}
+
+const struct auth_principal *rpc_call_principal(const void *closure_data)
+{
+	return ((const struct rpc_call *)closure_data)->principal;
+}
+
+const uint8_t *rpc_call_session_key(const void *closure_data)
+{
+	return ((const struct rpc_call *)closure_data)->session;
 }
 
 void *rpc_dispatch_arg(const void *closure_data)

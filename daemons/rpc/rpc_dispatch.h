@@ -20,6 +20,8 @@
 #include "frame.h"
 #include "pbcheck.h"
 
+struct auth_principal;
+
 typedef void (*rpc_reply_fn)(void *arg, const rpc_frame_head *head,
 			     const ProtobufCMessage *msg);
 
@@ -33,6 +35,22 @@ void rpc_dispatch_limited(ProtobufCService *service,
 			  const McreplRpc__Envelope *env,
 			  const pb_string_limits *lim, rpc_reply_fn reply,
 			  void *arg);
+
+/* As rpc_dispatch_limited(), for a request of the authenticated principal
+ * (NULL: none; the connection did no handshake). */
+void rpc_dispatch_as(ProtobufCService *service, const McreplRpc__Envelope *env,
+		     const pb_string_limits *lim,
+		     const struct auth_principal *principal,
+		     const uint8_t *session, rpc_reply_fn reply, void *arg);
+
+/* The principal the handler's request came from (rpc_auth.h): the one its
+ * connection authenticated as, never a field of the request; NULL when the
+ * connection did no handshake (a master without --auth_file, in-process
+ * callers). Valid only during the handler. */
+const struct auth_principal *rpc_call_principal(const void *closure_data);
+/* The connection's session key (rpc_auth.h; AUTH_MAC_BYTES), or NULL
+ * without a handshake. Valid only during the handler. */
+const uint8_t *rpc_call_session_key(const void *closure_data);
 
 /* The `arg` of the rpc_dispatch() call a handler's closure_data belongs
  * to; valid only during the handler. */

@@ -64,6 +64,8 @@ struct rpc_conn {
 	bool paused;	   /* reading stopped: reply backlog above high water */
 	bool reaping;	   /* peer gone: closed by reap_cb, a turn later */
 	char peer[NET_ADDRSTRLEN];
+	struct rpc_auth_server auth; /* with cfg.auth: the handshake */
+	int64_t auth_deadline_ms;    /* handshake not done by then: close */
 };
 
 struct rpc_server {
@@ -84,7 +86,7 @@ struct rpc_server {
 	rpc_conn *wait_head, *wait_tail;
 	rpc_conn *reap_head;  /* peers gone, to close CLOSES_PER_TURN a turn */
 	struct event *reaper; /* a zero timer: runs after the turn's I/O */
-	struct ratelog rl_accept, rl_refuse;
+	struct ratelog rl_accept, rl_refuse, rl_auth;
 	rpc_server_stats st;
 };
 
@@ -298,8 +300,10 @@ static void reply(void *arg, const rpc_frame_head *head,
 static void dispatch(rpc_conn *conn, const McreplRpc__Envelope *env)
 {
 	conn->server->current = conn;
-	rpc_dispatch_limited(conn->server->service, env, &conn->server->strlim,
-			     reply, conn);
+	rpc_dispatch_as(conn->server->service, env, &conn->server->strlim,
+			conn->auth.principal,
+			conn->auth.principal ? conn->auth.session : NULL, reply,
+			conn);
 	conn->server->current = NULL;
 }
 
@@ -314,14 +318,31 @@ static void start_linger(rpc_conn *conn)
 	bufferevent_set_timeouts(conn->bev, &linger, &linger);
 }
 
+static bool authenticating(const rpc_conn *conn)
+{
+	return conn->server->cfg.auth && conn->auth.state != RPC_AUTH_DONE;
+}
+
+/* The largest frame conn may send now: a handshake's is small, so an
+ * unauthenticated peer never holds input budget. */
+static size_t frame_limit(const rpc_conn *conn)
+{
+	return authenticating(conn) ? RPC_AUTH_MAX_FRAME_BYTES
+				    : conn->server->cfg.max_frame_bytes;
+}
+
 /* A stream we cannot follow: say why, then close once that is flushed. */
 static void refuse(rpc_conn *conn, rpc_frame_result r)
 {
 	char text[128];
 
+	if (authenticating(conn))
+		conn->server->st.auth_failed[RPC_AUTH_FAIL_malformed]++;
 	if (r == RPC_FRAME_TOO_LARGE) {
-		snprintf(text, sizeof(text), "frame exceeds %zu bytes",
-			 conn->server->cfg.max_frame_bytes);
+		snprintf(text, sizeof(text), "frame exceeds %zu bytes%s",
+			 frame_limit(conn),
+			 authenticating(conn) ? " (before authentication)"
+					      : "");
 		reply_error(conn, 0, 0, MCREPL_RPC__CODE__FRAME_TOO_LARGE,
 			    text);
 	} else if (r == RPC_FRAME_BAD_ENVELOPE) {
@@ -392,6 +413,8 @@ static int64_t next_deadline(const rpc_conn *conn)
 {
 	const rpc_server_config *c = &conn->server->cfg;
 
+	if (authenticating(conn))
+		return conn->auth_deadline_ms;
 	if (conn->frame_ms)
 		return c->frame_timeout_ms
 			   ? conn->frame_ms + c->frame_timeout_ms
@@ -432,7 +455,13 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 		arm_timer(conn, now, true);
 		return;
 	}
-	if (conn->frame_ms) {
+	if (authenticating(conn)) {
+		conn->server->st.auth_failed[RPC_AUTH_FAIL_timeout]++;
+		ratelog(&conn->server->rl_auth,
+			"rpc_server: %s: no handshake within %u ms, closed",
+			conn->peer, conn->server->cfg.auth_timeout_ms);
+		conn_free(conn);
+	} else if (conn->frame_ms) {
 		conn->server->st.frame_timeouts++;
 		conn_free(conn);
 	} else if (out_len(conn) == 0) {
@@ -460,12 +489,36 @@ static void track_frame(rpc_conn *conn, bool took, int64_t now)
 	budget_claim(conn);
 }
 
+/* A frame before the handshake is done: the next step, or a refusal after
+ * which the connection closes. */
+static void auth_step(rpc_conn *conn, const McreplRpc__Envelope *env)
+{
+	rpc_server *s = conn->server;
+	enum rpc_auth_fail f;
+	uint8_t *frame;
+	size_t len;
+
+	f = rpc_auth_server_step(&conn->auth, s->cfg.auth, env, &frame, &len);
+	if (frame)
+		conn_send(conn, frame, len);
+	else
+		conn->closing = true;
+	if (f == RPC_AUTH_OK) {
+		if (conn->auth.state == RPC_AUTH_DONE)
+			s->st.auth_ok++;
+		return;
+	}
+	s->st.auth_failed[f]++;
+	ratelog(&s->rl_auth, "rpc_server: %s: authentication failed (%s)",
+		conn->peer, rpc_auth_fail_name(f));
+	start_linger(conn);
+}
+
 /* Serves every whole frame in the input, within the high-water mark. May
  * free conn (when closing with nothing left to flush). */
 static void process_input(rpc_conn *conn)
 {
 	struct evbuffer *in = bufferevent_get_input(conn->bev);
-	size_t max = conn->server->cfg.max_frame_bytes;
 	int64_t now = net_now_ms();
 	McreplRpc__Envelope *env;
 	rpc_frame_result r;
@@ -479,7 +532,7 @@ static void process_input(rpc_conn *conn)
 					    BEV_TRIG_DEFER_CALLBACKS);
 			break;
 		}
-		r = rpc_evframe_take(in, max, &env);
+		r = rpc_evframe_take(in, frame_limit(conn), &env);
 		if (r == RPC_FRAME_NEED_MORE)
 			break;
 		if (r != RPC_FRAME_OK) {
@@ -489,7 +542,9 @@ static void process_input(rpc_conn *conn)
 		took = true;
 		conn->active_ms = now;
 		budget_release(conn);
-		if (!conn->reserve || reserve_admits(conn, env))
+		if (authenticating(conn))
+			auth_step(conn, env);
+		else if (!conn->reserve || reserve_admits(conn, env))
 			dispatch(conn, env);
 		protobuf_c_message_free_unpacked(&env->base, NULL);
 	}
@@ -678,6 +733,7 @@ static void admit(rpc_server *s, evutil_socket_t fd, struct sockaddr *sa,
 		return;
 	}
 	conn->active_ms = net_now_ms();
+	conn->auth_deadline_ms = conn->active_ms + s->cfg.auth_timeout_ms;
 	arm_timer(conn, conn->active_ms, true);
 	net_set_nodelay(fd);
 	set_read_high(conn, RPC_INPUT_ALLOWANCE);
@@ -792,6 +848,8 @@ static void set_config(rpc_server *s, const rpc_server_config *cfg)
 		s->cfg.out_high_water = def.out_high_water;
 	if (s->cfg.backlog <= 0)
 		s->cfg.backlog = def.backlog;
+	if (!s->cfg.auth_timeout_ms)
+		s->cfg.auth_timeout_ms = RPC_AUTH_DEFAULT_TIMEOUT_MS;
 	/* one whole largest frame always fits */
 	if (s->cfg.input_budget <
 	    s->cfg.max_frame_bytes + RPC_FRAME_PREFIX_BYTES)
@@ -889,6 +947,11 @@ rpc_conn *rpc_server_closure_conn(const void *closure_data)
 const char *rpc_conn_peer(const rpc_conn *conn)
 {
 	return conn->peer;
+}
+
+const struct auth_principal *rpc_conn_principal(const rpc_conn *conn)
+{
+	return conn->auth.principal;
 }
 
 uint64_t rpc_conn_id(const rpc_conn *conn)

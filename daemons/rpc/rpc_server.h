@@ -70,6 +70,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "netlimits.h" /* the bounds' defaults; net_http_limit() */
+#include "rpc_auth.h"
 
 typedef struct rpc_server rpc_server;
 typedef struct rpc_conn rpc_conn;
@@ -98,6 +99,12 @@ typedef struct rpc_server_config {
 	double reserved_share;	      /* 0..1 */
 	const char *reserved_methods; /* "A,B,C": method names; copied */
 	size_t max_key_bytes, max_tenant_bytes, max_string_bytes;
+	/* Authentication (rpc_auth.h): NULL = none. With a table, every
+	 * connection must complete the handshake within auth_timeout_ms of
+	 * its accept (0 = 5000) before any request; borrowed, must outlive
+	 * the server. */
+	const struct auth_table *auth;
+	uint32_t auth_timeout_ms;
 } rpc_server_config;
 
 /* The defaults: the fixed ones above and net_limits()->rpc. */
@@ -115,6 +122,8 @@ typedef struct rpc_server_stats {
 	size_t budget_waiting;	 /* connections waiting now */
 	size_t max_connections;	 /* the caps in force */
 	size_t reserved;
+	uint64_t auth_ok;			   /* handshakes done */
+	uint64_t auth_failed[RPC_AUTH_FAIL_COUNT]; /* by rpc_auth_fail */
 } rpc_server_stats;
 
 void rpc_server_stats_get(const rpc_server *server, rpc_server_stats *out);
@@ -146,6 +155,10 @@ rpc_conn *rpc_server_closure_conn(const void *closure_data);
 
 /* The peer as "1.2.3.4:5678" or "[::1]:5678"; owned by the connection. */
 const char *rpc_conn_peer(const rpc_conn *conn);
+
+/* The principal conn authenticated as; NULL before (or without) the
+ * handshake. */
+const struct auth_principal *rpc_conn_principal(const rpc_conn *conn);
 
 /* A number unique per connection within one server, from 1. */
 uint64_t rpc_conn_id(const rpc_conn *conn);

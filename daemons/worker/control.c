@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "netutil.h"
+#include "rpc_auth.h"
 #include "worker.h"
 
 #define MOUNT_RETRY_MS 1000
@@ -95,6 +96,10 @@ static bool has_secret(const McreplRpc__MountSegmentResponse *r)
 static void mounted(struct worker *w, struct wseg *s,
 		    const McreplRpc__MountSegmentResponse *r)
 {
+	/* sealed for this connection when authenticated (rpc_auth.h) */
+	const uint8_t *key = rpc_aclient_session_key(w->rpc);
+	uint8_t secret[GRANT_SECRET_BYTES];
+
 	s->id = r->segment_id;
 	s->mounted = true;
 	w->hb_interval_ms =
@@ -102,7 +107,10 @@ static void mounted(struct worker *w, struct wseg *s,
 	if (r->incarnation != w->incarnation)
 		w->clock_known = false; /* another master, another clock */
 	w->incarnation = r->incarnation;
-	data_server_set_grant_key(w->ds, r->grant_secret.data, r->incarnation);
+	memcpy(secret, r->grant_secret.data, GRANT_SECRET_BYTES);
+	if (key)
+		auth_seal(key, MOUNT_GRANT_KEY_LABEL, secret, sizeof(secret));
+	data_server_set_grant_key(w->ds, secret, r->incarnation);
 	control_master_clock(w, r->master_time_ms, s->mount_sent_ms);
 	data_server_bind(w->ds, s->slot, s->id);
 	w->master_down_logged = false;
@@ -311,6 +319,7 @@ int control_unmount_sync(struct worker *w, int budget_ms)
 	int left = 0;
 
 	rpc_client_config_init(&cfg);
+	cfg.cred = w->has_cred ? &w->cred : NULL;
 	for (uint32_t i = 0; i < w->n_segs; i++) {
 		struct wseg *s = &w->segs[i];
 		McreplRpc__UnmountSegmentRequest req;

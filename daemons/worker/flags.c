@@ -66,6 +66,12 @@ static const struct flag flags[] = {
      "dynamic_replication_lease_ttl_seconds, 30 s by default)"},
     {"poll_interval_ms", FLAG_U32, O(poll_interval_ms), 0, "20",
      "FetchTasks poll period", .min = 1},
+    {"principal", FLAG_STR, S(principal), "",
+     "worker principal to authenticate to the master as (its auth file)"},
+    {"secret_file", FLAG_STR, S(secret_file), "",
+     "file whose first line is the principal's secret (mode 600)"},
+    {"insecure", FLAG_BOOL, O(insecure), 0, "false",
+     "without --principal, serve a non-loopback --data_address anyway"},
 };
 
 static const struct flag_set worker_set = {

@@ -17,6 +17,7 @@
 
 #include "advertise.h"
 #include "netutil.h"
+#include "protect.h"
 #include "worker.h"
 
 #define STOP_GRACE_MS 5000
@@ -233,8 +234,11 @@ static int setup_loop(struct worker *w, char *err, size_t errlen)
 	int ms = (int)w->flags.poll_interval_ms;
 	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
 
-	w->rpc =
-	    rpc_aclient_create(w->base, w->flags.master, NULL, err, errlen);
+	rpc_client_config rc;
+
+	rpc_client_config_init(&rc);
+	rc.cred = w->has_cred ? &w->cred : NULL;
+	w->rpc = rpc_aclient_create(w->base, w->flags.master, &rc, err, errlen);
 	if (!w->rpc)
 		return -1;
 	w->tick = event_new(w->base, -1, EV_PERSIST, on_tick, w);
@@ -246,6 +250,27 @@ static int setup_loop(struct worker *w, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+/* The credential (--principal, --secret_file) and protected mode: without
+ * one, the data and metrics ports stay on loopback (protect.h). */
+static int setup_auth(struct worker *w, char *err, size_t errlen)
+{
+	struct worker_flags *f = &w->flags;
+
+	if (f->principal[0]) {
+		if (auth_cred_load(f->principal, f->secret_file, &w->cred, err,
+				   errlen))
+			return -1;
+		w->has_cred = true;
+	} else if (f->secret_file[0]) {
+		snprintf(err, errlen, "--secret_file needs --principal");
+		return -1;
+	}
+	return net_protected_bind("mcrepl-worker", "data_address",
+				  f->data_address, sizeof(f->data_address),
+				  "0.0.0.0", w->has_cred, f->insecure,
+				  "--principal", stderr, err, errlen);
 }
 
 static int start(struct worker *w)
@@ -260,7 +285,8 @@ static int start(struct worker *w)
 		fprintf(stderr, "mcrepl-worker: cannot create event loop\n");
 		return -1;
 	}
-	if (setup_data(w, err, sizeof(err)) ||
+	if (setup_auth(w, err, sizeof(err)) ||
+	    setup_data(w, err, sizeof(err)) ||
 	    setup_segments(w, err, sizeof(err)) ||
 	    setup_engine(w, err, sizeof(err)) ||
 	    (w->flags.metrics_port >= 0 &&

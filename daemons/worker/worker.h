@@ -13,6 +13,7 @@
 
 #include <event2/event.h>
 
+#include "auth.h"
 #include "copy_engine.h"
 #include "data_server.h"
 #include "flags.h"
@@ -58,6 +59,8 @@ struct worker {
 	bool tcp_fallback_logged;
 	const char *transport; /* engine name */
 	rpc_aclient *rpc;
+	struct auth_cred cred; /* with --principal */
+	bool has_cred;
 	struct evhttp *http;
 	struct httpcap *http_cap; /* its connection caps (httpcap.h) */
 	uint16_t metrics_port;

@@ -35,7 +35,7 @@ static int start_master(struct cluster *c, const struct bench_opts *o,
 			const char *mode, char *err, size_t errlen)
 {
 	static char buf[4096];
-	const char *flags[MAX_MASTER_FLAGS + 3];
+	const char *flags[MAX_MASTER_FLAGS + 4];
 	char mode_flag[64];
 	bool domain = strcmp(mode, "domain") == 0;
 	size_t n = 0;
@@ -46,6 +46,7 @@ static int start_master(struct cluster *c, const struct bench_opts *o,
 	flags[n++] = mode_flag;
 	if (domain)
 		flags[n++] = "--dynamic_replication_domain_aware=true";
+	flags[n++] = c->auth_flag;
 	if (strlen(o->master_flags ? o->master_flags : "") >= sizeof(buf) ||
 	    split_flags(o->master_flags, buf, sizeof(buf), flags + n,
 			MAX_MASTER_FLAGS) != 0) {
@@ -78,6 +79,8 @@ static int start_worker(struct cluster *c, uint32_t i, uint64_t seg_bytes,
 	    host,
 	    size,
 	    (char *)(uintptr_t) "--data_port=0",
+	    c->auth.principal_flag[0],
+	    c->auth.secret_flag[0],
 	    c->fixed_domains ? domain : NULL,
 	    NULL};
 
@@ -185,10 +188,13 @@ static int map_segments(struct cluster *c, store_client *sc, uint32_t want)
 static int wait_workers(struct cluster *c, uint32_t want, char *err,
 			size_t errlen)
 {
+	struct store_client_config cfg;
 	store_client *sc = NULL;
 	int rc = -1;
 
-	if (store_client_open(&sc, c->addr, NULL, NULL, err, errlen) != 0)
+	store_client_config_init(&cfg);
+	cfg.cred = c->cred;
+	if (store_client_open(&sc, c->addr, NULL, &cfg, err, errlen) != 0)
 		return -1;
 	for (int tries = 0; tries < 100 && rc != 0; tries++) {
 		rc = map_segments(c, sc, want);
@@ -240,8 +246,25 @@ int cluster_start(struct cluster *c, const struct bench_opts *o,
 	c->master.pid = -1;
 	if (o->master) {
 		snprintf(c->addr, sizeof(c->addr), "%s", o->master);
+		if (o->principal || o->secret_file) {
+			if (auth_cred_load(o->principal ? o->principal : "",
+					   o->secret_file, &c->own, err,
+					   errlen))
+				return -1;
+			c->cred = &c->own;
+		}
 		return wait_workers(c, 1, err, errlen);
 	}
+	if (harness_auth_setup(&c->auth, NULL) != 0 ||
+	    auth_cred_load("admin",
+			   c->auth.secret_flag[1] + strlen("--secret_file="),
+			   &c->own, err, errlen) != 0) {
+		snprintf(err, errlen, "cannot write an auth file");
+		return -1;
+	}
+	c->cred = &c->own;
+	snprintf(c->auth_flag, sizeof(c->auth_flag), "--auth_file=%s",
+		 c->auth.file);
 	for (uint32_t k = 0; o->domains > 1 && k < o->domains; k++)
 		snprintf(c->domain[k], sizeof(c->domain[k]), "d%u", k);
 	c->fixed_domains = o->domains > 1 ? o->domains : 0;
@@ -267,6 +290,7 @@ void cluster_stop(struct cluster *c)
 	c->n_started = 0;
 	if (c->master.pid > 0)
 		proc_stop(&c->master);
+	harness_auth_cleanup(&c->auth);
 }
 
 int cluster_worker_of(const struct cluster *c, uint64_t segment_id)

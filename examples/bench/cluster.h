@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "harness.h"
 #include "opts.h"
 #include "store_client.h"
@@ -37,6 +38,14 @@ struct cluster {
 	char domain[BENCH_MAX_WORKERS][64];
 	uint32_t worker_domain[BENCH_MAX_WORKERS]; /* index into domain[] */
 	uint32_t fixed_domains; /* d0.. listed before the workers: N, or 0 */
+	/* Authentication (issue 16): a local cluster runs with a throwaway
+	 * auth file (principals "worker" and "admin"); a running master with
+	 * --principal/--secret_file. cred: what the bench's clients use
+	 * (NULL: none). */
+	struct harness_auth auth;
+	char auth_flag[400];
+	struct auth_cred own;
+	const struct auth_cred *cred;
 };
 
 /*

@@ -386,6 +386,7 @@ static int open_clients(struct load *l, char *err, size_t errlen)
 	struct store_client_config cfg;
 
 	store_client_config_init(&cfg);
+	cfg.cred = l->cl->cred;
 	for (uint32_t i = 0; i < l->n_th; i++) {
 		struct load_thread *t = &l->th[i];
 

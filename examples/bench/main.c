@@ -151,6 +151,7 @@ static int run_mode(struct run *r, const struct bench_opts *o, const char *mode,
 	uint64_t seg = segment_bytes(o, n_keys, obj);
 	static struct cluster cl;
 	struct load l;
+	struct store_client_config cfg;
 	store_client *sc = NULL;
 	char err[512] = "";
 	int rc = -1;
@@ -166,7 +167,9 @@ static int run_mode(struct run *r, const struct bench_opts *o, const char *mode,
 		memcpy(r->domain[i], cl.domain[cl.worker_domain[i]],
 		       sizeof(r->domain[i]));
 	describe(r, &cl, o, seg);
-	if (store_client_open(&sc, cl.addr, NULL, NULL, err, sizeof(err)) != 0)
+	store_client_config_init(&cfg);
+	cfg.cred = cl.cred;
+	if (store_client_open(&sc, cl.addr, NULL, &cfg, err, sizeof(err)) != 0)
 		goto out;
 	if (load_init(&l, o, &cl, n_keys, obj) != 0) {
 		snprintf(err, sizeof(err), "out of memory");

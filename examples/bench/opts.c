@@ -50,6 +50,11 @@ static const struct opt opts[] = {
 	"--local: extra master flags, \"--a=1 --b=2\""),
     OPT("daemon_log", O_STR, daemon_log, 0, 0,
 	"--local: append the daemons' stderr here (default: ours)"),
+    OPT("principal", O_STR, principal, 0, 0,
+	"--master: the client principal to authenticate as (admin: the "
+	"bench reads Stats' segments)"),
+    OPT("secret_file", O_STR, secret_file, 0, 0,
+	"--master: the file holding its secret"),
     OPT("plot", O_STR, plot, 0, 0, "write a gnuplot PNG chart here"),
     OPT("seed", O_U64, seed, 0, 18446744073709551615.0, "random seed (1)"),
     OPT("quiet", O_BOOL, quiet, 0, 1, "true: no per-interval rows (false)"),
@@ -270,6 +275,13 @@ static int validate(struct bench_opts *o)
 		fprintf(stderr,
 			"mcrepl-bench: --modes, --master_flags, "
 			"--segment_size and --daemon_log need --local\n");
+		return -1;
+	}
+	if (o->local && (o->principal || o->secret_file)) {
+		fprintf(stderr,
+			"mcrepl-bench: --principal and --secret_file need "
+			"--master (a --local cluster makes its own throwaway "
+			"auth file)\n");
 		return -1;
 	}
 	if (o->master && o->domains) {

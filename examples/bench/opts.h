@@ -38,7 +38,9 @@ struct bench_opts {
 	size_t n_modes;
 	const char *master_flags; /* extra flags for a local master */
 	const char *plot;	  /* PNG path or NULL */
-	const char *daemon_log;	  /* local daemons' stderr; NULL = ours */
+	/* --master: credential (auth.h); --local makes its own */
+	const char *principal, *secret_file;
+	const char *daemon_log; /* local daemons' stderr; NULL = ours */
 	uint64_t seed;
 	bool quiet; /* no interval rows */
 };

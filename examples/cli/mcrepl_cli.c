@@ -3,7 +3,8 @@
  * through the store client (daemons/client/store_client.h).
  *
  *   mcrepl-cli [--master host:port] [--tenant T] [--replicas N]
- *              [--local_host H] COMMAND ARGS
+ *              [--local_host H] [--principal P --secret_file F]
+ *              COMMAND ARGS
  *
  * Exit status: 0 success, 1 the operation failed (one line on stderr),
  * 2 usage error. `exist` exits 0 when the key exists and 1 when not.
@@ -16,12 +17,14 @@
 
 #include <mcrepl/mcrepl.h>
 
+#include "auth.h"
 #include "store_client.h"
 
 #define CLI_MAX_INPUT (1ull << 34)
 
 struct cli {
 	const char *master, *tenant, *local_host, *domain;
+	const char *principal, *secret_file; /* NULL: no credential */
 	uint32_t replicas;
 	const char *cmd;
 	const char *args[2];
@@ -44,6 +47,8 @@ static void usage(FILE *out)
 	    "  warmup DOMAIN      copy the hottest objects into DOMAIN "
 	    "(domain-aware master)\n"
 	    "--domain D (else $MOONCAKE_STORE_DOMAIN): the reader's domain\n"
+	    "--principal P --secret_file F: authenticate to a master started "
+	    "with --auth_file\n"
 	    "defaults: --master 127.0.0.1:50051 --tenant default --replicas 1\n");
 }
 
@@ -78,6 +83,10 @@ static int parse_option(struct cli *c, int argc, char **argv, int *i)
 		c->local_host = v;
 	else if (!strcmp(name, "domain"))
 		c->domain = v;
+	else if (!strcmp(name, "principal"))
+		c->principal = v;
+	else if (!strcmp(name, "secret_file"))
+		c->secret_file = v;
 	else if (!strcmp(name, "replicas")) {
 		errno = 0;
 		n = strtoul(v, &end, 10);
@@ -387,6 +396,7 @@ static int run(store_client *sc, const struct cli *c)
 int main(int argc, char **argv)
 {
 	struct store_client_config cfg;
+	struct auth_cred cred;
 	store_client *sc = NULL;
 	struct cli c;
 	char err[512];
@@ -401,6 +411,14 @@ int main(int argc, char **argv)
 	cfg.replicas = c.replicas;
 	cfg.local_host = c.local_host;
 	cfg.domain = c.domain;
+	if (c.principal || c.secret_file) {
+		if (auth_cred_load(c.principal ? c.principal : "",
+				   c.secret_file, &cred, err, sizeof(err))) {
+			fprintf(stderr, "mcrepl-cli: %s\n", err);
+			return 2;
+		}
+		cfg.cred = &cred;
+	}
 	if (store_client_open(&sc, c.master, c.tenant, &cfg, err,
 			      sizeof(err))) {
 		fprintf(stderr, "mcrepl-cli: %s\n", err);

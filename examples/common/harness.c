@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -179,11 +181,19 @@ int master_start(struct proc *p, const char *const *flags)
 
 rpc_client *harness_client(uint16_t port)
 {
+	return harness_client_as(port, NULL);
+}
+
+rpc_client *harness_client_as(uint16_t port, const struct auth_cred *cred)
+{
 	char addr[64], err[256];
+	rpc_client_config cfg;
 	rpc_client *c = NULL;
 
+	rpc_client_config_init(&cfg);
+	cfg.cred = cred;
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
-	if (rpc_client_open(&c, addr, NULL, err, sizeof(err)) != 0) {
+	if (rpc_client_open(&c, addr, &cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "harness: %s\n", err);
 		return NULL;
 	}
@@ -249,4 +259,103 @@ long long metric_value(const char *page, const char *name)
 			return strtoll(l + len + 1, NULL, 10);
 	}
 	return -1;
+}
+
+/* ---- authentication ---------------------------------------------------- */
+
+static const char *const default_principals[] = {
+    "worker worker hosts=* domains=* max_capacity=1T",
+    "client admin tenants=* rights=read,write,remove,admin",
+    NULL,
+};
+
+static int random_secret(char *out, size_t cap)
+{
+	uint8_t b[24];
+
+	if (cap < 2 * sizeof(b) + 1 ||
+	    getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		return -1;
+	for (size_t i = 0; i < sizeof(b); i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+	return 0;
+}
+
+static int write_private(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	size_t n = strlen(text);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = write(fd, text, n) == (ssize_t)n ? 0 : -1;
+	close(fd);
+	return rc;
+}
+
+const char *harness_auth_secret_file(const struct harness_auth *a,
+				     const char *name, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s/%s.secret", a->dir, name);
+	return buf;
+}
+
+int harness_auth_index(const struct harness_auth *a, const char *name)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int harness_auth_setup(struct harness_auth *a, const char *const *lines)
+{
+	char text[8192] = "# throwaway auth file (examples/common/harness.c)\n";
+	char path[380], line[512];
+	size_t len = strlen(text);
+
+	memset(a, 0, sizeof(*a));
+	snprintf(a->dir, sizeof(a->dir), "/tmp/mcrepl-auth-XXXXXX");
+	if (!mkdtemp(a->dir)) {
+		perror("harness: mkdtemp");
+		return -1;
+	}
+	snprintf(a->file, sizeof(a->file), "%s/auth.conf", a->dir);
+	if (!lines)
+		lines = default_principals;
+	for (; *lines && a->n < HARNESS_AUTH_MAX; lines++, a->n++) {
+		char kind[16], name[65], *sec = a->secrets[a->n];
+
+		if (sscanf(*lines, "%15s %64s", kind, name) != 2 ||
+		    random_secret(sec, sizeof(a->secrets[0])))
+			return -1;
+		memcpy(a->names[a->n], name, sizeof(name));
+		snprintf(line, sizeof(line), "%s secret=%s\n", *lines, sec);
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s",
+					line);
+		snprintf(line, sizeof(line), "%s\n", sec);
+		harness_auth_secret_file(a, name, path, sizeof(path));
+		if (len >= sizeof(text) || write_private(path, line))
+			return -1;
+		snprintf(a->principal_flag[a->n], sizeof(a->principal_flag[0]),
+			 "--principal=%s", name);
+		snprintf(a->secret_flag[a->n], sizeof(a->secret_flag[0]),
+			 "--secret_file=%s", path);
+	}
+	return write_private(a->file, text);
+}
+
+void harness_auth_cleanup(struct harness_auth *a)
+{
+	char path[400];
+
+	if (!a->dir[0])
+		return;
+	for (size_t i = 0; i < a->n; i++)
+		unlink(harness_auth_secret_file(a, a->names[i], path,
+						sizeof(path)));
+	unlink(a->file);
+	rmdir(a->dir);
+	a->dir[0] = '\0';
 }

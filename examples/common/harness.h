@@ -39,6 +39,9 @@ int master_start(struct proc *p, const char *const *flags);
 
 /* Blocking client to 127.0.0.1:port; NULL on failure. */
 rpc_client *harness_client(uint16_t port);
+/* The same, authenticating as cred (auth.h; NULL = none). */
+struct auth_cred;
+rpc_client *harness_client_as(uint16_t port, const struct auth_cred *cred);
 /* Call Master method `name`; returns the unpacked response (caller frees
  * with protobuf_c_message_free_unpacked) or NULL (err filled). */
 ProtobufCMessage *harness_call(rpc_client *c, const char *name,
@@ -50,5 +53,34 @@ char *http_get(uint16_t port, const char *path);
 long long metric_value(const char *page, const char *name);
 
 void harness_sleep_ms(int ms);
+
+/* ---- authentication (issue 16) ----
+ * A throwaway auth file in a private temporary directory: each line of
+ * `lines` is a principal as in an auth file without its secret ("worker w1
+ * hosts=host-a domains=* max_capacity=1G"); a random secret is added to it
+ * and written to <dir>/<name>.secret (mode 600) for the clients. */
+#define HARNESS_AUTH_MAX 16
+struct harness_auth {
+	char dir[256];
+	char file[320]; /* the auth file, for --auth_file */
+	size_t n;
+	char names[HARNESS_AUTH_MAX][65];
+	char secrets[HARNESS_AUTH_MAX][65];
+	/* per principal: "--principal=NAME", "--secret_file=PATH" */
+	char principal_flag[HARNESS_AUTH_MAX][80];
+	char secret_flag[HARNESS_AUTH_MAX][400]; /* path < 380 */
+};
+
+/* The principals every authenticated fixture gets when lines is NULL: a
+ * worker "worker" (any host, domain, 1 TiB) and a client "admin" (every
+ * tenant and right). 0, or -1 with a message on stderr. */
+int harness_auth_setup(struct harness_auth *a, const char *const *lines);
+/* Removes the files and the directory. */
+void harness_auth_cleanup(struct harness_auth *a);
+/* The index of principal name in a, or -1. */
+int harness_auth_index(const struct harness_auth *a, const char *name);
+/* Path of name's secret file (in buf). */
+const char *harness_auth_secret_file(const struct harness_auth *a,
+				     const char *name, char *buf, size_t cap);
 
 #endif

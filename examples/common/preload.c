@@ -97,10 +97,10 @@ static void put_issue(struct load *l)
 		event_base_loopbreak(l->base);
 }
 
-static int mount_fake_segment(uint16_t rpc_port)
+static int mount_fake_segment(uint16_t rpc_port, const struct auth_cred *cred)
 {
 	McreplRpc__MountSegmentRequest m;
-	rpc_client *c = harness_client(rpc_port);
+	rpc_client *c = harness_client_as(rpc_port, cred);
 	ProtobufCMessage *r;
 
 	if (!c)
@@ -121,12 +121,22 @@ static int mount_fake_segment(uint16_t rpc_port)
 
 int preload_master(uint16_t rpc_port, uint64_t keys)
 {
+	return preload_master_as(rpc_port, keys, NULL, NULL);
+}
+
+int preload_master_as(uint16_t rpc_port, uint64_t keys,
+		      const struct auth_cred *worker,
+		      const struct auth_cred *client)
+{
 	const ProtobufCServiceDescriptor *d = &mcrepl_rpc__master__descriptor;
 	struct load *l = calloc(1, sizeof(*l));
 	char addr[64], err[256];
+	rpc_client_config cfg;
 	int rc = -1;
 
-	if (!l || mount_fake_segment(rpc_port) != 0) {
+	rpc_client_config_init(&cfg);
+	cfg.cred = client;
+	if (!l || mount_fake_segment(rpc_port, worker) != 0) {
 		fprintf(stderr, "preload: cannot mount the bench segment\n");
 		free(l);
 		return -1;
@@ -134,7 +144,7 @@ int preload_master(uint16_t rpc_port, uint64_t keys)
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", rpc_port);
 	l->base = event_base_new();
 	l->ac = l->base
-		    ? rpc_aclient_create(l->base, addr, NULL, err, sizeof(err))
+		    ? rpc_aclient_create(l->base, addr, &cfg, err, sizeof(err))
 		    : NULL;
 	if (l->ac) {
 		l->m_put_start = rpc_method_index(d, "PutStart");

@@ -14,6 +14,14 @@
 /* 0, or -1 with a line on stderr. */
 int preload_master(uint16_t rpc_port, uint64_t keys);
 
+/* The same against a master with --auth_file: the segment is mounted as
+ * the worker principal `worker`, the puts made as the client `client`
+ * (auth.h credentials; NULL = none). */
+struct auth_cred;
+int preload_master_as(uint16_t rpc_port, uint64_t keys,
+		      const struct auth_cred *worker,
+		      const struct auth_cred *client);
+
 /* CPU seconds (user + system, all threads) pid has used; -1 when /proc
  * cannot tell. */
 double proc_cpu_s(pid_t pid);

@@ -7,6 +7,9 @@
  * client library. It prints the hot key's replicas, the reads each worker
  * served for it before and after the dynamic replica appeared, and the RFC
  * counters from /metrics. Children die with the demo (also on Ctrl-C).
+ * Authentication is on (issue 16): the demo writes a throwaway auth file
+ * with a worker principal and an admin client, each with a random secret,
+ * and removes it at the end.
  *
  *   mcrepl-demo [--seconds S] [--keys N] [--object_kib K]
  */
@@ -17,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "auth.h"
 #include "harness.h"
 #include "hash.h"
 #include "store_client.h"
@@ -32,6 +36,9 @@
 
 struct demo {
 	struct proc master, workers[WORKERS];
+	struct harness_auth auth; /* the throwaway auth file */
+	struct auth_cred cred;	  /* the client's: "admin" */
+	char auth_flag[400];
 	uint16_t rpc_port, metrics_port;
 	char master_addr[64];
 	store_client *client;
@@ -70,13 +77,27 @@ static int start_cluster(struct demo *d)
 {
 #define XSTR(x) #x
 #define STR(x) XSTR(x)
-	static const char *const flags[] = {
+	const char *const flags[] = {
 	    "--dynamic_replication_mode=enforce",
 	    "--dynamic_replication_heat_window_seconds=" STR(WINDOW_S),
 	    "--dynamic_replication_admission_qps_threshold=" STR(THRESHOLD_QPS),
-	    "--client_ttl=2", NULL};
-	char bin[512], master[80], host[32];
+	    "--client_ttl=2",
+	    d->auth_flag,
+	    NULL};
+	char bin[512], master[80], host[32], err[256];
 
+	if (harness_auth_setup(&d->auth, NULL) != 0 ||
+	    auth_cred_load("admin",
+			   d->auth.secret_flag[1] + strlen("--secret_file="),
+			   &d->cred, err, sizeof(err)) != 0) {
+		fprintf(stderr, "demo: cannot write an auth file\n");
+		return -1;
+	}
+	snprintf(d->auth_flag, sizeof(d->auth_flag), "--auth_file=%s",
+		 d->auth.file);
+	printf("auth     on: throwaway %s (principals 'worker' and 'admin', "
+	       "random secrets)\n",
+	       d->auth.file);
 	if (master_start(&d->master, flags) != 0) {
 		fprintf(stderr, "demo: mcrepl-master did not start\n");
 		return -1;
@@ -95,6 +116,8 @@ static int start_cluster(struct demo *d)
 				host,
 				(char *)(uintptr_t) "--segment_size=64M",
 				(char *)(uintptr_t) "--data_port=0",
+				d->auth.principal_flag[0],
+				d->auth.secret_flag[0],
 				NULL};
 
 		snprintf(master, sizeof(master), "--master=%s", d->master_addr);
@@ -121,6 +144,7 @@ static void stop_cluster(struct demo *d)
 	for (int i = 0; i < WORKERS; i++)
 		proc_stop(&d->workers[i]);
 	proc_stop(&d->master);
+	harness_auth_cleanup(&d->auth);
 }
 
 static void fill(char *buf, uint64_t n, int key)
@@ -377,11 +401,14 @@ static int run(struct demo *d)
 {
 	uint64_t hot[WORKERS], all[WORKERS];
 	double took, t0, readable_at = 0;
+	struct store_client_config cfg;
 	char err[256];
 
 	if (start_cluster(d) != 0)
 		return 1;
-	if (store_client_open(&d->client, d->master_addr, "demo", NULL, err,
+	store_client_config_init(&cfg);
+	cfg.cred = &d->cred;
+	if (store_client_open(&d->client, d->master_addr, "demo", &cfg, err,
 			      sizeof(err)) != 0) {
 		fprintf(stderr, "demo: %s\n", err);
 		return 1;

@@ -1,6 +1,8 @@
 /* Real daemons on loopback: one mcrepl-master (enforce mode, 1 s heat
  * window, threshold 5 reads/s, client TTL 2 s) and 2-3 mcrepl-workers, each
- * its own host, driven through the store client and mcrepl-cli. Children
+ * its own host, driven through the store client and mcrepl-cli. All with
+ * authentication on (issue 16): a throwaway auth file (harness.h), the
+ * workers as principal "worker", the clients as "admin". Children
  * are stopped in the fixture's teardown and die with the test process
  * (PR_SET_PDEATHSIG) if it crashes. */
 #include <check.h>
@@ -15,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "harness.h"
 #include "netutil.h"
 #include "stamp.h"
@@ -31,6 +34,9 @@ static struct {
 	uint16_t port;
 	char addr[64];
 	uint8_t obj[OBJ_BYTES];
+	struct harness_auth auth;
+	char auth_flag[400];
+	struct auth_cred admin;
 } fx;
 
 static const char *const master_flags[] = {
@@ -51,6 +57,7 @@ static void start_master(const char *port_flag)
 
 	for (; master_flags[n]; n++)
 		flags[n] = master_flags[n];
+	flags[n++] = fx.auth_flag;
 	for (size_t i = 0; extra_master_flags && extra_master_flags[i]; i++)
 		flags[n++] = extra_master_flags[i];
 	flags[n++] = port_flag;
@@ -65,7 +72,15 @@ static void start_master(const char *port_flag)
 static void start_worker_with(int i, const char *extra)
 {
 	char bin[512], master[80], host[32], size[32], more[64];
-	char *argv[] = {bin, size, master, host, more, NULL, NULL};
+	char *argv[] = {bin,
+			size,
+			master,
+			host,
+			more,
+			fx.auth.principal_flag[0],
+			fx.auth.secret_flag[0],
+			NULL,
+			NULL};
 
 	harness_bin("mcrepl-worker", bin, sizeof(bin));
 	snprintf(size, sizeof(size), "--segment_size=%s",
@@ -74,7 +89,7 @@ static void start_worker_with(int i, const char *extra)
 	snprintf(host, sizeof(host), "--host_id=host-%c", 'a' + i);
 	snprintf(more, sizeof(more), "--metrics_port=0");
 	if (extra)
-		argv[5] = (char *)(uintptr_t)extra;
+		argv[7] = (char *)(uintptr_t)extra;
 	ck_assert_int_eq(
 	    proc_start(&fx.workers[i], argv, "mcrepl-worker ready", 5000), 0);
 	ck_assert_uint_ne(proc_field(&fx.workers[i], "client_id"), 0);
@@ -90,12 +105,22 @@ static void start_worker(int i)
 
 static void setup(void)
 {
+	char err[256];
+
 	memset(&fx, 0, sizeof(fx));
 	fx.master.pid = -1;
 	for (int i = 0; i < MAX_WORKERS; i++)
 		fx.workers[i].pid = -1;
 	for (size_t i = 0; i < OBJ_BYTES; i++)
 		fx.obj[i] = (uint8_t)(i * 131 + (i >> 9));
+	ck_assert_int_eq(harness_auth_setup(&fx.auth, NULL), 0);
+	snprintf(fx.auth_flag, sizeof(fx.auth_flag), "--auth_file=%s",
+		 fx.auth.file);
+	ck_assert_int_eq(
+	    auth_cred_load("admin",
+			   fx.auth.secret_flag[1] + strlen("--secret_file="),
+			   &fx.admin, err, sizeof(err)),
+	    0);
 	start_master("--rpc_port=0");
 }
 
@@ -107,6 +132,7 @@ static void teardown(void)
 		proc_stop(&fx.workers[i]);
 	}
 	proc_stop(&fx.master);
+	harness_auth_cleanup(&fx.auth);
 }
 
 static store_client *client_with(const char *local_host, bool one_shot)
@@ -116,6 +142,7 @@ static store_client *client_with(const char *local_host, bool one_shot)
 	char err[512];
 
 	store_client_config_init(&cfg);
+	cfg.cred = &fx.admin;
 	cfg.local_host = local_host;
 	cfg.one_shot_data = one_shot;
 	ck_assert_msg(
@@ -709,7 +736,7 @@ END_TEST
 static int cli(const char *out_path, const char *const *args)
 {
 	char bin[512];
-	const char *argv[16];
+	const char *argv[20];
 	size_t n = 0;
 	pid_t pid;
 	int status, fd;
@@ -717,7 +744,11 @@ static int cli(const char *out_path, const char *const *args)
 	argv[n++] = harness_bin("mcrepl-cli", bin, sizeof(bin));
 	argv[n++] = "--master";
 	argv[n++] = fx.addr;
-	for (size_t i = 0; args[i] && n < 15; i++)
+	argv[n++] = "--principal";
+	argv[n++] = "admin";
+	argv[n++] = "--secret_file";
+	argv[n++] = fx.auth.secret_flag[1] + strlen("--secret_file=");
+	for (size_t i = 0; args[i] && n < 19; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	pid = fork();
@@ -740,7 +771,7 @@ static int cli(const char *out_path, const char *const *args)
 static int cli_msg(const char *const *args, char *err, size_t cap)
 {
 	char path[] = "/tmp/mcrepl-cli-err-XXXXXX", bin[512];
-	const char *argv[16];
+	const char *argv[20];
 	size_t n = 0;
 	int status, fd = mkstemp(path);
 	ssize_t len;
@@ -750,7 +781,11 @@ static int cli_msg(const char *const *args, char *err, size_t cap)
 	argv[n++] = harness_bin("mcrepl-cli", bin, sizeof(bin));
 	argv[n++] = "--master";
 	argv[n++] = fx.addr;
-	for (size_t i = 0; args[i] && n < 15; i++)
+	argv[n++] = "--principal";
+	argv[n++] = "admin";
+	argv[n++] = "--secret_file";
+	argv[n++] = fx.auth.secret_flag[1] + strlen("--secret_file=");
+	for (size_t i = 0; args[i] && n < 19; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	pid = fork();
@@ -945,7 +980,7 @@ END_TEST
  * are not needed). */
 static void reput_metadata_only(const char *key)
 {
-	rpc_client *rc = harness_client(fx.port);
+	rpc_client *rc = harness_client_as(fx.port, &fx.admin);
 	McreplRpc__PutStartRequest ps;
 	McreplRpc__PutEndRequest pe;
 	McreplRpc__PutStartResponse *r;
@@ -976,7 +1011,7 @@ static void reput_metadata_only(const char *key)
  * no data port. */
 static void read_metadata_only(const char *key, int n)
 {
-	rpc_client *rc = harness_client(fx.port);
+	rpc_client *rc = harness_client_as(fx.port, &fx.admin);
 	McreplRpc__GetReplicaListRequest g;
 	char k[64], t[] = "t1";
 

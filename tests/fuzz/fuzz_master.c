@@ -137,7 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	options(&o, data[0]);
 	FUZZ_CHECK(store_create(&o, secret, 0x1dea, &s) == 0);
 	clock_ms = 1000;
-	master_service_init(&svc, s, fake_now);
+	FUZZ_CHECK(master_service_init(&svc, s, fake_now, NULL) == 0);
 	data++;
 	size--;
 	while (size > 0) {
@@ -160,6 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		data += consumed;
 		size -= consumed;
 	}
+	master_service_fini(&svc);
 	store_destroy(s);
 	return 0;
 }

@@ -5,6 +5,9 @@
 # get their own namespace and address (10.77.0.0/24). A key stored in
 # zone-a and read hot from zone-b's readers gets a replica in zone-b, and
 # zone-b's reads then stay in zone-b; a new domain zone-c joining is warmed.
+# Everything authenticates (issue 16): the master serves the network with a
+# throwaway --auth_file, each worker is a principal bound to its host and
+# domain, the cli an admin client.
 #
 #   tests/netns/multihost.sh BIN_DIR      (needs root and iproute2)
 # Exits 0 when it passes, 0 with "skipped: ..." when namespaces cannot be
@@ -52,6 +55,21 @@ host b 10.77.0.3
 host c 10.77.0.4
 MASTER=10.77.0.1:50051
 
+# secret NAME: a random secret in $WORK/NAME.secret, printed
+secret() {
+	s=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	(umask 077 && echo "$s" >"$WORK/$1.secret")
+	echo "$s"
+}
+(umask 077 && cat >"$WORK/auth.conf" <<EOF
+worker wa secret=$(secret wa) hosts=host-a domains=zone-a max_capacity=1G
+worker wb secret=$(secret wb) hosts=host-b domains=zone-b max_capacity=1G
+worker wc secret=$(secret wc) hosts=host-c domains=zone-c max_capacity=1G
+client app secret=$(secret app) tenants=default rights=read,write,remove,admin
+EOF
+)
+cred() { echo "--principal $1 --secret_file $WORK/$1.secret"; }
+
 # run NS NAME CMD...: start in the background, log to $WORK/NAME.log
 run() {
 	ns=$1 name=$2
@@ -69,20 +87,21 @@ ready() {
 	done
 }
 field() { sed -n "s/.*$2=\([0-9]*\).*/\1/p" "$WORK/$1.log" | head -1; }
-cli() { ns=$1; shift; ip netns exec "$P$ns" "$BIN/mcrepl-cli" --master "$MASTER" "$@"; }
+cli() { ns=$1; shift; ip netns exec "$P$ns" "$BIN/mcrepl-cli" --master "$MASTER" $(cred app) "$@"; }
 
 run m master "$BIN/mcrepl-master" --rpc_address 10.77.0.1 --rpc_port 50051 \
-	--metrics_port 9003 --dynamic_replication_mode enforce \
+	--metrics_port 9003 --auth_file "$WORK/auth.conf" \
+	--dynamic_replication_mode enforce \
 	--dynamic_replication_domain_aware true \
 	--dynamic_replication_heat_window_seconds 1 \
 	--dynamic_replication_admission_qps_threshold 5 --client_ttl 3
 ready master "mcrepl-master ready"
 run a worker-a "$BIN/mcrepl-worker" --master "$MASTER" --host_id host-a \
-	--domain zone-a --data_address 10.77.0.2 --segment_size 64M
+	--domain zone-a --data_address 10.77.0.2 --segment_size 64M $(cred wa)
 ready worker-a "mcrepl-worker ready"
 MOONCAKE_STORE_DOMAIN=zone-b run b worker-b "$BIN/mcrepl-worker" \
 	--master "$MASTER" --host_id host-b --data_address 10.77.0.3 \
-	--segment_size 64M
+	--segment_size 64M $(cred wb)
 ready worker-b "mcrepl-worker ready"
 say "master 10.77.0.1, worker zone-a 10.77.0.2, worker zone-b 10.77.0.3"
 
@@ -123,7 +142,7 @@ say "zone-b's reads stayed in zone-b (zone-a reads $before -> $after)"
 # a new domain joins while 'hot' is hot: the master warms it
 for i in 1 2 3; do cli a --domain zone-a get hot /dev/null >/dev/null 2>&1; done
 run c worker-c "$BIN/mcrepl-worker" --master "$MASTER" --host_id host-c \
-	--domain zone-c --data_address 10.77.0.4 --segment_size 64M
+	--domain zone-c --data_address 10.77.0.4 --segment_size 64M $(cred wc)
 ready worker-c "mcrepl-worker ready"
 i=0
 # covers: R-SCEN-2

@@ -1,0 +1,133 @@
+/*
+ * Principals and credentials of the control plane (issue 16): the master's
+ * auth file, a client's or worker's own credential, and the HMAC-SHA256
+ * proofs of the RPC handshake (daemons/rpc/rpc_auth.h).
+ *
+ * The auth file, one principal a line (docs/SECURITY.md):
+ *
+ *     # kind   name    settings (key=value, no spaces inside a value)
+ *     worker   w1      secret=<16..256 chars> hosts=h1,h2 domains=d1 \
+ *                      max_capacity=64G
+ *     client   app     secret=<...> tenants=default,t2 rights=read,write
+ *     client   ops     secret=<...> tenants=* rights=read,write,remove,admin
+ *
+ * Blank lines and lines starting with # are skipped. A worker needs secret,
+ * hosts, domains and max_capacity; a client secret, tenants and rights
+ * (read, write, remove, admin). "*" in a list means any. Names are 1..64
+ * characters of A-Z a-z 0-9 . _ -; secrets 16..256 printable characters
+ * without spaces. Any other key, a duplicate name or key, or a missing one
+ * is an error naming the file and line. A file others may read or write
+ * (mode & 007) is refused, as ssh refuses such a private key.
+ *
+ * A credential (--principal NAME --secret_file PATH on every binary that
+ * calls the master): the secret is the first line of PATH (a trailing
+ * newline dropped), a file with the same permission rule.
+ *
+ * Secrets are never logged: no function here prints one, and errors name
+ * the file, the line and the key, never a value of secret=.
+ *
+ * Thread-safety: a loaded table is read-only and may be shared.
+ */
+#ifndef MCREPL_DAEMON_AUTH_H
+#define MCREPL_DAEMON_AUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AUTH_NAME_MAX 64
+#define AUTH_SECRET_MIN 16
+#define AUTH_SECRET_MAX 256
+#define AUTH_NONCE_BYTES 32
+#define AUTH_MAC_BYTES 32
+
+enum auth_kind { AUTH_WORKER = 1, AUTH_CLIENT = 2 };
+
+enum auth_right {
+	AUTH_READ = 1u << 0,
+	AUTH_WRITE = 1u << 1,
+	AUTH_REMOVE = 1u << 2,
+	AUTH_ADMIN = 1u << 3,
+};
+
+struct auth_principal {
+	char name[AUTH_NAME_MAX + 1];
+	enum auth_kind kind;
+	uint8_t secret[AUTH_SECRET_MAX];
+	size_t secret_len;
+	/* comma-separated lists as written; "*" = any (the any_ flag set) */
+	char *hosts, *domains, *tenants;
+	bool any_host, any_domain, any_tenant;
+	uint64_t max_capacity; /* worker: largest segment it may mount */
+	unsigned rights;       /* client: enum auth_right bits */
+};
+
+struct auth_table {
+	struct auth_principal *p;
+	size_t n;
+};
+
+/* Reads and checks the auth file at path. 0 with *out (auth_table_free),
+ * or -1 with one line in err ("auth file F line N: ..."). */
+int auth_table_load(const char *path, struct auth_table **out, char *err,
+		    size_t errlen);
+/* Parses text as an auth file named `name` in messages (no file access;
+ * for tests). Same results as auth_table_load. */
+int auth_table_parse(const char *text, const char *name,
+		     struct auth_table **out, char *err, size_t errlen);
+void auth_table_free(struct auth_table *t);
+
+/* The principal called name, or NULL. */
+const struct auth_principal *auth_find(const struct auth_table *t,
+				       const char *name);
+
+/* Whether p may act on tenant, mount for host, in domain. */
+bool auth_tenant_ok(const struct auth_principal *p, const char *tenant);
+bool auth_host_ok(const struct auth_principal *p, const char *host);
+bool auth_domain_ok(const struct auth_principal *p, const char *domain);
+/* "read", "write", "remove", "admin" for one right bit. */
+const char *auth_right_name(unsigned right);
+
+/* One's own credential: a principal name and its secret. */
+struct auth_cred {
+	char name[AUTH_NAME_MAX + 1];
+	uint8_t secret[AUTH_SECRET_MAX];
+	size_t secret_len;
+};
+
+/* Loads name's credential from secret_file. 0, or -1 with err. */
+int auth_cred_load(const char *name, const char *secret_file,
+		   struct auth_cred *out, char *err, size_t errlen);
+
+/* Whether a file may hold secrets: 0, or -1 with err naming its mode. */
+int auth_file_private(const char *path, char *err, size_t errlen);
+
+/* ---- the handshake's proofs ---- */
+
+/* Which side proves (labels keep a client's proof from passing as the
+ * server's and back); SESSION: the connection's session key, which both
+ * sides derive once the handshake is done and which never travels. */
+enum auth_side { AUTH_SIDE_CLIENT, AUTH_SIDE_SERVER, AUTH_SIDE_SESSION };
+
+/* HMAC-SHA256(secret, "mcrepl-auth-v1 <side>\0" name "\0" cn sn) into
+ * mac. 0, or -1 when libcrypto fails. */
+int auth_mac(const uint8_t *secret, size_t secret_len, enum auth_side side,
+	     const char *name, const uint8_t cn[AUTH_NONCE_BYTES],
+	     const uint8_t sn[AUTH_NONCE_BYTES], uint8_t mac[AUTH_MAC_BYTES]);
+/* Seals (or unseals: the same operation) len bytes of buf in place under
+ * a session key: XOR with the keystream HMAC-SHA256(key, label "\0" be32
+ * block). A secret sent to one authenticated peer (the data plane's key in
+ * MountSegmentResponse) travels sealed, so a passive listener learns
+ * nothing; each (session, label) pair seals one value. 0, or -1 when
+ * libcrypto fails. */
+int auth_seal(const uint8_t key[AUTH_MAC_BYTES], const char *label,
+	      uint8_t *buf, size_t len);
+/* The same for a 64-bit value (its 8 bytes, little-endian). */
+uint64_t auth_seal_u64(const uint8_t key[AUTH_MAC_BYTES], const char *label,
+		       uint64_t v);
+/* Constant-time comparison of two MACs. */
+bool auth_mac_equal(const uint8_t *a, const uint8_t *b);
+/* Fills a nonce from the kernel's CSPRNG (OpenSSL RAND_bytes). 0 or -1. */
+int auth_nonce(uint8_t nonce[AUTH_NONCE_BYTES]);
+
+#endif

@@ -1,0 +1,353 @@
+/* Authorization of every RPC (issue 16): who may do what, from the
+ * principal the connection authenticated as (rpc_call_principal), never
+ * from a request field. Without an auth table every check passes.
+ *
+ *   objects   a client principal with the right (read: GetReplicaList,
+ *             BatchGetReplicaList, Stat, Exist; write: PutStart/End/Revoke;
+ *             remove: Remove) on the request's tenant
+ *   admin     SubmitReplicaActionProposal, Warmup, and Stats' detail (the
+ *             segments and the metrics text) need the admin right
+ *   workers   MountSegment, UnmountSegment, Heartbeat, FetchTasks,
+ *             MarkTaskToComplete and the copy RPCs need a worker principal;
+ *             a mount's host, domain and capacity must be allowed to it,
+ *             and its client id then belongs to it: a request naming a
+ *             client id that another principal mounted is refused, and a
+ *             copy RPC must name a task queued for that client id, with
+ *             the task's tenant, key and segments
+ *
+ * A refusal is PERMISSION_DENIED (UNAUTHENTICATED for a request without a
+ * principal) with Result.reason "auth_<why>" and one line naming the
+ * principal and what it lacks; counted by why for /metrics. The ownership
+ * of client ids lives here (struct svc_binding), touched only from the RPC
+ * loop, under the store lock. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "rpc_dispatch.h"
+#include "service_priv.h"
+
+struct svc_binding {
+	struct mcu_map_node node; /* by client id */
+	struct svc_binding *next; /* every binding, for pruning */
+	uint64_t client_id;
+	const struct auth_principal *owner;
+};
+
+static const char *const refusal_names[] = {
+#define SVC_REFUSAL_NAME(name) #name,
+    SVC_REFUSALS(SVC_REFUSAL_NAME)
+#undef SVC_REFUSAL_NAME
+};
+
+const char *svc_refusal_name(enum svc_refusal r)
+{
+	return (unsigned)r < SVC_REFUSAL_COUNT ? refusal_names[r] : "?";
+}
+
+static const char *const refusal_labels[] = {
+#define SVC_REFUSAL_LABEL(name) "auth_" #name,
+    SVC_REFUSALS(SVC_REFUSAL_LABEL)
+#undef SVC_REFUSAL_LABEL
+};
+
+static McreplRpc__Code deny(struct master_service *svc, struct reply *r,
+			    enum svc_refusal why, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static McreplRpc__Code deny(struct master_service *svc, struct reply *r,
+			    enum svc_refusal why, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
+	va_end(ap);
+	r->why = refusal_labels[why];
+	svc->refused[why]++;
+	return why == SVC_REFUSED_unauthenticated
+		   ? MCREPL_RPC__CODE__UNAUTHENTICATED
+		   : MCREPL_RPC__CODE__PERMISSION_DENIED;
+}
+
+/* The caller, or NULL after deny() (no principal under an auth table). */
+static const struct auth_principal *caller(struct master_service *svc,
+					   const void *cd, struct reply *r,
+					   McreplRpc__Code *code)
+{
+	const struct auth_principal *p = rpc_call_principal(cd);
+
+	if (!p)
+		*code = deny(svc, r, SVC_REFUSED_unauthenticated,
+			     "this master requires authentication");
+	return p;
+}
+
+static const char *kind_name(const struct auth_principal *p)
+{
+	return p->kind == AUTH_WORKER ? "worker" : "client";
+}
+
+McreplRpc__Code svc_auth_object(struct master_service *svc, const void *cd,
+				const char *tenant, unsigned right,
+				struct reply *r)
+{
+	const struct auth_principal *p;
+	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
+
+	if (!svc->auth)
+		return code;
+	p = caller(svc, cd, r, &code);
+	if (!p)
+		return code;
+	if (p->kind != AUTH_CLIENT)
+		return deny(svc, r, SVC_REFUSED_kind,
+			    "worker principal '%s' has no tenants: object "
+			    "calls need a client principal",
+			    p->name);
+	if (!(p->rights & right))
+		return deny(svc, r, SVC_REFUSED_right,
+			    "principal '%s' lacks the %s right", p->name,
+			    auth_right_name(right));
+	if (!auth_tenant_ok(p, tenant))
+		return deny(svc, r, SVC_REFUSED_tenant,
+			    "principal '%s' may not use tenant '%.64s'",
+			    p->name, tenant);
+	return code;
+}
+
+McreplRpc__Code svc_auth_admin(struct master_service *svc, const void *cd,
+			       const char *what, struct reply *r)
+{
+	const struct auth_principal *p;
+	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
+
+	if (!svc->auth)
+		return code;
+	p = caller(svc, cd, r, &code);
+	if (!p)
+		return code;
+	if (p->kind != AUTH_CLIENT || !(p->rights & AUTH_ADMIN))
+		return deny(svc, r, SVC_REFUSED_right,
+			    "%s needs the admin right; principal '%s' lacks "
+			    "it",
+			    what, p->name);
+	return code;
+}
+
+bool svc_auth_is_admin(const struct master_service *svc, const void *cd)
+{
+	const struct auth_principal *p;
+
+	if (!svc->auth)
+		return true;
+	p = rpc_call_principal(cd);
+	return p && p->kind == AUTH_CLIENT && (p->rights & AUTH_ADMIN);
+}
+
+/* ---- client ids ------------------------------------------------------ */
+
+static bool id_eq(const struct mcu_map_node *n, const void *k)
+{
+	return ((const struct svc_binding *)(const void *)n)->client_id ==
+	       *(const uint64_t *)k;
+}
+
+static struct svc_binding *binding(struct master_service *svc, uint64_t id)
+{
+	return (struct svc_binding *)(void *)mcu_map_find(
+	    &svc->bindings, mcu_mix64(id), id_eq, &id);
+}
+
+/* Who owns client_id: its binding's owner, else NULL. A binding whose
+ * client the store no longer knows (expired, unmounted) is stale: it
+ * owns nothing. */
+static const struct auth_principal *owner_of(struct master_service *svc,
+					     uint64_t client_id)
+{
+	struct svc_binding *b = binding(svc, client_id);
+
+	if (!b || !store_client_known(svc->store, client_id))
+		return NULL;
+	return b->owner;
+}
+
+/* Drops stale bindings once they outnumber the live ones well. */
+static void prune(struct master_service *svc)
+{
+	struct svc_binding **pp = &svc->binding_list, *b;
+
+	if (mcu_map_size(&svc->bindings) <
+	    64 + 2 * store_n_segments(svc->store))
+		return;
+	while ((b = *pp) != NULL) {
+		if (store_client_known(svc->store, b->client_id)) {
+			pp = &b->next;
+			continue;
+		}
+		*pp = b->next;
+		mcu_map_remove(&svc->bindings, &b->node);
+		free(b);
+	}
+}
+
+void svc_auth_bind(struct master_service *svc, const void *cd,
+		   uint64_t client_id)
+{
+	const struct auth_principal *p = rpc_call_principal(cd);
+	struct svc_binding *b;
+
+	if (!svc->auth || !p)
+		return;
+	b = binding(svc, client_id);
+	if (b) {
+		b->owner = p;
+		return;
+	}
+	prune(svc);
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return; /* unbound: owner_of() says nobody; the mount stays */
+	b->client_id = client_id;
+	b->owner = p;
+	b->next = svc->binding_list;
+	svc->binding_list = b;
+	mcu_map_insert(&svc->bindings, &b->node, mcu_mix64(client_id));
+}
+
+uint64_t svc_seal_u64(const void *cd, const char *label, uint64_t v)
+{
+	const uint8_t *key = rpc_call_session_key(cd);
+
+	return key ? auth_seal_u64(key, label, v) : v;
+}
+
+int svc_seal(const void *cd, const char *label, uint8_t *buf, size_t len)
+{
+	const uint8_t *key = rpc_call_session_key(cd);
+
+	return key ? auth_seal(key, label, buf, len) : 0;
+}
+
+void svc_auth_fini(struct master_service *svc)
+{
+	struct svc_binding *b;
+
+	while ((b = svc->binding_list) != NULL) {
+		svc->binding_list = b->next;
+		free(b);
+	}
+	if (svc->bindings.tab[0])
+		mcu_map_fini(&svc->bindings);
+}
+
+/* A worker principal naming client_id: not one another principal owns. */
+static McreplRpc__Code worker_id(struct master_service *svc,
+				 const struct auth_principal *p,
+				 uint64_t client_id, struct reply *r)
+{
+	const struct auth_principal *o;
+
+	if (p->kind != AUTH_WORKER)
+		return deny(svc, r, SVC_REFUSED_kind,
+			    "client principal '%s' may not make worker "
+			    "calls",
+			    p->name);
+	o = owner_of(svc, client_id);
+	if (o && o != p)
+		return deny(svc, r, SVC_REFUSED_client_id,
+			    "client_id %llu belongs to another principal, "
+			    "not '%s'",
+			    (unsigned long long)client_id, p->name);
+	if (!o && client_id && store_client_known(svc->store, client_id))
+		return deny(svc, r, SVC_REFUSED_client_id,
+			    "client_id %llu was not mounted by '%s'",
+			    (unsigned long long)client_id, p->name);
+	return MCREPL_RPC__CODE__OK;
+}
+
+McreplRpc__Code svc_auth_worker(struct master_service *svc, const void *cd,
+				uint64_t client_id, struct reply *r)
+{
+	const struct auth_principal *p;
+	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
+
+	if (!svc->auth)
+		return code;
+	p = caller(svc, cd, r, &code);
+	return p ? worker_id(svc, p, client_id, r) : code;
+}
+
+McreplRpc__Code svc_auth_mount(struct master_service *svc, const void *cd,
+			       const McreplRpc__MountSegmentRequest *req,
+			       struct reply *r)
+{
+	const struct auth_principal *p;
+	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
+
+	if (!svc->auth)
+		return code;
+	p = caller(svc, cd, r, &code);
+	if (!p)
+		return code;
+	if (p->kind != AUTH_WORKER)
+		return deny(svc, r, SVC_REFUSED_kind,
+			    "MountSegment needs a worker principal; '%s' is "
+			    "a %s",
+			    p->name, kind_name(p));
+	if (!auth_host_ok(p, req->host_id))
+		return deny(svc, r, SVC_REFUSED_host,
+			    "worker '%s' may not mount for host '%.64s'",
+			    p->name, req->host_id);
+	if (!auth_domain_ok(p, req->domain))
+		return deny(svc, r, SVC_REFUSED_domain,
+			    "worker '%s' may not mount in domain '%.64s'",
+			    p->name, req->domain);
+	if (req->capacity > p->max_capacity)
+		return deny(svc, r, SVC_REFUSED_capacity,
+			    "segment of %llu bytes is above worker '%s''s "
+			    "max_capacity %llu",
+			    (unsigned long long)req->capacity, p->name,
+			    (unsigned long long)p->max_capacity);
+	return worker_id(svc, p, req->client_id, r);
+}
+
+McreplRpc__Code svc_auth_writer(struct master_service *svc, const void *cd,
+				uint64_t client_id, struct reply *r)
+{
+	const struct auth_principal *p = rpc_call_principal(cd);
+
+	if (!svc->auth || !client_id || !p)
+		return MCREPL_RPC__CODE__OK; /* svc_auth_object said no */
+	if (owner_of(svc, client_id) != p)
+		return deny(svc, r, SVC_REFUSED_client_id,
+			    "client_id %llu is not bound to principal '%s' "
+			    "(leave it 0)",
+			    (unsigned long long)client_id, p->name);
+	return MCREPL_RPC__CODE__OK;
+}
+
+McreplRpc__Code svc_auth_task(struct master_service *svc, const void *cd,
+			      const struct task_claim *c, struct reply *r)
+{
+	McreplRpc__Code code = svc_auth_worker(svc, cd, c->client_id, r);
+	const struct task *t;
+
+	if (!svc->auth || code != MCREPL_RPC__CODE__OK)
+		return code;
+	t = store_task(svc->store, c->task_id);
+	if (!t || t->client_id != c->client_id)
+		return deny(svc, r, SVC_REFUSED_task,
+			    "task %llu is not queued for client_id %llu",
+			    (unsigned long long)c->task_id,
+			    (unsigned long long)c->client_id);
+	if (strcmp(t->msg.tenant, c->tenant) || strcmp(t->msg.key, c->key) ||
+	    (c->check_segments && (t->msg.source_segment_id != c->source ||
+				   t->msg.target_segment_id != c->target)))
+		return deny(svc, r, SVC_REFUSED_task,
+			    "task %llu names another object or other "
+			    "segments",
+			    (unsigned long long)c->task_id);
+	return code;
+}
