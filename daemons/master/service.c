@@ -281,6 +281,7 @@ void master_service_init(struct master_service *svc, struct store *store,
 	svc->base.warmup = h_warmup;
 	service_bind_objects(&svc->base);
 	service_bind_copies(&svc->base);
+	service_bind_ha(&svc->base);
 	svc->store = store;
 	svc->now_ms = now_ms;
 }

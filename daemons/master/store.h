@@ -130,6 +130,7 @@ struct object {
 	uint64_t copy_owner, copy_deadline_ms;
 	struct object *resv_prev, *resv_next;
 	bool in_resv;
+	uint64_t incarnation; /* HA: recovered under another; 0: the store's */
 };
 
 struct task {
@@ -245,6 +246,39 @@ void store_figures(struct store *s, struct store_figures *f);
 /* libmcrepl's RFC metrics as Prometheus text (mcrepl_stats_render). */
 mcrepl_status store_render_stats(struct store *s, char *buf, size_t cap,
 				 size_t *need);
+
+/* ---- high availability (store_ha.c, docs/HA.md) ---- */
+/* The leader's term (0: a single master, the default). Versions handed
+ * out from now carry its low 32 bits in their high 32 bits; a put or copy
+ * naming a version of another term on an object this store does not hold
+ * is STALE ("old term"). Committed replicas and the regions dropped are
+ * journaled per worker and fed to it with FetchTasks, so a worker keeps an
+ * index of what it holds and re-registers it with the next leader. */
+void store_set_term(struct store *s, uint64_t term);
+uint64_t store_term(const struct store *s);
+/* The incarnation o's stamps name: the master's that placed it (recovered
+ * objects keep the one they were written under). */
+uint64_t store_object_incarnation(const struct store *s,
+				  const struct object *o);
+struct store_ha_figures {
+	uint64_t objects_recovered, replicas_recovered, recover_refused;
+	uint64_t journal_overflow;
+};
+void store_ha_figures(struct store *s, struct store_ha_figures *f);
+/* Up to max journal entries of client_id after seq ack (entries up to ack
+ * are forgotten: the worker applied them) into out; strings borrowed
+ * until the lock is released. Returns how many. */
+size_t store_journal_fill(struct store *s, uint64_t client_id, uint64_t ack,
+			  McreplRpc__IndexEntry *out, size_t max);
+/* A worker re-registers a committed replica it holds on its segment
+ * seg_id (e: as the journal fed it; the worker verified its stamp): the
+ * region is reserved at its offset and the object recreated (or given
+ * this replica). OK, or INVALID_ARGUMENT / PERMISSION_DENIED / NO_SPACE
+ * (overlap) / ALREADY_EXISTS (another version holds the key) with the
+ * reason in err. */
+McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
+			      uint64_t seg_id, const McreplRpc__IndexEntry *e,
+			      uint64_t now_ms, char *err, size_t errlen);
 
 /* ---- segments, clients and heartbeats (store_seg.c) ---- */
 struct mount_args {

@@ -92,9 +92,10 @@ McreplRpc__Code store_copy_finish(struct store *s, uint64_t caller,
 	o->copies--;
 	if (i == SIZE_MAX)
 		return MCREPL_RPC__CODE__NOT_FOUND;
-	if (success)
+	if (success) {
 		o->replicas[i].status = REPLICA_COMPLETE;
-	else
+		store__journal_commit(s, o, &o->replicas[i]);
+	} else
 		store_drop_replica(s, o, i, now_ms);
 	return MCREPL_RPC__CODE__OK;
 }

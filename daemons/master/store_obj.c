@@ -156,6 +156,7 @@ static void drop_replica(struct store *s, struct object *o, size_t i,
 
 	if (seg && free_region)
 		seg_alloc_free(seg->alloc, r.offset);
+	store__journal_drop(s, o, &r);
 	memmove(&o->replicas[i], &o->replicas[i + 1],
 		(o->n_replicas - i - 1) * sizeof(r));
 	o->n_replicas--;

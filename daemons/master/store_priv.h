@@ -15,6 +15,7 @@ struct client {
 	uint64_t last_seen_ms;
 	struct task *head, *tail; /* all its tasks, oldest first */
 	size_t n_tasks;
+	struct store_journal *journal; /* HA (store_ha.c); NULL: empty */
 };
 
 /* Regions of copies that ended badly stay allocated for one lease TTL so
@@ -62,6 +63,9 @@ struct store {
 	mcrepl_leases *leases;
 	mcrepl_stats *stats;
 	struct dyn_policy pol;
+	/* high availability (store_ha.c) */
+	uint64_t term;
+	struct store_ha_figures ha;
 	/* the counters of STORE_FIGURES (gauges are filled when taken) */
 	struct store_figures ctr;
 };
@@ -115,6 +119,14 @@ void store__reclaim_client(struct store *s, uint64_t client_id,
 /* Fail and forget every task of c (its client went away). */
 void store__fail_client_tasks(struct store *s, struct client *c);
 void store__free_tasks(struct store *s);
+
+/* store_ha.c: the per-worker journal of committed and dropped replicas
+ * (no-ops while term is 0) */
+void store__journal_commit(struct store *s, const struct object *o,
+			   const struct replica *r);
+void store__journal_drop(struct store *s, const struct object *o,
+			 const struct replica *r);
+void store__journal_free(struct client *c);
 
 /* store_dyn_policy.c */
 /* Set up the auto policy's state (after s->heat and s->opts). */

@@ -153,7 +153,9 @@ static struct object *find_version(struct store *s, const char *tenant,
 	struct object *o = store__lookup(s, tenant, key);
 
 	*code = MCREPL_RPC__CODE__OK;
-	if (!o)
+	if (!o && s->term && version >> 32 != (s->term & 0xffffffffULL))
+		*code = MCREPL_RPC__CODE__STALE; /* an older term's put */
+	else if (!o)
 		*code = MCREPL_RPC__CODE__NOT_FOUND;
 	else if (o->version != version)
 		*code = MCREPL_RPC__CODE__STALE;
@@ -170,8 +172,10 @@ McreplRpc__Code store_put_end(struct store *s, const char *tenant,
 
 	if (!o)
 		return code;
-	for (size_t i = 0; i < o->n_replicas; i++)
+	for (size_t i = 0; i < o->n_replicas; i++) {
 		o->replicas[i].status = REPLICA_COMPLETE;
+		store__journal_commit(s, o, &o->replicas[i]);
+	}
 	o->complete = true;
 	return MCREPL_RPC__CODE__OK;
 }
