@@ -22,6 +22,7 @@ struct master_flags {
 	char ha_advertise[256]; /* RPC address in the leader key */
 	uint32_t ha_lease_ttl_ms;
 	uint32_t ha_poll_ms;
+	uint32_t ha_recovery_ms;
 };
 
 /* Every flag at its default (the flags table is the one source of the

@@ -15,18 +15,23 @@
 #include <protobuf-c/protobuf-c.h>
 
 #define HA_REASON_NOT_LEADER "not_leader"
+#define HA_REASON_RECOVERING "recovering"
 
 struct ha_gate {
 	ProtobufCService base; /* first: the RPC server calls through it */
 	ProtobufCService *inner;
 	/* true: pass the request; else leader[0, cap) may name the leader */
 	bool (*open)(void *arg, char *leader, size_t cap);
+	/* true while a new leader's workers may still be re-registering:
+	 * PutStart is refused and a read or Exist that finds nothing is
+	 * answered UNAVAILABLE, reason "recovering" (ask again) */
+	bool (*recovering)(void *arg);
 	void *arg;
-	unsigned long refused;
+	unsigned long refused, deferred;
 };
 
 void ha_gate_init(struct ha_gate *g, ProtobufCService *inner,
 		  bool (*open)(void *arg, char *leader, size_t cap),
-		  void *arg);
+		  bool (*recovering)(void *arg), void *arg);
 
 #endif

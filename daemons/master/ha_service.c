@@ -32,6 +32,9 @@ static void h_register_objects(McreplRpc__Master_Service *svc,
 	if (!store_client_known(s, req->client_id)) {
 		code = MCREPL_RPC__CODE__UNKNOWN_CLIENT;
 	} else {
+		if (req->last)
+			store_hold_segment(s, req->client_id, req->segment_id,
+					   0);
 		for (size_t i = 0; i < req->n_objects; i++) {
 			if (store_recover(s, req->client_id, req->segment_id,
 					  req->objects[i], SVC(svc)->now_ms(),

@@ -44,6 +44,7 @@ struct master {
 	 * this master leads; the gate refuses requests otherwise */
 	struct ha *ha;
 	struct ha_gate gate;
+	uint64_t elected_ms;
 };
 
 static uint64_t now_ms(void)
@@ -127,6 +128,10 @@ static void ha_metrics(const struct master *m, struct mcu_prom *t)
 	mcu_prom_metric(t, "mcrepl_master_ha_refused_total", "counter",
 			"Requests refused as not the leader",
 			(uint64_t)m->gate.refused);
+	mcu_prom_metric(t, "mcrepl_master_ha_recovering_refused_total",
+			"counter",
+			"Puts and empty reads answered 'recovering' (ask again)",
+			(uint64_t)m->gate.deferred);
 	mcu_prom_metric(t, "mcrepl_master_ha_objects_recovered_total",
 			"counter",
 			"Objects re-registered by workers in this term",
@@ -357,6 +362,19 @@ static bool gate_open(void *arg, char *leader, size_t cap)
 	return false;
 }
 
+static bool gate_recovering(void *arg)
+{
+	struct master *m = arg;
+	bool held;
+
+	if (now_ms() < m->elected_ms + m->flags.ha_recovery_ms)
+		return true;
+	store_lock(m->store);
+	held = store_segments_held(m->store);
+	store_unlock(m->store);
+	return held;
+}
+
 static void ha_elected(void *arg, uint64_t term, uint64_t incarnation)
 {
 	struct master *m = arg;
@@ -376,6 +394,7 @@ static void ha_elected(void *arg, uint64_t term, uint64_t incarnation)
 		exit(1);
 	}
 	m->last_evict_ms = 0;
+	m->elected_ms = now_ms();
 }
 
 static void ha_deposed(void *arg, const char *why)
@@ -435,7 +454,8 @@ static int start(struct master *m)
 
 	/* the gate needs the service's descriptor before it has a store */
 	master_service_init(&m->svc, NULL, now_ms);
-	ha_gate_init(&m->gate, &m->svc.base.base, gate_open, m);
+	ha_gate_init(&m->gate, &m->svc.base.base, gate_open, gate_recovering,
+		     m);
 	if (setup_store(m, err, sizeof(err)) ||
 	    setup_rpc(m, err, sizeof(err)) || setup_http(m, err, sizeof(err)) ||
 	    setup_loop(m, err, sizeof(err)) ||

@@ -87,6 +87,10 @@ static void log_mount(const struct mount_args *a, McreplRpc__Code code,
 			a->name, a->host, why[0] ? why : "refused");
 }
 
+/* Longest a worker's re-registration may keep its segment out of
+ * placement (docs/HA.md). */
+#define MOUNT_HOLD_MS 10000
+
 static void h_mount(McreplRpc__Master_Service *svc,
 		    const McreplRpc__MountSegmentRequest *req,
 		    McreplRpc__MountSegmentResponse_Closure done, void *cd)
@@ -117,6 +121,9 @@ static void h_mount(McreplRpc__Master_Service *svc,
 	/* a domain joining a running cluster is warmed with what is hot */
 	code = store_mount(s, &a, SVC(svc)->now_ms(), &resp.segment_id, r.msg,
 			   sizeof(r.msg));
+	if (code == MCREPL_RPC__CODE__OK && req->hold) /* HA re-registration */
+		store_hold_segment(s, req->client_id, resp.segment_id,
+				   SVC(svc)->now_ms() + MOUNT_HOLD_MS);
 	store_unlock(s);
 	log_mount(&a, code, resp.segment_id, r.msg);
 	svc_reply(&r, code, NULL);

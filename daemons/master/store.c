@@ -95,6 +95,7 @@ void store_tick(struct store *s, uint64_t now_ms, uint64_t *last_evict_ms)
 	dyn_sweep(s, now_ms);
 	store__policy_tick(s, now_ms);
 	store__release_quarantine(s, now_ms);
+	store__ha_tick(s, now_ms);
 	store_reclaim_reservations(s, now_ms);
 	store_expire_clients(s, now_ms);
 	if (now_ms - *last_evict_ms >= 1000) {

@@ -84,6 +84,9 @@ struct segment {
 	uint32_t routed_win[MCREPL_HEAT_BUCKETS];
 	uint64_t routed_win_sum;
 	double proj, proj_fade[MCREPL_HEAT_BUCKETS];
+	/* HA: nothing new is placed here until its worker re-registered what
+	 * it holds, or this deadline (0: not held; store_ha.c) */
+	uint64_t held_until_ms;
 };
 
 enum replica_status { REPLICA_PROCESSING = 1, REPLICA_COMPLETE = 2 };
@@ -279,6 +282,13 @@ size_t store_journal_fill(struct store *s, uint64_t client_id, uint64_t ack,
 McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 			      uint64_t seg_id, const McreplRpc__IndexEntry *e,
 			      uint64_t now_ms, char *err, size_t errlen);
+/* Hold segment seg_id (mounted by client_id) out of placement until
+ * until_ms, or release it (until_ms 0) once re-registration is done; the
+ * tick releases holds past their deadline. */
+void store_hold_segment(struct store *s, uint64_t client_id, uint64_t seg_id,
+			uint64_t until_ms);
+/* Some segment is held (a worker is re-registering). */
+bool store_segments_held(const struct store *s);
 
 /* ---- segments, clients and heartbeats (store_seg.c) ---- */
 struct mount_args {

@@ -176,6 +176,31 @@ size_t store_journal_fill(struct store *s, uint64_t client_id, uint64_t ack,
 
 /* ---- re-registration ---------------------------------------------------- */
 
+void store_hold_segment(struct store *s, uint64_t client_id, uint64_t seg_id,
+			uint64_t until_ms)
+{
+	struct segment *seg = store_segment(s, seg_id);
+
+	if (seg && seg->client_id == client_id)
+		seg->held_until_ms = until_ms;
+}
+
+bool store_segments_held(const struct store *s)
+{
+	for (size_t i = 0; i < s->n_segs; i++)
+		if (s->segs[i]->held_until_ms)
+			return true;
+	return false;
+}
+
+void store__ha_tick(struct store *s, uint64_t now_ms)
+{
+	for (size_t i = 0; i < s->n_segs; i++)
+		if (s->segs[i]->held_until_ms &&
+		    s->segs[i]->held_until_ms <= now_ms)
+			s->segs[i]->held_until_ms = 0;
+}
+
 static McreplRpc__Code refuse(struct store *s, McreplRpc__Code code, char *err,
 			      size_t errlen, const char *why)
 {

@@ -127,6 +127,8 @@ void store__journal_commit(struct store *s, const struct object *o,
 void store__journal_drop(struct store *s, const struct object *o,
 			 const struct replica *r);
 void store__journal_free(struct client *c);
+/* release segment holds past their deadline */
+void store__ha_tick(struct store *s, uint64_t now_ms);
 
 /* store_dyn_policy.c */
 /* Set up the auto policy's state (after s->heat and s->opts). */

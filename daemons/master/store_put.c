@@ -32,7 +32,7 @@ static struct segment *put_target(struct store *s, const struct object *o)
 		bool new_host = !host_used(s, o, seg->host);
 		double util;
 
-		if (store__on_segment(o, seg->id) ||
+		if (store__on_segment(o, seg->id) || seg->held_until_ms ||
 		    seg_alloc_largest_free(seg->alloc) <
 			store_region_bytes(o->size))
 			continue;
@@ -54,7 +54,7 @@ static bool evict_for(struct store *s, const struct object *o, uint64_t now_ms)
 	for (size_t i = 0; i < s->n_segs; i++) {
 		struct segment *seg = s->segs[i];
 
-		if (!store__on_segment(o, seg->id) &&
+		if (!store__on_segment(o, seg->id) && !seg->held_until_ms &&
 		    seg->capacity >= store_region_bytes(o->size) &&
 		    store_evict_segment(s, seg, now_ms) > 0 &&
 		    seg_alloc_largest_free(seg->alloc) >=

@@ -42,6 +42,7 @@ bool worker_all_mounted(const struct worker *w)
 /* Logs a master failure once per outage (the loop retries quietly). */
 static void master_down(struct worker *w, const char *what, const char *why)
 {
+	ha_master_failed(w, NULL); /* HA: look the leader up again */
 	if (w->master_down_logged)
 		return;
 	w->master_down_logged = true;
@@ -84,6 +85,7 @@ static void mounted(struct worker *w, struct wseg *s,
 	    r->heartbeat_interval_ms ? r->heartbeat_interval_ms : 1000;
 	data_server_bind(w->ds, s->slot, s->id, w->grant_key);
 	w->master_down_logged = false;
+	ha_mounted(w, s, r->incarnation); /* HA: re-register what it holds */
 	if (!worker_all_mounted(w))
 		return;
 	w->next_hb_ms = net_now_ms() + w->hb_interval_ms;
@@ -106,8 +108,10 @@ static void on_mount(int status, ProtobufCMessage *resp, const char *error,
 	if (status != RPC_OK) {
 		master_down(w, "mount", error);
 	} else if (code_of(r->result) != MCREPL_RPC__CODE__OK) {
-		ratelog(&w->rl_mount, "mcrepl-worker: mount %s refused: %s",
-			s->name, msg_of(r->result));
+		if (!ha_master_failed(w, r->result))
+			ratelog(&w->rl_mount,
+				"mcrepl-worker: mount %s refused: %s", s->name,
+				msg_of(r->result));
 	} else if (!w->stopping) {
 		mounted(w, s, r);
 	}
@@ -135,6 +139,7 @@ static void mount_one(struct worker *w, struct wseg *s)
 	req.base_addr = s->base_addr;
 	req.rkey = s->rkey;
 	req.rdma_endpoint = w->rdma_endpoint;
+	req.hold = ha_hold(s);
 	s->mount_pending = true;
 	worker_call(w, "MountSegment", &req.base,
 		    &mcrepl_rpc__mount_segment_response__descriptor, on_mount,
@@ -157,6 +162,7 @@ void control_remount(struct worker *w)
 	    "mcrepl-worker: master does not know client %llu (restarted or expired us): re-mounting\n",
 	    (unsigned long long)w->client_id);
 	w->ctr.remounts++;
+	w->index_ack = 0; /* a new client record: its journal starts over */
 	for (uint32_t i = 0; i < w->n_segs; i++)
 		w->segs[i].mounted = false;
 	w->next_mount_ms = 0;
@@ -173,7 +179,7 @@ static void on_heartbeat(int status, ProtobufCMessage *resp, const char *error,
 		master_down(w, "heartbeat", error);
 	else if (code_of(r->result) == MCREPL_RPC__CODE__UNKNOWN_CLIENT)
 		control_remount(w);
-	else
+	else if (!ha_master_failed(w, r->result))
 		w->master_down_logged = false;
 	if (resp)
 		protobuf_c_message_free_unpacked(resp, NULL);
@@ -205,6 +211,9 @@ void control_tick(struct worker *w, int64_t now_ms)
 {
 	if (w->stopping)
 		return;
+	ha_tick(w, now_ms);
+	if (w->etcd && !w->flags.master[0])
+		return; /* no leader known yet */
 	if (!worker_all_mounted(w)) {
 		if (now_ms >= w->next_mount_ms)
 			mount_all(w);

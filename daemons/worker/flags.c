@@ -66,6 +66,11 @@ static const struct flag flags[] = {
      "dynamic_replication_lease_ttl_seconds, 30 s by default)"},
     {"poll_interval_ms", FLAG_U32, O(poll_interval_ms), 0, "20",
      "FetchTasks poll period", .min = 1},
+    {"etcd_endpoints", FLAG_STR, S(etcd_endpoints), "",
+     "etcd host:port[,host:port...]: follow the master leader named there "
+     "instead of --master (docs/HA.md)"},
+    {"ha_key", FLAG_STR, S(ha_key), "/mcrepl/master/leader",
+     "etcd key naming the master leader", .min = 1},
 };
 
 static const struct flag_set worker_set = {
