@@ -8,6 +8,9 @@
 #                          in-process data server (make bench-copy)
 #     bench_client         store_client_get latency of a 64 KiB object on
 #                          a real master + worker (make bench-client)
+#     bench_failover       master failover under read/write load: kill -9
+#                          the leader; then a 3-member etcd losing one
+#                          member (make bench-failover; docs/HA.md)
 
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,\
 	$(sort $(wildcard bench/bench_*.c)))
@@ -36,4 +39,8 @@ bench-copy: $(BUILD)/bench/bench_copy
 bench-client: $(BUILD)/bench/bench_client $(MASTER_BIN) $(WORKER_BIN)
 	$(BUILD)/bench/bench_client
 
-.PHONY: bench bench-master bench-copy bench-client
+bench-failover: $(BUILD)/bench/bench_failover $(MASTER_BIN) $(WORKER_BIN)
+	$(BUILD)/bench/bench_failover --etcd3
+	$(BUILD)/bench/bench_failover
+
+.PHONY: bench bench-master bench-copy bench-client bench-failover
