@@ -224,8 +224,8 @@ static void stop_cluster(void)
 
 static long long metric(int i, const char *name)
 {
-	char *page = http_get((uint16_t)proc_field(&B.m[i], "metrics_port"),
-			      "/metrics");
+	char *page =
+	    http_get((uint16_t)proc_field(&B.m[i], "metrics_port"), "/metrics");
 	long long v = page ? metric_value(page, name) : -1;
 
 	free(page);
@@ -295,8 +295,7 @@ static int run_failover(int objects)
 	harness_sleep_ms(2000);
 	B.kill_ms = net_now_ms();
 	proc_kill9(&B.m[0]);
-	for (int t = 0; t < 300 && (!B.first_read_ms || !B.first_write_ms);
-	     t++)
+	for (int t = 0; t < 300 && (!B.first_read_ms || !B.first_write_ms); t++)
 		harness_sleep_ms(50);
 	harness_sleep_ms(1000);
 	B.stop = true;
@@ -348,8 +347,9 @@ int main(int argc, char **argv)
 	}
 	if (objects < 1 || objects > MAX_OBJ / 2 || B.bytes < 1 ||
 	    B.bytes > (64u << 20)) {
-		fprintf(stderr, "bench_failover: --objects 1..%d, --bytes "
-				"1..64M\n",
+		fprintf(stderr,
+			"bench_failover: --objects 1..%d, --bytes "
+			"1..64M\n",
 			MAX_OBJ / 2);
 		return 2;
 	}

@@ -198,14 +198,14 @@ static enum ha_refusal refusal(const ProtobufCMessage *m)
 {
 	const ProtobufCFieldDescriptor *f =
 	    m ? protobuf_c_message_descriptor_get_field_by_name(m->descriptor,
-								 "result")
+								"result")
 	      : NULL;
 	const McreplRpc__Result *r;
 
 	if (!f || f->type != PROTOBUF_C_TYPE_MESSAGE)
 		return HA_NONE;
 	r = *(const McreplRpc__Result *const *)(const void *)((const char *)m +
-							       f->offset);
+							      f->offset);
 	if (!r || r->code != MCREPL_RPC__CODE__UNAVAILABLE || !r->reason)
 		return HA_NONE;
 	if (strcmp(r->reason, "not_leader") == 0)

@@ -288,8 +288,8 @@ static int send_req(struct etcd_req *r);
 static json_object *parse_json(const char *text, size_t len)
 {
 	struct json_tokener *tok = json_tokener_new();
-	json_object *j = tok ? json_tokener_parse_ex(tok, text, (int)len)
-			     : NULL;
+	json_object *j =
+	    tok ? json_tokener_parse_ex(tok, text, (int)len) : NULL;
 
 	json_tokener_free(tok);
 	return j;
@@ -480,13 +480,13 @@ int etcd_put_if_absent(struct etcd *e, const char *key, const char *value,
 {
 	json_object *j = json_object_new_object();
 	json_object *cmp = json_object_new_object(), *put, *rng, *op;
-	json_object *ok = json_object_new_array(), *ko = json_object_new_array();
+	json_object *ok = json_object_new_array(),
+		    *ko = json_object_new_array();
 	json_object *cmps = json_object_new_array();
 	char *v = b64_encode(value);
 
 	json_object_object_add(cmp, "key", jkey(key));
-	json_object_object_add(cmp, "target",
-			       json_object_new_string("CREATE"));
+	json_object_object_add(cmp, "target", json_object_new_string("CREATE"));
 	json_object_object_add(cmp, "create_revision", jnum(0));
 	json_object_array_add(cmps, cmp);
 	put = json_object_new_object();

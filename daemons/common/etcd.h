@@ -35,17 +35,17 @@
 struct etcd;
 
 struct etcd_result {
-	int status;	      /* 0 ok; -1 no endpoint answered; -2 etcd refused */
-	char err[160];	      /* why, when status != 0 */
-	uint64_t revision;    /* header.revision */
-	uint64_t cluster_id;  /* header.cluster_id */
-	int64_t lease_id;     /* lease grant / keep-alive */
-	int64_t ttl;	      /* lease grant / keep-alive: 0 = lease gone */
-	bool succeeded;	      /* txn: the compare held */
-	bool found;	      /* get / failed txn: the key exists */
+	int status;	   /* 0 ok; -1 no endpoint answered; -2 etcd refused */
+	char err[160];	   /* why, when status != 0 */
+	uint64_t revision; /* header.revision */
+	uint64_t cluster_id; /* header.cluster_id */
+	int64_t lease_id;    /* lease grant / keep-alive */
+	int64_t ttl;	     /* lease grant / keep-alive: 0 = lease gone */
+	bool succeeded;	     /* txn: the compare held */
+	bool found;	     /* get / failed txn: the key exists */
 	char value[ETCD_VALUE_MAX]; /* its value (truncated to fit) */
 	uint64_t create_revision, mod_revision;
-	int64_t lease;	      /* the key's lease (0: none) */
+	int64_t lease; /* the key's lease (0: none) */
 };
 
 typedef void (*etcd_cb)(const struct etcd_result *r, void *arg);

@@ -81,8 +81,7 @@ static const struct flag flags[] = {
      "half of it without a renewal, a standby takes over after all of it",
      .min = 2000, .max = 600000},
     {"ha_poll_ms", FLAG_U32, O(ha_poll_ms), 0, "200",
-     "how often a standby looks at the leader key", .min = 10,
-     .max = 60000},
+     "how often a standby looks at the leader key", .min = 10, .max = 60000},
     {"ha_recovery_ms", FLAG_U32, O(ha_recovery_ms), 0, "1000",
      "after winning, for this long (and while a worker re-registers) puts "
      "and reads that find nothing are answered 'recovering' (clients ask "

@@ -86,7 +86,8 @@ static void on_txn(const struct etcd_result *r, void *arg)
 		return;
 	}
 	if (!r->succeeded) { /* another master won first */
-		snprintf(h->fig.leader_addr, sizeof(h->fig.leader_addr), "%s", r->value);
+		snprintf(h->fig.leader_addr, sizeof(h->fig.leader_addr), "%s",
+			 r->value);
 		h->seen_other = true;
 		step_down(h, "lost the race");
 		return;
@@ -102,7 +103,8 @@ static void on_txn(const struct etcd_result *r, void *arg)
 	h->fig.elections_won++;
 	if (h->seen_other)
 		h->fig.failovers++;
-	snprintf(h->fig.leader_addr, sizeof(h->fig.leader_addr), "%s", h->advertise);
+	snprintf(h->fig.leader_addr, sizeof(h->fig.leader_addr), "%s",
+		 h->advertise);
 	/* the cluster id keeps incarnations apart across etcd clusters */
 	inc = (r->cluster_id * 0x9e3779b97f4a7c15ULL & 0xffff000000000000ULL) |
 	      (h->term & 0x0000ffffffffffffULL);
@@ -125,7 +127,8 @@ static void on_grant(const struct etcd_result *r, void *arg)
 	h->lease_id = r->lease_id;
 	/* the lease's TTL started after our request was sent: half of it
 	 * from the sending is a conservative serving deadline */
-	h->grant_deadline_ms = h->grant_sent_ms + (int64_t)h->cfg.lease_ttl_ms / 2;
+	h->grant_deadline_ms =
+	    h->grant_sent_ms + (int64_t)h->cfg.lease_ttl_ms / 2;
 	h->st = ST_TXN;
 	if (etcd_put_if_absent(h->etcd, h->key, h->advertise, h->lease_id,
 			       on_txn, h) != 0)
@@ -145,7 +148,8 @@ static void on_look(const struct etcd_result *r, void *arg)
 		return;
 	}
 	if (r->found) {
-		snprintf(h->fig.leader_addr, sizeof(h->fig.leader_addr), "%s", r->value);
+		snprintf(h->fig.leader_addr, sizeof(h->fig.leader_addr), "%s",
+			 r->value);
 		if (r->create_revision > h->fig.last_term_seen)
 			h->fig.last_term_seen = r->create_revision;
 		h->seen_other = true;

@@ -47,13 +47,13 @@ struct ha_callbacks {
 
 struct ha_figures {
 	bool leader;
-	uint64_t term;		  /* current term held, 0 when standby */
-	uint64_t last_term_seen;  /* highest term seen in etcd */
-	uint64_t elections_won;	  /* terms this master won */
-	uint64_t failovers;	  /* of them, taken over from another leader */
-	uint64_t step_downs;	  /* leaderships given up */
-	uint64_t etcd_errors;	  /* etcd requests that failed */
-	char leader_addr[256];	  /* the leader's address, "" unknown */
+	uint64_t term;		 /* current term held, 0 when standby */
+	uint64_t last_term_seen; /* highest term seen in etcd */
+	uint64_t elections_won;	 /* terms this master won */
+	uint64_t failovers;	 /* of them, taken over from another leader */
+	uint64_t step_downs;	 /* leaderships given up */
+	uint64_t etcd_errors;	 /* etcd requests that failed */
+	char leader_addr[256];	 /* the leader's address, "" unknown */
 };
 
 struct ha;

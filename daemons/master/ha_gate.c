@@ -44,7 +44,8 @@ static void refuse(const ProtobufCMessageDescriptor *od, const char *why,
 			 "new leader: workers are re-registering objects; "
 			 "ask again");
 	else
-		snprintf(text, sizeof(text), "this master is not the leader%s%s",
+		snprintf(text, sizeof(text),
+			 "this master is not the leader%s%s",
 			 leader[0] ? "; leader: " : " (no leader now)", leader);
 	res.message = text;
 	if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
@@ -59,12 +60,13 @@ static const McreplRpc__Result *result_of(const ProtobufCMessage *m)
 {
 	const ProtobufCFieldDescriptor *f =
 	    protobuf_c_message_descriptor_get_field_by_name(m->descriptor,
-							     "result");
+							    "result");
 
 	if (!f || f->type != PROTOBUF_C_TYPE_MESSAGE)
 		return NULL;
-	return *(const McreplRpc__Result *const *)(const void *)(
-	    (const char *)m + f->offset);
+	return *(
+	    const McreplRpc__Result *const *)(const void *)((const char *)m +
+							    f->offset);
 }
 
 struct deferral {

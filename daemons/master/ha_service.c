@@ -38,8 +38,8 @@ static void h_register_objects(McreplRpc__Master_Service *svc,
 		for (size_t i = 0; i < req->n_objects; i++) {
 			if (store_recover(s, req->client_id, req->segment_id,
 					  req->objects[i], SVC(svc)->now_ms(),
-					  why, sizeof(why)) ==
-			    MCREPL_RPC__CODE__OK)
+					  why,
+					  sizeof(why)) == MCREPL_RPC__CODE__OK)
 				resp.accepted++;
 			else
 				resp.refused++;

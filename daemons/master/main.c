@@ -128,10 +128,10 @@ static void ha_metrics(const struct master *m, struct mcu_prom *t)
 	mcu_prom_metric(t, "mcrepl_master_ha_refused_total", "counter",
 			"Requests refused as not the leader",
 			(uint64_t)m->gate.refused);
-	mcu_prom_metric(t, "mcrepl_master_ha_recovering_refused_total",
-			"counter",
-			"Puts and empty reads answered 'recovering' (ask again)",
-			(uint64_t)m->gate.deferred);
+	mcu_prom_metric(
+	    t, "mcrepl_master_ha_recovering_refused_total", "counter",
+	    "Puts and empty reads answered 'recovering' (ask again)",
+	    (uint64_t)m->gate.deferred);
 	mcu_prom_metric(t, "mcrepl_master_ha_objects_recovered_total",
 			"counter",
 			"Objects re-registered by workers in this term",
@@ -140,8 +140,7 @@ static void ha_metrics(const struct master *m, struct mcu_prom *t)
 			"counter",
 			"Replicas re-registered by workers in this term",
 			r.replicas_recovered);
-	mcu_prom_metric(t, "mcrepl_master_ha_recover_refused_total",
-			"counter",
+	mcu_prom_metric(t, "mcrepl_master_ha_recover_refused_total", "counter",
 			"Re-registered replicas refused (overlap, bad record)",
 			r.recover_refused);
 }
@@ -196,11 +195,12 @@ static void on_health(struct evhttp_request *req, void *arg)
 	    "\"leader\":\"%s\",\"version\":\"%s\","
 	    "\"mode\":\"%s\",\"segments\":%llu,\"clients\":%llu,"
 	    "\"keys\":%llu,\"uptime_s\":%llu,\"incarnation\":\"%016llx\"}\n",
-	    !m->ha ? "single" : h.leader ? "leader" : "standby",
+	    !m->ha     ? "single"
+	    : h.leader ? "leader"
+		       : "standby",
 	    (unsigned long long)h.term, h.leader_addr, mcrepl_version(),
-	    mcrepl_mode_name(o->cfg.mode),
-	    (unsigned long long)f.segments, (unsigned long long)f.clients,
-	    (unsigned long long)f.keys,
+	    mcrepl_mode_name(o->cfg.mode), (unsigned long long)f.segments,
+	    (unsigned long long)f.clients, (unsigned long long)f.keys,
 	    (unsigned long long)((now_ms() - m->started_ms) / 1000),
 	    (unsigned long long)(m->store ? store_incarnation(m->store) : 0));
 	evhttp_add_header(evhttp_request_get_output_headers(req),
@@ -263,11 +263,10 @@ static int setup_rpc(struct master *m, char *err, size_t errlen)
 	rc.host = m->flags.rpc_address;
 	rc.port = (uint16_t)m->flags.rpc_port;
 	rc.max_frame_bytes = m->flags.max_frame_bytes;
-	m->rpc = rpc_server_create(m->base, &rc,
-				   m->flags.etcd_endpoints[0]
-				       ? &m->gate.base
-				       : &m->svc.base.base,
-				   why, sizeof(why));
+	m->rpc = rpc_server_create(
+	    m->base, &rc,
+	    m->flags.etcd_endpoints[0] ? &m->gate.base : &m->svc.base.base, why,
+	    sizeof(why));
 	if (!m->rpc) {
 		snprintf(err, errlen, "rpc: %s", why);
 		return -1;
@@ -381,8 +380,9 @@ static void ha_elected(void *arg, uint64_t term, uint64_t incarnation)
 
 	if (store_create(&m->flags.opts, random_key(), incarnation,
 			 &m->store) != 0) {
-		fprintf(stderr, "mcrepl-master: out of memory taking term "
-				"%llu\n",
+		fprintf(stderr,
+			"mcrepl-master: out of memory taking term "
+			"%llu\n",
 			(unsigned long long)term);
 		exit(1);
 	}

@@ -38,8 +38,7 @@ uint64_t store_term(const struct store *s)
 	return s->term;
 }
 
-uint64_t store_object_incarnation(const struct store *s,
-				  const struct object *o)
+uint64_t store_object_incarnation(const struct store *s, const struct object *o)
 {
 	return o->incarnation ? o->incarnation : s->incarnation;
 }
@@ -241,9 +240,8 @@ McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 	if (!seg || seg->client_id != client_id)
 		return refuse(s, MCREPL_RPC__CODE__PERMISSION_DENIED, err,
 			      errlen, "not a segment of this client");
-	if (!store__key_ok(e->tenant, e->key) || e->size == 0 ||
-	    e->drop || !e->version || !e->incarnation ||
-	    e->size > seg->capacity)
+	if (!store__key_ok(e->tenant, e->key) || e->size == 0 || e->drop ||
+	    !e->version || !e->incarnation || e->size > seg->capacity)
 		return refuse(s, MCREPL_RPC__CODE__INVALID_ARGUMENT, err,
 			      errlen, "bad object record");
 	if (seg_alloc_alloc_at(seg->alloc, e->offset, bytes) != 0)
@@ -252,8 +250,8 @@ McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 	o = store_find(s, e->tenant, e->key);
 	if (o) {
 		if (o->version == e->version && o->size == e->size &&
-		    o->complete && store_object_incarnation(s, o) ==
-				       e->incarnation)
+		    o->complete &&
+		    store_object_incarnation(s, o) == e->incarnation)
 			return add_replica(s, o, seg, e->offset, err, errlen);
 		seg_alloc_free(seg->alloc, e->offset);
 		return refuse(s, MCREPL_RPC__CODE__ALREADY_EXISTS, err, errlen,

@@ -24,10 +24,11 @@
 #include "stamp.h"
 #include "worker.h"
 
-#define RESOLVE_MS 100		  /* look at the leader key while lost */
-#define WATCH_MS 500		  /* and this often anyway (a stopped leader
+#define RESOLVE_MS 100 /* look at the leader key while lost */
+#define WATCH_MS                                                               \
+	500			   /* and this often anyway (a stopped leader
 				     answers nothing, not even an error) */
-#define REG_BATCH 256		  /* records per RegisterObjects */
+#define REG_BATCH 256		   /* records per RegisterObjects */
 #define REG_BATCH_BYTES (8u << 20) /* bytes checked per batch (loop time) */
 
 struct wentry {
@@ -48,8 +49,8 @@ int ha_setup(struct worker *w, char *err, size_t errlen)
 {
 	if (!w->flags.etcd_endpoints[0])
 		return 0;
-	w->etcd = etcd_create(w->base, w->flags.etcd_endpoints, 500, err,
-			      errlen);
+	w->etcd =
+	    etcd_create(w->base, w->flags.etcd_endpoints, 500, err, errlen);
 	if (!w->etcd)
 		return -1;
 	w->need_leader = true;
@@ -67,8 +68,8 @@ void ha_teardown(struct worker *w)
 static void switch_master(struct worker *w, const char *addr)
 {
 	char err[256];
-	rpc_aclient *c = rpc_aclient_create(w->base, addr, NULL, err,
-					    sizeof(err));
+	rpc_aclient *c =
+	    rpc_aclient_create(w->base, addr, NULL, err, sizeof(err));
 
 	if (!c) {
 		fprintf(stderr, "mcrepl-worker: leader %s: %s\n", addr, err);
@@ -268,14 +269,13 @@ static bool holds(const struct wseg *s, const struct wentry *e)
 	};
 
 	return stamp_verify((const uint8_t *)s->mem + e->offset,
-			    (size_t)(STAMP_BYTES + e->size),
-			    &want) == STAMP_OK;
+			    (size_t)(STAMP_BYTES + e->size), &want) == STAMP_OK;
 }
 
 static void reg_send(struct reg *g);
 
-static void on_registered(int status, ProtobufCMessage *resp,
-			  const char *error, void *arg)
+static void on_registered(int status, ProtobufCMessage *resp, const char *error,
+			  void *arg)
 {
 	struct reg *g = arg;
 	struct worker *w = g->s->w;

@@ -26,8 +26,8 @@ struct widx; /* ha.c: the index of committed replicas */
 
 struct wseg {
 	struct worker *w;
-	struct widx *index;  /* committed replicas held here (HA) */
-	bool registering;    /* RegisterObjects batches in flight */
+	struct widx *index; /* committed replicas held here (HA) */
+	bool registering;   /* RegisterObjects batches in flight */
 	void *mem;
 	uint64_t len;
 	bool huge;	    /* backed by huge pages */
@@ -46,7 +46,8 @@ struct worker_counters {
 	uint64_t copy_bytes, tasks_fetched, remounts;
 	/* HA (ha.c) */
 	uint64_t leader_changes, objects_registered, register_refused;
-	uint64_t stamps_bad; /* index entries whose region no longer holds them */
+	uint64_t
+	    stamps_bad; /* index entries whose region no longer holds them */
 };
 
 struct etcd;
@@ -85,7 +86,7 @@ struct worker {
 	struct etcd *etcd;
 	bool need_leader, resolving;
 	int64_t next_resolve_ms;
-	uint64_t index_ack; /* journal seq applied from the current master */
+	uint64_t index_ack;   /* journal seq applied from the current master */
 	uint64_t incarnation; /* the current master's */
 };
 

@@ -78,8 +78,7 @@ static int parse_option(struct cli *c, int argc, char **argv, int *i)
 			return usage_error("--etcd_endpoints too long");
 		snprintf(c->etcd, sizeof(c->etcd), "etcd://%s", v);
 		c->master = c->etcd;
-	}
-	else if (!strcmp(name, "tenant"))
+	} else if (!strcmp(name, "tenant"))
 		c->tenant = v;
 	else if (!strcmp(name, "local_host"))
 		c->local_host = v;

@@ -167,7 +167,8 @@ void etcd_proc_stop(struct etcd_proc *e)
 	if (e->dir[0] && strncmp(e->dir, "/tmp/mcrepl-etcd-", 17) == 0) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
 		if (system(cmd) != 0)
-			fprintf(stderr, "etcd_proc: cannot remove %s\n", e->dir);
+			fprintf(stderr, "etcd_proc: cannot remove %s\n",
+				e->dir);
 	}
 	e->dir[0] = '\0';
 }

@@ -53,9 +53,9 @@ static bool skip(void)
 
 static void start_master(int i)
 {
-	const char *flags[] = {fx.ep_flag, "--ha_lease_ttl_ms=2000",
+	const char *flags[] = {fx.ep_flag,	   "--ha_lease_ttl_ms=2000",
 			       "--ha_poll_ms=100", "--ha_recovery_ms=1000",
-			       "--client_ttl=4", NULL};
+			       "--client_ttl=4",   NULL};
 
 	ck_assert_int_eq(master_start(&fx.m[i], flags), 0);
 }
@@ -63,12 +63,8 @@ static void start_master(int i)
 static void start_worker(int i)
 {
 	char bin[512], host[32];
-	char *argv[] = {bin,
-			mut("--segment_size=32M"),
-			fx.ep_flag,
-			host,
-			mut("--poll_interval_ms=20"),
-			NULL};
+	char *argv[] = {bin,  mut("--segment_size=32M"),    fx.ep_flag,
+			host, mut("--poll_interval_ms=20"), NULL};
 
 	harness_bin("mcrepl-worker", bin, sizeof(bin));
 	snprintf(host, sizeof(host), "--host_id=ha-%c", 'a' + i);
@@ -124,21 +120,21 @@ static const char *role(int i, uint64_t *term)
 	else if (h && strstr(h, "\"role\":\"standby\""))
 		r = "standby";
 	if (term)
-		*term = h && (t = strstr(h, "\"term\":")) ? strtoull(t + 7, NULL,
-								      10)
-							  : 0;
+		*term = h && (t = strstr(h, "\"term\":"))
+			    ? strtoull(t + 7, NULL, 10)
+			    : 0;
 	free(h);
 	return r;
 }
 
 /* The master that leads within ms (polling /health), or -1. */
-static int wait_leader(int ms, int not)
+static int wait_leader(int ms, int not )
 {
 	int64_t until = net_now_ms() + ms;
 
 	do {
 		for (int i = 0; i < fx.n_m; i++)
-			if (i != not && fx.m[i].pid > 0 &&
+			if (i != not &&fx.m[i].pid > 0 &&
 			    strcmp(role(i, NULL), "leader") == 0)
 				return i;
 		harness_sleep_ms(20);
@@ -372,9 +368,8 @@ START_TEST(test_ha_workers_clients_follow_objects_survive)
 	store_client_config_init(&cfg);
 	cfg.replicas = 1;
 	snprintf(ep, sizeof(ep), "etcd://%s", fx.etcd.endpoints);
-	ck_assert_int_eq(store_client_open(&sc, ep, NULL, &cfg, err,
-					   sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+	    store_client_open(&sc, ep, NULL, &cfg, err, sizeof(err)), 0);
 	for (int i = 0; i < N_OBJ; i++) {
 		len = 1000 + (uint64_t)i * 2800;
 		fill(want[i], len, (unsigned)i);
