@@ -172,8 +172,8 @@ static void on_metrics(struct evhttp_request *req, void *arg)
 	evhttp_send_reply(req, HTTP_OK, "OK", out);
 }
 
-/* /health: a JSON object for probes and people (role: a single master;
- * an HA master will say leader or standby). */
+/* /health: a JSON object for probes and people (role: single, or with
+ * --etcd_endpoints leader or standby, then its term and the leader). */
 static void on_health(struct evhttp_request *req, void *arg)
 {
 	struct master *m = arg;
@@ -189,18 +189,21 @@ static void on_health(struct evhttp_request *req, void *arg)
 		store_figures(m->store, &f);
 		store_unlock(m->store);
 	}
+	evbuffer_add_printf(out, "{\"status\":\"ok\",\"role\":\"%s\",",
+			    !m->ha     ? "single"
+			    : h.leader ? "leader"
+				       : "standby");
+	if (m->ha) /* HA (docs/HA.md): the term held, the leader known */
+		evbuffer_add_printf(out, "\"term\":%llu,\"leader\":\"%s\",",
+				    (unsigned long long)h.term, h.leader_addr);
 	evbuffer_add_printf(
 	    out,
-	    "{\"status\":\"ok\",\"role\":\"%s\",\"term\":%llu,"
-	    "\"leader\":\"%s\",\"version\":\"%s\","
+	    "\"version\":\"%s\","
 	    "\"mode\":\"%s\",\"segments\":%llu,\"clients\":%llu,"
 	    "\"keys\":%llu,\"uptime_s\":%llu,\"incarnation\":\"%016llx\"}\n",
-	    !m->ha     ? "single"
-	    : h.leader ? "leader"
-		       : "standby",
-	    (unsigned long long)h.term, h.leader_addr, mcrepl_version(),
-	    mcrepl_mode_name(o->cfg.mode), (unsigned long long)f.segments,
-	    (unsigned long long)f.clients, (unsigned long long)f.keys,
+	    mcrepl_version(), mcrepl_mode_name(o->cfg.mode),
+	    (unsigned long long)f.segments, (unsigned long long)f.clients,
+	    (unsigned long long)f.keys,
 	    (unsigned long long)((now_ms() - m->started_ms) / 1000),
 	    (unsigned long long)(m->store ? store_incarnation(m->store) : 0));
 	evhttp_add_header(evhttp_request_get_output_headers(req),
