@@ -9,6 +9,15 @@
 
 enum ha_state { ST_IDLE, ST_LOOK, ST_GRANT, ST_TXN, ST_LEADER };
 
+#define HA_RENEWS 3
+
+struct renew {
+	struct ha *h;
+	int64_t sent_ms;
+	int64_t lease_id;
+	bool used;
+};
+
 struct ha {
 	struct event_base *base;
 	struct ha_config cfg;
@@ -22,7 +31,9 @@ struct ha {
 	int64_t renew_deadline_ms; /* leader: serve until then */
 	int64_t grant_deadline_ms; /* the same, from the lease grant */
 	int64_t grant_sent_ms;
-	bool renew_pending, check_pending;
+	/* keep-alives in flight: a slow one does not hold the next back */
+	struct renew renews[HA_RENEWS];
+	bool check_pending;
 	int64_t next_renew_ms;
 	bool seen_other; /* a leader other than us was seen before we won */
 	struct ha_figures fig;
@@ -166,21 +177,16 @@ static void on_look(const struct etcd_result *r, void *arg)
 
 /* ---- leader: renew, check the key ---------------------------------------- */
 
-struct renew {
-	struct ha *h;
-	int64_t sent_ms;
-};
-
 static void on_renewed(const struct etcd_result *r, void *arg)
 {
 	struct renew *rn = arg;
 	struct ha *h = rn->h;
 	int64_t sent = rn->sent_ms;
+	bool ours = rn->lease_id == h->lease_id;
 
-	free(rn);
-	h->renew_pending = false;
-	if (h->st != ST_LEADER)
-		return;
+	rn->used = false;
+	if (h->st != ST_LEADER || !ours)
+		return; /* a keep-alive of an earlier leadership */
 	if (r->status) {
 		etcd_failed(h, r);
 		return; /* the deadline decides */
@@ -209,23 +215,23 @@ static void on_check(const struct etcd_result *r, void *arg)
 
 static void leader_tick(struct ha *h, int64_t now)
 {
-	struct renew *rn;
+	struct renew *rn = NULL;
 
 	if (now >= h->renew_deadline_ms) {
 		step_down(h, "lease not renewed in time (etcd unreachable?)");
 		return;
 	}
-	if (h->renew_pending || now < h->next_renew_ms)
+	if (now < h->next_renew_ms)
 		return;
-	rn = malloc(sizeof(*rn));
+	for (int i = 0; i < HA_RENEWS && !rn; i++)
+		if (!h->renews[i].used)
+			rn = &h->renews[i];
 	if (!rn)
-		return;
-	*rn = (struct renew){h, now};
+		return; /* HA_RENEWS in flight already */
+	*rn = (struct renew){h, now, h->lease_id, true};
 	h->next_renew_ms = now + renew_every(h);
-	h->renew_pending = true;
 	if (etcd_lease_keepalive(h->etcd, h->lease_id, on_renewed, rn) != 0) {
-		h->renew_pending = false;
-		free(rn);
+		rn->used = false;
 		return;
 	}
 	if (!h->check_pending) {
@@ -271,8 +277,8 @@ struct ha *ha_start(struct event_base *base, const struct ha_config *cfg,
 	h->cfg.key = h->key;
 	h->cfg.advertise = h->advertise;
 	h->cfg.endpoints = h->endpoints;
-	/* an exchange may take a sixth of the TTL before the next endpoint */
-	timeout = (int)(cfg->lease_ttl_ms / 6);
+	/* an exchange may take a third of the TTL before the next endpoint */
+	timeout = (int)(cfg->lease_ttl_ms / 3);
 	h->etcd = etcd_create(base, cfg->endpoints, timeout, err, errlen);
 	h->timer = h->etcd ? evtimer_new(base, on_timer, h) : NULL;
 	if (!h->timer) {
