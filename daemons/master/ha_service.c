@@ -29,7 +29,12 @@ static void h_register_objects(McreplRpc__Master_Service *svc,
 		goto out;
 	}
 	store_lock(s);
-	if (!store_client_known(s, req->client_id)) {
+	if (!store_term(s)) {
+		snprintf(
+		    r.msg, sizeof(r.msg),
+		    "RegisterObjects is for masters with --etcd_endpoints");
+		code = MCREPL_RPC__CODE__UNAVAILABLE;
+	} else if (!store_client_known(s, req->client_id)) {
 		code = MCREPL_RPC__CODE__UNKNOWN_CLIENT;
 	} else {
 		if (req->last)

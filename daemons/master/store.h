@@ -284,7 +284,7 @@ McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 			      uint64_t now_ms, char *err, size_t errlen);
 /* Hold segment seg_id (mounted by client_id) out of placement until
  * until_ms, or release it (until_ms 0) once re-registration is done; the
- * tick releases holds past their deadline. */
+ * tick releases holds past their deadline. No-op without a term. */
 void store_hold_segment(struct store *s, uint64_t client_id, uint64_t seg_id,
 			uint64_t until_ms);
 /* Some segment is held (a worker is re-registering). */

@@ -180,7 +180,7 @@ void store_hold_segment(struct store *s, uint64_t client_id, uint64_t seg_id,
 {
 	struct segment *seg = store_segment(s, seg_id);
 
-	if (seg && seg->client_id == client_id)
+	if (seg && seg->client_id == client_id && s->term) /* HA only */
 		seg->held_until_ms = until_ms;
 }
 

@@ -423,12 +423,61 @@ START_TEST(test_ha_workers_clients_follow_objects_survive)
 }
 END_TEST
 
+/* Without --etcd_endpoints: the master as before (role single, no HA
+ * metrics), and RegisterObjects refused. Needs no etcd. */
+START_TEST(test_ha_single_master_unchanged)
+{
+	struct proc m;
+	McreplRpc__MountSegmentRequest mr;
+	McreplRpc__MountSegmentResponse *mresp;
+	McreplRpc__RegisterObjectsRequest rr;
+	McreplRpc__RegisterObjectsResponse *rresp;
+	char *h, *page;
+	rpc_client *c;
+
+	ck_assert_int_eq(master_start(&m, NULL), 0);
+	h = http_get((uint16_t)proc_field(&m, "metrics_port"), "/health");
+	ck_assert_ptr_nonnull(strstr(h,
+				     "{\"status\":\"ok\",\"role\":\"single\","
+				     "\"version\":"));
+	free(h);
+	page = http_get((uint16_t)proc_field(&m, "metrics_port"), "/metrics");
+	ck_assert_ptr_null(strstr(page, "mcrepl_master_ha_"));
+	free(page);
+	c = harness_client((uint16_t)proc_field(&m, "rpc_port"));
+	ck_assert_ptr_nonnull(c);
+	mcrepl_rpc__mount_segment_request__init(&mr);
+	mr.client_id = 5;
+	mr.host_id = mut("h");
+	mr.name = mut("s");
+	mr.endpoint = mut("127.0.0.1:1");
+	mr.capacity = 1 << 20;
+	mr.hold = true; /* ignored */
+	mresp = (McreplRpc__MountSegmentResponse *)harness_call(
+	    c, "MountSegment", &mr.base, NULL);
+	ck_assert_ptr_nonnull(mresp);
+	ck_assert_int_eq(mresp->result->code, MCREPL_RPC__CODE__OK);
+	mcrepl_rpc__register_objects_request__init(&rr);
+	rr.client_id = 5;
+	rr.segment_id = mresp->segment_id;
+	rresp = (McreplRpc__RegisterObjectsResponse *)harness_call(
+	    c, "RegisterObjects", &rr.base, NULL);
+	ck_assert_ptr_nonnull(rresp);
+	ck_assert_int_eq(rresp->result->code, MCREPL_RPC__CODE__UNAVAILABLE);
+	protobuf_c_message_free_unpacked(&rresp->base, NULL);
+	protobuf_c_message_free_unpacked(&mresp->base, NULL);
+	rpc_client_close(c);
+	ck_assert_int_eq(proc_stop(&m), 0);
+}
+END_TEST
+
 Suite *make_ha_suite(void)
 {
 	Suite *s = suite_create("ha");
 	TCase *tc = tcase_create("etcd");
 
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_ha_single_master_unchanged);
 	tcase_add_test(tc, test_ha_leader_elected);
 	tcase_add_test(tc, test_ha_takeover_after_kill9);
 	tcase_add_test(tc, test_ha_takeover_after_sigstop);

@@ -303,6 +303,11 @@ START_TEST(test_held_segment_gets_no_placement)
 	store_tick(x.s, x.now, &last);
 	ck_assert(!store_segments_held(x.s));
 	fx_stop(&x);
+	/* a single master (no term) holds nothing */
+	fx_start(&x, 0);
+	store_hold_segment(x.s, CA, x.seg_a, x.now + 1000);
+	ck_assert(!store_segments_held(x.s));
+	fx_stop(&x);
 }
 END_TEST
 
