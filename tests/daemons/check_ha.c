@@ -416,6 +416,16 @@ START_TEST(test_ha_workers_clients_follow_objects_survive)
 			 N_OBJ);
 	ck_assert_int_eq(metric(1, "mcrepl_master_ha_recover_refused_total"),
 			 0);
+	/* the cli finds the new leader too */
+	{
+		char bin[512], cmd[1200];
+
+		snprintf(cmd, sizeof(cmd),
+			 "%s --etcd_endpoints %s exist obj-3 >/dev/null",
+			 harness_bin("mcrepl-cli", bin, sizeof(bin)),
+			 fx.etcd.endpoints);
+		ck_assert_int_eq(system(cmd), 0);
+	}
 	/* and new puts work there */
 	ck_assert_int_eq(store_client_put(sc, "after", want[0], 1000), 0);
 	store_client_close(sc);
