@@ -143,6 +143,15 @@ static void ha_metrics(const struct master *m, struct mcu_prom *t)
 	mcu_prom_metric(t, "mcrepl_master_ha_recover_refused_total", "counter",
 			"Re-registered replicas refused (overlap, bad record)",
 			r.recover_refused);
+	mcu_prom_metric(t, "mcrepl_master_ha_orphans_total", "counter",
+			"Keyless regions re-registered (puts the journal had "
+			"not reached)",
+			r.orphans);
+	mcu_prom_metric(t, "mcrepl_master_ha_orphans_adopted_total", "counter",
+			"Keyless regions adopted by a lookup of their key",
+			r.orphans_adopted);
+	mcu_prom_metric(t, "mcrepl_master_ha_orphans_expired_total", "counter",
+			"Keyless regions freed unclaimed", r.orphans_expired);
 }
 
 static void on_metrics(struct evhttp_request *req, void *arg)

@@ -40,6 +40,7 @@ void store_destroy(struct store *s)
 	store__free_tasks(s);
 	store__free_segments(s);
 	free(s->quar);
+	free(s->orphans);
 	mcrepl_triggers_destroy(s->triggers);
 	mcrepl_leases_destroy(s->leases);
 	mcrepl_stats_destroy(s->stats);

@@ -266,6 +266,7 @@ uint64_t store_object_incarnation(const struct store *s,
 struct store_ha_figures {
 	uint64_t objects_recovered, replicas_recovered, recover_refused;
 	uint64_t journal_overflow;
+	uint64_t orphans, orphans_adopted, orphans_expired; /* keyless */
 };
 void store_ha_figures(struct store *s, struct store_ha_figures *f);
 /* Up to max journal entries of client_id after seq ack (entries up to ack

@@ -6,12 +6,23 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "stamp.h"
 #include "store_priv.h"
 
 /* Most journal entries kept per worker: it acks them every FetchTasks
  * poll (20 ms by default), so this is only reached by a worker that
  * stopped polling; further entries are counted as journal_overflow. */
 #define JOURNAL_MAX 65536u
+/* Keyless re-registered regions kept at once, and for how long: they are
+ * the puts of the last FetchTasks period before a failover, adopted by the
+ * first lookup of their key or freed. */
+#define ORPHANS_MAX 4096u
+#define ORPHAN_TTL_MS 60000u
+
+struct orphan {
+	uint64_t segment_id, offset, size, version, incarnation, key_hash;
+	uint64_t expires_ms;
+};
 
 struct jentry {
 	uint64_t seq;
@@ -25,6 +36,11 @@ struct store_journal {
 	size_t head, n, cap;
 	uint64_t next_seq;
 };
+
+static void orphan_remove(struct store *s, size_t i)
+{
+	s->orphans[i] = s->orphans[--s->n_orphans];
+}
 
 void store_set_term(struct store *s, uint64_t term)
 {
@@ -194,6 +210,18 @@ bool store_segments_held(const struct store *s)
 
 void store__ha_tick(struct store *s, uint64_t now_ms)
 {
+	for (size_t i = s->n_orphans; i-- > 0;) {
+		struct orphan *p = &s->orphans[i];
+		struct segment *seg;
+
+		if (p->expires_ms > now_ms)
+			continue;
+		seg = store_segment(s, p->segment_id);
+		if (seg)
+			seg_alloc_free(seg->alloc, p->offset);
+		s->ha.orphans_expired++;
+		orphan_remove(s, i);
+	}
 	for (size_t i = 0; i < s->n_segs; i++)
 		if (s->segs[i]->held_until_ms &&
 		    s->segs[i]->held_until_ms <= now_ms)
@@ -229,6 +257,77 @@ static McreplRpc__Code add_replica(struct store *s, struct object *o,
 	return MCREPL_RPC__CODE__OK;
 }
 
+static McreplRpc__Code add_orphan(struct store *s, const struct segment *seg,
+				  const McreplRpc__IndexEntry *e,
+				  uint64_t now_ms, char *err, size_t errlen)
+{
+	if (s->n_orphans >= ORPHANS_MAX ||
+	    !store__grow(&s->orphans, s->n_orphans, &s->cap_orphans,
+			 sizeof(struct orphan))) {
+		seg_alloc_free(seg->alloc, e->offset);
+		return refuse(s, MCREPL_RPC__CODE__TOO_MANY, err, errlen,
+			      "too many keyless regions");
+	}
+	s->orphans[s->n_orphans++] = (struct orphan){
+	    .segment_id = seg->id,
+	    .offset = e->offset,
+	    .size = e->size,
+	    .version = e->version,
+	    .incarnation = e->incarnation,
+	    .key_hash = e->key_hash,
+	    .expires_ms = now_ms + ORPHAN_TTL_MS,
+	};
+	s->ha.orphans++;
+	return MCREPL_RPC__CODE__OK;
+}
+
+struct object *store__adopt(struct store *s, const char *tenant,
+			    const char *key)
+{
+	uint64_t h;
+	struct object *o = NULL;
+
+	if (!store__key_ok(tenant, key))
+		return NULL;
+	h = stamp_key_hash(tenant, strlen(tenant), key, strlen(key));
+	for (size_t i = s->n_orphans; i-- > 0;) {
+		struct orphan *p = &s->orphans[i];
+		struct segment *seg = store_segment(s, p->segment_id);
+		struct replica r = {.segment_id = p->segment_id,
+				    .offset = p->offset,
+				    .size = p->size,
+				    .status = REPLICA_COMPLETE};
+
+		if (p->key_hash != h)
+			continue;
+		if (!seg) { /* its worker went away */
+			orphan_remove(s, i);
+			continue;
+		}
+		if (o && (o->version != p->version || o->size != p->size ||
+			  store__on_segment(o, seg->id) ||
+			  !store_reserve_replica(o)))
+			continue; /* left to expire */
+		if (!o) {
+			o = store__new_object(tenant, key, p->size, 1);
+			if (!o)
+				return NULL;
+			o->version = p->version;
+			o->incarnation = p->incarnation;
+			o->complete = true;
+			store__insert_object(s, o);
+			s->ha.objects_recovered++;
+			s->ha.orphans_adopted++;
+		}
+		r.size = o->size;
+		o->replicas[o->n_replicas++] = r;
+		s->ha.replicas_recovered++;
+		store__journal_commit(s, o, &r);
+		orphan_remove(s, i);
+	}
+	return o;
+}
+
 McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 			      uint64_t seg_id, const McreplRpc__IndexEntry *e,
 			      uint64_t now_ms, char *err, size_t errlen)
@@ -236,17 +335,22 @@ McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 	struct segment *seg = store_segment(s, seg_id);
 	struct object *o;
 	uint64_t bytes = store_region_bytes(e->size);
+	bool keyless;
 
 	if (!seg || seg->client_id != client_id)
 		return refuse(s, MCREPL_RPC__CODE__PERMISSION_DENIED, err,
 			      errlen, "not a segment of this client");
-	if (!store__key_ok(e->tenant, e->key) || e->size == 0 || e->drop ||
-	    !e->version || !e->incarnation || e->size > seg->capacity)
+	keyless = (!e->key || !e->key[0]) && e->key_hash;
+	if ((!keyless && !store__key_ok(e->tenant, e->key)) || e->size == 0 ||
+	    e->drop || !e->version || !e->incarnation ||
+	    e->size > seg->capacity)
 		return refuse(s, MCREPL_RPC__CODE__INVALID_ARGUMENT, err,
 			      errlen, "bad object record");
 	if (seg_alloc_alloc_at(seg->alloc, e->offset, bytes) != 0)
 		return refuse(s, MCREPL_RPC__CODE__NO_SPACE, err, errlen,
 			      "region overlaps another or leaves the segment");
+	if (keyless)
+		return add_orphan(s, seg, e, now_ms, err, errlen);
 	o = store_find(s, e->tenant, e->key);
 	if (o) {
 		if (o->version == e->version && o->size == e->size &&

@@ -65,6 +65,8 @@ struct store {
 	struct dyn_policy pol;
 	/* high availability (store_ha.c) */
 	uint64_t term;
+	struct orphan *orphans; /* re-registered regions without a key */
+	size_t n_orphans, cap_orphans;
 	struct store_ha_figures ha;
 	/* the counters of STORE_FIGURES (gauges are filled when taken) */
 	struct store_figures ctr;
@@ -127,8 +129,11 @@ void store__journal_commit(struct store *s, const struct object *o,
 void store__journal_drop(struct store *s, const struct object *o,
 			 const struct replica *r);
 void store__journal_free(struct client *c);
-/* release segment holds past their deadline */
+/* release segment holds past their deadline, expire orphans */
 void store__ha_tick(struct store *s, uint64_t now_ms);
+/* The orphan whose stamp names tenant/key becomes its object (NULL: none) */
+struct object *store__adopt(struct store *s, const char *tenant,
+			    const char *key);
 
 /* store_dyn_policy.c */
 /* Set up the auto policy's state (after s->heat and s->opts). */

@@ -30,6 +30,7 @@
 				     answers nothing, not even an error) */
 #define REG_BATCH 256		   /* records per RegisterObjects */
 #define REG_BATCH_BYTES (8u << 20) /* bytes checked per batch (loop time) */
+#define SCAN_BYTES (16u << 20)	   /* segment scanned for orphans per batch */
 
 struct wentry {
 	struct mcu_map_node node; /* by offset */
@@ -228,6 +229,9 @@ void ha_index_apply(struct worker *w, McreplRpc__IndexEntry **ents, size_t n)
 			continue;
 		if (!m->drop) {
 			index_commit(s, m);
+			if (m->version > w->fed_max_version &&
+			    m->incarnation == w->incarnation)
+				w->fed_max_version = m->version;
 			continue;
 		}
 		e = find(s->index, m->offset);
@@ -238,7 +242,9 @@ void ha_index_apply(struct worker *w, McreplRpc__IndexEntry **ents, size_t n)
 
 bool ha_hold(const struct wseg *s)
 {
-	return ha_index_size(s) > 0;
+	/* something to re-register: the index, or orphans of an earlier
+	 * master (an HA worker mounting again) */
+	return ha_index_size(s) > 0 || (s->w->etcd && s->w->incarnation);
 }
 
 /* ---- re-registration -------------------------------------------------- */
@@ -248,6 +254,8 @@ struct reg {
 	uint64_t seg_id;
 	uint64_t *offsets; /* the index at the mount, walked in batches */
 	size_t n, next;
+	/* then the orphan scan, SCAN_BYTES of segment per batch */
+	uint64_t scan_at, scan_inc, scan_min_version;
 };
 
 static void reg_end(struct reg *g)
@@ -274,6 +282,46 @@ static bool holds(const struct wseg *s, const struct wentry *e)
 
 static void reg_send(struct reg *g);
 
+/* The next orphan at or after g->scan_at within SCAN_BYTES: a region whose
+ * valid stamp names the previous master above the last version its
+ * journal told (a put the journal did not reach) and no indexed object. */
+static bool next_orphan(struct reg *g, uint64_t stop,
+			McreplRpc__IndexEntry *out)
+{
+	struct wseg *s = g->s;
+	const uint8_t *mem = s->mem;
+
+	for (; g->scan_at + STAMP_BYTES <= s->len && g->scan_at < stop;
+	     g->scan_at += STAMP_BYTES) {
+		const uint8_t *p = mem + g->scan_at;
+		struct stamp_id id;
+		uint32_t crc;
+
+		if (p[0] != 0x4D || p[1] != 0x43 || p[2] != 0x53 ||
+		    p[3] != 0x4F) /* "MCSO" */
+			continue;
+		if (stamp_read(p, STAMP_BYTES, &id, &crc) != STAMP_OK ||
+		    id.incarnation != g->scan_inc ||
+		    id.object_id <= g->scan_min_version ||
+		    id.length > s->len - g->scan_at - STAMP_BYTES ||
+		    find(s->index, g->scan_at) ||
+		    stamp_verify(p, (size_t)(STAMP_BYTES + id.length), &id) !=
+			STAMP_OK)
+			continue;
+		mcrepl_rpc__index_entry__init(out);
+		out->offset = g->scan_at;
+		out->size = id.length;
+		out->version = id.object_id;
+		out->incarnation = id.incarnation;
+		out->key_hash = id.key_hash;
+		out->segment_id = s->id;
+		g->scan_at += (STAMP_BYTES + id.length + STAMP_BYTES - 1) /
+			      STAMP_BYTES * STAMP_BYTES;
+		return true;
+	}
+	return false;
+}
+
 static void on_registered(int status, ProtobufCMessage *resp, const char *error,
 			  void *arg)
 {
@@ -296,7 +344,8 @@ static void on_registered(int status, ProtobufCMessage *resp, const char *error,
 	w->ctr.objects_registered += r->accepted;
 	w->ctr.register_refused += r->refused;
 	protobuf_c_message_free_unpacked(resp, NULL);
-	if (g->next < g->n && g->s->mounted && g->s->id == g->seg_id)
+	if ((g->next < g->n || g->scan_inc) && g->s->mounted &&
+	    g->s->id == g->seg_id)
 		reg_send(g);
 	else
 		reg_end(g);
@@ -323,6 +372,7 @@ static void reg_send(struct reg *g)
 		}
 		bytes += e->size;
 		mcrepl_rpc__index_entry__init(&ents[n]);
+		ents[n].key_hash = 0;
 		ents[n].offset = e->offset;
 		ents[n].size = e->size;
 		ents[n].version = e->version;
@@ -333,12 +383,22 @@ static void reg_send(struct reg *g)
 		ptrs[n] = &ents[n];
 		n++;
 	}
+	if (g->next >= g->n && g->scan_inc) { /* the index sent: orphans */
+		uint64_t stop = g->scan_at + SCAN_BYTES;
+
+		while (n < REG_BATCH && next_orphan(g, stop, &ents[n])) {
+			ptrs[n] = &ents[n];
+			n++;
+		}
+		if (g->scan_at + STAMP_BYTES > s->len)
+			g->scan_inc = 0; /* done */
+	}
 	mcrepl_rpc__register_objects_request__init(&req);
 	req.client_id = w->client_id;
 	req.segment_id = s->id;
 	req.n_objects = n;
 	req.objects = ptrs;
-	req.last = g->next >= g->n;
+	req.last = g->next >= g->n && !g->scan_inc;
 	worker_call(w, "RegisterObjects", &req.base,
 		    &mcrepl_rpc__register_objects_response__descriptor,
 		    on_registered, g);
@@ -349,15 +409,18 @@ static void reg_start(struct wseg *s)
 	struct reg *g = calloc(1, sizeof(*g));
 	size_t n = ha_index_size(s), i = 0;
 
-	if (!g || !(g->offsets = malloc(n * sizeof(*g->offsets)))) {
+	if (!g || !(g->offsets = malloc((n ? n : 1) * sizeof(*g->offsets)))) {
 		free(g);
 		return;
 	}
-	for (struct wentry *e = s->index->head; e && i < n; e = e->next)
+	for (struct wentry *e = s->index ? s->index->head : NULL; e && i < n;
+	     e = e->next)
 		g->offsets[i++] = e->offset;
 	g->s = s;
 	g->seg_id = s->id;
 	g->n = i;
+	g->scan_inc = s->w->prev_incarnation;
+	g->scan_min_version = s->w->prev_max_version;
 	s->registering = true;
 	fprintf(stderr,
 		"mcrepl-worker: re-registering %zu object(s) of segment %s\n",
@@ -367,9 +430,16 @@ static void reg_start(struct wseg *s)
 
 void ha_mounted(struct worker *w, struct wseg *s, uint64_t incarnation)
 {
-	w->incarnation = incarnation;
+	bool hold = ha_hold(s);
+
+	if (incarnation != w->incarnation) { /* another master */
+		w->prev_incarnation = w->incarnation;
+		w->prev_max_version = w->fed_max_version;
+		w->fed_max_version = 0;
+		w->incarnation = incarnation;
+	}
 	if (worker_all_mounted(w))
 		w->need_leader = false;
-	if (ha_index_size(s) > 0 && !s->registering)
+	if (hold && !s->registering)
 		reg_start(s);
 }

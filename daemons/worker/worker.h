@@ -88,6 +88,10 @@ struct worker {
 	int64_t next_resolve_ms;
 	uint64_t index_ack;   /* journal seq applied from the current master */
 	uint64_t incarnation; /* the current master's */
+	/* the highest version the current master's journal committed here,
+	 * and the previous master's incarnation and highest version: stamps
+	 * of it above that are puts the journal did not reach (orphans) */
+	uint64_t fed_max_version, prev_incarnation, prev_max_version;
 };
 
 /* ---- master link (control.c) ---- */

@@ -223,7 +223,16 @@ START_TEST(test_ha_leader_elected)
 	ck_assert_int_eq(metric(s, "mcrepl_master_ha_term"), 0);
 	ck_assert_int_eq(metric(l, "mcrepl_master_ha_elections_won_total"), 1);
 	ck_assert_int_eq(metric(s, "mcrepl_master_ha_elections_won_total"), 0);
-	/* the standby refuses, naming the leader */
+	/* the standby refuses, naming the leader (once it has looked) */
+	for (int t = 0; t < 100; t++) {
+		char *h = http_get(metrics_port(s), "/health");
+		bool seen = h && strstr(h, addr);
+
+		free(h);
+		if (seen)
+			break;
+		harness_sleep_ms(20);
+	}
 	r = put_start(s, "k");
 	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__UNAVAILABLE);
 	ck_assert_str_eq(r->result->reason, "not_leader");
@@ -392,7 +401,8 @@ START_TEST(test_ha_workers_clients_follow_objects_survive)
 		ck_assert_msg(store_client_put(sc, key, want[i], len) == 0,
 			      "%s", store_client_error(sc));
 	}
-	harness_sleep_ms(200); /* the journal reaches the workers */
+	/* killed right after the last put: the journal has not told the
+	 * workers about the last ones; they come back as orphans */
 	proc_kill9(&fx.m[0]);
 	l = wait_leader(TTL_MS + 3000, 0);
 	ck_assert_int_eq(l, 1);

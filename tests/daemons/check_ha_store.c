@@ -11,6 +11,7 @@
 
 #include "alloc.h"
 #include "flags.h"
+#include "stamp.h"
 #include "store.h"
 
 Suite *make_ha_store_suite(void);
@@ -274,6 +275,59 @@ START_TEST(test_recover_objects)
 }
 END_TEST
 
+/* A keyless record (a put the journal did not reach) waits for the first
+ * lookup of its key, by stamp key hash; unclaimed, it is freed. */
+START_TEST(test_orphans_adopted_or_expired)
+{
+	struct fx x;
+	struct object *o;
+	struct store_ha_figures f;
+	struct store_figures sf;
+	uint64_t v = ((uint64_t)(TERM - 1) << 32) | 9, last = 0;
+	McreplRpc__IndexEntry e = record("", 4096, v);
+
+	fx_start(&x, TERM);
+	e.tenant = (char *)(uintptr_t) "";
+	e.key_hash = stamp_key_hash("t", 1, "lost", 4);
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e), MCREPL_RPC__CODE__OK);
+	/* its region is reserved: nothing else goes there */
+	e = record("x", 4096, v);
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e),
+			 MCREPL_RPC__CODE__NO_SPACE);
+	/* the same orphan on the other worker */
+	e = record("", 0, v);
+	e.key_hash = stamp_key_hash("t", 1, "lost", 4);
+	ck_assert_int_eq(recover(&x, CB, x.seg_b, &e), MCREPL_RPC__CODE__OK);
+	/* another key's lookup adopts nothing */
+	ck_assert_ptr_null(store_find(x.s, "t", "other"));
+	o = store_find(x.s, "t", "lost");
+	ck_assert_ptr_nonnull(o);
+	ck_assert(o->complete);
+	ck_assert_uint_eq(o->version, v);
+	ck_assert_uint_eq(store_object_incarnation(x.s, o), OLD_INC);
+	ck_assert_uint_eq(o->n_replicas, 2);
+	/* one never claimed: freed after a minute */
+	e = record("", 65536, v + 1);
+	e.key_hash = stamp_key_hash("t", 1, "never", 5);
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e), MCREPL_RPC__CODE__OK);
+	store_figures(x.s, &sf);
+	ck_assert_uint_eq(sf.used, 3 * 4160);
+	x.now += 60000;
+	store_heartbeat(x.s, CA, NULL, NULL, 0, x.now); /* not expired */
+	store_heartbeat(x.s, CB, NULL, NULL, 0, x.now);
+	store_tick(x.s, x.now, &last);
+	store_figures(x.s, &sf);
+	ck_assert_uint_eq(sf.used, 2 * 4160);
+	ck_assert_ptr_null(store_find(x.s, "t", "never"));
+	store_ha_figures(x.s, &f);
+	ck_assert_uint_eq(f.orphans, 3);
+	ck_assert_uint_eq(f.orphans_adopted, 1);
+	ck_assert_uint_eq(f.orphans_expired, 1);
+	ck_assert_uint_eq(f.objects_recovered, 1);
+	fx_stop(&x);
+}
+END_TEST
+
 START_TEST(test_held_segment_gets_no_placement)
 {
 	struct fx x;
@@ -320,6 +374,7 @@ Suite *make_ha_store_suite(void)
 	tcase_add_test(tc, test_term_in_versions_old_term_stale);
 	tcase_add_test(tc, test_journal_fed_and_acknowledged);
 	tcase_add_test(tc, test_recover_objects);
+	tcase_add_test(tc, test_orphans_adopted_or_expired);
 	tcase_add_test(tc, test_held_segment_gets_no_placement);
 	suite_add_tcase(s, tc);
 	return s;
