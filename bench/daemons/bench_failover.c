@@ -315,8 +315,10 @@ static int run_failover(int objects)
 	store_client_close(c);
 	fprintf(stderr,
 		"bench_failover: first read %lld ms, first write %lld ms "
-		"after the kill; objects recovered %lld; ops %lld\n",
+		"after the kill; objects recovered %lld (%lld of them "
+		"orphans adopted); ops %lld\n",
 		fr, fw, metric(1, "mcrepl_master_ha_objects_recovered_total"),
+		metric(1, "mcrepl_master_ha_orphans_adopted_total"),
 		(long long)B.ops);
 	stop_cluster();
 	printf("failover_ms=%lld objects_before=%d readable_after=%d "
