@@ -13,6 +13,9 @@
 #     bench_stall          the longest loop turn while segments holding
 #                          1 M objects leave, on the master's store in
 #                          process (make bench-stall)
+#     bench_failover       master failover under read/write load: kill -9
+#                          the leader; then a 3-member etcd losing one
+#                          member (make bench-failover; docs/HA.md)
 
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,\
 	$(sort $(wildcard bench/bench_*.c)))
@@ -45,4 +48,9 @@ bench-client: $(BUILD)/bench/bench_client $(MASTER_BIN) $(WORKER_BIN)
 bench-stall: $(BUILD)/bench/bench_stall
 	$(BUILD)/bench/bench_stall $(STALL_ARGS)
 
-.PHONY: bench bench-master bench-master-auth bench-copy bench-client bench-stall
+bench-failover: $(BUILD)/bench/bench_failover $(MASTER_BIN) $(WORKER_BIN)
+	$(BUILD)/bench/bench_failover --etcd3
+	$(BUILD)/bench/bench_failover
+
+.PHONY: bench bench-master bench-master-auth bench-copy bench-client \
+	bench-stall bench-failover

@@ -32,10 +32,10 @@
 # messages with the generated functions: mcrepl_rpc__exist_request__init(&req).
 # The generated .c is built with the same flags plus -Wno-cast-qual only.
 
-DAEMON_PKGS := libevent libprotobuf-c libcrypto
+DAEMON_PKGS := libevent libprotobuf-c libcrypto json-c
 DAEMON_PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DAEMON_PKGS) 2>/dev/null)
 DAEMON_LIBS := $(shell $(PKG_CONFIG) --libs $(DAEMON_PKGS) 2>/dev/null || \
-	echo -levent -lprotobuf-c -lcrypto)
+	echo -levent -lprotobuf-c -lcrypto -ljson-c)
 DAEMON_DIRS := daemons/common daemons/rpc daemons/data daemons/client
 DAEMON_CFLAGS := -I$(BUILD)/gen $(addprefix -I,$(DAEMON_DIRS)) \
 	$(DAEMON_PKG_CFLAGS)

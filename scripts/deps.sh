@@ -15,6 +15,18 @@ have_pc libevent || missing="$missing libevent-dev"
 have_pc libcrypto || missing="$missing libssl-dev"
 have_pc libibverbs || missing="$missing libibverbs-dev"
 have_pc librdmacm || missing="$missing librdmacm-dev"
+have_pc json-c || missing="$missing libjson-c-dev"
+# Optional: the etcd binary the HA tests start (they skip without it).
+optional=""
+command -v etcd >/dev/null 2>&1 || optional="etcd-server"
+if [ -n "$optional" ]; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		missing="$missing $optional"
+	else
+		echo "deps: optional $optional missing: the master HA tests" \
+			"(check_ha) will be skipped" >&2
+	fi
+fi
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "deps: installing:$missing"

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "data_client.h"
+#include "etcd.h"
 #include "mcrepl.pb-c.h"
 #include "stamp.h"
 #include "rpc_client.h"
@@ -25,7 +27,18 @@ struct store_client {
 	bool no_stat_rpc;     /* the master predates Stat: use GetReplicaList */
 	uint64_t stale_reads; /* replicas refused by their stamp */
 	char err[512];
+	/* HA ("etcd://..." as the master address): the leader followed */
+	char etcd[1024];
+	char master[ETCD_VALUE_MAX];
+	uint64_t term;		 /* create_revision of the leader key */
+	uint64_t leader_changes; /* times the client moved to a new leader */
+	rpc_client_config rc;
 };
+
+#define ETCD_PREFIX "etcd://"
+#define HA_KEY "/mcrepl/master/leader"
+#define HA_WAIT_MS 15000 /* longest a call waits for a new leader */
+#define HA_POLL_MS 50
 
 void store_client_config_init(struct store_client_config *cfg)
 {
@@ -50,6 +63,58 @@ static int fail(store_client *c, int status, const char *fmt, ...)
 const char *store_client_error(const store_client *c)
 {
 	return c->err;
+}
+
+/* The leader in etcd whose term is not `old` (0: any), waiting up to
+ * wait_ms; connects to it. 0, or -1 with the reason in c->err. */
+static int find_leader(store_client *c, uint64_t old, int wait_ms)
+{
+	int64_t deadline = net_now_ms() + wait_ms;
+	struct etcd_result r;
+	rpc_client *rpc = NULL;
+
+	for (;;) {
+		int left = (int)(deadline - net_now_ms());
+
+		if (etcd_get_sync(c->etcd, HA_KEY, left > 1000 ? 1000 : 100,
+				  &r) == 0 &&
+		    r.found && r.value[0] &&
+		    (r.create_revision != old || left <= 0) &&
+		    rpc_client_open(&rpc, r.value, &c->rc, c->err,
+				    sizeof(c->err)) == RPC_OK)
+			break;
+		if (net_now_ms() >= deadline) {
+			fail(c, -EAGAIN, "no master leader in etcd %s%s%s",
+			     c->etcd, r.err[0] ? ": " : "", r.err);
+			return -1;
+		}
+		nanosleep(&(struct timespec){0, HA_POLL_MS * 1000000L}, NULL);
+	}
+	rpc_client_close(c->rpc);
+	c->rpc = rpc;
+	if (c->term && r.create_revision != c->term)
+		c->leader_changes++;
+	c->term = r.create_revision;
+	snprintf(c->master, sizeof(c->master), "%s", r.value);
+	return 0;
+}
+
+uint64_t store_client_leader_changes(const store_client *c)
+{
+	return c->leader_changes;
+}
+
+static int open_master(store_client *c, const char *addr)
+{
+	if (strncmp(addr, ETCD_PREFIX, strlen(ETCD_PREFIX)) != 0)
+		return rpc_client_open(&c->rpc, addr, &c->rc, c->err,
+				       sizeof(c->err));
+	snprintf(c->etcd, sizeof(c->etcd), "%s", addr + strlen(ETCD_PREFIX));
+	if (!etcd_endpoints_valid(c->etcd)) {
+		fail(c, -EINVAL, "bad etcd endpoints '%s'", c->etcd);
+		return RPC_E_INVALID;
+	}
+	return find_leader(c, 0, HA_WAIT_MS) == 0 ? RPC_OK : RPC_E_UNAVAILABLE;
 }
 
 int store_client_open(store_client **out, const char *master_addr,
@@ -91,7 +156,8 @@ int store_client_open(store_client **out, const char *master_addr,
 		free(c);
 		return -ENOMEM;
 	}
-	st = rpc_client_open(&c->rpc, master_addr, &rc, c->err, sizeof(c->err));
+	c->rc = rc;
+	st = open_master(c, master_addr);
 	if (st) {
 		snprintf(err, errlen, "cannot reach master %s: %s", master_addr,
 			 c->err);
@@ -125,17 +191,66 @@ static int begin(store_client *c, const char *key)
 	return c->key ? 0 : fail(c, -ENOMEM, "out of memory");
 }
 
-/* Calls Master method `name`; *resp_out is the reply (caller frees). */
+enum ha_refusal { HA_NONE, HA_NOT_LEADER, HA_RECOVERING };
+
+/* HA: a reply whose Result says this master does not lead, or that it
+ * leads since so short a time its workers may still be re-registering. */
+static enum ha_refusal refusal(const ProtobufCMessage *m)
+{
+	const ProtobufCFieldDescriptor *f =
+	    m ? protobuf_c_message_descriptor_get_field_by_name(m->descriptor,
+								"result")
+	      : NULL;
+	const McreplRpc__Result *r;
+
+	if (!f || f->type != PROTOBUF_C_TYPE_MESSAGE)
+		return HA_NONE;
+	r = *(const McreplRpc__Result *const *)(const void *)((const char *)m +
+							      f->offset);
+	if (!r || r->code != MCREPL_RPC__CODE__UNAVAILABLE || !r->reason)
+		return HA_NONE;
+	if (strcmp(r->reason, "not_leader") == 0)
+		return HA_NOT_LEADER;
+	return strcmp(r->reason, "recovering") == 0 ? HA_RECOVERING : HA_NONE;
+}
+
+/* Calls Master method `name`; *resp_out is the reply (caller frees). With
+ * etcd, a call that fails in transport or is refused as not_leader waits
+ * for the next leader (a new term, HA_WAIT_MS at most) and is sent there:
+ * the new leader holds nothing of the old one's unfinished work, so a
+ * call applied by the old one is never applied twice. */
 static int call(store_client *c, const char *name, const ProtobufCMessage *req,
 		const ProtobufCMessageDescriptor *desc,
 		ProtobufCMessage **resp_out)
 {
 	int m = rpc_method_index(&mcrepl_rpc__master__descriptor, name);
+	int64_t deadline = net_now_ms() + HA_WAIT_MS;
 	char why[256];
-	int st;
+	int st, moves = 0;
 
-	st = rpc_call(c->rpc, (uint32_t)m, req, desc, resp_out, why,
-		      sizeof(why));
+	for (;;) {
+		enum ha_refusal ref;
+
+		*resp_out = NULL;
+		st = rpc_call(c->rpc, (uint32_t)m, req, desc, resp_out, why,
+			      sizeof(why));
+		ref = st == 0 ? refusal(*resp_out) : HA_NOT_LEADER;
+		if (!c->etcd[0] || ref == HA_NONE || moves >= 3 ||
+		    net_now_ms() >= deadline)
+			break;
+		if (st == 0) {
+			protobuf_c_message_free_unpacked(*resp_out, NULL);
+			*resp_out = NULL;
+		}
+		if (ref == HA_RECOVERING) { /* the leader is new: ask again */
+			nanosleep(&(struct timespec){0, HA_POLL_MS * 1000000L},
+				  NULL);
+			continue;
+		}
+		moves++;
+		if (find_leader(c, c->term, HA_WAIT_MS) != 0)
+			return -EAGAIN;
+	}
 	if (st)
 		return fail(c, st, "master %s failed: %s (%s)", name,
 			    why[0] ? why : rpc_status_str(st),
@@ -339,8 +454,25 @@ static int explain_no_space(store_client *c, uint32_t replicas, int st)
 		    was, n);
 }
 
+static int put_once(store_client *c, const char *key, const void *buf,
+		    uint64_t len);
+
+/* HA: a put the leader changed under (its PutEnd refused as of an old
+ * term, its writes refused by workers that moved to the new leader) is
+ * started once more with the new leader. */
 int store_client_put(store_client *c, const char *key, const void *buf,
 		     uint64_t len)
+{
+	uint64_t term = c->term;
+	int st = put_once(c, key, buf, len);
+
+	if (st && c->etcd[0] && c->term != term)
+		st = put_once(c, key, buf, len);
+	return st;
+}
+
+static int put_once(store_client *c, const char *key, const void *buf,
+		    uint64_t len)
 {
 	McreplRpc__PutStartRequest req;
 	McreplRpc__PutStartResponse *resp = NULL;

@@ -80,6 +80,12 @@ int store_client_open(store_client **out, const char *master_addr,
 		      const char *tenant, const struct store_client_config *cfg,
 		      char *err, size_t errlen);
 
+/* master_addr "etcd://host:port[,host:port]": the leader named by the
+ * key /mcrepl/master/leader there (docs/HA.md), followed: a call that
+ * fails in transport or is refused as not_leader waits (15 s at most) for
+ * the next leader and is sent to it. How many times it moved: */
+uint64_t store_client_leader_changes(const store_client *c);
+
 /* Closes connections, frees. Accepts NULL. */
 void store_client_close(store_client *c);
 

@@ -169,6 +169,17 @@ static void start_closing(struct conn *c)
 
 /* A READ's region must still hold the object its grant names: its stamp
  * (stamp.h) names the grant's object and incarnation and the length. */
+/* Under master HA (docs/HA.md) a version carries its term in its top 32
+ * bits, so an object id names one object across every master's term: an
+ * object a new leader recovered keeps the incarnation it was stamped
+ * under, and its id alone proves the region holds it. A single master's
+ * versions count from 1 (top bits 0): those need this master's
+ * incarnation too. */
+static bool stamp_id_spans_terms(uint64_t object_id)
+{
+	return object_id >> 32 != 0;
+}
+
 static bool holds_object(const struct data_server *s, const struct data_req *r,
 			 const struct slot *sl)
 {
@@ -178,7 +189,8 @@ static bool holds_object(const struct data_server *s, const struct data_req *r,
 	return r->length >= STAMP_BYTES &&
 	       stamp_read(sl->mem + r->offset, STAMP_BYTES, &id, &crc) ==
 		   STAMP_OK &&
-	       id.incarnation == s->key.incarnation &&
+	       (id.incarnation == s->key.incarnation ||
+		stamp_id_spans_terms(id.object_id)) &&
 	       id.object_id == r->grant.object_id &&
 	       id.length == r->length - STAMP_BYTES;
 }

@@ -39,6 +39,7 @@ struct seg_alloc {
 	size_t live;
 	size_t nfree;
 	struct range *first; /* offset 0; never merged away */
+	struct range *hint;  /* where seg_alloc_alloc_at last looked */
 	struct range *spare; /* one node kept so a split cannot fail */
 	struct range **buckets;
 	unsigned int bucket_bits;
@@ -275,6 +276,8 @@ static int hash_grow(struct seg_alloc *a)
 
 static void node_release(struct seg_alloc *a, struct range *r)
 {
+	if (a->hint == r)
+		a->hint = NULL;
 	if (!a->spare)
 		a->spare = r;
 	else
@@ -430,6 +433,74 @@ int seg_alloc_alloc(struct seg_alloc *a, uint64_t size, uint64_t *offset_out)
 	hash_insert(a, r);
 	a->used += len;
 	*offset_out = r->off;
+	return 0;
+}
+
+/* Carve [off, off + len) out of free range r (which holds it): the parts
+ * before and after stay free, in the two nodes given. */
+static void carve(struct seg_alloc *a, struct range *r, uint64_t off,
+		  uint64_t len, struct range *n1, struct range *n2)
+{
+	free_list_remove(a, r);
+	if (r->off < off) { /* r keeps the head; n1 becomes the middle */
+		*n1 = (struct range){.off = off,
+				     .len = r->off + r->len - off,
+				     .addr_prev = r,
+				     .addr_next = r->addr_next};
+		if (n1->addr_next)
+			n1->addr_next->addr_prev = n1;
+		r->addr_next = n1;
+		r->len = off - r->off;
+		free_list_insert(a, r);
+		r = n1;
+	} else {
+		mem_free(&a->mem, n1);
+	}
+	if (r->len > len) {
+		a->spare = n2;
+		split(a, r, len);
+	} else {
+		mem_free(&a->mem, n2);
+	}
+	hash_insert(a, r);
+	a->used += len;
+	a->hint = r;
+}
+
+int seg_alloc_alloc_at(struct seg_alloc *a, uint64_t offset, uint64_t size)
+{
+	struct range *r, *n1, *n2, *spare;
+	uint64_t len;
+	int err;
+
+	if (!a || size == 0 || size > UINT64_MAX - (a->align - 1u) ||
+	    (offset & (a->align - 1u)))
+		return -EINVAL;
+	len = (size + a->align - 1u) & ~(a->align - 1u);
+	if (offset > a->capacity || len > a->capacity - offset)
+		return -ENOSPC;
+	r = a->hint && a->hint->off <= offset ? a->hint : a->first;
+	while (r && r->off + r->len <= offset)
+		r = r->addr_next;
+	if (!r || !r->is_free || r->off + r->len < offset + len)
+		return -ENOSPC;
+	err = reserve(a, false);
+	if (err)
+		return err;
+	n1 = mem_alloc(&a->mem, sizeof(*n1));
+	n2 = mem_alloc(&a->mem, sizeof(*n2));
+	if (!n1 || !n2) {
+		mem_free(&a->mem, n1);
+		mem_free(&a->mem, n2);
+		return -ENOMEM;
+	}
+	spare = a->spare; /* split() takes a->spare: lend it n2 */
+	carve(a, r, offset, len, n1, n2);
+	if (spare && a->spare != spare) {
+		if (a->spare)
+			mem_free(&a->mem, a->spare);
+		a->spare = spare;
+	}
 	return 0;
 }
 

@@ -96,6 +96,19 @@ void seg_alloc_destroy(struct seg_alloc *a);
 int seg_alloc_alloc(struct seg_alloc *a, uint64_t size, uint64_t *offset_out);
 
 /*
+ * Allocate exactly [offset, offset + size rounded up to the alignment):
+ * for re-registering regions that already hold data (master HA). The
+ * range must lie in one free range. Finds it by walking the ranges in
+ * address order from the range found by the previous call (or the start),
+ * so ascending offsets cost O(1) each.
+ *
+ * Returns 0; -EINVAL for a NULL allocator, size 0, an offset that is not
+ * aligned or a rounding overflow; -ENOSPC when any part of the range is
+ * allocated or beyond the capacity; -ENOMEM. Nothing changes on failure.
+ */
+int seg_alloc_alloc_at(struct seg_alloc *a, uint64_t offset, uint64_t size);
+
+/*
  * Free the live allocation that starts at `offset` and coalesce it with
  * free neighbours on both sides. O(1) expected.
  *

@@ -71,6 +71,31 @@ static const struct flag flags[] = {
      "log lines at this level and above: error, warn, info (mounts, "
      "unmounts, expiries, copy outcomes), debug",
      .choices = LOG_LEVEL_CHOICES},
+    {"etcd_endpoints", FLAG_STR,
+     FLAG_STR_AT(struct master_flags, etcd_endpoints), "",
+     "etcd host:port[,host:port...]: campaign for leadership there "
+     "(docs/HA.md); empty = a single master"},
+    {"ha_key", FLAG_STR, FLAG_STR_AT(struct master_flags, ha_key),
+     "/mcrepl/master/leader",
+     "etcd key the masters campaign for (its value: the leader's RPC "
+     "address)",
+     .min = 1},
+    {"ha_advertise_address", FLAG_STR,
+     FLAG_STR_AT(struct master_flags, ha_advertise), "",
+     "host:port clients and workers reach this master's RPC at (default: "
+     "--rpc_address and the bound port; required with a wildcard "
+     "--rpc_address on a multi-host cluster)"},
+    {"ha_lease_ttl_ms", FLAG_U32, O(ha_lease_ttl_ms), 0, "3000",
+     "etcd lease of the leader (whole seconds); it stops serving after "
+     "half of it without a renewal, a standby takes over after all of it",
+     .min = 2000, .max = 600000},
+    {"ha_poll_ms", FLAG_U32, O(ha_poll_ms), 0, "200",
+     "how often a standby looks at the leader key", .min = 10, .max = 60000},
+    {"ha_recovery_ms", FLAG_U32, O(ha_recovery_ms), 0, "1000",
+     "after winning, for this long (and while a worker re-registers) puts "
+     "and reads that find nothing are answered 'recovering' (clients ask "
+     "again)",
+     .max = 600000},
 };
 
 static const struct flag_set master_set = {

@@ -20,6 +20,13 @@ struct master_flags {
 	uint32_t sweep_interval_ms;
 	uint32_t admission_batch;
 	char log_level[8]; /* error|warn|info|debug */
+	/* high availability on etcd (ha.h; "" = a single master) */
+	char etcd_endpoints[1024];
+	char ha_key[256];
+	char ha_advertise[256]; /* RPC address in the leader key */
+	uint32_t ha_lease_ttl_ms;
+	uint32_t ha_poll_ms;
+	uint32_t ha_recovery_ms;
 };
 
 /* Every flag at its default (the flags table is the one source of the

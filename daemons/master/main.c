@@ -20,6 +20,8 @@
 
 #include "clock.h"
 #include "flags.h"
+#include "ha.h"
+#include "ha_gate.h"
 #include "log.h"
 #include "httpcap.h"
 #include "netlimits.h"
@@ -42,6 +44,11 @@ struct master {
 	struct dyn_admitter *admitter;
 	uint64_t last_evict_ms;
 	uint64_t started_ms;
+	/* high availability (--etcd_endpoints): the store exists only while
+	 * this master leads; the gate refuses requests otherwise */
+	struct ha *ha;
+	struct ha_gate gate;
+	uint64_t elected_ms;
 };
 
 static uint64_t now_ms(void)
@@ -117,14 +124,81 @@ static void rpc_metrics(const struct master *m, struct mcu_prom *t)
 	auth_metrics(m, t, &st);
 }
 
+/* HA: role, term, failovers, objects recovered (docs/HA.md). */
+static void ha_metrics(const struct master *m, struct mcu_prom *t)
+{
+	struct ha_figures f;
+	struct store_ha_figures r = {0};
+
+	if (!m->ha)
+		return;
+	ha_figures(m->ha, &f);
+	if (m->store) {
+		store_lock(m->store);
+		store_ha_figures(m->store, &r);
+		store_unlock(m->store);
+	}
+	mcu_prom_head(t, "mcrepl_master_ha_role", "gauge",
+		      "1 for this master's role (leader or standby)");
+	mcu_prom_u64(t, "mcrepl_master_ha_role",
+		     (const struct mcu_prom_label[]){{"role", "leader"}}, 1,
+		     f.leader);
+	mcu_prom_u64(t, "mcrepl_master_ha_role",
+		     (const struct mcu_prom_label[]){{"role", "standby"}}, 1,
+		     !f.leader);
+	mcu_prom_metric(t, "mcrepl_master_ha_term", "gauge",
+			"Term this master leads (0: standby)", f.term);
+	mcu_prom_metric(t, "mcrepl_master_ha_last_term_seen", "gauge",
+			"Highest term seen in etcd", f.last_term_seen);
+	mcu_prom_metric(t, "mcrepl_master_ha_elections_won_total", "counter",
+			"Terms this master won", f.elections_won);
+	mcu_prom_metric(t, "mcrepl_master_ha_failovers_total", "counter",
+			"Leaderships taken over from another master",
+			f.failovers);
+	mcu_prom_metric(t, "mcrepl_master_ha_step_downs_total", "counter",
+			"Leaderships given up (lease lost, etcd unreachable)",
+			f.step_downs);
+	mcu_prom_metric(t, "mcrepl_master_ha_etcd_errors_total", "counter",
+			"etcd requests that failed", f.etcd_errors);
+	mcu_prom_metric(t, "mcrepl_master_ha_refused_total", "counter",
+			"Requests refused as not the leader",
+			(uint64_t)m->gate.refused);
+	mcu_prom_metric(
+	    t, "mcrepl_master_ha_recovering_refused_total", "counter",
+	    "Puts and empty reads answered 'recovering' (ask again)",
+	    (uint64_t)m->gate.deferred);
+	mcu_prom_metric(t, "mcrepl_master_ha_objects_recovered_total",
+			"counter",
+			"Objects re-registered by workers in this term",
+			r.objects_recovered);
+	mcu_prom_metric(t, "mcrepl_master_ha_replicas_recovered_total",
+			"counter",
+			"Replicas re-registered by workers in this term",
+			r.replicas_recovered);
+	mcu_prom_metric(t, "mcrepl_master_ha_recover_refused_total", "counter",
+			"Re-registered replicas refused (overlap, bad record)",
+			r.recover_refused);
+	mcu_prom_metric(t, "mcrepl_master_ha_orphans_total", "counter",
+			"Keyless regions re-registered (puts the journal had "
+			"not reached)",
+			r.orphans);
+	mcu_prom_metric(t, "mcrepl_master_ha_orphans_adopted_total", "counter",
+			"Keyless regions adopted by a lookup of their key",
+			r.orphans_adopted);
+	mcu_prom_metric(t, "mcrepl_master_ha_orphans_expired_total", "counter",
+			"Keyless regions freed unclaimed", r.orphans_expired);
+}
+
 static void on_metrics(struct evhttp_request *req, void *arg)
 {
 	struct master *m = arg;
 	struct evbuffer *out = evhttp_request_get_output_buffer(req);
 	size_t len = 0;
-	char *text = master_metrics(m->store, &len);
+	char *text = m->store ? master_metrics(m->store, &len) : NULL;
 	struct mcu_prom rpc;
 
+	if (!m->store)
+		text = strdup("");
 	if (!text) {
 		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
 		return;
@@ -133,6 +207,7 @@ static void on_metrics(struct evhttp_request *req, void *arg)
 	free(text);
 	mcu_prom_growing(&rpc);
 	rpc_metrics(m, &rpc);
+	ha_metrics(m, &rpc);
 	if (!rpc.oom)
 		evbuffer_add(out, rpc.buf, rpc.len);
 	free(rpc.buf);
@@ -141,28 +216,40 @@ static void on_metrics(struct evhttp_request *req, void *arg)
 	evhttp_send_reply(req, HTTP_OK, "OK", out);
 }
 
-/* /health: a JSON object for probes and people (role: a single master;
- * an HA master will say leader or standby). */
+/* /health: a JSON object for probes and people (role: single, or with
+ * --etcd_endpoints leader or standby, then its term and the leader). */
 static void on_health(struct evhttp_request *req, void *arg)
 {
 	struct master *m = arg;
 	struct evbuffer *out = evhttp_request_get_output_buffer(req);
-	const struct master_opts *o = store_opts(m->store);
-	struct store_figures f;
+	const struct master_opts *o = &m->flags.opts;
+	struct store_figures f = {0};
+	struct ha_figures h = {0};
 
-	store_lock(m->store);
-	store_figures(m->store, &f);
-	store_unlock(m->store);
+	if (m->ha)
+		ha_figures(m->ha, &h);
+	if (m->store) {
+		store_lock(m->store);
+		store_figures(m->store, &f);
+		store_unlock(m->store);
+	}
+	evbuffer_add_printf(out, "{\"status\":\"ok\",\"role\":\"%s\",",
+			    !m->ha     ? "single"
+			    : h.leader ? "leader"
+				       : "standby");
+	if (m->ha) /* HA (docs/HA.md): the term held, the leader known */
+		evbuffer_add_printf(out, "\"term\":%llu,\"leader\":\"%s\",",
+				    (unsigned long long)h.term, h.leader_addr);
 	evbuffer_add_printf(
 	    out,
-	    "{\"status\":\"ok\",\"role\":\"single\",\"version\":\"%s\","
+	    "\"version\":\"%s\","
 	    "\"mode\":\"%s\",\"segments\":%llu,\"clients\":%llu,"
 	    "\"keys\":%llu,\"uptime_s\":%llu,\"incarnation\":\"%016llx\"}\n",
 	    mcrepl_version(), mcrepl_mode_name(o->cfg.mode),
 	    (unsigned long long)f.segments, (unsigned long long)f.clients,
 	    (unsigned long long)f.keys,
 	    (unsigned long long)((now_ms() - m->started_ms) / 1000),
-	    (unsigned long long)store_incarnation(m->store));
+	    (unsigned long long)(m->store ? store_incarnation(m->store) : 0));
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 			  "Content-Type", "application/json");
 	evhttp_send_reply(req, HTTP_OK, "OK", out);
@@ -199,6 +286,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (!m->store)
+		return;
 	store_lock(m->store);
 	store_tick(m->store, now, &m->last_evict_ms);
 	more = store_backlog(m->store);
@@ -267,17 +356,20 @@ static int setup_store(struct master *m, char *err, size_t errlen)
 		sizeof(m->flags.rpc_address), "0.0.0.0", m->auth != NULL,
 		m->flags.insecure, "--auth_file", stderr, err, errlen))
 		return -1;
-	if (!m->base ||
-	    store_create(&m->flags.opts, secret, random_key(), &m->store) ||
-	    master_service_init(&m->svc, m->store, now_ms, m->auth)) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
+	m->svc.auth = m->auth; /* the service was made in start() */
 	if (m->auth)
 		fprintf(stderr,
 			"mcrepl-master: authentication on: %zu principals "
 			"from %s\n",
 			m->auth->n, m->flags.auth_file);
+	if (m->base && m->flags.etcd_endpoints[0])
+		return 0; /* HA: the store comes with the leadership */
+	if (!m->base ||
+	    store_create(&m->flags.opts, secret, random_key(), &m->store)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	m->svc.store = m->store;
 	return 0;
 }
 
@@ -292,8 +384,10 @@ static int setup_rpc(struct master *m, char *err, size_t errlen)
 	rc.max_frame_bytes = m->flags.max_frame_bytes;
 	rc.auth = m->auth;
 	rc.auth_timeout_ms = m->flags.auth_timeout_ms;
-	m->rpc = rpc_server_create(m->base, &rc, &m->svc.base.base, why,
-				   sizeof(why));
+	m->rpc = rpc_server_create(
+	    m->base, &rc,
+	    m->flags.etcd_endpoints[0] ? &m->gate.base : &m->svc.base.base, why,
+	    sizeof(why));
 	if (!m->rpc) {
 		snprintf(err, errlen, "rpc: %s", why);
 		return -1;
@@ -365,6 +459,8 @@ static int setup_loop(struct master *m, char *err, size_t errlen)
 
 static int setup_admission(struct master *m, char *err, size_t errlen)
 {
+	if (!m->store)
+		return 0; /* HA: started when elected */
 	if (dyn_admitter_start(m->store, m->flags.admission_batch, now_ms,
 			       &m->admitter) != 0) {
 		snprintf(err, errlen, "no admission thread");
@@ -373,20 +469,134 @@ static int setup_admission(struct master *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* ---- high availability (ha.h) ---- */
+
+static bool gate_open(void *arg, char *leader, size_t cap)
+{
+	struct master *m = arg;
+	struct ha_figures f;
+
+	if (m->store && ha_serving(m->ha, net_now_ms()))
+		return true;
+	ha_figures(m->ha, &f);
+	snprintf(leader, cap, "%s", f.leader ? "" : f.leader_addr);
+	return false;
+}
+
+static bool gate_recovering(void *arg)
+{
+	struct master *m = arg;
+	bool held;
+
+	if (now_ms() < m->elected_ms + m->flags.ha_recovery_ms)
+		return true;
+	store_lock(m->store);
+	held = store_segments_held(m->store);
+	store_unlock(m->store);
+	return held;
+}
+
+static void ha_elected(void *arg, uint64_t term, uint64_t incarnation)
+{
+	struct master *m = arg;
+
+	uint8_t secret[GRANT_SECRET_BYTES];
+	char err[128];
+
+	/* a new term, a new grant secret: old grants die with the old term */
+	if (random_secret(secret, err, sizeof(err)) ||
+	    store_create(&m->flags.opts, secret, incarnation, &m->store) != 0) {
+		fprintf(stderr,
+			"mcrepl-master: out of memory taking term "
+			"%llu\n",
+			(unsigned long long)term);
+		exit(1);
+	}
+	store_set_term(m->store, term);
+	m->svc.store = m->store;
+	if (dyn_admitter_start(m->store, m->flags.admission_batch, now_ms,
+			       &m->admitter) != 0) {
+		fprintf(stderr, "mcrepl-master: no admission thread\n");
+		exit(1);
+	}
+	m->last_evict_ms = 0;
+	m->elected_ms = now_ms();
+}
+
+static void ha_deposed(void *arg, const char *why)
+{
+	struct master *m = arg;
+
+	(void)why;
+	dyn_admitter_stop(m->admitter);
+	m->admitter = NULL;
+	store_destroy(m->store);
+	m->store = NULL;
+	m->svc.store = NULL;
+}
+
+static int advertised(struct master *m, char *out, size_t cap, char *err,
+		      size_t errlen)
+{
+	const char *a = m->flags.rpc_address;
+
+	if (m->flags.ha_advertise[0]) {
+		snprintf(out, cap, "%s", m->flags.ha_advertise);
+		return 0;
+	}
+	if (strcmp(a, "0.0.0.0") == 0 || strcmp(a, "::") == 0 || !a[0]) {
+		snprintf(err, errlen,
+			 "--etcd_endpoints with a wildcard --rpc_address "
+			 "needs --ha_advertise_address host:port");
+		return -1;
+	}
+	snprintf(out, cap, "%s:%u", a, rpc_server_port(m->rpc));
+	return 0;
+}
+
+static int setup_ha(struct master *m, char *err, size_t errlen)
+{
+	struct ha_config hc = {
+	    .endpoints = m->flags.etcd_endpoints,
+	    .key = m->flags.ha_key,
+	    .lease_ttl_ms = m->flags.ha_lease_ttl_ms,
+	    .poll_ms = m->flags.ha_poll_ms,
+	};
+	struct ha_callbacks cb = {ha_elected, ha_deposed, m};
+	char adv[256];
+
+	if (!m->flags.etcd_endpoints[0])
+		return 0;
+	if (advertised(m, adv, sizeof(adv), err, errlen) != 0)
+		return -1;
+	hc.advertise = adv;
+	m->ha = ha_start(m->base, &hc, &cb, err, errlen);
+	return m->ha ? 0 : -1;
+}
+
 static int start(struct master *m)
 {
 	char err[512] = "";
 
+	/* the gate needs the service's descriptor before it has a store */
+	if (master_service_init(&m->svc, NULL, now_ms, NULL)) {
+		fprintf(stderr, "mcrepl-master: out of memory\n");
+		return -1;
+	}
+	ha_gate_init(&m->gate, &m->svc.base.base, gate_open, gate_recovering,
+		     m);
 	if (setup_store(m, err, sizeof(err)) ||
 	    setup_rpc(m, err, sizeof(err)) || setup_http(m, err, sizeof(err)) ||
 	    setup_loop(m, err, sizeof(err)) ||
-	    setup_admission(m, err, sizeof(err))) {
+	    setup_admission(m, err, sizeof(err)) ||
+	    setup_ha(m, err, sizeof(err))) {
 		fprintf(stderr, "mcrepl-master: %s\n", err);
 		return -1;
 	}
-	printf("mcrepl-master ready rpc_port=%u metrics_port=%u mode=%s\n",
+	printf("mcrepl-master ready rpc_port=%u metrics_port=%u mode=%s%s\n",
 	       rpc_server_port(m->rpc), m->http_port,
-	       mcrepl_mode_name(m->flags.opts.cfg.mode));
+	       mcrepl_mode_name(m->flags.opts.cfg.mode),
+	       m->ha ? " ha=etcd" : "");
 	fflush(stdout);
 	return 0;
 }
@@ -394,6 +604,7 @@ static int start(struct master *m)
 /* Undo start() in reverse; safe after any phase failed. */
 static void stop(struct master *m)
 {
+	ha_stop(m->ha, 1000); /* revoke the lease: a standby takes over now */
 	dyn_admitter_stop(m->admitter);
 	if (m->timer)
 		event_free(m->timer);

@@ -108,6 +108,10 @@ static void log_mount(const struct mount_args *a, McreplRpc__Code code,
 			a->name, a->host, why[0] ? why : "refused");
 }
 
+/* Longest a worker's re-registration may keep its segment out of
+ * placement (docs/HA.md). */
+#define MOUNT_HOLD_MS 10000
+
 static void h_mount(McreplRpc__Master_Service *svc,
 		    const McreplRpc__MountSegmentRequest *req,
 		    McreplRpc__MountSegmentResponse_Closure done, void *cd)
@@ -140,6 +144,9 @@ static void h_mount(McreplRpc__Master_Service *svc,
 	if (code == MCREPL_RPC__CODE__OK)
 		code = store_mount(s, &a, SVC(svc)->now_ms(), &resp.segment_id,
 				   r.msg, sizeof(r.msg));
+	if (code == MCREPL_RPC__CODE__OK && req->hold) /* HA re-registration */
+		store_hold_segment(s, req->client_id, resp.segment_id,
+				   SVC(svc)->now_ms() + MOUNT_HOLD_MS);
 	if (code == MCREPL_RPC__CODE__OK) {
 		svc_auth_bind(SVC(svc), cd, req->client_id);
 		/* the data plane's key goes to a mounted worker only, sealed
@@ -334,6 +341,7 @@ int master_service_init(struct master_service *svc, struct store *store,
 	svc->base.warmup = h_warmup;
 	service_bind_objects(&svc->base);
 	service_bind_copies(&svc->base);
+	service_bind_ha(&svc->base);
 	svc->store = store;
 	svc->now_ms = now_ms;
 	return 0;

@@ -8,6 +8,7 @@
 #include "service_priv.h"
 
 #define MAX_TASKS_PER_FETCH 256
+#define MAX_INDEX_PER_FETCH 256 /* HA journal entries per FetchTasks */
 
 /* ---- tasks ---------------------------------------------------------------- */
 
@@ -19,6 +20,8 @@ static void h_fetch_tasks(McreplRpc__Master_Service *svc,
 	McreplRpc__FetchTasksResponse resp;
 	struct task *tasks[MAX_TASKS_PER_FETCH];
 	McreplRpc__Task *ptrs[MAX_TASKS_PER_FETCH];
+	McreplRpc__IndexEntry index[MAX_INDEX_PER_FETCH];
+	McreplRpc__IndexEntry *iptrs[MAX_INDEX_PER_FETCH];
 	size_t max = req->max_tasks ? req->max_tasks : 16, n;
 	struct reply r = {0};
 	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
@@ -36,6 +39,11 @@ static void h_fetch_tasks(McreplRpc__Master_Service *svc,
 		ptrs[i] = &tasks[i]->msg;
 	resp.n_tasks = n;
 	resp.tasks = ptrs;
+	resp.n_index = store_journal_fill(s, req->client_id, req->index_ack,
+					  index, MAX_INDEX_PER_FETCH);
+	for (size_t i = 0; i < resp.n_index; i++)
+		iptrs[i] = &index[i];
+	resp.index = iptrs;
 	if (code == MCREPL_RPC__CODE__OK && n == 0 &&
 	    !store_client_known(s, req->client_id))
 		code = MCREPL_RPC__CODE__UNKNOWN_CLIENT;

@@ -106,7 +106,7 @@ static void answer_object(struct store *s, struct get_answer *a,
 	a->resp.key = svc_mut(key);
 	if (code == MCREPL_RPC__CODE__OK) {
 		a->resp.version = o->version;
-		a->resp.incarnation = store_incarnation(s);
+		a->resp.incarnation = store_object_incarnation(s, o);
 		a->resp.size = o->size;
 		a->resp.lease_ttl_ms = lease_ttl_ms;
 		for (size_t i = 0; i < n; i++) {

@@ -76,5 +76,7 @@ void svc_auth_fini(struct master_service *svc);
 void service_bind_objects(McreplRpc__Master_Service *base);
 /* Tasks, ordinary and dynamic copies, proposals (service_copy.c). */
 void service_bind_copies(McreplRpc__Master_Service *base);
+/* ha_service.c: RegisterObjects (HA re-registration) */
+void service_bind_ha(McreplRpc__Master_Service *base);
 
 #endif

@@ -44,6 +44,7 @@ void store_destroy(struct store *s)
 	store__free_tasks(s);
 	store__free_segments(s);
 	free(s->quar);
+	free(s->orphans);
 	mcrepl_triggers_destroy(s->triggers);
 	mcrepl_leases_destroy(s->leases);
 	mcrepl_stats_destroy(s->stats);
@@ -99,6 +100,7 @@ void store_tick(struct store *s, uint64_t now_ms, uint64_t *last_evict_ms)
 	dyn_sweep(s, now_ms);
 	store__policy_tick(s, now_ms);
 	store__release_quarantine(s, now_ms);
+	store__ha_tick(s, now_ms);
 	store_reclaim_reservations(s, now_ms);
 	store_expire_clients(s, now_ms);
 	store_drain(s, now_ms);

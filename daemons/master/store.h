@@ -100,6 +100,9 @@ struct segment {
 	struct object **ix;
 	size_t n_ix, cap_ix;
 	uint64_t evict_left; /* bytes eviction still means to free here */
+	/* HA: nothing new is placed here until its worker re-registered what
+	 * it holds, or this deadline (0: not held; store_ha.c) */
+	uint64_t held_until_ms;
 };
 
 enum replica_status { REPLICA_PROCESSING = 1, REPLICA_COMPLETE = 2 };
@@ -158,6 +161,7 @@ struct object {
 	 * (the retirement pass walks only it; store_obj.c) */
 	struct object *dyn_prev, *dyn_next;
 	bool in_dyn;
+	uint64_t incarnation; /* HA: recovered under another; 0: the store's */
 };
 
 struct task {
@@ -296,6 +300,47 @@ void store_figures(struct store *s, struct store_figures *f);
 /* libmcrepl's RFC metrics as Prometheus text (mcrepl_stats_render). */
 mcrepl_status store_render_stats(struct store *s, char *buf, size_t cap,
 				 size_t *need);
+
+/* ---- high availability (store_ha.c, docs/HA.md) ---- */
+/* The leader's term (0: a single master, the default). Versions handed
+ * out from now carry its low 32 bits in their high 32 bits; a put or copy
+ * naming a version of another term on an object this store does not hold
+ * is STALE ("old term"). Committed replicas and the regions dropped are
+ * journaled per worker and fed to it with FetchTasks, so a worker keeps an
+ * index of what it holds and re-registers it with the next leader. */
+void store_set_term(struct store *s, uint64_t term);
+uint64_t store_term(const struct store *s);
+/* The incarnation o's stamps name: the master's that placed it (recovered
+ * objects keep the one they were written under). */
+uint64_t store_object_incarnation(const struct store *s,
+				  const struct object *o);
+struct store_ha_figures {
+	uint64_t objects_recovered, replicas_recovered, recover_refused;
+	uint64_t journal_overflow;
+	uint64_t orphans, orphans_adopted, orphans_expired; /* keyless */
+};
+void store_ha_figures(struct store *s, struct store_ha_figures *f);
+/* Up to max journal entries of client_id after seq ack (entries up to ack
+ * are forgotten: the worker applied them) into out; strings borrowed
+ * until the lock is released. Returns how many. */
+size_t store_journal_fill(struct store *s, uint64_t client_id, uint64_t ack,
+			  McreplRpc__IndexEntry *out, size_t max);
+/* A worker re-registers a committed replica it holds on its segment
+ * seg_id (e: as the journal fed it; the worker verified its stamp): the
+ * region is reserved at its offset and the object recreated (or given
+ * this replica). OK, or INVALID_ARGUMENT / PERMISSION_DENIED / NO_SPACE
+ * (overlap) / ALREADY_EXISTS (another version holds the key) with the
+ * reason in err. */
+McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
+			      uint64_t seg_id, const McreplRpc__IndexEntry *e,
+			      uint64_t now_ms, char *err, size_t errlen);
+/* Hold segment seg_id (mounted by client_id) out of placement until
+ * until_ms, or release it (until_ms 0) once re-registration is done; the
+ * tick releases holds past their deadline. No-op without a term. */
+void store_hold_segment(struct store *s, uint64_t client_id, uint64_t seg_id,
+			uint64_t until_ms);
+/* Some segment is held (a worker is re-registering). */
+bool store_segments_held(const struct store *s);
 
 /* ---- segments, clients and heartbeats (store_seg.c) ---- */
 struct mount_args {

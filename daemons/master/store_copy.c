@@ -53,7 +53,7 @@ McreplRpc__Code store_copy_start(struct store *s, uint64_t caller,
 		return MCREPL_RPC__CODE__NOT_FOUND;
 	si = replica_on(o, src_seg, REPLICA_COMPLETE);
 	if (si == SIZE_MAX || !store_segment(s, src_seg) || !dst ||
-	    store__on_segment(o, dst_seg)) {
+	    dst->held_until_ms || store__on_segment(o, dst_seg)) {
 		snprintf(err, errlen,
 			 "source must hold a readable replica and "
 			 "the target none");
@@ -84,9 +84,10 @@ McreplRpc__Code store_copy_finish(struct store *s, uint64_t caller,
 	o->copies--;
 	if (i == SIZE_MAX)
 		return MCREPL_RPC__CODE__NOT_FOUND;
-	if (success)
+	if (success) {
 		o->replicas[i].status = REPLICA_COMPLETE;
-	else
+		store__journal_commit(s, o, &o->replicas[i]);
+	} else
 		store_drop_replica(s, o, i, now_ms);
 	return MCREPL_RPC__CODE__OK;
 }

@@ -189,7 +189,7 @@ static void segment_views(struct store *s, mcrepl_segment_view *v)
 		    .domain = seg->domain,
 		    .capacity = seg->capacity,
 		    .used = store_used(seg) + seg->incoming,
-		    .allocatable = true,
+		    .allocatable = !seg->held_until_ms, /* HA hold */
 		    .read_load =
 			s->pol.on ? dyn__segment_load(seg) : seg->reads_recent,
 		};

@@ -265,6 +265,7 @@ static McreplRpc__Code finish_copy(struct store *s, const mcrepl_fence *fin,
 	if (!success || i == SIZE_MAX)
 		return copy_failed(s, &l, tenant, key, now_ms, success);
 	o->replicas[i].status = REPLICA_COMPLETE;
+	store__journal_commit(s, o, &o->replicas[i]);
 	s->ctr.dyn_replica_bytes += o->replicas[i].size;
 	store__dyn_track(s, o);
 	o->copies--;

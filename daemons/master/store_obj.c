@@ -37,9 +37,11 @@ bool store__key_ok(const char *tenant, const char *key)
 struct object *store_find(struct store *s, const char *tenant, const char *key)
 {
 	struct obj_key k = {.tenant = tenant, .key = key};
-
-	return (struct object *)(void *)mcu_map_find(
+	struct object *o = (struct object *)(void *)mcu_map_find(
 	    &s->objects, obj_hash(tenant, key), obj_eq, &k);
+
+	/* HA: a re-registered region whose key the journal had not told */
+	return o || !s->n_orphans ? o : store__adopt(s, tenant, key);
 }
 
 struct object *store__lookup(struct store *s, const char *tenant,
@@ -300,6 +302,7 @@ static void drop_replica(struct store *s, struct object *o, size_t i,
 		if (free_region)
 			seg_alloc_free(seg->alloc, r.offset);
 	}
+	store__journal_drop(s, o, &r);
 	memmove(&o->replicas[i], &o->replicas[i + 1],
 		(o->n_replicas - i - 1) * sizeof(r));
 	o->n_replicas--;

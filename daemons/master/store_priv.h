@@ -16,6 +16,7 @@ struct client {
 	size_t n_segs;		  /* its mounted segments */
 	struct task *head, *tail; /* all its tasks, oldest first */
 	size_t n_tasks;
+	struct store_journal *journal; /* HA (store_ha.c); NULL: empty */
 };
 
 /* Regions of copies that ended badly stay allocated for one lease TTL so
@@ -83,6 +84,11 @@ struct store {
 	 * starts at */
 	uint64_t evict_rng;
 	size_t evict_next;
+	/* high availability (store_ha.c) */
+	uint64_t term;
+	struct orphan *orphans; /* re-registered regions without a key */
+	size_t n_orphans, cap_orphans;
+	struct store_ha_figures ha;
 	/* the counters of STORE_FIGURES (gauges are filled when taken) */
 	struct store_figures ctr;
 };
@@ -171,6 +177,19 @@ void store__evict_step(struct store *s, uint64_t now_ms);
 /* Fail and forget every task of c (its client went away). */
 void store__fail_client_tasks(struct store *s, struct client *c);
 void store__free_tasks(struct store *s);
+
+/* store_ha.c: the per-worker journal of committed and dropped replicas
+ * (no-ops while term is 0) */
+void store__journal_commit(struct store *s, const struct object *o,
+			   const struct replica *r);
+void store__journal_drop(struct store *s, const struct object *o,
+			 const struct replica *r);
+void store__journal_free(struct client *c);
+/* release segment holds past their deadline, expire orphans */
+void store__ha_tick(struct store *s, uint64_t now_ms);
+/* The orphan whose stamp names tenant/key becomes its object (NULL: none) */
+struct object *store__adopt(struct store *s, const char *tenant,
+			    const char *key);
 
 /* store_dyn_policy.c */
 /* Set up the auto policy's state (after s->heat and s->opts). */

@@ -32,7 +32,7 @@ static struct segment *put_target(struct store *s, const struct object *o)
 		bool new_host = !host_used(s, o, seg->host);
 		double util;
 
-		if (store__on_segment(o, seg->id) ||
+		if (store__on_segment(o, seg->id) || seg->held_until_ms ||
 		    seg_alloc_largest_free(seg->alloc) <
 			store_region_bytes(o->size))
 			continue;
@@ -57,7 +57,7 @@ static bool evict_for(struct store *s, const struct object *o, uint64_t now_ms)
 	for (size_t i = 0; i < s->n_segs && visits > 0; i++) {
 		struct segment *seg = s->segs[i];
 
-		if (!store__on_segment(o, seg->id) &&
+		if (!store__on_segment(o, seg->id) && !seg->held_until_ms &&
 		    seg->capacity >= store_region_bytes(o->size) &&
 		    store__evict_budgeted(s, seg, &visits, now_ms) > 0 &&
 		    seg_alloc_largest_free(seg->alloc) >=
@@ -159,7 +159,9 @@ static struct object *find_version(struct store *s, const char *tenant,
 	struct object *o = store__lookup(s, tenant, key);
 
 	*code = MCREPL_RPC__CODE__OK;
-	if (!o)
+	if (!o && s->term && version >> 32 != (s->term & 0xffffffffULL))
+		*code = MCREPL_RPC__CODE__STALE; /* an older term's put */
+	else if (!o)
 		*code = MCREPL_RPC__CODE__NOT_FOUND;
 	else if (o->version != version)
 		*code = MCREPL_RPC__CODE__STALE;
@@ -176,8 +178,10 @@ McreplRpc__Code store_put_end(struct store *s, const char *tenant,
 
 	if (!o)
 		return code;
-	for (size_t i = 0; i < o->n_replicas; i++)
+	for (size_t i = 0; i < o->n_replicas; i++) {
 		o->replicas[i].status = REPLICA_COMPLETE;
+		store__journal_commit(s, o, &o->replicas[i]);
+	}
 	o->complete = true;
 	if (!o->copy_target) /* nothing left to reclaim */
 		store__resv_untrack(s, o);

@@ -157,8 +157,10 @@ static void free_host_ref(struct mcu_map_node *n, void *ctx)
 
 void store__free_segments(struct store *s)
 {
-	for (size_t i = 0; i < s->n_clients; i++)
+	for (size_t i = 0; i < s->n_clients; i++) {
+		store__journal_free(s->clients[i]);
 		free(s->clients[i]);
+	}
 	free(s->clients);
 	for (size_t i = 0; i < s->n_segs; i++)
 		free_segment(s->segs[i]);
@@ -440,6 +442,7 @@ size_t store_expire_clients(struct store *s, uint64_t now_ms)
 			}
 		store__fail_client_tasks(s, c);
 		s->clients[i] = s->clients[--s->n_clients];
+		store__journal_free(c);
 		free(c);
 		gone++;
 	}

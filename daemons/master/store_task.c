@@ -103,8 +103,14 @@ size_t store_fetch_tasks(struct store *s, uint64_t client_id, struct task **out,
 	for (struct task *t = c->head; t && n < max; t = t->next) {
 		if (t->fetched)
 			continue;
+		const struct object *o =
+		    store__lookup(s, t->msg.tenant, t->msg.key);
+
 		t->fetched = true;
-		t->msg.incarnation = s->incarnation;
+		/* a recovered object keeps the incarnation it was written
+		 * under (HA) */
+		t->msg.incarnation =
+		    o ? store_object_incarnation(s, o) : s->incarnation;
 		t->msg.lease_ttl_ms = t->lease_expires_at_ms > now_ms
 					  ? t->lease_expires_at_ms - now_ms
 					  : 0;

@@ -43,6 +43,7 @@ bool worker_all_mounted(const struct worker *w)
 /* Logs a master failure once per outage (the loop retries quietly). */
 static void master_down(struct worker *w, const char *what, const char *why)
 {
+	ha_master_failed(w, NULL); /* HA: look the leader up again */
 	if (w->master_down_logged)
 		return;
 	w->master_down_logged = true;
@@ -106,7 +107,6 @@ static void mounted(struct worker *w, struct wseg *s,
 	    r->heartbeat_interval_ms ? r->heartbeat_interval_ms : 1000;
 	if (r->incarnation != w->incarnation)
 		w->clock_known = false; /* another master, another clock */
-	w->incarnation = r->incarnation;
 	memcpy(secret, r->grant_secret.data, GRANT_SECRET_BYTES);
 	if (key)
 		auth_seal(key, MOUNT_GRANT_KEY_LABEL, secret, sizeof(secret));
@@ -114,6 +114,7 @@ static void mounted(struct worker *w, struct wseg *s,
 	control_master_clock(w, r->master_time_ms, s->mount_sent_ms);
 	data_server_bind(w->ds, s->slot, s->id);
 	w->master_down_logged = false;
+	ha_mounted(w, s, r->incarnation); /* HA: re-register what it holds */
 	if (!worker_all_mounted(w))
 		return;
 	w->next_hb_ms = net_now_ms() + w->hb_interval_ms;
@@ -136,8 +137,10 @@ static void on_mount(int status, ProtobufCMessage *resp, const char *error,
 	if (status != RPC_OK) {
 		master_down(w, "mount", error);
 	} else if (code_of(r->result) != MCREPL_RPC__CODE__OK) {
-		ratelog(&w->rl_mount, "mcrepl-worker: mount %s refused: %s",
-			s->name, msg_of(r->result));
+		if (!ha_master_failed(w, r->result))
+			ratelog(&w->rl_mount,
+				"mcrepl-worker: mount %s refused: %s", s->name,
+				msg_of(r->result));
 	} else if (!has_secret(r)) {
 		ratelog(&w->rl_mount,
 			"mcrepl-worker: mount %s: the master sent no grant "
@@ -170,6 +173,7 @@ static void mount_one(struct worker *w, struct wseg *s)
 	req.base_addr = s->base_addr;
 	req.rkey = s->rkey;
 	req.rdma_endpoint = w->rdma_endpoint;
+	req.hold = ha_hold(s);
 	s->mount_pending = true;
 	s->mount_sent_ms = net_now_ms();
 	worker_call(w, "MountSegment", &req.base,
@@ -193,6 +197,7 @@ void control_remount(struct worker *w)
 	    "mcrepl-worker: master does not know client %llu (restarted or expired us): re-mounting\n",
 	    (unsigned long long)w->client_id);
 	w->ctr.remounts++;
+	w->index_ack = 0; /* a new client record: its journal starts over */
 	/* unbound until re-mounted: the next master may give another of our
 	 * segments an id one of these had */
 	for (uint32_t i = 0; i < w->n_segs; i++) {
@@ -213,7 +218,7 @@ static void on_heartbeat(int status, ProtobufCMessage *resp, const char *error,
 		master_down(w, "heartbeat", error);
 	} else if (code_of(r->result) == MCREPL_RPC__CODE__UNKNOWN_CLIENT) {
 		control_remount(w);
-	} else {
+	} else if (!ha_master_failed(w, r->result)) {
 		w->master_down_logged = false;
 		control_master_clock(w, r->master_time_ms, w->hb_sent_ms);
 	}
@@ -248,6 +253,9 @@ void control_tick(struct worker *w, int64_t now_ms)
 {
 	if (w->stopping)
 		return;
+	ha_tick(w, now_ms);
+	if (w->etcd && !w->flags.master[0])
+		return; /* no leader known yet */
 	if (!worker_all_mounted(w)) {
 		if (now_ms >= w->next_mount_ms)
 			mount_all(w);

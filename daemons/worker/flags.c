@@ -72,6 +72,11 @@ static const struct flag flags[] = {
      "file whose first line is the principal's secret (mode 600)"},
     {"insecure", FLAG_BOOL, O(insecure), 0, "false",
      "without --principal, serve a non-loopback --data_address anyway"},
+    {"etcd_endpoints", FLAG_STR, S(etcd_endpoints), "",
+     "etcd host:port[,host:port...]: follow the master leader named there "
+     "instead of --master (docs/HA.md)"},
+    {"ha_key", FLAG_STR, S(ha_key), "/mcrepl/master/leader",
+     "etcd key naming the master leader", .min = 1},
 };
 
 static const struct flag_set worker_set = {

@@ -241,6 +241,10 @@ static int setup_loop(struct worker *w, char *err, size_t errlen)
 	w->rpc = rpc_aclient_create(w->base, w->flags.master, &rc, err, errlen);
 	if (!w->rpc)
 		return -1;
+	if (ha_setup(w, err, errlen) != 0)
+		return -1;
+	if (w->etcd) /* the leader is looked up before the first mount */
+		w->flags.master[0] = '\0';
 	w->tick = event_new(w->base, -1, EV_PERSIST, on_tick, w);
 	w->sigterm = evsignal_new(w->base, SIGTERM, on_signal, w);
 	w->sigint = evsignal_new(w->base, SIGINT, on_signal, w);
@@ -306,6 +310,7 @@ static void stop(struct worker *w)
 	w->tcp_engine = NULL;
 	/* Cancels pending calls: every task's chain ends and frees it. */
 	rpc_aclient_destroy(w->rpc);
+	ha_teardown(w);
 	if (w->tick)
 		event_free(w->tick);
 	if (w->sigterm)

@@ -71,6 +71,16 @@ static void grant_refusals(const struct data_server_counters *c,
 }
 
 /* The worker-wide counters and gauges. */
+/* Committed replicas in the HA index, all segments. */
+static uint64_t index_objects(const struct worker *w)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < w->n_segs; i++)
+		n += ha_index_size(&w->segs[i]);
+	return n;
+}
+
 static void totals(struct worker *w, const struct data_server_counters *c,
 		   struct mcu_prom *out)
 {
@@ -98,6 +108,16 @@ static void totals(struct worker *w, const struct data_server_counters *c,
 	    {"mcrepl_worker_tasks_fetched_total", "counter",
 	     w->ctr.tasks_fetched},
 	    {"mcrepl_worker_remounts_total", "counter", w->ctr.remounts},
+	    /* HA (ha.c, docs/HA.md) */
+	    {"mcrepl_worker_leader_changes_total", "counter",
+	     w->ctr.leader_changes},
+	    {"mcrepl_worker_objects_registered_total", "counter",
+	     w->ctr.objects_registered},
+	    {"mcrepl_worker_objects_register_refused_total", "counter",
+	     w->ctr.register_refused},
+	    {"mcrepl_worker_index_stamps_bad_total", "counter",
+	     w->ctr.stamps_bad},
+	    {"mcrepl_worker_index_objects", "gauge", index_objects(w)},
 	    {"mcrepl_worker_copies_inflight", "gauge", tasks_copying(w)},
 	    {"mcrepl_worker_data_connections", "gauge", c->connections},
 	    /* the data port's bounds (issue 17) */

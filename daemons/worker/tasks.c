@@ -511,14 +511,18 @@ static void on_fetched(int status, ProtobufCMessage *resp, const char *error,
 
 	(void)error; /* the heartbeat reports an unreachable master */
 	w->fetch_pending = false;
-	if (status != RPC_OK)
+	if (status != RPC_OK) {
 		w->next_fetch_ms = net_now_ms() + FETCH_BACKOFF_MS;
+		ha_master_failed(w, NULL); /* HA: look the leader up again */
+	}
 	if (status == RPC_OK &&
-	    code_of(r->result) == MCREPL_RPC__CODE__UNKNOWN_CLIENT)
+	    code_of(r->result) == MCREPL_RPC__CODE__UNKNOWN_CLIENT) {
 		control_remount(w);
-	else if (status == RPC_OK)
+	} else if (status == RPC_OK && !ha_master_failed(w, r->result)) {
+		ha_index_apply(w, r->index, r->n_index);
 		for (size_t i = 0; i < r->n_tasks; i++)
 			run_task(w, r->tasks[i]);
+	}
 	free_resp(resp);
 }
 
@@ -533,6 +537,7 @@ void tasks_tick(struct worker *w)
 	mcrepl_rpc__fetch_tasks_request__init(&req);
 	req.client_id = w->client_id;
 	req.max_tasks = w->flags.max_copies - w->n_tasks;
+	req.index_ack = w->index_ack;
 	w->fetch_pending = true;
 	worker_call(w, "FetchTasks", &req.base,
 		    &mcrepl_rpc__fetch_tasks_response__descriptor, on_fetched,

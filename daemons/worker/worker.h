@@ -23,8 +23,12 @@
 
 struct worker;
 
+struct widx; /* ha.c: the index of committed replicas */
+
 struct wseg {
 	struct worker *w;
+	struct widx *index; /* committed replicas held here (HA) */
+	bool registering;   /* RegisterObjects batches in flight */
 	void *mem;
 	uint64_t len;
 	bool huge;	    /* backed by huge pages */
@@ -42,7 +46,13 @@ struct worker_counters {
 	uint64_t copies_started, copies_completed, copies_failed;
 	uint64_t copies_stale_source; /* source stamp named another object */
 	uint64_t copy_bytes, tasks_fetched, remounts;
+	/* HA (ha.c) */
+	uint64_t leader_changes, objects_registered, register_refused;
+	uint64_t
+	    stamps_bad; /* index entries whose region no longer holds them */
 };
+
+struct etcd;
 
 struct wtask;
 
@@ -69,7 +79,6 @@ struct worker {
 	char rdma_endpoint[320]; /* advertised "ip:rdma_cm_port", "" on tcp */
 	char caps[2][16]; /* "dynamic_copy", "rdma" (protobuf wants char *) */
 	uint64_t client_id;
-	uint64_t incarnation; /* of the master mounted with (grant.h) */
 	bool clock_known;     /* that master's clock offset is set */
 	int64_t hb_sent_ms;   /* when the pending Heartbeat left */
 	uint32_t hb_interval_ms;
@@ -80,6 +89,16 @@ struct worker {
 	struct wtask *tasks;
 	uint32_t n_tasks;
 	struct worker_counters ctr;
+	/* HA (ha.c): the leader from etcd, the index feed */
+	struct etcd *etcd;
+	bool need_leader, resolving;
+	int64_t next_resolve_ms;
+	uint64_t index_ack;   /* journal seq applied from the current master */
+	uint64_t incarnation; /* the current master's */
+	/* the highest version the current master's journal committed here,
+	 * and the previous master's incarnation and highest version: stamps
+	 * of it above that are puts the journal did not reach (orphans) */
+	uint64_t fed_max_version, prev_incarnation, prev_max_version;
 };
 
 /* ---- master link (control.c) ---- */
@@ -120,6 +139,27 @@ bool worker_all_mounted(const struct worker *w);
 void tasks_tick(struct worker *w);
 /* Copies in flight (posted to the engine) right now. */
 uint32_t tasks_copying(const struct worker *w);
+
+/* ---- high availability (ha.c, docs/HA.md) ---- */
+
+/* Set up etcd when --etcd_endpoints is given (the leader is looked up
+ * before the first mount). 0, or -1 with err. */
+int ha_setup(struct worker *w, char *err, size_t errlen);
+void ha_teardown(struct worker *w);
+/* Look the leader up when needed; switch the master link to it. */
+void ha_tick(struct worker *w, int64_t now_ms);
+/* A master call failed in transport (down) or was refused as not the
+ * leader (r: its Result): look the leader up again. Returns true when r
+ * said not_leader. */
+bool ha_master_failed(struct worker *w, const McreplRpc__Result *r);
+/* A segment was (re)mounted at a master of this incarnation. */
+void ha_mounted(struct worker *w, struct wseg *s, uint64_t incarnation);
+/* Whether s's mount should hold placement (it has replicas to register). */
+bool ha_hold(const struct wseg *s);
+/* Apply journal entries from FetchTasks. */
+void ha_index_apply(struct worker *w, McreplRpc__IndexEntry **e, size_t n);
+void ha_index_free(struct wseg *s);
+size_t ha_index_size(const struct wseg *s);
 
 /* ---- segment memory (segment.c) ---- */
 

@@ -25,6 +25,7 @@
 struct cli {
 	const char *master, *tenant, *local_host, *domain;
 	const char *principal, *secret_file; /* NULL: no credential */
+	char etcd[1100];		     /* "etcd://" + --etcd_endpoints */
 	uint32_t replicas;
 	const char *cmd;
 	const char *args[2];
@@ -35,7 +36,7 @@ static void usage(FILE *out)
 {
 	fprintf(
 	    out,
-	    "usage: mcrepl-cli [--master host:port] [--tenant T] [--replicas N] [--local_host H] [--domain D] COMMAND\n"
+	    "usage: mcrepl-cli [--master host:port | --etcd_endpoints host:port[,host:port]] [--tenant T] [--replicas N] [--local_host H] [--domain D] COMMAND\n"
 	    "commands:\n"
 	    "  put KEY FILE|-     store FILE (or stdin) under KEY\n"
 	    "  get KEY [FILE|-]   write KEY's bytes to FILE (default stdout)\n"
@@ -77,7 +78,12 @@ static int parse_option(struct cli *c, int argc, char **argv, int *i)
 	v = argv[++*i];
 	if (!strcmp(name, "master"))
 		c->master = v;
-	else if (!strcmp(name, "tenant"))
+	else if (!strcmp(name, "etcd_endpoints")) { /* HA: follow the leader */
+		if (strlen(v) + 8 > sizeof(c->etcd))
+			return usage_error("--etcd_endpoints too long");
+		snprintf(c->etcd, sizeof(c->etcd), "etcd://%s", v);
+		c->master = c->etcd;
+	} else if (!strcmp(name, "tenant"))
 		c->tenant = v;
 	else if (!strcmp(name, "local_host"))
 		c->local_host = v;

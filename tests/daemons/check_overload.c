@@ -105,6 +105,7 @@ static void t_heartbeat(McreplRpc__Master_Service *svc,
 #define t_stats NULL
 #define t_warmup NULL
 #define t_stat NULL
+#define t_register_objects NULL
 
 static const McreplRpc__Master_Service tservice = MCREPL_RPC__MASTER__INIT(t_);
 

@@ -164,6 +164,7 @@ static void t_put_revoke(McreplRpc__Master_Service *svc,
 #define t_submit_replica_action_proposal NULL
 #define t_warmup NULL
 #define t_stat NULL
+#define t_register_objects NULL
 
 static const McreplRpc__Master_Service test_service =
     MCREPL_RPC__MASTER__INIT(t_);
@@ -494,8 +495,9 @@ static const struct bad_call bad_calls[] = {
     {M_MOUNT, MCREPL_RPC__CODE__UNIMPLEMENTED, "MountSegment not implemented"},
     {20, MCREPL_RPC__CODE__UNIMPLEMENTED, "Warmup not implemented"},
     {21, MCREPL_RPC__CODE__UNIMPLEMENTED, "Stat not implemented"},
-    /* one past the last method: what an older master says to Stat */
-    {22, MCREPL_RPC__CODE__UNKNOWN_METHOD, "unknown method 22"},
+    {22, MCREPL_RPC__CODE__UNIMPLEMENTED, "RegisterObjects not implemented"},
+    /* one past the last method: what an older master says to a newer one */
+    {23, MCREPL_RPC__CODE__UNKNOWN_METHOD, "unknown method 23"},
     {999, MCREPL_RPC__CODE__UNKNOWN_METHOD, "unknown method 999"},
     {M_REMOVE, MCREPL_RPC__CODE__INTERNAL, "handler did not reply"},
     {M_PUT_END, MCREPL_RPC__CODE__INTERNAL, "wrong response type"},

@@ -1,0 +1,387 @@
+/* High availability in the store (docs/HA.md): the term that fences
+ * versions, the per-worker journal of committed and dropped replicas the
+ * workers index, and the re-registration of what they hold. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "stamp.h"
+#include "store_priv.h"
+
+/* Most journal entries kept per worker: it acks them every FetchTasks
+ * poll (20 ms by default), so this is only reached by a worker that
+ * stopped polling; further entries are counted as journal_overflow. */
+#define JOURNAL_MAX 65536u
+/* Keyless re-registered regions kept at once, and for how long: they are
+ * the puts of the last FetchTasks period before a failover, adopted by the
+ * first lookup of their key or freed. */
+#define ORPHANS_MAX 4096u
+#define ORPHAN_TTL_MS 60000u
+
+struct orphan {
+	uint64_t segment_id, offset, size, version, incarnation, key_hash;
+	uint64_t expires_ms;
+};
+
+struct jentry {
+	uint64_t seq;
+	bool drop;
+	uint64_t segment_id, offset, size, version, incarnation;
+	char *tenant, *key;
+};
+
+struct store_journal {
+	struct jentry *e; /* [head, n) live, oldest first */
+	size_t head, n, cap;
+	uint64_t next_seq;
+};
+
+static void orphan_remove(struct store *s, size_t i)
+{
+	s->orphans[i] = s->orphans[--s->n_orphans];
+}
+
+void store_set_term(struct store *s, uint64_t term)
+{
+	s->term = term;
+	if (term)
+		s->next_version = (term & 0xffffffffULL) << 32 | 1;
+}
+
+uint64_t store_term(const struct store *s)
+{
+	return s->term;
+}
+
+uint64_t store_object_incarnation(const struct store *s, const struct object *o)
+{
+	return o->incarnation ? o->incarnation : s->incarnation;
+}
+
+void store_ha_figures(struct store *s, struct store_ha_figures *f)
+{
+	*f = s->ha;
+}
+
+/* ---- the journal ---------------------------------------------------------- */
+
+static void jentry_free(struct jentry *e)
+{
+	free(e->tenant);
+	free(e->key);
+}
+
+void store__journal_free(struct client *c)
+{
+	struct store_journal *j = c->journal;
+
+	if (!j)
+		return;
+	for (size_t i = j->head; i < j->n; i++)
+		jentry_free(&j->e[i]);
+	free(j->e);
+	free(j);
+	c->journal = NULL;
+}
+
+static struct store_journal *journal_of(struct store *s, uint64_t client_id)
+{
+	struct client *c = store__find_client(s, client_id);
+
+	if (!c)
+		return NULL;
+	if (!c->journal) {
+		c->journal = calloc(1, sizeof(*c->journal));
+		if (c->journal)
+			c->journal->next_seq = 1;
+	}
+	return c->journal;
+}
+
+static void journal_add(struct store *s, const struct object *o,
+			const struct replica *r, bool drop)
+{
+	struct segment *seg = store_segment(s, r->segment_id);
+	struct store_journal *j;
+	struct jentry *e;
+
+	if (!s->term || !seg)
+		return;
+	j = journal_of(s, seg->client_id);
+	if (!j || j->n - j->head >= JOURNAL_MAX) {
+		s->ha.journal_overflow++;
+		return;
+	}
+	if (j->head && j->n == j->cap) { /* compact */
+		memmove(j->e, j->e + j->head, (j->n - j->head) * sizeof(*e));
+		j->n -= j->head;
+		j->head = 0;
+	}
+	if (!store__grow(&j->e, j->n, &j->cap, sizeof(*e))) {
+		s->ha.journal_overflow++;
+		return;
+	}
+	e = &j->e[j->n];
+	*e = (struct jentry){.seq = j->next_seq,
+			     .drop = drop,
+			     .segment_id = r->segment_id,
+			     .offset = r->offset,
+			     .size = o->size,
+			     .version = o->version,
+			     .incarnation = store_object_incarnation(s, o)};
+	if (!drop) {
+		e->tenant = strdup(o->tenant);
+		e->key = strdup(o->key);
+		if (!e->tenant || !e->key) {
+			jentry_free(e);
+			s->ha.journal_overflow++;
+			return;
+		}
+	}
+	j->next_seq++;
+	j->n++;
+}
+
+void store__journal_commit(struct store *s, const struct object *o,
+			   const struct replica *r)
+{
+	journal_add(s, o, r, false);
+}
+
+void store__journal_drop(struct store *s, const struct object *o,
+			 const struct replica *r)
+{
+	if (r->status == REPLICA_COMPLETE)
+		journal_add(s, o, r, true);
+}
+
+size_t store_journal_fill(struct store *s, uint64_t client_id, uint64_t ack,
+			  McreplRpc__IndexEntry *out, size_t max)
+{
+	struct client *c = store__find_client(s, client_id);
+	struct store_journal *j = c ? c->journal : NULL;
+	size_t n = 0;
+
+	if (!j)
+		return 0;
+	while (j->head < j->n && j->e[j->head].seq <= ack)
+		jentry_free(&j->e[j->head++]);
+	if (j->head == j->n)
+		j->head = j->n = 0;
+	for (size_t i = j->head; i < j->n && n < max; i++, n++) {
+		const struct jentry *e = &j->e[i];
+		McreplRpc__IndexEntry *m = &out[n];
+
+		mcrepl_rpc__index_entry__init(m);
+		m->seq = e->seq;
+		m->drop = e->drop;
+		m->segment_id = e->segment_id;
+		m->offset = e->offset;
+		m->size = e->size;
+		m->version = e->version;
+		m->incarnation = e->incarnation;
+		if (e->tenant) { /* drops carry no name */
+			m->tenant = e->tenant;
+			m->key = e->key;
+		}
+	}
+	return n;
+}
+
+/* ---- re-registration ---------------------------------------------------- */
+
+void store_hold_segment(struct store *s, uint64_t client_id, uint64_t seg_id,
+			uint64_t until_ms)
+{
+	struct segment *seg = store_segment(s, seg_id);
+
+	if (seg && seg->client_id == client_id && s->term) /* HA only */
+		seg->held_until_ms = until_ms;
+}
+
+bool store_segments_held(const struct store *s)
+{
+	for (size_t i = 0; i < s->n_segs; i++)
+		if (s->segs[i]->held_until_ms)
+			return true;
+	return false;
+}
+
+void store__ha_tick(struct store *s, uint64_t now_ms)
+{
+	for (size_t i = s->n_orphans; i-- > 0;) {
+		struct orphan *p = &s->orphans[i];
+		struct segment *seg;
+
+		if (p->expires_ms > now_ms)
+			continue;
+		seg = store_segment(s, p->segment_id);
+		if (seg)
+			seg_alloc_free(seg->alloc, p->offset);
+		s->ha.orphans_expired++;
+		orphan_remove(s, i);
+	}
+	for (size_t i = 0; i < s->n_segs; i++)
+		if (s->segs[i]->held_until_ms &&
+		    s->segs[i]->held_until_ms <= now_ms)
+			s->segs[i]->held_until_ms = 0;
+}
+
+static McreplRpc__Code refuse(struct store *s, McreplRpc__Code code, char *err,
+			      size_t errlen, const char *why)
+{
+	s->ha.recover_refused++;
+	snprintf(err, errlen, "%s", why);
+	return code;
+}
+
+static McreplRpc__Code add_replica(struct store *s, struct object *o,
+				   struct segment *seg, uint64_t offset,
+				   char *err, size_t errlen)
+{
+	struct replica r = {.segment_id = seg->id,
+			    .offset = offset,
+			    .size = o->size,
+			    .status = REPLICA_COMPLETE};
+
+	if (store__on_segment(o, seg->id) || !store_reserve_replica(o)) {
+		seg_alloc_free(seg->alloc, offset);
+		return refuse(s, MCREPL_RPC__CODE__ALREADY_EXISTS, err, errlen,
+			      "the object already has a replica there (or "
+			      "too many)");
+	}
+	o->replicas[o->n_replicas] = r;
+	/* in its segment's index, so leaving drops it (store_obj.c) */
+	if (!store__link_replica(seg, o, &o->replicas[o->n_replicas])) {
+		seg_alloc_free(seg->alloc, offset);
+		return refuse(s, MCREPL_RPC__CODE__INTERNAL, err, errlen,
+			      "out of memory");
+	}
+	o->n_replicas++;
+	s->ha.replicas_recovered++;
+	store__journal_commit(s, o, &r);
+	return MCREPL_RPC__CODE__OK;
+}
+
+static McreplRpc__Code add_orphan(struct store *s, const struct segment *seg,
+				  const McreplRpc__IndexEntry *e,
+				  uint64_t now_ms, char *err, size_t errlen)
+{
+	if (s->n_orphans >= ORPHANS_MAX ||
+	    !store__grow(&s->orphans, s->n_orphans, &s->cap_orphans,
+			 sizeof(struct orphan))) {
+		seg_alloc_free(seg->alloc, e->offset);
+		return refuse(s, MCREPL_RPC__CODE__TOO_MANY, err, errlen,
+			      "too many keyless regions");
+	}
+	s->orphans[s->n_orphans++] = (struct orphan){
+	    .segment_id = seg->id,
+	    .offset = e->offset,
+	    .size = e->size,
+	    .version = e->version,
+	    .incarnation = e->incarnation,
+	    .key_hash = e->key_hash,
+	    .expires_ms = now_ms + ORPHAN_TTL_MS,
+	};
+	s->ha.orphans++;
+	return MCREPL_RPC__CODE__OK;
+}
+
+struct object *store__adopt(struct store *s, const char *tenant,
+			    const char *key)
+{
+	uint64_t h;
+	struct object *o = NULL;
+
+	if (!store__key_ok(tenant, key))
+		return NULL;
+	h = stamp_key_hash(tenant, strlen(tenant), key, strlen(key));
+	for (size_t i = s->n_orphans; i-- > 0;) {
+		struct orphan *p = &s->orphans[i];
+		struct segment *seg = store_segment(s, p->segment_id);
+		struct replica r = {.segment_id = p->segment_id,
+				    .offset = p->offset,
+				    .size = p->size,
+				    .status = REPLICA_COMPLETE};
+
+		if (p->key_hash != h)
+			continue;
+		if (!seg) { /* its worker went away */
+			orphan_remove(s, i);
+			continue;
+		}
+		if (o && (o->version != p->version || o->size != p->size ||
+			  store__on_segment(o, seg->id) ||
+			  !store_reserve_replica(o)))
+			continue; /* left to expire */
+		if (!o) {
+			o = store__new_object(tenant, key, p->size, 1);
+			if (!o)
+				return NULL;
+			o->version = p->version;
+			o->incarnation = p->incarnation;
+			o->complete = true;
+			store__insert_object(s, o);
+			s->ha.objects_recovered++;
+			s->ha.orphans_adopted++;
+		}
+		r.size = o->size;
+		o->replicas[o->n_replicas] = r;
+		if (!store__link_replica(seg, o, &o->replicas[o->n_replicas]))
+			continue; /* out of memory: left to expire */
+		o->n_replicas++;
+		s->ha.replicas_recovered++;
+		store__journal_commit(s, o, &r);
+		orphan_remove(s, i);
+	}
+	return o;
+}
+
+McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
+			      uint64_t seg_id, const McreplRpc__IndexEntry *e,
+			      uint64_t now_ms, char *err, size_t errlen)
+{
+	struct segment *seg = store_segment(s, seg_id);
+	struct object *o;
+	uint64_t bytes = store_region_bytes(e->size);
+	bool keyless;
+
+	if (!seg || seg->client_id != client_id)
+		return refuse(s, MCREPL_RPC__CODE__PERMISSION_DENIED, err,
+			      errlen, "not a segment of this client");
+	keyless = (!e->key || !e->key[0]) && e->key_hash;
+	if ((!keyless && !store__key_ok(e->tenant, e->key)) || e->size == 0 ||
+	    e->drop || !e->version || !e->incarnation ||
+	    e->size > seg->capacity)
+		return refuse(s, MCREPL_RPC__CODE__INVALID_ARGUMENT, err,
+			      errlen, "bad object record");
+	if (seg_alloc_alloc_at(seg->alloc, e->offset, bytes) != 0)
+		return refuse(s, MCREPL_RPC__CODE__NO_SPACE, err, errlen,
+			      "region overlaps another or leaves the segment");
+	if (keyless)
+		return add_orphan(s, seg, e, now_ms, err, errlen);
+	o = store_find(s, e->tenant, e->key);
+	if (o) {
+		if (o->version == e->version && o->size == e->size &&
+		    o->complete &&
+		    store_object_incarnation(s, o) == e->incarnation)
+			return add_replica(s, o, seg, e->offset, err, errlen);
+		seg_alloc_free(seg->alloc, e->offset);
+		return refuse(s, MCREPL_RPC__CODE__ALREADY_EXISTS, err, errlen,
+			      "another version holds the key");
+	}
+	o = store__new_object(e->tenant, e->key, e->size, 1);
+	if (!o) {
+		seg_alloc_free(seg->alloc, e->offset);
+		return refuse(s, MCREPL_RPC__CODE__INTERNAL, err, errlen,
+			      "out of memory");
+	}
+	o->version = e->version;
+	o->incarnation = e->incarnation;
+	o->complete = true;
+	o->last_read_ms = now_ms;
+	store__insert_object(s, o);
+	s->ha.objects_recovered++;
+	return add_replica(s, o, seg, e->offset, err, errlen);
+}

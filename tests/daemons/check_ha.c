@@ -1,0 +1,509 @@
+/*
+ * Master high availability on etcd (issue 18, docs/HA.md), with the real
+ * binaries: a throw-away etcd (examples/common/etcd_proc.h), two masters
+ * campaigning with the default 3 s lease, workers and a store client that find the
+ * leader in etcd. Skipped, with one line saying so, without the etcd
+ * binary (Debian: etcd-server).
+ *
+ * Named tests: leader elected; standby takes over after kill -9 and after
+ * SIGSTOP of the leader (and the resumed one refuses); old term refused;
+ * etcd unavailable (the leader steps down, /health and /metrics still
+ * answer); workers and clients follow the leader; objects readable after
+ * failover with identical bytes.
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "etcd.h"
+#include "etcd_proc.h"
+#include "harness.h"
+#include "store_client.h"
+
+Suite *make_ha_suite(void);
+
+#define TTL_MS 3000 /* the default */
+#define KEY "/mcrepl/master/leader"
+
+struct hafx {
+	struct etcd_proc etcd;
+	struct proc m[2], w[2];
+	int n_m, n_w;
+	char ep_flag[300];
+};
+
+static struct hafx fx;
+
+static char *mut(const char *s)
+{
+	return (char *)(uintptr_t)s;
+}
+
+static bool skip(void)
+{
+	if (etcd_proc_available())
+		return false;
+	fprintf(stderr, "check_ha: no etcd binary (Debian: apt-get install "
+			"etcd-server): HA test skipped\n");
+	return true;
+}
+
+static void start_master(int i)
+{
+	const char *flags[] = {fx.ep_flag,	   "--ha_lease_ttl_ms=3000",
+			       "--ha_poll_ms=100", "--ha_recovery_ms=1000",
+			       "--client_ttl=4",   NULL};
+
+	ck_assert_int_eq(master_start(&fx.m[i], flags), 0);
+}
+
+static void start_worker(int i)
+{
+	char bin[512], host[32];
+	char *argv[] = {bin,  mut("--segment_size=32M"),    fx.ep_flag,
+			host, mut("--poll_interval_ms=20"), NULL};
+
+	harness_bin("mcrepl-worker", bin, sizeof(bin));
+	snprintf(host, sizeof(host), "--host_id=ha-%c", 'a' + i);
+	ck_assert_int_eq(
+	    proc_start(&fx.w[i], argv, "mcrepl-worker ready", 10000), 0);
+}
+
+static void fx_start(int masters, int workers, int etcd_members)
+{
+	memset(&fx, 0, sizeof(fx));
+	ck_assert_int_eq(etcd_proc_start(&fx.etcd, etcd_members), 0);
+	snprintf(fx.ep_flag, sizeof(fx.ep_flag), "--etcd_endpoints=%s",
+		 fx.etcd.endpoints);
+	for (fx.n_m = 0; fx.n_m < masters; fx.n_m++) {
+		start_master(fx.n_m);
+		if (fx.n_m == 0) /* the first one leads */
+			harness_sleep_ms(300);
+	}
+	for (fx.n_w = 0; fx.n_w < workers; fx.n_w++)
+		start_worker(fx.n_w);
+}
+
+static void fx_stop(void)
+{
+	for (int i = 0; i < fx.n_w; i++)
+		if (fx.w[i].pid > 0)
+			proc_stop(&fx.w[i]);
+	for (int i = 0; i < fx.n_m; i++)
+		if (fx.m[i].pid > 0)
+			proc_stop(&fx.m[i]);
+	etcd_proc_stop(&fx.etcd);
+}
+
+static uint16_t metrics_port(int i)
+{
+	return (uint16_t)proc_field(&fx.m[i], "metrics_port");
+}
+
+static uint16_t rpc_port(int i)
+{
+	return (uint16_t)proc_field(&fx.m[i], "rpc_port");
+}
+
+/* /health of master i: "leader", "standby" or "" (no answer); *term. */
+static const char *role(int i, uint64_t *term)
+{
+	char *h = http_get(metrics_port(i), "/health");
+	const char *r = "";
+	char *t;
+
+	if (h && strstr(h, "\"role\":\"leader\""))
+		r = "leader";
+	else if (h && strstr(h, "\"role\":\"standby\""))
+		r = "standby";
+	if (term)
+		*term = h && (t = strstr(h, "\"term\":"))
+			    ? strtoull(t + 7, NULL, 10)
+			    : 0;
+	free(h);
+	return r;
+}
+
+/* The master that leads within ms (polling /health), or -1. */
+static int wait_leader(int ms, int not )
+{
+	int64_t until = net_now_ms() + ms;
+
+	do {
+		for (int i = 0; i < fx.n_m; i++)
+			if (i != not &&fx.m[i].pid > 0 &&
+			    strcmp(role(i, NULL), "leader") == 0)
+				return i;
+		harness_sleep_ms(20);
+	} while (net_now_ms() < until);
+	return -1;
+}
+
+static long long metric(int i, const char *name)
+{
+	char *page = http_get(metrics_port(i), "/metrics");
+	long long v = page ? metric_value(page, name) : -1;
+
+	free(page);
+	return v;
+}
+
+/* PutStart of key at master i: the response (caller frees). */
+static McreplRpc__PutStartResponse *put_start(int i, const char *key)
+{
+	rpc_client *c = harness_client(rpc_port(i));
+	McreplRpc__PutStartRequest req;
+	ProtobufCMessage *r;
+
+	ck_assert_ptr_nonnull(c);
+	mcrepl_rpc__put_start_request__init(&req);
+	req.tenant = mut("default");
+	req.key = mut(key);
+	req.size = 100;
+	r = harness_call(c, "PutStart", &req.base, NULL);
+	rpc_client_close(c);
+	ck_assert_ptr_nonnull(r);
+	return (McreplRpc__PutStartResponse *)r;
+}
+
+/* PutStart at master i once its recovery window is over (3 s at most). */
+static McreplRpc__PutStartResponse *put_ok(int i, const char *key)
+{
+	McreplRpc__PutStartResponse *r = put_start(i, key);
+
+	for (int t = 0; t < 60 && r->result &&
+			r->result->code == MCREPL_RPC__CODE__UNAVAILABLE &&
+			strcmp(r->result->reason, "recovering") == 0;
+	     t++) {
+		protobuf_c_message_free_unpacked(&r->base, NULL);
+		harness_sleep_ms(50);
+		r = put_start(i, key);
+	}
+	ck_assert_msg(r->result && r->result->code == MCREPL_RPC__CODE__OK,
+		      "PutStart %s at master %d: %s", key, i,
+		      r->result ? r->result->message : "?");
+	return r;
+}
+
+static void assert_not_leader(int i)
+{
+	McreplRpc__PutStartResponse *r = put_start(i, "refused");
+
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__UNAVAILABLE);
+	ck_assert_str_eq(r->result->reason, "not_leader");
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+}
+
+START_TEST(test_ha_leader_elected)
+{
+	struct etcd_result er;
+	char addr[64];
+	uint64_t term = 0;
+	int l, s;
+	McreplRpc__PutStartResponse *r;
+
+	if (skip())
+		return;
+	fx_start(2, 0, 1);
+	l = wait_leader(3000, -1);
+	ck_assert_int_eq(l, 0); /* the first to campaign */
+	s = 1 - l;
+	ck_assert_str_eq(role(s, NULL), "standby");
+	ck_assert_str_eq(role(l, &term), "leader");
+	/* the key names the leader's RPC address; its term is the key's */
+	ck_assert_int_eq(etcd_get_sync(fx.etcd.endpoints, KEY, 2000, &er), 0);
+	ck_assert(er.found);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", rpc_port(l));
+	ck_assert_str_eq(er.value, addr);
+	ck_assert_uint_eq(er.create_revision, term);
+	ck_assert_int_eq(metric(l, "mcrepl_master_ha_term"), (long long)term);
+	ck_assert_int_eq(metric(s, "mcrepl_master_ha_term"), 0);
+	ck_assert_int_eq(metric(l, "mcrepl_master_ha_elections_won_total"), 1);
+	ck_assert_int_eq(metric(s, "mcrepl_master_ha_elections_won_total"), 0);
+	/* the standby refuses, naming the leader (once it has looked) */
+	for (int t = 0; t < 100; t++) {
+		char *h = http_get(metrics_port(s), "/health");
+		bool seen = h && strstr(h, addr);
+
+		free(h);
+		if (seen)
+			break;
+		harness_sleep_ms(20);
+	}
+	r = put_start(s, "k");
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__UNAVAILABLE);
+	ck_assert_str_eq(r->result->reason, "not_leader");
+	ck_assert_ptr_nonnull(strstr(r->result->message, addr));
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	ck_assert_int_eq(metric(s, "mcrepl_master_ha_refused_total"), 1);
+	fx_stop();
+}
+END_TEST
+
+START_TEST(test_ha_takeover_after_kill9)
+{
+	uint64_t t0 = 0, t1 = 0;
+	int64_t killed;
+	int l;
+
+	if (skip())
+		return;
+	fx_start(2, 0, 1);
+	ck_assert_int_eq(wait_leader(3000, -1), 0);
+	role(0, &t0);
+	proc_kill9(&fx.m[0]);
+	killed = net_now_ms();
+	l = wait_leader(TTL_MS + 3000, 0);
+	ck_assert_int_eq(l, 1);
+	/* the lease had to lapse first: no sooner than TTL less one renewal
+	 * period, no later than TTL plus a standby poll and slack */
+	ck_assert_int_le(net_now_ms() - killed, TTL_MS + 2000);
+	role(1, &t1);
+	ck_assert_uint_gt(t1, t0);
+	ck_assert_int_eq(metric(1, "mcrepl_master_ha_failovers_total"), 1);
+	fx_stop();
+}
+END_TEST
+
+START_TEST(test_ha_takeover_after_sigstop)
+{
+	uint64_t t0 = 0, t1 = 0;
+
+	if (skip())
+		return;
+	fx_start(2, 0, 1);
+	ck_assert_int_eq(wait_leader(3000, -1), 0);
+	role(0, &t0);
+	kill(fx.m[0].pid, SIGSTOP);
+	ck_assert_int_eq(wait_leader(TTL_MS + 3000, 0), 1);
+	role(1, &t1);
+	ck_assert_uint_gt(t1, t0);
+	/* resumed, the old leader is past its deadline: its first request
+	 * is refused, and it says standby from then on */
+	kill(fx.m[0].pid, SIGCONT);
+	assert_not_leader(0);
+	ck_assert_str_eq(role(0, NULL), "standby");
+	ck_assert_int_eq(metric(0, "mcrepl_master_ha_step_downs_total"), 1);
+	ck_assert_str_eq(role(1, NULL), "leader");
+	fx_stop();
+}
+END_TEST
+
+START_TEST(test_ha_old_term_refused)
+{
+	McreplRpc__PutStartResponse *a, *b;
+	McreplRpc__PutEndRequest pe;
+	McreplRpc__PutEndResponse *e;
+	rpc_client *c;
+	uint64_t t0 = 0, t1 = 0;
+
+	if (skip())
+		return;
+	fx_start(2, 1, 1);
+	ck_assert_int_eq(wait_leader(3000, -1), 0);
+	role(0, &t0);
+	/* a new leader answers puts "recovering" for --ha_recovery_ms */
+	b = put_start(0, "too-early");
+	ck_assert_int_eq(b->result->code, MCREPL_RPC__CODE__UNAVAILABLE);
+	ck_assert_str_eq(b->result->reason, "recovering");
+	protobuf_c_message_free_unpacked(&b->base, NULL);
+	a = put_ok(0, "old-term-key");
+	/* versions carry the term; the incarnation is the term too */
+	ck_assert_uint_eq(a->version >> 32, t0);
+	ck_assert_uint_eq(a->incarnation & 0xffffffffffffULL, t0);
+	proc_kill9(&fx.m[0]);
+	ck_assert_int_eq(wait_leader(TTL_MS + 3000, 0), 1);
+	role(1, &t1);
+	/* the new leader refuses the old term's PutEnd as STALE */
+	c = harness_client(rpc_port(1));
+	ck_assert_ptr_nonnull(c);
+	mcrepl_rpc__put_end_request__init(&pe);
+	pe.tenant = mut("default");
+	pe.key = mut("old-term-key");
+	pe.version = a->version;
+	e = (McreplRpc__PutEndResponse *)harness_call(c, "PutEnd", &pe.base,
+						      NULL);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(e->result->code, MCREPL_RPC__CODE__STALE);
+	protobuf_c_message_free_unpacked(&e->base, NULL);
+	rpc_client_close(c);
+	/* once the worker is back and recovery is over, puts carry t1 */
+	b = put_ok(1, "new-term-key");
+	ck_assert_uint_eq(b->version >> 32, t1);
+	ck_assert_uint_ne(b->incarnation, a->incarnation);
+	protobuf_c_message_free_unpacked(&a->base, NULL);
+	protobuf_c_message_free_unpacked(&b->base, NULL);
+	fx_stop();
+}
+END_TEST
+
+START_TEST(test_ha_etcd_unavailable)
+{
+	int64_t stopped;
+
+	if (skip())
+		return;
+	fx_start(1, 0, 1);
+	ck_assert_int_eq(wait_leader(3000, -1), 0);
+	etcd_proc_signal(&fx.etcd, 0, SIGSTOP);
+	stopped = net_now_ms();
+	/* cut off from etcd, the leader stops serving after half the TTL
+	 * (before any other master could win) */
+	while (strcmp(role(0, NULL), "leader") == 0 &&
+	       net_now_ms() - stopped < TTL_MS)
+		harness_sleep_ms(20);
+	ck_assert_str_eq(role(0, NULL), "standby");
+	ck_assert_int_le(net_now_ms() - stopped, TTL_MS / 2 + 400);
+	assert_not_leader(0);
+	/* what keeps serving: /health and /metrics */
+	ck_assert_int_eq(metric(0, "mcrepl_master_ha_step_downs_total"), 1);
+	/* etcd back: it campaigns and leads again, in a new term */
+	etcd_proc_signal(&fx.etcd, 0, SIGCONT);
+	ck_assert_int_eq(wait_leader(TTL_MS + 4000, -1), 0);
+	ck_assert_int_eq(metric(0, "mcrepl_master_ha_elections_won_total"), 2);
+	fx_stop();
+}
+END_TEST
+
+#define N_OBJ 24
+
+static void fill(uint8_t *buf, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8));
+}
+
+START_TEST(test_ha_workers_clients_follow_objects_survive)
+{
+	struct store_client_config cfg;
+	store_client *sc = NULL;
+	char ep[300], err[256], key[32];
+	static uint8_t want[N_OBJ][70000];
+	uint64_t len;
+	int l;
+
+	if (skip())
+		return;
+	fx_start(2, 2, 1);
+	ck_assert_int_eq(wait_leader(3000, -1), 0);
+	store_client_config_init(&cfg);
+	cfg.replicas = 1;
+	snprintf(ep, sizeof(ep), "etcd://%s", fx.etcd.endpoints);
+	ck_assert_int_eq(
+	    store_client_open(&sc, ep, NULL, &cfg, err, sizeof(err)), 0);
+	for (int i = 0; i < N_OBJ; i++) {
+		len = 1000 + (uint64_t)i * 2800;
+		fill(want[i], len, (unsigned)i);
+		snprintf(key, sizeof(key), "obj-%d", i);
+		ck_assert_msg(store_client_put(sc, key, want[i], len) == 0,
+			      "%s", store_client_error(sc));
+	}
+	/* killed right after the last put: the journal has not told the
+	 * workers about the last ones; they come back as orphans */
+	proc_kill9(&fx.m[0]);
+	l = wait_leader(TTL_MS + 3000, 0);
+	ck_assert_int_eq(l, 1);
+	/* the client follows by itself; every object reads back the same */
+	for (int i = 0; i < N_OBJ; i++) {
+		void *buf = NULL;
+		size_t got = 0;
+
+		snprintf(key, sizeof(key), "obj-%d", i);
+		ck_assert_msg(store_client_get(sc, key, &buf, &got, NULL) == 0,
+			      "%s: %s", key, store_client_error(sc));
+		ck_assert_uint_eq(got, 1000 + (uint64_t)i * 2800);
+		ck_assert_int_eq(memcmp(buf, want[i], got), 0);
+		free(buf);
+	}
+	ck_assert_uint_eq(store_client_leader_changes(sc), 1);
+	/* both workers re-mounted and re-registered at the new leader */
+	ck_assert_int_eq(metric(1, "mcrepl_master_segments"), 2);
+	ck_assert_int_eq(metric(1, "mcrepl_master_keys"), N_OBJ);
+	ck_assert_int_eq(metric(1, "mcrepl_master_ha_objects_recovered_total"),
+			 N_OBJ);
+	ck_assert_int_eq(metric(1, "mcrepl_master_ha_recover_refused_total"),
+			 0);
+	/* the cli finds the new leader too */
+	{
+		char bin[512], cmd[1200];
+
+		snprintf(cmd, sizeof(cmd),
+			 "%s --etcd_endpoints %s exist obj-3 >/dev/null",
+			 harness_bin("mcrepl-cli", bin, sizeof(bin)),
+			 fx.etcd.endpoints);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	/* and new puts work there */
+	ck_assert_int_eq(store_client_put(sc, "after", want[0], 1000), 0);
+	store_client_close(sc);
+	fx_stop();
+}
+END_TEST
+
+/* Without --etcd_endpoints: the master as before (role single, no HA
+ * metrics), and RegisterObjects refused. Needs no etcd. */
+START_TEST(test_ha_single_master_unchanged)
+{
+	struct proc m;
+	McreplRpc__MountSegmentRequest mr;
+	McreplRpc__MountSegmentResponse *mresp;
+	McreplRpc__RegisterObjectsRequest rr;
+	McreplRpc__RegisterObjectsResponse *rresp;
+	char *h, *page;
+	rpc_client *c;
+
+	ck_assert_int_eq(master_start(&m, NULL), 0);
+	h = http_get((uint16_t)proc_field(&m, "metrics_port"), "/health");
+	ck_assert_ptr_nonnull(strstr(h,
+				     "{\"status\":\"ok\",\"role\":\"single\","
+				     "\"version\":"));
+	free(h);
+	page = http_get((uint16_t)proc_field(&m, "metrics_port"), "/metrics");
+	ck_assert_ptr_null(strstr(page, "mcrepl_master_ha_"));
+	free(page);
+	c = harness_client((uint16_t)proc_field(&m, "rpc_port"));
+	ck_assert_ptr_nonnull(c);
+	mcrepl_rpc__mount_segment_request__init(&mr);
+	mr.client_id = 5;
+	mr.host_id = mut("h");
+	mr.name = mut("s");
+	mr.endpoint = mut("127.0.0.1:1");
+	mr.capacity = 1 << 20;
+	mr.hold = true; /* ignored */
+	mresp = (McreplRpc__MountSegmentResponse *)harness_call(
+	    c, "MountSegment", &mr.base, NULL);
+	ck_assert_ptr_nonnull(mresp);
+	ck_assert_int_eq(mresp->result->code, MCREPL_RPC__CODE__OK);
+	mcrepl_rpc__register_objects_request__init(&rr);
+	rr.client_id = 5;
+	rr.segment_id = mresp->segment_id;
+	rresp = (McreplRpc__RegisterObjectsResponse *)harness_call(
+	    c, "RegisterObjects", &rr.base, NULL);
+	ck_assert_ptr_nonnull(rresp);
+	ck_assert_int_eq(rresp->result->code, MCREPL_RPC__CODE__UNAVAILABLE);
+	protobuf_c_message_free_unpacked(&rresp->base, NULL);
+	protobuf_c_message_free_unpacked(&mresp->base, NULL);
+	rpc_client_close(c);
+	ck_assert_int_eq(proc_stop(&m), 0);
+}
+END_TEST
+
+Suite *make_ha_suite(void)
+{
+	Suite *s = suite_create("ha");
+	TCase *tc = tcase_create("etcd");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_ha_single_master_unchanged);
+	tcase_add_test(tc, test_ha_leader_elected);
+	tcase_add_test(tc, test_ha_takeover_after_kill9);
+	tcase_add_test(tc, test_ha_takeover_after_sigstop);
+	tcase_add_test(tc, test_ha_old_term_refused);
+	tcase_add_test(tc, test_ha_etcd_unavailable);
+	tcase_add_test(tc, test_ha_workers_clients_follow_objects_survive);
+	suite_add_tcase(s, tc);
+	return s;
+}

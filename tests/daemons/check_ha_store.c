@@ -1,0 +1,383 @@
+/*
+ * The store's side of master HA (store_ha.c, alloc.c's alloc_at), with the
+ * clock in the test's hands: exact-range allocation, the term in versions
+ * and old-term puts refused, the journal fed to a worker and forgotten
+ * once acknowledged, re-registration (objects recreated with their own
+ * incarnation, overlaps and other versions refused), segment holds.
+ */
+#include <check.h>
+#include <errno.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "flags.h"
+#include "stamp.h"
+#include "store.h"
+
+static const uint8_t test_secret[GRANT_SECRET_BYTES] = "not-a-real-key!";
+
+Suite *make_ha_store_suite(void);
+
+#define MIB (1024 * 1024)
+#define CA 0xa1
+#define CB 0xb2
+#define TERM 7
+#define OLD_INC 0x1234000000000005ULL
+
+START_TEST(test_alloc_at_exact_ranges)
+{
+	struct seg_alloc *a;
+	uint64_t off;
+
+	ck_assert_int_eq(seg_alloc_create(1 << 20, 64, &a), 0);
+	ck_assert_int_eq(seg_alloc_alloc_at(a, 4096, 100), 0);
+	ck_assert_uint_eq(seg_alloc_used(a), 128);
+	/* overlapping, unaligned, beyond the end: refused, nothing changed */
+	ck_assert_int_eq(seg_alloc_alloc_at(a, 4096 + 64, 64), -ENOSPC);
+	ck_assert_int_eq(seg_alloc_alloc_at(a, 4096 - 64, 128), -ENOSPC);
+	ck_assert_int_eq(seg_alloc_alloc_at(a, 4100, 64), -EINVAL);
+	ck_assert_int_eq(seg_alloc_alloc_at(a, (1 << 20) - 64, 128), -ENOSPC);
+	ck_assert_int_eq(seg_alloc_alloc_at(a, 0, 0), -EINVAL);
+	ck_assert_uint_eq(seg_alloc_used(a), 128);
+	/* ascending offsets, touching; then the whole rest */
+	ck_assert_int_eq(seg_alloc_alloc_at(a, 0, 4096), 0);
+	ck_assert_int_eq(seg_alloc_alloc_at(a, 4096 + 128, 64), 0);
+	ck_assert(seg_alloc_is_consistent(a));
+	ck_assert_uint_eq(seg_alloc_live(a), 3);
+	/* a normal allocation goes where nothing is */
+	ck_assert_int_eq(seg_alloc_alloc(a, 64, &off), 0);
+	ck_assert_uint_ge(off, 4096 + 192);
+	/* freeing coalesces as for any allocation */
+	ck_assert_int_eq(seg_alloc_free(a, 4096), 0);
+	ck_assert_int_eq(seg_alloc_alloc_at(a, 4096, 128), 0);
+	ck_assert(seg_alloc_is_consistent(a));
+	ck_assert_int_eq(seg_alloc_free(a, 0), 0);
+	ck_assert_int_eq(seg_alloc_free(a, 4096), 0);
+	ck_assert_int_eq(seg_alloc_free(a, 4096 + 128), 0);
+	ck_assert_int_eq(seg_alloc_free(a, off), 0);
+	ck_assert_uint_eq(seg_alloc_used(a), 0);
+	ck_assert_uint_eq(seg_alloc_free_ranges(a), 1);
+	ck_assert(seg_alloc_is_consistent(a));
+	seg_alloc_destroy(a);
+}
+END_TEST
+
+struct fx {
+	struct store *s;
+	uint64_t seg_a, seg_b, now;
+};
+
+static uint64_t mount_seg(struct fx *x, uint64_t client, const char *name)
+{
+	struct mount_args a = {
+	    .client_id = client,
+	    .host = name,
+	    .domain = "",
+	    .name = name,
+	    .endpoint = "127.0.0.1:1",
+	    .capacity = 64 * MIB,
+	};
+	char err[128];
+	uint64_t id = 0;
+
+	ck_assert_int_eq(store_mount(x->s, &a, x->now, &id, err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	return id;
+}
+
+static void fx_start(struct fx *x, uint64_t term)
+{
+	struct master_opts o;
+
+	master_opts_defaults(&o);
+	memset(x, 0, sizeof(*x));
+	x->now = 1000000;
+	ck_assert_int_eq(store_create(&o, test_secret, 0x99, &x->s), 0);
+	store_set_term(x->s, term);
+	store_lock(x->s);
+	x->seg_a = mount_seg(x, CA, "seg-a");
+	x->seg_b = mount_seg(x, CB, "seg-b");
+}
+
+static void fx_stop(struct fx *x)
+{
+	store_unlock(x->s);
+	store_destroy(x->s);
+}
+
+static struct object *put(struct fx *x, const char *key)
+{
+	struct object *o = NULL;
+	char err[128];
+
+	ck_assert_int_eq(store_put_start(x->s, "t", key, 4096, 1, x->now, &o,
+					 err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(store_put_end(x->s, "t", key, o->version),
+			 MCREPL_RPC__CODE__OK);
+	return o;
+}
+
+static McreplRpc__IndexEntry record(const char *key, uint64_t offset,
+				    uint64_t version)
+{
+	McreplRpc__IndexEntry e;
+
+	mcrepl_rpc__index_entry__init(&e);
+	e.tenant = (char *)(uintptr_t) "t";
+	e.key = (char *)(uintptr_t)key;
+	e.offset = offset;
+	e.size = 4096;
+	e.version = version;
+	e.incarnation = OLD_INC;
+	return e;
+}
+
+static McreplRpc__Code recover(struct fx *x, uint64_t client, uint64_t seg,
+			       const McreplRpc__IndexEntry *e)
+{
+	char err[128];
+
+	return store_recover(x->s, client, seg, e, x->now, err, sizeof(err));
+}
+
+START_TEST(test_term_in_versions_old_term_stale)
+{
+	struct fx x;
+	struct object *o;
+	uint64_t old = ((uint64_t)(TERM - 1) << 32) | 5;
+
+	fx_start(&x, TERM);
+	o = put(&x, "k");
+	ck_assert_uint_eq(o->version >> 32, TERM);
+	ck_assert_uint_eq(store_term(x.s), TERM);
+	/* a put of an older term the store does not hold: STALE */
+	ck_assert_int_eq(store_put_end(x.s, "t", "gone", old),
+			 MCREPL_RPC__CODE__STALE);
+	ck_assert_int_eq(store_put_revoke(x.s, "t", "gone", old),
+			 MCREPL_RPC__CODE__STALE);
+	/* this term's unknown put is plainly not found */
+	ck_assert_int_eq(
+	    store_put_end(x.s, "t", "gone", ((uint64_t)TERM << 32) | 99),
+	    MCREPL_RPC__CODE__NOT_FOUND);
+	fx_stop(&x);
+}
+END_TEST
+
+START_TEST(test_journal_fed_and_acknowledged)
+{
+	struct fx x;
+	McreplRpc__IndexEntry e[8];
+	struct object *o;
+	char err[128];
+	size_t n;
+
+	fx_start(&x, TERM);
+	o = put(&x, "k1");
+	n = store_journal_fill(
+	    x.s, o->replicas[0].segment_id == x.seg_a ? CA : CB, 0, e, 8);
+	ck_assert_uint_eq(n, 1);
+	ck_assert(!e[0].drop);
+	ck_assert_str_eq(e[0].key, "k1");
+	ck_assert_str_eq(e[0].tenant, "t");
+	ck_assert_uint_eq(e[0].version, o->version);
+	ck_assert_uint_eq(e[0].incarnation, 0x99);
+	ck_assert_uint_eq(e[0].offset, o->replicas[0].offset);
+	ck_assert_uint_eq(e[0].size, 4096);
+	ck_assert_uint_eq(e[0].seq, 1);
+	{
+		uint64_t client =
+		    o->replicas[0].segment_id == x.seg_a ? CA : CB;
+		uint64_t off = o->replicas[0].offset, v = o->version;
+
+		/* remove: a drop follows; acknowledging 1 forgets the put */
+		ck_assert_int_eq(
+		    store_remove(x.s, "t", "k1", x.now, err, sizeof(err)),
+		    MCREPL_RPC__CODE__OK);
+		n = store_journal_fill(x.s, client, 1, e, 8);
+		ck_assert_uint_eq(n, 1);
+		ck_assert(e[0].drop);
+		ck_assert_uint_eq(e[0].seq, 2);
+		ck_assert_uint_eq(e[0].offset, off);
+		ck_assert_uint_eq(e[0].version, v);
+		ck_assert_uint_eq(store_journal_fill(x.s, client, 2, e, 8), 0);
+	}
+	/* no term (a single master): no journal at all */
+	fx_stop(&x);
+	fx_start(&x, 0);
+	put(&x, "k2");
+	ck_assert_uint_eq(store_journal_fill(x.s, CA, 0, e, 8) +
+			      store_journal_fill(x.s, CB, 0, e, 8),
+			  0);
+	fx_stop(&x);
+}
+END_TEST
+
+START_TEST(test_recover_objects)
+{
+	struct fx x;
+	struct object *o;
+	struct store_ha_figures f;
+	uint64_t v = ((uint64_t)(TERM - 1) << 32) | 3;
+	McreplRpc__IndexEntry e = record("r1", 8192, v), e2;
+
+	fx_start(&x, TERM);
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e), MCREPL_RPC__CODE__OK);
+	o = store_find(x.s, "t", "r1");
+	ck_assert_ptr_nonnull(o);
+	ck_assert(o->complete);
+	ck_assert_uint_eq(o->version, v);
+	ck_assert_uint_eq(store_object_incarnation(x.s, o), OLD_INC);
+	ck_assert_uint_eq(o->n_replicas, 1);
+	ck_assert_uint_eq(o->replicas[0].offset, 8192);
+	ck_assert_int_eq(o->replicas[0].status, REPLICA_COMPLETE);
+	/* the same object from the other worker: a second replica */
+	e2 = record("r1", 0, v);
+	ck_assert_int_eq(recover(&x, CB, x.seg_b, &e2), MCREPL_RPC__CODE__OK);
+	ck_assert_uint_eq(store_find(x.s, "t", "r1")->n_replicas, 2);
+	/* again on the same segment, elsewhere: refused */
+	e2 = record("r1", 65536, v);
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e2),
+			 MCREPL_RPC__CODE__ALREADY_EXISTS);
+	/* another version of the key: refused */
+	e2 = record("r1", 65536, v + 1);
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e2),
+			 MCREPL_RPC__CODE__ALREADY_EXISTS);
+	/* overlapping a recovered region */
+	e2 = record("r2", 8192 + 64, v);
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e2),
+			 MCREPL_RPC__CODE__NO_SPACE);
+	/* another client's segment, a bad record */
+	e2 = record("r3", 131072, v);
+	ck_assert_int_eq(recover(&x, CB, x.seg_a, &e2),
+			 MCREPL_RPC__CODE__PERMISSION_DENIED);
+	e2.version = 0;
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e2),
+			 MCREPL_RPC__CODE__INVALID_ARGUMENT);
+	e2 = record("r3", 64 * MIB, v);
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e2),
+			 MCREPL_RPC__CODE__NO_SPACE);
+	store_ha_figures(x.s, &f);
+	ck_assert_uint_eq(f.objects_recovered, 1);
+	ck_assert_uint_eq(f.replicas_recovered, 2);
+	ck_assert_uint_eq(f.recover_refused, 6);
+	/* readable, and the regions are the store's: removing frees them */
+	{
+		char err[128];
+		struct store_figures sf;
+
+		ck_assert_int_eq(
+		    store_remove(x.s, "t", "r1", x.now, err, sizeof(err)),
+		    MCREPL_RPC__CODE__OK);
+		store_figures(x.s, &sf);
+		ck_assert_uint_eq(sf.used, 0);
+		ck_assert_uint_eq(sf.keys, 0);
+	}
+	fx_stop(&x);
+}
+END_TEST
+
+/* A keyless record (a put the journal did not reach) waits for the first
+ * lookup of its key, by stamp key hash; unclaimed, it is freed. */
+START_TEST(test_orphans_adopted_or_expired)
+{
+	struct fx x;
+	struct object *o;
+	struct store_ha_figures f;
+	struct store_figures sf;
+	uint64_t v = ((uint64_t)(TERM - 1) << 32) | 9, last = 0;
+	McreplRpc__IndexEntry e = record("", 4096, v);
+
+	fx_start(&x, TERM);
+	e.tenant = (char *)(uintptr_t) "";
+	e.key_hash = stamp_key_hash("t", 1, "lost", 4);
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e), MCREPL_RPC__CODE__OK);
+	/* its region is reserved: nothing else goes there */
+	e = record("x", 4096, v);
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e),
+			 MCREPL_RPC__CODE__NO_SPACE);
+	/* the same orphan on the other worker */
+	e = record("", 0, v);
+	e.key_hash = stamp_key_hash("t", 1, "lost", 4);
+	ck_assert_int_eq(recover(&x, CB, x.seg_b, &e), MCREPL_RPC__CODE__OK);
+	/* another key's lookup adopts nothing */
+	ck_assert_ptr_null(store_find(x.s, "t", "other"));
+	o = store_find(x.s, "t", "lost");
+	ck_assert_ptr_nonnull(o);
+	ck_assert(o->complete);
+	ck_assert_uint_eq(o->version, v);
+	ck_assert_uint_eq(store_object_incarnation(x.s, o), OLD_INC);
+	ck_assert_uint_eq(o->n_replicas, 2);
+	/* one never claimed: freed after a minute */
+	e = record("", 65536, v + 1);
+	e.key_hash = stamp_key_hash("t", 1, "never", 5);
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e), MCREPL_RPC__CODE__OK);
+	store_figures(x.s, &sf);
+	ck_assert_uint_eq(sf.used, 3 * 4160);
+	x.now += 60000;
+	store_heartbeat(x.s, CA, NULL, NULL, 0, x.now); /* not expired */
+	store_heartbeat(x.s, CB, NULL, NULL, 0, x.now);
+	store_tick(x.s, x.now, &last);
+	store_figures(x.s, &sf);
+	ck_assert_uint_eq(sf.used, 2 * 4160);
+	ck_assert_ptr_null(store_find(x.s, "t", "never"));
+	store_ha_figures(x.s, &f);
+	ck_assert_uint_eq(f.orphans, 3);
+	ck_assert_uint_eq(f.orphans_adopted, 1);
+	ck_assert_uint_eq(f.orphans_expired, 1);
+	ck_assert_uint_eq(f.objects_recovered, 1);
+	fx_stop(&x);
+}
+END_TEST
+
+START_TEST(test_held_segment_gets_no_placement)
+{
+	struct fx x;
+	struct object *o = NULL;
+	char err[128];
+	uint64_t last = 0;
+
+	fx_start(&x, TERM);
+	store_hold_segment(x.s, CA, x.seg_a, x.now + 1000);
+	store_hold_segment(x.s, CA, x.seg_b, x.now + 1000); /* not CA's */
+	ck_assert(store_segments_held(x.s));
+	for (int i = 0; i < 8; i++) {
+		char key[8];
+
+		snprintf(key, sizeof(key), "p%d", i);
+		o = put(&x, key);
+		ck_assert_uint_eq(o->replicas[0].segment_id, x.seg_b);
+	}
+	/* both held: no room anywhere */
+	store_hold_segment(x.s, CB, x.seg_b, x.now + 1000);
+	ck_assert_int_eq(store_put_start(x.s, "t", "none", 4096, 1, x.now, &o,
+					 err, sizeof(err)),
+			 MCREPL_RPC__CODE__NO_SPACE);
+	/* released explicitly, or by the tick past the deadline */
+	store_hold_segment(x.s, CB, x.seg_b, 0);
+	x.now += 1000;
+	store_tick(x.s, x.now, &last);
+	ck_assert(!store_segments_held(x.s));
+	fx_stop(&x);
+	/* a single master (no term) holds nothing */
+	fx_start(&x, 0);
+	store_hold_segment(x.s, CA, x.seg_a, x.now + 1000);
+	ck_assert(!store_segments_held(x.s));
+	fx_stop(&x);
+}
+END_TEST
+
+Suite *make_ha_store_suite(void)
+{
+	Suite *s = suite_create("ha_store");
+	TCase *tc = tcase_create("store");
+
+	tcase_add_test(tc, test_alloc_at_exact_ranges);
+	tcase_add_test(tc, test_term_in_versions_old_term_stale);
+	tcase_add_test(tc, test_journal_fed_and_acknowledged);
+	tcase_add_test(tc, test_recover_objects);
+	tcase_add_test(tc, test_orphans_adopted_or_expired);
+	tcase_add_test(tc, test_held_segment_gets_no_placement);
+	suite_add_tcase(s, tc);
+	return s;
+}
