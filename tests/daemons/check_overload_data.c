@@ -227,24 +227,29 @@ static int small_rcvbuf_connect(uint16_t port)
 }
 
 /* Pipelines READs of an unknown segment (small error replies) without
- * reading any, for up to 1 s; the requests sent whole. */
+ * reading any, until the server has stopped taking them for 500 ms (it
+ * paused the connection: the socket buffers are full) or 20 s passed (a
+ * slow server, under valgrind on a loaded machine, takes longer to get
+ * there). Returns the requests sent whole. */
 static uint64_t flood_reads(int fd)
 {
 	enum { N = 1024 };
 	static uint8_t buf[N * DATA_REQ_BYTES];
 	struct data_req r = {
 	    .op = DATA_OP_READ, .segment_id = 12345, .length = 1};
-	int64_t end = net_now_ms() + 1000;
+	int64_t end = net_now_ms() + 20000, last = net_now_ms();
 	uint64_t sent = 0;
 
 	for (int i = 0; i < N; i++)
 		data_req_encode(&r, buf + (size_t)i * DATA_REQ_BYTES);
-	while (net_now_ms() < end) {
+	while (net_now_ms() < end && net_now_ms() - last < 500) {
 		size_t off = (size_t)(sent % sizeof(buf));
 		size_t n = send_some(fd, buf + off, sizeof(buf) - off);
 
 		sent += n;
-		if (!n)
+		if (n)
+			last = net_now_ms();
+		else
 			harness_sleep_ms(20);
 	}
 	return sent / DATA_REQ_BYTES;
