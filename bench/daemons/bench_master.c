@@ -113,6 +113,7 @@ static void get_issue(struct load *l)
 struct server {
 	struct proc proc;
 	struct load *load;
+	struct preload_keeper *keeper; /* the bench segment's heartbeats */
 };
 
 /* --compare auth: the throwaway auth file and its two credentials. */
@@ -160,8 +161,12 @@ static int server_start(struct server *s, const char *mode, bool authed,
 	else
 		unsetenv("MCREPL_BENCH_NO_GRANTS");
 	if (!l || master_start(&s->proc, flags) != 0 ||
+	    !(s->keeper =
+		  preload_keep((uint16_t)proc_field(&s->proc, "rpc_port"),
+			       authed ? &auth.worker : NULL)) ||
 	    preload_master_as((uint16_t)proc_field(&s->proc, "rpc_port"), keys,
 			      authed ? &auth.worker : NULL, cfg.cred) != 0) {
+		preload_release(s->keeper);
 		free(l);
 		return -1;
 	}
@@ -205,6 +210,7 @@ static void server_stop(struct server *s)
 	rpc_aclient_destroy(s->load->ac);
 	event_base_free(s->load->base);
 	free(s->load);
+	preload_release(s->keeper);
 	proc_stop(&s->proc);
 }
 

@@ -830,6 +830,7 @@ int main(int argc, char **argv)
 	struct probe pr = {0};
 	struct round r[16];
 	struct proc m;
+	struct preload_keeper *keeper;
 	long rss0, rss_peak = 0, rss_after;
 	bool health = true, exit0;
 	uint64_t errors = 0;
@@ -866,8 +867,18 @@ int main(int argc, char **argv)
 	rpc_port = (uint16_t)proc_field(&m, "rpc_port");
 	http_port = (uint16_t)proc_field(&m, "metrics_port");
 	t0 = net_now_s();
-	if (preload_master(rpc_port, keys) != 0) {
-		fprintf(stderr, "bench_stress: loading failed\n");
+	keeper = preload_keep(rpc_port, NULL);
+	if (!keeper || preload_master(rpc_port, keys) != 0) {
+		char tail[2048];
+		off_t end = lseek(err_fd, 0, SEEK_END);
+		ssize_t got = pread(err_fd, tail, sizeof(tail) - 1,
+				    end > (off_t)sizeof(tail) - 1
+					? end - (off_t)sizeof(tail) + 1
+					: 0);
+
+		tail[got > 0 ? got : 0] = 0;
+		fprintf(stderr, "bench_stress: loading failed; master: %s\n",
+			tail);
 		return 1;
 	}
 	printf("loaded %llu objects in %.1f s\n", (unsigned long long)keys,
@@ -895,6 +906,7 @@ int main(int argc, char **argv)
 	printf("after the attackers left: master RSS %ld MiB\n",
 	       rss_after / 1024);
 	rpc_client_close(pr.c);
+	preload_release(keeper);
 	exit0 = proc_stop(&m) == 0;
 	printf("master stderr: %lld bytes; exit %s\n",
 	       (long long)lseek(err_fd, 0, SEEK_END), exit0 ? "0" : "NOT 0");

@@ -1,5 +1,7 @@
 /* Filling a master for the benches (see preload.h). */
 #include <event2/event.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +119,67 @@ static int mount_fake_segment(uint16_t rpc_port, const struct auth_cred *cred)
 		return -1;
 	protobuf_c_message_free_unpacked(r, NULL);
 	return 0;
+}
+
+struct preload_keeper {
+	pthread_t th;
+	uint16_t port;
+	const struct auth_cred *cred;
+	atomic_bool stop;
+};
+
+static void *keeper_run(void *arg)
+{
+	struct preload_keeper *k = arg;
+	rpc_client *c = NULL;
+
+	while (!atomic_load(&k->stop)) {
+		McreplRpc__HeartbeatRequest hb;
+		ProtobufCMessage *r;
+
+		if (!c)
+			c = harness_client_as(k->port, k->cred);
+		mcrepl_rpc__heartbeat_request__init(&hb);
+		hb.client_id = 1;
+		r = c ? harness_call(c, "Heartbeat", &hb.base, NULL) : NULL;
+		if (r)
+			protobuf_c_message_free_unpacked(r, NULL);
+		else if (c) { /* lost: a new connection next time */
+			rpc_client_close(c);
+			c = NULL;
+		}
+		for (int i = 0; i < 10 && !atomic_load(&k->stop); i++)
+			usleep(100 * 1000);
+	}
+	if (c)
+		rpc_client_close(c);
+	return NULL;
+}
+
+struct preload_keeper *preload_keep(uint16_t rpc_port,
+				    const struct auth_cred *worker)
+{
+	struct preload_keeper *k = calloc(1, sizeof(*k));
+
+	if (!k)
+		return NULL;
+	k->port = rpc_port;
+	k->cred = worker;
+	atomic_init(&k->stop, false);
+	if (pthread_create(&k->th, NULL, keeper_run, k) != 0) {
+		free(k);
+		return NULL;
+	}
+	return k;
+}
+
+void preload_release(struct preload_keeper *k)
+{
+	if (!k)
+		return;
+	atomic_store(&k->stop, true);
+	pthread_join(k->th, NULL);
+	free(k);
 }
 
 int preload_master(uint16_t rpc_port, uint64_t keys)

@@ -22,6 +22,16 @@ int preload_master_as(uint16_t rpc_port, uint64_t keys,
 		      const struct auth_cred *worker,
 		      const struct auth_cred *client);
 
+/* The fake segment's client (1) heartbeats like a worker, or the master
+ * drops the segment and every object on it client_ttl (10 s) after the
+ * mount: a thread sends a Heartbeat every second, from before the load
+ * (a load can outlast client_ttl on a busy machine) until preload_release.
+ * NULL when the thread cannot start. */
+struct preload_keeper;
+struct preload_keeper *preload_keep(uint16_t rpc_port,
+				    const struct auth_cred *worker);
+void preload_release(struct preload_keeper *k);
+
 /* CPU seconds (user + system, all threads) pid has used; -1 when /proc
  * cannot tell. */
 double proc_cpu_s(pid_t pid);
