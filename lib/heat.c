@@ -122,6 +122,27 @@ static inline uint32_t cell_sum(const mcrepl_heat_cell *c)
 	return (uint32_t)(a + (a >> 32));
 }
 
+/* The unit doubles back while every bucket fits twice over (hysteresis:
+ * it halved at 65,536 units, it doubles back under 16,384). */
+static void cell_unscale(mcrepl_heat_cell *c)
+{
+	while (c->scale) {
+		uint16_t mx = 0;
+		uint32_t unit;
+
+		for (unsigned i = 0; i < BUCKETS; i++)
+			mx = c->count[i] > mx ? c->count[i] : mx;
+		if (mx >= 1u << 14)
+			return;
+		for (unsigned i = 0; i < BUCKETS; i++)
+			c->count[i] = (uint16_t)(c->count[i] << 1);
+		c->scale--;
+		unit = 1u << c->scale;
+		c->count[c->head % BUCKETS] += (uint16_t)(c->rest / unit);
+		c->rest = (uint16_t)(c->rest % unit);
+	}
+}
+
 /* Move the newest bucket forward to epoch e (0 < e - head < 2^31). */
 static inline void cell_advance(mcrepl_heat_cell *c, uint32_t e)
 {
@@ -129,14 +150,21 @@ static inline void cell_advance(mcrepl_heat_cell *c, uint32_t e)
 
 	if (d >= BUCKETS) {
 		memset(c->count, 0, sizeof(c->count));
+		c->scale = 0;
+		c->rest = 0;
 	} else {
 		for (uint32_t i = 1; i <= d; i++)
 			c->count[(c->head + i) % BUCKETS] = 0;
 	}
 	c->head = e;
 	/* Keep fired within one window of head, so it never wraps. */
-	if (c->fired && e - (c->fired - 1) >= BUCKETS)
-		c->fired = 0;
+	if (c->fired) {
+		uint32_t age = c->fired - 1u + d;
+
+		c->fired = age >= BUCKETS ? 0 : (uint8_t)(age + 1);
+	}
+	if (c->scale) /* rest carries into the new bucket */
+		cell_unscale(c);
 }
 
 /* Bring the cell to epoch e; an older e keeps the newest bucket. */
@@ -148,10 +176,47 @@ static inline void cell_move(mcrepl_heat_cell *c, uint32_t e)
 		return;
 	if (d < HALF_EPOCHS) {
 		cell_advance(c, e);
-	} else if (cell_sum(c) == 0) {
+	} else if (cell_sum(c) == 0 && c->rest == 0) {
 		c->head = e; /* an empty cell has no past to keep */
 		c->fired = 0;
+		c->scale = 0;
 	}
+}
+
+static inline uint32_t cell_total(const mcrepl_heat_cell *c, uint32_t units)
+{
+	return (uint32_t)(((uint64_t)units << c->scale) + c->rest);
+}
+
+/* One read into a scaled or full cell: the rare path of cell_record. */
+static uint32_t cell_add_slow(mcrepl_heat_cell *c, uint16_t *slot)
+{
+	uint32_t unit = 1u << c->scale;
+
+	if (c->rest + 1u < unit) {
+		c->rest++;
+	} else if (*slot < UINT16_MAX) {
+		c->rest = 0;
+		(*slot)++;
+	} else if (c->scale < MCREPL_HEAT_MAX_SCALE) {
+		/* halve every bucket (the others rounded half up), the newest
+		 * keeping its odd unit as reads in rest */
+		uint32_t r = c->rest + 1u + ((*slot & 1u) << c->scale);
+
+		for (unsigned i = 0; i < BUCKETS; i++)
+			if (&c->count[i] != slot)
+				c->count[i] =
+				    (uint16_t)((c->count[i] + 1u) >> 1);
+		*slot >>= 1;
+		c->scale++;
+		unit <<= 1;
+		if (r >= unit) {
+			r -= unit;
+			(*slot)++;
+		}
+		c->rest = (uint16_t)r;
+	} /* else: 2^32 reads a window, no longer counted */
+	return cell_total(c, cell_sum(c));
 }
 
 static inline mcrepl_heat_event cell_record(mcrepl_heat_cell *c, uint32_t e,
@@ -167,9 +232,11 @@ static inline mcrepl_heat_event cell_record(mcrepl_heat_cell *c, uint32_t e,
 	 * 16-bit store into one of them stalls store-to-load forwarding
 	 * (about 7 ns of a read that costs 100). */
 	n = cell_sum(c);
-	if (*slot < UINT16_MAX) {
+	if (__builtin_expect(!c->scale && *slot < UINT16_MAX, 1)) {
 		(*slot)++;
 		n++;
+	} else {
+		n = cell_add_slow(c, slot);
 	}
 	if (count_out)
 		*count_out = n;
@@ -177,9 +244,9 @@ static inline mcrepl_heat_event cell_record(mcrepl_heat_cell *c, uint32_t e,
 		return MCREPL_HEAT_COLD;
 	/* advance() forgets a firing a window old: refire >= BUCKETS is
 	 * once per window */
-	if (c->fired && c->head - (c->fired - 1) < refire)
+	if (c->fired && c->fired - 1u < refire)
 		return MCREPL_HEAT_HOT;
-	c->fired = c->head + 1;
+	c->fired = 1;
 	return MCREPL_HEAT_CROSSED;
 }
 
@@ -188,11 +255,13 @@ static inline uint32_t cell_count(const mcrepl_heat_cell *c, uint32_t e)
 	uint32_t d = e - c->head;
 	uint32_t n = 0;
 
-	if (d >= HALF_EPOCHS)
-		return cell_sum(c); /* now is before the newest bucket */
+	if (d >= HALF_EPOCHS) /* now is before the newest bucket */
+		return cell_total(c, cell_sum(c));
+	if (d >= BUCKETS)
+		return 0;
 	for (uint32_t i = d; i < BUCKETS; i++)
 		n += c->count[(c->head - (i - d)) % BUCKETS];
-	return n;
+	return cell_total(c, n);
 }
 
 /* Most reads land in the cell's newest bucket: see that with a multiply

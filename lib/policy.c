@@ -156,35 +156,72 @@ void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 	}
 }
 
+double mcrepl_policy_noise_z(uint32_t segments)
+{
+	/* exp(-z^2 / 2) = 1 / (100 n): the chance that the largest of n
+	 * normal counts passes z deviations is below n phi(z) / z, under
+	 * 0.1 % (z = 3.46 at 4 segments, 3.66 at 8, 4.80 at 1,024) */
+	return sqrt(2.0 * log(100.0 * (double)(segments ? segments : 1)));
+}
+
+/* The excess over the mean that sampling noise and the tolerance allow:
+ * max(t mean, z sqrt(mean)). */
+static double band(const mcrepl_config *cfg, double mean, uint32_t segments)
+{
+	double t = cfg ? cfg->balance_tolerance : 0;
+	double a = t * mean, b = mcrepl_policy_noise_z(segments) * sqrt(mean);
+
+	return a > b ? a : b;
+}
+
 bool mcrepl_policy_overloaded(const mcrepl_config *cfg, const mcrepl_balance *b)
 {
-	double mean, excess, z, t = cfg ? cfg->balance_tolerance : 0;
+	double mean;
 
 	if (!b || !b->segments || !b->load_sum)
 		return false;
 	mean = (double)b->load_sum / (double)b->segments;
-	excess = (double)b->key_load - mean;
-	/* beyond the tolerance, and beyond what the largest of `segments`
-	 * Poisson read counts shows by chance: z = max(3, sqrt(2 ln n))
-	 * standard deviations (3 up to 90 segments, 3.7 at 1,024) */
-	z = sqrt(2.0 * log((double)b->segments));
-	if (z < 3.0)
-		z = 3.0;
-	return excess > t * mean && excess * excess > z * z * mean;
+	return (double)b->key_load - mean > band(cfg, mean, b->segments);
+}
+
+bool mcrepl_policy_worth(const mcrepl_config *cfg, const mcrepl_balance *b,
+			 uint32_t count, uint32_t readable)
+{
+	double mean;
+
+	if (!b || !b->segments || !b->load_sum)
+		return false;
+	mean = (double)b->load_sum / (double)b->segments;
+	/* the reads the copy takes over, count / (r + 1) with count less two
+	 * standard deviations, against half the band: a copy that cannot
+	 * move half of what the gate tolerates is one of many small steps
+	 * where the oracle makes one large one, and a key that reaches it
+	 * only by a chance burst is not hot enough */
+	return 2.0 * ((double)count - 2.0 * sqrt((double)count)) >=
+	       (double)((readable ? readable : 1) + 1) *
+		   band(cfg, mean, b->segments);
 }
 
 bool mcrepl_policy_helps(const mcrepl_config *cfg,
 			 const mcrepl_cluster_view *cl, const mcrepl_balance *b,
 			 uint32_t count, uint32_t readable)
 {
-	uint64_t fair;
+	double c = count, w, q, d, rest;
 
 	if (!cfg || !(cfg->balance_tolerance > 0) || !cl || !cl->nodes)
 		return true;
-	if (mcrepl_policy_overloaded(cfg, b))
+	if (mcrepl_policy_overloaded(cfg, b) &&
+	    mcrepl_policy_worth(cfg, b, count, readable))
 		return true;
-	fair = (cl->window_reads + cl->nodes - 1) / cl->nodes;
-	return (uint64_t)count >= (uint64_t)(readable ? readable : 1) * fair;
+	/* the key alone fills a node's fair share per replica: its excess
+	 * over r shares, d = c - q W with q = r / N, beyond two standard
+	 * deviations of it, Var d = c (1 - q)^2 + (W - c) q^2 (the key's
+	 * count and the rest of the cluster's, Poisson) */
+	w = (double)cl->window_reads;
+	q = (double)(readable ? readable : 1) / (double)cl->nodes;
+	rest = w > c ? w - c : 0;
+	d = c - q * (c + rest);
+	return d > 0 && d * d >= 4.0 * (c * (1 - q) * (1 - q) + rest * q * q);
 }
 
 bool mcrepl_policy_should_retire(const mcrepl_config *cfg,

@@ -333,7 +333,7 @@ START_TEST(test_heat_cell_time_goes_backwards)
 	/* going back after crossing never fires a second time */
 	for (uint64_t i = 0; i < 6; i++)
 		mcrepl_heat_cell_record(&c, &p, 5000, NULL);
-	ck_assert_uint_eq(c.fired, 5);
+	ck_assert_uint_eq(c.fired, 1); /* fired in the newest bucket */
 	for (uint64_t i = 1; i <= 10; i++)
 		ck_assert_int_eq(
 		    mcrepl_heat_cell_record(&c, &p, 5000 - 500 * i, NULL),
@@ -361,7 +361,9 @@ START_TEST(test_heat_cell_zero_cell_far_clock)
 }
 END_TEST
 
-/* Per-bucket counters saturate; the largest threshold is still reachable. */
+/* Per-bucket counters do not saturate: past 65,535 reads a bucket the
+ * cell counts in units of 2, 4, ... reads; the largest threshold is still
+ * reachable and fires once. */
 START_TEST(test_heat_cell_saturation)
 {
 	mcrepl_heat_cell c = MCREPL_HEAT_CELL_INIT;
@@ -377,9 +379,80 @@ START_TEST(test_heat_cell_saturation)
 			crossed +=
 			    mcrepl_heat_cell_record(&c, &p, b * 1250, &n) ==
 			    MCREPL_HEAT_CROSSED;
-	ck_assert_uint_eq(n, MCREPL_HEAT_MAX_THRESHOLD);
+	/* 70,000 reads = 35,000 units of 2 in every bucket: exact */
+	ck_assert_uint_eq(n, 560000);
 	ck_assert_uint_eq(crossed, 1);
+	ck_assert_uint_eq(c.scale, 1);
+	ck_assert_uint_eq(c.count[0], 35000);
+	ck_assert_uint_eq(c.rest, 0);
+}
+END_TEST
+
+/* The unit doubles at the 65,536th read of a bucket, reads in between are
+ * kept in rest, and the count stays exact. */
+START_TEST(test_heat_cell_scale_steps)
+{
+	mcrepl_heat_cell c = MCREPL_HEAT_CELL_INIT;
+	mcrepl_heat_params p = {.bucket_ms = 1250, .threshold = 1u << 30};
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < 65535; i++)
+		mcrepl_heat_cell_record(&c, &p, 0, &n);
+	ck_assert_uint_eq(n, 65535);
+	ck_assert_uint_eq(c.scale, 0);
 	ck_assert_uint_eq(c.count[0], 65535);
+	mcrepl_heat_cell_record(&c, &p, 0, &n);
+	ck_assert_uint_eq(n, 65536);
+	ck_assert_uint_eq(c.scale, 1);
+	ck_assert_uint_eq(c.count[0], 32768);
+	ck_assert_uint_eq(c.rest, 0);
+	mcrepl_heat_cell_record(&c, &p, 0, &n);
+	ck_assert_uint_eq(n, 65537);
+	ck_assert_uint_eq(c.rest, 1);
+	ck_assert_uint_eq(c.count[0], 32768);
+	mcrepl_heat_cell_record(&c, &p, 0, &n);
+	ck_assert_uint_eq(n, 65538);
+	ck_assert_uint_eq(c.rest, 0);
+	ck_assert_uint_eq(c.count[0], 32769);
+	/* 131,072: the second doubling, units of 4 */
+	for (uint32_t i = 65538; i < 131072; i++)
+		mcrepl_heat_cell_record(&c, &p, 0, &n);
+	ck_assert_uint_eq(n, 131072);
+	ck_assert_uint_eq(c.scale, 2);
+	ck_assert_uint_eq(c.count[0], 32768);
+	ck_assert_uint_eq(mcrepl_heat_cell_count(&c, &p, 0), 131072);
+}
+END_TEST
+
+/* A key read 180 k times a second (225,000 reads a 1.25 s bucket): the
+ * window counts 1.8 M, as the policy's projection needs; the unit shrinks
+ * back once the key cools; a window of silence resets it. */
+START_TEST(test_heat_cell_hot_key_rate)
+{
+	mcrepl_heat_cell c = MCREPL_HEAT_CELL_INIT;
+	mcrepl_heat_params p = {.bucket_ms = 1250, .threshold = 1u << 30};
+	uint32_t n = 0;
+
+	for (uint64_t b = 0; b < 16; b++)
+		for (uint32_t i = 0; i < 225000; i++)
+			mcrepl_heat_cell_record(&c, &p, b * 1250, &n);
+	ck_assert_uint_eq(n, 1800000);
+	ck_assert_uint_eq(c.scale, 2);
+	ck_assert_uint_eq(c.count[15 % 8], 56250);
+	ck_assert_uint_eq(mcrepl_heat_cell_count(&c, &p, 16 * 1250), 1575000);
+	/* the key cools to 1,000 reads a bucket */
+	for (uint64_t b = 16; b < 24; b++)
+		for (uint32_t i = 0; i < 1000; i++)
+			mcrepl_heat_cell_record(&c, &p, b * 1250, &n);
+	/* bucket 23: the window holds buckets 16..23 at 1,000 each; the
+	 * unit came back to single reads once the hot buckets had left */
+	ck_assert_uint_eq(n, 8000);
+	ck_assert_uint_eq(c.scale, 0);
+	ck_assert_uint_eq(c.count[23 % 8], 1000);
+	ck_assert_uint_eq(mcrepl_heat_cell_record(&c, &p, 40 * 1250, &n),
+			  MCREPL_HEAT_COLD);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(c.scale, 0);
 }
 END_TEST
 
@@ -1044,6 +1117,8 @@ Suite *make_heat_suite(void)
 	tcase_add_test(cell, test_heat_cell_time_goes_backwards);
 	tcase_add_test(cell, test_heat_cell_zero_cell_far_clock);
 	tcase_add_test(cell, test_heat_cell_saturation);
+	tcase_add_test(cell, test_heat_cell_scale_steps);
+	tcase_add_test(cell, test_heat_cell_hot_key_rate);
 	suite_add_tcase(s, cell);
 
 	tcase_add_test(table, test_heat_create_invalid);

@@ -148,9 +148,13 @@ START_TEST(test_policy_cap_knob_and_null_view)
 }
 END_TEST
 
-/* Balance gate, tolerance 0.05: overloaded when the excess is above 5 %
- * of the mean and above 3 sqrt(mean); otherwise a key must fill a node's
- * fair share per replica (window 8000 reads, 4 nodes: 2000). */
+/* Balance gate, tolerance 0.05: overloaded when the excess is above
+ * band = max(5 % of the mean, z sqrt(mean)), z = sqrt(2 ln(100 n)) (3.4616
+ * at 4 segments, 4.8035 at 1,024); a copy is worth it when it takes over
+ * half the band, 2 (count - 2 sqrt(count)) >= (r + 1) band; otherwise a
+ * key must fill a node's fair share per replica with two deviations to
+ * spare: window 8000 reads, 4 nodes, d = c - (r / 4) 8000, d^2 >= 4 (c (1 -
+ * r/4)^2 + (8000 - c) (r/4)^2): c >= 2079 for one replica, 4090 for two. */
 static const struct bal_case {
 	const char *name;
 	uint64_t key_load, load_sum;
@@ -160,24 +164,43 @@ static const struct bal_case {
 	bool overloaded, helps;
 } bal_cases[] = {
     {"nothing known, a small key", 0, 0, 0, 0.05, 1999, 1, false, false},
-    {"nothing known, a key filling a node", 0, 0, 0, 0.05, 2000, 1, false,
+    {"nothing known, a key filling a node within the noise", 0, 0, 0, 0.05,
+     2078, 1, false, false},
+    {"nothing known, a key filling a node", 0, 0, 0, 0.05, 2079, 1, false,
      true},
-    {"no reads yet", 0, 0, 8, 0.05, 2000, 1, false, true},
-    /* mean 4: 3 sqrt(4) = 6 */
+    {"no reads yet", 0, 0, 8, 0.05, 2079, 1, false, true},
+    /* mean 4: band 3.4616 sqrt(4) = 6.92 */
     {"within the noise", 10, 16, 4, 0.05, 3999, 2, false, false},
-    {"within the noise, two shares for two replicas", 10, 16, 4, 0.05, 4000, 2,
+    {"within the noise, two shares for two replicas, within their noise", 10,
+     16, 4, 0.05, 4089, 2, false, false},
+    {"within the noise, two shares for two replicas", 10, 16, 4, 0.05, 4090, 2,
      false, true},
-    {"beyond the noise", 11, 16, 4, 0.05, 1, 1, true, true},
-    /* mean 1600: 5 % = 80, 3 sqrt = 120 */
-    {"mean 1600: at three deviations", 1720, 6400, 4, 0.05, 1, 1, false, false},
-    {"mean 1600: one read beyond", 1721, 6400, 4, 0.05, 1, 1, true, true},
-    /* mean 10000: 5 % = 500, 3 sqrt = 300 */
-    {"mean 10000: at the tolerance", 10500, 40000, 4, 0.05, 1, 1, false, false},
-    {"mean 10000: one read above", 10501, 40000, 4, 0.05, 1, 1, true, true},
-    /* 1,024 segments, mean 1600: z = sqrt(2 ln 1024) = 3.72: 148.9 */
-    {"1,024 segments: within the largest count's noise", 1748, 1638400, 1024,
-     0.05, 1, 1, false, false},
-    {"1,024 segments: beyond it", 1749, 1638400, 1024, 0.05, 1, 1, true, true},
+    {"beyond the noise, a copy moving under half the band", 11, 16, 4, 0.05,
+     14, 1, true, false},
+    {"beyond the noise, a copy moving half the band", 11, 16, 4, 0.05, 15, 1,
+     true, true},
+    /* mean 1600: 5 % = 80, 3.4616 sqrt = 138.47 */
+    {"mean 1600: within the noise", 1738, 6400, 4, 0.05, 165, 1, false,
+     false},
+    {"mean 1600: one read beyond", 1739, 6400, 4, 0.05, 165, 1, true, true},
+    {"mean 1600: not worth a copy", 1739, 6400, 4, 0.05, 164, 1, true, false},
+    {"mean 1600: two replicas, a third needs 1.5 bands", 1739, 6400, 4, 0.05,
+     238, 2, true, false},
+    {"mean 1600: two replicas, 1.5 bands", 1739, 6400, 4, 0.05, 239, 2, true,
+     true},
+    /* mean 10000: 5 % = 500, 3.4616 sqrt = 346.2 */
+    {"mean 10000: at the tolerance", 10500, 40000, 4, 0.05, 547, 1, false,
+     false},
+    {"mean 10000: one read above", 10501, 40000, 4, 0.05, 547, 1, true, true},
+    {"mean 10000: under half the band", 10501, 40000, 4, 0.05, 546, 1, true,
+     false},
+    /* 1,024 segments, mean 1600: 4.8035 sqrt(1600) = 192.1 */
+    {"1,024 segments: within the largest count's noise", 1792, 1638400, 1024,
+     0.05, 222, 1, false, false},
+    {"1,024 segments: beyond it", 1793, 1638400, 1024, 0.05, 222, 1, true,
+     true},
+    {"1,024 segments: beyond it, not worth a copy", 1793, 1638400, 1024, 0.05,
+     221, 1, true, false},
     {"below the mean", 1000, 8000, 4, 0.05, 1999, 1, false, false},
     {"tolerance 0 turns the gate off", 1000, 8000, 4, 0.0, 1, 1, false, true},
 };
@@ -196,6 +219,19 @@ START_TEST(test_policy_balance_gate)
 					  tc->readable) == tc->helps,
 		      "%s", tc->name);
 	ck_assert(mcrepl_policy_helps(&c, NULL, &b, 0, 1));
+}
+END_TEST
+
+START_TEST(test_policy_noise_z)
+{
+	ck_assert_double_eq_tol(mcrepl_policy_noise_z(0), 3.0349, 1e-4);
+	ck_assert_double_eq_tol(mcrepl_policy_noise_z(1), 3.0349, 1e-4);
+	ck_assert_double_eq_tol(mcrepl_policy_noise_z(4), 3.4616, 1e-4);
+	ck_assert_double_eq_tol(mcrepl_policy_noise_z(8), 3.6564, 1e-4);
+	ck_assert_double_eq_tol(mcrepl_policy_noise_z(64), 4.1867, 1e-4);
+	ck_assert_double_eq_tol(mcrepl_policy_noise_z(1024), 4.8035, 1e-4);
+	/* worth knows nothing without loads */
+	ck_assert(!mcrepl_policy_worth(NULL, NULL, 1000, 1));
 }
 END_TEST
 
@@ -364,7 +400,8 @@ START_TEST(test_policy_admit)
 	    .key_state = {false, tc->action_until, 0},
 	    .now_ms = NOW,
 	    .cluster = &cl,
-	    /* 64 segments, mean 2000 reads: overloaded above 2100 */
+	    /* 64 segments, mean 2000 reads: overloaded above 2000 +
+	     * 4.1867 sqrt(2000) = 2187.2 */
 	    .balance = {tc->key_load, 128000, 64},
 	};
 
@@ -426,12 +463,20 @@ START_TEST(test_policy_leases_auto_and_rfc)
 	ck_assert_int_eq(propose4(t, "b", 32, even, &cl, &res),
 			 MCREPL_EREJECTED);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
-	/* overloaded: the least read-loaded target (3), not the emptiest (2) */
-	ck_assert_int_eq(propose4(t, "c", 32, busy1, &cl, &res), MCREPL_OK);
+	/* overloaded (mean 2000, band 3.4616 sqrt(2000) = 154.8), but 181
+	 * hits less two deviations (154.1) take over 77.1 reads, under half
+	 * the band: not worth a copy */
+	ck_assert_int_eq(propose4(t, "c0", 181, busy1, &cl, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	/* 182 hits: the least read-loaded target (3), not the emptiest (2) */
+	ck_assert_int_eq(propose4(t, "c", 182, busy1, &cl, &res), MCREPL_OK);
 	ck_assert_uint_eq(res.lease.target.v, 3);
 	mcrepl_leases_destroy(t);
 
-	/* a single key read 8 times on a small cluster gets its copy */
+	/* a single key read 8 times on a small cluster gets its copy: it
+	 * fills a node's fair share, d = 8 - 4 = 4, with two deviations to
+	 * spare, 4 Var d = 4 x 8 x (1/2)^2 = 8 <= 16 */
 	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
 	ck_assert_int_eq(propose4(t, "d", 7, none, &tiny, &res),
 			 MCREPL_EREJECTED);
@@ -500,6 +545,7 @@ Suite *make_policy_suite(void)
 	tcase_add_test(tc, test_policy_cap_knob_and_null_view);
 	tcase_add_loop_test(tc, test_policy_balance_gate, 0,
 			    sizeof(bal_cases) / sizeof(bal_cases[0]));
+	tcase_add_test(tc, test_policy_noise_z);
 	tcase_add_test(tc, test_policy_balance_from_views);
 	tcase_add_loop_test(tc, test_policy_retire, 0,
 			    sizeof(ret_cases) / sizeof(ret_cases[0]));

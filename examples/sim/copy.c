@@ -178,8 +178,12 @@ static void on_end(struct sim_master *m, struct sim_copy *x, uint64_t now)
 		mcrepl_stats_add(m->stats, MCREPL_STAT_TASKS_COMPLETED, 1);
 		mcrepl_stats_add(m->stats, MCREPL_STAT_REPLICAS, 1);
 		count_domains(m, x);
-		if (now >= m->late_from_ms)
+		if (now >= m->late_from_ms) {
 			m->late_copies++;
+			if (m->heat_at_late &&
+			    m->heat_at_late[x->obj] < m->thr_at_late)
+				m->late_new_copies++;
+		}
 		if (m->au.on && !m->cfg->domain_aware) /* fan on at once */
 			sim_master_retrigger(m, x->obj, now);
 	} else {

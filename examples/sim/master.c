@@ -73,7 +73,23 @@ void sim_master_free(struct sim_master *m)
 	free(m->order);
 	free(m->batch);
 	free(m->swept);
+	free(m->heat_at_late);
 	memset(m, 0, sizeof(*m));
+}
+
+void sim_master_snapshot_late(struct sim_master *m, uint64_t now)
+{
+	uint64_t n = m->c->n_objs;
+
+	if (m->heat_at_late || !(m->heat_at_late = malloc(n * 4 + 4)))
+		return;
+	m->thr_at_late = m->hp.threshold;
+	for (uint64_t o = 0; o < n; o++) {
+		const mcrepl_heat_cell *cell = sim_master_cell(m, o, 0, false);
+
+		m->heat_at_late[o] =
+		    cell ? mcrepl_heat_cell_count(cell, &m->hp, now) : 0;
+	}
 }
 
 void sim_master_key(const struct sim_master *m, uint64_t o, char *buf,

@@ -100,10 +100,18 @@ struct sim_master {
 	uint64_t retired;      /* dynamic replicas retired (auto) */
 	uint64_t late_from_ms; /* the last third of the run starts */
 	uint64_t late_copies;  /* copies completed from then on */
+	/* each object's heat when the last third starts, and the trigger
+	 * threshold then: a late copy of a key that was not hot then is one
+	 * of a key whose popularity moved (late_new_copies) */
+	uint32_t *heat_at_late, thr_at_late;
+	uint64_t late_new_copies;
 };
 
 int sim_master_init(struct sim_master *m, const struct sim_opts *o,
 		    struct sim_cluster *c, const struct trace *trace);
+/* Snapshot every object's heat at now (once, when the last third of the
+ * run starts). */
+void sim_master_snapshot_late(struct sim_master *m, uint64_t now);
 void sim_master_free(struct sim_master *m);
 
 /* The key of object o ("key-<o>" or "block-<id>") into buf. */

@@ -115,10 +115,11 @@ void sim_report_summary(FILE *f, const struct sim_result *r)
 		",\"dynamic_bytes_share\":%.6f,\"copy_bytes\":%" PRIu64
 		",\"copies\":%" PRIu64 ",\"copies_failed\":%" PRIu64
 		",\"leases_expired\":%" PRIu64 ",\"evicted\":%" PRIu64
-		",\"late_copies\":%" PRIu64 ",\"retired\":%" PRIu64,
+		",\"late_copies\":%" PRIu64 ",\"late_new_copies\":%" PRIu64
+		",\"retired\":%" PRIu64,
 		r->replicated_keys, r->dyn_replicas, r->dyn_share,
 		r->copy_bytes, r->copies, r->copies_failed, r->leases_expired,
-		r->evicted, r->late_copies, r->retired);
+		r->evicted, r->late_copies, r->late_new_copies, r->retired);
 	fprintf(f,
 		",\"observed_hot\":%" PRIu64 ",\"accepted\":%" PRIu64
 		",\"would_propose\":%" PRIu64 ",\"triggers_dropped\":%" PRIu64

@@ -218,6 +218,8 @@ static int loop(struct run *u, uint64_t total_ms, uint64_t interval_ms)
 		}
 		sim_gen_tick(&u->g, &u->m, now, end);
 		sim_master_events(&u->m, now);
+		if (now >= u->m.late_from_ms && !u->m.heat_at_late)
+			sim_master_snapshot_late(&u->m, now);
 		sim_auto_tick(&u->m, now);
 		sim_master_admit(&u->m, now);
 		sim_master_sweep(&u->m, now);
@@ -250,6 +252,7 @@ static void finish(struct run *u, const struct trace *t, double t0)
 	r->copies = u->m.copies_done;
 	r->copies_failed = u->m.copies_failed;
 	r->late_copies = u->m.late_copies;
+	r->late_new_copies = u->m.late_new_copies;
 
 	r->retired = u->m.retired;
 	r->evicted = u->m.evicted;

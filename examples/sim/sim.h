@@ -27,6 +27,9 @@ struct sim_result {
 	double dyn_share; /* dynamic bytes / primary bytes, at the end */
 	uint64_t copy_bytes, copies, copies_failed, leases_expired, evicted;
 	uint64_t late_copies; /* completed in the last third of the run */
+	/* of those, copies of keys below the trigger threshold when the last
+	 * third began (their popularity moved) */
+	uint64_t late_new_copies;
 	double noise_floor;   /* max/mean of an even spread, sampling only */
 	uint64_t retired;     /* dynamic replicas retired as cold (auto) */
 	uint64_t observed_hot, accepted, would_propose, triggers_dropped;

@@ -16,7 +16,8 @@
  * old: the estimate is within one bucket's hits below the exact sliding
  * count. (When W is not a multiple of BUCKETS ms, b is rounded up and the
  * covered span may reach up to BUCKETS-1 ms past W.) Per-bucket counters
- * saturate at 65535.
+ * do not saturate: past 65,535 reads a cell counts in larger units (SCALE,
+ * below), exact to 2^-14 of the count.
  *
  * TRIGGER. record() returns MCREPL_HEAT_CROSSED when the windowed count is at
  * or above the threshold and no CROSSED was reported for this key within the
@@ -72,7 +73,8 @@ extern "C" {
 #endif
 
 #define MCREPL_HEAT_BUCKETS 8
-/* Largest threshold the window can represent (8 buckets x 65535). */
+/* Largest threshold a config derives (8 buckets x 65535); counts may pass
+ * it (a cell scales its unit, see mcrepl_heat_cell). */
 #define MCREPL_HEAT_MAX_THRESHOLD 524280u
 
 typedef enum mcrepl_heat_event {
@@ -99,16 +101,33 @@ MCREPL_API void mcrepl_heat_params_init(mcrepl_heat_params *p,
 
 /* ---- (b) the embeddable cell ---------------------------------------- */
 
+/*
+ * SCALE. A bucket counts reads in units of 2^scale (scale 0 = single
+ * reads); rest holds the reads of the current unit not yet whole
+ * (< 2^scale). When the newest bucket would pass 65,535 units the cell
+ * halves every bucket and doubles its unit (up to 2^MCREPL_HEAT_MAX_SCALE),
+ * so a key read 180 k times a second (225 k reads per default bucket) is
+ * still counted, within 2^scale reads per bucket (a relative error below
+ * 2^-14 of the count); when every bucket has fallen under 16,384 units at
+ * a bucket boundary the unit halves again. The windowed count is
+ * (sum of buckets) << scale + rest, at most about 2^32 - 2^17.
+ */
+#define MCREPL_HEAT_MAX_SCALE 13
+
 typedef struct mcrepl_heat_cell {
-	uint32_t head;	/* epoch of the newest bucket (mod 2^32) */
-	uint32_t fired; /* epoch of the last CROSSED + 1; 0 = never */
+	uint32_t head; /* epoch of the newest bucket (mod 2^32) */
+	/* 1 + buckets since the last CROSSED (that bucket = 1); 0 = none
+	 * within the window */
+	uint8_t fired;
+	uint8_t scale;	/* a bucket counts reads in units of 2^scale */
+	uint16_t rest;	/* reads towards the next unit, < 2^scale */
 	uint16_t count[MCREPL_HEAT_BUCKETS];
 } mcrepl_heat_cell;
 
 /* A zeroed cell is valid (no reads). */
 #define MCREPL_HEAT_CELL_INIT                                                  \
 	{                                                                      \
-		0, 0,                                                          \
+		0, 0, 0, 0,                                                    \
 		{                                                              \
 			0                                                      \
 		}                                                              \

@@ -117,25 +117,55 @@ MCREPL_API void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 				      size_t n_replicas, mcrepl_balance *out);
 
 /*
+ * How many standard deviations of a Poisson read count the largest of
+ * `segments` counts may show by chance: z = sqrt(2 ln(100 n)), n =
+ * segments (0 reads as 1), so that n phi(z) / z, a bound on the chance
+ * that any of n normal counts passes z deviations, stays below 0.1 % per
+ * look (3.03 at 1 segment, 3.46 at 4, 3.66 at 8, 4.80 at 1,024). The gate
+ * is looked at once per hot key and bucket, so a smaller z (the median of
+ * the largest count, sqrt(2 ln n)) copied keys on nodes loaded by chance
+ * for as long as a run lasts.
+ */
+MCREPL_API double mcrepl_policy_noise_z(uint32_t segments);
+
+/*
  * Is the key's least-loaded replica segment overloaded? With n = segments,
  * mean = load_sum / n, t = balance_tolerance and excess = key_load - mean:
- * excess > t * mean and excess > z * sqrt(mean), z = max(3, sqrt(2 ln n)):
- * beyond what the largest of n Poisson read counts shows by chance (z = 3
- * up to 90 segments, 3.7 at 1,024), since a difference
- * that sampling noise explains is no imbalance. False when nothing is
- * known (segments or load_sum 0).
+ * excess > band = max(t * mean, z * sqrt(mean)), z =
+ * mcrepl_policy_noise_z(n): beyond the tolerance and beyond what sampling
+ * noise explains. False when nothing is known (segments or load_sum 0).
  */
 MCREPL_API bool mcrepl_policy_overloaded(const mcrepl_config *cfg,
 					 const mcrepl_balance *b);
 
 /*
+ * Is one more replica of a key with `count` hits and `readable` readable
+ * replicas worth its memory? True when the reads it takes over, c /
+ * (readable + 1) with c = count - 2 sqrt(count) (two standard deviations
+ * of a Poisson count to spare; readable 0 reads as 1), are at least half
+ * the band of mcrepl_policy_overloaded(): 2 c >= (readable + 1) * band. A
+ * copy
+ * that moves less cannot by itself bring an overloaded node back, and a
+ * run of such copies spends several replicas where one copy of the hotter
+ * key would do. False when nothing is known.
+ */
+MCREPL_API bool mcrepl_policy_worth(const mcrepl_config *cfg,
+				    const mcrepl_balance *b, uint32_t count,
+				    uint32_t readable);
+
+/*
  * Does one more replica of a key with `count` hits and `readable` readable
  * replicas help? balance_tolerance 0 or no cluster view: always (no gate).
- * Otherwise when mcrepl_policy_overloaded(), or when the key alone fills a
- * node's fair share per replica, count >= readable * ceil(window_reads /
- * nodes) (what decides when loads are unknown or too few, e.g. while the
- * window fills or on a small cluster: a single key read `threshold` times
- * on a 2-node cluster).
+ * Otherwise when mcrepl_policy_overloaded() and mcrepl_policy_worth(), or
+ * when the key alone fills a node's fair share per replica with two
+ * standard deviations to spare: with c = count, W = window_reads (W < c
+ * reads as c), q = readable / nodes (readable 0 reads as 1), the excess
+ * d = c - q W is positive and d^2 >= 4 (c (1 - q)^2 + (W - c) q^2), the
+ * variance of d when the key's count and the rest are Poisson. That rule
+ * decides when loads are unknown or too few, e.g. while the window fills
+ * or on a small cluster: a single key read `threshold` = 8 times on a
+ * 2-node cluster (d = 4, 4 Var = 8) gets its copy; a key read 16 times
+ * out of 8 nodes' first 100 reads (d = 3.5, 4 Var = 54) does not.
  */
 MCREPL_API bool mcrepl_policy_helps(const mcrepl_config *cfg,
 				    const mcrepl_cluster_view *cl,
