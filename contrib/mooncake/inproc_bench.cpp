@@ -19,6 +19,8 @@
 // key crosses the default 0.8 reads/s threshold within the first second, and
 // the admission thread then judges them all at once; the warm-up lets the
 // cells measure the steady state after that burst).
+// POLICY=<auto|rfc> in the environment sets the patched master's
+// dynamic_replication_policy (a build without that option ignores it).
 // The key sequence is drawn before timing (Zipf 0.99 by inverse CDF, seeded)
 // and shared by every cell, so modes and builds read the same keys.
 #include <glog/logging.h>
@@ -161,6 +163,15 @@ Cell Run(mooncake::MasterService& svc, const Seq& s, int threads,
                 (proc - reader_cpu) / el, errs};
 }
 
+// config.dynamic_replication_policy = p where the build has that field.
+template <typename C>
+auto SetPolicy(C& c, const char* p, int)
+    -> decltype(c.dynamic_replication_policy = p, void()) {
+    c.dynamic_replication_policy = p;
+}
+template <typename C>
+void SetPolicy(C&, const char*, long) {}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -178,6 +189,9 @@ int main(int argc, char** argv) {
     for (const char* mode : {"off", "observe", "enforce"}) {
         mooncake::MasterServiceConfig config;
         config.dynamic_replication_mode = mode;
+        if (const char* policy = getenv("POLICY")) {
+            SetPolicy(config, policy, 0);
+        }
         mooncake::MasterService svc(config);
         if (!Load(svc, s)) {
             fprintf(stderr, "load failed (mode %s)\n", mode);
