@@ -191,13 +191,37 @@ static int connect_fd(rpc_client *c, int timeout_ms, int64_t deadline,
 	return c->cfg.cred ? handshake(c, deadline, err, errlen) : RPC_OK;
 }
 
+/* A TLS master judges the client's certificate once the handshake is
+ * done and may then refuse the connection with one frame (request_id 0):
+ * that frame, read here, is the call's answer (not a reconnection). */
+static bool parting_notice(rpc_client *c, char *err, size_t errlen, int *st)
+{
+	McreplRpc__Envelope *env = NULL;
+	bool got;
+
+	got = recv_reply(c, net_now_ms() + 100, &env) == RPC_OK &&
+	      env->request_id == 0 && env->status != MCREPL_RPC__CODE__OK;
+	if (got) {
+		set_err(err, errlen, env->error);
+		*st = (int)env->status;
+	}
+	if (env)
+		protobuf_c_message_free_unpacked(&env->base, NULL);
+	drop(c);
+	return got;
+}
+
 static int ensure_connected(rpc_client *c, int64_t deadline, char *err,
 			    size_t errlen)
 {
 	int timeout = net_remaining_ms(deadline);
+	int st;
 
-	if (c->fd >= 0 && is_stale(c))
+	if (c->fd >= 0 && is_stale(c)) {
+		if (c->ssl && parting_notice(c, err, errlen, &st))
+			return st;
 		drop(c);
+	}
 	if (c->fd >= 0)
 		return RPC_OK;
 	if (timeout < 0 || timeout > c->cfg.connect_timeout_ms)
