@@ -41,6 +41,8 @@ bench-master: $(BUILD)/bench/bench_master $(MASTER_BIN)
 	$(BUILD)/bench/bench_master
 bench-master-auth: $(BUILD)/bench/bench_master $(MASTER_BIN)
 	$(BUILD)/bench/bench_master --compare auth
+bench-master-tls: $(BUILD)/bench/bench_master $(MASTER_BIN)
+	$(BUILD)/bench/bench_master --compare tls
 bench-copy: $(BUILD)/bench/bench_copy
 	$(BUILD)/bench/bench_copy
 bench-client: $(BUILD)/bench/bench_client $(MASTER_BIN) $(WORKER_BIN)
@@ -52,5 +54,5 @@ bench-failover: $(BUILD)/bench/bench_failover $(MASTER_BIN) $(WORKER_BIN)
 	$(BUILD)/bench/bench_failover --etcd3
 	$(BUILD)/bench/bench_failover
 
-.PHONY: bench bench-master bench-master-auth bench-copy bench-client \
+.PHONY: bench bench-master bench-master-auth bench-master-tls bench-copy bench-client \
 	bench-stall bench-failover

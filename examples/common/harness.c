@@ -184,6 +184,18 @@ rpc_client *harness_client(uint16_t port)
 	return harness_client_as(port, NULL);
 }
 
+static struct ssl_ctx_st *harness_tls_ctx;
+
+void harness_set_tls(struct ssl_ctx_st *ctx)
+{
+	harness_tls_ctx = ctx;
+}
+
+struct ssl_ctx_st *harness_tls(void)
+{
+	return harness_tls_ctx;
+}
+
 rpc_client *harness_client_as(uint16_t port, const struct auth_cred *cred)
 {
 	char addr[64], err[256];
@@ -192,6 +204,7 @@ rpc_client *harness_client_as(uint16_t port, const struct auth_cred *cred)
 
 	rpc_client_config_init(&cfg);
 	cfg.cred = cred;
+	cfg.tls = harness_tls_ctx;
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
 	if (rpc_client_open(&c, addr, &cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "harness: %s\n", err);
