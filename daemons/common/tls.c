@@ -102,8 +102,15 @@ static int load_pair(SSL_CTX *ctx, const char *cert, const char *key, char *err,
 		return -1;
 	}
 	if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1) {
-		ctx_fail("--tls_key", key, "not a PEM private key", err,
-			 errlen);
+		unsigned long e = ERR_peek_last_error();
+		bool mismatch = ERR_GET_LIB(e) == ERR_LIB_X509 &&
+				ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH;
+
+		ctx_fail("--tls_key", key,
+			 mismatch ? "does not match the certificate of "
+				    "--tls_cert"
+				  : "not a PEM private key",
+			 err, errlen);
 		return -1;
 	}
 	if (SSL_CTX_check_private_key(ctx) != 1) {

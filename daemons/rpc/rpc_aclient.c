@@ -211,6 +211,11 @@ static void tls_error(rpc_aclient *c, struct bufferevent *bev, char *text,
 	(void)c;
 	while (bufferevent_get_openssl_error(bev))
 		;
+	if (!e && ssl && SSL_in_before(ssl) && sys) {
+		/* the TCP connect itself failed: no TLS byte was sent */
+		snprintf(text, len, "connect failed: %s", strerror(sys));
+		return;
+	}
 	tls_client_error(ssl, e, e ? 0 : sys, text, len);
 }
 

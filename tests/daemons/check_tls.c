@@ -70,11 +70,12 @@ static void write_file(const char *path, const char *text)
 }
 
 /* A master on TLS with server certificate `server`; mutual: with --tls_ca
- * and the auth file. */
-static void start_master(const char *server, bool mutual)
+ * and the auth file; extra flags (NULL-terminated, or NULL). */
+static void start_master_with(const char *server, bool mutual,
+			      const char *const *extra)
 {
 	char cert[420], key[420], ca[420], auth[420];
-	const char *flags[12] = {cert, key};
+	const char *flags[16] = {cert, key};
 	size_t n = 2;
 	char text[1024];
 
@@ -105,10 +106,17 @@ static void start_master(const char *server, bool mutual)
 		flags[n++] = "--rpc_address=127.0.0.1";
 	}
 	flags[n++] = "--rpc_frame_timeout_ms=400";
+	for (; extra && *extra; extra++)
+		flags[n++] = *extra;
 	flags[n] = NULL;
 	ck_assert_int_eq(master_start(&fx.master, flags), 0);
 	fx.port = (uint16_t)proc_field(&fx.master, "rpc_port");
 	fx.http = (uint16_t)proc_field(&fx.master, "metrics_port");
+}
+
+static void start_master(const char *server, bool mutual)
+{
+	start_master_with(server, mutual, NULL);
 }
 
 static void setup(void)
@@ -505,6 +513,120 @@ START_TEST(test_tls_handshake_never_finished_closed_by_frame_timeout)
 }
 END_TEST
 
+START_TEST(test_tls_connection_caps_still_apply)
+{
+	static const char *const cap[] = {"--rpc_max_connections_per_peer=1",
+					  NULL};
+	rpc_client *first = NULL;
+	char err[256];
+	int64_t ms;
+
+	start_master_with("server.pem", false, cap);
+	ck_assert_int_eq(open_client("127.0.0.1", client_ctx("ca.pem", NULL),
+				     NULL, &first, err, sizeof(err)),
+			 RPC_OK);
+	ck_assert_int_eq(exist_as(fx.ctx[0], NULL, err, sizeof(err), &ms),
+			 MCREPL_RPC__CODE__TOO_MANY);
+	ck_assert_str_eq(err, "127.0.0.1: 1 connections from this address, "
+			      "the limit (rpc_max_connections_per_peer)");
+	ck_assert_int_lt(ms, 1000);
+	rpc_client_close(first);
+}
+END_TEST
+
+/* A program started with args exits want_rc, its last line on stderr
+ * starting with want_prefix. */
+static void start_fails(const char *prog, const char *args, int want_rc,
+			const char *want_prefix)
+{
+	char bin[512], cmd[4096], line[512] = "", next[512], out[400];
+	bool master = strcmp(prog, "mcrepl-master") == 0;
+	FILE *f;
+	int rc;
+
+	tlsfix_path(&certs, "stderr.txt", out, sizeof(out));
+	snprintf(cmd, sizeof(cmd), "%s %s %s >/dev/null 2>%s",
+		 harness_bin(prog, bin, sizeof(bin)),
+		 master ? "--rpc_port=0 --metrics_port=0" : "", args, out);
+	rc = system(cmd);
+	ck_assert_int_eq(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, want_rc);
+	f = fopen(out, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(next, sizeof(next), f)) /* the last line: the error */
+		memcpy(line, next, sizeof(line));
+	fclose(f);
+	ck_assert_msg(strncmp(line, want_prefix, strlen(want_prefix)) == 0,
+		      "got: %s\nwant: %s", line, want_prefix);
+}
+
+START_TEST(test_tls_bad_files_stop_the_programs_with_one_line)
+{
+	char args[2048], want[1024], open_key[400], cmd[1024];
+
+	snprintf(args, sizeof(args), "--tls_cert=%s --tls_key=%s",
+		 cpath("server.pem"), cpath("writer.key"));
+	snprintf(want, sizeof(want),
+		 "mcrepl-master: --tls_key %s: does not match the certificate "
+		 "of --tls_cert (",
+		 cpath("writer.key"));
+	start_fails("mcrepl-master", args, 1, want);
+	snprintf(args, sizeof(args), "--tls_cert=%s --tls_key=%s",
+		 cpath("missing.pem"), cpath("server.key"));
+	snprintf(want, sizeof(want),
+		 "mcrepl-master: --tls_cert %s: No such file or directory\n",
+		 cpath("missing.pem"));
+	start_fails("mcrepl-master", args, 1, want);
+	tlsfix_path(&certs, "notakey.key", open_key, sizeof(open_key));
+	snprintf(cmd, sizeof(cmd), "cp %s %s && chmod 600 %s", cpath("ca.pem"),
+		 open_key, open_key);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(args, sizeof(args), "--tls_cert=%s --tls_key=%s",
+		 cpath("server.pem"), open_key);
+	snprintf(want, sizeof(want),
+		 "mcrepl-master: --tls_key %s: not a PEM private key (",
+		 open_key);
+	start_fails("mcrepl-master", args, 1, want);
+	snprintf(args, sizeof(args), "--tls_ca=%s", cpath("ca.pem"));
+	start_fails("mcrepl-master", args, 1,
+		    "mcrepl-master: --tls_ca needs --tls_cert and --tls_key "
+		    "(mutual TLS on the RPC port)\n");
+	snprintf(args, sizeof(args), "--tls_cert=%s", cpath("server.pem"));
+	start_fails("mcrepl-master", args, 1,
+		    "mcrepl-master: --tls_cert needs --tls_key\n");
+	/* a key others may read */
+	tlsfix_path(&certs, "open.key", open_key, sizeof(open_key));
+	snprintf(cmd, sizeof(cmd), "cp %s %s && chmod 644 %s",
+		 cpath("server.key"), open_key, open_key);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(args, sizeof(args), "--tls_cert=%s --tls_key=%s",
+		 cpath("server.pem"), open_key);
+	snprintf(want, sizeof(want),
+		 "mcrepl-master: --tls_key: %s holds secrets but others may "
+		 "access it (mode 0644): chmod 600 %s\n",
+		 open_key, open_key);
+	start_fails("mcrepl-master", args, 1, want);
+	/* clients */
+	snprintf(args, sizeof(args), "--tls_cert %s --tls_key %s segments",
+		 cpath("writer.pem"), cpath("writer.key"));
+	start_fails("mcrepl-cli", args, 2,
+		    "mcrepl-cli: --tls_cert needs --tls_ca (TLS to the master, "
+		    "whose certificate must be verified)\n");
+	snprintf(args, sizeof(args),
+		 "--principal reader --tls_ca %s --tls_cert %s --tls_key %s "
+		 "segments",
+		 cpath("ca.pem"), cpath("writer.pem"), cpath("writer.key"));
+	start_fails("mcrepl-cli", args, 2,
+		    "mcrepl-cli: --principal reader: the CN of --tls_cert is "
+		    "'writer', not the principal\n");
+	snprintf(args, sizeof(args), "--principal reader --tls_ca %s segments",
+		 cpath("ca.pem"));
+	start_fails("mcrepl-cli", args, 2,
+		    "mcrepl-cli: --principal reader needs --secret_file, or "
+		    "--tls_cert, --tls_key and --tls_ca to authenticate by "
+		    "certificate\n");
+}
+END_TEST
+
 Suite *make_tls_suite(void)
 {
 	Suite *s = suite_create("tls");
@@ -533,6 +655,8 @@ Suite *make_tls_suite(void)
 	    tc, test_tls_http_health_and_metrics_answer_plain_http_refused);
 	tcase_add_test(
 	    tc, test_tls_handshake_never_finished_closed_by_frame_timeout);
+	tcase_add_test(tc, test_tls_connection_caps_still_apply);
+	tcase_add_test(tc, test_tls_bad_files_stop_the_programs_with_one_line);
 	suite_add_tcase(s, tc);
 	return s;
 }
