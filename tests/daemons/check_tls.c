@@ -232,12 +232,13 @@ static int cli(const char *args)
 START_TEST(test_tls_end_to_end_worker_mounts_and_cli_puts_and_gets)
 {
 	char bin[512], master[80], cert[420], key[420], ca[420], args[2048];
-	char in[400];
+	char in[400], *page;
 	const char *argv[] = {harness_bin("mcrepl-worker", bin, sizeof(bin)),
 			      master,
 			      "--host_id=host-a",
 			      "--segment_size=16M",
 			      "--transport=tcp",
+			      "--metrics_port=0",
 			      "--principal=w1",
 			      cert,
 			      key,
@@ -255,6 +256,13 @@ START_TEST(test_tls_end_to_end_worker_mounts_and_cli_puts_and_gets)
 	for (int i = 0; i < 100 && metric("mcrepl_master_segments") < 1; i++)
 		harness_sleep_ms(50);
 	ck_assert_int_eq(metric("mcrepl_master_segments"), 1);
+	/* the worker's /metrics is HTTPS with its --tls_cert */
+	page =
+	    tlsfix_https_get((uint16_t)proc_field(&fx.worker, "metrics_port"),
+			     "/metrics", cpath("ca.pem"));
+	ck_assert_ptr_nonnull(page);
+	ck_assert_msg(strncmp(page, "HTTP/1.1 200", 12) == 0, "%s", page);
+	free(page);
 	tlsfix_path(&certs, "in.txt", in, sizeof(in));
 	write_file(in, "bytes over TLS\n");
 	snprintf(args, sizeof(args),

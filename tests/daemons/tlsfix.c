@@ -24,7 +24,8 @@ static const char script[] =
     "cert server-ca2 localhost ca2 \"$s\"\n"
     "cert server-other other.example ca subjectAltName=DNS:other.example\n"
     "c=extendedKeyUsage=clientAuth\n"
-    "for n in w1 writer reader alice nobody; do cert $n $n ca $c; done\n"
+    "for n in writer reader alice nobody; do cert $n $n ca $c; done\n"
+    "cert w1 w1 ca subjectAltName=IP:127.0.0.1\n"
     "cert foreign writer ca2 $c\n"
     "chmod 644 *.pem\n";
 

@@ -13,8 +13,9 @@ struct tlsfix {
 
 /* Makes every file below in a new directory: ca, ca2 (CAs); server (SAN
  * IP:127.0.0.1, DNS:localhost; by ca), server-other (SAN DNS:other.example;
- * by ca), server-ca2 (SANs as server; by ca2); clients by ca: w1, writer,
- * reader, alice, nobody; foreign (CN writer, by ca2). Each NAME.pem with
+ * by ca), server-ca2 (SANs as server; by ca2); clients by ca: w1 (also a
+ * server's: SAN IP:127.0.0.1), writer, reader, alice, nobody; foreign (CN
+ * writer, by ca2). Each NAME.pem with
  * NAME.key. 0, or -1 with a message on stderr. */
 int tlsfix_make(struct tlsfix *t);
 /* The path of file (e.g. "ca.pem") in t's directory, in buf. */
