@@ -153,24 +153,12 @@ static struct {
 static int tls_setup(void)
 {
 	const char *d = auth.file.dir;
-	char cmd[2048], ca[400], err[256];
+	char ca[400], err[256];
 
-	snprintf(
-	    cmd, sizeof(cmd),
-	    "cd %s && umask 077 && "
-	    "openssl ecparam -name prime256v1 -genkey -noout -out ca.key && "
-	    "openssl req -x509 -new -key ca.key -subj /CN=bench-ca -days 1 "
-	    "-out ca.pem && "
-	    "openssl ecparam -name prime256v1 -genkey -noout -out s.key && "
-	    "openssl req -new -key s.key -subj /CN=localhost -out s.csr && "
-	    "echo subjectAltName=IP:127.0.0.1 > s.ext && "
-	    "openssl x509 -req -in s.csr -CA ca.pem -CAkey ca.key "
-	    "-CAcreateserial -days 1 -extfile s.ext -out s.pem 2>/dev/null",
-	    d);
-	if (system(cmd) != 0)
+	if (harness_make_certs(d))
 		return -1;
-	snprintf(tls.cert, sizeof(tls.cert), "--tls_cert=%s/s.pem", d);
-	snprintf(tls.key, sizeof(tls.key), "--tls_key=%s/s.key", d);
+	snprintf(tls.cert, sizeof(tls.cert), "--tls_cert=%s/server.pem", d);
+	snprintf(tls.key, sizeof(tls.key), "--tls_key=%s/server.key", d);
 	snprintf(ca, sizeof(ca), "%s/ca.pem", d);
 	tls.ctx = tls_client_ctx(ca, NULL, NULL, err, sizeof(err));
 	if (!tls.ctx)
@@ -180,12 +168,7 @@ static int tls_setup(void)
 
 static void tls_cleanup(void)
 {
-	char cmd[600];
-
-	snprintf(cmd, sizeof(cmd),
-		 "cd %s && rm -f ca.key ca.pem ca.srl s.key s.csr s.ext s.pem",
-		 auth.file.dir);
-	(void)!system(cmd);
+	harness_remove_certs(auth.file.dir);
 	SSL_CTX_free(tls.ctx);
 }
 

@@ -83,7 +83,7 @@ static int is_stale(const rpc_client *c)
 {
 	struct pollfd pfd = {c->fd, POLLIN, 0};
 
-	return (c->ssl && SSL_pending(c->ssl)) || poll(&pfd, 1, 0) != 0;
+	return (c->ssl && SSL_has_pending(c->ssl)) || poll(&pfd, 1, 0) != 0;
 }
 
 static int send_all(rpc_client *c, const uint8_t *buf, size_t len,
@@ -124,6 +124,9 @@ static int tls_start(rpc_client *c, int64_t deadline, char *err, size_t errlen)
 		return RPC_E_NOMEM;
 	}
 	SSL_set_bio(c->ssl, bio, bio);
+	/* what the socket has in one read, not a record's header then its
+	 * body (libevent's OpenSSL bufferevents cannot have this) */
+	SSL_set_read_ahead(c->ssl, 1);
 	for (;;) {
 		errno = 0;
 		rc = SSL_connect(c->ssl);
