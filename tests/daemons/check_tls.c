@@ -521,6 +521,25 @@ START_TEST(test_tls_handshake_never_finished_closed_by_frame_timeout)
 }
 END_TEST
 
+START_TEST(test_tls_http_caps_still_apply)
+{
+	static const char *const cap[] = {"--http_max_connections=1", NULL};
+	char err[128];
+	int fd;
+
+	start_master_with("server.pem", false, cap);
+	fd = net_connect("127.0.0.1", fx.http, 1000, err, sizeof(err));
+	ck_assert_int_ge(fd, 0);
+	harness_sleep_ms(100); /* admitted: the one connection allowed */
+	ck_assert_ptr_null(
+	    tlsfix_https_get(fx.http, "/health", cpath("ca.pem")));
+	close(fd);
+	harness_sleep_ms(100);
+	ck_assert_int_eq(
+	    metric("mcrepl_master_http_refused_total{reason=\"cap\"}"), 1);
+}
+END_TEST
+
 START_TEST(test_tls_connection_caps_still_apply)
 {
 	static const char *const cap[] = {"--rpc_max_connections_per_peer=1",
@@ -664,6 +683,7 @@ Suite *make_tls_suite(void)
 	tcase_add_test(
 	    tc, test_tls_handshake_never_finished_closed_by_frame_timeout);
 	tcase_add_test(tc, test_tls_connection_caps_still_apply);
+	tcase_add_test(tc, test_tls_http_caps_still_apply);
 	tcase_add_test(tc, test_tls_bad_files_stop_the_programs_with_one_line);
 	suite_add_tcase(s, tc);
 	return s;
