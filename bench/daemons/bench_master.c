@@ -343,6 +343,10 @@ int main(int argc, char **argv)
 	    server_start(&s_enf, by_grants ? "off" : "enforce", by_auth, false,
 			 by_tls, keys)) {
 		fprintf(stderr, "bench_master: cannot start/load masters\n");
+		if (by_tls)
+			tls_cleanup();
+		if (by_auth)
+			harness_auth_cleanup(&auth.file);
 		return 1;
 	}
 	printf("loaded %llu keys into two masters in %.1f s\n",
