@@ -41,10 +41,14 @@ bench-master: $(BUILD)/bench/bench_master $(MASTER_BIN)
 	$(BUILD)/bench/bench_master
 bench-master-auth: $(BUILD)/bench/bench_master $(MASTER_BIN)
 	$(BUILD)/bench/bench_master --compare auth
+bench-master-tls: $(BUILD)/bench/bench_master $(MASTER_BIN)
+	$(BUILD)/bench/bench_master --compare tls
 bench-copy: $(BUILD)/bench/bench_copy
 	$(BUILD)/bench/bench_copy
 bench-client: $(BUILD)/bench/bench_client $(MASTER_BIN) $(WORKER_BIN)
 	$(BUILD)/bench/bench_client
+bench-client-tls: $(BUILD)/bench/bench_client $(MASTER_BIN) $(WORKER_BIN)
+	$(BUILD)/bench/bench_client --tls
 bench-stall: $(BUILD)/bench/bench_stall
 	$(BUILD)/bench/bench_stall $(STALL_ARGS)
 
@@ -52,5 +56,5 @@ bench-failover: $(BUILD)/bench/bench_failover $(MASTER_BIN) $(WORKER_BIN)
 	$(BUILD)/bench/bench_failover --etcd3
 	$(BUILD)/bench/bench_failover
 
-.PHONY: bench bench-master bench-master-auth bench-copy bench-client \
+.PHONY: bench bench-master bench-master-auth bench-master-tls bench-copy bench-client bench-client-tls \
 	bench-stall bench-failover

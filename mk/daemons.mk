@@ -1,6 +1,8 @@
 # The code the daemons and tools share, by what it is:
 #   daemons/common/   small shared pieces: sockets and clocks (netutil),
 #                     principals and HMAC proofs (auth; libcrypto),
+#                     TLS contexts and peer checks (tls; libssl and
+#                     libevent_openssl),
 #                     big-endian bytes (bytes.h)
 #   daemons/rpc/      the RPC layer: frame codec, libevent framing, server,
 #                     dispatch, blocking and async clients; with the
@@ -32,10 +34,10 @@
 # messages with the generated functions: mcrepl_rpc__exist_request__init(&req).
 # The generated .c is built with the same flags plus -Wno-cast-qual only.
 
-DAEMON_PKGS := libevent libprotobuf-c libcrypto json-c
+DAEMON_PKGS := libevent libevent_openssl libprotobuf-c libssl libcrypto json-c
 DAEMON_PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DAEMON_PKGS) 2>/dev/null)
 DAEMON_LIBS := $(shell $(PKG_CONFIG) --libs $(DAEMON_PKGS) 2>/dev/null || \
-	echo -levent -lprotobuf-c -lcrypto -ljson-c)
+	echo -levent_openssl -levent -lprotobuf-c -lssl -lcrypto -ljson-c)
 DAEMON_DIRS := daemons/common daemons/rpc daemons/data daemons/client
 DAEMON_CFLAGS := -I$(BUILD)/gen $(addprefix -I,$(DAEMON_DIRS)) \
 	$(DAEMON_PKG_CFLAGS)

@@ -7,7 +7,13 @@
  * client that opens a new data connection per get (one_shot_data, the
  * client before connection reuse). The two alternate in rounds of 500.
  *
- *   bench_client [--gets N] [--bytes B] [--grants]
+ *   bench_client [--gets N] [--bytes B] [--grants | --tls]
+ * --tls: compare TLS on the master's RPC port instead: two clusters, the
+ * first master serving TLS (a throw-away certificate; its worker and
+ * client connect with --tls_ca), both clients keeping connections. Last
+ * line: client_get_us_median_tls=<x> client_get_us_median_plain=<x>
+ * ratio=<tls/plain> p99s, gets, bytes. (The data port is plain TCP in
+ * both: a get is one GetReplicaList over TLS plus the read.)
  * --grants: compare the data-plane grants instead: two clusters, the
  * baseline's master and worker started with MCREPL_BENCH_NO_GRANTS=1
  * (no grants signed or checked), both clients keeping connections. Last
@@ -22,10 +28,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "harness.h"
 #include "store_client.h"
+#include "tls.h"
+
+/* --tls: the certificates' directory, the master's flags, the clients'
+ * context (NULL: plain). */
+static struct {
+	char dir[64], cert[128], key[128], ca[128];
+	SSL_CTX *ctx;
+} tls;
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -34,15 +49,18 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int start_worker(struct proc *w, uint16_t master_port)
+static int start_worker(struct proc *w, uint16_t master_port, bool with_tls)
 {
-	char bin[512], master[80];
+	char bin[512], master[80], ca[160];
 	char *argv[] = {bin,
 			master,
 			(char *)(uintptr_t) "--host_id=bench-host",
 			(char *)(uintptr_t) "--segment_size=64M",
 			(char *)(uintptr_t) "--transport=tcp",
+			with_tls ? ca : NULL,
 			NULL};
+
+	snprintf(ca, sizeof(ca), "--tls_ca=%s", tls.ca);
 
 	harness_bin("mcrepl-worker", bin, sizeof(bin));
 	snprintf(master, sizeof(master), "--master=127.0.0.1:%u", master_port);
@@ -71,7 +89,7 @@ static int run_gets(store_client *c, const char *key, uint64_t bytes,
 	return 0;
 }
 
-static store_client *open_client(uint16_t port, bool one_shot)
+static store_client *open_client(uint16_t port, bool one_shot, SSL_CTX *ctx)
 {
 	struct store_client_config cfg;
 	store_client *c = NULL;
@@ -79,6 +97,7 @@ static store_client *open_client(uint16_t port, bool one_shot)
 
 	store_client_config_init(&cfg);
 	cfg.one_shot_data = one_shot;
+	cfg.tls = ctx;
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
 	if (store_client_open(&c, addr, "bench", &cfg, err, sizeof(err)))
 		fprintf(stderr, "bench_client: open: %s\n", err);
@@ -88,13 +107,13 @@ static store_client *open_client(uint16_t port, bool one_shot)
 #define ROUND 500
 
 /* Client 0 on port[0] keeping connections; client 1 on port[1], one-shot
- * unless grants (then the two clusters differ by grants only). */
-static int bench(const uint16_t port[2], bool grants, size_t gets,
-		 uint64_t bytes)
+ * unless two (then the two clusters differ by grants or TLS only). */
+static int bench(const uint16_t port[2], bool two, size_t gets, uint64_t bytes)
 {
 	static const char key[] = "bench-64k";
-	store_client *c[2] = {open_client(port[0], false),
-			      open_client(port[1], !grants)};
+	bool grants = two && !tls.ctx;
+	store_client *c[2] = {open_client(port[0], false, tls.ctx),
+			      open_client(port[1], !two, NULL)};
 	double *lat[2] = {calloc(gets, sizeof(double)),
 			  calloc(gets, sizeof(double))};
 	uint8_t *obj = malloc(bytes);
@@ -104,7 +123,7 @@ static int bench(const uint16_t port[2], bool grants, size_t gets,
 		goto out;
 	for (uint64_t i = 0; i < bytes; i++)
 		obj[i] = (uint8_t)(i * 131);
-	for (int m = 0; m < (grants ? 2 : 1); m++) {
+	for (int m = 0; m < (two ? 2 : 1); m++) {
 		if (store_client_put(c[m], key, obj, bytes)) {
 			fprintf(stderr, "bench_client: put: %s\n",
 				store_client_error(c[m]));
@@ -124,7 +143,16 @@ static int bench(const uint16_t port[2], bool grants, size_t gets,
 	}
 	for (int m = 0; m < 2; m++)
 		qsort(lat[m], gets, sizeof(double), cmp_double);
-	if (grants)
+	if (tls.ctx)
+		printf("client_get_us_median_tls=%.1f "
+		       "client_get_us_median_plain=%.1f ratio=%.3f "
+		       "client_get_us_p99_tls=%.1f "
+		       "client_get_us_p99_plain=%.1f gets=%zu bytes=%llu\n",
+		       lat[0][gets / 2], lat[1][gets / 2],
+		       lat[0][gets / 2] / lat[1][gets / 2],
+		       lat[0][gets * 99 / 100], lat[1][gets * 99 / 100], gets,
+		       (unsigned long long)bytes);
+	else if (grants)
 		printf("client_get_us_median_grants=%.1f "
 		       "client_get_us_median_nogrants=%.1f ratio=%.3f "
 		       "client_get_us_p99_grants=%.1f "
@@ -153,11 +181,12 @@ out:
 
 int main(int argc, char **argv)
 {
-	static const char *const flags[] = {
-	    "--rpc_port=0", "--dynamic_replication_mode=off", NULL};
+	const char *flags[] = {"--rpc_port=0", "--dynamic_replication_mode=off",
+			       NULL, NULL, NULL};
 	struct proc master[2], worker[2];
 	uint16_t port[2];
-	bool grants = false;
+	bool grants = false, with_tls = false;
+	char err[256];
 	int n;
 	size_t gets = 5000;
 	uint64_t bytes = 64u << 10;
@@ -166,6 +195,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--grants"))
 			grants = true;
+		else if (!strcmp(argv[i], "--tls"))
+			with_tls = true;
 		else if (i + 1 < argc && !strcmp(argv[i], "--gets"))
 			gets = strtoull(argv[++i], NULL, 10);
 		else if (i + 1 < argc && !strcmp(argv[i], "--bytes"))
@@ -175,11 +206,29 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: bench_client [--gets N] [--bytes B]\n");
 		return 2;
 	}
-	/* cluster 1 is the baseline: without grants in --grants mode */
-	n = grants ? 2 : 1;
+	if (with_tls) {
+		snprintf(tls.dir, sizeof(tls.dir), "/tmp/mcrepl-bench-XXXXXX");
+		if (!mkdtemp(tls.dir) || harness_make_certs(tls.dir))
+			return 1;
+		snprintf(tls.cert, sizeof(tls.cert), "--tls_cert=%s/server.pem",
+			 tls.dir);
+		snprintf(tls.key, sizeof(tls.key), "--tls_key=%s/server.key",
+			 tls.dir);
+		snprintf(tls.ca, sizeof(tls.ca), "%s/ca.pem", tls.dir);
+		tls.ctx = tls_client_ctx(tls.ca, NULL, NULL, err, sizeof(err));
+		if (!tls.ctx) {
+			fprintf(stderr, "bench_client: %s\n", err);
+			return 1;
+		}
+	}
+	/* cluster 1 is the baseline: without grants in --grants mode, plain
+	 * in --tls mode (cluster 0 serves TLS) */
+	n = grants || with_tls ? 2 : 1;
 	for (int k = 0; k < n; k++) {
-		if (k == 1)
+		if (k == 1 && grants)
 			setenv("MCREPL_BENCH_NO_GRANTS", "1", 1);
+		flags[2] = with_tls && k == 0 ? tls.cert : NULL;
+		flags[3] = with_tls && k == 0 ? tls.key : NULL;
 		if (master_start(&master[k], flags)) {
 			fprintf(stderr, "bench_client: cannot start "
 					"mcrepl-master\n");
@@ -187,7 +236,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		port[k] = (uint16_t)proc_field(&master[k], "rpc_port");
-		if (start_worker(&worker[k], port[k])) {
+		if (start_worker(&worker[k], port[k], with_tls && k == 0)) {
 			fprintf(stderr, "bench_client: cannot start "
 					"mcrepl-worker\n");
 			proc_stop(&master[k]);
@@ -196,14 +245,19 @@ int main(int argc, char **argv)
 		}
 	}
 	unsetenv("MCREPL_BENCH_NO_GRANTS");
-	if (!grants)
+	if (n == 1)
 		port[1] = port[0];
-	rc = bench(port, grants, gets, bytes) ? 1 : 0;
+	rc = bench(port, n == 2, gets, bytes) ? 1 : 0;
 out:
 	unsetenv("MCREPL_BENCH_NO_GRANTS");
 	for (int k = 0; k < n; k++) {
 		proc_stop(&worker[k]);
 		proc_stop(&master[k]);
+	}
+	if (with_tls) {
+		SSL_CTX_free(tls.ctx);
+		harness_remove_certs(tls.dir);
+		rmdir(tls.dir);
 	}
 	return rc;
 }

@@ -5,7 +5,10 @@
  * the ratio is the median of the per-round enforce/off ratios).
  * One client process, pipelined requests on the async client.
  *
- *   bench_master [--keys N] [--seconds S] [--reps R] [--compare mode|auth|grants] [--grants]
+ *   bench_master [--keys N] [--seconds S] [--reps R] [--compare mode|auth|grants|tls] [--grants]
+ * --compare tls: both masters in enforce mode with an auth file (clients
+ * authenticate by secret), the second serving TLS (a throw-away EC P-256
+ * certificate made with the openssl command): columns plain / tls.
  * --grants (or --compare grants): compare the data-plane grants (both
  * masters mode off; the baseline started with MCREPL_BENCH_NO_GRANTS=1,
  * which signs none): the columns then say nogrants / grants; it also
@@ -37,6 +40,7 @@
 #include "harness.h"
 #include "hash.h"
 #include "preload.h"
+#include "tls.h"
 
 #define WINDOW 64
 #define BATCH 256
@@ -139,14 +143,49 @@ static int auth_setup(void)
 	return 0;
 }
 
+/* --compare tls: a throw-away CA and server certificate (EC P-256, SAN
+ * 127.0.0.1) beside the auth file, the master's flags and the clients'
+ * context. */
+static struct {
+	char cert[460], key[460];
+	SSL_CTX *ctx;
+} tls;
+
+static int tls_setup(void)
+{
+	const char *d = auth.file.dir;
+	char ca[400], err[256];
+
+	if (harness_make_certs(d))
+		return -1;
+	snprintf(tls.cert, sizeof(tls.cert), "--tls_cert=%s/server.pem", d);
+	snprintf(tls.key, sizeof(tls.key), "--tls_key=%s/server.key", d);
+	snprintf(ca, sizeof(ca), "%s/ca.pem", d);
+	tls.ctx = tls_client_ctx(ca, NULL, NULL, err, sizeof(err));
+	if (!tls.ctx)
+		fprintf(stderr, "bench_master: %s\n", err);
+	return tls.ctx ? 0 : -1;
+}
+
+static void tls_cleanup(void)
+{
+	harness_remove_certs(auth.file.dir);
+	SSL_CTX_free(tls.ctx);
+}
+
 /* A master in mode, with --auth_file when authed, signing no grants when
- * no_grants (the grants baseline), loaded with keys. */
+ * no_grants (the grants baseline), over TLS when with_tls, loaded with
+ * keys. */
 static int server_start(struct server *s, const char *mode, bool authed,
-			bool no_grants, uint64_t keys)
+			bool no_grants, bool with_tls, uint64_t keys)
 {
 	char mode_flag[64];
-	const char *flags[] = {mode_flag, "--max_batch_keys=4096",
-			       authed ? auth.flag : NULL, NULL};
+	const char *flags[] = {mode_flag,
+			       "--max_batch_keys=4096",
+			       authed ? auth.flag : NULL,
+			       with_tls ? tls.cert : NULL,
+			       with_tls ? tls.key : NULL,
+			       NULL};
 	const ProtobufCServiceDescriptor *d = &mcrepl_rpc__master__descriptor;
 	char addr[64], err[256];
 	struct load *l = calloc(1, sizeof(*l));
@@ -156,6 +195,8 @@ static int server_start(struct server *s, const char *mode, bool authed,
 		 mode);
 	rpc_client_config_init(&cfg);
 	cfg.cred = authed ? &auth.admin : NULL;
+	cfg.tls = with_tls ? tls.ctx : NULL;
+	harness_set_tls(cfg.tls);
 	if (no_grants)
 		setenv("MCREPL_BENCH_NO_GRANTS", "1", 1);
 	else
@@ -170,6 +211,7 @@ static int server_start(struct server *s, const char *mode, bool authed,
 		free(l);
 		return -1;
 	}
+	harness_set_tls(NULL);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%llu",
 		 (unsigned long long)proc_field(&s->proc, "rpc_port"));
 	l->base = event_base_new();
@@ -255,7 +297,7 @@ int main(int argc, char **argv)
 	double cpu_off[16], cpu_enf[16], cpu_ratio[16];
 	int reps = 7;
 	struct server s_off, s_enf;
-	bool by_auth = false, by_grants = false;
+	bool by_auth = false, by_grants = false, by_tls = false;
 	/* the two sides' names: mode off/enforce, or auth off/on */
 	const char *a = "off", *b = "enforce";
 
@@ -274,7 +316,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--reps"))
 			reps = atoi(argv[i + 1]) % 16;
 		else if (!strcmp(argv[i], "--compare"))
-			by_auth = !strcmp(argv[i + 1], "auth"),
+			by_auth = !strcmp(argv[i + 1], "auth") ||
+				  !strcmp(argv[i + 1], "tls"),
+			by_tls = !strcmp(argv[i + 1], "tls"),
 			by_grants |= !strcmp(argv[i + 1], "grants");
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -287,16 +331,28 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (by_tls) { /* both authenticated, in enforce mode */
+		a = "plain";
+		b = "tls";
+		if (tls_setup()) {
+			fprintf(stderr, "bench_master: no certificates\n");
+			return 1;
+		}
+	}
 	if (by_grants) {
 		a = "nogrants";
 		b = "grants";
 		by_auth = false;
 	}
-	if (server_start(&s_off, by_auth ? "enforce" : "off", false, by_grants,
-			 keys) ||
+	if (server_start(&s_off, by_auth ? "enforce" : "off", by_tls, by_grants,
+			 false, keys) ||
 	    server_start(&s_enf, by_grants ? "off" : "enforce", by_auth, false,
-			 keys)) {
+			 by_tls, keys)) {
 		fprintf(stderr, "bench_master: cannot start/load masters\n");
+		if (by_tls)
+			tls_cleanup();
+		if (by_auth)
+			harness_auth_cleanup(&auth.file);
 		return 1;
 	}
 	printf("loaded %llu keys into two masters in %.1f s\n",
@@ -335,6 +391,8 @@ int main(int argc, char **argv)
 	       a, off[reps / 2], b, enf[reps / 2], ratio[reps / 2],
 	       bat[reps / 2], a, cpu_off[reps / 2], b, cpu_enf[reps / 2],
 	       cpu_ratio[reps / 2]);
+	if (by_tls)
+		tls_cleanup();
 	if (by_auth)
 		harness_auth_cleanup(&auth.file);
 	return 0;

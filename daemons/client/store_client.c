@@ -147,6 +147,7 @@ int store_client_open(store_client **out, const char *master_addr,
 		 tenant ? tenant : "default");
 	rpc_client_config_init(&rc);
 	rc.cred = c->cfg.cred;
+	rc.tls = c->cfg.tls;
 	if (c->cfg.rpc_timeout_ms)
 		rc.call_timeout_ms = c->cfg.rpc_timeout_ms;
 	c->pool =

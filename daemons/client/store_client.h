@@ -69,6 +69,9 @@ struct store_client_config {
 	 * rpc_auth.h), borrowed for the client's life; NULL = none (a
 	 * master without --auth_file). */
 	const struct auth_cred *cred;
+	/* TLS to the master (tls.h, rpc_client_config.tls): a client
+	 * context, borrowed; NULL = plain TCP. */
+	struct ssl_ctx_st *tls;
 };
 
 void store_client_config_init(struct store_client_config *cfg);

@@ -195,11 +195,23 @@ static int set_key(struct parse *ps, struct auth_principal *p, char *kv,
 		return perr(ps, "'%.40s' is not key=value", kv);
 	*eq = '\0';
 	v = eq + 1;
+	if (strcmp(k, "auth") == 0) {
+		if (strcmp(v, "cert") != 0)
+			return perr(ps, "auth= takes 'cert' only (or give "
+					"secret=)");
+		if (*seen_secret)
+			return perr(ps, "give secret= or auth=cert, not both");
+		p->cert = true;
+		*seen_secret = true;
+		return 0;
+	}
 	if (strcmp(k, "secret") == 0) {
 		size_t n = strlen(v);
 
 		if (*seen_secret)
-			return perr(ps, "secret given twice");
+			return perr(ps, p->cert ? "give secret= or auth=cert, "
+						  "not both"
+						: "secret given twice");
 		if (!secret_ok(v, n))
 			return perr(ps,
 				    "secret must be %d..%d printable "
@@ -231,8 +243,8 @@ static int set_key(struct parse *ps, struct auth_principal *p, char *kv,
 		return set_rights(ps, v, &p->rights, seen_rights);
 	return perr(ps, "unknown key '%.40s' for a %s (%s)", k,
 		    w ? "worker" : "client",
-		    w ? "secret, hosts, domains, max_capacity"
-		      : "secret, tenants, rights");
+		    w ? "secret or auth=cert, hosts, domains, max_capacity"
+		      : "secret or auth=cert, tenants, rights");
 }
 
 /* Splits line (modified) into whitespace-separated words. */
@@ -279,7 +291,10 @@ static int parse_line(struct parse *ps, struct auth_table *t, char *line)
 		if (set_key(ps, p, w[i], &sec, &cap, &rights))
 			return -1;
 	if (!sec)
-		return perr(ps, "%s '%s' has no secret=", w[0], p->name);
+		return perr(ps,
+			    "%s '%s' has no secret= (nor auth=cert: a "
+			    "client certificate under mutual TLS)",
+			    w[0], p->name);
 	if (p->kind == AUTH_WORKER && (!cap || !(p->hosts || p->any_host) ||
 				       !(p->domains || p->any_domain)))
 		return perr(ps,

@@ -11,6 +11,10 @@
  *     client   app     secret=<...> tenants=default,t2 rights=read,write
  *     client   ops     secret=<...> tenants=* rights=read,write,remove,admin
  *
+ * Instead of secret=, auth=cert: the principal authenticates by a client
+ * certificate whose CN is its name, on a master with mutual TLS (--tls_ca;
+ * tls.h), and never by a secret.
+ *
  * Blank lines and lines starting with # are skipped. A worker needs secret,
  * hosts, domains and max_capacity; a client secret, tenants and rights
  * (read, write, remove, admin). "*" in a list means any. Names are 1..64
@@ -55,6 +59,7 @@ struct auth_principal {
 	enum auth_kind kind;
 	uint8_t secret[AUTH_SECRET_MAX];
 	size_t secret_len;
+	bool cert; /* auth=cert: by client certificate only, no secret */
 	/* comma-separated lists as written; "*" = any (the any_ flag set) */
 	char *hosts, *domains, *tenants;
 	bool any_host, any_domain, any_tenant;

@@ -7,8 +7,10 @@
 #include <sys/socket.h>
 
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <openssl/ssl.h>
 
 #include "httpcap.h"
 #include "netlimits.h"
@@ -33,6 +35,7 @@ struct hc_conn {
 
 struct httpcap {
 	struct event_base *base;
+	SSL_CTX *tls; /* NULL = plain HTTP */
 	struct httpcap_config cfg;
 	struct event *judge_ev;
 	struct hc_conn *pending;
@@ -102,6 +105,11 @@ static void refuse(struct httpcap *c, struct evhttp_connection *evcon,
 	int len;
 
 	ratelog(&c->rl, "http: refused a connection: %s", why);
+	if (c->tls) { /* no plain bytes into a TLS stream */
+		shutdown(fd, SHUT_RDWR);
+		evhttp_connection_free(evcon);
+		return;
+	}
 	len = snprintf(msg, sizeof(msg),
 		       "HTTP/1.1 503 Service Unavailable\r\n"
 		       "Content-Type: text/plain\r\n"
@@ -170,6 +178,25 @@ static void judge_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* An HTTPS connection's stream; evhttp sets its fd. The SSL goes with
+ * it. */
+static struct bufferevent *tls_bev(struct httpcap *c, struct event_base *base)
+{
+	SSL *ssl = SSL_new(c->tls);
+	struct bufferevent *bev;
+
+	if (!ssl)
+		return NULL;
+	bev = bufferevent_openssl_socket_new(
+	    base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+	if (!bev) {
+		SSL_free(ssl);
+		return NULL;
+	}
+	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	return bev;
+}
+
 /* evhttp's bufferevent factory: called for each accepted connection
  * before evhttp sets its fd and reads from it. */
 static struct bufferevent *make_bev(struct event_base *base, void *arg)
@@ -180,7 +207,8 @@ static struct bufferevent *make_bev(struct event_base *base, void *arg)
 
 	if (!t)
 		return NULL;
-	bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	bev = c->tls ? tls_bev(c, base)
+		     : bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (!bev) {
 		free(t);
 		return NULL;
@@ -198,7 +226,7 @@ static struct bufferevent *make_bev(struct event_base *base, void *arg)
 }
 
 struct httpcap *httpcap_new(struct evhttp *http, struct event_base *base,
-			    const struct httpcap_config *cfg)
+			    const struct httpcap_config *cfg, SSL_CTX *tls)
 {
 	const struct net_http_limits *h = &net_limits()->http;
 	struct httpcap *c = calloc(1, sizeof(*c));
@@ -206,6 +234,7 @@ struct httpcap *httpcap_new(struct evhttp *http, struct event_base *base,
 	if (!c)
 		return NULL;
 	c->base = base;
+	c->tls = tls;
 	if (cfg)
 		c->cfg = *cfg;
 	else

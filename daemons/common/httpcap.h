@@ -48,9 +48,15 @@ struct httpcap_stats {
 };
 
 /* Installs the cap on http (its bufferevent factory); cfg NULL = from
- * net_limits()->http. NULL when out of memory. */
+ * net_limits()->http. tls: a server context (tls.h) to serve HTTPS with
+ * (each connection an OpenSSL bufferevent; a refused one is closed
+ * without the 503, which could not be read before a handshake), NULL =
+ * plain HTTP; borrowed, must outlive the evhttp. NULL when out of
+ * memory. */
+struct ssl_ctx_st;
 struct httpcap *httpcap_new(struct evhttp *http, struct event_base *base,
-			    const struct httpcap_config *cfg);
+			    const struct httpcap_config *cfg,
+			    struct ssl_ctx_st *tls);
 
 /* After evhttp_free(http). Accepts NULL. */
 void httpcap_free(struct httpcap *cap);

@@ -166,7 +166,8 @@ void net_accept_backoff(struct evconnlistener *l)
 }
 
 struct httpcap *net_http_limit(struct event_base *base, struct evhttp *http,
-			       struct evhttp_bound_socket *sock)
+			       struct evhttp_bound_socket *sock,
+			       struct ssl_ctx_st *tls)
 {
 	const struct net_http_limits *h = &net_limits()->http;
 	struct timeval tv = {(time_t)(h->timeout_ms / 1000),
@@ -177,7 +178,7 @@ struct httpcap *net_http_limit(struct event_base *base, struct evhttp *http,
 	evhttp_set_timeout_tv(http, &tv);
 	if (sock)
 		net_accept_backoff(evhttp_bound_socket_get_listener(sock));
-	return httpcap_new(http, base, NULL);
+	return httpcap_new(http, base, NULL, tls);
 }
 
 void net_http_free(struct evhttp *http, struct httpcap *cap)

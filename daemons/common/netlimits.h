@@ -95,9 +95,12 @@ void net_accept_backoff(struct evconnlistener *l);
  * its bound socket (sock may be NULL): header and body size caps, the
  * connection timeout, the connection caps (httpcap.h). Used by every
  * daemon's HTTP server. Returns the caps (NULL when out of memory: no cap),
- * to pass to net_http_free. */
+ * to pass to net_http_free. tls: serve HTTPS with this server context
+ * (tls.h; borrowed), NULL = plain HTTP. */
+struct ssl_ctx_st;
 struct httpcap *net_http_limit(struct event_base *base, struct evhttp *http,
-			       struct evhttp_bound_socket *sock);
+			       struct evhttp_bound_socket *sock,
+			       struct ssl_ctx_st *tls);
 
 /* evhttp_free(http), then the caps (either may be NULL). */
 void net_http_free(struct evhttp *http, struct httpcap *cap);

@@ -18,6 +18,14 @@ static const struct flag flags[] = {
      "then authenticates and every call is authorized"},
     {"auth_timeout_ms", FLAG_U32, O(auth_timeout_ms), 0, "5000",
      "close an RPC connection that has not authenticated by then", .min = 1},
+    {"tls_cert", FLAG_STR, FLAG_STR_AT(struct master_flags, tls_cert), "",
+     "PEM certificate (chain) of the RPC and HTTP ports: serve TLS "
+     "(with --tls_key)"},
+    {"tls_key", FLAG_STR, FLAG_STR_AT(struct master_flags, tls_key), "",
+     "PEM private key of --tls_cert (mode 600)"},
+    {"tls_ca", FLAG_STR, FLAG_STR_AT(struct master_flags, tls_ca), "",
+     "PEM CA: require RPC clients' certificates signed by it (mutual "
+     "TLS; auth=cert principals log in by their CN)"},
     {"insecure", FLAG_BOOL, O(insecure), 0, "false",
      "without --auth_file, serve a non-loopback --rpc_address anyway "
      "(anyone who reaches it can use it)"},

@@ -14,6 +14,8 @@ struct master_flags {
 	char auth_file[1024]; /* "" = no authentication */
 	uint32_t auth_timeout_ms;
 	bool insecure;
+	/* TLS (tls.h): "" = plain TCP */
+	char tls_cert[1024], tls_key[1024], tls_ca[1024];
 	uint32_t rpc_port;     /* 50051; 0 = ephemeral */
 	uint32_t metrics_port; /* 9003; 0 = ephemeral */
 	uint64_t max_frame_bytes;

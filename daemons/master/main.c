@@ -24,6 +24,7 @@
 #include "ha_gate.h"
 #include "log.h"
 #include "httpcap.h"
+#include "tls.h"
 #include "netlimits.h"
 #include "prom.h"
 #include "protect.h"
@@ -34,7 +35,8 @@ struct master {
 	struct master_flags flags;
 	struct event_base *base;
 	struct store *store;
-	struct auth_table *auth; /* NULL: no --auth_file */
+	struct auth_table *auth;     /* NULL: no --auth_file */
+	SSL_CTX *tls_rpc, *tls_http; /* NULL: no --tls_cert */
 	struct master_service svc;
 	rpc_server *rpc;
 	struct evhttp *http;
@@ -69,6 +71,12 @@ static void auth_metrics(const struct master *m, struct mcu_prom *t,
 			m->auth != NULL);
 	mcu_prom_metric(t, "mcrepl_master_auth_handshakes_total", "counter",
 			"RPC connections authenticated", st->auth_ok);
+	mcu_prom_metric(t, "mcrepl_master_tls_enabled", "gauge",
+			"1 with --tls_cert (RPC and HTTP over TLS)",
+			m->tls_rpc != NULL);
+	mcu_prom_metric(t, "mcrepl_master_tls_handshakes_total", "counter",
+			"RPC connections whose TLS handshake completed",
+			st->tls_ok);
 	mcu_prom_head(t, failed, "counter",
 		      "RPC handshakes failed (connection closed), by reason");
 	for (int i = 1; i < RPC_AUTH_FAIL_COUNT; i++)
@@ -373,6 +381,37 @@ static int setup_store(struct master *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* --tls_cert, --tls_key, --tls_ca: the contexts of the RPC port (with
+ * the CA: mutual TLS) and the HTTP port (server certificate only). */
+static int setup_tls(struct master *m, char *err, size_t errlen)
+{
+	const struct master_flags *f = &m->flags;
+	struct tls_files tf = {f->tls_cert, f->tls_key, f->tls_ca};
+
+	if (tls_files_check(&tf, err, errlen))
+		return -1;
+	if (!tls_files_server(&tf)) {
+		if (!f->tls_ca[0])
+			return 0;
+		snprintf(err, errlen,
+			 "--tls_ca needs --tls_cert and --tls_key (mutual TLS "
+			 "on the RPC port)");
+		return -1;
+	}
+	m->tls_rpc =
+	    tls_server_ctx(f->tls_cert, f->tls_key, f->tls_ca, err, errlen);
+	if (m->tls_rpc)
+		m->tls_http =
+		    tls_server_ctx(f->tls_cert, f->tls_key, NULL, err, errlen);
+	if (!m->tls_http)
+		return -1;
+	fprintf(stderr, "mcrepl-master: TLS on the RPC and HTTP ports (%s)%s\n",
+		f->tls_cert,
+		f->tls_ca[0] ? "; client certificates required (--tls_ca)"
+			     : "");
+	return 0;
+}
+
 static int setup_rpc(struct master *m, char *err, size_t errlen)
 {
 	rpc_server_config rc;
@@ -384,6 +423,8 @@ static int setup_rpc(struct master *m, char *err, size_t errlen)
 	rc.max_frame_bytes = m->flags.max_frame_bytes;
 	rc.auth = m->auth;
 	rc.auth_timeout_ms = m->flags.auth_timeout_ms;
+	rc.tls = m->tls_rpc;
+	rc.tls_verify_clients = m->flags.tls_ca[0] != '\0';
 	m->rpc = rpc_server_create(
 	    m->base, &rc,
 	    m->flags.etcd_endpoints[0] ? &m->gate.base : &m->svc.base.base, why,
@@ -425,7 +466,8 @@ static int setup_http(struct master *m, char *err, size_t errlen)
 		    (uint16_t)m->flags.metrics_port);
 	}
 	if (sock)
-		m->http_cap = net_http_limit(m->base, m->http, sock);
+		m->http_cap =
+		    net_http_limit(m->base, m->http, sock, m->tls_http);
 	if (!sock || !m->http_cap || bound_port(sock, &m->http_port) != 0) {
 		snprintf(err, errlen,
 			 "cannot serve HTTP on %s:%u: %s (set --metrics_port "
@@ -586,7 +628,8 @@ static int start(struct master *m)
 	ha_gate_init(&m->gate, &m->svc.base.base, gate_open, gate_recovering,
 		     m);
 	if (setup_store(m, err, sizeof(err)) ||
-	    setup_rpc(m, err, sizeof(err)) || setup_http(m, err, sizeof(err)) ||
+	    setup_tls(m, err, sizeof(err)) || setup_rpc(m, err, sizeof(err)) ||
+	    setup_http(m, err, sizeof(err)) ||
 	    setup_loop(m, err, sizeof(err)) ||
 	    setup_admission(m, err, sizeof(err)) ||
 	    setup_ha(m, err, sizeof(err))) {
@@ -619,6 +662,8 @@ static void stop(struct master *m)
 	master_service_fini(&m->svc);
 	store_destroy(m->store);
 	auth_table_free(m->auth);
+	SSL_CTX_free(m->tls_rpc);
+	SSL_CTX_free(m->tls_http);
 	if (m->base)
 		event_base_free(m->base);
 }

@@ -7,11 +7,13 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 
 #include "evframe.h"
 #include "netutil.h"
 #include "rpc_auth.h"
 #include "rpc_client.h"
+#include "tls.h"
 
 /* One call waiting for its reply. */
 struct pending {
@@ -40,6 +42,11 @@ struct rpc_aclient {
 	struct rpc_auth_client auth;
 	struct evbuffer *held;
 	bool authed;
+	/* with cfg.tls: the host the certificate must name, and the
+	 * connection's exported key once its handshake is done */
+	char host[256];
+	uint8_t tls_key[TLS_SESSION_KEY_BYTES];
+	bool tls_keyed;
 };
 
 static void unlink_pending(struct pending *p)
@@ -85,6 +92,7 @@ static void disconnect(rpc_aclient *c, int status, const char *error)
 	c->bev = NULL;
 	c->connected = false;
 	c->authed = false;
+	c->tls_keyed = false;
 	if (c->held)
 		evbuffer_drain(c->held, evbuffer_get_length(c->held));
 	c->pending = NULL;
@@ -191,6 +199,26 @@ static void read_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
+/* Why the TLS connection could not be set up: the certificate's
+ * verification, OpenSSL's error, or the socket's. */
+static void tls_error(rpc_aclient *c, struct bufferevent *bev, char *text,
+		      size_t len)
+{
+	unsigned long e = bufferevent_get_openssl_error(bev);
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+	int sys = errno;
+
+	(void)c;
+	while (bufferevent_get_openssl_error(bev))
+		;
+	if (!e && ssl && SSL_in_before(ssl) && sys) {
+		/* the TCP connect itself failed: no TLS byte was sent */
+		snprintf(text, len, "connect failed: %s", strerror(sys));
+		return;
+	}
+	tls_client_error(ssl, e, e ? 0 : sys, text, len);
+}
+
 static void event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	rpc_aclient *c = arg;
@@ -200,11 +228,25 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_CONNECTED) {
 		c->connected = true;
 		net_set_nodelay(bufferevent_getfd(bev));
+		if (c->cfg.tls) {
+			c->tls_keyed =
+			    tls_session_key(bufferevent_openssl_get_ssl(bev),
+					    c->tls_key) == 0;
+			if (!c->tls_keyed) {
+				disconnect(c, RPC_E_PROTOCOL,
+					   "TLS: no session key");
+				return;
+			}
+		}
 		return;
 	}
-	snprintf(text, sizeof(text), "%s: %s",
-		 c->connected ? "connection lost" : "connect failed",
-		 (what & BEV_EVENT_EOF) ? "closed by peer" : strerror(errno));
+	if (c->cfg.tls && !c->connected)
+		tls_error(c, bev, text, sizeof(text));
+	else
+		snprintf(text, sizeof(text), "%s: %s",
+			 c->connected ? "connection lost" : "connect failed",
+			 (what & BEV_EVENT_EOF) ? "closed by peer"
+						: strerror(errno));
 	disconnect(c, RPC_E_UNAVAILABLE, text);
 }
 
@@ -242,11 +284,31 @@ static int start_auth(rpc_aclient *c)
 	return st;
 }
 
+/* A client-side TLS stream, not yet connected; the SSL is freed with it. */
+static struct bufferevent *tls_bev(rpc_aclient *c)
+{
+	SSL *ssl = tls_client_ssl(c->cfg.tls, c->host);
+	struct bufferevent *bev;
+
+	if (!ssl)
+		return NULL;
+	bev = bufferevent_openssl_socket_new(c->base, -1, ssl,
+					     BUFFEREVENT_SSL_CONNECTING,
+					     BEV_OPT_CLOSE_ON_FREE);
+	if (!bev) {
+		SSL_free(ssl);
+		return NULL;
+	}
+	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	return bev;
+}
+
 static int start_connect(rpc_aclient *c)
 {
 	int opts = BEV_OPT_CLOSE_ON_FREE;
 
-	c->bev = bufferevent_socket_new(c->base, -1, opts);
+	c->bev =
+	    c->cfg.tls ? tls_bev(c) : bufferevent_socket_new(c->base, -1, opts);
 	if (!c->bev)
 		return RPC_E_NOMEM;
 	if (start_auth(c)) {
@@ -379,6 +441,7 @@ rpc_aclient *rpc_aclient_create(struct event_base *base, const char *addr,
 		return NULL;
 	}
 	c->base = base;
+	snprintf(c->host, sizeof(c->host), "%s", host);
 	if (cfg)
 		c->cfg = *cfg;
 	else
@@ -406,7 +469,9 @@ void rpc_aclient_destroy(rpc_aclient *client)
 
 const uint8_t *rpc_aclient_session_key(const rpc_aclient *client)
 {
-	return client->authed ? client->auth.session : NULL;
+	if (client->authed)
+		return client->auth.session;
+	return !client->cfg.cred && client->tls_keyed ? client->tls_key : NULL;
 }
 
 size_t rpc_aclient_pending(const rpc_aclient *client)

@@ -7,6 +7,7 @@
 #include "frame.h"
 #include "rpc_auth.h"
 #include "rpc_client.h"
+#include "tls.h"
 
 const char *rpc_auth_fail_name(enum rpc_auth_fail f)
 {
@@ -64,6 +65,17 @@ static enum rpc_auth_fail on_hello(struct rpc_auth_server *a,
 			      "at most 64 bytes, a 32-byte nonce)",
 			      frame, len);
 	}
+	if (a->cert_name[0] && strcmp(a->cert_name, h->principal) != 0) {
+		char text[200];
+
+		snprintf(text, sizeof(text),
+			 "principal '%.64s' is not the one of the client "
+			 "certificate ('%s')",
+			 h->principal, a->cert_name);
+		mcrepl_rpc__auth_hello__free_unpacked(h, NULL);
+		return refuse(env, RPC_AUTH_FAIL_cert_mismatch, text, frame,
+			      len);
+	}
 	a->claimed = auth_find(t, h->principal);
 	memcpy(a->cn, h->client_nonce.data, AUTH_NONCE_BYTES);
 	mcrepl_rpc__auth_hello__free_unpacked(h, NULL);
@@ -100,8 +112,9 @@ static enum rpc_auth_fail on_proof(struct rpc_auth_server *a,
 			      "malformed AuthProof (a 32-byte MAC)", frame,
 			      len);
 	}
-	if (!p) {
-		/* the same work as for a known name: no timing tells */
+	if (!p || p->cert) {
+		/* the same work as for a known name: no timing tells; an
+		 * auth=cert principal has no secret to prove */
 		static const uint8_t dummy[AUTH_SECRET_MIN];
 
 		auth_mac(dummy, sizeof(dummy), AUTH_SIDE_CLIENT, "", a->cn,
@@ -110,7 +123,9 @@ static enum rpc_auth_fail on_proof(struct rpc_auth_server *a,
 			 a->sn, smac);
 		(void)auth_mac_equal(want, pr->client_mac.data);
 		mcrepl_rpc__auth_proof__free_unpacked(pr, NULL);
-		return refuse(env, RPC_AUTH_FAIL_unknown_principal,
+		return refuse(env,
+			      p ? RPC_AUTH_FAIL_cert_required
+				: RPC_AUTH_FAIL_unknown_principal,
 			      RPC_AUTH_FAILED_TEXT, frame, len);
 	}
 	if (auth_mac(p->secret, p->secret_len, AUTH_SIDE_CLIENT, p->name, a->cn,
@@ -152,10 +167,67 @@ enum rpc_auth_fail rpc_auth_server_step(struct rpc_auth_server *a,
 	if (env->method == RPC_AUTH_HELLO || env->method == RPC_AUTH_PROOF)
 		return refuse(env, RPC_AUTH_FAIL_malformed,
 			      "handshake frame out of order", frame, len);
+	if (a->cert_name[0]) {
+		char text[200];
+
+		snprintf(text, sizeof(text),
+			 "principal '%s' authenticates by secret, not by its "
+			 "certificate: add --secret_file",
+			 a->cert_name);
+		return refuse(env, RPC_AUTH_FAIL_secret_required, text, frame,
+			      len);
+	}
 	return refuse(env, RPC_AUTH_FAIL_no_handshake,
 		      "this master requires authentication: authenticate "
 		      "first (--principal and --secret_file)",
 		      frame, len);
+}
+
+enum rpc_auth_fail rpc_auth_server_cert(struct rpc_auth_server *a,
+					const struct auth_table *t,
+					bool required, int peer, const char *cn,
+					const char *why, uint8_t **frame,
+					size_t *len)
+{
+	McreplRpc__Envelope env;
+	const struct auth_principal *p;
+	char text[256];
+
+	*frame = NULL;
+	*len = 0;
+	mcrepl_rpc__envelope__init(&env);
+	if (!required)
+		return RPC_AUTH_OK; /* no certificate was asked for */
+	if (peer == TLS_PEER_NONE)
+		return refuse(&env, RPC_AUTH_FAIL_no_cert,
+			      "this master requires a client certificate "
+			      "(mutual TLS): connect with --tls_cert and "
+			      "--tls_key",
+			      frame, len);
+	if (peer != TLS_PEER_OK) {
+		snprintf(text, sizeof(text),
+			 "client certificate refused: %s (it must chain to "
+			 "the master's --tls_ca)",
+			 why);
+		return refuse(&env, RPC_AUTH_FAIL_bad_cert, text, frame, len);
+	}
+	if (!t)
+		return RPC_AUTH_OK;
+	p = auth_find(t, cn);
+	if (!p) {
+		snprintf(text, sizeof(text),
+			 "client certificate CN '%.64s' names no principal",
+			 cn);
+		return refuse(&env, RPC_AUTH_FAIL_cert_unknown, text, frame,
+			      len);
+	}
+	if (!p->cert) {
+		snprintf(a->cert_name, sizeof(a->cert_name), "%s", p->name);
+		return RPC_AUTH_OK;
+	}
+	a->principal = p;
+	a->state = RPC_AUTH_DONE;
+	return RPC_AUTH_OK;
 }
 
 /* ---- client side ---- */

@@ -20,6 +20,11 @@
  * UNAUTHENTICATED and the connection closed; so is any failure. The server
  * bounds the whole handshake by a deadline (rpc_server_config).
  *
+ * Under mutual TLS (tls.h) a principal written auth=cert in the auth file
+ * is authenticated by its client certificate (CN = its name) with no
+ * handshake at all; a secret principal still runs the handshake, as the
+ * name its certificate carries (rpc_auth_server_cert()).
+ *
  * After AuthDone the connection carries the principal: handlers read it
  * with rpc_call_principal() (rpc_dispatch.h), never from a request. Both
  * sides also hold a session key, HMAC(secret, "mcrepl-auth-v1 session"
@@ -31,6 +36,7 @@
 #ifndef MCREPL_DAEMON_RPC_AUTH_H
 #define MCREPL_DAEMON_RPC_AUTH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,7 +63,14 @@
 	X(unknown_principal)                                                   \
 	X(bad_proof)                                                           \
 	X(timeout)                                                             \
-	X(internal)
+	X(internal)                                                            \
+	X(tls)                                                                 \
+	X(no_cert)                                                             \
+	X(bad_cert)                                                            \
+	X(cert_unknown)                                                        \
+	X(cert_mismatch)                                                       \
+	X(cert_required)                                                       \
+	X(secret_required)
 
 enum rpc_auth_fail {
 	RPC_AUTH_OK = 0,
@@ -77,7 +90,24 @@ struct rpc_auth_server {
 	const struct auth_principal *claimed;	/* NULL: unknown name */
 	uint8_t cn[AUTH_NONCE_BYTES], sn[AUTH_NONCE_BYTES];
 	uint8_t session[AUTH_MAC_BYTES]; /* once DONE (auth_seal) */
+	/* under mutual TLS: the verified client certificate's CN, when it
+	 * names a secret principal (the hello must name the same) */
+	char cert_name[AUTH_NAME_MAX + 1];
 };
+
+/* Under TLS, once the handshake is done: what the client's certificate
+ * means. required: the server asked for one (mutual TLS, --tls_ca); peer
+ * and cn from tls_peer_check(). With a table t, a verified certificate's
+ * CN must name a principal: an auth=cert one is authenticated at once
+ * (state DONE, the caller sets the session key), a secret one must still
+ * run the handshake as that name. RPC_AUTH_OK, or the reason with the
+ * refusal frame (UNAUTHENTICATED, request_id 0) in *frame, *len; the
+ * connection must then close. */
+enum rpc_auth_fail rpc_auth_server_cert(struct rpc_auth_server *a,
+					const struct auth_table *t,
+					bool required, int peer, const char *cn,
+					const char *why, uint8_t **frame,
+					size_t *len);
 
 /* Takes env, a frame arriving before the handshake is done, and puts the
  * frame to send back in *frame, *len (malloc'd; NULL when out of memory).

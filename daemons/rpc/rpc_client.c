@@ -7,10 +7,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+
 #include "frame.h"
 #include "netutil.h"
 #include "rpc_auth.h"
 #include "rpc_client.h"
+#include "tls.h"
 
 #define HOST_MAX 256
 
@@ -21,6 +24,8 @@ struct rpc_client {
 	int fd; /* -1 = not connected */
 	uint64_t next_id;
 	uint8_t session[AUTH_MAC_BYTES]; /* with cred, once connected */
+	SSL *ssl;			 /* with cfg.tls, once connected */
+	uint8_t tls_key[TLS_SESSION_KEY_BYTES];
 };
 
 const char *rpc_status_str(int status)
@@ -65,6 +70,8 @@ static void set_err(char *err, size_t errlen, const char *text)
 
 static void drop(rpc_client *c)
 {
+	SSL_free(c->ssl);
+	c->ssl = NULL;
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
@@ -72,16 +79,76 @@ static void drop(rpc_client *c)
 
 /* With no call outstanding, anything readable is EOF, an error or a
  * server's parting notice: the connection is of no further use. */
-static int is_stale(int fd)
+static int is_stale(const rpc_client *c)
 {
-	struct pollfd pfd = {fd, POLLIN, 0};
+	struct pollfd pfd = {c->fd, POLLIN, 0};
 
-	return poll(&pfd, 1, 0) != 0;
+	return (c->ssl && SSL_has_pending(c->ssl)) || poll(&pfd, 1, 0) != 0;
 }
 
-static int send_all(int fd, const uint8_t *buf, size_t len, int64_t deadline);
+static int send_all(rpc_client *c, const uint8_t *buf, size_t len,
+		    int64_t deadline);
 static int recv_reply(rpc_client *c, int64_t deadline,
 		      McreplRpc__Envelope **env);
+static int wait_fd(int fd, short events, int64_t deadline);
+
+/* One SSL_* call's result: 1 done, 0 to retry after waiting (done), or a
+ * negative RPC status. */
+static int ssl_wait(rpc_client *c, int rc, int64_t deadline)
+{
+	int e = SSL_get_error(c->ssl, rc), st;
+
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+		st = wait_fd(c->fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT,
+			     deadline);
+		return st ? st : 0;
+	}
+	if (e == SSL_ERROR_SYSCALL && rc < 0 && errno == EINTR)
+		return 0;
+	ERR_clear_error();
+	return RPC_E_UNAVAILABLE;
+}
+
+/* The TLS handshake on the new connection: the master's certificate
+ * checked against the CA and the host dialed. */
+static int tls_start(rpc_client *c, int64_t deadline, char *err, size_t errlen)
+{
+	BIO *bio;
+	int rc, st;
+
+	c->ssl = tls_client_ssl(c->cfg.tls, c->host);
+	bio = c->ssl ? tls_socket_bio(c->fd) : NULL;
+	if (!bio) {
+		set_err(err, errlen, "out of memory (TLS)");
+		drop(c);
+		return RPC_E_NOMEM;
+	}
+	SSL_set_bio(c->ssl, bio, bio);
+	/* what the socket has in one read, not a record's header then its
+	 * body (libevent's OpenSSL bufferevents cannot have this) */
+	SSL_set_read_ahead(c->ssl, 1);
+	for (;;) {
+		errno = 0;
+		rc = SSL_connect(c->ssl);
+		if (rc == 1)
+			break;
+		st = ssl_wait(c, rc, deadline);
+		if (st == 0)
+			continue;
+		if (st == RPC_E_TIMEOUT)
+			set_err(err, errlen, "TLS handshake timed out");
+		else
+			tls_client_error(c->ssl, 0, errno, err, errlen);
+		drop(c);
+		return st;
+	}
+	if (tls_session_key(c->ssl, c->tls_key)) {
+		set_err(err, errlen, "TLS: no session key");
+		drop(c);
+		return RPC_E_PROTOCOL;
+	}
+	return RPC_OK;
+}
 
 /* The handshake of rpc_auth.h on a new connection, before any call. */
 static int handshake(rpc_client *c, int64_t deadline, char *err, size_t errlen)
@@ -93,7 +160,7 @@ static int handshake(rpc_client *c, int64_t deadline, char *err, size_t errlen)
 	int st = rpc_auth_client_hello(&a, c->cfg.cred, &frame, &len);
 
 	while (st == RPC_OK && frame) {
-		st = send_all(c->fd, frame, len, deadline);
+		st = send_all(c, frame, len, deadline);
 		free(frame);
 		frame = NULL;
 		if (st == RPC_OK)
@@ -117,19 +184,47 @@ static int handshake(rpc_client *c, int64_t deadline, char *err, size_t errlen)
 static int connect_fd(rpc_client *c, int timeout_ms, int64_t deadline,
 		      char *err, size_t errlen)
 {
+	int st;
+
 	c->fd = net_connect(c->host, c->port, timeout_ms, err, errlen);
 	if (c->fd < 0)
 		return RPC_E_UNAVAILABLE;
+	if (c->cfg.tls && (st = tls_start(c, deadline, err, errlen)) != RPC_OK)
+		return st;
 	return c->cfg.cred ? handshake(c, deadline, err, errlen) : RPC_OK;
+}
+
+/* A TLS master judges the client's certificate once the handshake is
+ * done and may then refuse the connection with one frame (request_id 0):
+ * that frame, read here, is the call's answer (not a reconnection). */
+static bool parting_notice(rpc_client *c, char *err, size_t errlen, int *st)
+{
+	McreplRpc__Envelope *env = NULL;
+	bool got;
+
+	got = recv_reply(c, net_now_ms() + 100, &env) == RPC_OK &&
+	      env->request_id == 0 && env->status != MCREPL_RPC__CODE__OK;
+	if (got) {
+		set_err(err, errlen, env->error);
+		*st = (int)env->status;
+	}
+	if (env)
+		protobuf_c_message_free_unpacked(&env->base, NULL);
+	drop(c);
+	return got;
 }
 
 static int ensure_connected(rpc_client *c, int64_t deadline, char *err,
 			    size_t errlen)
 {
 	int timeout = net_remaining_ms(deadline);
+	int st;
 
-	if (c->fd >= 0 && is_stale(c->fd))
+	if (c->fd >= 0 && is_stale(c)) {
+		if (c->ssl && parting_notice(c, err, errlen, &st))
+			return st;
 		drop(c);
+	}
 	if (c->fd >= 0)
 		return RPC_OK;
 	if (timeout < 0 || timeout > c->cfg.connect_timeout_ms)
@@ -147,11 +242,55 @@ static int wait_fd(int fd, short events, int64_t deadline)
 	return rc < 0 ? RPC_E_UNAVAILABLE : RPC_OK;
 }
 
-static int send_all(int fd, const uint8_t *buf, size_t len, int64_t deadline)
+static int ssl_send_all(rpc_client *c, const uint8_t *buf, size_t len,
+			int64_t deadline)
 {
+	size_t n;
+	int rc, st;
+
+	while (len > 0) {
+		rc = SSL_write_ex(c->ssl, buf, len, &n);
+		if (rc == 1) {
+			buf += n;
+			len -= n;
+			continue;
+		}
+		st = ssl_wait(c, rc, deadline);
+		if (st)
+			return st;
+	}
+	return RPC_OK;
+}
+
+static int ssl_recv_all(rpc_client *c, uint8_t *buf, size_t len,
+			int64_t deadline)
+{
+	size_t n;
+	int rc, st;
+
+	while (len > 0) {
+		rc = SSL_read_ex(c->ssl, buf, len, &n);
+		if (rc == 1) {
+			buf += n;
+			len -= n;
+			continue;
+		}
+		st = ssl_wait(c, rc, deadline);
+		if (st)
+			return st;
+	}
+	return RPC_OK;
+}
+
+static int send_all(rpc_client *c, const uint8_t *buf, size_t len,
+		    int64_t deadline)
+{
+	int fd = c->fd;
 	ssize_t n;
 	int st;
 
+	if (c->ssl)
+		return ssl_send_all(c, buf, len, deadline);
 	while (len > 0) {
 		n = send(fd, buf, len, MSG_NOSIGNAL);
 		if (n > 0) {
@@ -170,11 +309,14 @@ static int send_all(int fd, const uint8_t *buf, size_t len, int64_t deadline)
 	return RPC_OK;
 }
 
-static int recv_all(int fd, uint8_t *buf, size_t len, int64_t deadline)
+static int recv_all(rpc_client *c, uint8_t *buf, size_t len, int64_t deadline)
 {
+	int fd = c->fd;
 	ssize_t n;
 	int st;
 
+	if (c->ssl)
+		return ssl_recv_all(c, buf, len, deadline);
 	while (len > 0) {
 		n = recv(fd, buf, len, 0);
 		if (n > 0) {
@@ -208,7 +350,7 @@ static int send_request(rpc_client *c, uint64_t id, uint32_t method,
 	if (len - RPC_FRAME_PREFIX_BYTES > c->cfg.max_frame_bytes)
 		st = RPC_E_INVALID;
 	else
-		st = send_all(c->fd, frame, len, deadline);
+		st = send_all(c, frame, len, deadline);
 	free(frame);
 	return st;
 }
@@ -220,17 +362,19 @@ static int recv_reply(rpc_client *c, int64_t deadline,
 	size_t total, used;
 	int st;
 
-	st = recv_all(c->fd, prefix, sizeof(prefix), deadline);
+	st = recv_all(c, prefix, sizeof(prefix), deadline);
 	if (st)
 		return st;
 	if (rpc_frame_peek(prefix, sizeof(prefix), c->cfg.max_frame_bytes,
 			   &total) != RPC_FRAME_OK)
-		return RPC_E_PROTOCOL;
+		return !c->ssl && prefix[0] == 0x15 && prefix[1] == 0x03
+			   ? RPC_E_TLS_PEER
+			   : RPC_E_PROTOCOL;
 	frame = malloc(total);
 	if (!frame)
 		return RPC_E_NOMEM;
 	memcpy(frame, prefix, sizeof(prefix));
-	st = recv_all(c->fd, frame + sizeof(prefix), total - sizeof(prefix),
+	st = recv_all(c, frame + sizeof(prefix), total - sizeof(prefix),
 		      deadline);
 	if (st == RPC_OK &&
 	    rpc_frame_parse(frame, total, c->cfg.max_frame_bytes, env, &used) !=
@@ -333,7 +477,11 @@ int rpc_client_open(rpc_client **out, const char *addr,
 
 const uint8_t *rpc_client_session_key(const rpc_client *client)
 {
-	return client->cfg.cred && client->fd >= 0 ? client->session : NULL;
+	if (client->fd < 0)
+		return NULL;
+	if (client->cfg.cred)
+		return client->session;
+	return client->ssl ? client->tls_key : NULL;
 }
 
 void rpc_client_close(rpc_client *client)

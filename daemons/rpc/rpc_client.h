@@ -30,7 +30,8 @@
 	X(RPC_E_PROTOCOL, -3, "malformed or unexpected reply")                 \
 	X(RPC_E_NOMEM, -4, "out of memory")                                    \
 	X(RPC_E_INVALID, -5, "invalid argument")                               \
-	X(RPC_E_CANCELLED, -6, "cancelled")
+	X(RPC_E_CANCELLED, -6, "cancelled")                                    \
+	X(RPC_E_TLS_PEER, -7, "the server speaks TLS: connect with --tls_ca")
 
 enum rpc_status {
 	RPC_OK = 0,
@@ -58,6 +59,14 @@ typedef struct rpc_client_config {
 	 * UNAUTHENTICATED or RPC_E_PROTOCOL and the reason in err. NULL = no
 	 * handshake (a master without --auth_file). */
 	const struct auth_cred *cred;
+	/* TLS (tls.h): a context from tls_client_ctx(), borrowed; NULL =
+	 * plain TCP. The master's certificate must chain to its CA and name
+	 * the host of addr (IP or DNS SAN); a failed handshake fails the
+	 * call with RPC_E_UNAVAILABLE and the reason in err. With a client
+	 * certificate in the context and no cred, a master with mutual TLS
+	 * authenticates the connection by the certificate (auth=cert). The
+	 * session key is then exported from TLS (TLS_EXPORTER_LABEL). */
+	struct ssl_ctx_st *tls;
 } rpc_client_config;
 
 void rpc_client_config_init(rpc_client_config *cfg);

@@ -55,6 +55,13 @@
  *     than max_key_bytes, max_tenant_bytes, max_string_bytes get
  *     INVALID_ARGUMENT naming the field and the limit (pbcheck.h).
  *
+ * TLS (cfg.tls): the same framing and bounds inside a TLS stream
+ * (bufferevent_openssl). A handshake that fails (a plaintext client, bytes
+ * that are not TLS) closes the connection, counted as auth failure "tls";
+ * one not done within frame_timeout_ms is closed as a frame timeout.
+ * Refusals of a client certificate are UNAUTHENTICATED frames (request_id
+ * 0) sent inside TLS, then the connection closes.
+ *
  * Thread-safety: a server belongs to the thread running its event_base;
  * every function below must be called from that thread (or before the loop
  * runs). Writes go through libevent, which can raise SIGPIPE: the process
@@ -63,6 +70,7 @@
 #ifndef MCREPL_DAEMON_RPC_SERVER_H
 #define MCREPL_DAEMON_RPC_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -105,6 +113,14 @@ typedef struct rpc_server_config {
 	 * the server. */
 	const struct auth_table *auth;
 	uint32_t auth_timeout_ms;
+	/* TLS (tls.h): NULL = plain TCP. With a context every connection
+	 * first runs a TLS handshake, bounded by frame_timeout_ms (else by
+	 * the idle or handshake deadline); tls_verify_clients (a context
+	 * made with --tls_ca): a connection without a verified client
+	 * certificate is refused, and with auth its CN names its principal
+	 * (rpc_auth_server_cert()). Borrowed, must outlive the server. */
+	struct ssl_ctx_st *tls;
+	bool tls_verify_clients;
 } rpc_server_config;
 
 /* The defaults: the fixed ones above and net_limits()->rpc. */
@@ -122,7 +138,8 @@ typedef struct rpc_server_stats {
 	size_t budget_waiting;	 /* connections waiting now */
 	size_t max_connections;	 /* the caps in force */
 	size_t reserved;
-	uint64_t auth_ok;			   /* handshakes done */
+	uint64_t tls_ok;  /* TLS handshakes done */
+	uint64_t auth_ok; /* handshakes done (certificates included) */
 	uint64_t auth_failed[RPC_AUTH_FAIL_COUNT]; /* by rpc_auth_fail */
 } rpc_server_stats;
 

@@ -326,8 +326,7 @@ int control_unmount_sync(struct worker *w, int budget_ms)
 	char err[256];
 	int left = 0;
 
-	rpc_client_config_init(&cfg);
-	cfg.cred = w->has_cred ? &w->cred : NULL;
+	worker_rpc_config(w, &cfg);
 	for (uint32_t i = 0; i < w->n_segs; i++) {
 		struct wseg *s = &w->segs[i];
 		McreplRpc__UnmountSegmentRequest req;

@@ -70,6 +70,16 @@ static const struct flag flags[] = {
      "worker principal to authenticate to the master as (its auth file)"},
     {"secret_file", FLAG_STR, S(secret_file), "",
      "file whose first line is the principal's secret (mode 600)"},
+    {"tls_cert", FLAG_STR, S(tls_cert), "",
+     "PEM certificate: /metrics over TLS, and the client certificate "
+     "shown to a master with mutual TLS (with --tls_key; with "
+     "--principal and no --secret_file: authenticate by it, CN = "
+     "principal)"},
+    {"tls_key", FLAG_STR, S(tls_key), "",
+     "PEM private key of --tls_cert (mode 600)"},
+    {"tls_ca", FLAG_STR, S(tls_ca), "",
+     "PEM CA: talk TLS to the master, whose certificate must chain to it "
+     "and name the host of --master"},
     {"insecure", FLAG_BOOL, O(insecure), 0, "false",
      "without --principal, serve a non-loopback --data_address anyway"},
     {"etcd_endpoints", FLAG_STR, S(etcd_endpoints), "",

@@ -25,9 +25,11 @@ struct worker_flags {
 	uint64_t max_copy_bytes;       /* bytes in flight */
 	uint32_t copy_timeout_ms;
 	uint32_t poll_interval_ms;
-	char principal[65];	   /* "" = no credential */
-	char secret_file[1024];	   /* its secret (auth.h) */
-	bool insecure;		   /* non-loopback data port without one */
+	char principal[65];	/* "" = no credential */
+	char secret_file[1024]; /* its secret (auth.h) */
+	bool insecure;		/* non-loopback data port without one */
+	/* TLS (tls.h, client_auth.h): "" = not given */
+	char tls_cert[1024], tls_key[1024], tls_ca[1024];
 	char etcd_endpoints[1024]; /* HA: find the master here (ha.c) */
 	char ha_key[256];
 };

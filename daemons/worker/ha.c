@@ -69,8 +69,12 @@ void ha_teardown(struct worker *w)
 static void switch_master(struct worker *w, const char *addr)
 {
 	char err[256];
-	rpc_aclient *c =
-	    rpc_aclient_create(w->base, addr, NULL, err, sizeof(err));
+	rpc_client_config rc;
+	rpc_aclient *c;
+
+	/* the same credential and TLS as for --master */
+	worker_rpc_config(w, &rc);
+	c = rpc_aclient_create(w->base, addr, &rc, err, sizeof(err));
 
 	if (!c) {
 		fprintf(stderr, "mcrepl-worker: leader %s: %s\n", addr, err);

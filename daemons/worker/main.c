@@ -236,8 +236,7 @@ static int setup_loop(struct worker *w, char *err, size_t errlen)
 
 	rpc_client_config rc;
 
-	rpc_client_config_init(&rc);
-	rc.cred = w->has_cred ? &w->cred : NULL;
+	worker_rpc_config(w, &rc);
 	w->rpc = rpc_aclient_create(w->base, w->flags.master, &rc, err, errlen);
 	if (!w->rpc)
 		return -1;
@@ -261,20 +260,27 @@ static int setup_loop(struct worker *w, char *err, size_t errlen)
 static int setup_auth(struct worker *w, char *err, size_t errlen)
 {
 	struct worker_flags *f = &w->flags;
+	struct tls_files tf = {f->tls_cert, f->tls_key, f->tls_ca};
 
-	if (f->principal[0]) {
-		if (auth_cred_load(f->principal, f->secret_file, &w->cred, err,
-				   errlen))
-			return -1;
-		w->has_cred = true;
-	} else if (f->secret_file[0]) {
-		snprintf(err, errlen, "--secret_file needs --principal");
+	if (client_auth_setup(&w->auth, f->principal, f->secret_file, &tf, true,
+			      err, errlen))
 		return -1;
+	if (tls_files_server(&tf)) {
+		w->tls_http =
+		    tls_server_ctx(f->tls_cert, f->tls_key, NULL, err, errlen);
+		if (!w->tls_http)
+			return -1;
 	}
-	return net_protected_bind("mcrepl-worker", "data_address",
-				  f->data_address, sizeof(f->data_address),
-				  "0.0.0.0", w->has_cred, f->insecure,
-				  "--principal", stderr, err, errlen);
+	return net_protected_bind(
+	    "mcrepl-worker", "data_address", f->data_address,
+	    sizeof(f->data_address), "0.0.0.0", client_auth_any(&w->auth),
+	    f->insecure, "--principal", stderr, err, errlen);
+}
+
+void worker_rpc_config(const struct worker *w, rpc_client_config *cfg)
+{
+	rpc_client_config_init(cfg);
+	client_auth_apply(&w->auth, cfg);
 }
 
 static int start(struct worker *w)
@@ -324,6 +330,8 @@ static void stop(struct worker *w)
 	for (uint32_t i = 0; i < w->n_segs; i++)
 		segment_unmap(&w->segs[i]);
 	free(w->segs);
+	client_auth_free(&w->auth);
+	SSL_CTX_free(w->tls_http);
 }
 
 int main(int argc, char **argv)

@@ -182,7 +182,8 @@ int metrics_start(struct worker *w, char *err, size_t errlen)
 	sock = evhttp_bind_socket_with_handle(w->http, w->flags.data_address,
 					      (uint16_t)w->flags.metrics_port);
 	if (sock)
-		w->http_cap = net_http_limit(w->base, w->http, sock);
+		w->http_cap =
+		    net_http_limit(w->base, w->http, sock, w->tls_http);
 	if (!sock || !w->http_cap ||
 	    getsockname(evhttp_bound_socket_get_fd(sock),
 			(struct sockaddr *)&ss, &sl) != 0)

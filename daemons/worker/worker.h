@@ -14,6 +14,7 @@
 #include <event2/event.h>
 
 #include "auth.h"
+#include "client_auth.h"
 #include "copy_engine.h"
 #include "data_server.h"
 #include "flags.h"
@@ -69,8 +70,10 @@ struct worker {
 	bool tcp_fallback_logged;
 	const char *transport; /* engine name */
 	rpc_aclient *rpc;
-	struct auth_cred cred; /* with --principal */
-	bool has_cred;
+	/* --principal with --secret_file or a certificate, --tls_ca: how it
+	 * calls the master (client_auth.h) */
+	struct client_auth auth;
+	SSL_CTX *tls_http; /* --tls_cert/--tls_key: /metrics over TLS */
 	struct evhttp *http;
 	struct httpcap *http_cap; /* its connection caps (httpcap.h) */
 	uint16_t metrics_port;
@@ -79,8 +82,8 @@ struct worker {
 	char rdma_endpoint[320]; /* advertised "ip:rdma_cm_port", "" on tcp */
 	char caps[2][16]; /* "dynamic_copy", "rdma" (protobuf wants char *) */
 	uint64_t client_id;
-	bool clock_known;     /* that master's clock offset is set */
-	int64_t hb_sent_ms;   /* when the pending Heartbeat left */
+	bool clock_known;   /* that master's clock offset is set */
+	int64_t hb_sent_ms; /* when the pending Heartbeat left */
 	uint32_t hb_interval_ms;
 	int64_t next_hb_ms, next_mount_ms, next_fetch_ms, stop_deadline_ms;
 	bool ready, hb_pending, fetch_pending, stopping, unmounting;
@@ -168,6 +171,11 @@ size_t ha_index_size(const struct wseg *s);
 int segment_map(struct wseg *s, uint64_t len, bool hugepages, char *err,
 		size_t errlen);
 void segment_unmap(struct wseg *s);
+
+/* ---- the master's RPC (main.c) ---- */
+
+/* rpc_client_config_init() plus the worker's credential and TLS. */
+void worker_rpc_config(const struct worker *w, rpc_client_config *cfg);
 
 /* ---- metrics (metrics.c) ---- */
 

@@ -194,6 +194,7 @@ static int wait_workers(struct cluster *c, uint32_t want, char *err,
 
 	store_client_config_init(&cfg);
 	cfg.cred = c->cred;
+	cfg.tls = c->tls;
 	if (store_client_open(&sc, c->addr, NULL, &cfg, err, errlen) != 0)
 		return -1;
 	for (int tries = 0; tries < 100 && rc != 0; tries++) {
@@ -246,13 +247,13 @@ int cluster_start(struct cluster *c, const struct bench_opts *o,
 	c->master.pid = -1;
 	if (o->master) {
 		snprintf(c->addr, sizeof(c->addr), "%s", o->master);
-		if (o->principal || o->secret_file) {
-			if (auth_cred_load(o->principal ? o->principal : "",
-					   o->secret_file, &c->own, err,
-					   errlen))
-				return -1;
-			c->cred = &c->own;
-		}
+		struct tls_files tf = {o->tls_cert, o->tls_key, o->tls_ca};
+
+		if (client_auth_setup(&c->given, o->principal, o->secret_file,
+				      &tf, false, err, errlen))
+			return -1;
+		c->cred = c->given.has_cred ? &c->given.cred : NULL;
+		c->tls = c->given.tls;
 		return wait_workers(c, 1, err, errlen);
 	}
 	if (harness_auth_setup(&c->auth, NULL) != 0 ||
@@ -291,6 +292,7 @@ void cluster_stop(struct cluster *c)
 	if (c->master.pid > 0)
 		proc_stop(&c->master);
 	harness_auth_cleanup(&c->auth);
+	client_auth_free(&c->given);
 }
 
 int cluster_worker_of(const struct cluster *c, uint64_t segment_id)

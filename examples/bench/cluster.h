@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "auth.h"
+#include "client_auth.h"
 #include "harness.h"
 #include "opts.h"
 #include "store_client.h"
@@ -46,6 +47,10 @@ struct cluster {
 	char auth_flag[400];
 	struct auth_cred own;
 	const struct auth_cred *cred;
+	/* --master: its credential and TLS from the flags (client_auth.h);
+	 * tls: the clients' context, NULL = plain */
+	struct client_auth given;
+	SSL_CTX *tls;
 };
 
 /*

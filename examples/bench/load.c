@@ -387,6 +387,7 @@ static int open_clients(struct load *l, char *err, size_t errlen)
 
 	store_client_config_init(&cfg);
 	cfg.cred = l->cl->cred;
+	cfg.tls = l->cl->tls;
 	for (uint32_t i = 0; i < l->n_th; i++) {
 		struct load_thread *t = &l->th[i];
 

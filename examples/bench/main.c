@@ -169,6 +169,7 @@ static int run_mode(struct run *r, const struct bench_opts *o, const char *mode,
 	describe(r, &cl, o, seg);
 	store_client_config_init(&cfg);
 	cfg.cred = cl.cred;
+	cfg.tls = cl.tls;
 	if (store_client_open(&sc, cl.addr, NULL, &cfg, err, sizeof(err)) != 0)
 		goto out;
 	if (load_init(&l, o, &cl, n_keys, obj) != 0) {

@@ -55,6 +55,13 @@ static const struct opt opts[] = {
 	"bench reads Stats' segments)"),
     OPT("secret_file", O_STR, secret_file, 0, 0,
 	"--master: the file holding its secret"),
+    OPT("tls_ca", O_STR, tls_ca, 0, 0,
+	"--master: TLS to it; its certificate must chain to this CA"),
+    OPT("tls_cert", O_STR, tls_cert, 0, 0,
+	"--master: client certificate (mutual TLS; with --principal and no "
+	"--secret_file: authenticate by it)"),
+    OPT("tls_key", O_STR, tls_key, 0, 0,
+	"--master: the private key of --tls_cert"),
     OPT("plot", O_STR, plot, 0, 0, "write a gnuplot PNG chart here"),
     OPT("seed", O_U64, seed, 0, 18446744073709551615.0, "random seed (1)"),
     OPT("quiet", O_BOOL, quiet, 0, 1, "true: no per-interval rows (false)"),
@@ -277,9 +284,11 @@ static int validate(struct bench_opts *o)
 			"--segment_size and --daemon_log need --local\n");
 		return -1;
 	}
-	if (o->local && (o->principal || o->secret_file)) {
+	if (o->local && (o->principal || o->secret_file || o->tls_ca ||
+			 o->tls_cert || o->tls_key)) {
 		fprintf(stderr,
-			"mcrepl-bench: --principal and --secret_file need "
+			"mcrepl-bench: --principal, --secret_file and --tls_* "
+			"need "
 			"--master (a --local cluster makes its own throwaway "
 			"auth file)\n");
 		return -1;

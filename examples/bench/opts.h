@@ -40,6 +40,7 @@ struct bench_opts {
 	const char *plot;	  /* PNG path or NULL */
 	/* --master: credential (auth.h); --local makes its own */
 	const char *principal, *secret_file;
+	const char *tls_ca, *tls_cert, *tls_key; /* --master: TLS */
 	const char *daemon_log; /* local daemons' stderr; NULL = ours */
 	uint64_t seed;
 	bool quiet; /* no interval rows */

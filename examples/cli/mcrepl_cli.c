@@ -4,6 +4,7 @@
  *
  *   mcrepl-cli [--master host:port] [--tenant T] [--replicas N]
  *              [--local_host H] [--principal P --secret_file F]
+ *              [--tls_ca CA [--tls_cert C --tls_key K]]
  *              COMMAND ARGS
  *
  * Exit status: 0 success, 1 the operation failed (one line on stderr),
@@ -18,6 +19,7 @@
 #include <mcrepl/mcrepl.h>
 
 #include "auth.h"
+#include "client_auth.h"
 #include "store_client.h"
 
 #define CLI_MAX_INPUT (1ull << 34)
@@ -25,6 +27,7 @@
 struct cli {
 	const char *master, *tenant, *local_host, *domain;
 	const char *principal, *secret_file; /* NULL: no credential */
+	struct tls_files tls;		     /* NULLs: plain TCP */
 	char etcd[1100];		     /* "etcd://" + --etcd_endpoints */
 	uint32_t replicas;
 	const char *cmd;
@@ -50,6 +53,11 @@ static void usage(FILE *out)
 	    "--domain D (else $MOONCAKE_STORE_DOMAIN): the reader's domain\n"
 	    "--principal P --secret_file F: authenticate to a master started "
 	    "with --auth_file\n"
+	    "--tls_ca CA: TLS to the master (its certificate must chain to CA "
+	    "and name the host of --master)\n"
+	    "--tls_cert C --tls_key K: the client certificate for a master "
+	    "with mutual TLS; with --principal P and no --secret_file, "
+	    "authenticate by it (CN = P, auth=cert)\n"
 	    "defaults: --master 127.0.0.1:50051 --tenant default --replicas 1\n");
 }
 
@@ -93,6 +101,12 @@ static int parse_option(struct cli *c, int argc, char **argv, int *i)
 		c->principal = v;
 	else if (!strcmp(name, "secret_file"))
 		c->secret_file = v;
+	else if (!strcmp(name, "tls_ca"))
+		c->tls.ca = v;
+	else if (!strcmp(name, "tls_cert"))
+		c->tls.cert = v;
+	else if (!strcmp(name, "tls_key"))
+		c->tls.key = v;
 	else if (!strcmp(name, "replicas")) {
 		errno = 0;
 		n = strtoul(v, &end, 10);
@@ -402,7 +416,7 @@ static int run(store_client *sc, const struct cli *c)
 int main(int argc, char **argv)
 {
 	struct store_client_config cfg;
-	struct auth_cred cred;
+	struct client_auth auth;
 	store_client *sc = NULL;
 	struct cli c;
 	char err[512];
@@ -417,20 +431,22 @@ int main(int argc, char **argv)
 	cfg.replicas = c.replicas;
 	cfg.local_host = c.local_host;
 	cfg.domain = c.domain;
-	if (c.principal || c.secret_file) {
-		if (auth_cred_load(c.principal ? c.principal : "",
-				   c.secret_file, &cred, err, sizeof(err))) {
-			fprintf(stderr, "mcrepl-cli: %s\n", err);
-			return 2;
-		}
-		cfg.cred = &cred;
+	if (client_auth_setup(&auth, c.principal, c.secret_file, &c.tls, false,
+			      err, sizeof(err))) {
+		fprintf(stderr, "mcrepl-cli: %s\n", err);
+		client_auth_free(&auth);
+		return 2;
 	}
+	cfg.cred = auth.has_cred ? &auth.cred : NULL;
+	cfg.tls = auth.tls;
 	if (store_client_open(&sc, c.master, c.tenant, &cfg, err,
 			      sizeof(err))) {
 		fprintf(stderr, "mcrepl-cli: %s\n", err);
+		client_auth_free(&auth);
 		return 1;
 	}
 	rc = run(sc, &c);
 	store_client_close(sc);
+	client_auth_free(&auth);
 	return rc;
 }

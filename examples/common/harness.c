@@ -184,6 +184,59 @@ rpc_client *harness_client(uint16_t port)
 	return harness_client_as(port, NULL);
 }
 
+static struct ssl_ctx_st *harness_tls_ctx;
+
+void harness_set_tls(struct ssl_ctx_st *ctx)
+{
+	harness_tls_ctx = ctx;
+}
+
+struct ssl_ctx_st *harness_tls(void)
+{
+	return harness_tls_ctx;
+}
+
+int harness_make_certs(const char *dir)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && umask 077 && { "
+		 "openssl ecparam -name prime256v1 -genkey -noout -out ca.key "
+		 "&& openssl req -x509 -new -key ca.key -subj /CN=harness-ca "
+		 "-days 1 -out ca.pem && "
+		 "openssl ecparam -name prime256v1 -genkey -noout -out "
+		 "server.key && "
+		 "openssl req -new -key server.key -subj /CN=localhost -out "
+		 "server.csr && "
+		 "echo subjectAltName=IP:127.0.0.1,DNS:localhost > server.ext "
+		 "&& openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key "
+		 "-CAcreateserial -days 1 -extfile server.ext -out server.pem "
+		 "&& chmod 644 ca.pem server.pem; } >/dev/null 2>&1",
+		 dir);
+	if (system(cmd) != 0) {
+		fprintf(stderr,
+			"harness: cannot make certificates in %s "
+			"(openssl)\n",
+			dir);
+		return -1;
+	}
+	return 0;
+}
+
+void harness_remove_certs(const char *dir)
+{
+	static const char *const files[] = {
+	    "ca.key",	  "ca.pem",	"ca.srl",    "server.key",
+	    "server.csr", "server.ext", "server.pem"};
+	char path[600];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+}
+
 rpc_client *harness_client_as(uint16_t port, const struct auth_cred *cred)
 {
 	char addr[64], err[256];
@@ -192,6 +245,7 @@ rpc_client *harness_client_as(uint16_t port, const struct auth_cred *cred)
 
 	rpc_client_config_init(&cfg);
 	cfg.cred = cred;
+	cfg.tls = harness_tls_ctx;
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
 	if (rpc_client_open(&c, addr, &cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "harness: %s\n", err);

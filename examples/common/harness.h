@@ -42,6 +42,17 @@ rpc_client *harness_client(uint16_t port);
 /* The same, authenticating as cred (auth.h; NULL = none). */
 struct auth_cred;
 rpc_client *harness_client_as(uint16_t port, const struct auth_cred *cred);
+/* TLS for the clients above and preload's (tls.h client context,
+ * borrowed; NULL = plain TCP, the default). */
+struct ssl_ctx_st;
+void harness_set_tls(struct ssl_ctx_st *ctx);
+struct ssl_ctx_st *harness_tls(void);
+/* A throw-away CA and server certificate in dir (made with the openssl
+ * command; EC P-256, one day): ca.pem, and server.pem / server.key
+ * (mode 600) with SAN IP:127.0.0.1 and DNS:localhost. 0 or -1. */
+int harness_make_certs(const char *dir);
+/* Removes them (and the CA's key and serial). */
+void harness_remove_certs(const char *dir);
 /* Call Master method `name`; returns the unpacked response (caller frees
  * with protobuf_c_message_free_unpacked) or NULL (err filled). */
 ProtobufCMessage *harness_call(rpc_client *c, const char *name,

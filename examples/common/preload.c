@@ -199,6 +199,7 @@ int preload_master_as(uint16_t rpc_port, uint64_t keys,
 
 	rpc_client_config_init(&cfg);
 	cfg.cred = client;
+	cfg.tls = harness_tls();
 	if (!l || mount_fake_segment(rpc_port, worker) != 0) {
 		fprintf(stderr, "preload: cannot mount the bench segment\n");
 		free(l);

@@ -999,7 +999,28 @@ START_TEST(test_auth_file_errors_name_the_line)
 			 -1);
 	ck_assert_str_eq(err,
 			 "auth file x.conf line 1: unknown key 'rights' for a "
-			 "worker (secret, hosts, domains, max_capacity)");
+			 "worker (secret or auth=cert, hosts, domains, "
+			 "max_capacity)");
+	ck_assert_int_eq(auth_table_parse("client c auth=cert "
+					  "secret=0123456789abcdef tenants=* "
+					  "rights=read\n",
+					  "x.conf", &t, err, sizeof(err)),
+			 -1);
+	ck_assert_str_eq(err, "auth file x.conf line 1: give secret= or "
+			      "auth=cert, not both");
+	ck_assert_int_eq(auth_table_parse("client c auth=password tenants=* "
+					  "rights=read\n",
+					  "x.conf", &t, err, sizeof(err)),
+			 -1);
+	ck_assert_str_eq(err, "auth file x.conf line 1: auth= takes 'cert' "
+			      "only (or give secret=)");
+	ck_assert_int_eq(auth_table_parse("client c auth=cert tenants=* "
+					  "rights=read\n",
+					  "x.conf", &t, err, sizeof(err)),
+			 0);
+	ck_assert(t->p[0].cert && t->p[0].secret_len == 0);
+	auth_table_free(t);
+	t = NULL;
 	ck_assert_int_eq(
 	    auth_table_parse("# c\n\nclient a "
 			     "secret=0123456789abcdef tenants=t1,t2 "
