@@ -201,6 +201,7 @@ static int server_start(struct server *s, const char *mode, bool authed,
 		setenv("MCREPL_BENCH_NO_GRANTS", "1", 1);
 	else
 		unsetenv("MCREPL_BENCH_NO_GRANTS");
+	s->keeper = NULL; /* its thread connects at once, with the TLS set */
 	if (!l || master_start(&s->proc, flags) != 0 ||
 	    !(s->keeper =
 		  preload_keep((uint16_t)proc_field(&s->proc, "rpc_port"),
