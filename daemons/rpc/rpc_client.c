@@ -242,34 +242,17 @@ static int wait_fd(int fd, short events, int64_t deadline)
 	return rc < 0 ? RPC_E_UNAVAILABLE : RPC_OK;
 }
 
-static int ssl_send_all(rpc_client *c, const uint8_t *buf, size_t len,
-			int64_t deadline)
+/* Writes (out) or reads all len bytes of buf through the TLS session,
+ * waiting for the socket as OpenSSL asks, until deadline. */
+static int ssl_all(rpc_client *c, uint8_t *buf, size_t len, bool out,
+		   int64_t deadline)
 {
 	size_t n;
 	int rc, st;
 
 	while (len > 0) {
-		rc = SSL_write_ex(c->ssl, buf, len, &n);
-		if (rc == 1) {
-			buf += n;
-			len -= n;
-			continue;
-		}
-		st = ssl_wait(c, rc, deadline);
-		if (st)
-			return st;
-	}
-	return RPC_OK;
-}
-
-static int ssl_recv_all(rpc_client *c, uint8_t *buf, size_t len,
-			int64_t deadline)
-{
-	size_t n;
-	int rc, st;
-
-	while (len > 0) {
-		rc = SSL_read_ex(c->ssl, buf, len, &n);
+		rc = out ? SSL_write_ex(c->ssl, buf, len, &n)
+			 : SSL_read_ex(c->ssl, buf, len, &n);
 		if (rc == 1) {
 			buf += n;
 			len -= n;
@@ -290,7 +273,8 @@ static int send_all(rpc_client *c, const uint8_t *buf, size_t len,
 	int st;
 
 	if (c->ssl)
-		return ssl_send_all(c, buf, len, deadline);
+		return ssl_all(c, (uint8_t *)(uintptr_t)buf, len, true,
+			       deadline);
 	while (len > 0) {
 		n = send(fd, buf, len, MSG_NOSIGNAL);
 		if (n > 0) {
@@ -316,7 +300,7 @@ static int recv_all(rpc_client *c, uint8_t *buf, size_t len, int64_t deadline)
 	int st;
 
 	if (c->ssl)
-		return ssl_recv_all(c, buf, len, deadline);
+		return ssl_all(c, buf, len, false, deadline);
 	while (len > 0) {
 		n = recv(fd, buf, len, 0);
 		if (n > 0) {
