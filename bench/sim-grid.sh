@@ -10,6 +10,9 @@
 #   GRID_NODES, GRID_RATES, GRID_SIZES, GRID_WORKLOADS   subsample, e.g.
 #       GRID_NODES="8 64" GRID_WORKLOADS="zipf:0.99 uniform"
 #   GRID_KEYS=100000     keys (zipf, uniform)
+#   GRID_MIN_S=120       shortest simulated run (12 heat windows: the
+#       1,024-node 1 M reads/s cells' fan-out takes 40-70 s to settle, so a
+#       60 s run's last third was not a steady state)
 #   GRID_MAX_S=240       longest simulated run
 #   GRID_TRACE=/work/shared/traces/synthetic_trace.jsonl ("" = no trace)
 #   GRID_SKIP="rate:size ..."  cells left out, e.g. "1000000:1M" (the
@@ -20,7 +23,7 @@
 # Per cell: one `mcrepl-sim --compare "mode=off;mode=enforce"` (the same
 # reads for both). The interval is long enough for a node to serve about
 # 2,000 reads in it (at most 1/8 of the run), the run 16 intervals and at
-# least 60 s (at most GRID_MAX_S), so the steady max/mean (median of the
+# least GRID_MIN_S (at most GRID_MAX_S), so the steady max/mean (median of the
 # last half) carries little sampling noise; the noise left is estimated
 # (noise_floor: the max/mean an even spread of the same reads shows) and
 # divided out before comparing with the noise-free oracle.
@@ -42,6 +45,7 @@ SIZES=${GRID_SIZES:-"4K 1M"}
 WORKLOADS=${GRID_WORKLOADS:-"zipf:0.8 zipf:0.99 zipf:1.2 uniform"}
 KEYS=${GRID_KEYS:-100000}
 MAX_S=${GRID_MAX_S:-240}
+MIN_S=${GRID_MIN_S:-120}
 TRACE=${GRID_TRACE-/work/shared/traces/synthetic_trace.jsonl}
 SKIP=${GRID_SKIP-}
 
@@ -54,10 +58,10 @@ run_cell() {
 			if (i < 1) i = 1; if (i > 12) i = 12; print i }')
 		args="--workload trace $TRACE --speedup 10 --interval $iv"
 	else
-		set -- $(awk -v n="$n" -v r="$rate" -v max="$MAX_S" 'BEGIN {
+		set -- $(awk -v n="$n" -v r="$rate" -v max="$MAX_S" -v MIN="$MIN_S" 'BEGIN {
 			i = int(n * 2000 / r + 0.999); if (i < 1) i = 1;
 			if (i * 8 > max) i = int(max / 8);
-			d = 16 * i; if (d < 60) d = 60; if (d > max) d = max;
+			d = 16 * i; if (d < MIN) d = MIN; if (d > max) d = max;
 			print i, d }')
 		args="--workload $wl --keys $KEYS --rate $rate --interval $1 --duration $2"
 		[ "$wl" = zipf ] && args="$args --theta $theta"
@@ -114,7 +118,7 @@ for n in $NODES; do
 	done
 done >"$TMP/cells"
 
-export SIM KEYS MAX_S TRACE
+export SIM KEYS MIN_S MAX_S TRACE
 GRID_CELL=1 xargs -P "$JOBS" -L 1 sh "$0" "$SIM" <"$TMP/cells" \
 	>"$TMP/results" || true
 

@@ -59,6 +59,7 @@ static mcrepl_reason check_state(const mcrepl_admit_input *in)
 	const mcrepl_cluster_view *cl = in->cluster;
 	bool is_auto = mcrepl_policy_is_auto(in->cfg, cl);
 	uint32_t r = o->readable_memory_replicas;
+	mcrepl_balance b = in->balance;
 
 	if (in->proposal->kind == MCREPL_PROPOSAL_WARMUP) {
 		if (r > 0)
@@ -71,8 +72,11 @@ static mcrepl_reason check_state(const mcrepl_admit_input *in)
 		return MCREPL_REASON_IN_FLIGHT;
 	if (r >= mcrepl_policy_replica_cap(in->cfg, cl))
 		return MCREPL_REASON_REPLICA_LIMIT;
+	/* refused BALANCED within the last window: hysteresis */
+	b.held |= ks->balanced_at_ms && in->now_ms >= ks->balanced_at_ms &&
+		  in->now_ms - ks->balanced_at_ms < in->cfg->heat_window_ms;
 	if (is_auto && in->proposal->kind == MCREPL_PROPOSAL_HOT && r > 0 &&
-	    !mcrepl_policy_helps(in->cfg, cl, &in->balance, in->heat_count, r))
+	    !mcrepl_policy_helps(in->cfg, cl, &b, in->heat_count, r))
 		return MCREPL_REASON_BALANCED;
 	if (!is_auto && in->now_ms < ks->action_cooldown_until_ms)
 		return MCREPL_REASON_ACTION_COOLDOWN;

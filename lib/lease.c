@@ -34,6 +34,7 @@ struct akey {
 	struct lrec *pending;	       /* the single-flight lease or NULL */
 	uint64_t action_until;	       /* action cooldown end, 0 = none */
 	uint64_t recreate_after;       /* recreate cooldown end, 0 = none */
+	uint64_t balanced_at;	       /* last judged BALANCED, 0 = none */
 	uint32_t nleases;	       /* live leases naming this key */
 	struct mcrepl__heap_node idle; /* in t->idle while only a cooldown
 					* keeps the record */
@@ -193,6 +194,14 @@ static bool lease_live_at(const struct lrec *l, uint64_t now)
 	return l->l.expires_at_ms > now;
 }
 
+/* Until when a BALANCED refusal is remembered (one heat window, in which
+ * the balance gate asks for more: mcrepl_admit()); 0 = none. */
+static uint64_t balanced_kept(const mcrepl_leases *t, const struct akey *k)
+{
+	return k->balanced_at ? sat_add(k->balanced_at, t->cfg.heat_window_ms)
+			      : 0;
+}
+
 /* What admission sees. An expired pending lease that the sweep has not
  * reached yet reads as swept at now: not pending, in recreate cooldown. */
 static void key_state_of(const mcrepl_leases *t, const struct akey *k,
@@ -212,6 +221,7 @@ static void key_state_of(const mcrepl_leases *t, const struct akey *k,
 	out->action_cooldown_until_ms =
 	    k->action_until > now ? k->action_until : 0;
 	out->recreate_after_ms = recreate > now ? recreate : 0;
+	out->balanced_at_ms = balanced_kept(t, k) > now ? k->balanced_at : 0;
 }
 
 /* ---- record lifetimes ---------------------------------------------------- */
@@ -252,10 +262,12 @@ static void key_free(mcrepl_leases *t, struct akey *k)
 	}
 }
 
-/* A key no lease names is kept only while a cooldown runs. */
+/* A key no lease names is kept only while a cooldown or the memory of a
+ * BALANCED refusal runs. */
 static void key_settle(mcrepl_leases *t, struct akey *k, uint64_t now)
 {
-	uint64_t until = max64(k->action_until, k->recreate_after);
+	uint64_t until = max64(max64(k->action_until, k->recreate_after),
+			       balanced_kept(t, k));
 
 	if (k->nleases)
 		mcrepl__heap_remove(&t->idle, &k->idle);
@@ -615,6 +627,7 @@ static mcrepl_status install(mcrepl_leases *t, const mcrepl_propose_input *in,
 	lease_fill(t, in, src, dst, domain, &l->l);
 	l->key = k;
 	k->nleases++;
+	k->balanced_at = 0; /* admitted: the gate starts afresh */
 	/* An expired, unswept pending lease stays for the sweep to report. */
 	k->pending = l;
 	mcrepl__heap_remove(&t->idle, &k->idle);
@@ -643,6 +656,21 @@ static uint32_t readable_in_domain(const mcrepl_replica_view *r, size_t n,
 		c += r[i].readable && r[i].memory &&
 		     mcrepl_domain_equal(r[i].domain, domain);
 	return c;
+}
+
+/* Remember a BALANCED refusal (the gate's hysteresis); best effort:
+ * without memory for the record the next proposal is judged as a first
+ * one. */
+static void remember_balanced(mcrepl_leases *t, struct akey *k,
+			      const mcrepl_proposal *p, const char *domain,
+			      uint64_t now)
+{
+	struct obj_name n = obj_name(p->tenant, p->key);
+
+	if (!k && key_make(t, &n, domain, &k))
+		return;
+	k->balanced_at = now ? now : 1;
+	key_settle(t, k, now);
 }
 
 static mcrepl_status propose_locked(mcrepl_leases *t,
@@ -691,6 +719,8 @@ static mcrepl_status propose_locked(mcrepl_leases *t,
 	res->reason = mcrepl_admit(&ai);
 	if (res->reason == MCREPL_REASON_INVALID_PROPOSAL)
 		return MCREPL_EINVAL;
+	if (res->reason == MCREPL_REASON_BALANCED)
+		remember_balanced(t, k, p, domain, in->now_ms);
 	if (res->reason != MCREPL_REASON_NONE &&
 	    res->reason != MCREPL_REASON_MODE_OBSERVE)
 		return MCREPL_EREJECTED;

@@ -136,6 +136,7 @@ void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 		return;
 	out->key_load = out->load_sum = 0;
 	out->segments = 0;
+	out->held = false;
 	if (!segments)
 		n_segments = 0;
 	for (size_t i = 0; i < n_segments; i++) {
@@ -181,7 +182,12 @@ bool mcrepl_policy_overloaded(const mcrepl_config *cfg, const mcrepl_balance *b)
 	if (!b || !b->segments || !b->load_sum)
 		return false;
 	mean = (double)b->load_sum / (double)b->segments;
-	return (double)b->key_load - mean > band(cfg, mean, b->segments);
+	/* refused within the window: the band plus the noise of one
+	 * segment's count beyond it (hysteresis) */
+	return (double)b->key_load - mean >
+	       band(cfg, mean, b->segments) +
+		   (b->held ? mcrepl_policy_noise_z(b->segments) * sqrt(mean)
+			    : 0.0);
 }
 
 bool mcrepl_policy_worth(const mcrepl_config *cfg, const mcrepl_balance *b,
@@ -206,7 +212,7 @@ bool mcrepl_policy_helps(const mcrepl_config *cfg,
 			 const mcrepl_cluster_view *cl, const mcrepl_balance *b,
 			 uint32_t count, uint32_t readable)
 {
-	double c = count, w, q, d, rest;
+	double c = count, w, q, d, rest, k = 2.0;
 
 	if (!cfg || !(cfg->balance_tolerance > 0) || !cl || !cl->nodes)
 		return true;
@@ -216,12 +222,15 @@ bool mcrepl_policy_helps(const mcrepl_config *cfg,
 	/* the key alone fills a node's fair share per replica: its excess
 	 * over r shares, d = c - q W with q = r / N, beyond two standard
 	 * deviations of it, Var d = c (1 - q)^2 + (W - c) q^2 (the key's
-	 * count and the rest of the cluster's, Poisson) */
+	 * count and the rest of the cluster's, Poisson); refused within the
+	 * window, beyond 2 + z deviations (hysteresis, as the band) */
+	if (b && b->held)
+		k += mcrepl_policy_noise_z(b->segments);
 	w = (double)cl->window_reads;
 	q = (double)(readable ? readable : 1) / (double)cl->nodes;
 	rest = w > c ? w - c : 0;
 	d = c - q * (c + rest);
-	return d > 0 && d * d >= 4.0 * (c * (1 - q) * (1 - q) + rest * q * q);
+	return d > 0 && d * d >= k * k * (c * (1 - q) * (1 - q) + rest * q * q);
 }
 
 bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
@@ -294,4 +303,21 @@ void mcrepl_policy_project(uint64_t key_load, uint32_t readable,
 		return;
 	out->to_target = key_load / (r + 1);
 	out->from_each = key_load / (r * (r + 1));
+}
+
+void mcrepl_policy_project_level(uint64_t key_load, uint32_t readable,
+				 uint64_t level, uint64_t target_load,
+				 mcrepl_projection *out)
+{
+	uint64_t r = readable ? readable : 1, gap, to;
+
+	if (!out)
+		return;
+	gap = level > target_load ? level - target_load : 0;
+	/* r gap / (r + 1) without overflow */
+	to = gap / (r + 1) * r + gap % (r + 1) * r / (r + 1);
+	if (to > key_load)
+		to = key_load;
+	out->to_target = to;
+	out->from_each = to / r;
 }

@@ -222,6 +222,68 @@ START_TEST(test_policy_balance_gate)
 }
 END_TEST
 
+/* Issue 14, steady-state copies. Hysteresis: a key refused as
+ * balanced within the window (held) needs z more deviations: mean 10000
+ * on 4 segments, band 500, held 500 + 3.4616 x 100 = 846.16; the fair-share
+ * rule with loads unknown (z(0) = 3.0349): 2 + 3.0349 deviations, c >= 2202
+ * for one replica of 8000 reads on 4 nodes instead of 2079. */
+START_TEST(test_policy_gate_hysteresis)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view cl = {8000, 4};
+	mcrepl_balance b = {10846, 40000, 4, true};
+	mcrepl_balance none = {0, 0, 0, true};
+
+	ck_assert(!mcrepl_policy_overloaded(&c, &b));
+	b.key_load = 10847;
+	ck_assert(mcrepl_policy_overloaded(&c, &b));
+	b.key_load = 10501;
+	ck_assert(!mcrepl_policy_overloaded(&c, &b));
+	b.held = false;
+	ck_assert(mcrepl_policy_overloaded(&c, &b));
+	ck_assert(!mcrepl_policy_helps(&c, &cl, &none, 2201, 1));
+	ck_assert(mcrepl_policy_helps(&c, &cl, &none, 2202, 1));
+	none.held = false;
+	ck_assert(!mcrepl_policy_helps(&c, &cl, &none, 2078, 1));
+	ck_assert(mcrepl_policy_helps(&c, &cl, &none, 2079, 1));
+	/* mcrepl_policy_balance() starts with no memory */
+	mcrepl_policy_balance(NULL, 0, NULL, 0, &b);
+	ck_assert(!b.held);
+}
+END_TEST
+
+/* Readers spread by load: a copy fills its target up to the level of the
+ * key's replicas, at most the key's reads. */
+START_TEST(test_policy_project_level)
+{
+	mcrepl_projection pr;
+
+	/* gap 3000 over r = 2: the target rises by 2 x 3000 / 3 */
+	mcrepl_policy_project_level(5000, 2, 9000, 6000, &pr);
+	ck_assert_uint_eq(pr.to_target, 2000);
+	ck_assert_uint_eq(pr.from_each, 1000);
+	/* ... but never by more than the key's own reads */
+	mcrepl_policy_project_level(1200, 2, 9000, 6000, &pr);
+	ck_assert_uint_eq(pr.to_target, 1200);
+	ck_assert_uint_eq(pr.from_each, 600);
+	/* r 0 reads as 1: half the gap */
+	mcrepl_policy_project_level(5000, 0, 9000, 6000, &pr);
+	ck_assert_uint_eq(pr.to_target, 1500);
+	ck_assert_uint_eq(pr.from_each, 1500);
+	/* a target at or above the level gains nothing */
+	mcrepl_policy_project_level(5000, 3, 9000, 9000, &pr);
+	ck_assert_uint_eq(pr.to_target, 0);
+	ck_assert_uint_eq(pr.from_each, 0);
+	/* no overflow at the extremes */
+	mcrepl_policy_project_level(UINT64_MAX, UINT32_MAX, UINT64_MAX, 0, &pr);
+	ck_assert_uint_eq(pr.to_target,
+			  UINT64_MAX / ((uint64_t)UINT32_MAX + 1) * UINT32_MAX +
+			      UINT64_MAX % ((uint64_t)UINT32_MAX + 1) *
+				  UINT32_MAX / ((uint64_t)UINT32_MAX + 1));
+	mcrepl_policy_project_level(1, 1, 2, 1, NULL); /* no crash */
+}
+END_TEST
+
 START_TEST(test_policy_noise_z)
 {
 	ck_assert_double_eq_tol(mcrepl_policy_noise_z(0), 3.0349, 1e-4);
@@ -498,6 +560,62 @@ START_TEST(test_policy_leases_auto_and_rfc)
 }
 END_TEST
 
+/* Issue 14, steady-state copies. The lease table remembers a
+ * BALANCED refusal for one heat window: a key whose segment is 250 reads
+ * above a mean of 2000 (band 154.8, held 309.6) is admitted when judged
+ * afresh, refused while held; the memory ends with the window, with an
+ * admission, and the record is swept. */
+START_TEST(test_policy_leases_remember_balanced)
+{
+	static const uint64_t even[4] = {2000, 2000, 2000, 2000};
+	static const uint64_t over[4] = {2250, 1950, 1900, 1900};
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view cl = {8000, 4};
+	mcrepl_propose_result res;
+	mcrepl_leases_stats st;
+	mcrepl_key_state ks;
+	mcrepl_leases *t;
+
+	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
+	ck_assert_int_eq(propose4(t, "a", 1000, even, &cl, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	mcrepl_leases_key_state(t, "t", "k", NULL, NOW, &ks);
+	ck_assert_uint_eq(ks.balanced_at_ms, NOW);
+	ck_assert(!ks.pending);
+	mcrepl_leases_get_stats(t, &st);
+	ck_assert_uint_eq(st.key_records, 1);
+	/* held: 250 is within band + z sqrt(mean) */
+	ck_assert_int_eq(propose4(t, "b", 1000, over, &cl, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	/* the record lives one window, then the sweep forgets it */
+	mcrepl_leases_key_state(t, "t", "k", NULL, NOW + 9999, &ks);
+	ck_assert_uint_eq(ks.balanced_at_ms, NOW);
+	mcrepl_leases_key_state(t, "t", "k", NULL, NOW + 10000, &ks);
+	ck_assert_uint_eq(ks.balanced_at_ms, 0);
+	ck_assert_uint_eq(mcrepl_leases_sweep(t, NOW + 10000, NULL, 0), 0);
+	mcrepl_leases_get_stats(t, &st);
+	ck_assert_uint_eq(st.key_records, 0);
+	mcrepl_leases_destroy(t);
+
+	/* judged afresh the same loads admit the copy, which ends the
+	 * memory of an earlier refusal */
+	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
+	ck_assert_int_eq(propose4(t, "c", 1000, over, &cl, &res), MCREPL_OK);
+	mcrepl_leases_key_state(t, "t", "k", NULL, NOW, &ks);
+	ck_assert_uint_eq(ks.balanced_at_ms, 0);
+	ck_assert(ks.pending);
+	mcrepl_leases_destroy(t);
+
+	/* policy rfc never refuses BALANCED and keeps no such record */
+	c.policy = MCREPL_POLICY_RFC;
+	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
+	ck_assert_int_eq(propose4(t, "d", 1000, even, &cl, &res), MCREPL_OK);
+	mcrepl_leases_destroy(t);
+}
+END_TEST
+
 /* The O(n) reader pick is the first entry of the full order. */
 START_TEST(test_pick_replica_is_order_first)
 {
@@ -545,6 +663,8 @@ Suite *make_policy_suite(void)
 	tcase_add_test(tc, test_policy_cap_knob_and_null_view);
 	tcase_add_loop_test(tc, test_policy_balance_gate, 0,
 			    sizeof(bal_cases) / sizeof(bal_cases[0]));
+	tcase_add_test(tc, test_policy_gate_hysteresis);
+	tcase_add_test(tc, test_policy_project_level);
 	tcase_add_test(tc, test_policy_noise_z);
 	tcase_add_test(tc, test_policy_balance_from_views);
 	tcase_add_loop_test(tc, test_policy_retire, 0,
@@ -554,6 +674,7 @@ Suite *make_policy_suite(void)
 	tcase_add_loop_test(tc, test_policy_admit, 0,
 			    sizeof(adm_cases) / sizeof(adm_cases[0]));
 	tcase_add_test(tc, test_policy_leases_auto_and_rfc);
+	tcase_add_test(tc, test_policy_leases_remember_balanced);
 	tcase_add_test(tc, test_pick_replica_is_order_first);
 	suite_add_tcase(s, tc);
 	return s;

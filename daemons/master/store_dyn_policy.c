@@ -53,11 +53,25 @@ static void add_projection(struct store *s, uint64_t seg_id, double d)
 void dyn__policy_project(struct store *s, const struct object *o,
 			 const mcrepl_lease *l, uint64_t now_ms)
 {
+	const struct segment *dst = store_segment(s, l->target.v);
+	uint64_t level = UINT64_MAX;
 	mcrepl_projection p;
 
-	mcrepl_policy_project(
+	/* readers spread by load: the copy fills its target up to the level
+	 * of the key's replicas, the lowest load among their segments */
+	for (size_t i = 0; i < o->n_replicas; i++) {
+		const struct segment *seg;
+
+		if (o->replicas[i].status != REPLICA_COMPLETE ||
+		    !(seg = store_segment(s, o->replicas[i].segment_id)))
+			continue;
+		if (dyn__segment_load(seg) < level)
+			level = dyn__segment_load(seg);
+	}
+	mcrepl_policy_project_level(
 	    mcrepl_heat_cell_count(&o->heat, &s->heat, now_ms),
-	    dyn__readable_count(o), &p);
+	    dyn__readable_count(o), level == UINT64_MAX ? 0 : level,
+	    dst ? dyn__segment_load(dst) : 0, &p);
 	add_projection(s, l->target.v, (double)p.to_target);
 	for (size_t i = 0; i < o->n_replicas; i++)
 		if (o->replicas[i].status == REPLICA_COMPLETE)

@@ -114,8 +114,13 @@ void sim_auto_project(struct sim_master *m, const mcrepl_lease *l, size_t n_rv,
 {
 	struct sim_cluster *c = m->c;
 	mcrepl_projection p;
+	mcrepl_balance b;
 
-	mcrepl_policy_project(count, readable, &p);
+	/* readers spread by load: the copy fills its target up to the level
+	 * of the key's replicas (the loads as placement saw them) */
+	mcrepl_policy_balance(c->segs, c->n_segs, m->rv, n_rv, &b);
+	mcrepl_policy_project_level(count, readable, b.key_load,
+				    c->segs[l->target.v - 1].read_load, &p);
 	add_projection(m, sim_node_of(c, (uint32_t)l->target.v - 1),
 		       (double)p.to_target);
 	for (size_t i = 0; i < n_rv; i++)

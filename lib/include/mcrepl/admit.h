@@ -63,6 +63,10 @@ typedef struct mcrepl_key_state {
 	bool pending;			   /* unexpired pending dynamic lease */
 	uint64_t action_cooldown_until_ms; /* 0 = none */
 	uint64_t recreate_after_ms;	   /* 0 = none */
+	/* auto: when a proposal of the key was last refused BALANCED, while
+	 * that is under one heat window ago (0 = none): the balance gate then
+	 * asks for more (mcrepl_balance.held) */
+	uint64_t balanced_at_ms;
 } mcrepl_key_state;
 
 typedef struct mcrepl_admit_input {

@@ -106,10 +106,16 @@ typedef struct mcrepl_balance {
 	uint64_t key_load;
 	uint64_t load_sum; /* read_load summed over the serving segments */
 	uint32_t segments; /* serving segments: non-zero id and capacity */
+	/* the key was refused BALANCED within the last heat window (the
+	 * lease table remembers it: mcrepl_key_state.balanced_at_ms): every
+	 * noise allowance of the gate grows by z deviations, see
+	 * mcrepl_policy_overloaded() and mcrepl_policy_helps() */
+	bool held;
 } mcrepl_balance;
 
 /* Fill *out from the host's segment and replica views (replicas match
- * segments by id; unreadable replicas and unknown segments are skipped).
+ * segments by id; unreadable replicas and unknown segments are skipped;
+ * held is false).
  * O(n_segments + n_replicas * n_segments). */
 MCREPL_API void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 				      size_t n_segments,
@@ -133,7 +139,14 @@ MCREPL_API double mcrepl_policy_noise_z(uint32_t segments);
  * mean = load_sum / n, t = balance_tolerance and excess = key_load - mean:
  * excess > band = max(t * mean, z * sqrt(mean)), z =
  * mcrepl_policy_noise_z(n): beyond the tolerance and beyond what sampling
- * noise explains. False when nothing is known (segments or load_sum 0).
+ * noise explains. When b->held (the key was refused as balanced within the
+ * last window) the band is band + z * sqrt(mean): hysteresis. A key's
+ * fan-out stops where its best segment sits just inside the band, and a
+ * segment held there crosses it again by noise alone now and then; the
+ * second threshold lies beyond that noise, so a refused key is copied
+ * again only when its segment's load has really moved (no late, chance
+ * copies in steady state). False when nothing is known (segments or
+ * load_sum 0).
  */
 MCREPL_API bool mcrepl_policy_overloaded(const mcrepl_config *cfg,
 					 const mcrepl_balance *b);
@@ -165,7 +178,9 @@ MCREPL_API bool mcrepl_policy_worth(const mcrepl_config *cfg,
  * decides when loads are unknown or too few, e.g. while the window fills
  * or on a small cluster: a single key read `threshold` = 8 times on a
  * 2-node cluster (d = 4, 4 Var = 8) gets its copy; a key read 16 times
- * out of 8 nodes' first 100 reads (d = 3.5, 4 Var = 54) does not.
+ * out of 8 nodes' first 100 reads (d = 3.5, 4 Var = 54) does not. When
+ * b->held, d must pass 2 + z deviations (z = mcrepl_policy_noise_z(
+ * b->segments)), as the band grows in mcrepl_policy_overloaded().
  */
 MCREPL_API bool mcrepl_policy_helps(const mcrepl_config *cfg,
 				    const mcrepl_cluster_view *cl,
@@ -231,6 +246,25 @@ typedef struct mcrepl_projection {
 
 MCREPL_API void mcrepl_policy_project(uint64_t key_load, uint32_t readable,
 				      mcrepl_projection *out);
+
+/*
+ * The same when readers spread by load (auto: mcrepl_order_replicas() with
+ * loads): they read the least-loaded of the key's segments first, so a
+ * copy fills its target up towards the level of the key's replicas rather
+ * than by an even share. level = the lowest read_load among the segments
+ * of the key's readable replicas (mcrepl_balance.key_load), target_load =
+ * the target segment's read_load before the copy. With gap = level -
+ * target_load (0 when the target is not below the level), the new level is
+ * (r level + target_load) / (r + 1): to_target = min(key_load, r gap /
+ * (r + 1)), from_each = to_target / r (r 0 reads as 1). An even share
+ * instead put a hot key's copy on an idle segment at c / (r + 1), far past
+ * the level its readers would bring it to, and that segment's other keys
+ * were then copied away from a load that never came.
+ */
+MCREPL_API void mcrepl_policy_project_level(uint64_t key_load,
+					    uint32_t readable, uint64_t level,
+					    uint64_t target_load,
+					    mcrepl_projection *out);
 
 #ifdef __cplusplus
 }
