@@ -212,7 +212,7 @@ bool mcrepl_policy_helps(const mcrepl_config *cfg,
 			 const mcrepl_cluster_view *cl, const mcrepl_balance *b,
 			 uint32_t count, uint32_t readable)
 {
-	double c = count, w, q, d, rest, k = 2.0;
+	double c = count, w, q, d, rest;
 
 	if (!cfg || !(cfg->balance_tolerance > 0) || !cl || !cl->nodes)
 		return true;
@@ -222,15 +222,12 @@ bool mcrepl_policy_helps(const mcrepl_config *cfg,
 	/* the key alone fills a node's fair share per replica: its excess
 	 * over r shares, d = c - q W with q = r / N, beyond two standard
 	 * deviations of it, Var d = c (1 - q)^2 + (W - c) q^2 (the key's
-	 * count and the rest of the cluster's, Poisson); refused within the
-	 * window, beyond 2 + z deviations (hysteresis, as the band) */
-	if (b && b->held)
-		k += mcrepl_policy_noise_z(b->segments);
+	 * count and the rest of the cluster's, Poisson) */
 	w = (double)cl->window_reads;
 	q = (double)(readable ? readable : 1) / (double)cl->nodes;
 	rest = w > c ? w - c : 0;
 	d = c - q * (c + rest);
-	return d > 0 && d * d >= k * k * (c * (1 - q) * (1 - q) + rest * q * q);
+	return d > 0 && d * d >= 4.0 * (c * (1 - q) * (1 - q) + rest * q * q);
 }
 
 bool mcrepl_policy_should_retire(const mcrepl_config *cfg,

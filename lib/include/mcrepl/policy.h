@@ -107,9 +107,8 @@ typedef struct mcrepl_balance {
 	uint64_t load_sum; /* read_load summed over the serving segments */
 	uint32_t segments; /* serving segments: non-zero id and capacity */
 	/* the key was refused BALANCED within the last heat window (the
-	 * lease table remembers it: mcrepl_key_state.balanced_at_ms): every
-	 * noise allowance of the gate grows by z deviations, see
-	 * mcrepl_policy_overloaded() and mcrepl_policy_helps() */
+	 * lease table remembers it: mcrepl_key_state.balanced_at_ms): the
+	 * band grows by z deviations, see mcrepl_policy_overloaded() */
 	bool held;
 } mcrepl_balance;
 
@@ -178,9 +177,10 @@ MCREPL_API bool mcrepl_policy_worth(const mcrepl_config *cfg,
  * decides when loads are unknown or too few, e.g. while the window fills
  * or on a small cluster: a single key read `threshold` = 8 times on a
  * 2-node cluster (d = 4, 4 Var = 8) gets its copy; a key read 16 times
- * out of 8 nodes' first 100 reads (d = 3.5, 4 Var = 54) does not. When
- * b->held, d must pass 2 + z deviations (z = mcrepl_policy_noise_z(
- * b->segments)), as the band grows in mcrepl_policy_overloaded().
+ * out of 8 nodes' first 100 reads (d = 3.5, 4 Var = 54) does not. b->held
+ * does not change this rule: it decides where loads say little (a cluster
+ * starting, or serving a few reads per node), and there a key that needs
+ * copies must not wait for a chance burst to get them.
  */
 MCREPL_API bool mcrepl_policy_helps(const mcrepl_config *cfg,
 				    const mcrepl_cluster_view *cl,
