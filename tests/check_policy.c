@@ -175,13 +175,12 @@ static const struct bal_case {
      16, 4, 0.05, 4089, 2, false, false},
     {"within the noise, two shares for two replicas", 10, 16, 4, 0.05, 4090, 2,
      false, true},
-    {"beyond the noise, a copy moving under half the band", 11, 16, 4, 0.05,
-     14, 1, true, false},
+    {"beyond the noise, a copy moving under half the band", 11, 16, 4, 0.05, 14,
+     1, true, false},
     {"beyond the noise, a copy moving half the band", 11, 16, 4, 0.05, 15, 1,
      true, true},
     /* mean 1600: 5 % = 80, 3.4616 sqrt = 138.47 */
-    {"mean 1600: within the noise", 1738, 6400, 4, 0.05, 165, 1, false,
-     false},
+    {"mean 1600: within the noise", 1738, 6400, 4, 0.05, 165, 1, false, false},
     {"mean 1600: one read beyond", 1739, 6400, 4, 0.05, 165, 1, true, true},
     {"mean 1600: not worth a copy", 1739, 6400, 4, 0.05, 164, 1, true, false},
     {"mean 1600: two replicas, a third needs 1.5 bands", 1739, 6400, 4, 0.05,
@@ -256,24 +255,28 @@ END_TEST
  * key's replicas, at most the key's reads. */
 START_TEST(test_policy_project_level)
 {
+	static const struct {
+		uint64_t key, level, target, to, each;
+		uint32_t r;
+	} cases[] = {
+	    /* gap 3000 over r = 2: the target rises by 2 x 3000 / 3 */
+	    {5000, 9000, 6000, 2000, 1000, 2},
+	    /* ... but never by more than the key's own reads */
+	    {1200, 9000, 6000, 1200, 600, 2},
+	    /* r 0 reads as 1: half the gap */
+	    {5000, 9000, 6000, 1500, 1500, 0},
+	    /* a target at or above the level gains nothing */
+	    {5000, 9000, 9000, 0, 0, 3},
+	};
 	mcrepl_projection pr;
 
-	/* gap 3000 over r = 2: the target rises by 2 x 3000 / 3 */
-	mcrepl_policy_project_level(5000, 2, 9000, 6000, &pr);
-	ck_assert_uint_eq(pr.to_target, 2000);
-	ck_assert_uint_eq(pr.from_each, 1000);
-	/* ... but never by more than the key's own reads */
-	mcrepl_policy_project_level(1200, 2, 9000, 6000, &pr);
-	ck_assert_uint_eq(pr.to_target, 1200);
-	ck_assert_uint_eq(pr.from_each, 600);
-	/* r 0 reads as 1: half the gap */
-	mcrepl_policy_project_level(5000, 0, 9000, 6000, &pr);
-	ck_assert_uint_eq(pr.to_target, 1500);
-	ck_assert_uint_eq(pr.from_each, 1500);
-	/* a target at or above the level gains nothing */
-	mcrepl_policy_project_level(5000, 3, 9000, 9000, &pr);
-	ck_assert_uint_eq(pr.to_target, 0);
-	ck_assert_uint_eq(pr.from_each, 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		mcrepl_policy_project_level(cases[i].key, cases[i].r,
+					    cases[i].level, cases[i].target,
+					    &pr);
+		ck_assert_uint_eq(pr.to_target, cases[i].to);
+		ck_assert_uint_eq(pr.from_each, cases[i].each);
+	}
 	/* no overflow at the extremes */
 	mcrepl_policy_project_level(UINT64_MAX, UINT32_MAX, UINT64_MAX, 0, &pr);
 	ck_assert_uint_eq(pr.to_target,
