@@ -6,7 +6,9 @@
  *
  * The table owns, per admission key (tenant + key, plus the target domain
  * when the config is domain-aware): the pending dynamic lease (single
- * flight), the action cooldown and the recreate cooldown; per proposal id: an
+ * flight), the action cooldown, the recreate cooldown and (policy auto)
+ * the time of its last BALANCED refusal, kept one heat window (the balance
+ * gate's hysteresis, mcrepl_key_state.balanced_at_ms); per proposal id: an
  * idempotency record; per lease: the binding of proposal id, lease id,
  * tenant, key, source, target, target domain, version, expiry and task id.
  *
@@ -240,7 +242,8 @@ typedef struct mcrepl_leases_stats {
 	uint64_t leases;	/* live leases (pending + started) */
 	uint64_t started;	/* of which copy_start succeeded */
 	uint64_t proposals;	/* idempotency records kept */
-	uint64_t key_records;	/* keys with pending or cooldown state */
+	uint64_t key_records;	/* keys with pending, cooldown or a remembered
+				 * BALANCED refusal (auto) */
 	uint64_t expired_total; /* leases retired by expiry */
 } mcrepl_leases_stats;
 
