@@ -22,7 +22,7 @@ uint32_t dyn__readable_count(const struct object *o);
  * heat window plus the projected reads of granted copies, at least 0. */
 uint64_t dyn__segment_load(const struct segment *seg);
 /* A copy of o was granted (lease l): project the reads it will move onto
- * its target and off o's readable replicas (mcrepl_policy_project()). */
+ * its target and off o's readable replicas (mcrepl_policy_project_level()). */
 void dyn__policy_project(struct store *s, const struct object *o,
 			 const mcrepl_lease *l, uint64_t now_ms);
 

@@ -4,8 +4,8 @@
  *   - the reads the master routes, per segment and for the whole cluster,
  *     in heat-window buckets (counted inline by store_get, rolled here), so
  *     a segment's read_load and a key's hit count share one unit;
- *   - each granted copy's projected reads (mcrepl_policy_project()) on its
- *     target and the key's replicas, fading out over one window;
+ *   - each granted copy's projected reads (mcrepl_policy_project_level())
+ *     on its target and the key's replicas, fading out over one window;
  *   - the cluster view and the read path's trigger threshold
  *     (mcrepl_policy_trigger_threshold()) at every tick;
  *   - once per window, a retirement pass (mcrepl_policy_should_retire(),

@@ -4,7 +4,7 @@
  *   - count the reads routed to each node, and to the whole cluster, in
  *     the heat window's buckets (window / MCREPL_HEAT_BUCKETS), so a
  *     node's read_load and a key's hit count share one unit;
- *   - add each granted copy's projected load (mcrepl_policy_project()),
+ *   - add each granted copy's projected load (mcrepl_policy_project_level()),
  *     fading it out over one window as the real reads take its place;
  *   - the cluster view and the read path's trigger threshold
  *     (mcrepl_policy_trigger_threshold()) at every tick, and once per
