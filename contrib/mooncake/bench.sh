@@ -7,9 +7,14 @@
 # ($OUT/build). For each build the in-process driver (inproc_bench.cpp) is
 # compiled and linked with master_bench's own command lines, so every build
 # gets the same flags. Then, REPS times, for every build in turn:
-#   inproc  KEYS x DISTS, THREADS, modes off/observe/enforce (one process
-#           per build, keys and dist; MasterService::GetReplicaList loop;
-#           WARMUP s of unmeasured reads per mode first, default 3)
+#   inproc  KEYS x DISTS, THREADS, modes off/observe/enforce
+#           (MasterService::GetReplicaList loop; WARMUP s of unmeasured
+#           reads per mode first, default 3). With ROUNDS=n (default 10) one
+#           process per build, keys and dist holds all three modes' masters
+#           and they take turns, SECS/n s each, n times (a paired design:
+#           on this kind of VM a whole process runs 1.5x faster or slower
+#           than the next, whatever its mode). ROUNDS=0: one process per
+#           mode, the mode order rotating with the repetition.
 #   rpc     mooncake_master --dynamic_replication_mode=off|enforce on a
 #           private port, upstream's master_bench --operation=Get
 #           (RPC_CLIENTS clients, RPC_KEYS keys each, RPC_SECONDS s)
@@ -23,7 +28,8 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPS=${REPS:-3}
-SECS=${SECS:-1}
+SECS=${SECS:-2}
+export ROUNDS=${ROUNDS:-10}
 export WARMUP=${WARMUP:-3} # s of unmeasured reads per mode (inproc_bench.cpp)
 KEYS=${KEYS:-"100000 1000000"}
 DISTS=${DISTS:-"uniform zipf"}
@@ -83,6 +89,15 @@ rpc_once() { # label dir mode rep
 		"keys=$((RPC_CLIENTS * RPC_KEYS)) ops_per_s=${ops:-0}" | tee -a "$LOG"
 }
 
+# rotate N A B C...: the words rotated left by N-1 (rep 1: A B C, rep 2: B C A).
+rotate() {
+	local n=$(($1 - 1)) i
+	shift
+	for i in $(seq 0 $(($# - 1))); do
+		eval "printf '%s ' \"\${$(((i + n) % $# + 1))}\""
+	done
+}
+
 labels=()
 dirs=()
 for arg in "$@"; do
@@ -94,16 +109,20 @@ done
 for rep in $(seq "$REPS"); do
 	for keys in $KEYS; do
 		for dist in $DISTS; do
-			for i in "${!labels[@]}"; do
-				"${dirs[$i]}/mooncake-store/benchmarks/mcrepl_inproc_bench" \
-					"$keys" "$dist" "$SECS" $THREADS |
-					sed "s/^/inproc label=${labels[$i]} rep=$rep /" |
-					tee -a "$LOG"
+			modes="off,observe,enforce"
+			[ "$ROUNDS" -gt 0 ] || modes=$(rotate "$rep" off observe enforce)
+			for mode in $modes; do
+				for i in "${!labels[@]}"; do
+					MODES=$mode "${dirs[$i]}/mooncake-store/benchmarks/mcrepl_inproc_bench" \
+						"$keys" "$dist" "$SECS" $THREADS |
+						sed "s/^/inproc label=${labels[$i]} rep=$rep /" |
+						tee -a "$LOG"
+				done
 			done
 		done
 	done
 	if [ "$RPC" = 1 ]; then
-		for mode in off enforce; do
+		for mode in $(rotate "$rep" off enforce); do
 			for i in "${!labels[@]}"; do
 				rpc_once "${labels[$i]}" "${dirs[$i]}" "$mode" "$rep"
 			done
@@ -111,7 +130,8 @@ for rep in $(seq "$REPS"); do
 	fi
 done
 
-# Medians per cell, then ratios against mode=off of the same build and cell.
+# Medians per cell; the ratios in brackets are medians over the repetitions
+# of mode/off in the same repetition (same build and cell).
 awk -v first_keys="${KEYS%% *}" -v first_dist="${DISTS%% *}" '
 function kv(s, k,   n, i, a) {
 	n = split(s, a, " ")
@@ -128,6 +148,8 @@ function median(list,   n, a, i, j, t) {
 	if (kind == "inproc") cell = "inproc keys=" kv($0, "keys") " dist=" kv($0, "dist") " threads=" kv($0, "threads")
 	else cell = "rpc keys=" kv($0, "keys") " clients=" kv($0, "clients")
 	v[l SUBSEP cell SUBSEP m] = v[l SUBSEP cell SUBSEP m] " " kv($0, "ops_per_s")
+	one[l SUBSEP cell SUBSEP m SUBSEP kv($0, "rep")] = kv($0, "ops_per_s")
+	if (kv($0, "rep") + 0 > reps) reps = kv($0, "rep") + 0
 	if (kind == "inproc") cpu[l SUBSEP cell SUBSEP m] = cpu[l SUBSEP cell SUBSEP m] " " kv($0, "read_cpu_ns")
 	if (!(cell in seen)) { seen[cell] = 1; cells[++nc] = cell }
 	if (!(l in seenl)) { seenl[l] = 1; labels[++nl] = l }
@@ -140,8 +162,16 @@ END {
 			m = mi == 1 ? "observe" : "enforce"
 			if (v[l SUBSEP cell SUBSEP m] == "") continue
 			x = median(v[l SUBSEP cell SUBSEP m])
-			line = line sprintf(" %s=%9.0f (%.3f)", m, x, off > 0 ? x / off : 0)
-			if (m == "enforce" && off > 0) r[l SUBSEP cell] = x / off
+			# paired: the median over repetitions of mode/off within one
+			pr = ""
+			for (k = 1; k <= reps; k++) {
+				o0 = one[l SUBSEP cell SUBSEP "off" SUBSEP k]
+				o1 = one[l SUBSEP cell SUBSEP m SUBSEP k]
+				if (o0 > 0 && o1 != "") pr = pr " " o1 / o0
+			}
+			x = median(pr)
+			line = line sprintf(" %s=%9.0f (%.3f)", m, median(v[l SUBSEP cell SUBSEP m]), x)
+			if (m == "enforce") r[l SUBSEP cell] = x
 		}
 		if (cell ~ /^inproc/) {
 			coff = median(cpu[l SUBSEP cell SUBSEP "off"])

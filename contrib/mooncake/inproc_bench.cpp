@@ -5,9 +5,16 @@
 //
 //   inproc_bench KEYS DIST SECONDS THREADS...   (DIST: uniform | zipf)
 //
-// For each mode (off, observe, enforce) one MasterService is built with two
-// 4 GiB segments and KEYS 1 KiB objects, then each THREADS count reads for
-// SECONDS. One line per cell:
+// For each mode (off, observe, enforce; MODES=<m,m,...> in the environment
+// picks which, in that order) one MasterService is built with two 4 GiB
+// segments and KEYS 1 KiB objects, then each THREADS count reads for
+// SECONDS.
+// ROUNDS=<n> in the environment: all the modes' MasterServices are built
+// first, then they take turns reading for SECONDS / n, n times, the order
+// rotating each round (a paired design: the machine's slow spells, which
+// move a whole run's throughput by 1.5x here, fall on every mode alike).
+// Without ROUNDS, one mode is built, warmed and measured after the other.
+// One line per cell:
 //   mode=<m> keys=<n> dist=<d> threads=<t> ops_per_s=<x> errors=<e>
 //   read_cpu_ns=<c> other_cpu=<o>
 // read_cpu_ns: CPU time of the reader threads per read (what the read path
@@ -32,6 +39,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -172,6 +180,18 @@ auto SetPolicy(C& c, const char* p, int)
 template <typename C>
 void SetPolicy(C&, const char*, long) {}
 
+uint64_t failed_reads = 0;
+
+void Print(const std::string& mode, size_t keys, const char* dist,
+           int threads, const Cell& c) {
+    failed_reads += c.errors;
+    printf("mode=%s keys=%zu dist=%s threads=%d ops_per_s=%.0f "
+           "errors=%llu read_cpu_ns=%.0f other_cpu=%.2f\n",
+           mode.c_str(), keys, dist, threads, c.ops_per_s,
+           (unsigned long long)c.errors, c.read_cpu_ns, c.other_cpu);
+    fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -185,31 +205,75 @@ int main(int argc, char** argv) {
     const size_t keys = strtoull(argv[1], nullptr, 10);
     const bool zipf = strcmp(argv[2], "zipf") == 0;
     const double seconds = atof(argv[3]);
+    std::vector<std::string> modes;
+    {
+        const char* env = getenv("MODES");
+        std::string list = env ? env : "off,observe,enforce";
+        for (size_t at = 0; at <= list.size();) {
+            size_t comma = std::min(list.find(',', at), list.size());
+            std::string m = list.substr(at, comma - at);
+            if (m != "off" && m != "observe" && m != "enforce") {
+                fprintf(stderr, "MODES: unknown mode '%s'\n", m.c_str());
+                return 2;
+            }
+            modes.push_back(m);
+            at = comma + 1;
+        }
+    }
     Seq s = MakeSequence(keys, zipf);
-    for (const char* mode : {"off", "observe", "enforce"}) {
+    const double warmup = getenv("WARMUP") ? atof(getenv("WARMUP")) : 0;
+    const int rounds = getenv("ROUNDS") ? atoi(getenv("ROUNDS")) : 0;
+    int most = 1;
+    for (int a = 4; a < argc; a++) most = std::max(most, atoi(argv[a]));
+    // Every mode's MasterService lives for the whole run when ROUNDS > 0.
+    std::vector<std::unique_ptr<mooncake::MasterService>> svcs;
+    for (const std::string& m : modes) {
         mooncake::MasterServiceConfig config;
-        config.dynamic_replication_mode = mode;
+        config.dynamic_replication_mode = m;
+        // The driver never pings: its client must outlive every round.
+        config.client_live_ttl_sec = 3600;
         if (const char* policy = getenv("POLICY")) {
             SetPolicy(config, policy, 0);
         }
-        mooncake::MasterService svc(config);
-        if (!Load(svc, s)) {
-            fprintf(stderr, "load failed (mode %s)\n", mode);
+        auto svc = std::make_unique<mooncake::MasterService>(config);
+        if (!Load(*svc, s)) {
+            fprintf(stderr, "load failed (mode %s)\n", m.c_str());
             return 1;
         }
-        const double warmup = getenv("WARMUP") ? atof(getenv("WARMUP")) : 0;
-        int most = 1;
-        for (int a = 4; a < argc; a++) most = std::max(most, atoi(argv[a]));
-        if (warmup > 0) (void)Run(svc, s, most, warmup);
-        for (int a = 4; a < argc; a++) {
-            const int threads = atoi(argv[a]);
-            const Cell c = Run(svc, s, threads, seconds);
-            printf("mode=%s keys=%zu dist=%s threads=%d ops_per_s=%.0f "
-                   "errors=%llu read_cpu_ns=%.0f other_cpu=%.2f\n",
-                   mode, keys, argv[2], threads, c.ops_per_s,
-                   (unsigned long long)c.errors, c.read_cpu_ns, c.other_cpu);
-            fflush(stdout);
+        if (warmup > 0) (void)Run(*svc, s, most, warmup);
+        if (rounds <= 0) { // one mode after the other, each on its own
+            for (int a = 4; a < argc; a++) {
+                Print(m, keys, argv[2], atoi(argv[a]),
+                      Run(*svc, s, atoi(argv[a]), seconds));
+            }
+            continue;
         }
+        svcs.push_back(std::move(svc));
+    }
+    // ROUNDS > 0: the modes take turns in slices of SECONDS / ROUNDS, the
+    // order rotating each round, so a slow spell of the machine falls on
+    // every mode alike; the cell is the sum over its slices.
+    for (int a = 4; rounds > 0 && a < argc; a++) {
+        const int threads = atoi(argv[a]);
+        std::vector<Cell> sum(svcs.size(), Cell{0, 0, 0, 0});
+        for (int r = 0; r < rounds; r++) {
+            for (size_t j = 0; j < svcs.size(); j++) {
+                const size_t i = (j + r) % svcs.size();
+                const Cell c = Run(*svcs[i], s, threads, seconds / rounds);
+                sum[i].ops_per_s += c.ops_per_s / rounds;
+                sum[i].read_cpu_ns += c.read_cpu_ns / rounds;
+                sum[i].other_cpu += c.other_cpu / rounds;
+                sum[i].errors += c.errors;
+            }
+        }
+        for (size_t i = 0; i < svcs.size(); i++) {
+            Print(modes[i], keys, argv[2], threads, sum[i]);
+        }
+    }
+    if (failed_reads) { // a lost object makes the figures meaningless
+        fprintf(stderr, "%llu reads failed\n",
+                (unsigned long long)failed_reads);
+        return 1;
     }
     return 0;
 }
