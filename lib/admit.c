@@ -75,6 +75,11 @@ static mcrepl_reason check_state(const mcrepl_admit_input *in)
 	/* refused BALANCED within the last window: hysteresis */
 	b.held |= ks->balanced_at_ms && in->now_ms >= ks->balanced_at_ms &&
 		  in->now_ms - ks->balanced_at_ms < in->cfg->heat_window_ms;
+	/* refused BALANCED for several windows running */
+	b.settled |= b.held && ks->balanced_since_ms &&
+		     in->now_ms - ks->balanced_since_ms >=
+			 (uint64_t)MCREPL_POLICY_SETTLE_WINDOWS *
+			     in->cfg->heat_window_ms;
 	if (is_auto && in->proposal->kind == MCREPL_PROPOSAL_HOT && r > 0 &&
 	    !mcrepl_policy_helps(in->cfg, cl, &b, in->heat_count, r))
 		return MCREPL_REASON_BALANCED;

@@ -35,6 +35,7 @@ struct akey {
 	uint64_t action_until;	       /* action cooldown end, 0 = none */
 	uint64_t recreate_after;       /* recreate cooldown end, 0 = none */
 	uint64_t balanced_at;	       /* last judged BALANCED, 0 = none */
+	uint64_t balanced_since;       /* the run of BALANCED began */
 	uint32_t nleases;	       /* live leases naming this key */
 	struct mcrepl__heap_node idle; /* in t->idle while only a cooldown
 					* keeps the record */
@@ -222,6 +223,8 @@ static void key_state_of(const mcrepl_leases *t, const struct akey *k,
 	    k->action_until > now ? k->action_until : 0;
 	out->recreate_after_ms = recreate > now ? recreate : 0;
 	out->balanced_at_ms = balanced_kept(t, k) > now ? k->balanced_at : 0;
+	if (out->balanced_at_ms)
+		out->balanced_since_ms = k->balanced_since;
 }
 
 /* ---- record lifetimes ---------------------------------------------------- */
@@ -658,9 +661,9 @@ static uint32_t readable_in_domain(const mcrepl_replica_view *r, size_t n,
 	return c;
 }
 
-/* Remember a BALANCED refusal (the gate's hysteresis); best effort:
- * without memory for the record the next proposal is judged as a first
- * one. */
+/* Remember a BALANCED refusal (the gate's hysteresis) and when the run of
+ * refusals it continues began; best effort: without memory for the record
+ * the next proposal is judged as a first one. */
 static void remember_balanced(mcrepl_leases *t, struct akey *k,
 			      const mcrepl_proposal *p, const char *domain,
 			      uint64_t now)
@@ -669,6 +672,8 @@ static void remember_balanced(mcrepl_leases *t, struct akey *k,
 
 	if (!k && key_make(t, &n, domain, &k))
 		return;
+	if (balanced_kept(t, k) <= now)
+		k->balanced_since = now;
 	k->balanced_at = now ? now : 1;
 	key_settle(t, k, now);
 }

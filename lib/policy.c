@@ -136,7 +136,7 @@ void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 		return;
 	out->key_load = out->load_sum = 0;
 	out->segments = 0;
-	out->held = false;
+	out->held = out->settled = false;
 	if (!segments)
 		n_segments = 0;
 	for (size_t i = 0; i < n_segments; i++) {
@@ -183,11 +183,14 @@ bool mcrepl_policy_overloaded(const mcrepl_config *cfg, const mcrepl_balance *b)
 		return false;
 	mean = (double)b->load_sum / (double)b->segments;
 	/* refused within the window: the band plus the noise of one
-	 * segment's count beyond it (hysteresis) */
+	 * segment's count beyond it (hysteresis), twice that once the key's
+	 * refusals have settled */
 	return (double)b->key_load - mean >
 	       band(cfg, mean, b->segments) +
-		   (b->held ? mcrepl_policy_noise_z(b->segments) * sqrt(mean)
-			    : 0.0);
+		   (b->held
+			? (b->settled ? 2.0 : 1.0) *
+			      mcrepl_policy_noise_z(b->segments) * sqrt(mean)
+			: 0.0);
 }
 
 bool mcrepl_policy_worth(const mcrepl_config *cfg, const mcrepl_balance *b,
@@ -208,26 +211,49 @@ bool mcrepl_policy_worth(const mcrepl_config *cfg, const mcrepl_balance *b,
 		   band(cfg, mean, b->segments);
 }
 
+double mcrepl_policy_share_excess(const mcrepl_cluster_view *cl, uint32_t count,
+				  uint32_t readable)
+{
+	double c = count, w, q, d, rest, var;
+
+	if (!cl || !cl->nodes)
+		return 0;
+	/* the key's excess over r shares, d = c - q W with q = r / N, and
+	 * Var d = c (1 - q)^2 + (W - c) q^2 (the key's count and the rest
+	 * of the cluster's, Poisson) */
+	w = (double)cl->window_reads;
+	q = (double)(readable ? readable : 1) / (double)cl->nodes;
+	rest = w > c ? w - c : 0;
+	d = c - q * (c + rest);
+	var = c * (1 - q) * (1 - q) + rest * q * q;
+	if (!(d > 0))
+		return 0;
+	return var > 0 ? d / sqrt(var) : HUGE_VAL;
+}
+
+double mcrepl_policy_share_z(uint32_t nodes)
+{
+	double z = nodes > 1 ? sqrt(2.0 * log((double)nodes)) : 0;
+
+	return z > 2.0 ? z : 2.0;
+}
+
 bool mcrepl_policy_helps(const mcrepl_config *cfg,
 			 const mcrepl_cluster_view *cl, const mcrepl_balance *b,
 			 uint32_t count, uint32_t readable)
 {
-	double c = count, w, q, d, rest;
+	double s;
 
 	if (!cfg || !(cfg->balance_tolerance > 0) || !cl || !cl->nodes)
 		return true;
 	if (mcrepl_policy_overloaded(cfg, b) &&
 	    mcrepl_policy_worth(cfg, b, count, readable))
 		return true;
-	/* the key alone fills a node's fair share per replica: its excess
-	 * over r shares, d = c - q W with q = r / N, beyond two standard
-	 * deviations of it, Var d = c (1 - q)^2 + (W - c) q^2 (the key's
-	 * count and the rest of the cluster's, Poisson) */
-	w = (double)cl->window_reads;
-	q = (double)(readable ? readable : 1) / (double)cl->nodes;
-	rest = w > c ? w - c : 0;
-	d = c - q * (c + rest);
-	return d > 0 && d * d >= 4.0 * (c * (1 - q) * (1 - q) + rest * q * q);
+	/* the key alone fills a node's fair share per replica: by two
+	 * deviations, or by the noise of the cluster's keys once its run of
+	 * refusals has settled */
+	s = mcrepl_policy_share_excess(cl, count, readable);
+	return s >= (b && b->settled ? mcrepl_policy_share_z(cl->nodes) : 2.0);
 }
 
 bool mcrepl_policy_should_retire(const mcrepl_config *cfg,

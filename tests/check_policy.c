@@ -1,5 +1,6 @@
 /* The self-tuning policy: exact thresholds, caps, the balance gate,
  * retirement, projection, and auto admission through the lease table. */
+#include <stdio.h>
 #include <string.h>
 
 #include "mcrepl/mcrepl.h"
@@ -478,10 +479,10 @@ START_TEST(test_policy_admit)
 END_TEST
 
 /* The lease table under auto: 4 segments; the key lives on segment 1. */
-static mcrepl_status propose4(mcrepl_leases *t, const char *id, uint32_t heat,
-			      const uint64_t loads[4],
-			      const mcrepl_cluster_view *cl,
-			      mcrepl_propose_result *res)
+static mcrepl_status propose4_at(mcrepl_leases *t, const char *id,
+				 uint32_t heat, const uint64_t loads[4],
+				 const mcrepl_cluster_view *cl, uint64_t now,
+				 mcrepl_propose_result *res)
 {
 	mcrepl_segment_view segs[4] = {
 	    {{1}, {1}, "h1", "", 64 * MIB, 8 * MIB, true, loads[0]},
@@ -493,7 +494,7 @@ static mcrepl_status propose4(mcrepl_leases *t, const char *id, uint32_t heat,
 				   true, false, true, 0};
 	mcrepl_proposal p = {
 	    MCREPL_ACTION_ADD, id, "t", "k", NULL, NULL, 7, MIB, {0},
-	    NOW + 5000};
+	    now + 5000};
 	mcrepl_object_view o = {true, 7, MIB, 1, false};
 	mcrepl_propose_input in = {
 	    .proposal = &p,
@@ -503,11 +504,19 @@ static mcrepl_status propose4(mcrepl_leases *t, const char *id, uint32_t heat,
 	    .n_replicas = 1,
 	    .segments = segs,
 	    .n_segments = 4,
-	    .now_ms = NOW,
+	    .now_ms = now,
 	    .cluster = cl,
 	};
 
 	return mcrepl_leases_propose(t, &in, res);
+}
+
+static mcrepl_status propose4(mcrepl_leases *t, const char *id, uint32_t heat,
+			      const uint64_t loads[4],
+			      const mcrepl_cluster_view *cl,
+			      mcrepl_propose_result *res)
+{
+	return propose4_at(t, id, heat, loads, cl, NOW, res);
 }
 
 START_TEST(test_policy_leases_auto_and_rfc)
@@ -619,6 +628,132 @@ START_TEST(test_policy_leases_remember_balanced)
 }
 END_TEST
 
+/* Issue 14, steady-state copies: the fair-share rule's deviations
+ * (mcrepl_policy_share_excess) and the deviations one look needs
+ * (mcrepl_policy_share_z). */
+START_TEST(test_policy_share_excess_and_z)
+{
+	mcrepl_cluster_view tiny = {8, 2}, four = {8000, 4};
+	mcrepl_cluster_view big = {44000, 1024};
+
+	/* all 8 reads of 2 nodes: d = 4, Var d = 8 / 4 */
+	ck_assert_double_eq_tol(mcrepl_policy_share_excess(&tiny, 8, 1),
+				4.0 / sqrt(2.0), 1e-12);
+	/* 2079 of 8000 on 4 nodes: d = 79, Var d = 2079 (3/4)^2 + 5921/16 */
+	ck_assert_double_eq_tol(mcrepl_policy_share_excess(&four, 2079, 1),
+				79.0 / sqrt(2079.0 * 9 / 16 + 5921.0 / 16),
+				1e-12);
+	ck_assert_double_eq(mcrepl_policy_share_excess(&four, 2000, 1), 0.0);
+	ck_assert_double_eq(mcrepl_policy_share_excess(&four, 4000, 2), 0.0);
+	ck_assert_double_eq(mcrepl_policy_share_excess(NULL, 8, 1), 0.0);
+	/* 60 of 44,000 reads on 1,024 nodes: 2.2 deviations */
+	ck_assert_double_eq_tol(mcrepl_policy_share_excess(&big, 60, 1), 2.2002,
+				1e-4);
+	ck_assert_double_eq(mcrepl_policy_share_z(0), 2.0);
+	ck_assert_double_eq(mcrepl_policy_share_z(7), 2.0);
+	ck_assert_double_eq_tol(mcrepl_policy_share_z(8), sqrt(2 * log(8.0)),
+				1e-12);
+	ck_assert_double_eq_tol(mcrepl_policy_share_z(1024), 3.7233, 1e-4);
+}
+END_TEST
+
+/* Issue 14, steady-state copies: a key refused BALANCED for three heat
+ * windows running is settled. The share rule then asks for
+ * mcrepl_policy_share_z(nodes) deviations (3.72 at 1,024 nodes) instead of
+ * two, and the gate's held margin doubles: mean 10000 on 4 segments, band
+ * 500, held 500 + 346.16, settled 500 + 692.32. */
+START_TEST(test_policy_settled_refusals)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view big = {44000, 1024};
+	mcrepl_balance b = {0};
+	mcrepl_balance g = {10847, 40000, 4, true};
+
+	ck_assert(mcrepl_policy_helps(&c, &big, &b, 60, 1));  /* 2.20 */
+	ck_assert(!mcrepl_policy_helps(&c, &big, &b, 58, 1)); /* 1.97 */
+	b.settled = true;
+	ck_assert(!mcrepl_policy_helps(&c, &big, &b, 60, 1));
+	ck_assert(!mcrepl_policy_helps(&c, &big, &b, 75, 1)); /* 3.70 */
+	ck_assert(mcrepl_policy_helps(&c, &big, &b, 76, 1));  /* 3.79 */
+	ck_assert(mcrepl_policy_overloaded(&c, &g));
+	g.settled = true;
+	ck_assert(!mcrepl_policy_overloaded(&c, &g));
+	g.key_load = 11192;
+	ck_assert(!mcrepl_policy_overloaded(&c, &g));
+	g.key_load = 11193;
+	ck_assert(mcrepl_policy_overloaded(&c, &g));
+	/* settled without held (no memory of a refusal) changes nothing */
+	g.held = false;
+	g.key_load = 10501;
+	ck_assert(mcrepl_policy_overloaded(&c, &g));
+}
+END_TEST
+
+/* Refusals under a window apart make one run; three windows of it settle
+ * the key (mcrepl_key_state.balanced_since_ms). Loads even: only the
+ * share rule decides. 1,024 nodes, window 10 s. */
+static void refuse_run(mcrepl_leases *t, uint64_t from, uint64_t to)
+{
+	static const uint64_t even[4] = {2000, 2000, 2000, 2000};
+	mcrepl_cluster_view big = {44000, 1024};
+	mcrepl_propose_result res;
+	char id[32];
+
+	for (uint64_t at = from; at <= to; at += 9000) {
+		snprintf(id, sizeof(id), "r%llu", (unsigned long long)at);
+		ck_assert_int_eq(propose4_at(t, id, 58, even, &big, at, &res),
+				 MCREPL_EREJECTED);
+		ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	}
+}
+
+START_TEST(test_policy_leases_settle_after_three_windows)
+{
+	static const uint64_t even[4] = {2000, 2000, 2000, 2000};
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view big = {44000, 1024};
+	mcrepl_propose_result res;
+	mcrepl_key_state ks;
+	mcrepl_leases *t;
+
+	/* refused from NOW to NOW + 27 s: settled at NOW + 30 s */
+	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
+	refuse_run(t, NOW, NOW + 27000);
+	mcrepl_leases_key_state(t, "t", "k", NULL, NOW + 30000, &ks);
+	ck_assert_uint_eq(ks.balanced_at_ms, NOW + 27000);
+	ck_assert_uint_eq(ks.balanced_since_ms, NOW);
+	ck_assert_int_eq(propose4_at(t, "a", 60, even, &big, NOW + 30000, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	ck_assert_int_eq(propose4_at(t, "b", 75, even, &big, NOW + 30000, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(propose4_at(t, "c", 76, even, &big, NOW + 30000, &res),
+			 MCREPL_OK);
+	/* admitted: the run ends */
+	mcrepl_leases_key_state(t, "t", "k", NULL, NOW + 30000, &ks);
+	ck_assert_uint_eq(ks.balanced_at_ms, 0);
+	ck_assert_uint_eq(ks.balanced_since_ms, 0);
+	mcrepl_leases_destroy(t);
+
+	/* a millisecond short of three windows: two deviations still do */
+	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
+	refuse_run(t, NOW, NOW + 27000);
+	ck_assert_int_eq(propose4_at(t, "d", 60, even, &big, NOW + 29999, &res),
+			 MCREPL_OK);
+	mcrepl_leases_destroy(t);
+
+	/* a window without a refusal ends the run; the next begins anew */
+	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
+	refuse_run(t, NOW, NOW + 18000);
+	refuse_run(t, NOW + 28000, NOW + 28000);
+	mcrepl_leases_key_state(t, "t", "k", NULL, NOW + 28000, &ks);
+	ck_assert_uint_eq(ks.balanced_since_ms, NOW + 28000);
+	ck_assert_int_eq(propose4_at(t, "e", 60, even, &big, NOW + 30000, &res),
+			 MCREPL_OK);
+	mcrepl_leases_destroy(t);
+}
+END_TEST
+
 /* The O(n) reader pick is the first entry of the full order. */
 START_TEST(test_pick_replica_is_order_first)
 {
@@ -678,6 +813,9 @@ Suite *make_policy_suite(void)
 			    sizeof(adm_cases) / sizeof(adm_cases[0]));
 	tcase_add_test(tc, test_policy_leases_auto_and_rfc);
 	tcase_add_test(tc, test_policy_leases_remember_balanced);
+	tcase_add_test(tc, test_policy_share_excess_and_z);
+	tcase_add_test(tc, test_policy_settled_refusals);
+	tcase_add_test(tc, test_policy_leases_settle_after_three_windows);
 	tcase_add_test(tc, test_pick_replica_is_order_first);
 	suite_add_tcase(s, tc);
 	return s;

@@ -67,6 +67,10 @@ typedef struct mcrepl_key_state {
 	 * that is under one heat window ago (0 = none): the balance gate then
 	 * asks for more (mcrepl_balance.held) */
 	uint64_t balanced_at_ms;
+	/* auto: when the key's run of BALANCED refusals began (each under a
+	 * heat window after the one before), while balanced_at_ms is set
+	 * (0 = none): mcrepl_balance.settled */
+	uint64_t balanced_since_ms;
 } mcrepl_key_state;
 
 typedef struct mcrepl_admit_input {

@@ -98,6 +98,10 @@ MCREPL_API uint32_t mcrepl_policy_want_replicas(const mcrepl_config *cfg,
 						const mcrepl_cluster_view *cl,
 						uint32_t count);
 
+/* Heat windows of BALANCED refusals running after which a key's balance
+ * is settled (mcrepl_balance.settled). */
+#define MCREPL_POLICY_SETTLE_WINDOWS 3
+
 /* The balance signal of one key. */
 typedef struct mcrepl_balance {
 	/* the lowest read_load among the segments holding a readable
@@ -110,11 +114,16 @@ typedef struct mcrepl_balance {
 	 * lease table remembers it: mcrepl_key_state.balanced_at_ms): the
 	 * band grows by z deviations, see mcrepl_policy_overloaded() */
 	bool held;
+	/* the key has been refused BALANCED for MCREPL_POLICY_SETTLE_WINDOWS
+	 * heat windows running (the lease table remembers when the run of
+	 * refusals began: mcrepl_key_state.balanced_since_ms): the share
+	 * rule then asks for more, see mcrepl_policy_helps() */
+	bool settled;
 } mcrepl_balance;
 
 /* Fill *out from the host's segment and replica views (replicas match
  * segments by id; unreadable replicas and unknown segments are skipped;
- * held is false).
+ * held and settled are false).
  * O(n_segments + n_replicas * n_segments). */
 MCREPL_API void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 				      size_t n_segments,
@@ -139,7 +148,10 @@ MCREPL_API double mcrepl_policy_noise_z(uint32_t segments);
  * excess > band = max(t * mean, z * sqrt(mean)), z =
  * mcrepl_policy_noise_z(n): beyond the tolerance and beyond what sampling
  * noise explains. When b->held (the key was refused as balanced within the
- * last window) the band is band + z * sqrt(mean): hysteresis. A key's
+ * last window) the band is band + z * sqrt(mean): hysteresis; when
+ * b->settled too (refused for MCREPL_POLICY_SETTLE_WINDOWS windows
+ * running), band + 2 z sqrt(mean): the chance of a noise pass grows with
+ * the number of looks, and a settled key has had many. A key's
  * fan-out stops where its best segment sits just inside the band, and a
  * segment held there crosses it again by noise alone now and then; the
  * second threshold lies beyond that noise, so a refused key is copied
@@ -166,21 +178,47 @@ MCREPL_API bool mcrepl_policy_worth(const mcrepl_config *cfg,
 				    uint32_t readable);
 
 /*
+ * By how many standard deviations does a key with `count` hits and
+ * `readable` readable replicas fill more than a node's fair share per
+ * replica? With c = count, W = window_reads (W < c reads as c), q =
+ * readable / nodes (readable 0 reads as 1): the excess d = c - q W over
+ * its variance when the key's count and the rest are Poisson, Var d =
+ * c (1 - q)^2 + (W - c) q^2: d / sqrt(Var d); 0 when d <= 0 or cl is NULL
+ * or has no nodes.
+ */
+MCREPL_API double mcrepl_policy_share_excess(const mcrepl_cluster_view *cl,
+					     uint32_t count, uint32_t readable);
+
+/*
+ * How many deviations of mcrepl_policy_share_excess() admit a key at one
+ * look: max(2, sqrt(2 ln nodes)), about the largest of `nodes` keys' noise
+ * (2 up to 7 nodes, 2.04 at 8, 3.72 at 1,024).
+ */
+MCREPL_API double mcrepl_policy_share_z(uint32_t nodes);
+
+/*
  * Does one more replica of a key with `count` hits and `readable` readable
  * replicas help? balance_tolerance 0 or no cluster view: always (no gate).
  * Otherwise when mcrepl_policy_overloaded() and mcrepl_policy_worth(), or
- * when the key alone fills a node's fair share per replica with two
- * standard deviations to spare: with c = count, W = window_reads (W < c
- * reads as c), q = readable / nodes (readable 0 reads as 1), the excess
- * d = c - q W is positive and d^2 >= 4 (c (1 - q)^2 + (W - c) q^2), the
- * variance of d when the key's count and the rest are Poisson. That rule
- * decides when loads are unknown or too few, e.g. while the window fills
- * or on a small cluster: a single key read `threshold` = 8 times on a
- * 2-node cluster (d = 4, 4 Var = 8) gets its copy; a key read 16 times
- * out of 8 nodes' first 100 reads (d = 3.5, 4 Var = 54) does not. b->held
- * does not change this rule: it decides where loads say little (a cluster
- * starting, or serving a few reads per node), and there a key that needs
- * copies must not wait for a chance burst to get them.
+ * when the key alone fills a node's fair share per replica: its
+ * mcrepl_policy_share_excess() reaches two deviations, or, once the key
+ * is settled (b->settled), mcrepl_policy_share_z(nodes). That rule decides
+ * when loads are unknown or too few, e.g. while the window fills or on a
+ * small cluster: a single key read `threshold` = 8 times on a 2-node
+ * cluster (d = 4, 2.83 deviations) gets its copy; a key read 16 times out
+ * of 8 nodes' first 100 reads (d = 3.5, 0.95 deviations) does not.
+ * Settled: a key refused for MCREPL_POLICY_SETTLE_WINDOWS windows running
+ * has been looked at once per bucket all that time, and on a large
+ * cluster many keys sit near their share (at 1,024 nodes and 5 k reads/s
+ * a node's share is 43 reads a window); each look at each of them passed
+ * two deviations by chance about 2 % of the time, so over a run every one
+ * of them got a late copy. A key that really fills its share passes two
+ * deviations at most looks and is copied before it settles; after that,
+ * the deviations the largest of `nodes` keys' noise reaches. At up to 7
+ * nodes this is still two. b->held does not change this rule: it decides
+ * where loads say little (a cluster starting, or serving a few reads per
+ * node), and there a key that needs copies must not wait for a chance
+ * burst to get them.
  */
 MCREPL_API bool mcrepl_policy_helps(const mcrepl_config *cfg,
 				    const mcrepl_cluster_view *cl,
