@@ -11,8 +11,9 @@
 // SECONDS.
 // ROUNDS=<n> in the environment: all the modes' MasterServices are built
 // first, then they take turns reading for SECONDS / n, n times, the order
-// rotating each round (a paired design: the machine's slow spells, which
-// move a whole run's throughput by 1.5x here, fall on every mode alike).
+// rotating each round (a paired design: on a small VM a whole process
+// runs at one of two throughput levels 1.5x apart, whatever its mode; in
+// one process the modes share the level, and slow spells fall on each).
 // Without ROUNDS, one mode is built, warmed and measured after the other.
 // One line per cell:
 //   mode=<m> keys=<n> dist=<d> threads=<t> ops_per_s=<x> errors=<e>
@@ -252,7 +253,7 @@ int main(int argc, char** argv) {
     }
     // ROUNDS > 0: the modes take turns in slices of SECONDS / ROUNDS, the
     // order rotating each round, so a slow spell of the machine falls on
-    // every mode alike; the cell is the sum over its slices.
+    // every mode alike; the cell is the mean of its slices.
     for (int a = 4; rounds > 0 && a < argc; a++) {
         const int threads = atoi(argv[a]);
         std::vector<Cell> sum(svcs.size(), Cell{0, 0, 0, 0});
