@@ -91,11 +91,10 @@ rpc_once() { # label dir mode rep
 
 # rotate N A B C...: the words rotated left by N-1 (rep 1: A B C, rep 2: B C A).
 rotate() {
-	local n=$(($1 - 1)) i
+	local n=$((($1 - 1) % ($# - 1)))
 	shift
-	for i in $(seq 0 $(($# - 1))); do
-		eval "printf '%s ' \"\${$(((i + n) % $# + 1))}\""
-	done
+	local w=("$@")
+	echo "${w[@]:n}" "${w[@]:0:n}"
 }
 
 labels=()
@@ -161,7 +160,6 @@ END {
 		for (mi = 1; mi <= 2; mi++) {
 			m = mi == 1 ? "observe" : "enforce"
 			if (v[l SUBSEP cell SUBSEP m] == "") continue
-			x = median(v[l SUBSEP cell SUBSEP m])
 			# paired: the median over repetitions of mode/off within one
 			pr = ""
 			for (k = 1; k <= reps; k++) {

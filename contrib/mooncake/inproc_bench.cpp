@@ -244,8 +244,9 @@ int main(int argc, char** argv) {
         if (warmup > 0) (void)Run(*svc, s, most, warmup);
         if (rounds <= 0) { // one mode after the other, each on its own
             for (int a = 4; a < argc; a++) {
-                Print(m, keys, argv[2], atoi(argv[a]),
-                      Run(*svc, s, atoi(argv[a]), seconds));
+                const int threads = atoi(argv[a]);
+                Print(m, keys, argv[2], threads,
+                      Run(*svc, s, threads, seconds));
             }
             continue;
         }
