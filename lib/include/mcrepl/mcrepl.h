@@ -23,6 +23,7 @@
 #include "mcrepl/queue.h"
 #include "mcrepl/stats.h"
 #include "mcrepl/warmup.h"
+#include "mcrepl/engine.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,695 @@
+/*
+ * The policy engine (mcrepl/engine.h): segments and nodes, routed reads,
+ * the tick, the reader order and proposals with projected loads. Tracked
+ * dynamic replicas and retirement: engine_retire.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_priv.h"
+
+#define SEED_NODE 0x6d63726c6e6f6465ULL /* "mcrlnode" */
+#define TAB_EMPTY 0
+#define TAB_DEAD UINT64_MAX
+#define NAME_MAX_BYTES 255
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t p = 16;
+
+	while (p < n)
+		p *= 2;
+	return p;
+}
+
+/* ---- create / destroy ------------------------------------------------- */
+
+static mcrepl_status opts_read(const mcrepl_engine_opts *in,
+			       mcrepl_engine_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (in) {
+		if (in->struct_size < sizeof(size_t))
+			return MCREPL_EINVAL;
+		memcpy(o, in,
+		       in->struct_size < sizeof(*o) ? in->struct_size
+						    : sizeof(*o));
+	}
+	o->max_segments = o->max_segments ? o->max_segments : 4096;
+	o->max_dynamic_keys =
+	    o->max_dynamic_keys ? o->max_dynamic_keys : 1u << 20;
+	o->order_period_ms = o->order_period_ms ? o->order_period_ms : 1000;
+	return o->max_segments <= (1u << 24) ? MCREPL_OK : MCREPL_EINVAL;
+}
+
+static int alloc_tables(mcrepl_engine *e)
+{
+	uint32_t tab = pow2_at_least(2 * e->max_segs);
+
+	e->segs = calloc(e->max_segs, sizeof(*e->segs));
+	e->nodes = calloc(e->max_segs, sizeof(*e->nodes));
+	e->scratch = calloc(e->max_segs, sizeof(*e->scratch));
+	e->tab = calloc(tab, sizeof(*e->tab));
+	e->tab_mask = tab - 1;
+	if (!e->segs || !e->nodes || !e->scratch || !e->tab)
+		return -1;
+	return mcrepl__eng_dkeys_init(e);
+}
+
+mcrepl_status mcrepl_engine_create(const mcrepl_config *cfg,
+				   const mcrepl_engine_opts *opts,
+				   mcrepl_engine **out)
+{
+	mcrepl_engine_opts o;
+	mcrepl_heat_params hp;
+	mcrepl_engine *e;
+
+	if (!cfg || !out || mcrepl_config_validate(cfg, NULL) != MCREPL_OK ||
+	    opts_read(opts, &o) != MCREPL_OK)
+		return MCREPL_EINVAL;
+	*out = NULL;
+	if (!(e = calloc(1, sizeof(*e))))
+		return MCREPL_ENOMEM;
+	e->cfg = *cfg;
+	e->on =
+	    cfg->policy == MCREPL_POLICY_AUTO && cfg->mode != MCREPL_MODE_OFF;
+	e->order_by_load = o.order_by_load;
+	e->order_period_ms = o.order_period_ms;
+	e->max_segs = o.max_segments;
+	e->max_dkeys = o.max_dynamic_keys;
+	mcrepl_heat_params_init(&hp, cfg);
+	e->bucket_ms = (uint32_t)hp.bucket_ms;
+	e->threshold = e->rfc_threshold = hp.threshold;
+	if (pthread_mutex_init(&e->mu, NULL)) {
+		free(e);
+		return MCREPL_ENOMEM;
+	}
+	if (alloc_tables(e) ||
+	    mcrepl_leases_create(cfg, &e->leases) != MCREPL_OK) {
+		mcrepl_engine_destroy(e);
+		return MCREPL_ENOMEM;
+	}
+	*out = e;
+	return MCREPL_OK;
+}
+
+void mcrepl_engine_destroy(mcrepl_engine *e)
+{
+	if (!e)
+		return;
+	mcrepl__eng_dkeys_free(e);
+	for (uint32_t i = 0; e->segs && i < e->max_segs; i++) {
+		free(e->segs[i].host);
+		free(e->segs[i].domain);
+	}
+	for (uint32_t i = 0; e->nodes && i < e->max_segs; i++)
+		free(e->nodes[i].name);
+	mcrepl_leases_destroy(e->leases);
+	free(e->segs);
+	free(e->nodes);
+	free(e->scratch);
+	free(e->tab);
+	pthread_mutex_destroy(&e->mu);
+	free(e);
+}
+
+mcrepl_leases *mcrepl_engine_leases(mcrepl_engine *e)
+{
+	return e ? e->leases : NULL;
+}
+
+bool mcrepl_engine_is_auto(const mcrepl_engine *e)
+{
+	return e && e->on;
+}
+
+/* ---- the id -> slot table (lock-free readers, writers under mu) --------- */
+
+uint32_t mcrepl__eng_slot(const mcrepl_engine *e, uint64_t id)
+{
+	uint32_t i = (uint32_t)mcu_splitmix64_mix(id) & e->tab_mask;
+
+	if (id == TAB_EMPTY || id == TAB_DEAD)
+		return ENG_NONE;
+	for (uint32_t n = 0; n <= e->tab_mask; n++, i = (i + 1) & e->tab_mask) {
+		uint64_t k =
+		    atomic_load_explicit(&e->tab[i].id, memory_order_acquire);
+
+		if (k == id)
+			return atomic_load_explicit(&e->tab[i].slot,
+						    memory_order_relaxed);
+		if (k == TAB_EMPTY)
+			break;
+	}
+	return ENG_NONE;
+}
+
+static void tab_put(mcrepl_engine *e, uint64_t id, uint32_t slot)
+{
+	uint32_t i = (uint32_t)mcu_splitmix64_mix(id) & e->tab_mask;
+
+	while (true) {
+		uint64_t k = atomic_load(&e->tab[i].id);
+
+		if (k == TAB_EMPTY || k == TAB_DEAD) {
+			atomic_store_explicit(&e->tab[i].slot, slot,
+					      memory_order_relaxed);
+			atomic_store_explicit(&e->tab[i].id, id,
+					      memory_order_release);
+			return;
+		}
+		i = (i + 1) & e->tab_mask;
+	}
+}
+
+static void tab_del(mcrepl_engine *e, uint64_t id)
+{
+	uint32_t i = (uint32_t)mcu_splitmix64_mix(id) & e->tab_mask;
+
+	for (uint32_t n = 0; n <= e->tab_mask; n++, i = (i + 1) & e->tab_mask) {
+		uint64_t k = atomic_load(&e->tab[i].id);
+
+		if (k == id) {
+			atomic_store(&e->tab[i].id, TAB_DEAD);
+			return;
+		}
+		if (k == TAB_EMPTY)
+			return;
+	}
+}
+
+/* ---- nodes -------------------------------------------------------------- */
+
+static uint32_t node_find(const mcrepl_engine *e, const char *name, uint64_t h)
+{
+	for (uint32_t i = 0; i < e->max_segs; i++)
+		if (e->nodes[i].name && e->nodes[i].name_hash == h &&
+		    strcmp(e->nodes[i].name, name) == 0)
+			return i;
+	return ENG_NONE;
+}
+
+static void node_clear(struct enode *n)
+{
+	free(n->name);
+	n->name = NULL;
+	n->segs = 0;
+	for (uint32_t k = 0; k < ENG_B; k++) {
+		atomic_store(&n->bucket[k], 0);
+		n->fade[k] = 0;
+	}
+	atomic_store(&n->now_reads, 0);
+	atomic_store(&n->prev_reads, 0);
+	n->proj = 0;
+}
+
+/* The node named `name` (made on first use), or ENG_NONE on ENOMEM. */
+static uint32_t node_get(mcrepl_engine *e, const char *name)
+{
+	uint64_t h = mcu_hash_str(name, SEED_NODE);
+	uint32_t i = node_find(e, name, h);
+
+	if (i != ENG_NONE)
+		return i;
+	for (i = 0; i < e->max_segs && e->nodes[i].name; i++)
+		;
+	if (i == e->max_segs || !(e->nodes[i].name = mcu_strdup(name)))
+		return ENG_NONE;
+	e->nodes[i].name_hash = h;
+	e->n_nodes++;
+	return i;
+}
+
+static void node_unref(mcrepl_engine *e, uint32_t i)
+{
+	if (i == ENG_NONE || --e->nodes[i].segs)
+		return;
+	node_clear(&e->nodes[i]);
+	e->n_nodes--;
+}
+
+uint64_t mcrepl__eng_node_load(const mcrepl_engine *e, uint32_t node)
+{
+	const struct enode *n = &e->nodes[node];
+	double x = n->proj;
+
+	for (uint32_t k = 0; k < ENG_B; k++)
+		x += (double)atomic_load_explicit(&n->bucket[k],
+						  memory_order_relaxed);
+	return x > 0 ? (uint64_t)(x + 0.5) : 0;
+}
+
+uint64_t mcrepl__eng_seg_load(const mcrepl_engine *e, uint64_t id)
+{
+	uint32_t slot = mcrepl__eng_slot(e, id);
+
+	if (slot == ENG_NONE)
+		return 0;
+	if (!e->on)
+		return e->segs[slot].read_load;
+	return mcrepl__eng_node_load(e, atomic_load(&e->segs[slot].node));
+}
+
+/* ---- segments ---------------------------------------------------------- */
+
+static bool name_ok(const char *s)
+{
+	return !s || strlen(s) <= NAME_MAX_BYTES;
+}
+
+/* The node name of segment s: node, else host, else "#<id>". */
+static const char *node_name(const mcrepl_engine_segment *s, char *buf,
+			     size_t cap)
+{
+	if (s->node && *s->node)
+		return s->node;
+	if (s->host && *s->host)
+		return s->host;
+	snprintf(buf, cap, "#%llu", (unsigned long long)s->id.v);
+	return buf;
+}
+
+/* Replace *dst with a copy of src ("" for NULL) unless equal. */
+static int set_str(char **dst, const char *src)
+{
+	char *c;
+
+	src = mcu_nz(src);
+	if (*dst && strcmp(*dst, src) == 0)
+		return 0;
+	if (!(c = mcu_strdup(src)))
+		return -1;
+	free(*dst);
+	*dst = c;
+	return 0;
+}
+
+static mcrepl_status seg_fill(mcrepl_engine *e, struct eseg *g,
+			      const mcrepl_engine_segment *s)
+{
+	char buf[32];
+	uint32_t node, old = atomic_load(&g->node);
+
+	if (set_str(&g->host, s->host) || set_str(&g->domain, s->domain))
+		return MCREPL_ENOMEM;
+	node = node_get(e, node_name(s, buf, sizeof(buf)));
+	if (node == ENG_NONE)
+		return MCREPL_ENOMEM;
+	e->nodes[node].segs++;
+	atomic_store(&g->node, node);
+	if (g->id)
+		node_unref(e, old);
+	g->client = s->client.v;
+	g->capacity = s->capacity;
+	g->used = s->used;
+	g->promised = 0;
+	g->allocatable = s->allocatable;
+	g->can_copy = s->can_copy;
+	g->read_load = s->read_load;
+	return MCREPL_OK;
+}
+
+mcrepl_status mcrepl_engine_segment_set(mcrepl_engine *e,
+					const mcrepl_engine_segment *s)
+{
+	mcrepl_status st;
+	uint32_t slot;
+
+	if (!e || !s || s->id.v == TAB_EMPTY || s->id.v == TAB_DEAD ||
+	    !name_ok(s->host) || !name_ok(s->domain) || !name_ok(s->node))
+		return MCREPL_EINVAL;
+	pthread_mutex_lock(&e->mu);
+	slot = mcrepl__eng_slot(e, s->id.v);
+	if (slot != ENG_NONE) {
+		st = seg_fill(e, &e->segs[slot], s);
+		goto out;
+	}
+	for (slot = 0; slot < e->max_segs && e->segs[slot].id; slot++)
+		;
+	st = MCREPL_EFULL;
+	if (slot == e->max_segs)
+		goto out;
+	atomic_store(&e->segs[slot].node, ENG_NONE);
+	st = seg_fill(e, &e->segs[slot], s);
+	if (st != MCREPL_OK)
+		goto out;
+	e->segs[slot].id = s->id.v;
+	e->n_segs++;
+	tab_put(e, s->id.v, slot);
+out:
+	pthread_mutex_unlock(&e->mu);
+	return st;
+}
+
+mcrepl_status mcrepl_engine_segment_used(mcrepl_engine *e, mcrepl_segment_id id,
+					 uint64_t used, bool allocatable)
+{
+	mcrepl_status st = MCREPL_ENOENT;
+	uint32_t slot;
+
+	if (!e)
+		return MCREPL_EINVAL;
+	pthread_mutex_lock(&e->mu);
+	slot = mcrepl__eng_slot(e, id.v);
+	if (slot != ENG_NONE) {
+		e->segs[slot].used = used;
+		e->segs[slot].promised = 0;
+		e->segs[slot].allocatable = allocatable;
+		st = MCREPL_OK;
+	}
+	pthread_mutex_unlock(&e->mu);
+	return st;
+}
+
+mcrepl_status mcrepl_engine_segment_remove(mcrepl_engine *e,
+					   mcrepl_segment_id id)
+{
+	struct eseg *g;
+	uint32_t slot;
+
+	if (!e)
+		return MCREPL_EINVAL;
+	pthread_mutex_lock(&e->mu);
+	slot = mcrepl__eng_slot(e, id.v);
+	if (slot == ENG_NONE) {
+		pthread_mutex_unlock(&e->mu);
+		return MCREPL_ENOENT;
+	}
+	mcrepl__eng_forget_segment(e, id.v);
+	g = &e->segs[slot];
+	tab_del(e, id.v);
+	node_unref(e, atomic_load(&g->node));
+	free(g->host);
+	free(g->domain);
+	memset(g, 0, sizeof(*g));
+	atomic_store(&g->node, ENG_NONE);
+	e->n_segs--;
+	pthread_mutex_unlock(&e->mu);
+	return MCREPL_OK;
+}
+
+/* ---- reads and reader order (lock-free) -------------------------------- */
+
+static uint32_t node_of_id(const mcrepl_engine *e, uint64_t id)
+{
+	uint32_t slot = mcrepl__eng_slot(e, id);
+
+	return slot == ENG_NONE ? ENG_NONE
+				: atomic_load_explicit(&e->segs[slot].node,
+						       memory_order_relaxed);
+}
+
+void mcrepl_engine_read(mcrepl_engine *e, mcrepl_segment_id id)
+{
+	uint32_t node, cur;
+
+	if (!e || (node = node_of_id(e, id.v)) == ENG_NONE ||
+	    node >= e->max_segs)
+		return;
+	cur = atomic_load_explicit(&e->cur, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->nodes[node].bucket[cur], 1,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->nodes[node].now_reads, 1,
+				  memory_order_relaxed);
+}
+
+/* Most replicas of one key the order handles with loads (more: no load). */
+#define ORDER_MAX 256
+
+mcrepl_status mcrepl_engine_order(mcrepl_engine *e, const char *tenant,
+				  const char *key,
+				  const mcrepl_replica_view *replicas, size_t n,
+				  uint64_t salt, size_t *order_out)
+{
+	uint64_t load[ORDER_MAX];
+	bool by_load = e && (e->on || e->order_by_load) && n <= ORDER_MAX;
+
+	for (size_t i = 0; by_load && replicas && i < n; i++) {
+		uint32_t node = node_of_id(e, replicas[i].segment.v);
+		const struct enode *x;
+
+		if (node == ENG_NONE || node >= e->max_segs) {
+			load[i] = 0;
+			continue;
+		}
+		x = &e->nodes[node];
+		load[i] =
+		    atomic_load_explicit(&x->now_reads, memory_order_relaxed);
+		if (!e->on)
+			load[i] += atomic_load_explicit(&x->prev_reads,
+							memory_order_relaxed);
+	}
+	return mcrepl_order_replicas(tenant, key, replicas,
+				     by_load ? load : NULL, n, salt, order_out);
+}
+
+/* ---- the tick ----------------------------------------------------------- */
+
+static void roll(mcrepl_engine *e)
+{
+	uint32_t next = (atomic_load(&e->cur) + 1) % ENG_B;
+
+	for (uint32_t i = 0; i < e->max_segs; i++) {
+		struct enode *n = &e->nodes[i];
+
+		if (!n->name)
+			continue;
+		atomic_store(&n->bucket[next], 0);
+		n->proj -= n->fade[next];
+		n->fade[next] = 0;
+	}
+	atomic_store(&e->cur, next);
+}
+
+static void roll_period(mcrepl_engine *e)
+{
+	for (uint32_t i = 0; i < e->max_segs; i++) {
+		struct enode *n = &e->nodes[i];
+
+		if (n->name)
+			atomic_store(&n->prev_reads,
+				     atomic_exchange(&n->now_reads, 0));
+	}
+}
+
+static uint64_t window_reads(const mcrepl_engine *e)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < e->max_segs; i++)
+		for (uint32_t k = 0; e->nodes[i].name && k < ENG_B; k++)
+			sum += atomic_load(&e->nodes[i].bucket[k]);
+	return sum;
+}
+
+void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
+			mcrepl_engine_tick_result *out)
+{
+	uint64_t epoch = now_ms / e->bucket_ms;
+	uint64_t period = now_ms / e->order_period_ms;
+	bool rolled = false;
+
+	pthread_mutex_lock(&e->mu);
+	if (!e->started) {
+		e->started = true;
+		e->epoch = epoch;
+		e->period = period;
+	}
+	for (uint64_t x = e->epoch; x < epoch && x < e->epoch + ENG_B; x++)
+		roll(e);
+	if (epoch > e->epoch) {
+		e->epoch = epoch;
+		rolled = true;
+	}
+	if (period > e->period) {
+		roll_period(e);
+		e->period = period;
+	}
+	if (e->on) {
+		e->view.nodes = e->n_nodes;
+		e->view.window_reads = window_reads(e);
+		e->threshold =
+		    mcrepl_policy_trigger_threshold(&e->cfg, &e->view);
+	}
+	if (rolled && e->on && epoch % ENG_B == 0) {
+		e->pass_open = true;
+		e->cursor = e->head;
+		e->passes++;
+	}
+	if (out) {
+		out->threshold = e->threshold;
+		out->retire_due = e->pass_open && e->cursor;
+	}
+	pthread_mutex_unlock(&e->mu);
+}
+
+void mcrepl_engine_heat_params(mcrepl_engine *e, mcrepl_heat_params *out)
+{
+	mcrepl_heat_params_init(out, &e->cfg);
+	pthread_mutex_lock(&e->mu);
+	out->threshold = e->threshold;
+	pthread_mutex_unlock(&e->mu);
+	if (e->on)
+		out->refire_buckets = 1;
+}
+
+void mcrepl_engine_cluster(mcrepl_engine *e, mcrepl_cluster_view *out)
+{
+	pthread_mutex_lock(&e->mu);
+	*out = e->on ? e->view : (mcrepl_cluster_view){0};
+	pthread_mutex_unlock(&e->mu);
+}
+
+uint64_t mcrepl_engine_load(mcrepl_engine *e, mcrepl_segment_id id)
+{
+	uint64_t l;
+
+	pthread_mutex_lock(&e->mu);
+	l = mcrepl__eng_seg_load(e, id.v);
+	pthread_mutex_unlock(&e->mu);
+	return l;
+}
+
+/* ---- proposals ---------------------------------------------------------- */
+
+static size_t candidate_views(mcrepl_engine *e)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < e->max_segs; i++) {
+		const struct eseg *g = &e->segs[i];
+
+		if (!g->id)
+			continue;
+		e->scratch[n++] = (mcrepl_segment_view){
+		    .id = {g->id},
+		    .client = {g->client},
+		    .host = g->host,
+		    .domain = g->domain,
+		    .capacity = g->capacity,
+		    .used = g->used + g->promised,
+		    .allocatable = g->allocatable,
+		    .read_load = mcrepl__eng_seg_load(e, g->id),
+		};
+	}
+	return n;
+}
+
+/* d reads per window on node: now, fading by d/B at each of the next B
+ * bucket boundaries. */
+static void add_projection(mcrepl_engine *e, uint64_t seg, double d)
+{
+	uint32_t node = node_of_id(e, seg), cur = atomic_load(&e->cur);
+	struct enode *n;
+
+	if (node == ENG_NONE)
+		return;
+	n = &e->nodes[node];
+	n->proj += d;
+	for (uint32_t k = 1; k <= ENG_B; k++)
+		n->fade[(cur + k) % ENG_B] += d / ENG_B;
+}
+
+/* Auto: the reads a granted copy moves, readers spread by load: it fills
+ * its target up to the level of the key's replicas, the lowest load among
+ * their segments (mcrepl_policy_project_level()). */
+static void project_auto(mcrepl_engine *e, const mcrepl_propose_input *in,
+			 const mcrepl_lease *l)
+{
+	uint64_t level = UINT64_MAX;
+	mcrepl_projection p;
+
+	for (size_t i = 0; i < in->n_replicas; i++) {
+		const mcrepl_replica_view *r = &in->replicas[i];
+
+		if (r->readable &&
+		    mcrepl__eng_slot(e, r->segment.v) != ENG_NONE) {
+			uint64_t x = mcrepl__eng_seg_load(e, r->segment.v);
+
+			level = x < level ? x : level;
+		}
+	}
+	mcrepl_policy_project_level(in->heat_count,
+				    in->object->readable_memory_replicas,
+				    level == UINT64_MAX ? 0 : level,
+				    mcrepl__eng_seg_load(e, l->target.v), &p);
+	add_projection(e, l->target.v, (double)p.to_target);
+	for (size_t i = 0; i < in->n_replicas; i++)
+		if (in->replicas[i].readable)
+			add_projection(e, in->replicas[i].segment.v,
+				       -(double)p.from_each);
+	e->projections++;
+}
+
+/* RFC with read-load-aware placement: the copy's share of the key's reads
+ * counts on its target's reader-order period at once, so one batch of
+ * admissions does not pile onto one reader-order-idle segment. */
+static void project_rfc(mcrepl_engine *e, const mcrepl_propose_input *in,
+			const mcrepl_lease *l)
+{
+	uint32_t node = node_of_id(e, l->target.v);
+
+	if (node == ENG_NONE || !e->cfg.read_load_aware_placement)
+		return;
+	atomic_fetch_add(&e->nodes[node].now_reads,
+			 in->heat_count /
+			     (in->object->readable_memory_replicas + 1u));
+	e->projections++;
+}
+
+mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
+				    const mcrepl_propose_input *in,
+				    mcrepl_propose_result *res)
+{
+	mcrepl_propose_input x;
+	mcrepl_status st;
+	uint32_t slot;
+
+	if (!e || !in || !res || !in->object)
+		return MCREPL_EINVAL;
+	pthread_mutex_lock(&e->mu);
+	x = *in;
+	x.n_segments = candidate_views(e);
+	x.segments = e->scratch;
+	x.cluster = e->on ? &e->view : NULL;
+	st = mcrepl_leases_propose(e->leases, &x, res);
+	if (st == MCREPL_OK && !res->repeated) {
+		slot = mcrepl__eng_slot(e, res->lease.target.v);
+		if (slot != ENG_NONE)
+			e->segs[slot].promised += res->lease.size;
+		if (e->on)
+			project_auto(e, in, &res->lease);
+		else
+			project_rfc(e, in, &res->lease);
+	}
+	pthread_mutex_unlock(&e->mu);
+	return st;
+}
+
+/* ---- stats ---------------------------------------------------------------- */
+
+void mcrepl_engine_get_stats(mcrepl_engine *e, mcrepl_engine_stats *out)
+{
+	mcrepl_engine_stats s = {.struct_size = sizeof(s)};
+	size_t size;
+
+	if (!e || !out || out->struct_size < sizeof(size_t))
+		return;
+	size = out->struct_size < sizeof(s) ? out->struct_size : sizeof(s);
+	pthread_mutex_lock(&e->mu);
+	s.segments = e->n_segs;
+	s.nodes = e->n_nodes;
+	s.window_reads = window_reads(e);
+	s.threshold = e->threshold;
+	s.projections = e->projections;
+	s.dynamic_keys = mcu_map_size(&e->dkeys);
+	s.dynamic_replicas = e->n_dreplicas;
+	s.untracked_total = e->untracked;
+	s.retire_passes = e->passes;
+	s.retire_visits = e->visits;
+	s.retired_total = e->retired;
+	pthread_mutex_unlock(&e->mu);
+	s.struct_size = size;
+	memcpy(out, &s, size);
+}

@@ -1,0 +1,93 @@
+/*
+ * The policy engine's private state (lib/engine*.c). Not installed.
+ */
+#ifndef MCREPL_ENGINE_PRIV_H
+#define MCREPL_ENGINE_PRIV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "mcrepl/engine.h"
+#include "mcrepl/heat.h"
+#include "internal.h"
+#include "util/map.h"
+
+#define ENG_B MCREPL_HEAT_BUCKETS
+#define ENG_NONE UINT32_MAX
+
+/* A serving node (NIC): its routed reads and projections. A free node has
+ * name NULL. The atomics are written by lock-free readers. */
+struct enode {
+	char *name;
+	uint64_t name_hash;
+	uint32_t segs; /* segments on it */
+	_Atomic uint32_t bucket[ENG_B];
+	_Atomic uint32_t now_reads, prev_reads; /* reader-order periods */
+	double proj, fade[ENG_B];		/* auto: projections */
+};
+
+/* A segment. A free slot has id 0. */
+struct eseg {
+	uint64_t id, client;
+	char *host, *domain;
+	uint64_t capacity, used, promised, read_load;
+	bool allocatable, can_copy;
+	_Atomic uint32_t node;
+};
+
+/* A key holding tracked dynamic replicas (engine_retire.c). */
+struct dkey {
+	struct mcu_map_node node;
+	struct dkey *prev, *next; /* the pass list */
+	char *tenant, *key;	  /* one allocation: tenant\0key\0 */
+	uint32_t n, cap;
+	uint64_t *segs;
+};
+
+struct mcrepl_engine {
+	pthread_mutex_t mu;
+	mcrepl_config cfg;
+	mcrepl_leases *leases;
+	bool on; /* auto */
+	bool order_by_load;
+	uint32_t order_period_ms, bucket_ms;
+	uint32_t max_segs, max_dkeys;
+	/* segments: slots, and the lock-free id -> slot table */
+	struct eseg *segs;
+	uint32_t n_segs;
+	struct etab {
+		_Atomic uint64_t id;
+		_Atomic uint32_t slot;
+	} * tab;
+	uint32_t tab_mask;
+	struct enode *nodes;
+	uint32_t n_nodes;
+	_Atomic uint32_t cur; /* current bucket */
+	uint64_t epoch, period;
+	bool started;
+	mcrepl_cluster_view view;
+	uint32_t threshold, rfc_threshold;
+	mcrepl_segment_view *scratch; /* candidate views for propose */
+	/* tracked dynamic replicas */
+	struct mcu_map dkeys;
+	struct dkey *head, *tail, *cursor;
+	bool pass_open;
+	uint64_t n_dreplicas;
+	/* counters */
+	uint64_t projections, untracked, passes, visits, retired;
+};
+
+/* engine.c: the slot of segment id, or ENG_NONE (lock-free). */
+uint32_t mcrepl__eng_slot(const mcrepl_engine *e, uint64_t id);
+/* A node's load as placement sees it (mutex held). */
+uint64_t mcrepl__eng_node_load(const mcrepl_engine *e, uint32_t node);
+/* A segment's load, auto or the host's (mutex held); 0 when unknown. */
+uint64_t mcrepl__eng_seg_load(const mcrepl_engine *e, uint64_t id);
+
+/* engine_retire.c */
+int mcrepl__eng_dkeys_init(mcrepl_engine *e);
+void mcrepl__eng_dkeys_free(mcrepl_engine *e);
+/* Forget every tracked replica on segment id (mutex held). */
+void mcrepl__eng_forget_segment(mcrepl_engine *e, uint64_t id);
+
+#endif

@@ -1,0 +1,288 @@
+/*
+ * libmcrepl policy engine: the host-side bookkeeping of the replication
+ * policy, in one place, so that a master gets the whole policy by linking.
+ *
+ * This header is the contract: what is not declared here is private.
+ *
+ * WHAT THE ENGINE OWNS. The lease table (mcrepl_engine_leases()); the
+ * segment view (segments join, change and leave); the reads routed to each
+ * serving node, in the heat window's buckets; the cluster view and the
+ * read path's trigger threshold; the projected read load of granted copies
+ * (auto), fading out over one window as real reads take its place; target
+ * choice with that projection; the reader order; which dynamic replicas
+ * exist and, once per heat window, which of them to retire; its counters.
+ * WHAT THE HOST KEEPS. Objects and their heat cells (mcrepl/heat.h),
+ * storage and allocation, its own locks, RPC, tasks and I/O.
+ *
+ * THE CALLS A HOST MAKES.
+ *   segment mounted or changed      mcrepl_engine_segment_set()
+ *   segment used bytes changed      mcrepl_engine_segment_used() (at the
+ *                                   latest before each propose)
+ *   segment unmounted               mcrepl_engine_segment_remove()
+ *   a read routed                   mcrepl_engine_order() (which replica
+ *                                   first) then mcrepl_engine_read()
+ *   every few hundred ms            mcrepl_engine_tick(): write its
+ *                                   threshold into the heat params; when
+ *                                   retire_due, mcrepl_engine_retire()
+ *   a hot key (trigger)             mcrepl_engine_propose()
+ *   a dynamic copy became readable  mcrepl_engine_replica_added()
+ *   a dynamic replica went          mcrepl_engine_replica_dropped()
+ *   fences, sweep, remove           mcrepl_leases_*() on the engine's table
+ *
+ * NODES. Reads are served by a node's NIC, so loads are kept per node: a
+ * segment names its node (NULL: its host; no host either: the segment
+ * alone), and every segment of a node shows the node's load. The cluster
+ * view's node count is the number of nodes holding a segment.
+ *
+ * POLICY. Under policy auto (cfg->policy, mode not off) the engine runs
+ * docs/POLICY.md: segment loads = routed reads over the heat window plus
+ * projections, the cluster view feeds admission, the threshold follows the
+ * cluster's reads, readers are ordered by this period's routed reads, and
+ * cold dynamic replicas are retired. Otherwise (policy rfc, mode off) the
+ * RFC's rules: no cluster view, the config's threshold, placement by the
+ * host's own read_load (mcrepl_engine_segment.read_load) when
+ * read_load_aware_placement is set, no retirement; reads are still counted
+ * and, when the engine was created with order_by_load, order readers.
+ *
+ * THREAD-SAFETY. mcrepl_engine_read() and mcrepl_engine_order() are
+ * lock-free and may run on any number of threads at once, concurrently with
+ * every other call (a read racing a segment change may be counted on the
+ * segment's old node or not at all; nothing else). Every other function
+ * takes the engine's internal mutex and may be called from any thread. The
+ * engine calls the lease table with its mutex held (lock order: engine,
+ * then leases); a host must not call the engine from inside the lease
+ * table's callers' critical sections in the other order, and the probe of
+ * mcrepl_engine_retire() must not call the engine.
+ * TIME. Every time is an argument (now_ms); the engine reads no clock.
+ * BOUNDS. At most max_segments segments (and nodes); at most
+ * max_dynamic_keys keys with dynamic replicas tracked (beyond: EFULL and a
+ * counter, the replica is left to eviction); work per call is O(segments)
+ * for tick and propose, O(replicas of one key) for order, O(1) expected for
+ * read, and O(cap probes) per retire call (a pass resumes where the last
+ * call stopped).
+ */
+#ifndef MCREPL_ENGINE_H
+#define MCREPL_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcrepl/config.h"
+#include "mcrepl/error.h"
+#include "mcrepl/heat.h"
+#include "mcrepl/lease.h"
+#include "mcrepl/place.h"
+#include "mcrepl/policy.h"
+#include "mcrepl/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mcrepl_engine mcrepl_engine;
+
+/* Creation options. struct_size must be sizeof(mcrepl_engine_opts) (the
+ * struct may grow at its end in a minor release; fields past a caller's
+ * struct_size read as 0). */
+typedef struct mcrepl_engine_opts {
+	size_t struct_size;
+	uint32_t max_segments;	   /* 0: 4096 */
+	uint32_t max_dynamic_keys; /* 0: 1,048,576 */
+	/* reader order by this period's routed reads also when not auto
+	 * (the master daemon's --read_load_order) */
+	bool order_by_load;
+	/* length of the reader-order period; 0: 1000 ms */
+	uint32_t order_period_ms;
+} mcrepl_engine_opts;
+
+/* Create (copies cfg, which must validate) with opts (NULL: defaults).
+ * MCREPL_EINVAL for a bad config or opts, MCREPL_ENOMEM. */
+MCREPL_API mcrepl_status mcrepl_engine_create(const mcrepl_config *cfg,
+					      const mcrepl_engine_opts *opts,
+					      mcrepl_engine **out);
+/* Accepts NULL. Destroys the lease table too. */
+MCREPL_API void mcrepl_engine_destroy(mcrepl_engine *e);
+
+/* The engine's lease table (owned by the engine; valid until destroy). */
+MCREPL_API mcrepl_leases *mcrepl_engine_leases(mcrepl_engine *e);
+
+/* True when the auto policy runs (policy auto and mode not off). */
+MCREPL_API bool mcrepl_engine_is_auto(const mcrepl_engine *e);
+
+/* A segment as the host describes it. Strings are copied. */
+typedef struct mcrepl_engine_segment {
+	mcrepl_segment_id id; /* non-zero */
+	mcrepl_client_id client;
+	const char *host;   /* NULL/"" = unknown */
+	const char *domain; /* NULL/"" = default */
+	const char *node;   /* its NIC; NULL/"" = its host */
+	uint64_t capacity;  /* bytes */
+	uint64_t used;	    /* bytes allocated, plus bytes promised */
+	bool allocatable;   /* accepting allocations (not held) */
+	bool can_copy;	    /* its client runs dynamic REPLICA_COPY */
+	uint64_t read_load; /* the host's own measure; used when not auto */
+} mcrepl_engine_segment;
+
+/* Add or replace segment s->id (its read counts stay when its node does).
+ * MCREPL_EINVAL (id 0, a string over 255 bytes), MCREPL_EFULL (max
+ * segments), MCREPL_ENOMEM. */
+MCREPL_API mcrepl_status
+mcrepl_engine_segment_set(mcrepl_engine *e, const mcrepl_engine_segment *s);
+
+/* Update used bytes and allocatable of a known segment; MCREPL_ENOENT. */
+MCREPL_API mcrepl_status mcrepl_engine_segment_used(mcrepl_engine *e,
+						    mcrepl_segment_id id,
+						    uint64_t used,
+						    bool allocatable);
+
+/* The segment left: its node's counts go when its node has no segment
+ * left; its dynamic replicas are forgotten. MCREPL_ENOENT if unknown. */
+MCREPL_API mcrepl_status mcrepl_engine_segment_remove(mcrepl_engine *e,
+						      mcrepl_segment_id id);
+
+/* One read routed to segment id (unknown ids are ignored). Lock-free. */
+MCREPL_API void mcrepl_engine_read(mcrepl_engine *e, mcrepl_segment_id id);
+
+/*
+ * Reader order of a key's n replicas (mcrepl_order_replicas() with, under
+ * auto or order_by_load, the reads routed to each replica's node this
+ * period as the load; auto: this period alone, otherwise this period and
+ * the previous one), salted by `salt` (e.g. the object's read count).
+ * Lock-free. MCREPL_EINVAL as mcrepl_order_replicas().
+ */
+MCREPL_API mcrepl_status
+mcrepl_engine_order(mcrepl_engine *e, const char *tenant, const char *key,
+		    const mcrepl_replica_view *replicas, size_t n,
+		    uint64_t salt, size_t *order_out);
+
+/* What a tick tells the host. */
+typedef struct mcrepl_engine_tick_result {
+	/* write into mcrepl_heat_params.threshold (auto: follows the
+	 * cluster view; otherwise the config's) */
+	uint32_t threshold;
+	/* a heat window boundary passed: call mcrepl_engine_retire() until
+	 * it returns 0 (auto only) */
+	bool retire_due;
+} mcrepl_engine_tick_result;
+
+/*
+ * Advance to now_ms: roll the read buckets (bucket = heat window / 
+ * MCREPL_HEAT_BUCKETS) and the projections, the reader-order period, the
+ * cluster view and the threshold. Call at least once per bucket; calls
+ * closer together are cheap. out may be NULL.
+ */
+MCREPL_API void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
+				   mcrepl_engine_tick_result *out);
+
+/* The heat parameters the host's read path should use as of the last
+ * tick: mcrepl_heat_params_init() of the config, with the tick's threshold
+ * and, under auto, refire_buckets 1 (a hot key whose fan-out was refused is
+ * judged again at the next bucket). */
+MCREPL_API void mcrepl_engine_heat_params(mcrepl_engine *e,
+					  mcrepl_heat_params *out);
+
+/* The cluster view as of the last tick (nodes 0 when not auto). */
+MCREPL_API void mcrepl_engine_cluster(mcrepl_engine *e,
+				      mcrepl_cluster_view *out);
+
+/* A segment's read load as placement sees it (auto: reads routed to its
+ * node over the window plus projections; otherwise the host's read_load).
+ * 0 for an unknown segment. */
+MCREPL_API uint64_t mcrepl_engine_load(mcrepl_engine *e, mcrepl_segment_id id);
+
+/*
+ * Judge a proposal with the engine's segments as candidate targets and
+ * (auto) its cluster view and loads: in->segments, in->n_segments and
+ * in->cluster are ignored (the engine supplies them); everything else as
+ * mcrepl_leases_propose(), whose statuses and reasons it returns. On a new
+ * lease (MCREPL_OK, not repeated) the engine counts the copy's bytes as
+ * promised on its target until the host's next segment_used() for it, and
+ * projects the reads it will move (auto: mcrepl_policy_project_level(),
+ * the level being the lowest load among in->replicas' readable segments;
+ * otherwise, with read_load_aware_placement, heat / (readable + 1) onto
+ * the target's reader-order count).
+ */
+MCREPL_API mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
+					       const mcrepl_propose_input *in,
+					       mcrepl_propose_result *res);
+
+/* A dynamic replica of (tenant, key) on segment became readable: tracked
+ * for retirement (auto). MCREPL_EFULL past max_dynamic_keys,
+ * MCREPL_ENOENT for an unknown segment, MCREPL_EINVAL, MCREPL_ENOMEM. */
+MCREPL_API mcrepl_status mcrepl_engine_replica_added(mcrepl_engine *e,
+						     const char *tenant,
+						     const char *key,
+						     mcrepl_segment_id segment);
+
+/* A dynamic replica went (retired, evicted, lost, object removed): no
+ * longer tracked, and (when `cooldown`) the key enters the recreate
+ * cooldown in the segment's domain (mcrepl_leases_replica_removed()).
+ * MCREPL_ENOENT when it was not tracked (the cooldown still applies). */
+MCREPL_API mcrepl_status mcrepl_engine_replica_dropped(
+    mcrepl_engine *e, const char *tenant, const char *key,
+    mcrepl_segment_id segment, bool cooldown, uint64_t now_ms);
+
+/* What the host knows of a key at retirement time. */
+typedef struct mcrepl_retire_probe {
+	bool gone;	   /* no such object: forget its replicas */
+	bool busy;	   /* not now: read lease, copy running, pending */
+	uint32_t count;	   /* hits over the heat window (in `domain`) */
+	uint32_t readable; /* readable replicas (in `domain`), all kinds */
+} mcrepl_retire_probe;
+
+/* The host's answer for (tenant, key) and a domain (NULL: the whole
+ * cluster; a name: domain-aware, the key's heat and replicas there). Runs
+ * with the engine's mutex held: it must not call the engine. */
+typedef void (*mcrepl_retire_probe_fn)(void *ctx, const char *tenant,
+				       const char *key, const char *domain,
+				       mcrepl_retire_probe *out);
+
+/* One replica to retire. tenant and key point into the engine: valid until
+ * the host reports this replica dropped or calls the engine's retire or
+ * destroy again. */
+typedef struct mcrepl_retirement {
+	const char *tenant;
+	const char *key;
+	mcrepl_segment_id segment;
+} mcrepl_retirement;
+
+/*
+ * Continue the retirement pass that the last retire_due tick opened: visit
+ * at most `cap` tracked keys, probe each and write the dynamic replicas to
+ * retire (at most one per key: mcrepl_policy_should_retire(), or per
+ * domain mcrepl_policy_should_retire_in_domain() when domain-aware, the
+ * pick by mcrepl_policy_retire_pick() over the replicas' node loads; never
+ * a key's last readable replica). The host drops each and reports it with
+ * mcrepl_engine_replica_dropped(..., cooldown = true). Returns how many
+ * keys were visited; 0 when the pass is over (or none is open). *n_out
+ * gets how many retirements were written to out (at most cap).
+ */
+MCREPL_API size_t mcrepl_engine_retire(mcrepl_engine *e, uint64_t now_ms,
+				       mcrepl_retire_probe_fn probe, void *ctx,
+				       mcrepl_retirement *out, size_t cap,
+				       size_t *n_out);
+
+/* Counters and gauges. struct_size as mcrepl_engine_opts. */
+typedef struct mcrepl_engine_stats {
+	size_t struct_size;
+	uint32_t segments, nodes;
+	uint64_t window_reads;	   /* cluster reads over the heat window */
+	uint32_t threshold;	   /* trigger threshold */
+	uint64_t projections;	   /* granted copies projected */
+	uint64_t dynamic_keys;	   /* keys with tracked dynamic replicas */
+	uint64_t dynamic_replicas; /* tracked dynamic replicas */
+	uint64_t untracked_total;  /* replica_added refused: EFULL */
+	uint64_t retire_passes;	   /* passes opened */
+	uint64_t retire_visits;	   /* keys probed */
+	uint64_t retired_total;	   /* retirements handed out */
+} mcrepl_engine_stats;
+
+/* Fill *out; out->struct_size must be set by the caller. */
+MCREPL_API void mcrepl_engine_get_stats(mcrepl_engine *e,
+					mcrepl_engine_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
