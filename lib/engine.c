@@ -338,6 +338,8 @@ mcrepl_status mcrepl_engine_segment_set(mcrepl_engine *e,
 	e->n_segs++;
 	tab_put(e, s->id.v, slot);
 out:
+	if (e->on) /* the replica cap follows at once, not at the next tick */
+		e->view.nodes = e->n_nodes;
 	pthread_mutex_unlock(&e->mu);
 	return st;
 }
@@ -385,6 +387,8 @@ mcrepl_status mcrepl_engine_segment_remove(mcrepl_engine *e,
 	memset(g, 0, sizeof(*g));
 	atomic_store(&g->node, ENG_NONE);
 	e->n_segs--;
+	if (e->on)
+		e->view.nodes = e->n_nodes;
 	pthread_mutex_unlock(&e->mu);
 	return MCREPL_OK;
 }
@@ -415,14 +419,14 @@ void mcrepl_engine_read(mcrepl_engine *e, mcrepl_segment_id id)
 }
 
 /* Most replicas of one key the order handles with loads (more: no load). */
-#define ORDER_MAX 256
+#define ORDER_MAX 1024
 
-mcrepl_status mcrepl_engine_order(mcrepl_engine *e, const char *tenant,
-				  const char *key,
-				  const mcrepl_replica_view *replicas, size_t n,
-				  uint64_t salt, size_t *order_out)
+/* The reader-order loads of n replicas into load[]; false when the order
+ * takes no loads. */
+static bool order_loads(const mcrepl_engine *e,
+			const mcrepl_replica_view *replicas, size_t n,
+			uint64_t *load)
 {
-	uint64_t load[ORDER_MAX];
 	bool by_load = e && (e->on || e->order_by_load) && n <= ORDER_MAX;
 
 	for (size_t i = 0; by_load && replicas && i < n; i++) {
@@ -440,8 +444,31 @@ mcrepl_status mcrepl_engine_order(mcrepl_engine *e, const char *tenant,
 			load[i] += atomic_load_explicit(&x->prev_reads,
 							memory_order_relaxed);
 	}
+	return by_load;
+}
+
+mcrepl_status mcrepl_engine_order(mcrepl_engine *e, const char *tenant,
+				  const char *key,
+				  const mcrepl_replica_view *replicas, size_t n,
+				  uint64_t salt, size_t *order_out)
+{
+	uint64_t load[ORDER_MAX];
+	bool by_load = order_loads(e, replicas, n, load);
+
 	return mcrepl_order_replicas(tenant, key, replicas,
 				     by_load ? load : NULL, n, salt, order_out);
+}
+
+mcrepl_status mcrepl_engine_pick(mcrepl_engine *e, const char *tenant,
+				 const char *key,
+				 const mcrepl_replica_view *replicas, size_t n,
+				 uint64_t salt, size_t *pick)
+{
+	uint64_t load[ORDER_MAX];
+	bool by_load = order_loads(e, replicas, n, load);
+
+	return mcrepl_pick_replica(tenant, key, replicas, by_load ? load : NULL,
+				   n, salt, pick);
 }
 
 /* ---- the tick ----------------------------------------------------------- */

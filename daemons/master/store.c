@@ -21,13 +21,10 @@ int store_create(const struct master_opts *o,
 	s->next_segment_id = s->next_version = s->next_task_id = 1;
 	s->evict_rng = incarnation;
 	pthread_mutex_init(&s->lock, NULL);
-	mcrepl_heat_params_init(&s->heat, &o->cfg);
-	store__policy_init(s);
-	if (mcu_map_init(&s->objects, 1024) || mcu_map_init(&s->tasks, 256) ||
+	if (store__policy_init(s) || mcu_map_init(&s->objects, 1024) || mcu_map_init(&s->tasks, 256) ||
 	    mcu_map_init(&s->seg_ids, 64) || mcu_map_init(&s->hosts, 64) ||
 	    mcrepl_triggers_create(o->cfg.admission_queue_limit,
 				   &s->triggers) ||
-	    mcrepl_leases_create(&o->cfg, &s->leases) ||
 	    mcrepl_stats_create(&s->stats)) {
 		store_destroy(s);
 		return -ENOMEM;
@@ -46,7 +43,7 @@ void store_destroy(struct store *s)
 	free(s->quar);
 	free(s->orphans);
 	mcrepl_triggers_destroy(s->triggers);
-	mcrepl_leases_destroy(s->leases);
+	mcrepl_engine_destroy(s->engine);
 	mcrepl_stats_destroy(s->stats);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -106,7 +103,6 @@ void store_tick(struct store *s, uint64_t now_ms, uint64_t *last_evict_ms)
 	store_drain(s, now_ms);
 	if (now_ms - *last_evict_ms >= 1000) {
 		store_evict_all(s, now_ms);
-		store__roll_routed(s);
 		*last_evict_ms = now_ms;
 	} else {
 		store__evict_step(s, now_ms);

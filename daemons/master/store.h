@@ -80,15 +80,6 @@ struct segment {
 	uint64_t reads_recent;	 /* reads in the last heartbeat interval */
 	uint32_t inflight;	 /* dynamic copies with this as source */
 	uint64_t incoming;	 /* bytes of live leases targeting it */
-	/* reads routed to it per second (reader order, read-load-aware
-	 * placement), plus the projected share of copies granted to it */
-	uint64_t routed_now, routed_prev;
-	/* the auto policy (store_dyn_policy.c): reads routed to it per heat
-	 * bucket and their sum over the window, plus the projected reads of
-	 * copies granted to it (or away from it), fading out over a window */
-	uint32_t routed_win[MCREPL_HEAT_BUCKETS];
-	uint64_t routed_win_sum;
-	double proj, proj_fade[MCREPL_HEAT_BUCKETS];
 	/* the store's indexes (store_seg.c, store_obj.c): by id, and the
 	 * objects holding a replica here, one entry per replica (a replica
 	 * knows its entry: ix_slot), so leaving costs O(its replicas). A
@@ -120,6 +111,9 @@ struct replica {
 	 * still holding the grant can never write into its next owner. */
 	uint64_t grant_until_ms;
 };
+
+/* Most segments mounted at once (the policy engine's bound). */
+#define MASTER_MAX_SEGMENTS 4096
 
 /* Most replicas an object may have in this master. */
 #define MASTER_MAX_REPLICAS 64
@@ -157,10 +151,6 @@ struct object {
 	uint64_t copy_owner, copy_deadline_ms;
 	struct object *resv_prev, *resv_next;
 	uint8_t in_resv; /* 0, or STORE_RESV_PUTS / STORE_RESV_COPIES */
-	/* on the store's list of objects holding a COMPLETE dynamic replica
-	 * (the retirement pass walks only it; store_obj.c) */
-	struct object *dyn_prev, *dyn_next;
-	bool in_dyn;
 	uint64_t incarnation; /* HA: recovered under another; 0: the store's */
 };
 

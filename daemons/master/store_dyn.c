@@ -112,6 +112,9 @@ void dyn_on_replica_dropped(struct store *s, const struct object *o,
 	s->ctr.dyn_replica_bytes -= r->size;
 	mcrepl_leases_replica_removed(s->leases, o->tenant, o->key,
 				      seg ? seg->domain : NULL, now_ms);
+	mcrepl_engine_replica_dropped(s->engine, o->tenant, o->key,
+				      (mcrepl_segment_id){r->segment_id}, false,
+				      now_ms);
 }
 
 void dyn_on_task_failed(struct store *s, const struct task *t)
@@ -175,24 +178,18 @@ static void replica_views(struct store *s, const struct object *o,
 	}
 }
 
-static void segment_views(struct store *s, mcrepl_segment_view *v)
+/* The engine places on what segments hold now: count granted copies
+ * before they reserve at CopyStart, so one batch of admissions does not
+ * pile onto one target. */
+static void segment_usage(struct store *s)
 {
 	for (size_t i = 0; i < s->n_segs; i++) {
 		struct segment *seg = s->segs[i];
 
-		/* count granted copies before they reserve at CopyStart, so
-		 * one batch of admissions does not pile onto one target */
-		v[i] = (mcrepl_segment_view){
-		    .id = {seg->id},
-		    .client = {seg->client_id},
-		    .host = seg->host,
-		    .domain = seg->domain,
-		    .capacity = seg->capacity,
-		    .used = store_used(seg) + seg->incoming,
-		    .allocatable = !seg->held_until_ms, /* HA hold */
-		    .read_load =
-			s->pol.on ? dyn__segment_load(seg) : seg->reads_recent,
-		};
+		mcrepl_engine_segment_used(s->engine,
+					   (mcrepl_segment_id){seg->id},
+					   store_used(seg) + seg->incoming,
+					   !seg->held_until_ms /* HA hold */);
 	}
 }
 
@@ -213,19 +210,6 @@ static struct task *queue_copy_task(struct store *s, const struct object *o,
 	t.lease_id = l->id.v;
 	return store_add_task(s, l->source_client.v, &t, now_ms,
 			      l->expires_at_ms);
-}
-
-/* Read-load-aware placement reads the reads the master routed to each
- * segment; a granted copy will take its share of the key's reads, so add
- * that share to the target now, before the next batch is placed. */
-static void project_load(struct store *s, const struct object *o,
-			 const mcrepl_lease *l, uint64_t now_ms)
-{
-	struct segment *dst = store_segment(s, l->target.v);
-	uint32_t heat = mcrepl_heat_cell_count(&o->heat, &s->heat, now_ms);
-
-	if (dst)
-		dst->routed_now += heat / (dyn__readable_count(o) + 1u);
 }
 
 /* Install the task of a fresh lease, or roll the lease back. */
@@ -251,10 +235,6 @@ static mcrepl_status publish(struct store *s, const struct object *o,
 		mcrepl_stats_domain_proposal(s->stats, p->requester_domain,
 					     res->lease.target_domain);
 	dyn__lease_live(s, &res->lease, 1);
-	if (s->pol.on)
-		dyn__policy_project(s, o, &res->lease, now_ms);
-	else
-		project_load(s, o, &res->lease, now_ms);
 	return MCREPL_OK;
 }
 
@@ -287,27 +267,20 @@ mcrepl_status dyn_propose(struct store *s, const mcrepl_proposal *p,
 	struct object *o =
 	    p->key ? store_find(s, p->tenant ? p->tenant : "", p->key) : NULL;
 	mcrepl_replica_view rv[MASTER_MAX_REPLICAS];
-	mcrepl_segment_view *sv = calloc(s->n_segs + 1, sizeof(*sv));
 	mcrepl_object_view ov = {0};
 	mcrepl_propose_input in = {
 	    .proposal = p,
 	    .object = &ov,
 	    .replicas = rv,
-	    .segments = sv,
-	    .n_segments = s->n_segs,
 	    .now_ms = now_ms,
-	    .cluster = s->pol.on ? &s->pol.view : NULL,
 	};
 	mcrepl_status st;
 
 	memset(res, 0, sizeof(*res));
-	if (!sv)
-		return MCREPL_ENOMEM;
 	if (o && o->complete)
 		object_input(s, o, p, now_ms, &ov, rv, &in);
-	segment_views(s, sv);
-	st = mcrepl_leases_propose(s->leases, &in, res);
-	free(sv);
+	segment_usage(s);
+	st = mcrepl_engine_propose(s->engine, &in, res);
 	if (st == MCREPL_OK && !res->repeated)
 		return publish(s, o, p, res, now_ms);
 	if (st != MCREPL_OK)

@@ -17,15 +17,6 @@ mcrepl_heat_cell *dyn__heat_cell(const struct store *s, struct object *o,
 /* o's COMPLETE replicas. */
 uint32_t dyn__readable_count(const struct object *o);
 
-/* store_dyn_policy.c */
-/* A segment's read load for the auto policy: its routed reads over the
- * heat window plus the projected reads of granted copies, at least 0. */
-uint64_t dyn__segment_load(const struct segment *seg);
-/* A copy of o was granted (lease l): project the reads it will move onto
- * its target and off o's readable replicas (mcrepl_policy_project_level()). */
-void dyn__policy_project(struct store *s, const struct object *o,
-			 const mcrepl_lease *l, uint64_t now_ms);
-
 /* store_dyn_copy.c */
 /* A lease became live (delta 1) or ended (-1): in-flight and incoming
  * figures of its segments. */

@@ -267,11 +267,12 @@ static McreplRpc__Code finish_copy(struct store *s, const mcrepl_fence *fin,
 	o->replicas[i].status = REPLICA_COMPLETE;
 	store__journal_commit(s, o, &o->replicas[i]);
 	s->ctr.dyn_replica_bytes += o->replicas[i].size;
-	store__dyn_track(s, o);
+	mcrepl_engine_replica_added(s->engine, o->tenant, o->key,
+				    (mcrepl_segment_id){l.target.v});
 	o->copies--;
 	count_completion(s, &l);
 	finish_lease_task(s, &l, true);
-	if (s->pol.on && !s->opts.cfg.domain_aware) /* fan on at copy speed */
+	if (mcrepl_engine_is_auto(s->engine) && !s->opts.cfg.domain_aware) /* fan on at copy speed */
 		mcrepl_triggers_push(s->triggers, tenant, key, "", now_ms);
 	return MCREPL_RPC__CODE__OK;
 }

@@ -108,35 +108,8 @@ void store__insert_object(struct store *s, struct object *o)
 		store__resv_track(s, o);
 }
 
-static void dyn_untrack(struct store *s, struct object *o)
-{
-	if (!o->in_dyn)
-		return;
-	if (o->dyn_prev)
-		o->dyn_prev->dyn_next = o->dyn_next;
-	else
-		s->dyn_head = o->dyn_next;
-	if (o->dyn_next)
-		o->dyn_next->dyn_prev = o->dyn_prev;
-	o->dyn_prev = o->dyn_next = NULL;
-	o->in_dyn = false;
-}
-
-void store__dyn_track(struct store *s, struct object *o)
-{
-	if (o->in_dyn)
-		return;
-	o->dyn_prev = NULL;
-	o->dyn_next = s->dyn_head;
-	if (s->dyn_head)
-		s->dyn_head->dyn_prev = o;
-	s->dyn_head = o;
-	o->in_dyn = true;
-}
-
 void store_delete_object(struct store *s, struct object *o)
 {
-	dyn_untrack(s, o);
 	store__resv_untrack(s, o);
 	store__lru_unlink(s, o);
 	mcu_map_remove(&s->objects, &o->node);
@@ -255,16 +228,6 @@ struct replica *store__place_replica(struct store *s, struct object *o,
 	return r;
 }
 
-/* o still holds a COMPLETE dynamic replica. */
-static bool holds_dynamic(const struct object *o)
-{
-	for (size_t i = 0; i < o->n_replicas; i++)
-		if (o->replicas[i].dynamic &&
-		    o->replicas[i].status == REPLICA_COMPLETE)
-			return true;
-	return false;
-}
-
 /* Keep r's region allocated until free_at_ms; false when out of memory
  * (the caller frees it now). */
 static bool quarantine(struct store *s, const struct replica *r,
@@ -306,8 +269,6 @@ static void drop_replica(struct store *s, struct object *o, size_t i,
 	memmove(&o->replicas[i], &o->replicas[i + 1],
 		(o->n_replicas - i - 1) * sizeof(r));
 	o->n_replicas--;
-	if (r.dynamic && r.status == REPLICA_COMPLETE && !holds_dynamic(o))
-		dyn_untrack(s, o);
 	dyn_on_replica_dropped(s, o, &r, seg, now_ms);
 }
 
@@ -408,8 +369,6 @@ bool store_indexes_consistent(struct store *s)
 		indexed += s->leaving[i]->n_ix;
 	}
 	for (const struct object *o = s->lru_head; o; o = o->lru_next) {
-		if (o->in_dyn != holds_dynamic(o))
-			return false;
 		for (size_t i = 0; i < o->n_replicas; i++) {
 			const struct segment *seg =
 			    store__segment_any(s, o->replicas[i].segment_id);

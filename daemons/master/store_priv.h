@@ -25,15 +25,6 @@ struct quarantine {
 	uint64_t segment_id, offset, free_at_ms;
 };
 
-/* The auto policy's host state (store_dyn_policy.c, docs/POLICY.md 4). */
-struct dyn_policy {
-	bool on;	/* policy auto and mode not off */
-	uint32_t cur;	/* current heat bucket of the routed-read rings */
-	uint64_t epoch; /* now / bucket_ms at the last roll, 0 before */
-	uint64_t total[MCREPL_HEAT_BUCKETS], total_sum; /* the cluster ring */
-	mcrepl_cluster_view view;
-};
-
 struct store {
 	pthread_mutex_t lock;
 	struct master_opts opts;
@@ -65,21 +56,21 @@ struct store {
 	uint64_t next_proposal;
 	mcrepl_heat_params heat;
 	mcrepl_triggers *triggers;
+	/* the policy engine: segment loads, projections, the threshold,
+	 * reader order, retirement (store_dyn_policy.c); leases is its table */
+	mcrepl_engine *engine;
 	mcrepl_leases *leases;
 	mcrepl_stats *stats;
-	struct dyn_policy pol;
 	/* indexes kept as things change, so no request or tick walks every
 	 * object or segment (store_seg.c, store_obj.c): segments by id
 	 * (mounted or leaving); the leaving ones, their replicas still being
 	 * dropped, and the lost ones counted since the drain began (its log
-	 * line); mounted segments per host; objects holding a COMPLETE
-	 * dynamic replica */
+	 * line); mounted segments per host */
 	struct mcu_map seg_ids;
 	struct segment **leaving;
 	size_t n_leaving, cap_leaving;
 	uint64_t drain_lost_r, drain_lost_o;
 	struct mcu_map hosts;
-	struct object *dyn_head;
 	/* eviction (store_evict.c): sampling, the segment the next step
 	 * starts at */
 	uint64_t evict_rng;
@@ -99,7 +90,6 @@ bool store__grow(void *arr, size_t n, size_t *cap, size_t size);
 
 /* store_seg.c */
 struct client *store__find_client(struct store *s, uint64_t id);
-void store__roll_routed(struct store *s);
 void store__free_segments(struct store *s);
 /* The segment with this id, mounted or leaving; NULL when none. */
 struct segment *store__segment_any(const struct store *s, uint64_t id);
@@ -140,7 +130,6 @@ size_t store__replica_at_slot(const struct object *o, uint64_t seg_id,
 			      size_t slot);
 /* A COMPLETE dynamic replica of o became readable: o joins the list the
  * retirement pass walks (idempotent; it leaves when its last one goes). */
-void store__dyn_track(struct store *s, struct object *o);
 void store__release_quarantine(struct store *s, uint64_t now_ms);
 /* An object with room for n + 2 replicas, not in the store yet. */
 struct object *store__new_object(const char *tenant, const char *key,
@@ -192,12 +181,16 @@ struct object *store__adopt(struct store *s, const char *tenant,
 			    const char *key);
 
 /* store_dyn_policy.c */
-/* Set up the auto policy's state (after s->heat and s->opts). */
-void store__policy_init(struct store *s);
-/* Roll the routed-read rings at heat-bucket boundaries, refresh the
- * cluster view and the read path's threshold, and once per heat window
- * retire dynamic replicas that went cold. No-op unless auto. */
+/* Create the policy engine and its lease table, and the read path's heat
+ * parameters (after s->opts). 0, or -1 when memory is short. */
+int store__policy_init(struct store *s);
+/* The engine's tick: the read path's threshold, and once per heat window
+ * (auto) the retirement of dynamic replicas that went cold. */
 void store__policy_tick(struct store *s, uint64_t now_ms);
+/* Tell the engine what segment seg is now (mount, heartbeat):
+ * MCREPL_EFULL past MASTER_MAX_SEGMENTS, MCREPL_ENOMEM. */
+mcrepl_status store__policy_segment(struct store *s,
+				    const struct segment *seg);
 
 /* r can be handed to a reader: COMPLETE, and its segment not leaving
  * (the check costs nothing while no segment is leaving). */

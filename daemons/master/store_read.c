@@ -72,41 +72,25 @@ McreplRpc__Code store_stat(struct store *s, const char *tenant, const char *key,
 	return MCREPL_RPC__CODE__OK;
 }
 
-/* Reader order of the n readable replicas idx[] of o into perm[]. Salted:
- * equal replicas share a key's reads evenly; read-load order: the replica
- * whose segment was given the fewest reads in the last second or two goes
- * first (the master counts what it routes: readers take the first replica
- * unless one is local). */
+/* Reader order of the n readable replicas idx[] of o into perm[]
+ * (mcrepl_engine_order(): salted, so equal replicas share a key's reads;
+ * auto or read-load order: the replica whose node was given the fewest
+ * reads this second goes first), and the read counted on the first: the
+ * master counts what it routes, readers take the first replica unless one
+ * is local. */
 static void reader_order(struct store *s, struct object *o, const size_t *idx,
 			 size_t n, size_t *perm)
 {
 	mcrepl_replica_view v[MASTER_MAX_REPLICAS];
-	uint64_t load[MASTER_MAX_REPLICAS];
-	struct segment *seg;
 
 	for (size_t i = 0; i < n; i++) {
 		memset(&v[i], 0, sizeof(v[i]));
 		v[i].segment.v = o->replicas[idx[i]].segment_id;
 		v[i].readable = v[i].memory = true;
-		seg = store_segment(s, v[i].segment.v);
-		/* auto: this second's count alone (the previous second's
-		 * would make a hot key's replicas alternate second by second) */
-		load[i] = !seg	      ? 0
-			  : s->pol.on ? seg->routed_now
-				      : seg->routed_now + seg->routed_prev;
 	}
-	mcrepl_order_replicas(o->tenant, o->key, v,
-			      s->opts.read_load_order || s->pol.on ? load
-								   : NULL,
-			      n, o->reads++, perm);
-	seg = store_segment(s, o->replicas[idx[perm[0]]].segment_id);
-	if (seg) {
-		seg->routed_now++;
-		seg->routed_win[s->pol.cur]++; /* auto: rolled by the tick */
-		seg->routed_win_sum++;
-	}
-	s->pol.total[s->pol.cur]++;
-	s->pol.total_sum++;
+	mcrepl_engine_order(s->engine, o->tenant, o->key, v, n, o->reads++,
+			    perm);
+	mcrepl_engine_read(s->engine, v[perm[0]].segment);
 }
 
 McreplRpc__Code store_get(struct store *s, const char *tenant, const char *key,

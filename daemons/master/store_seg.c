@@ -66,10 +66,6 @@ static bool host_count(struct store *s, const char *host, int delta)
 		mcu_map_remove(&s->hosts, &r->node);
 		free(r);
 	}
-	/* the auto policy's replica cap: current for the next proposal, not
-	 * from the next tick on (issue 14: a 2-host key refused as at its
-	 * replica limit) */
-	s->pol.view.nodes = (uint32_t)store__n_hosts(s);
 	return true;
 }
 
@@ -246,12 +242,19 @@ static McreplRpc__Code add_segment(struct store *s, struct client *c,
 	if (!store__grow(&s->segs, s->n_segs, &s->cap_segs, sizeof(seg)))
 		return MCREPL_RPC__CODE__INTERNAL;
 	seg = new_segment(a);
+	if (seg)
+		seg->id = s->next_segment_id;
 	if (!seg || !host_count(s, seg->host, 1)) {
 		if (seg)
 			free_segment(seg);
 		return MCREPL_RPC__CODE__INTERNAL;
 	}
-	seg->id = s->next_segment_id++;
+	if (store__policy_segment(s, seg) != MCREPL_OK) {
+		host_count(s, seg->host, -1);
+		free_segment(seg);
+		return MCREPL_RPC__CODE__TOO_MANY;
+	}
+	s->next_segment_id++;
 	mcu_map_insert(&s->seg_ids, &seg->id_node, mcu_mix64(seg->id));
 	s->segs[s->n_segs++] = seg;
 	c->n_segs++;
@@ -353,6 +356,7 @@ static void remove_segment_at(struct store *s, size_t i, uint64_t now_ms)
 
 	s->segs[i] = s->segs[--s->n_segs];
 	host_count(s, seg->host, -1);
+	mcrepl_engine_segment_remove(s->engine, (mcrepl_segment_id){seg->id});
 	if (c && c->n_segs > 0)
 		c->n_segs--;
 	seg->leaving = true;
@@ -416,8 +420,10 @@ McreplRpc__Code store_heartbeat(struct store *s, uint64_t client_id,
 	for (size_t i = 0; i < n; i++) {
 		struct segment *seg = store_segment(s, seg_ids[i]);
 
-		if (seg && seg->client_id == client_id)
+		if (seg && seg->client_id == client_id) {
 			count_reads(seg, reads[i]);
+			store__policy_segment(s, seg);
+		}
 	}
 	return MCREPL_RPC__CODE__OK;
 }
@@ -452,12 +458,4 @@ size_t store_expire_clients(struct store *s, uint64_t now_ms)
 			 "%zu replicas",
 			 gone, segs, replicas);
 	return gone;
-}
-
-void store__roll_routed(struct store *s)
-{
-	for (size_t i = 0; i < s->n_segs; i++) {
-		s->segs[i]->routed_prev = s->segs[i]->routed_now;
-		s->segs[i]->routed_now = 0;
-	}
 }

@@ -6,8 +6,7 @@
 
 #include "master.h"
 
-/* Object index named by a trigger's key, or -1. */
-static int64_t lookup(const struct sim_master *m, const char *key)
+int64_t sim_master_lookup(const struct sim_master *m, const char *key)
 {
 	const char *prefix = m->trace ? "block-" : "zipf-";
 	size_t len = strlen(prefix);
@@ -24,8 +23,7 @@ static int64_t lookup(const struct sim_master *m, const char *key)
 	return v < m->c->n_objs ? (int64_t)m->c->obj_of[v] : -1;
 }
 
-/* Domain index of a trigger's requester domain (0 when unknown). */
-static uint32_t domain_index(const struct sim_cluster *c, const char *d)
+uint32_t sim_domain_index(const struct sim_cluster *c, const char *d)
 {
 	for (uint32_t i = 0; i < c->n_domains; i++)
 		if (mcrepl_domain_equal(c->domain_names[i], d))
@@ -133,11 +131,9 @@ bool sim_master_propose(struct sim_master *m, uint64_t o, uint32_t dom,
 	in.heat_count = heat;
 	in.replicas = m->rv;
 	in.n_replicas = n;
-	in.segments = c->segs;
-	in.n_segments = c->n_segs;
 	in.now_ms = now;
-	in.cluster = m->au.on ? &m->au.view : NULL;
-	if (mcrepl_leases_propose(m->leases, &in, &res) != MCREPL_OK) {
+	sim_engine_usage(m); /* what the segments hold as of now */
+	if (mcrepl_engine_propose(m->eng.e, &in, &res) != MCREPL_OK) {
 		mcrepl_stats_reject(m->stats, res.reason);
 		return false;
 	}
@@ -145,10 +141,8 @@ bool sim_master_propose(struct sim_master *m, uint64_t o, uint32_t dom,
 	if (m->cfg->domain_aware)
 		mcrepl_stats_domain_proposal(m->stats, p.requester_domain,
 					     res.lease.target_domain);
-	if (m->au.on)
-		sim_auto_project(m, &res.lease, n, heat,
-				 ov.readable_memory_replicas);
-	else if (m->o->project_load && m->cfg->read_load_aware_placement)
+	if (!m->eng.on && m->o->project_load &&
+	    m->cfg->read_load_aware_placement)
 		project_load(m, &res.lease, n, heat,
 			     ov.readable_memory_replicas);
 	create_task(m, o, &res.lease, now);
@@ -157,14 +151,14 @@ bool sim_master_propose(struct sim_master *m, uint64_t o, uint32_t dom,
 
 static void propose(struct sim_master *m, const mcrepl_trigger *t, uint64_t now)
 {
-	int64_t o = lookup(m, t->key);
+	int64_t o = sim_master_lookup(m, t->key);
 	uint32_t dom;
 
 	if (o < 0 || m->c->objs[o].primary == SIM_NONE) {
 		m->trigger_lookups_failed++;
 		return;
 	}
-	dom = domain_index(m->c, t->domain);
+	dom = sim_domain_index(m->c, t->domain);
 	sim_master_propose(m, (uint64_t)o, dom, MCREPL_PROPOSAL_HOT,
 			   heat_count(m, (uint64_t)o, dom, now), now);
 }
@@ -173,9 +167,6 @@ void sim_master_admit(struct sim_master *m, uint64_t now)
 {
 	size_t n =
 	    mcrepl_triggers_pop(m->triggers, m->batch, m->o->admission_batch);
-
-	if (n && m->au.on)
-		sim_auto_publish(m); /* the loads as of now */
 
 	for (size_t i = 0; i < n; i++) {
 		propose(m, &m->batch[i], now);

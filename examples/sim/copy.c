@@ -164,6 +164,7 @@ static void on_end(struct sim_master *m, struct sim_copy *x, uint64_t now)
 	mcrepl_fence f = fence_of(x);
 	mcrepl_reason why;
 	mcrepl_status st;
+	char key[48];
 
 	/* A swept lease: the worker's CopyEnd is refused (UNKNOWN_LEASE). */
 	st = mcrepl_leases_copy_end(m->leases, &f, now, NULL, &why);
@@ -173,6 +174,9 @@ static void on_end(struct sim_master *m, struct sim_copy *x, uint64_t now)
 	}
 	if (st == MCREPL_OK) {
 		sim_dyn_ready(m->c, x->dyn);
+		sim_master_key(m, x->obj, key, sizeof(key));
+		mcrepl_engine_replica_added(m->eng.e, NULL, key,
+					    x->lease.target);
 		m->copies_done++;
 		m->copy_bytes += x->lease.size;
 		mcrepl_stats_add(m->stats, MCREPL_STAT_TASKS_COMPLETED, 1);
@@ -184,7 +188,7 @@ static void on_end(struct sim_master *m, struct sim_copy *x, uint64_t now)
 			    m->heat_at_late[x->obj] < m->thr_at_late)
 				m->late_new_copies++;
 		}
-		if (m->au.on && !m->cfg->domain_aware) /* fan on at once */
+		if (m->eng.on && !m->cfg->domain_aware) /* fan on at once */
 			sim_master_retrigger(m, x->obj, now);
 	} else {
 		sim_dyn_remove(m->c, x->dyn);

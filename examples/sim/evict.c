@@ -24,6 +24,8 @@ void sim_master_drop(struct sim_master *m, uint32_t d, uint64_t now)
 	char key[48];
 
 	sim_master_key(m, c->dyn[d].obj, key, sizeof(key));
+	mcrepl_engine_replica_dropped(m->eng.e, NULL, key,
+				      c->segs[c->dyn[d].seg].id, false, now);
 	sim_dyn_remove(c, d);
 	mcrepl_leases_replica_removed(
 	    m->leases, NULL, key, c->domain_names[c->nodes[node].domain], now);

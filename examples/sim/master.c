@@ -27,15 +27,12 @@ int sim_master_init(struct sim_master *m, const struct sim_opts *o,
 						     : c->n_nodes);
 	m->rv = calloc(m->rv_cap, sizeof(*m->rv));
 	m->rv_dyn = calloc(m->rv_cap, sizeof(*m->rv_dyn));
-	m->rv_load = calloc(m->rv_cap, sizeof(*m->rv_load));
 	m->order = calloc(m->rv_cap, sizeof(*m->order));
 	m->batch = calloc(o->admission_batch, sizeof(*m->batch));
 	m->swept = calloc(64, sizeof(*m->swept));
-	if (!m->rv || !m->rv_dyn || !m->rv_load || !m->order || !m->batch ||
-	    !m->swept)
+	if (!m->rv || !m->rv_dyn || !m->order || !m->batch || !m->swept)
 		return -1;
-	if (sim_auto_init(m) ||
-	    mcrepl_leases_create(cfg, &m->leases) != MCREPL_OK ||
+	if (sim_engine_init(m) ||
 	    mcrepl_triggers_create(cfg->admission_queue_limit, &m->triggers) !=
 		MCREPL_OK ||
 	    mcrepl_stats_create(&m->stats) != MCREPL_OK)
@@ -59,9 +56,8 @@ void sim_master_free(struct sim_master *m)
 	while (m->triggers && mcrepl_triggers_pop(m->triggers, &t, 1))
 		mcrepl_trigger_release(&t);
 	mcrepl_triggers_destroy(m->triggers);
-	mcrepl_leases_destroy(m->leases);
 	mcrepl_stats_destroy(m->stats);
-	sim_auto_free(m);
+	sim_engine_free(m);
 	free(m->dcell_of);
 	free(m->dcells);
 	free(m->seen);
@@ -69,7 +65,6 @@ void sim_master_free(struct sim_master *m)
 	free(m->copies);
 	free(m->rv);
 	free(m->rv_dyn);
-	free(m->rv_load);
 	free(m->order);
 	free(m->batch);
 	free(m->swept);
@@ -117,10 +112,6 @@ static void fill_one(struct sim_master *m, size_t i, uint32_t seg,
 	r->dynamic = i > 0;
 	r->can_copy = true;
 	r->inflight = c->seg_inflight[seg];
-	/* Reads the node served so far this interval: what the master
-	 * itself routed (with --read_load_order, and under auto: a short
-	 * count follows the reads at once, a window sum would not). */
-	m->rv_load[i] = c->nodes[sim_node_of(c, seg)].load;
 }
 
 /* The replicas of o into m->rv (primary first); all: PROCESSING too. */
@@ -218,7 +209,6 @@ static size_t choose(struct sim_master *m, uint64_t o, uint32_t reader,
 {
 	const struct sim_cluster *c = m->c;
 	uint32_t dom = c->nodes[reader].domain;
-	bool load = m->o->read_load_order || m->au.on;
 	char key[48];
 
 	for (size_t i = 0; i < n; i++)
@@ -228,12 +218,12 @@ static size_t choose(struct sim_master *m, uint64_t o, uint32_t reader,
 	if (c->n_domains == 1) { /* the first replica is enough: O(n) */
 		size_t pick = 0;
 
-		mcrepl_pick_replica(NULL, key, m->rv, load ? m->rv_load : NULL,
-				    n, c->objs[o].reads++, &pick);
+		mcrepl_engine_pick(m->eng.e, NULL, key, m->rv, n,
+				   c->objs[o].reads++, &pick);
 		return pick;
 	}
-	mcrepl_order_replicas(NULL, key, m->rv, load ? m->rv_load : NULL, n,
-			      c->objs[o].reads++, m->order);
+	mcrepl_engine_order(m->eng.e, NULL, key, m->rv, n, c->objs[o].reads++,
+			    m->order);
 	if (c->n_domains > 1)
 		for (size_t i = 0; i < n; i++) {
 			uint32_t s = (uint32_t)m->rv[m->order[i]].segment.v - 1;
@@ -281,8 +271,7 @@ void sim_master_read(struct sim_master *m, uint64_t o, uint32_t reader,
 			c->dyn[m->rv_dyn[i]].last_read_ms = now;
 	}
 	node = &c->nodes[sim_node_of(c, seg)];
-	if (m->au.on)
-		sim_auto_read(m, sim_node_of(c, seg));
+	mcrepl_engine_read(m->eng.e, c->segs[seg].id);
 	node->load++;
 	node->recent++;
 	node->served++;

@@ -42,19 +42,12 @@ struct sim_copy {
 	uint32_t next_free;
 };
 
-/* The host bookkeeping the auto policy needs (auto.c). */
-struct sim_auto {
-	bool on; /* policy auto and mode not off */
-	uint64_t bucket_ms, epoch;
-	uint32_t cur;	   /* current bucket */
-	uint64_t *win;	   /* per node: reads routed, per bucket */
-	uint64_t *win_sum; /* per node: reads over the window */
-	double *proj;	   /* per node: projected reads of granted copies */
-	double *dec;	   /* per node: projection fading, per bucket */
-	uint64_t total[MCREPL_HEAT_BUCKETS], total_sum; /* the cluster */
-	mcrepl_cluster_view view;
-	uint32_t *objs; /* scratch for the retirement pass */
-	uint32_t cap_objs;
+/* The master's policy engine (engine.c): segment loads, projections,
+ * the threshold, reader order and retirement are the library's. */
+struct sim_engine {
+	mcrepl_engine *e;
+	bool on;       /* auto: policy auto and mode not off */
+	bool *mounted; /* per segment: known to the engine */
 };
 
 struct sim_master {
@@ -77,7 +70,6 @@ struct sim_master {
 	/* scratch for one object's replicas */
 	mcrepl_replica_view *rv;
 	uint32_t *rv_dyn;
-	uint64_t *rv_load;
 	size_t *order;
 	size_t rv_cap;
 	mcrepl_trigger *batch;
@@ -96,7 +88,7 @@ struct sim_master {
 	uint32_t join_dom;
 	uint64_t join_from_ms, join_until_ms, join_reads, join_remote;
 	uint64_t warmup_chosen, warmup_accepted; /* copies */
-	struct sim_auto au;
+	struct sim_engine eng;
 	uint64_t retired;      /* dynamic replicas retired (auto) */
 	uint64_t late_from_ms; /* the last third of the run starts */
 	uint64_t late_copies;  /* copies completed from then on */
@@ -113,6 +105,11 @@ int sim_master_init(struct sim_master *m, const struct sim_opts *o,
  * run starts). */
 void sim_master_snapshot_late(struct sim_master *m, uint64_t now);
 void sim_master_free(struct sim_master *m);
+
+/* The object a key names, or -1. */
+int64_t sim_master_lookup(const struct sim_master *m, const char *key);
+/* The index of domain name d (0 when unknown). */
+uint32_t sim_domain_index(const struct sim_cluster *c, const char *d);
 
 /* The key of object o ("key-<o>" or "block-<id>") into buf. */
 void sim_master_key(const struct sim_master *m, uint64_t o, char *buf,
@@ -151,19 +148,16 @@ void sim_master_evict(struct sim_master *m, uint64_t now_ms);
 mcrepl_heat_cell *sim_master_cell(struct sim_master *m, uint64_t o,
 				  uint32_t dom, bool create);
 
-/* The auto policy's host side (auto.c): set up (nothing unless policy
- * auto and mode not off), a read served by node, a bucket boundary (view,
- * trigger threshold, retirement), a granted copy's projection, a node's
- * load (reads over the window + projection), all loads to placement. */
-int sim_auto_init(struct sim_master *m);
-void sim_auto_free(struct sim_master *m);
-void sim_auto_read(struct sim_master *m, uint32_t node);
-void sim_auto_tick(struct sim_master *m, uint64_t now_ms);
-void sim_auto_view(struct sim_master *m);
-void sim_auto_project(struct sim_master *m, const mcrepl_lease *l, size_t n_rv,
-		      uint32_t count, uint32_t readable);
-uint64_t sim_auto_load(const struct sim_master *m, uint32_t node);
-void sim_auto_publish(struct sim_master *m);
+/* The master on the policy engine (engine.c): create it (and its lease
+ * table, m->leases) with the segments of the joined nodes; follow joins;
+ * hand it the segments' use before an admission batch; tick it (the
+ * threshold, and once per window the retirement of cold dynamic
+ * replicas). */
+int sim_engine_init(struct sim_master *m);
+void sim_engine_free(struct sim_master *m);
+void sim_engine_sync(struct sim_master *m);
+void sim_engine_usage(struct sim_master *m);
+void sim_engine_tick(struct sim_master *m, uint64_t now_ms);
 
 /* Drop dynamic replica d (eviction, retirement): recreate cooldown. */
 void sim_master_drop(struct sim_master *m, uint32_t d, uint64_t now_ms);

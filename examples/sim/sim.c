@@ -190,7 +190,7 @@ static void report_loads(struct run *u, uint64_t period_ms,
 {
 	struct sim_cluster *c = &u->c;
 
-	for (uint32_t s = 0; s < c->n_segs && !u->m.au.on; s++)
+	for (uint32_t s = 0; s < c->n_segs && !u->m.eng.on; s++)
 		c->segs[s].read_load = c->nodes[sim_node_of(c, s)].recent *
 				       interval_ms / period_ms;
 	for (uint32_t i = 0; i < c->n_nodes; i++)
@@ -213,6 +213,7 @@ static int loop(struct run *u, uint64_t total_ms, uint64_t interval_ms)
 			/* the late domain mounts its segments (warmup) */
 			u->joined = true;
 			sim_cluster_join(&u->c, u->m.join_dom);
+			sim_engine_sync(&u->m);
 			if (u->o->warmup)
 				sim_master_warmup(&u->m, u->m.join_dom, now);
 		}
@@ -220,7 +221,7 @@ static int loop(struct run *u, uint64_t total_ms, uint64_t interval_ms)
 		sim_master_events(&u->m, now);
 		if (now >= u->m.late_from_ms && !u->m.heat_at_late)
 			sim_master_snapshot_late(&u->m, now);
-		sim_auto_tick(&u->m, now);
+		sim_engine_tick(&u->m, now);
 		sim_master_admit(&u->m, now);
 		sim_master_sweep(&u->m, now);
 		sim_master_evict(&u->m, now);
@@ -377,6 +378,7 @@ int sim_run(const struct sim_opts *o, const struct trace *trace, FILE *out,
 		u.m.join_until_ms = u.m.join_from_ms +
 				    (uint64_t)llround(o->join_window * 1000.0);
 		sim_cluster_hold(&u.c, u.m.join_dom);
+		sim_engine_sync(&u.m);
 	}
 	u.m.late_from_ms = total_ms - total_ms / 3;
 	if (sim_gen_init(&u.g, o, trace, &u.c, total_ms)) {

@@ -156,6 +156,15 @@ mcrepl_engine_order(mcrepl_engine *e, const char *tenant, const char *key,
 		    const mcrepl_replica_view *replicas, size_t n,
 		    uint64_t salt, size_t *order_out);
 
+/* The first entry of mcrepl_engine_order()'s order for the same
+ * arguments, in O(n) (mcrepl_pick_replica()): for a host whose readers
+ * take the first replica. Lock-free. MCREPL_ENOENT when n is 0. */
+MCREPL_API mcrepl_status mcrepl_engine_pick(mcrepl_engine *e,
+					    const char *tenant, const char *key,
+					    const mcrepl_replica_view *replicas,
+					    size_t n, uint64_t salt,
+					    size_t *pick);
+
 /* What a tick tells the host. */
 typedef struct mcrepl_engine_tick_result {
 	/* write into mcrepl_heat_params.threshold (auto: follows the

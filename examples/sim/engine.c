@@ -1,0 +1,196 @@
+/*
+ * The simulated master on libmcrepl's policy engine (mcrepl/engine.h), as
+ * the master daemon uses it: the engine keeps the reads routed to each
+ * node, projections of granted copies, the cluster view and threshold,
+ * the reader order and which dynamic replicas exist; the simulator tells
+ * it what changes and drops the replicas it names once per heat window.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "master.h"
+
+static void segment_view(const struct sim_master *m, uint32_t s,
+			 mcrepl_engine_segment *v)
+{
+	const mcrepl_segment_view *x = &m->c->segs[s];
+
+	*v = (mcrepl_engine_segment){
+	    .id = x->id,
+	    .client = x->client,
+	    .host = x->host, /* "node-<i>": a node's segments share it */
+	    .domain = x->domain,
+	    .capacity = x->capacity,
+	    .used = x->used,
+	    .allocatable = x->allocatable,
+	    .can_copy = true,
+	    .read_load = x->read_load,
+	};
+}
+
+int sim_engine_init(struct sim_master *m)
+{
+	struct sim_engine *g = &m->eng;
+	mcrepl_engine_opts eo = {
+	    .struct_size = sizeof(eo),
+	    .max_segments = m->c->n_segs,
+	    .order_by_load = m->o->read_load_order,
+	    .order_period_ms = (uint32_t)(m->o->interval * 1000.0),
+	};
+
+	memset(g, 0, sizeof(*g));
+	g->on = m->cfg->policy == MCREPL_POLICY_AUTO &&
+		m->cfg->mode != MCREPL_MODE_OFF;
+	if (!(g->mounted = calloc(m->c->n_segs, sizeof(*g->mounted))) ||
+	    mcrepl_engine_create(m->cfg, &eo, &g->e) != MCREPL_OK)
+		return -1;
+	m->leases = mcrepl_engine_leases(g->e);
+	mcrepl_engine_heat_params(g->e, &m->hp);
+	sim_engine_sync(m);
+	return 0;
+}
+
+void sim_engine_free(struct sim_master *m)
+{
+	mcrepl_engine_destroy(m->eng.e);
+	free(m->eng.mounted);
+	memset(&m->eng, 0, sizeof(m->eng));
+	m->leases = NULL;
+}
+
+/* The engine knows the segments of the joined nodes (the cluster view's
+ * node count is theirs). */
+void sim_engine_sync(struct sim_master *m)
+{
+	struct sim_engine *g = &m->eng;
+
+	for (uint32_t s = 0; s < m->c->n_segs; s++) {
+		bool in = m->c->segs[s].allocatable;
+		mcrepl_engine_segment v;
+
+		if (in == g->mounted[s])
+			continue;
+		segment_view(m, s, &v);
+		if (in)
+			g->mounted[s] =
+			    mcrepl_engine_segment_set(g->e, &v) == MCREPL_OK;
+		else {
+			mcrepl_engine_segment_remove(g->e, v.id);
+			g->mounted[s] = false;
+		}
+	}
+}
+
+void sim_engine_usage(struct sim_master *m)
+{
+	struct sim_engine *g = &m->eng;
+	mcrepl_engine_segment v;
+
+	for (uint32_t s = 0; s < m->c->n_segs; s++) {
+		if (!g->mounted[s])
+			continue;
+		segment_view(m, s, &v);
+		if (g->on) /* auto: the engine has the loads */
+			mcrepl_engine_segment_used(g->e, v.id, v.used,
+						   v.allocatable);
+		else /* the host's own read_load (read-load-aware) */
+			mcrepl_engine_segment_set(g->e, &v);
+	}
+}
+
+/* o's heat in domain index dom, or over every domain (dom SIM_NONE). */
+static uint32_t heat_in(struct sim_master *m, uint64_t o, uint32_t dom,
+			uint64_t now)
+{
+	uint32_t sum = 0;
+
+	for (uint32_t d = 0; d < m->c->n_domains; d++) {
+		const mcrepl_heat_cell *cell;
+
+		if (dom != SIM_NONE && d != dom)
+			continue;
+		cell = sim_master_cell(m, o, d, false);
+		sum += cell ? mcrepl_heat_cell_count(cell, &m->hp, now) : 0;
+		if (!m->cfg->domain_aware)
+			break; /* one cell per object */
+	}
+	return sum;
+}
+
+/* o's readable replicas in domain index dom (SIM_NONE: all). */
+static uint32_t readable_in(const struct sim_cluster *c, uint64_t o,
+			    uint32_t dom)
+{
+	uint32_t n = 0;
+
+	if (dom == SIM_NONE ||
+	    c->nodes[sim_node_of(c, c->objs[o].primary)].domain == dom)
+		n++;
+	for (uint32_t d = c->objs[o].dyn; d != SIM_NONE; d = c->dyn[d].next)
+		n += c->dyn[d].readable &&
+		     (dom == SIM_NONE ||
+		      c->nodes[sim_node_of(c, c->dyn[d].seg)].domain == dom);
+	return n;
+}
+
+struct probe_ctx {
+	struct sim_master *m;
+	uint64_t now;
+};
+
+static void probe(void *ctx, const char *tenant, const char *key,
+		  const char *domain, mcrepl_retire_probe *out)
+{
+	const struct probe_ctx *p = ctx;
+	struct sim_master *m = p->m;
+	int64_t o = sim_master_lookup(m, key);
+	uint32_t dom = domain ? sim_domain_index(m->c, domain) : SIM_NONE;
+
+	(void)tenant;
+	if (o < 0 || m->c->objs[o].primary == SIM_NONE) {
+		out->gone = true;
+		return;
+	}
+	out->count = heat_in(m, (uint64_t)o, dom, p->now);
+	out->readable = readable_in(m->c, (uint64_t)o, dom);
+}
+
+/* The dynamic replica of o on segment index seg, or SIM_NONE. */
+static uint32_t dyn_on(const struct sim_cluster *c, uint64_t o, uint32_t seg)
+{
+	for (uint32_t d = c->objs[o].dyn; d != SIM_NONE; d = c->dyn[d].next)
+		if (c->dyn[d].seg == seg && c->dyn[d].readable)
+			return d;
+	return SIM_NONE;
+}
+
+static void retire_pass(struct sim_master *m, uint64_t now)
+{
+	struct probe_ctx p = {m, now};
+	mcrepl_retirement out[64];
+	size_t n;
+
+	while (mcrepl_engine_retire(m->eng.e, now, probe, &p, out, 64, &n))
+		for (size_t i = 0; i < n; i++) {
+			int64_t o = sim_master_lookup(m, out[i].key);
+			uint32_t d =
+			    o < 0 ? SIM_NONE
+				  : dyn_on(m->c, (uint64_t)o,
+					   (uint32_t)out[i].segment.v - 1);
+
+			if (d == SIM_NONE)
+				continue;
+			sim_master_drop(m, d, now);
+			m->retired++;
+		}
+}
+
+void sim_engine_tick(struct sim_master *m, uint64_t now)
+{
+	mcrepl_engine_tick_result t;
+
+	mcrepl_engine_tick(m->eng.e, now, &t);
+	m->hp.threshold = t.threshold;
+	if (t.retire_due)
+		retire_pass(m, now);
+}
