@@ -14,7 +14,7 @@
 #       1,024-node 1 M reads/s cells' fan-out takes 40-70 s to settle, so a
 #       60 s run's last third was not a steady state)
 #   GRID_MAX_S=240       longest simulated run
-#   GRID_TRACE=/work/shared/traces/synthetic_trace.jsonl ("" = no trace)
+#   GRID_TRACE=<repo>/traces/synthetic_trace.jsonl ("" = no trace)
 #   GRID_SKIP="rate:size ..."  cells left out, e.g. "1000000:1M" (the
 #       costliest; the policy sees the object size only through copy time
 #       and memory). Default: none; the whole grid takes about 7 minutes
@@ -46,7 +46,7 @@ WORKLOADS=${GRID_WORKLOADS:-"zipf:0.8 zipf:0.99 zipf:1.2 uniform"}
 KEYS=${GRID_KEYS:-100000}
 MAX_S=${GRID_MAX_S:-240}
 MIN_S=${GRID_MIN_S:-120}
-TRACE=${GRID_TRACE-/work/shared/traces/synthetic_trace.jsonl}
+TRACE=${GRID_TRACE-$(cd "$(dirname "$0")/.." && pwd)/traces/synthetic_trace.jsonl}
 SKIP=${GRID_SKIP-}
 
 # one cell -> one line of "key=value" fields
