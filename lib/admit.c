@@ -1,5 +1,6 @@
 /* The admission decision: a pure function of its input. */
 #include "internal.h"
+#include "policy.h"
 #include "mcrepl/admit.h"
 
 static bool nonempty(const char *s)

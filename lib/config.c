@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "internal.h"
+#include "policy.h"
 #include "mcrepl/config.h"
 #include "mcrepl/heat.h"
 

@@ -10,6 +10,7 @@
 #include "mcrepl/engine.h"
 #include "mcrepl/heat.h"
 #include "internal.h"
+#include "policy.h"
 #include "util/map.h"
 
 #define ENG_B MCREPL_HEAT_BUCKETS

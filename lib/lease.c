@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "policy.h"
 #include "util/map.h"
 #include "mcrepl/domain.h"
 #include "mcrepl/lease.h"

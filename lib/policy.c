@@ -5,7 +5,7 @@
 #include "internal.h"
 #include "mcrepl/admit.h"
 #include "mcrepl/heat.h"
-#include "mcrepl/policy.h"
+#include "policy.h"
 
 bool mcrepl_policy_is_auto(const mcrepl_config *cfg,
 			   const mcrepl_cluster_view *cl)

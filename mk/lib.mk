@@ -14,7 +14,8 @@ CFLAGS.pic := -fPIC
 LIB_SRC := $(sort $(wildcard lib/*.c lib/util/*.c))
 LIB_PIC := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
-SONAME := libmcrepl.so.$(V_MAJOR)
+# The ABI rule (version.h): .so.MAJOR, and .so.0.MINOR before 1.0.
+SONAME := libmcrepl.so.$(V_MAJOR)$(if $(filter 0,$(V_MAJOR)),.$(V_MINOR))
 SHLIB := $(BUILD)/libmcrepl.so.$(VERSION)
 STLIB := $(BUILD)/libmcrepl.a
 UTIL_LIB := $(BUILD)/libmcrepl-util.a

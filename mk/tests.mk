@@ -26,7 +26,7 @@ suites_h = $(call quiet,GEN)mkdir -p $(@D) && \
 TEST_SRC := $(sort $(wildcard tests/check_*.c))
 TEST_OBJ := $(call objs,tests)
 TEST_BIN := $(BUILD)/tests/check_mcrepl
-CFLAGS.tests := $(CHECK_CFLAGS) -I$(BUILD)/tests
+CFLAGS.tests := $(CHECK_CFLAGS) -I$(BUILD)/tests -Ilib
 
 $(BUILD)/tests/suites.h: $(TEST_SRC) mk/tests.mk
 	$(call suites_h,$@,$(TEST_SRC))

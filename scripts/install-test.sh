@@ -23,7 +23,18 @@ example() {
 		LD_LIBRARY_PATH="$dest/usr/lib" "$work/embed" >/dev/null
 }
 check "the example builds with pkg-config and runs" example
-check "soname link" test -L "$dest/usr/lib/libmcrepl.so.0"
+soname=$(sed -n 's/^#define MCREPL_VERSION_\(MAJOR\|MINOR\) //p' \
+	lib/include/mcrepl/version.h | paste -sd.)
+check "soname link (libmcrepl.so.$soname)" test -L "$dest/usr/lib/libmcrepl.so.$soname"
+check "soname recorded" sh -c "objdump -p '$dest/usr/lib/libmcrepl.so' |
+	grep -q 'SONAME *libmcrepl.so.$soname\$'"
+check "the engine is exported" sh -c "nm -D --defined-only '$dest/usr/lib/libmcrepl.so' | sed 's/@.*//' | grep -q ' mcrepl_engine_create\$'"
+check "the policy rules are private (no mcrepl_policy_* but _name)" sh -c \
+	"! nm -D --defined-only '$dest/usr/lib/libmcrepl.so' |
+	sed 's/@.*//' | grep ' mcrepl_policy_' | grep -qv ' mcrepl_policy_name\$'"
+check "only mcrepl_ symbols are exported" sh -c \
+	"! nm -D --defined-only '$dest/usr/lib/libmcrepl.so' | awk '{print \$3}' | sed 's/@.*//' |
+	grep -v '^mcrepl_' | grep -v '^MCREPL_0\$' | grep -q ."
 check ".pc: libdir=\${prefix}/lib" grep -qx 'libdir=${prefix}/lib' "$pc"
 check ".pc: includedir=\${prefix}/include" \
 	grep -qx 'includedir=${prefix}/include' "$pc"

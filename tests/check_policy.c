@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "mcrepl/mcrepl.h"
+#include "policy.h"
 #include "testutil.h"
 
 #define NOW 1000000ULL

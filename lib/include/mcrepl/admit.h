@@ -16,7 +16,6 @@
 
 #include "mcrepl/config.h"
 #include "mcrepl/error.h"
-#include "mcrepl/policy.h"
 #include "mcrepl/types.h"
 
 #ifdef __cplusplus
@@ -73,6 +72,29 @@ typedef struct mcrepl_key_state {
 	uint64_t balanced_since_ms;
 } mcrepl_key_state;
 
+/* Heat windows of BALANCED refusals running after which a key's balance
+ * is settled (mcrepl_balance.settled). */
+#define MCREPL_POLICY_SETTLE_WINDOWS 3
+
+/* The balance signal of one key. */
+typedef struct mcrepl_balance {
+	/* the lowest read_load among the segments holding a readable
+	 * replica of the key: readers spread by load reach no better, so
+	 * when even that segment is overloaded, only a new replica helps */
+	uint64_t key_load;
+	uint64_t load_sum; /* read_load summed over the serving segments */
+	uint32_t segments; /* serving segments: non-zero id and capacity */
+	/* the key was refused BALANCED within the last heat window (the
+	 * lease table remembers it: mcrepl_key_state.balanced_at_ms): the
+	 * band grows by z deviations, see the balance gate */
+	bool held;
+	/* the key has been refused BALANCED for MCREPL_POLICY_SETTLE_WINDOWS
+	 * heat windows running (the lease table remembers when the run of
+	 * refusals began: mcrepl_key_state.balanced_since_ms): the share
+	 * rule then asks for more, the share rule */
+	bool settled;
+} mcrepl_balance;
+
 typedef struct mcrepl_admit_input {
 	const mcrepl_config *cfg;
 	const mcrepl_proposal *proposal;
@@ -80,9 +102,9 @@ typedef struct mcrepl_admit_input {
 	uint32_t heat_count; /* the master's windowed count for this key */
 	mcrepl_key_state key_state;
 	uint64_t now_ms;
-	/* The auto policy's inputs (mcrepl/policy.h). cluster NULL: the
-	 * RFC's rules, whatever cfg->policy says. balance all zero: unknown
-	 * (see mcrepl_policy_helps()). */
+	/* The auto policy's inputs (docs/POLICY.md; the engine fills them,
+	 * mcrepl/engine.h). cluster NULL: the RFC's rules, whatever
+	 * cfg->policy says. balance all zero: unknown. */
 	const mcrepl_cluster_view *cluster;
 	mcrepl_balance balance;
 } mcrepl_admit_input;
@@ -106,14 +128,16 @@ typedef struct mcrepl_admit_input {
  * with no readable replica (domain-aware: none in the target domain) it is
  * mcrepl_config_cross_domain_threshold(cfg).
  *
- * AUTO (mcrepl_policy_is_auto(cfg, in->cluster)): the same order, with
- * three rules replaced for HOT proposals: the threshold is
- * mcrepl_policy_admit_threshold(cfg, cluster, readable); the replica limit
- * is mcrepl_policy_replica_cap(cfg, cluster); and in place of the action
- * cooldown (an upstream constant, not an RFC rule: auto paces fan-out by
- * load instead) a key holding a readable replica is rejected with BALANCED
- * unless mcrepl_policy_helps(cfg, cluster, &in->balance, heat_count,
- * readable). The recreate
+ * AUTO (cfg->policy auto and a cluster view with nodes >= 1): the same
+ * order, with three rules replaced for HOT proposals (docs/POLICY.md
+ * section 2): the threshold grows with the replicas a key holds and the
+ * cluster's reads per node; the replica limit is auto_max_replicas (0: one
+ * per node); and in place of the action cooldown (an upstream constant,
+ * not an RFC rule: auto paces fan-out by load instead) a key holding a
+ * readable replica is rejected with BALANCED unless one more replica helps
+ * the balance (its best replica segment is overloaded beyond noise and the
+ * copy moves enough reads, or the key alone fills a node's fair share per
+ * replica). The recreate
  * cooldown still applies.
  */
 MCREPL_API mcrepl_reason mcrepl_admit(const mcrepl_admit_input *in);

@@ -73,7 +73,6 @@
 #include "mcrepl/heat.h"
 #include "mcrepl/lease.h"
 #include "mcrepl/place.h"
-#include "mcrepl/policy.h"
 #include "mcrepl/types.h"
 
 #ifdef __cplusplus
@@ -207,8 +206,9 @@ MCREPL_API uint64_t mcrepl_engine_load(mcrepl_engine *e, mcrepl_segment_id id);
  * mcrepl_leases_propose(), whose statuses and reasons it returns. On a new
  * lease (MCREPL_OK, not repeated) the engine counts the copy's bytes as
  * promised on its target until the host's next segment_used() for it, and
- * projects the reads it will move (auto: mcrepl_policy_project_level(),
- * the level being the lowest load among in->replicas' readable segments;
+ * projects the reads it will move (auto: readers spread by load, so the
+ * copy fills its target up to the level of the key's replicas, the lowest
+ * load among in->replicas' readable segments, docs/POLICY.md section 4;
  * otherwise, with read_load_aware_placement, heat / (readable + 1) onto
  * the target's reader-order count).
  */
@@ -259,9 +259,11 @@ typedef struct mcrepl_retirement {
 /*
  * Continue the retirement pass that the last retire_due tick opened: visit
  * at most `cap` tracked keys, probe each and write the dynamic replicas to
- * retire (at most one per key: mcrepl_policy_should_retire(), or per
- * domain mcrepl_policy_should_retire_in_domain() when domain-aware, the
- * pick by mcrepl_policy_retire_pick() over the replicas' node loads; never
+ * retire (at most one per key, once its heat has fallen under half of what
+ * its replicas but one stand for, with two deviations to spare; when
+ * domain-aware, judged per domain by the key's heat there; the replica on
+ * the busiest node goes first, ties by rendezvous score; docs/POLICY.md
+ * section 3; never
  * a key's last readable replica). The host drops each and reports it with
  * mcrepl_engine_replica_dropped(..., cooldown = true). Returns how many
  * keys were visited; 0 when the pass is over (or none is open). *n_out

@@ -81,7 +81,7 @@ typedef struct mcrepl_propose_input {
 	uint64_t now_ms;
 	/* NULL: the RFC's rules. Otherwise, under policy auto, admission
 	 * uses the cluster view and the balance of the key's replicas over
-	 * segments[].read_load (mcrepl_policy_balance()), and the target is
+	 * segments[].read_load (docs/POLICY.md), and the target is
 	 * chosen as with read_load_aware_placement. */
 	const mcrepl_cluster_view *cluster;
 } mcrepl_propose_input;

@@ -18,7 +18,6 @@
 #include "mcrepl/heat.h"
 #include "mcrepl/admit.h"
 #include "mcrepl/place.h"
-#include "mcrepl/policy.h"
 #include "mcrepl/lease.h"
 #include "mcrepl/queue.h"
 #include "mcrepl/stats.h"

@@ -38,6 +38,13 @@ typedef struct mcrepl_task_id {
 #define MCREPL_TENANT_MAX 255
 #define MCREPL_KEY_MAX 4095
 
+/* What the host knows of the whole cluster's reads (the auto policy's
+ * cluster view; the engine keeps it, mcrepl/engine.h). */
+typedef struct mcrepl_cluster_view {
+	uint64_t window_reads; /* reads served over the last heat window */
+	uint32_t nodes;	       /* nodes (NICs) serving reads; 0 = unknown */
+} mcrepl_cluster_view;
+
 /* The one replica action of the first stage. */
 typedef enum mcrepl_action { MCREPL_ACTION_ADD = 1 } mcrepl_action;
 

@@ -4,8 +4,9 @@
  * when a dynamic replica has gone cold, and how much read load a granted
  * copy moves. docs/POLICY.md gives the reasoning and the memory bound.
  *
- * This header is the contract: what is not declared here is private.
- * Every function is pure: it reads its arguments, allocates nothing, keeps
+ * Private to the library since 0.4.0: hosts get the policy through the
+ * engine (mcrepl/engine.h), which owns the bookkeeping these rules need;
+ * the unit tests include this header. Every function is pure: it reads its arguments, allocates nothing, keeps
  * nothing and is thread-safe.
  *
  * WHEN AUTO APPLIES. cfg->policy == MCREPL_POLICY_AUTO (the default) and
@@ -24,8 +25,8 @@
  * period equal to the heat window, a key's hit count and a segment's load
  * are in the same unit.
  */
-#ifndef MCREPL_POLICY_H
-#define MCREPL_POLICY_H
+#ifndef MCREPL_POLICY_PRIV_H
+#define MCREPL_POLICY_PRIV_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,29 +34,24 @@
 
 #include "mcrepl/config.h"
 #include "mcrepl/error.h"
+#include "mcrepl/admit.h"
 #include "mcrepl/place.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* What the host knows of the whole cluster's reads. */
-typedef struct mcrepl_cluster_view {
-	uint64_t window_reads; /* reads served over the last heat window */
-	uint32_t nodes;	       /* nodes (NICs) serving reads; 0 = unknown */
-} mcrepl_cluster_view;
-
 /* True when the auto rules apply: policy auto and cl->nodes >= 1. */
-MCREPL_API bool mcrepl_policy_is_auto(const mcrepl_config *cfg,
-				      const mcrepl_cluster_view *cl);
+bool mcrepl_policy_is_auto(const mcrepl_config *cfg,
+			   const mcrepl_cluster_view *cl);
 
 /*
  * One replica's worth of heat: ceil(hot_share * window_reads / nodes),
  * at least 1, saturated at MCREPL_HEAT_MAX_THRESHOLD. 0 when auto does not
  * apply. A node's fair share is window_reads / nodes.
  */
-MCREPL_API uint32_t mcrepl_policy_share_count(const mcrepl_config *cfg,
-					      const mcrepl_cluster_view *cl);
+uint32_t mcrepl_policy_share_count(const mcrepl_config *cfg,
+				   const mcrepl_cluster_view *cl);
 
 /*
  * The hit count a key with `readable` readable MEMORY replicas needs to
@@ -70,9 +66,9 @@ MCREPL_API uint32_t mcrepl_policy_share_count(const mcrepl_config *cfg,
  * floor, so a key read `threshold` times in the window on a small cluster
  * still qualifies.
  */
-MCREPL_API uint32_t mcrepl_policy_admit_threshold(const mcrepl_config *cfg,
-						  const mcrepl_cluster_view *cl,
-						  uint32_t readable);
+uint32_t mcrepl_policy_admit_threshold(const mcrepl_config *cfg,
+				       const mcrepl_cluster_view *cl,
+				       uint32_t readable);
 
 /*
  * The count at which the read path should report CROSSED: the host writes
@@ -82,53 +78,30 @@ MCREPL_API uint32_t mcrepl_policy_admit_threshold(const mcrepl_config *cfg,
  * mcrepl_policy_admit_threshold(cfg, cl, 1) and, when domain-aware,
  * mcrepl_config_cross_domain_threshold().
  */
-MCREPL_API uint32_t mcrepl_policy_trigger_threshold(
-    const mcrepl_config *cfg, const mcrepl_cluster_view *cl);
+uint32_t mcrepl_policy_trigger_threshold(const mcrepl_config *cfg,
+					 const mcrepl_cluster_view *cl);
 
 /* Most readable MEMORY replicas per object. Not auto: max_memory_replicas.
  * Auto: auto_max_replicas, or cl->nodes when that is 0. */
-MCREPL_API uint32_t mcrepl_policy_replica_cap(const mcrepl_config *cfg,
-					      const mcrepl_cluster_view *cl);
+uint32_t mcrepl_policy_replica_cap(const mcrepl_config *cfg,
+				   const mcrepl_cluster_view *cl);
 
 /* The replica count a key with `count` hits is allowed to reach (auto):
  * the largest r <= cap with count >= admit_threshold(r - 1), at least 1.
  * Not auto: max_memory_replicas when count reaches the RFC threshold,
  * else 1. */
-MCREPL_API uint32_t mcrepl_policy_want_replicas(const mcrepl_config *cfg,
-						const mcrepl_cluster_view *cl,
-						uint32_t count);
-
-/* Heat windows of BALANCED refusals running after which a key's balance
- * is settled (mcrepl_balance.settled). */
-#define MCREPL_POLICY_SETTLE_WINDOWS 3
-
-/* The balance signal of one key. */
-typedef struct mcrepl_balance {
-	/* the lowest read_load among the segments holding a readable
-	 * replica of the key: readers spread by load reach no better, so
-	 * when even that segment is overloaded, only a new replica helps */
-	uint64_t key_load;
-	uint64_t load_sum; /* read_load summed over the serving segments */
-	uint32_t segments; /* serving segments: non-zero id and capacity */
-	/* the key was refused BALANCED within the last heat window (the
-	 * lease table remembers it: mcrepl_key_state.balanced_at_ms): the
-	 * band grows by z deviations, see mcrepl_policy_overloaded() */
-	bool held;
-	/* the key has been refused BALANCED for MCREPL_POLICY_SETTLE_WINDOWS
-	 * heat windows running (the lease table remembers when the run of
-	 * refusals began: mcrepl_key_state.balanced_since_ms): the share
-	 * rule then asks for more, see mcrepl_policy_helps() */
-	bool settled;
-} mcrepl_balance;
+uint32_t mcrepl_policy_want_replicas(const mcrepl_config *cfg,
+				     const mcrepl_cluster_view *cl,
+				     uint32_t count);
 
 /* Fill *out from the host's segment and replica views (replicas match
  * segments by id; unreadable replicas and unknown segments are skipped;
  * held and settled are false).
  * O(n_segments + n_replicas * n_segments). */
-MCREPL_API void mcrepl_policy_balance(const mcrepl_segment_view *segments,
-				      size_t n_segments,
-				      const mcrepl_replica_view *replicas,
-				      size_t n_replicas, mcrepl_balance *out);
+void mcrepl_policy_balance(const mcrepl_segment_view *segments,
+			   size_t n_segments,
+			   const mcrepl_replica_view *replicas,
+			   size_t n_replicas, mcrepl_balance *out);
 
 /*
  * How many standard deviations of a Poisson read count the largest of
@@ -140,7 +113,7 @@ MCREPL_API void mcrepl_policy_balance(const mcrepl_segment_view *segments,
  * the largest count, sqrt(2 ln n)) copied keys on nodes loaded by chance
  * for as long as a run lasts.
  */
-MCREPL_API double mcrepl_policy_noise_z(uint32_t segments);
+double mcrepl_policy_noise_z(uint32_t segments);
 
 /*
  * Is the key's least-loaded replica segment overloaded? With n = segments,
@@ -159,8 +132,8 @@ MCREPL_API double mcrepl_policy_noise_z(uint32_t segments);
  * copies in steady state). False when nothing is known (segments or
  * load_sum 0).
  */
-MCREPL_API bool mcrepl_policy_overloaded(const mcrepl_config *cfg,
-					 const mcrepl_balance *b);
+bool mcrepl_policy_overloaded(const mcrepl_config *cfg,
+			      const mcrepl_balance *b);
 
 /*
  * Is one more replica of a key with `count` hits and `readable` readable
@@ -173,9 +146,8 @@ MCREPL_API bool mcrepl_policy_overloaded(const mcrepl_config *cfg,
  * run of such copies spends several replicas where one copy of the hotter
  * key would do. False when nothing is known.
  */
-MCREPL_API bool mcrepl_policy_worth(const mcrepl_config *cfg,
-				    const mcrepl_balance *b, uint32_t count,
-				    uint32_t readable);
+bool mcrepl_policy_worth(const mcrepl_config *cfg, const mcrepl_balance *b,
+			 uint32_t count, uint32_t readable);
 
 /*
  * By how many standard deviations does a key with `count` hits and
@@ -186,15 +158,15 @@ MCREPL_API bool mcrepl_policy_worth(const mcrepl_config *cfg,
  * c (1 - q)^2 + (W - c) q^2: d / sqrt(Var d); 0 when d <= 0 or cl is NULL
  * or has no nodes.
  */
-MCREPL_API double mcrepl_policy_share_excess(const mcrepl_cluster_view *cl,
-					     uint32_t count, uint32_t readable);
+double mcrepl_policy_share_excess(const mcrepl_cluster_view *cl, uint32_t count,
+				  uint32_t readable);
 
 /*
  * How many deviations of mcrepl_policy_share_excess() admit a key at one
  * look: max(2, sqrt(2 ln nodes)), about the largest of `nodes` keys' noise
  * (2 up to 7 nodes, 2.04 at 8, 3.72 at 1,024).
  */
-MCREPL_API double mcrepl_policy_share_z(uint32_t nodes);
+double mcrepl_policy_share_z(uint32_t nodes);
 
 /*
  * Does one more replica of a key with `count` hits and `readable` readable
@@ -220,10 +192,9 @@ MCREPL_API double mcrepl_policy_share_z(uint32_t nodes);
  * node), and there a key that needs copies must not wait for a chance
  * burst to get them.
  */
-MCREPL_API bool mcrepl_policy_helps(const mcrepl_config *cfg,
-				    const mcrepl_cluster_view *cl,
-				    const mcrepl_balance *b, uint32_t count,
-				    uint32_t readable);
+bool mcrepl_policy_helps(const mcrepl_config *cfg,
+			 const mcrepl_cluster_view *cl, const mcrepl_balance *b,
+			 uint32_t count, uint32_t readable);
 
 /*
  * Should one dynamic replica of a key with `count` hits and `readable`
@@ -239,9 +210,9 @@ MCREPL_API bool mcrepl_policy_helps(const mcrepl_config *cfg,
  * counts it judges are independent. Never otherwise: under the RFC,
  * replica reduction is left to eviction.
  */
-MCREPL_API bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
-					    const mcrepl_cluster_view *cl,
-					    uint32_t count, uint32_t readable);
+bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
+				 const mcrepl_cluster_view *cl, uint32_t count,
+				 uint32_t readable);
 
 /*
  * Domain-aware: should one dynamic replica of a key be retired from a
@@ -256,10 +227,9 @@ MCREPL_API bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
  * host never retires an object's last readable replica and judges a key at
  * most once per heat window.
  */
-MCREPL_API bool
-mcrepl_policy_should_retire_in_domain(const mcrepl_config *cfg,
-				      const mcrepl_cluster_view *cl,
-				      uint32_t count, uint32_t readable);
+bool mcrepl_policy_should_retire_in_domain(const mcrepl_config *cfg,
+					   const mcrepl_cluster_view *cl,
+					   uint32_t count, uint32_t readable);
 
 /*
  * Which dynamic replica to retire: among readable dynamic replicas, the
@@ -269,9 +239,10 @@ mcrepl_policy_should_retire_in_domain(const mcrepl_config *cfg,
  * MCREPL_ENOENT when there is none; MCREPL_EINVAL if pick is NULL or
  * n > 0 and replicas is NULL.
  */
-MCREPL_API mcrepl_status mcrepl_policy_retire_pick(
-    const char *tenant, const char *key, const mcrepl_replica_view *replicas,
-    const uint64_t *load, size_t n, size_t *pick);
+mcrepl_status mcrepl_policy_retire_pick(const char *tenant, const char *key,
+					const mcrepl_replica_view *replicas,
+					const uint64_t *load, size_t n,
+					size_t *pick);
 
 /* The read load a granted copy moves once readers spread over r + 1
  * replicas: the target gains key_load / (r + 1), each of the r readable
@@ -282,8 +253,8 @@ typedef struct mcrepl_projection {
 	uint64_t from_each;
 } mcrepl_projection;
 
-MCREPL_API void mcrepl_policy_project(uint64_t key_load, uint32_t readable,
-				      mcrepl_projection *out);
+void mcrepl_policy_project(uint64_t key_load, uint32_t readable,
+			   mcrepl_projection *out);
 
 /*
  * The same when readers spread by load (auto: mcrepl_order_replicas() with
@@ -299,10 +270,9 @@ MCREPL_API void mcrepl_policy_project(uint64_t key_load, uint32_t readable,
  * the level its readers would bring it to, and that segment's other keys
  * were then copied away from a load that never came.
  */
-MCREPL_API void mcrepl_policy_project_level(uint64_t key_load,
-					    uint32_t readable, uint64_t level,
-					    uint64_t target_load,
-					    mcrepl_projection *out);
+void mcrepl_policy_project_level(uint64_t key_load, uint32_t readable,
+				 uint64_t level, uint64_t target_load,
+				 mcrepl_projection *out);
 
 #ifdef __cplusplus
 }
