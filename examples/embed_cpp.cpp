@@ -14,10 +14,10 @@ struct HeatDeleter {
 		mcrepl_heat_destroy(h);
 	}
 };
-struct LeasesDeleter {
-	void operator()(mcrepl_leases *t) const
+struct EngineDeleter {
+	void operator()(mcrepl_engine *e) const
 	{
-		mcrepl_leases_destroy(t);
+		mcrepl_engine_destroy(e);
 	}
 };
 } // namespace
@@ -34,10 +34,18 @@ int main()
 	if (mcrepl_heat_create(&cfg, &raw) != MCREPL_OK)
 		return 1;
 	std::unique_ptr<mcrepl_heat, HeatDeleter> heat(raw);
-	mcrepl_leases *lt = nullptr;
-	if (mcrepl_leases_create(&cfg, &lt) != MCREPL_OK)
+	mcrepl_engine *raw_engine = nullptr;
+	if (mcrepl_engine_create(&cfg, nullptr, &raw_engine) != MCREPL_OK)
 		return 1;
-	std::unique_ptr<mcrepl_leases, LeasesDeleter> leases(lt);
+	std::unique_ptr<mcrepl_engine, EngineDeleter> engine(raw_engine);
+	mcrepl_engine_segment seg = {};
+	seg.id.v = 1;
+	seg.host = "host-a";
+	seg.capacity = 1 << 30;
+	seg.allocatable = true;
+	if (mcrepl_engine_segment_set(engine.get(), &seg) != MCREPL_OK)
+		return 1;
+	mcrepl_engine_read(engine.get(), seg.id);
 
 	std::string key = "block-7";
 	int crossed = 0;
@@ -46,8 +54,8 @@ int main()
 					      nullptr, now,
 					      nullptr) == MCREPL_HEAT_CROSSED;
 	mcrepl_key_state ks;
-	mcrepl_leases_key_state(leases.get(), "tenant", key.c_str(), nullptr, 0,
-				&ks);
+	mcrepl_leases_key_state(mcrepl_engine_leases(engine.get()), "tenant",
+				key.c_str(), nullptr, 0, &ks);
 	std::printf("libmcrepl %s from C++: %d crossing(s), pending=%d\n",
 		    mcrepl_version(), crossed, ks.pending ? 1 : 0);
 	return crossed == 1 && !ks.pending ? 0 : 1;
