@@ -128,6 +128,7 @@ void store_figures(struct store *s, struct store_figures *f)
 	f->admission_queue = mcrepl_triggers_len(s->triggers);
 	f->warmup_inflight =
 	    s->ctr.warmup_queued - s->ctr.warmup_done - s->ctr.warmup_failed;
+	store__policy_figures(s, f);
 }
 
 mcrepl_status store_render_stats(struct store *s, char *buf, size_t cap,

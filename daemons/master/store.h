@@ -150,7 +150,7 @@ struct object {
 	uint64_t put_owner, put_deadline_ms;
 	uint64_t copy_owner, copy_deadline_ms;
 	struct object *resv_prev, *resv_next;
-	uint8_t in_resv; /* 0, or STORE_RESV_PUTS / STORE_RESV_COPIES */
+	uint8_t in_resv;      /* 0, or STORE_RESV_PUTS / STORE_RESV_COPIES */
 	uint64_t incarnation; /* HA: recovered under another; 0: the store's */
 };
 
@@ -221,7 +221,19 @@ struct task {
 	  "replica)")                                                          \
 	X(quarantined, "regions_quarantined_total", counter,                   \
 	  "Regions kept allocated after their replica went, until a write "    \
-	  "grant or lease for them expired")
+	  "grant or lease for them expired")                                   \
+	X(policy_nodes, "policy_nodes", gauge,                                 \
+	  "Nodes serving reads in the policy engine's cluster view")           \
+	X(policy_window_reads, "policy_window_reads", gauge,                   \
+	  "Reads the master routed over the last heat window")                 \
+	X(policy_threshold, "policy_trigger_threshold", gauge,                 \
+	  "Hits over the heat window at which a key is proposed")              \
+	X(policy_projections, "policy_projections_total", counter,             \
+	  "Granted copies whose read load the engine projected")               \
+	X(policy_dynamic_replicas, "policy_dynamic_replicas", gauge,           \
+	  "Readable dynamic replicas the engine tracks for retirement")        \
+	X(policy_untracked, "policy_untracked_total", counter,                 \
+	  "Dynamic replicas not tracked (engine bound), left to eviction")
 
 /* Reservations reclaimed by the master, one labeled counter family
  * (mcrepl_master_reservations_reclaimed_total{kind,reason}):

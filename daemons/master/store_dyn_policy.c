@@ -46,6 +46,19 @@ struct probe_ctx {
 	uint64_t now_ms;
 };
 
+void store__policy_figures(struct store *s, struct store_figures *f)
+{
+	mcrepl_engine_stats es = {.struct_size = sizeof(es)};
+
+	mcrepl_engine_get_stats(s->engine, &es);
+	f->policy_nodes = es.nodes;
+	f->policy_window_reads = es.window_reads;
+	f->policy_threshold = es.threshold;
+	f->policy_projections = es.projections;
+	f->policy_dynamic_replicas = es.dynamic_replicas;
+	f->policy_untracked = es.untracked_total;
+}
+
 /* What the engine asks of an object at retirement: never under a read
  * lease or a running copy (as eviction); readable replicas in `domain`. */
 static void probe(void *ctx, const char *tenant, const char *key,

@@ -187,6 +187,8 @@ int store__policy_init(struct store *s);
 /* The engine's tick: the read path's threshold, and once per heat window
  * (auto) the retirement of dynamic replicas that went cold. */
 void store__policy_tick(struct store *s, uint64_t now_ms);
+/* The engine's figures into f (policy_*). */
+void store__policy_figures(struct store *s, struct store_figures *f);
 /* Tell the engine what segment seg is now (mount, heartbeat):
  * MCREPL_EFULL past MASTER_MAX_SEGMENTS, MCREPL_ENOMEM. */
 mcrepl_status store__policy_segment(struct store *s,
