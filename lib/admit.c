@@ -52,6 +52,14 @@ static mcrepl_reason check_object(const mcrepl_admit_input *in)
 	return MCREPL_REASON_NONE;
 }
 
+/* The balance gate judges this proposal (auto assumed): a HOT proposal
+ * for a key that holds a readable replica, with the gate on. */
+static bool gated(const mcrepl_admit_input *in, uint32_t r)
+{
+	return in->proposal->kind == MCREPL_PROPOSAL_HOT && r > 0 &&
+	       in->cfg->balance_tolerance > 0;
+}
+
 /* Heat, single flight, replica limit and cooldowns. */
 static mcrepl_reason check_state(const mcrepl_admit_input *in)
 {
@@ -81,12 +89,17 @@ static mcrepl_reason check_state(const mcrepl_admit_input *in)
 		     in->now_ms - ks->balanced_since_ms >=
 			 (uint64_t)MCREPL_POLICY_SETTLE_WINDOWS *
 			     in->cfg->heat_window_ms;
-	if (is_auto && in->proposal->kind == MCREPL_PROPOSAL_HOT && r > 0 &&
+	if (is_auto && gated(in, r) &&
 	    !mcrepl_policy_helps(in->cfg, cl, &b, in->heat_count, r))
 		return MCREPL_REASON_BALANCED;
 	if (!is_auto && in->now_ms < ks->action_cooldown_until_ms)
 		return MCREPL_REASON_ACTION_COOLDOWN;
-	if (in->now_ms < ks->recreate_after_ms)
+	/* auto, with the balance gate on: a key that passed it is judged by
+	 * its load, not held back by the fixed cooldown after a replica of it
+	 * went (retirement asks for under half the heat admission does, so
+	 * the two cannot flap); the cooldown still holds a key the gate has
+	 * nothing to say about (its first replica in a domain) */
+	if (in->now_ms < ks->recreate_after_ms && !(is_auto && gated(in, r)))
 		return MCREPL_REASON_RECREATE_COOLDOWN;
 	return MCREPL_REASON_NONE;
 }

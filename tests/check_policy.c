@@ -428,6 +428,7 @@ static const struct adm_case {
 	uint32_t readable, heat;
 	uint64_t key_load, action_until;
 	mcrepl_reason want;
+	uint64_t recreate_until;
 } adm_cases[] = {
     {"hot and overloaded", MCREPL_POLICY_AUTO, 1, 1645, 2400, 0,
      MCREPL_REASON_NONE},
@@ -448,6 +449,14 @@ static const struct adm_case {
      MCREPL_REASON_REPLICA_LIMIT},
     {"rfc: the action cooldown", MCREPL_POLICY_RFC, 1, 1563, 2400, NOW + 1,
      MCREPL_REASON_ACTION_COOLDOWN},
+    /* keys hot again (issue 29): a key whose replica was retired or
+     * evicted and whose readers overload it again is judged by its load */
+    {"hot again: overloaded, the recreate cooldown waived", MCREPL_POLICY_AUTO,
+     1, 1645, 2400, 0, MCREPL_REASON_NONE, NOW + 1},
+    {"hot again: not overloaded, refused balanced", MCREPL_POLICY_AUTO, 1, 1645,
+     2100, 0, MCREPL_REASON_BALANCED, NOW + 1},
+    {"hot again: rfc keeps the recreate cooldown", MCREPL_POLICY_RFC, 1, 1563,
+     2400, 0, MCREPL_REASON_RECREATE_COOLDOWN, NOW + 1},
 };
 
 START_TEST(test_policy_admit)
@@ -464,7 +473,8 @@ START_TEST(test_policy_admit)
 	    .proposal = &p,
 	    .object = &o,
 	    .heat_count = tc->heat,
-	    .key_state = {false, tc->action_until, 0},
+	    .key_state = {.action_cooldown_until_ms = tc->action_until,
+			  .recreate_after_ms = tc->recreate_until},
 	    .now_ms = NOW,
 	    .cluster = &cl,
 	    /* 64 segments, mean 2000 reads: overloaded above 2000 +
@@ -476,6 +486,42 @@ START_TEST(test_policy_admit)
 	ck_assert_msg(mcrepl_admit(&in) == tc->want, "%s: got %s want %s",
 		      tc->name, mcrepl_reason_name(mcrepl_admit(&in)),
 		      mcrepl_reason_name(tc->want));
+}
+END_TEST
+
+/* Keys hot again with the balance gate off (balance_tolerance 0): nothing
+ * judges the key's load, so the recreate cooldown still holds it. */
+START_TEST(test_policy_hot_again_gate_off_keeps_cooldown)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view cl = {10000000, 64};
+	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD,
+			     .proposal_id = "p-1",
+			     .tenant = "t",
+			     .key = "k",
+			     .observed_version = 7,
+			     .expected_size = 4096,
+			     .expires_at_ms = NOW + 5000};
+	mcrepl_object_view o = {.exists = true,
+				.version = 7,
+				.size = 4096,
+				.readable_memory_replicas = 1};
+	mcrepl_admit_input in = {
+	    .cfg = &c,
+	    .proposal = &p,
+	    .object = &o,
+	    .heat_count = 1645,
+	    .key_state = {.recreate_after_ms = NOW + 1},
+	    .now_ms = NOW,
+	    .cluster = &cl,
+	    .balance = {.key_load = 2400, .load_sum = 128000, .segments = 64},
+	};
+
+	c.balance_tolerance = 0;
+	ck_assert_str_eq(mcrepl_reason_name(mcrepl_admit(&in)),
+			 "recreate_cooldown");
+	in.key_state.recreate_after_ms = NOW;
+	ck_assert_str_eq(mcrepl_reason_name(mcrepl_admit(&in)), "none");
 }
 END_TEST
 
@@ -812,6 +858,7 @@ Suite *make_policy_suite(void)
 	tcase_add_test(tc, test_policy_retire_pick_and_project);
 	tcase_add_loop_test(tc, test_policy_admit, 0,
 			    sizeof(adm_cases) / sizeof(adm_cases[0]));
+	tcase_add_test(tc, test_policy_hot_again_gate_off_keeps_cooldown);
 	tcase_add_test(tc, test_policy_leases_auto_and_rfc);
 	tcase_add_test(tc, test_policy_leases_remember_balanced);
 	tcase_add_test(tc, test_policy_share_excess_and_z);
