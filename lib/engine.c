@@ -76,6 +76,7 @@ mcrepl_status mcrepl_engine_create(const mcrepl_config *cfg,
 	    cfg->policy == MCREPL_POLICY_AUTO && cfg->mode != MCREPL_MODE_OFF;
 	e->order_by_load = o.order_by_load;
 	e->order_period_ms = o.order_period_ms;
+	e->room_permille = o.room_permille ? o.room_permille : 10;
 	e->max_segs = o.max_segments;
 	e->max_dkeys = o.max_dynamic_keys;
 	mcrepl_heat_params_init(&hp, cfg);
@@ -539,6 +540,11 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 		e->threshold =
 		    mcrepl_policy_trigger_threshold(&e->cfg, &e->view);
 	}
+	if (rolled && epoch % ENG_B == 0) { /* a new window: room budget */
+		e->room_spent = 0;
+		for (uint32_t i = 0; i < e->max_segs; i++)
+			e->segs[i].room_asked = 0;
+	}
 	if (rolled && e->on && epoch % ENG_B == 0) {
 		e->pass_open = true;
 		e->cursor = e->head;
@@ -580,7 +586,7 @@ uint64_t mcrepl_engine_load(mcrepl_engine *e, mcrepl_segment_id id)
 
 /* ---- proposals ---------------------------------------------------------- */
 
-static size_t candidate_views(mcrepl_engine *e)
+size_t mcrepl__eng_views(mcrepl_engine *e)
 {
 	size_t n = 0;
 
@@ -677,7 +683,7 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 		return MCREPL_EINVAL;
 	pthread_mutex_lock(&e->mu);
 	x = *in;
-	x.n_segments = candidate_views(e);
+	x.n_segments = mcrepl__eng_views(e);
 	x.segments = e->scratch;
 	x.cluster = e->on ? &e->view : NULL;
 	st = mcrepl_leases_propose(e->leases, &x, res);
@@ -716,6 +722,10 @@ void mcrepl_engine_get_stats(mcrepl_engine *e, mcrepl_engine_stats *out)
 	s.retire_passes = e->passes;
 	s.retire_visits = e->visits;
 	s.retired_total = e->retired;
+	s.room_total = e->room_ok;
+	s.room_bytes_total = e->room_bytes;
+	s.room_budget_total = e->room_budget;
+	s.room_none_total = e->room_none;
 	pthread_mutex_unlock(&e->mu);
 	s.struct_size = size;
 	memcpy(out, &s, size);

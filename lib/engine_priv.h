@@ -32,6 +32,7 @@ struct eseg {
 	uint64_t id, client;
 	char *host, *domain;
 	uint64_t capacity, used, promised, read_load;
+	uint64_t room_asked; /* bytes of room asked for this window */
 	bool allocatable, can_copy;
 	_Atomic uint32_t node;
 };
@@ -76,6 +77,10 @@ struct mcrepl_engine {
 	uint64_t n_dreplicas;
 	/* counters */
 	uint64_t projections, untracked, passes, visits, retired;
+	/* room for hot copies: per window budget and spending, counters */
+	uint32_t room_permille;
+	uint64_t room_spent;
+	uint64_t room_ok, room_bytes, room_budget, room_none;
 };
 
 /* engine.c: the slot of segment id, or ENG_NONE (lock-free). */
@@ -84,6 +89,10 @@ uint32_t mcrepl__eng_slot(const mcrepl_engine *e, uint64_t id);
 uint64_t mcrepl__eng_node_load(const mcrepl_engine *e, uint32_t node);
 /* A segment's load, auto or the host's (mutex held); 0 when unknown. */
 uint64_t mcrepl__eng_seg_load(const mcrepl_engine *e, uint64_t id);
+
+/* Every segment as a candidate target into e->scratch (used counts the
+ * promised bytes, read_load as placement sees it); how many (mutex held). */
+size_t mcrepl__eng_views(mcrepl_engine *e);
 
 /* engine_retire.c */
 int mcrepl__eng_dkeys_init(mcrepl_engine *e);

@@ -233,7 +233,16 @@ struct task {
 	X(policy_dynamic_replicas, "policy_dynamic_replicas", gauge,           \
 	  "Readable dynamic replicas the engine tracks for retirement")        \
 	X(policy_untracked, "policy_untracked_total", counter,                 \
-	  "Dynamic replicas not tracked (engine bound), left to eviction")
+	  "Dynamic replicas not tracked (engine bound), left to eviction")     \
+	X(policy_room, "policy_room_total", counter,                           \
+	  "Hot copies with no target under the watermark for which eviction "  \
+	  "made room")                                                         \
+	X(policy_room_bytes, "policy_room_bytes_total", counter,               \
+	  "Bytes eviction was asked to free for hot copies")                   \
+	X(policy_room_budget, "policy_room_refused_budget_total", counter,     \
+	  "Room for a hot copy refused: the heat window's budget was spent")   \
+	X(policy_room_none, "policy_room_refused_none_total", counter,         \
+	  "Room for a hot copy refused: no segment could take the copy")
 
 /* Reservations reclaimed by the master, one labeled counter family
  * (mcrepl_master_reservations_reclaimed_total{kind,reason}):

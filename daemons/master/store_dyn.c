@@ -261,6 +261,22 @@ static void object_input(struct store *s, struct object *o,
 	in->n_replicas = o->n_replicas;
 }
 
+/* A full cluster: a hot key passed admission but no segment has room
+ * under the watermark. Eviction (least recently read first, never an
+ * object under read lease) frees what the engine asks on the segment it
+ * names, and the key's next trigger places the copy there. */
+static void make_room(struct store *s, const mcrepl_propose_input *in)
+{
+	struct segment *seg;
+	mcrepl_room room;
+
+	if (mcrepl_engine_room(s->engine, in, &room) != MCREPL_OK ||
+	    !(seg = store_segment(s, room.segment.v)))
+		return;
+	if (seg->evict_left < room.bytes)
+		seg->evict_left = room.bytes;
+}
+
 mcrepl_status dyn_propose(struct store *s, const mcrepl_proposal *p,
 			  uint64_t now_ms, mcrepl_propose_result *res)
 {
@@ -285,5 +301,8 @@ mcrepl_status dyn_propose(struct store *s, const mcrepl_proposal *p,
 		return publish(s, o, p, res, now_ms);
 	if (st != MCREPL_OK)
 		mcrepl_stats_reject(s->stats, res->reason);
+	if (res->reason == MCREPL_REASON_NO_TARGET ||
+	    res->reason == MCREPL_REASON_NO_TARGET_IN_DOMAIN)
+		make_room(s, &in);
 	return st;
 }

@@ -57,6 +57,10 @@ void store__policy_figures(struct store *s, struct store_figures *f)
 	f->policy_projections = es.projections;
 	f->policy_dynamic_replicas = es.dynamic_replicas;
 	f->policy_untracked = es.untracked_total;
+	f->policy_room = es.room_total;
+	f->policy_room_bytes = es.room_bytes_total;
+	f->policy_room_budget = es.room_budget_total;
+	f->policy_room_none = es.room_none_total;
 }
 
 /* What the engine asks of an object at retirement: never under a read

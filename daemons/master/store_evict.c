@@ -123,7 +123,10 @@ void store_evict_all(struct store *s, uint64_t now_ms)
 		    (double)store_used(seg) >
 		    s->opts.eviction_high_watermark * (double)seg->capacity;
 
-		seg->evict_left = over ? goal_of(s, seg) : 0;
+		/* a goal set by the policy engine's room for a hot copy
+		 * (store_dyn.c) stays until eviction met it */
+		if (over && seg->evict_left < goal_of(s, seg))
+			seg->evict_left = goal_of(s, seg);
 		s->ctr.eviction_runs += over;
 	}
 	store__evict_step(s, now_ms);

@@ -668,6 +668,82 @@ START_TEST(test_stalls_domain_copy_retired_by_its_domain_heat)
 }
 END_TEST
 
+/* Full clusters (issue 29): both segments at 87.5 %, so no target is
+ * under the 0.85 watermark; a hot key still gets its copy: the engine names
+ * the segment and the bytes, eviction frees them (least recently read
+ * first), the next proposal places the copy there, and a put still fits. */
+static struct object *put_big(struct fx *x, const char *key)
+{
+	struct object *o = NULL;
+	char err[128];
+
+	ck_assert_int_eq(store_put_start(x->s, "t", key, 8 * MIB, 1, x->now, &o,
+					 err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(store_put_end(x->s, "t", key, o->version),
+			 MCREPL_RPC__CODE__OK);
+	return o;
+}
+
+static mcrepl_status propose_hot(struct fx *x, struct object *o, const char *id,
+				 mcrepl_propose_result *res)
+{
+	mcrepl_proposal p = {
+	    .action = MCREPL_ACTION_ADD,
+	    .proposal_id = id,
+	    .tenant = "t",
+	    .key = o->key,
+	    .observed_version = o->version,
+	    .expected_size = o->size,
+	    .expires_at_ms = x->now + 5000,
+	};
+
+	return dyn_propose(x->s, &p, x->now, res);
+}
+
+START_TEST(test_policy_full_cluster_makes_room_for_hot_copy)
+{
+	uint64_t last_evict, need, limit;
+	mcrepl_propose_result res;
+	struct master_opts o;
+	struct object *hot;
+	struct fx x;
+
+	master_opts_defaults(&o);
+	o.cfg.mode = MCREPL_MODE_ENFORCE;
+	o.cfg.policy = MCREPL_POLICY_AUTO;
+	fx_start_opts(&x, &o, false);
+	hot = put_big(&x, "hot");
+	for (int i = 0; i < 55; i++) /* 28 objects of 8 MiB a segment */
+		put_big(&x, name("cold", i));
+	x.now += 60000; /* the puts' objects are cold; the workers alive */
+	store_heartbeat(x.s, CA, NULL, NULL, 0, x.now);
+	store_heartbeat(x.s, CB, NULL, NULL, 0, x.now);
+	for (int i = 0; i < 50; i++)
+		read_in(&x, "hot", "");
+	ck_assert_int_eq(propose_hot(&x, hot, "p1", &res), MCREPL_EREJECTED);
+	ck_assert_str_eq(mcrepl_reason_name(res.reason), "no_target");
+	/* room on the other segment: down to the watermark after the copy */
+	limit = (uint64_t)((__uint128_t)850000000u * (256 * MIB) / 1000000000u);
+	need = 28 * aligned(store_region_bytes(8 * MIB)) + 8 * MIB - limit;
+	ck_assert_uint_eq(figures(&x).policy_room, 1);
+	ck_assert_uint_eq(figures(&x).policy_room_bytes, need);
+	last_evict = x.now;
+	x.now += 100;
+	store_tick(x.s, x.now, &last_evict);
+	ck_assert_uint_eq(figures(&x).evicted_objects, 2);
+	ck_assert_uint_eq(figures(&x).evicted_bytes, 16 * MIB);
+	ck_assert_ptr_nonnull(store_find(x.s, "t", "hot"));
+	ck_assert_int_eq(propose_hot(&x, hot, "p2", &res), MCREPL_OK);
+	ck_assert_uint_ne(res.lease.target.v, hot->replicas[0].segment_id);
+	/* the copy's room was made by eviction: a put still fits */
+	put_big(&x, "late");
+	/* a second ask within the window for the same segment is free */
+	ck_assert_uint_eq(figures(&x).policy_room_budget, 0);
+	fx_stop(&x);
+}
+END_TEST
+
 Suite *make_stalls_suite(void)
 {
 	Suite *s = suite_create("stalls");
@@ -690,6 +766,7 @@ Suite *make_stalls_suite(void)
 	    tc, test_stalls_expired_source_retires_each_dynamic_copy_once);
 	tcase_add_test(tc, test_stalls_second_host_counts_before_the_next_tick);
 	tcase_add_test(tc, test_stalls_domain_copy_retired_by_its_domain_heat);
+	tcase_add_test(tc, test_policy_full_cluster_makes_room_for_hot_copy);
 	suite_add_tcase(s, tc);
 	return s;
 }

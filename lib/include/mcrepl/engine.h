@@ -93,7 +93,13 @@ typedef struct mcrepl_engine_opts {
 	bool order_by_load;
 	/* length of the reader-order period; 0: 1000 ms */
 	uint32_t order_period_ms;
+	/* room for hot copies (mcrepl_engine_room()) per heat window, in
+	 * thousandths of the segments' total capacity; 0: 10 (1 %);
+	 * MCREPL_ENGINE_NO_ROOM: none */
+	uint32_t room_permille;
 } mcrepl_engine_opts;
+
+#define MCREPL_ENGINE_NO_ROOM UINT32_MAX
 
 /* Create (copies cfg, which must validate) with opts (NULL: defaults).
  * MCREPL_EINVAL for a bad config or opts, MCREPL_ENOMEM. */
@@ -216,6 +222,33 @@ MCREPL_API mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 					       const mcrepl_propose_input *in,
 					       mcrepl_propose_result *res);
 
+/* Where to make room for a hot copy. */
+typedef struct mcrepl_room {
+	mcrepl_segment_id segment;
+	uint64_t bytes; /* to free there: then the copy fits under the
+			 * target watermark */
+} mcrepl_room;
+
+/*
+ * A full cluster (auto): mcrepl_engine_propose() refused `in` with
+ * NO_TARGET (or NO_TARGET_IN_DOMAIN) because no segment has room under the
+ * target watermark, yet the key passed admission: a hot copy is worth more
+ * than a cold object. The segment where evicting cold objects makes the
+ * best target (placement's order with every segment's room ignored: the
+ * least projected load first, other hosts first) and the bytes to free
+ * there. The host evicts with its own eviction (never an object being
+ * read, nor a pinned one), and the trigger that fires again proposes the
+ * copy onto the room made. Budget: room_permille of the total capacity per
+ * heat window (the window's first request always passes, so one copy of
+ * an object larger than the budget still gets room), a segment asked
+ * again within the window not charged twice. MCREPL_OK and *out; MCREPL_EFULL (budget spent),
+ * MCREPL_ENOENT (no segment could take the copy even empty, or not auto),
+ * MCREPL_EINVAL.
+ */
+MCREPL_API mcrepl_status mcrepl_engine_room(mcrepl_engine *e,
+					    const mcrepl_propose_input *in,
+					    mcrepl_room *out);
+
 /* A dynamic replica of (tenant, key) on segment became readable: tracked
  * for retirement (auto). MCREPL_EFULL past max_dynamic_keys,
  * MCREPL_ENOENT for an unknown segment, MCREPL_EINVAL, MCREPL_ENOMEM. */
@@ -278,15 +311,19 @@ MCREPL_API size_t mcrepl_engine_retire(mcrepl_engine *e, uint64_t now_ms,
 typedef struct mcrepl_engine_stats {
 	size_t struct_size;
 	uint32_t segments, nodes;
-	uint64_t window_reads;	   /* cluster reads over the heat window */
-	uint32_t threshold;	   /* trigger threshold */
-	uint64_t projections;	   /* granted copies projected */
-	uint64_t dynamic_keys;	   /* keys with tracked dynamic replicas */
-	uint64_t dynamic_replicas; /* tracked dynamic replicas */
-	uint64_t untracked_total;  /* replica_added refused: EFULL */
-	uint64_t retire_passes;	   /* passes opened */
-	uint64_t retire_visits;	   /* keys probed */
-	uint64_t retired_total;	   /* retirements handed out */
+	uint64_t window_reads;	    /* cluster reads over the heat window */
+	uint32_t threshold;	    /* trigger threshold */
+	uint64_t projections;	    /* granted copies projected */
+	uint64_t dynamic_keys;	    /* keys with tracked dynamic replicas */
+	uint64_t dynamic_replicas;  /* tracked dynamic replicas */
+	uint64_t untracked_total;   /* replica_added refused: EFULL */
+	uint64_t retire_passes;	    /* passes opened */
+	uint64_t retire_visits;	    /* keys probed */
+	uint64_t retired_total;	    /* retirements handed out */
+	uint64_t room_total;	    /* mcrepl_engine_room() answers MCREPL_OK */
+	uint64_t room_bytes_total;  /* bytes of room asked for */
+	uint64_t room_budget_total; /* refused: the window's budget spent */
+	uint64_t room_none_total;   /* refused: no segment could take it */
 } mcrepl_engine_stats;
 
 /* Fill *out; out->struct_size must be set by the caller. */

@@ -1,0 +1,114 @@
+/*
+ * The policy engine on a full cluster (mcrepl/engine.h,
+ * mcrepl_engine_room()): where evicting cold objects makes room for a hot
+ * copy, and how much, within a budget per heat window.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "engine_priv.h"
+
+/* The most bytes a segment of `capacity` may hold after a copy: the
+ * target watermark in place.h's exact arithmetic (9 decimal places). */
+static uint64_t watermark_bytes(double wm, uint64_t capacity)
+{
+	double w = round(wm * 1e9);
+	__uint128_t lim;
+
+	w = w < 0 ? 0 : w > 1e9 ? 1e9 : w;
+	lim = (__uint128_t)(uint64_t)w * capacity / 1000000000u;
+	return (uint64_t)lim;
+}
+
+static uint64_t total_capacity(const mcrepl_engine *e)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < e->max_segs; i++)
+		if (e->segs[i].id)
+			sum += e->segs[i].capacity;
+	return sum;
+}
+
+/* The segment placement would choose were every segment empty enough to
+ * take the copy (each view's used lowered to capacity - size), or
+ * ENG_NONE; *used gets its real use. */
+static uint32_t room_target(mcrepl_engine *e, const mcrepl_propose_input *in,
+			    uint64_t *used)
+{
+	uint64_t size = in->object->size;
+	mcrepl_config cfg = e->cfg;
+	mcrepl_place_request req = {
+	    .tenant = in->proposal->tenant,
+	    .key = in->proposal->key,
+	    .size = size,
+	    .target_domain =
+		e->cfg.domain_aware ? in->proposal->target_domain : NULL,
+	};
+	size_t n = mcrepl__eng_views(e), pick;
+
+	for (size_t i = 0; i < n; i++) {
+		mcrepl_segment_view *v = &e->scratch[i];
+
+		if (v->capacity >= size && v->used > v->capacity - size)
+			v->used = v->capacity - size;
+	}
+	cfg.target_high_watermark = 1.0;
+	cfg.read_load_aware_placement = true;
+	if (mcrepl_place_target(&cfg, &req, e->scratch, n, in->replicas,
+				in->n_replicas, &pick, NULL) != MCREPL_OK)
+		return ENG_NONE;
+	pick = mcrepl__eng_slot(e, e->scratch[pick].id.v);
+	*used = e->segs[pick].used + e->segs[pick].promised;
+	return (uint32_t)pick;
+}
+
+static mcrepl_status
+room_locked(mcrepl_engine *e, const mcrepl_propose_input *in, mcrepl_room *out)
+{
+	uint64_t used = 0, limit, need, charge, budget;
+	uint32_t slot;
+	struct eseg *g;
+
+	if (!e->on || e->room_permille == MCREPL_ENGINE_NO_ROOM ||
+	    (slot = room_target(e, in, &used)) == ENG_NONE) {
+		e->room_none++;
+		return MCREPL_ENOENT;
+	}
+	g = &e->segs[slot];
+	limit = watermark_bytes(e->cfg.target_high_watermark, g->capacity);
+	if (used + in->object->size <= limit) {
+		e->room_none++; /* it has room: refused for another reason */
+		return MCREPL_ENOENT;
+	}
+	need = used + in->object->size - limit;
+	charge = need > g->room_asked ? need - g->room_asked : 0;
+	budget =
+	    (uint64_t)((double)total_capacity(e) * e->room_permille / 1000.0);
+	if (e->room_spent > 0 && e->room_spent + charge > budget) {
+		e->room_budget++;
+		return MCREPL_EFULL;
+	}
+	e->room_spent += charge;
+	e->room_bytes += charge;
+	if (need > g->room_asked)
+		g->room_asked = need;
+	e->room_ok++;
+	*out = (mcrepl_room){.segment = {g->id}, .bytes = need};
+	return MCREPL_OK;
+}
+
+mcrepl_status mcrepl_engine_room(mcrepl_engine *e,
+				 const mcrepl_propose_input *in,
+				 mcrepl_room *out)
+{
+	mcrepl_status st;
+
+	if (!e || !in || !in->proposal || !in->object || !out ||
+	    (in->n_replicas && !in->replicas))
+		return MCREPL_EINVAL;
+	pthread_mutex_lock(&e->mu);
+	st = room_locked(e, in, out);
+	pthread_mutex_unlock(&e->mu);
+	return st;
+}
