@@ -205,19 +205,23 @@ void mcrepl__eng_forget_segment(mcrepl_engine *e, uint64_t id)
 
 /* ---- retirement ------------------------------------------------------- */
 
-/* Of k's replicas in `domain` (NULL: all), the one to retire
- * (mcrepl_policy_retire_pick() by node load), or SIZE_MAX. */
-static size_t pick(const mcrepl_engine *e, const struct dkey *k,
-		   const char *domain)
-{
-	mcrepl_replica_view v[64];
-	uint64_t load[64];
-	size_t idx[64], n = 0, p;
+/* Most replicas of one key a pass looks at (and retires). */
+#define PICK_MAX 64
 
-	for (size_t i = 0; i < k->n && n < 64; i++) {
+/* Of k's replicas in `domain` (NULL: all) not yet in taken[], the one to
+ * retire (mcrepl_policy_retire_pick() by node load), or SIZE_MAX. */
+static size_t pick(const mcrepl_engine *e, const struct dkey *k,
+		   const char *domain, const bool *taken)
+{
+	mcrepl_replica_view v[PICK_MAX];
+	uint64_t load[PICK_MAX];
+	size_t idx[PICK_MAX], n = 0, p;
+
+	for (size_t i = 0; i < k->n && i < PICK_MAX; i++) {
 		const char *d = seg_domain(e, k->segs[i]);
 
-		if (domain && !mcrepl_domain_equal(d, domain))
+		if ((domain && !mcrepl_domain_equal(d, domain)) ||
+		    (taken && taken[i]))
 			continue;
 		memset(&v[n], 0, sizeof(v[n]));
 		v[n].segment.v = k->segs[i];
@@ -244,28 +248,46 @@ static size_t choose_domain(mcrepl_engine *e, const struct dkey *k,
 		if (!p.busy && !p.gone &&
 		    mcrepl_policy_should_retire_in_domain(&e->cfg, &e->view,
 							  p.count, p.readable))
-			return pick(e, k, d);
+			return pick(e, k, d, NULL);
 	}
 	return SIZE_MAX;
 }
 
-/* k's replica to retire, or SIZE_MAX; *gone when the object is gone. */
+/* Up to `room` of k's replicas to retire into idx[] (the busiest first);
+ * how many. Not domain-aware: as many as the rule retires one after the
+ * other, readable r, r - 1, ... at the same heat, so a key whose heat fell
+ * away sheds its copies in one pass, not one a window (a shifting hot set
+ * left replicas growing phase after phase); the rule's margin stays the
+ * same at each step. *gone when the object is gone. */
 static size_t choose(mcrepl_engine *e, const struct dkey *k, uint64_t now_ms,
-		     mcrepl_retire_probe_fn probe, void *ctx, bool *gone)
+		     mcrepl_retire_probe_fn probe, void *ctx, size_t room,
+		     size_t *idx, bool *gone)
 {
 	mcrepl_retire_probe p = {0};
+	bool taken[PICK_MAX] = {false};
+	size_t n = 0;
 
 	probe(ctx, k->tenant, k->key, NULL, &p);
 	*gone = p.gone;
 	if (p.gone || p.busy || p.readable < 2 ||
 	    mcrepl_leases_key_is_pending(e->leases, k->tenant, k->key, now_ms))
-		return SIZE_MAX;
-	if (e->cfg.domain_aware)
-		return choose_domain(e, k, probe, ctx);
-	if (!mcrepl_policy_should_retire(&e->cfg, &e->view, p.count,
-					 p.readable))
-		return SIZE_MAX;
-	return pick(e, k, NULL);
+		return 0;
+	if (e->cfg.domain_aware) {
+		idx[0] = choose_domain(e, k, probe, ctx);
+		return idx[0] != SIZE_MAX;
+	}
+	while (n < room && p.readable >= 2 &&
+	       mcrepl_policy_should_retire(&e->cfg, &e->view, p.count,
+					   p.readable)) {
+		size_t i = pick(e, k, NULL, taken);
+
+		if (i == SIZE_MAX)
+			break;
+		taken[i] = true;
+		idx[n++] = i;
+		p.readable--;
+	}
+	return n;
 }
 
 size_t mcrepl_engine_retire(mcrepl_engine *e, uint64_t now_ms,
@@ -279,23 +301,23 @@ size_t mcrepl_engine_retire(mcrepl_engine *e, uint64_t now_ms,
 	if (!e || !probe || (cap && !out))
 		return 0;
 	pthread_mutex_lock(&e->mu);
-	while (e->pass_open && e->cursor && visited < cap) {
+	while (e->pass_open && e->cursor && visited < cap && n < cap) {
 		struct dkey *k = e->cursor;
+		size_t idx[PICK_MAX], m;
 		bool gone;
-		size_t i;
 
 		e->cursor = k->next;
 		visited++;
 		e->visits++;
-		i = choose(e, k, now_ms, probe, ctx, &gone);
+		m = choose(e, k, now_ms, probe, ctx, cap - n, idx, &gone);
 		if (gone) {
 			dkey_free(e, k);
 			continue;
 		}
-		if (i == SIZE_MAX)
-			continue;
-		out[n++] = (mcrepl_retirement){k->tenant, k->key, {k->segs[i]}};
-		e->retired++;
+		for (size_t j = 0; j < m; j++)
+			out[n++] = (mcrepl_retirement){
+			    k->tenant, k->key, {k->segs[idx[j]]}};
+		e->retired += m;
 	}
 	if (!e->cursor)
 		e->pass_open = false;

@@ -292,11 +292,12 @@ typedef struct mcrepl_retirement {
 /*
  * Continue the retirement pass that the last retire_due tick opened: visit
  * at most `cap` tracked keys, probe each and write the dynamic replicas to
- * retire (at most one per key, once its heat has fallen under half of what
- * its replicas but one stand for, with two deviations to spare; when
- * domain-aware, judged per domain by the key's heat there; the replica on
- * the busiest node goes first, ties by rendezvous score; docs/POLICY.md
- * section 3; never
+ * retire, at most `cap` in all: while the key's heat is under half of what
+ * its replicas but one stand for, with two deviations to spare, one more
+ * (so a key whose heat fell away sheds its copies in one pass); when
+ * domain-aware, at most one per key and pass, judged per domain by the
+ * key's heat there; the replica on the busiest node goes first, ties by
+ * rendezvous score; docs/POLICY.md section 3; never
  * a key's last readable replica). The host drops each and reports it with
  * mcrepl_engine_replica_dropped(..., cooldown = true). Returns how many
  * keys were visited; 0 when the pass is over (or none is open). *n_out
