@@ -543,7 +543,7 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 	if (rolled && epoch % ENG_B == 0) { /* a new window: room budget */
 		e->room_spent = 0;
 		for (uint32_t i = 0; i < e->max_segs; i++)
-			e->segs[i].room_asked = 0;
+			e->segs[i].room_key = 0;
 	}
 	if (rolled && e->on && epoch % ENG_B == 0) {
 		e->pass_open = true;
@@ -685,12 +685,16 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 	x = *in;
 	x.n_segments = mcrepl__eng_views(e);
 	x.segments = e->scratch;
+	if (e->room_spent)
+		mcrepl__eng_room_credit(e, in, x.n_segments);
 	x.cluster = e->on ? &e->view : NULL;
 	st = mcrepl_leases_propose(e->leases, &x, res);
 	if (st == MCREPL_OK && !res->repeated) {
 		slot = mcrepl__eng_slot(e, res->lease.target.v);
-		if (slot != ENG_NONE)
+		if (slot != ENG_NONE) {
 			e->segs[slot].promised += res->lease.size;
+			e->segs[slot].room_key = 0; /* the swap is used */
+		}
 		if (e->on)
 			project_auto(e, in, &res->lease);
 		else

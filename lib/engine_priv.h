@@ -32,7 +32,9 @@ struct eseg {
 	uint64_t id, client;
 	char *host, *domain;
 	uint64_t capacity, used, promised, read_load;
-	uint64_t room_asked; /* bytes of room asked for this window */
+	/* the key a swap made room for this window (mcrepl__eng_key_hash;
+	 * 0: none): its next proposal sees the segment under the watermark */
+	uint64_t room_key;
 	bool allocatable, can_copy;
 	_Atomic uint32_t node;
 };
@@ -93,6 +95,14 @@ uint64_t mcrepl__eng_seg_load(const mcrepl_engine *e, uint64_t id);
 /* Every segment as a candidate target into e->scratch (used counts the
  * promised bytes, read_load as placement sees it); how many (mutex held). */
 size_t mcrepl__eng_views(mcrepl_engine *e);
+
+/* engine_room.c: the segments a swap made room on for in's key, credited
+ * in e->scratch[0..n) (mutex held). */
+void mcrepl__eng_room_credit(mcrepl_engine *e, const mcrepl_propose_input *in,
+			     size_t n);
+
+/* A 64-bit hash of (tenant, key), never 0. */
+uint64_t mcrepl__eng_key_hash(const char *tenant, const char *key);
 
 /* engine_retire.c */
 int mcrepl__eng_dkeys_init(mcrepl_engine *e);

@@ -17,9 +17,12 @@ struct dkey_name {
 	const char *tenant, *key;
 };
 
-static uint64_t dkey_hash(const char *tenant, const char *key)
+uint64_t mcrepl__eng_key_hash(const char *tenant, const char *key)
 {
-	return mcu_hash_str(key, mcu_hash_str(tenant, SEED_DKEY));
+	uint64_t h =
+	    mcu_hash_str(mcu_nz(key), mcu_hash_str(mcu_nz(tenant), SEED_DKEY));
+
+	return h ? h : 1;
 }
 
 static bool dkey_eq(const struct mcu_map_node *x, const void *arg)
@@ -34,8 +37,8 @@ static struct dkey *dkey_find(const mcrepl_engine *e, const char *tenant,
 			      const char *key)
 {
 	struct dkey_name n = {mcu_nz(tenant), mcu_nz(key)};
-	struct mcu_map_node *x =
-	    mcu_map_find(&e->dkeys, dkey_hash(n.tenant, n.key), dkey_eq, &n);
+	struct mcu_map_node *x = mcu_map_find(
+	    &e->dkeys, mcrepl__eng_key_hash(n.tenant, n.key), dkey_eq, &n);
 
 	return x ? container_of(x, struct dkey, node) : NULL;
 }
@@ -84,7 +87,7 @@ static struct dkey *dkey_new(mcrepl_engine *e, const char *tenant,
 	memcpy(k->tenant, tenant, tl + 1);
 	k->key = k->tenant + tl + 1;
 	memcpy(k->key, key, kl + 1);
-	mcu_map_insert(&e->dkeys, &k->node, dkey_hash(tenant, key));
+	mcu_map_insert(&e->dkeys, &k->node, mcrepl__eng_key_hash(tenant, key));
 	k->prev = e->tail;
 	if (e->tail)
 		e->tail->next = k;

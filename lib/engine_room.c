@@ -1,7 +1,9 @@
 /*
  * The policy engine on a full cluster (mcrepl/engine.h,
- * mcrepl_engine_room()): where evicting cold objects makes room for a hot
- * copy, and how much, within a budget per heat window.
+ * mcrepl_engine_room()): a hot copy takes the place of cold objects of its
+ * size on the segment placement would choose were there room, within a
+ * budget per heat window; the segment is credited for that key's next
+ * proposal.
  */
 #include <math.h>
 #include <string.h>
@@ -66,7 +68,7 @@ static uint32_t room_target(mcrepl_engine *e, const mcrepl_propose_input *in,
 static mcrepl_status
 room_locked(mcrepl_engine *e, const mcrepl_propose_input *in, mcrepl_room *out)
 {
-	uint64_t used = 0, limit, need, charge, budget;
+	uint64_t used = 0, limit, need, charge, budget, key;
 	uint32_t slot;
 	struct eseg *g;
 
@@ -81,21 +83,43 @@ room_locked(mcrepl_engine *e, const mcrepl_propose_input *in, mcrepl_room *out)
 		e->room_none++; /* it has room: refused for another reason */
 		return MCREPL_ENOENT;
 	}
-	need = used + in->object->size - limit;
-	charge = need > g->room_asked ? need - g->room_asked : 0;
+	/* a swap: cold bytes out, the hot copy in, the use unchanged */
+	need = in->object->size;
+	key = mcrepl__eng_key_hash(in->proposal->tenant, in->proposal->key);
+	charge = g->room_key == key ? 0 : need;
 	budget =
 	    (uint64_t)((double)total_capacity(e) * e->room_permille / 1000.0);
-	if (e->room_spent > 0 && e->room_spent + charge > budget) {
+	if (charge && e->room_spent > 0 && e->room_spent + charge > budget) {
 		e->room_budget++;
 		return MCREPL_EFULL;
 	}
 	e->room_spent += charge;
 	e->room_bytes += charge;
-	if (need > g->room_asked)
-		g->room_asked = need;
+	g->room_key = key;
 	e->room_ok++;
 	*out = (mcrepl_room){.segment = {g->id}, .bytes = need};
 	return MCREPL_OK;
+}
+
+void mcrepl__eng_room_credit(mcrepl_engine *e, const mcrepl_propose_input *in,
+			     size_t n)
+{
+	uint64_t key =
+	    mcrepl__eng_key_hash(in->proposal->tenant, in->proposal->key);
+
+	for (size_t i = 0; i < n; i++) {
+		mcrepl_segment_view *v = &e->scratch[i];
+		uint32_t slot = mcrepl__eng_slot(e, v->id.v);
+		uint64_t limit;
+
+		if (slot == ENG_NONE || e->segs[slot].room_key != key)
+			continue;
+		limit =
+		    watermark_bytes(e->cfg.target_high_watermark, v->capacity);
+		if (limit >= in->object->size &&
+		    v->used > limit - in->object->size)
+			v->used = limit - in->object->size;
+	}
 }
 
 mcrepl_status mcrepl_engine_room(mcrepl_engine *e,

@@ -264,17 +264,26 @@ static void object_input(struct store *s, struct object *o,
 /* A full cluster: a hot key passed admission but no segment has room
  * under the watermark. Eviction (least recently read first, never an
  * object under read lease) frees what the engine asks on the segment it
- * names, and the key's next trigger places the copy there. */
-static void make_room(struct store *s, const mcrepl_propose_input *in)
+ * names, at once, so the copy is placed there before puts refill it. True
+ * when the room was made. */
+static bool make_room(struct store *s, const mcrepl_propose_input *in,
+		      uint64_t now_ms)
 {
 	struct segment *seg;
 	mcrepl_room room;
 
 	if (mcrepl_engine_room(s->engine, in, &room) != MCREPL_OK ||
-	    !(seg = store_segment(s, room.segment.v)))
-		return;
-	if (seg->evict_left < room.bytes)
-		seg->evict_left = room.bytes;
+	    !(seg = store_segment(s, room.segment.v)) ||
+	    store__evict_bytes(s, seg, room.bytes, now_ms) < room.bytes)
+		return false;
+	segment_usage(s);
+	return true;
+}
+
+static bool no_target(const mcrepl_propose_result *res)
+{
+	return res->reason == MCREPL_REASON_NO_TARGET ||
+	       res->reason == MCREPL_REASON_NO_TARGET_IN_DOMAIN;
 }
 
 mcrepl_status dyn_propose(struct store *s, const mcrepl_proposal *p,
@@ -297,12 +306,11 @@ mcrepl_status dyn_propose(struct store *s, const mcrepl_proposal *p,
 		object_input(s, o, p, now_ms, &ov, rv, &in);
 	segment_usage(s);
 	st = mcrepl_engine_propose(s->engine, &in, res);
+	if (st != MCREPL_OK && no_target(res) && make_room(s, &in, now_ms))
+		st = mcrepl_engine_propose(s->engine, &in, res);
 	if (st == MCREPL_OK && !res->repeated)
 		return publish(s, o, p, res, now_ms);
 	if (st != MCREPL_OK)
 		mcrepl_stats_reject(s->stats, res->reason);
-	if (res->reason == MCREPL_REASON_NO_TARGET ||
-	    res->reason == MCREPL_REASON_NO_TARGET_IN_DOMAIN)
-		make_room(s, &in);
 	return st;
 }

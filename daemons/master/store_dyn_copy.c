@@ -272,7 +272,8 @@ static McreplRpc__Code finish_copy(struct store *s, const mcrepl_fence *fin,
 	o->copies--;
 	count_completion(s, &l);
 	finish_lease_task(s, &l, true);
-	if (mcrepl_engine_is_auto(s->engine) && !s->opts.cfg.domain_aware) /* fan on at copy speed */
+	if (mcrepl_engine_is_auto(s->engine) &&
+	    !s->opts.cfg.domain_aware) /* fan on at copy speed */
 		mcrepl_triggers_push(s->triggers, tenant, key, "", now_ms);
 	return MCREPL_RPC__CODE__OK;
 }

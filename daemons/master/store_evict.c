@@ -87,6 +87,15 @@ uint64_t store__evict_budgeted(struct store *s, struct segment *seg,
 	return evict_some(s, seg, goal_of(s, seg), visits, now_ms);
 }
 
+uint64_t store__evict_bytes(struct store *s, struct segment *seg,
+			    uint64_t bytes, uint64_t now_ms)
+{
+	size_t visits = STORE_EVICT_VISITS;
+
+	s->ctr.eviction_runs++;
+	return evict_some(s, seg, bytes, &visits, now_ms);
+}
+
 uint64_t store_evict_segment(struct store *s, struct segment *seg,
 			     uint64_t now_ms)
 {
@@ -123,10 +132,7 @@ void store_evict_all(struct store *s, uint64_t now_ms)
 		    (double)store_used(seg) >
 		    s->opts.eviction_high_watermark * (double)seg->capacity;
 
-		/* a goal set by the policy engine's room for a hot copy
-		 * (store_dyn.c) stays until eviction met it */
-		if (over && seg->evict_left < goal_of(s, seg))
-			seg->evict_left = goal_of(s, seg);
+		seg->evict_left = over ? goal_of(s, seg) : 0;
 		s->ctr.eviction_runs += over;
 	}
 	store__evict_step(s, now_ms);

@@ -157,6 +157,10 @@ void store__reclaim_client(struct store *s, uint64_t client_id,
 /* store_evict_segment with the caller's budget of index entries to look
  * at (*visits, decremented): a put evicting on several segments shares
  * one. */
+/* Evict at least `bytes` from seg if it can within STORE_EVICT_VISITS
+ * index entries (least recently read first, as eviction); bytes freed. */
+uint64_t store__evict_bytes(struct store *s, struct segment *seg,
+			    uint64_t bytes, uint64_t now_ms);
 uint64_t store__evict_budgeted(struct store *s, struct segment *seg,
 			       size_t *visits, uint64_t now_ms);
 /* One bounded step towards the segments' eviction goals. */

@@ -133,7 +133,13 @@ bool sim_master_propose(struct sim_master *m, uint64_t o, uint32_t dom,
 	in.n_replicas = n;
 	in.now_ms = now;
 	sim_engine_usage(m); /* what the segments hold as of now */
-	if (mcrepl_engine_propose(m->eng.e, &in, &res) != MCREPL_OK) {
+	if (mcrepl_engine_propose(m->eng.e, &in, &res) != MCREPL_OK &&
+	    !((res.reason == MCREPL_REASON_NO_TARGET ||
+	       res.reason == MCREPL_REASON_NO_TARGET_IN_DOMAIN) &&
+	      sim_engine_room(m, &in, now) &&
+	      mcrepl_engine_propose(m->eng.e, &in, &res) == MCREPL_OK)) {
+		/* a full cluster: room made, then the copy placed at once,
+		 * before puts refill it */
 		mcrepl_stats_reject(m->stats, res.reason);
 		return false;
 	}

@@ -179,6 +179,17 @@ void sim_cluster_write(struct sim_cluster *c, uint64_t o, uint32_t seg)
 	add_used(c, seg, c->object_size);
 }
 
+void sim_cluster_evict(struct sim_cluster *c, uint64_t o)
+{
+	uint32_t seg = c->objs[o].primary;
+	struct sim_node *n = &c->nodes[sim_node_of(c, seg)];
+
+	c->objs[o].primary = SIM_NONE;
+	c->primary_bytes -= c->object_size;
+	c->segs[seg].used -= c->object_size;
+	n->used -= c->object_size;
+}
+
 static uint32_t dyn_alloc(struct sim_cluster *c)
 {
 	uint32_t d = c->dyn_free;

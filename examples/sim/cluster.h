@@ -119,5 +119,8 @@ void sim_dyn_remove(struct sim_cluster *c, uint32_t d);
 
 /* Readable dynamic replicas of o. */
 uint32_t sim_obj_readable_dyn(const struct sim_cluster *c, uint64_t o);
+/* Evict object o's primary (it has no dynamic replica): o is unwritten
+ * again, and written back where puts go on its next read. */
+void sim_cluster_evict(struct sim_cluster *c, uint64_t o);
 
 #endif

@@ -185,6 +185,33 @@ static void retire_pass(struct sim_master *m, uint64_t now)
 		}
 }
 
+bool sim_engine_room(struct sim_master *m, const mcrepl_propose_input *in,
+		     uint64_t now)
+{
+	struct sim_cluster *c = m->c;
+	uint64_t freed = 0, n = c->n_objs;
+	mcrepl_room room;
+	uint32_t seg;
+
+	if (mcrepl_engine_room(m->eng.e, in, &room) != MCREPL_OK)
+		return false;
+	seg = (uint32_t)room.segment.v - 1;
+	/* from a rotating cursor, so the same objects are not always first */
+	for (uint64_t k = 0; k < n && freed < room.bytes; k++) {
+		uint64_t o = (m->room_cursor + k) % n;
+
+		if (c->objs[o].primary != seg || c->objs[o].dyn != SIM_NONE ||
+		    heat_in(m, o, SIM_NONE, now) > 1)
+			continue;
+		sim_cluster_evict(c, o);
+		freed += c->object_size;
+		m->room_evicted++;
+		m->room_cursor = o + 1;
+	}
+	sim_engine_usage(m);
+	return freed >= room.bytes;
+}
+
 void sim_engine_tick(struct sim_master *m, uint64_t now)
 {
 	mcrepl_engine_tick_result t;

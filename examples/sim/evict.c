@@ -1,6 +1,8 @@
 /* Eviction: a node above the high watermark frees eviction_ratio of its
- * capacity, dropping readable dynamic replicas least recently read first.
- * Primaries are never evicted here (the simulator does not model misses). */
+ * capacity, dropping readable dynamic replicas least recently read first,
+ * never one read within the master's read lease (--default_kv_lease_ttl,
+ * 10 s as the master's: the master evicts no object under read lease). Primaries
+ * are evicted only to make room for hot copies (engine.c). */
 #include <stdlib.h>
 
 #include "master.h"
@@ -45,7 +47,10 @@ static void evict_node(struct sim_master *m, uint32_t node, uint64_t now)
 	if (!lru)
 		return;
 	for (uint32_t i = 0; i < n->n_dyn; i++)
-		if (c->dyn[n->dyn[i]].readable)
+		if (c->dyn[n->dyn[i]].readable &&
+		    (double)c->dyn[n->dyn[i]].last_read_ms +
+			    m->o->kv_lease_ttl <=
+			(double)now)
 			lru[k++] = n->dyn[i];
 	sort_pool = c->dyn;
 	qsort(lru, k, sizeof(*lru), cmp_lru);

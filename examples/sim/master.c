@@ -259,6 +259,13 @@ void sim_master_read(struct sim_master *m, uint64_t o, uint32_t reader,
 	bool cross;
 
 	m->reads++;
+	if (seg == SIM_NONE) { /* evicted for room: written back */
+		seg = sim_cluster_put_segment(c);
+		if (seg == SIM_NONE)
+			return;
+		sim_cluster_write(c, o, seg);
+		m->refetched++;
+	}
 	count_floor(m, o, dom);
 	record_heat(m, o, reader, now);
 	if (c->objs[o].dyn != SIM_NONE) {

@@ -89,7 +89,10 @@ struct sim_master {
 	uint64_t join_from_ms, join_until_ms, join_reads, join_remote;
 	uint64_t warmup_chosen, warmup_accepted; /* copies */
 	struct sim_engine eng;
-	uint64_t retired;      /* dynamic replicas retired (auto) */
+	uint64_t retired; /* dynamic replicas retired (auto) */
+	/* full clusters: cold objects evicted to make room for hot copies,
+	 * and reads of evicted objects (written back, as a cache refills) */
+	uint64_t room_evicted, refetched, room_cursor;
 	uint64_t late_from_ms; /* the last third of the run starts */
 	uint64_t late_copies;  /* copies completed from then on */
 	/* each object's heat when the last third starts, and the trigger
@@ -158,6 +161,11 @@ void sim_engine_free(struct sim_master *m);
 void sim_engine_sync(struct sim_master *m);
 void sim_engine_usage(struct sim_master *m);
 void sim_engine_tick(struct sim_master *m, uint64_t now_ms);
+/* A hot key's proposal found no target under the watermark: free the room
+ * the engine asks for by evicting cold objects (read at most once in the
+ * window, no dynamic replica) on the segment it names; true when freed. */
+bool sim_engine_room(struct sim_master *m, const mcrepl_propose_input *in,
+		     uint64_t now_ms);
 
 /* Drop dynamic replica d (eviction, retirement): recreate cooldown. */
 void sim_master_drop(struct sim_master *m, uint32_t d, uint64_t now_ms);

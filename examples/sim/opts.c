@@ -66,6 +66,8 @@ static const struct opt opts[] = {
 	"most bytes one warmup copies (1G)"),
     OPT("eviction_high_watermark_ratio", O_DBL, evict_high,
 	"evict when a node's used/capacity passes this (0.90)"),
+    OPT("default_kv_lease_ttl", O_DBL, kv_lease_ttl,
+	"ms a read keeps its object from eviction, as the master's (10000)"),
     OPT("eviction_ratio", O_DBL, evict_ratio,
 	"share of capacity one eviction frees (0.05)"),
     OPT("project_load", O_BOOL, project_load,
@@ -105,6 +107,7 @@ void sim_opts_init(struct sim_opts *o)
 	o->load_period_ms = 100;
 	o->evict_high = 0.90;
 	o->evict_ratio = 0.05;
+	o->kv_lease_ttl = 10000;
 	o->project_load = true;
 	o->join_window = 60;
 	o->warmup_max_copies = 64;

@@ -38,6 +38,7 @@ struct sim_opts {
 	uint32_t load_period_ms;  /* read_load refresh; 0 = interval */
 	double evict_high;	  /* eviction_high_watermark_ratio */
 	double evict_ratio;	  /* eviction_ratio */
+	double kv_lease_ttl;	  /* default_kv_lease_ttl, ms */
 	double join_at;		  /* s; > 0: the last domain joins then */
 	double join_window;	  /* s of its reads counted after joining */
 	bool warmup;		  /* warm the joining domain when it joins */
