@@ -1,0 +1,255 @@
+/*
+ * The policy engine's hard cases (issue 29), through mcrepl/engine.h:
+ * room for a hot copy on a full cluster (a swap, its credit, its budget)
+ * and retirement that sheds every copy the rule retires in one pass.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "mcrepl/mcrepl.h"
+#include "testutil.h"
+
+#define MIB (1024 * 1024ULL)
+#define NOW 1000000ULL
+
+static mcrepl_engine *full_cluster(uint32_t room_permille)
+{
+	mcrepl_engine_opts eo = {.struct_size = sizeof(eo),
+				 .room_permille = room_permille};
+	mcrepl_engine *e = NULL;
+	mcrepl_config c;
+
+	mcrepl_config_init(&c);
+	c.mode = MCREPL_MODE_ENFORCE;
+	ck_assert_int_eq(mcrepl_engine_create(&c, &eo, &e), MCREPL_OK);
+	for (uint64_t i = 1; i <= 4; i++) {
+		char host[8];
+		mcrepl_engine_segment s = {
+		    .id = {i},
+		    .client = {i},
+		    .host = host,
+		    .capacity = 100 * MIB,
+		    .used = 90 * MIB, /* 90 %: over the 0.85 watermark */
+		    .allocatable = true,
+		    .can_copy = true,
+		};
+
+		snprintf(host, sizeof(host), "h%llu", (unsigned long long)i);
+		ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	}
+	return e;
+}
+
+struct hot {
+	char id[16];
+	mcrepl_proposal p;
+	mcrepl_object_view o;
+	mcrepl_replica_view r;
+	mcrepl_propose_input in;
+};
+
+/* A key on segment 1, read 64 times: hot on a 4-node cluster. */
+static void hot_key(struct hot *h, const char *id)
+{
+	memset(h, 0, sizeof(*h));
+	snprintf(h->id, sizeof(h->id), "%s", id);
+	h->p = (mcrepl_proposal){.action = MCREPL_ACTION_ADD,
+				 .proposal_id = h->id,
+				 .tenant = "t",
+				 .key = "hot",
+				 .observed_version = 7,
+				 .expected_size = MIB,
+				 .expires_at_ms = NOW + 5000};
+	h->o = (mcrepl_object_view){.exists = true,
+				    .version = 7,
+				    .size = MIB,
+				    .readable_memory_replicas = 1};
+	h->r = (mcrepl_replica_view){.segment = {1},
+				     .client = {1},
+				     .host = "h1",
+				     .readable = true,
+				     .memory = true,
+				     .can_copy = true};
+	h->in = (mcrepl_propose_input){.proposal = &h->p,
+				       .object = &h->o,
+				       .heat_count = 64,
+				       .replicas = &h->r,
+				       .n_replicas = 1,
+				       .now_ms = NOW};
+}
+
+/* covers: issue 29 full clusters */
+START_TEST(test_engine_room_swaps_a_cold_object_for_a_hot_copy)
+{
+	mcrepl_engine *e = full_cluster(0);
+	mcrepl_engine_stats st = {.struct_size = sizeof(st)};
+	mcrepl_propose_result res;
+	mcrepl_room room;
+	struct hot h;
+
+	for (int i = 0; i < 64; i++)
+		mcrepl_engine_read(e, (mcrepl_segment_id){1});
+	mcrepl_engine_tick(e, NOW, NULL);
+	hot_key(&h, "p1");
+	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_str_eq(mcrepl_reason_name(res.reason), "no_target");
+	ck_assert_int_eq(mcrepl_engine_room(e, &h.in, &room), MCREPL_OK);
+	ck_assert_uint_ne(room.segment.v, 1); /* not the key's own host */
+	ck_assert_uint_eq(room.bytes, MIB);   /* a swap: the copy's size */
+	/* the host evicted the bytes: the segment is credited for this key
+	 * though it stays over the watermark */
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_used(e, room.segment, 89 * MIB, true),
+	    MCREPL_OK);
+	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, room.segment.v);
+	mcrepl_engine_get_stats(e, &st);
+	ck_assert_uint_eq(st.room_total, 1);
+	ck_assert_uint_eq(st.room_bytes_total, MIB);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* The credit is the key's: another key's proposal still finds no target. */
+START_TEST(test_engine_room_credit_is_the_keys_own)
+{
+	mcrepl_engine *e = full_cluster(0);
+	mcrepl_propose_result res;
+	mcrepl_room room;
+	struct hot h, other;
+
+	hot_key(&h, "p1");
+	ck_assert_int_eq(mcrepl_engine_room(e, &h.in, &room), MCREPL_OK);
+	hot_key(&other, "p2");
+	other.p.key = "other";
+	ck_assert_int_eq(mcrepl_engine_propose(e, &other.in, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_str_eq(mcrepl_reason_name(res.reason), "no_target");
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* Budget: 1 permille of 400 MiB = 419,430 bytes a window; the window's
+ * first swap (1 MiB) passes, the next key's is refused until the window
+ * turns; the same key asked again is not charged. */
+START_TEST(test_engine_room_budget_per_window)
+{
+	mcrepl_engine *e = full_cluster(1);
+	mcrepl_engine_stats st = {.struct_size = sizeof(st)};
+	mcrepl_room room;
+	struct hot a, b;
+	uint64_t w = 10000; /* the default heat window */
+
+	mcrepl_engine_tick(e, NOW, NULL);
+	hot_key(&a, "p1");
+	hot_key(&b, "p2");
+	b.p.key = "b";
+	ck_assert_int_eq(mcrepl_engine_room(e, &a.in, &room), MCREPL_OK);
+	ck_assert_int_eq(mcrepl_engine_room(e, &a.in, &room), MCREPL_OK);
+	ck_assert_int_eq(mcrepl_engine_room(e, &b.in, &room), MCREPL_EFULL);
+	mcrepl_engine_tick(e, (NOW / w + 1) * w, NULL);
+	ck_assert_int_eq(mcrepl_engine_room(e, &b.in, &room), MCREPL_OK);
+	mcrepl_engine_get_stats(e, &st);
+	ck_assert_uint_eq(st.room_total, 3);
+	ck_assert_uint_eq(st.room_bytes_total, 2 * MIB);
+	ck_assert_uint_eq(st.room_budget_total, 1);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* No room asked where there is room, nor under policy rfc, nor with room
+ * turned off. */
+START_TEST(test_engine_room_refusals)
+{
+	mcrepl_engine_opts eo = {.struct_size = sizeof(eo),
+				 .room_permille = MCREPL_ENGINE_NO_ROOM};
+	mcrepl_engine *e = full_cluster(0), *off = NULL;
+	mcrepl_config c;
+	mcrepl_room room;
+	struct hot h;
+
+	hot_key(&h, "p1");
+	ck_assert_int_eq(mcrepl_engine_segment_used(e, (mcrepl_segment_id){3},
+						    10 * MIB, true),
+			 MCREPL_OK);
+	ck_assert_int_eq(mcrepl_engine_room(e, &h.in, &room), MCREPL_ENOENT);
+	ck_assert_int_eq(mcrepl_engine_room(e, NULL, &room), MCREPL_EINVAL);
+	mcrepl_engine_destroy(e);
+	mcrepl_config_init(&c);
+	c.mode = MCREPL_MODE_ENFORCE;
+	c.policy = MCREPL_POLICY_RFC;
+	ck_assert_int_eq(mcrepl_engine_create(&c, NULL, &off), MCREPL_OK);
+	ck_assert_int_eq(mcrepl_engine_room(off, &h.in, &room), MCREPL_ENOENT);
+	mcrepl_engine_destroy(off);
+	c.policy = MCREPL_POLICY_AUTO;
+	ck_assert_int_eq(mcrepl_engine_create(&c, &eo, &off), MCREPL_OK);
+	ck_assert_int_eq(mcrepl_engine_room(off, &h.in, &room), MCREPL_ENOENT);
+	mcrepl_engine_destroy(off);
+}
+END_TEST
+
+static void cold_probe(void *ctx, const char *tenant, const char *key,
+		       const char *domain, mcrepl_retire_probe *out)
+{
+	(void)tenant;
+	(void)key;
+	(void)domain;
+	out->count = 0;
+	out->readable = *(const uint32_t *)ctx;
+}
+
+/* covers: issue 29 retirement that keeps up */
+START_TEST(test_engine_retire_sheds_every_cold_copy_in_one_pass)
+{
+	mcrepl_engine *e = full_cluster(0);
+	mcrepl_retirement out[8];
+	uint32_t readable = 4; /* the primary and 3 dynamic copies */
+	uint64_t w = 80000;    /* a window boundary (8 buckets of 1250 ms) */
+	size_t n = 0;
+	bool seen[5] = {false};
+
+	for (uint64_t s = 2; s <= 4; s++)
+		ck_assert_int_eq(mcrepl_engine_replica_added(
+				     e, "t", "k", (mcrepl_segment_id){s}),
+				 MCREPL_OK);
+	mcrepl_engine_tick(e, w - 1250, NULL);
+	mcrepl_engine_tick(e, w, NULL);
+	ck_assert_uint_eq(
+	    mcrepl_engine_retire(e, w, cold_probe, &readable, out, 8, &n), 1);
+	ck_assert_uint_eq(n, 3); /* all three, not one a window */
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_ge(out[i].segment.v, 2);
+		ck_assert_uint_le(out[i].segment.v, 4);
+		ck_assert(!seen[out[i].segment.v]);
+		seen[out[i].segment.v] = true;
+		ck_assert_str_eq(out[i].key, "k");
+	}
+	/* at most cap: a cap of 2 hands out two */
+	mcrepl_engine_destroy(e);
+	e = full_cluster(0);
+	for (uint64_t s = 2; s <= 4; s++)
+		mcrepl_engine_replica_added(e, "t", "k",
+					    (mcrepl_segment_id){s});
+	mcrepl_engine_tick(e, w - 1250, NULL);
+	mcrepl_engine_tick(e, w, NULL);
+	mcrepl_engine_retire(e, w, cold_probe, &readable, out, 2, &n);
+	ck_assert_uint_eq(n, 2);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+Suite *make_engine_room_suite(void)
+{
+	Suite *s = suite_create("engine_room");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_engine_room_swaps_a_cold_object_for_a_hot_copy);
+	tcase_add_test(tc, test_engine_room_credit_is_the_keys_own);
+	tcase_add_test(tc, test_engine_room_budget_per_window);
+	tcase_add_test(tc, test_engine_room_refusals);
+	tcase_add_test(tc,
+		       test_engine_retire_sheds_every_cold_copy_in_one_pass);
+	suite_add_tcase(s, tc);
+	return s;
+}
