@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "auth.h"
+#include "flagparse.h"
 #include "harness.h"
 #include "hash.h"
 #include "store_client.h"
@@ -465,13 +466,18 @@ int main(int argc, char **argv)
 	d.object_bytes = 64 * 1024;
 	d.seconds = 4;
 	d.rng = 2026;
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--seconds"))
-			d.seconds = atof(argv[i + 1]);
-		else if (!strcmp(argv[i], "--keys"))
-			d.keys = atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "--object_kib"))
-			d.object_bytes = 1024 * strtoull(argv[i + 1], NULL, 10);
+	for (int i = 1; i < argc; i++) {
+		char name[32];
+		const char *v = flags_split(argc, argv, &i, name, sizeof(name));
+
+		if (v && !strcmp(name, "seconds"))
+			d.seconds = atof(v);
+		else if (v && !strcmp(name, "keys"))
+			d.keys = atoi(v);
+		else if (v && !strcmp(name, "object_kib"))
+			d.object_bytes = 1024 * strtoull(v, NULL, 10);
+		else
+			d.keys = 0; /* usage below */
 	}
 	if (d.keys < 1 || d.keys > 100000 || d.object_bytes == 0 ||
 	    d.seconds <= 0) {
