@@ -239,9 +239,10 @@ static int op_failed(store_client *sc, const char *what)
 	size_t n = strlen(what);
 
 	if (strncmp(e, what, n) == 0 && e[n] == ':')
-		fprintf(stderr, "mcrepl-cli: %s\n", e);
+		fprintf(stderr, "mcrepl-cli: %s%s\n", e, client_auth_hint(e));
 	else
-		fprintf(stderr, "mcrepl-cli: %s: %s\n", what, e);
+		fprintf(stderr, "mcrepl-cli: %s: %s%s\n", what, e,
+			client_auth_hint(e));
 	return 1;
 }
 
@@ -442,7 +443,8 @@ int main(int argc, char **argv)
 	cfg.tls = auth.tls;
 	if (store_client_open(&sc, c.master, c.tenant, &cfg, err,
 			      sizeof(err))) {
-		fprintf(stderr, "mcrepl-cli: %s\n", err);
+		fprintf(stderr, "mcrepl-cli: %s%s\n", err,
+			client_auth_hint(err));
 		client_auth_free(&auth);
 		return 1;
 	}
