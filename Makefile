@@ -150,6 +150,7 @@ include mk/tests.mk
 include mk/rfc.mk
 include mk/fuzz.mk
 include mk/netns.mk
+include mk/docs.mk
 include mk/bench.mk
 include mk/faults.mk
 include mk/install.mk
