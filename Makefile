@@ -44,6 +44,7 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/libmcrepl
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR ?=
 
@@ -149,6 +150,7 @@ include mk/tests.mk
 include mk/rfc.mk
 include mk/fuzz.mk
 include mk/netns.mk
+include mk/docs.mk
 include mk/bench.mk
 include mk/faults.mk
 include mk/install.mk

@@ -26,7 +26,8 @@ faults: $(FAULTS_DEPS)
 	$(Q)sh tests/faults/run.sh --full $(FAULTS_BIN)
 
 check-faults-short: $(FAULTS_DEPS)
-	$(Q)sh tests/faults/run.sh --short --strict $(FAULTS_BIN)
+	$(Q)$(QUIET_TEST) $(TEST_LOGS)/faults.log sh tests/faults/run.sh \
+		--short --strict $(FAULTS_BIN)
 
 check: check-faults-short
 

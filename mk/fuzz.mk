@@ -41,10 +41,12 @@ $(BUILD)/tests/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o \
 	@mkdir -p $(@D)
 	$(call quiet,LD)$(CC) $(filter %.o,$^) -o $@ $(FUZZ_LINK)
 
+# What the targets print (the in-process master logs refusals) goes to
+# $(TEST_LOGS)/fuzz.log; the console gets one line.
 check-fuzz: $(FUZZ_REPLAY)
-	$(Q)for n in $(FUZZ_NAMES); do \
+	$(Q)$(QUIET_TEST) $(TEST_LOGS)/fuzz.log sh -c 'for n in $(FUZZ_NAMES); do \
 		$(BUILD)/tests/fuzz/fuzz_$$n tests/fuzz/corpus/$$n || exit 1; \
-	done
+	done; echo "fuzz: corpora of $(FUZZ_NAMES) replayed"'
 
 check: check-fuzz
 

@@ -61,7 +61,8 @@ $(DAEMON_TEST_BIN): $(DAEMON_TEST_OBJ) $(RDMA_OBJ) $(WORKER_FLAGS_OBJ) \
 		$(RDMA_LIBS) $(DAEMON_LIBS) $(CHECK_LIBS) -lm
 
 # The integration tests start the real binaries.
-DAEMON_TEST_DEPS := $(DAEMON_TEST_BIN) $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN)
+DAEMON_TEST_DEPS := $(DAEMON_TEST_BIN) $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN) \
+	$(DEMO_BIN)
 # The runner's stderr and the daemons' go to $(TEST_LOGS) (main.c,
 # examples/common/harness.c); Check's report stays on the console.
 check-daemons: $(DAEMON_TEST_DEPS)

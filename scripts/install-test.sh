@@ -3,7 +3,7 @@
 # installed: the C example builds against the tree through pkg-config and
 # runs; the .pc is ${prefix}-relative (absolute when LIBDIR lies outside
 # PREFIX); the programs run from BINDIR; their man pages are there and
-# list their flags; make uninstall leaves no file behind.
+# list their flags; docs/SECURITY.md and docs/HA.md are in DOCDIR; make uninstall leaves no file behind.
 set -eu
 MAKE=${1:-make}
 BUILD=${2:-build}
@@ -55,6 +55,10 @@ check "mcrepl-master.1 lists the knobs" \
 	grep -q 'dynamic_replication_mode' "$man/mcrepl-master.1"
 check "mcrepl-cli.1 lists the commands" \
 	grep -q '^\\fBput KEY' "$man/mcrepl-cli.1"
+for d in SECURITY.md HA.md; do
+	check "docs/$d installed (the man pages cite it)" \
+		cmp -s "docs/$d" "$dest/usr/share/doc/libmcrepl/$d"
+done
 $MAKE -s BUILD="$BUILD" uninstall DESTDIR="$dest" PREFIX=/usr >/dev/null
 check "make uninstall leaves no file" eq "$(find "$dest" ! -type d | wc -l)" 0
 lib64="$work/lib64"

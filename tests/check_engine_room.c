@@ -78,7 +78,7 @@ static void hot_key(struct hot *h, const char *id)
 				       .now_ms = NOW};
 }
 
-/* covers: issue 29 full clusters */
+/* Full clusters (issue 29). */
 START_TEST(test_engine_room_swaps_a_cold_object_for_a_hot_copy)
 {
 	mcrepl_engine *e = full_cluster(0);
@@ -199,7 +199,7 @@ static void cold_probe(void *ctx, const char *tenant, const char *key,
 	out->readable = *(const uint32_t *)ctx;
 }
 
-/* covers: issue 29 retirement that keeps up */
+/* Retirement that keeps up with a shifting hot set (issue 29). */
 START_TEST(test_engine_retire_sheds_every_cold_copy_in_one_pass)
 {
 	mcrepl_engine *e = full_cluster(0);

@@ -14,11 +14,15 @@
  *   wrong_bytes   bytes that differed in any read (load or check)
  *   failed_ops    load operations that returned an error
  *
+ * With an auth file by default, as production runs (a worker principal,
+ * a client principal "admin"; every connection authenticates); --no-auth
+ * without.
+ *
  * With --etcd3: a 3-member etcd instead; one etcd member is killed (no
  * master is), and the run must see no failover and no error. Last line:
  *   etcd_member_killed=1 failovers=<n> step_downs=<n> failed_ops=<f> ops=<n>
  *
- *   bench_failover [--objects N] [--bytes B] [--etcd3]
+ *   bench_failover [--objects N] [--bytes B] [--etcd3] [--no-auth]
  * Last line (default): failover_ms=<t> objects_before=<n>
  * readable_after=<r> wrong_bytes=<w> failed_ops=<f>
  */
@@ -30,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "clock.h"
 #include "etcd_proc.h"
 #include "harness.h"
@@ -52,6 +57,10 @@ static struct {
 	atomic_llong ops, failed, wrong_bytes;
 	int64_t kill_ms;
 	atomic_llong first_read_ms, first_write_ms; /* after the kill */
+	bool auth;
+	struct harness_auth af;
+	struct auth_cred admin;
+	char auth_flag[400];
 } B;
 
 static void fill(uint8_t *buf, size_t n, int i)
@@ -73,6 +82,7 @@ static store_client *client(void)
 	char err[256];
 
 	store_client_config_init(&cfg);
+	cfg.cred = B.auth ? &B.admin : NULL;
 	if (store_client_open(&c, B.ep_url, NULL, &cfg, err, sizeof(err))) {
 		fprintf(stderr, "bench_failover: %s\n", err);
 		exit(1);
@@ -183,8 +193,8 @@ static void *reader(void *arg)
 
 static int start_cluster(int members)
 {
-	const char *mflags[] = {B.ep_flag, NULL};
-	char bin[512], host[32], *argv[6];
+	const char *mflags[] = {B.ep_flag, B.auth ? B.auth_flag : NULL, NULL};
+	char bin[512], host[32], *argv[8];
 
 	if (etcd_proc_start(&B.etcd, members) != 0)
 		return -1;
@@ -204,7 +214,9 @@ static int start_cluster(int members)
 		argv[2] = host;
 		argv[3] = (char *)(uintptr_t) "--segment_size=256M";
 		argv[4] = (char *)(uintptr_t) "--transport=tcp";
-		argv[5] = NULL;
+		argv[5] = B.auth ? B.af.principal_flag[0] : NULL;
+		argv[6] = B.af.secret_flag[0];
+		argv[7] = NULL;
 		if (proc_start(&B.w[i], argv, "mcrepl-worker ready", 10000))
 			return -1;
 	}
@@ -220,6 +232,25 @@ static void stop_cluster(void)
 		if (B.m[i].pid > 0)
 			proc_stop(&B.m[i]);
 	etcd_proc_stop(&B.etcd);
+	if (B.auth)
+		harness_auth_cleanup(&B.af);
+}
+
+/* The auth file (harness_auth_setup's principals) and admin's credential. */
+static int setup_auth(void)
+{
+	char err[256];
+
+	if (harness_auth_setup(&B.af, NULL) != 0)
+		return -1;
+	snprintf(B.auth_flag, sizeof(B.auth_flag), "--auth_file=%s", B.af.file);
+	if (auth_cred_load("admin",
+			   B.af.secret_flag[1] + strlen("--secret_file="),
+			   &B.admin, err, sizeof(err)) != 0) {
+		fprintf(stderr, "bench_failover: %s\n", err);
+		return -1;
+	}
+	return 0;
 }
 
 static long long metric(int i, const char *name)
@@ -334,6 +365,7 @@ int main(int argc, char **argv)
 	bool etcd3 = false;
 
 	B.bytes = 16384;
+	B.auth = true;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--objects") && i + 1 < argc)
 			objects = atoi(argv[++i]);
@@ -341,9 +373,11 @@ int main(int argc, char **argv)
 			B.bytes = (size_t)atol(argv[++i]);
 		else if (!strcmp(argv[i], "--etcd3"))
 			etcd3 = true;
+		else if (!strcmp(argv[i], "--no-auth"))
+			B.auth = false;
 		else {
 			fprintf(stderr, "usage: bench_failover [--objects N] "
-					"[--bytes B] [--etcd3]\n");
+					"[--bytes B] [--etcd3] [--no-auth]\n");
 			return 2;
 		}
 	}
@@ -360,5 +394,7 @@ int main(int argc, char **argv)
 				"apt-get install etcd-server)\n");
 		return 1;
 	}
+	if (B.auth && setup_auth() != 0)
+		return 1;
 	return etcd3 ? run_etcd3(objects) : run_failover(objects);
 }

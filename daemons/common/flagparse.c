@@ -134,6 +134,8 @@ static int set_real(const struct flag *fl, char *p, const char *v)
 	if (end == v || *end || errno || !isfinite(d) || d < 0 ||
 	    (fl->type == FLAG_RATIO && (d <= 0 || d > 1)))
 		return -1;
+	if (fl->type == FLAG_MS && llround(d * 1000) < fl->min)
+		return -1;
 	if (fl->type == FLAG_MS)
 		*(uint64_t *)(void *)p = (uint64_t)llround(d * 1000);
 	else
@@ -199,7 +201,8 @@ static void allowed(const struct flag *fl, char *buf, size_t cap)
 		snprintf(buf, cap, "true, false, 1 or 0");
 		return;
 	case FLAG_MS:
-		snprintf(buf, cap, "seconds >= 0, fractions allowed");
+		snprintf(buf, cap, "seconds >= %g, fractions allowed",
+			 (double)fl->min / 1000);
 		return;
 	case FLAG_RATIO:
 		snprintf(buf, cap, "a ratio in (0, 1]");
@@ -433,6 +436,17 @@ static const char *arg_value(const struct ctx *c, const struct flag *fl,
 		return argv[++*i];
 	fprintf(stderr, "%s: --%s needs a value\n", c->set->prog, name);
 	return NULL;
+}
+
+const char *flags_split(int argc, char **argv, int *i, char *name, size_t cap)
+{
+	const char *a = argv[*i] + (strncmp(argv[*i], "--", 2) ? 0 : 2);
+	size_t len = strcspn(a, "=");
+
+	snprintf(name, cap, "%.*s", (int)len, a);
+	if (a[len] == '=')
+		return a + len + 1;
+	return *i + 1 < argc ? argv[++*i] : NULL;
 }
 
 /* Which arguments a pass over argv applies. */

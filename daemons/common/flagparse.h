@@ -49,7 +49,8 @@ struct flag {
 	size_t cap;	     /* FLAG_STR: buffer size */
 	const char *def;     /* default, as text (parsed like a flag) */
 	const char *help;    /* one line */
-	int64_t min, max;    /* integers: allowed range; max 0 = type's max */
+	int64_t min, max;    /* integers: allowed range; max 0 = type's max;
+				FLAG_MS: min in milliseconds */
 	const char *choices; /* FLAG_STR: "auto|tcp|rdma", or NULL */
 	bool (*valid)(const char *v); /* FLAG_STR: a further check, or NULL */
 	const char *rule; /* FLAG_STR: what valid() accepts, for errors */
@@ -87,6 +88,12 @@ void flags_defaults(const struct flag_set *set, void *base);
  */
 int flags_parse(const struct flag_set *set, void *base, mcrepl_config *cfg,
 		int argc, char **argv);
+
+/* For programs that parse their own options (mcrepl-cli, mcrepl-demo):
+ * argv[*i] is "--name value" or "--name=value"; its name goes to
+ * name[cap] and the value is returned: after the '=', else the next
+ * argument (*i then advances past it); NULL when there is none. */
+const char *flags_split(int argc, char **argv, int *i, char *name, size_t cap);
 
 /* "64M" -> 67108864; K, M, G, T (powers of 1024), optional "iB"/"B".
  * Returns 0, or -1 when malformed or overflowing (*out untouched). */

@@ -34,20 +34,23 @@ static const struct flag flags[] = {
     {"metrics_port", FLAG_U32, O(metrics_port), 0, "9003",
      "HTTP port for /metrics and /health (0 = pick one)", .max = 65535},
     {"client_ttl", FLAG_MS, O(opts.client_ttl_ms), 0, "10",
-     "seconds without heartbeat before a client's segments are dropped"},
+     "seconds without heartbeat before a client's segments are dropped",
+     .min = 100},
     {"default_kv_lease_ttl", FLAG_U64, O(opts.kv_lease_ttl_ms), 0, "10000",
-     "read lease granted by each Get, in milliseconds"},
+     "read lease granted by each Get, in milliseconds", .min = 1},
     {"put_start_discard_timeout_sec", FLAG_MS, O(opts.put_discard_ms), 0, "30",
      "seconds after which a new PutStart of the key may replace a put "
      "never ended"},
     {"put_start_release_timeout_sec", FLAG_MS, O(opts.put_release_ms), 0, "600",
      "seconds after which the master reclaims a put never ended (its "
-     "space freed; also when its writer's client id expires)"},
+     "space freed; also when its writer's client id expires)",
+     .min = 100},
     {"copy_start_release_timeout_sec", FLAG_MS, O(opts.copy_release_ms), 0,
      "60",
      "seconds after which the master reclaims an ordinary copy never "
      "ended (the target freed, the object unpinned; also when the "
-     "CopyStart caller's client id expires)"},
+     "CopyStart caller's client id expires)",
+     .min = 100},
     {"max_heartbeat_segments", FLAG_U32, O(opts.max_heartbeat_segments), 0,
      "4096",
      "most segment ids one Heartbeat may name (INVALID_ARGUMENT "

@@ -5,6 +5,7 @@
 
 #include "ha_gate.h"
 #include "mcrepl.pb-c.h"
+#include "rpc_dispatch.h"
 
 typedef void (*generic_handler)(void *service, const ProtobufCMessage *input,
 				ProtobufCClosure closure, void *closure_data);
@@ -75,18 +76,37 @@ struct deferral {
 	struct ha_gate *g;
 };
 
+/* Whether a reply says "nothing" (ask again while recovering): NOT_FOUND,
+ * an Exist that is false, or a batch with any such entry. */
+static bool says_nothing(const ProtobufCMessage *msg)
+{
+	const McreplRpc__Result *r = result_of(msg);
+
+	if (r && r->code == MCREPL_RPC__CODE__NOT_FOUND)
+		return true;
+	if (r && r->code != MCREPL_RPC__CODE__OK)
+		return false;
+	if (msg->descriptor == &mcrepl_rpc__exist_response__descriptor)
+		return !((const McreplRpc__ExistResponse *)(const void *)msg)
+			    ->exists;
+	if (msg->descriptor ==
+	    &mcrepl_rpc__batch_get_replica_list_response__descriptor) {
+		const McreplRpc__BatchGetReplicaListResponse *b =
+		    (const void *)msg;
+
+		for (size_t i = 0; i < b->n_entries; i++)
+			if (says_nothing(&b->entries[i]->base))
+				return true;
+	}
+	return false;
+}
+
 /* A reply saying "nothing" while recovering becomes "ask again". */
 static void recovering_reply(const ProtobufCMessage *msg, void *arg)
 {
 	struct deferral *d = arg;
-	const McreplRpc__Result *r = msg ? result_of(msg) : NULL;
-	bool nothing = r && r->code == MCREPL_RPC__CODE__NOT_FOUND;
 
-	if (msg && msg->descriptor == &mcrepl_rpc__exist_response__descriptor)
-		nothing = !((const McreplRpc__ExistResponse *)(const void *)msg)
-			       ->exists &&
-			  (!r || r->code == MCREPL_RPC__CODE__OK);
-	if (!nothing) {
+	if (!msg || !says_nothing(msg)) {
 		d->done(msg, d->cd);
 		return;
 	}
@@ -94,10 +114,25 @@ static void recovering_reply(const ProtobufCMessage *msg, void *arg)
 	refuse(msg->descriptor, HA_REASON_RECOVERING, NULL, d->done, d->cd);
 }
 
-static bool is_method(const ProtobufCService *svc, unsigned method,
-		      const char *name)
+/* What the gate does with a method while recovering, by its request type
+ * (never its name). */
+enum recovering_rule { PASS, REFUSE, ASK_AGAIN_IF_NOTHING };
+
+static enum recovering_rule rule_of(const ProtobufCMethodDescriptor *m)
 {
-	return strcmp(svc->descriptor->methods[method].name, name) == 0;
+	static const ProtobufCMessageDescriptor *const reads[] = {
+	    &mcrepl_rpc__get_replica_list_request__descriptor,
+	    &mcrepl_rpc__batch_get_replica_list_request__descriptor,
+	    &mcrepl_rpc__exist_request__descriptor,
+	    &mcrepl_rpc__stat_request__descriptor,
+	};
+
+	if (m->input == &mcrepl_rpc__put_start_request__descriptor)
+		return REFUSE;
+	for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)
+		if (m->input == reads[i])
+			return ASK_AGAIN_IF_NOTHING;
+	return PASS;
 }
 
 static void gate_invoke(ProtobufCService *svc, unsigned method,
@@ -105,35 +140,33 @@ static void gate_invoke(ProtobufCService *svc, unsigned method,
 			void *cd)
 {
 	struct ha_gate *g = (struct ha_gate *)svc;
+	const ProtobufCMethodDescriptor *m = &svc->descriptor->methods[method];
 	char leader[256] = "";
-
 	struct deferral d = {done, cd, g};
 
 	if (!g->open(g->arg, leader, sizeof(leader))) {
 		g->refused++;
-		refuse(svc->descriptor->methods[method].output,
-		       HA_REASON_NOT_LEADER, leader, done, cd);
+		refuse(m->output, HA_REASON_NOT_LEADER, leader, done, cd);
 		return;
 	}
 	if (handler_missing(g->inner, method)) {
 		done(NULL, cd);
 		return;
 	}
-	if (!g->recovering(g->arg)) {
-		g->inner->invoke(g->inner, method, in, done, cd);
-		return;
-	}
-	if (is_method(svc, method, "PutStart")) {
+	switch (g->recovering(g->arg) ? rule_of(m) : PASS) {
+	case REFUSE:
 		g->deferred++;
-		refuse(svc->descriptor->methods[method].output,
-		       HA_REASON_RECOVERING, NULL, done, cd);
-		return;
-	}
-	if (is_method(svc, method, "GetReplicaList") ||
-	    is_method(svc, method, "Exist") || is_method(svc, method, "Stat"))
-		g->inner->invoke(g->inner, method, in, recovering_reply, &d);
-	else
+		refuse(m->output, HA_REASON_RECOVERING, NULL, done, cd);
+		break;
+	case ASK_AGAIN_IF_NOTHING:
+		/* the handler must see this request's principal: relayed
+		 * with its call, the reply comes back here */
+		rpc_call_relay(g->inner, method, in, cd, recovering_reply, &d);
+		break;
+	case PASS:
 		g->inner->invoke(g->inner, method, in, done, cd);
+		break;
+	}
 }
 
 void ha_gate_init(struct ha_gate *g, ProtobufCService *inner,

@@ -23,7 +23,8 @@ struct ha_gate {
 	/* true: pass the request; else leader[0, cap) may name the leader */
 	bool (*open)(void *arg, char *leader, size_t cap);
 	/* true while a new leader's workers may still be re-registering:
-	 * PutStart is refused and a read or Exist that finds nothing is
+	 * PutStart is refused and a GetReplicaList, BatchGetReplicaList
+	 * (any entry), Stat or Exist that finds nothing is
 	 * answered UNAVAILABLE, reason "recovering" (ask again) */
 	bool (*recovering)(void *arg);
 	void *arg;

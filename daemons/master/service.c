@@ -104,8 +104,12 @@ static void log_mount(const struct mount_args *a, McreplRpc__Code code,
 			 a->endpoint, (unsigned long long)a->capacity);
 	else if (log_on(LOG_WARN))
 		ratelog(&refused,
-			"mcrepl-master: warn: mount of %s by %s refused: %s",
-			a->name, a->host, why[0] ? why : "refused");
+			"mcrepl-master: warn: mount of segment '%s' by client "
+			"%llu, host '%s' refused: %s",
+			a->name && a->name[0] ? a->name : "(no name)",
+			(unsigned long long)a->client_id,
+			a->host && a->host[0] ? a->host : "(no host)",
+			why[0] ? why : "refused");
 }
 
 /* Longest a worker's re-registration may keep its segment out of

@@ -261,7 +261,9 @@ static McreplRpc__Code finish_copy(struct store *s, const mcrepl_fence *fin,
 		retire_if_gone(s, &l, tenant, key, now_ms);
 		return reason_code(why);
 	}
-	i = o ? find_target(o, l.target.v) : SIZE_MAX;
+	/* a target on a segment unmounted since: gone (NOT_FOUND, failed) */
+	i = o && store_segment(s, l.target.v) ? find_target(o, l.target.v)
+					      : SIZE_MAX;
 	if (!success || i == SIZE_MAX)
 		return copy_failed(s, &l, tenant, key, now_ms, success);
 	o->replicas[i].status = REPLICA_COMPLETE;

@@ -85,3 +85,11 @@ void client_auth_free(struct client_auth *a)
 	a->tls = NULL;
 	memset(&a->cred, 0, sizeof(a->cred));
 }
+
+const char *client_auth_hint(const char *error)
+{
+	if (!strstr(error, "UNAUTHENTICATED") &&
+	    !strstr(error, "authentication refused"))
+		return "";
+	return "; " CLIENT_AUTH_FIX;
+}

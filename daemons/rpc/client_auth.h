@@ -45,4 +45,13 @@ void client_auth_apply(const struct client_auth *a, rpc_client_config *cfg);
 
 void client_auth_free(struct client_auth *a);
 
+/* What to fix when the master refused to authenticate us. */
+#define CLIENT_AUTH_FIX                                                        \
+	"check --principal and --secret_file (or --tls_cert and --tls_key "    \
+	"for an auth=cert principal) against the master's --auth_file"
+
+/* What to add to an error message that says the master refused to
+ * authenticate us ("; " CLIENT_AUTH_FIX), or "". */
+const char *client_auth_hint(const char *error);
+
 #endif

@@ -77,6 +77,13 @@ static enum rpc_auth_fail on_hello(struct rpc_auth_server *a,
 			      len);
 	}
 	a->claimed = auth_find(t, h->principal);
+	for (size_t i = 0; i <= AUTH_NAME_MAX; i++) {
+		char c = h->principal[i];
+
+		a->claimed_name[i] = c && (c < 0x20 || c > 0x7e) ? 0x3f : c;
+		if (!c)
+			break;
+	}
 	memcpy(a->cn, h->client_nonce.data, AUTH_NONCE_BYTES);
 	mcrepl_rpc__auth_hello__free_unpacked(h, NULL);
 	if (auth_nonce(a->sn))

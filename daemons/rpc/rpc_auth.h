@@ -93,6 +93,9 @@ struct rpc_auth_server {
 	/* under mutual TLS: the verified client certificate's CN, when it
 	 * names a secret principal (the hello must name the same) */
 	char cert_name[AUTH_NAME_MAX + 1];
+	/* the name the hello claimed, known or not, unprintable bytes as
+	 * '?': for the server's log line only, never an answer */
+	char claimed_name[AUTH_NAME_MAX + 1];
 };
 
 /* Under TLS, once the handshake is done: what the client's certificate

@@ -15,6 +15,9 @@ struct rpc_call {
 	bool replied;
 	const struct auth_principal *principal;
 	const uint8_t *session;
+	/* rpc_call_relay(): the handler's reply goes here instead */
+	ProtobufCClosure relay;
+	void *relay_arg;
 };
 
 /* protobuf-c's generated dispatcher reads the handler table that follows
@@ -44,6 +47,11 @@ static void closure(const ProtobufCMessage *msg, void *closure_data)
 
 	if (call->replied)
 		return;
+	if (call->relay) {
+		call->replied = true;
+		call->relay(msg, call->relay_arg);
+		return;
+	}
 	if (!msg)
 		call_error(call, MCREPL_RPC__CODE__INTERNAL, "handler failed");
 	else if (msg->descriptor != call->method->output)
@@ -105,7 +113,8 @@ void rpc_dispatch_as(ProtobufCService *svc, const McreplRpc__Envelope *env,
 		     const uint8_t *session, rpc_reply_fn reply, void *arg)
 {
 	struct rpc_call call = {reply,	     arg,   NULL,      env->request_id,
-				env->method, false, principal, session};
+				env->method, false, principal, session,
+				NULL,	     NULL};
 	ProtobufCMessage *in;
 	char text[200], why[128];
 
@@ -148,4 +157,18 @@ const uint8_t *rpc_call_session_key(const void *closure_data)
 void *rpc_dispatch_arg(const void *closure_data)
 {
 	return ((const struct rpc_call *)closure_data)->arg;
+}
+
+void rpc_call_relay(ProtobufCService *svc, unsigned method,
+		    const ProtobufCMessage *in, const void *closure_data,
+		    ProtobufCClosure done, void *arg)
+{
+	struct rpc_call call = *(const struct rpc_call *)closure_data;
+
+	call.replied = false;
+	call.relay = done;
+	call.relay_arg = arg;
+	svc->invoke(svc, method, in, closure, &call);
+	if (!call.replied)
+		done(NULL, arg);
 }

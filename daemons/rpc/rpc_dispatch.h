@@ -52,6 +52,14 @@ const struct auth_principal *rpc_call_principal(const void *closure_data);
  * without a handshake. Valid only during the handler. */
 const uint8_t *rpc_call_session_key(const void *closure_data);
 
+/* Runs svc's method on behalf of the request closure_data came with (a
+ * service wrapping another: the HA gate): the handler sees that request's
+ * principal, session key and connection, and its reply (NULL: none) goes
+ * to done(msg, arg), once, before this returns, instead of the client. */
+void rpc_call_relay(ProtobufCService *svc, unsigned method,
+		    const ProtobufCMessage *in, const void *closure_data,
+		    ProtobufCClosure done, void *arg);
+
 /* The `arg` of the rpc_dispatch() call a handler's closure_data belongs
  * to; valid only during the handler. */
 void *rpc_dispatch_arg(const void *closure_data);

@@ -539,8 +539,10 @@ static void auth_step(rpc_conn *conn, const McreplRpc__Envelope *env)
 		return;
 	}
 	s->st.auth_failed[f]++;
-	ratelog(&s->rl_auth, "rpc_server: %s: authentication failed (%s)",
-		conn->peer, rpc_auth_fail_name(f));
+	ratelog(&s->rl_auth,
+		"rpc_server: %s: authentication failed for principal '%s' "
+		"(%s)",
+		conn->peer, conn->auth.claimed_name, rpc_auth_fail_name(f));
 	start_linger(conn);
 }
 

@@ -8,7 +8,8 @@
 #include "rpc_auth.h"
 #include "worker.h"
 
-#define MOUNT_RETRY_MS 1000
+#define MOUNT_RETRY_MS 1000 /* doubling per failure in a row, to 8 s */
+#define MOUNT_BACKOFF_MAX 3
 
 void worker_call(struct worker *w, const char *name,
 		 const ProtobufCMessage *req,
@@ -32,12 +33,18 @@ struct wseg *worker_segment(struct worker *w, uint64_t id)
 	return NULL;
 }
 
+uint32_t worker_mounted_count(const struct worker *w)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < w->n_segs; i++)
+		n += w->segs[i].mounted;
+	return n;
+}
+
 bool worker_all_mounted(const struct worker *w)
 {
-	for (uint32_t i = 0; i < w->n_segs; i++)
-		if (!w->segs[i].mounted)
-			return false;
-	return true;
+	return worker_mounted_count(w) == w->n_segs;
 }
 
 /* Logs a master failure once per outage (the loop retries quietly). */
@@ -49,6 +56,48 @@ static void master_down(struct worker *w, const char *what, const char *why)
 	w->master_down_logged = true;
 	fprintf(stderr, "mcrepl-worker: %s: master %s: %s (retrying)\n", what,
 		w->flags.master, why);
+}
+
+/* What the operator must fix after a refusal no retry changes, or NULL
+ * when a retry may succeed: the credential (the handshake failed), what
+ * the auth file allows this principal, a request the master calls
+ * invalid (the worker's flags). */
+static const char *permanent(int status, const McreplRpc__Result *r)
+{
+	static const char *const allowed[] = {"auth_host", "auth_domain",
+					      "auth_capacity", "auth_kind"};
+
+	if (status == MCREPL_RPC__CODE__UNAUTHENTICATED ||
+	    (status == RPC_OK && r &&
+	     r->code == MCREPL_RPC__CODE__UNAUTHENTICATED))
+		return CLIENT_AUTH_FIX;
+	if (status != RPC_OK || !r)
+		return NULL;
+	if (r->code == MCREPL_RPC__CODE__INVALID_ARGUMENT)
+		return "check the worker's flags";
+	if (r->code != MCREPL_RPC__CODE__PERMISSION_DENIED || !r->reason)
+		return NULL;
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+		if (strcmp(r->reason, allowed[i]) == 0)
+			return "the master's --auth_file line for this principal "
+			       "must allow this --host_id, --domain and "
+			       "--segment_size (hosts=, domains=, "
+			       "max_capacity=)";
+	return NULL;
+}
+
+/* One line, then the loop ends; main() exits 1. */
+static void give_up(struct worker *w, const char *what, const char *why,
+		    const char *fix)
+{
+	if (w->fatal)
+		return;
+	w->fatal = true;
+	fprintf(stderr,
+		"mcrepl-worker: fatal: %s refused by master %s: %s; %s; "
+		"exiting\n",
+		what, w->flags.master, why, fix);
+	event_base_loopbreak(w->base);
 }
 
 static McreplRpc__Code code_of(const McreplRpc__Result *r)
@@ -114,6 +163,7 @@ static void mounted(struct worker *w, struct wseg *s,
 	control_master_clock(w, r->master_time_ms, s->mount_sent_ms);
 	data_server_bind(w->ds, s->slot, s->id);
 	w->master_down_logged = false;
+	w->mount_failures = 0;
 	ha_mounted(w, s, r->incarnation); /* HA: re-register what it holds */
 	if (!worker_all_mounted(w))
 		return;
@@ -132,9 +182,15 @@ static void on_mount(int status, ProtobufCMessage *resp, const char *error,
 	struct worker *w = s->w;
 	McreplRpc__MountSegmentResponse *r =
 	    (McreplRpc__MountSegmentResponse *)resp;
+	const char *fix = permanent(status, r ? r->result : NULL);
+	char what[400];
 
 	s->mount_pending = false;
-	if (status != RPC_OK) {
+	if (fix && !w->stopping) {
+		snprintf(what, sizeof(what), "mount of %s", s->name);
+		give_up(w, what, status != RPC_OK ? error : msg_of(r->result),
+			fix);
+	} else if (status != RPC_OK) {
 		master_down(w, "mount", error);
 	} else if (code_of(r->result) != MCREPL_RPC__CODE__OK) {
 		if (!ha_master_failed(w, r->result))
@@ -150,7 +206,11 @@ static void on_mount(int status, ProtobufCMessage *resp, const char *error,
 		mounted(w, s, r);
 	}
 	if (!s->mounted)
-		w->next_mount_ms = net_now_ms() + MOUNT_RETRY_MS;
+		w->next_mount_ms =
+		    net_now_ms() +
+		    (MOUNT_RETRY_MS << (w->mount_failures < MOUNT_BACKOFF_MAX
+					    ? w->mount_failures++
+					    : MOUNT_BACKOFF_MAX));
 	if (resp)
 		protobuf_c_message_free_unpacked(resp, NULL);
 }
@@ -212,9 +272,13 @@ static void on_heartbeat(int status, ProtobufCMessage *resp, const char *error,
 {
 	struct worker *w = arg;
 	McreplRpc__HeartbeatResponse *r = (McreplRpc__HeartbeatResponse *)resp;
+	const char *fix = permanent(status, r ? r->result : NULL);
 
 	w->hb_pending = false;
-	if (status != RPC_OK) {
+	if (fix && !w->stopping) {
+		give_up(w, "heartbeat",
+			status != RPC_OK ? error : msg_of(r->result), fix);
+	} else if (status != RPC_OK) {
 		master_down(w, "heartbeat", error);
 	} else if (code_of(r->result) == MCREPL_RPC__CODE__UNKNOWN_CLIENT) {
 		control_remount(w);

@@ -350,8 +350,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	event_base_dispatch(w.base);
-	if (w.stopping) /* the master must not keep placing on us */
+	if (w.stopping || w.fatal) /* the master must not keep placing on us */
 		control_unmount_sync(&w, STOP_UNMOUNT_MS);
 	stop(&w);
-	return 0;
+	return w.fatal ? 1 : 0;
 }

@@ -10,6 +10,8 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
+#include <mcrepl/mcrepl.h>
+
 #include "prom.h"
 #include "httpcap.h"
 #include "netlimits.h"
@@ -20,10 +22,13 @@ static void per_segment(struct worker *w, struct mcu_prom *out)
 	static const char *const names[] = {
 	    "mcrepl_worker_reads_total", "mcrepl_worker_read_bytes_total",
 	    "mcrepl_worker_writes_total", "mcrepl_worker_write_bytes_total"};
+	static const char *const helps[] = {
+	    "READs served, by segment", "bytes read, by segment",
+	    "WRITEs accepted, by segment", "bytes written, by segment"};
 	struct data_stats st;
 
 	for (size_t k = 0; k < 4; k++) {
-		mcu_prom_head(out, names[k], "counter", NULL);
+		mcu_prom_head(out, names[k], "counter", helps[k]);
 		for (uint32_t i = 0; i < w->n_segs; i++) {
 			char id[24];
 			struct mcu_prom_label l = {"segment", id};
@@ -85,56 +90,79 @@ static void totals(struct worker *w, const struct data_server_counters *c,
 		   struct mcu_prom *out)
 {
 	const struct {
-		const char *name, *type;
+		const char *name, *type, *help;
 		uint64_t v;
 	} rows[] = {
 	    {"mcrepl_worker_writes_refused_total", "counter",
-	     c->refused_writes},
-	    {"mcrepl_worker_reads_refused_total", "counter", c->refused_reads},
-	    {"mcrepl_worker_bad_streams_total", "counter", c->bad_streams},
+	     "WRITEs refused (grant, range or size)", c->refused_writes},
+	    {"mcrepl_worker_reads_refused_total", "counter",
+	     "READs refused (grant, range or size)", c->refused_reads},
+	    {"mcrepl_worker_bad_streams_total", "counter",
+	     "data connections closed for bad input", c->bad_streams},
 	    {"mcrepl_worker_data_connections_accepted_total", "counter",
-	     c->accepted},
+	     "data connections accepted", c->accepted},
 	    {"mcrepl_worker_data_connections_idle_closed_total", "counter",
-	     c->idle_closed},
+	     "data connections closed by the idle timeout", c->idle_closed},
 	    {"mcrepl_worker_copies_started_total", "counter",
+	     "replica copies started (tasks from the master)",
 	     w->ctr.copies_started},
 	    {"mcrepl_worker_copies_stale_source_total", "counter",
+	     "copies abandoned: the source region no longer held the object",
 	     w->ctr.copies_stale_source},
 	    {"mcrepl_worker_copies_completed_total", "counter",
-	     w->ctr.copies_completed},
+	     "replica copies completed", w->ctr.copies_completed},
 	    {"mcrepl_worker_copies_failed_total", "counter",
-	     w->ctr.copies_failed},
-	    {"mcrepl_worker_copy_bytes_total", "counter", w->ctr.copy_bytes},
+	     "replica copies failed", w->ctr.copies_failed},
+	    {"mcrepl_worker_copy_bytes_total", "counter",
+	     "bytes copied into this worker's segments", w->ctr.copy_bytes},
 	    {"mcrepl_worker_tasks_fetched_total", "counter",
-	     w->ctr.tasks_fetched},
-	    {"mcrepl_worker_remounts_total", "counter", w->ctr.remounts},
+	     "tasks fetched from the master", w->ctr.tasks_fetched},
+	    {"mcrepl_worker_remounts_total", "counter",
+	     "re-mounts after the master forgot this client", w->ctr.remounts},
 	    /* HA (ha.c, docs/HA.md) */
 	    {"mcrepl_worker_leader_changes_total", "counter",
+	     "times the worker moved to a new master leader",
 	     w->ctr.leader_changes},
 	    {"mcrepl_worker_objects_registered_total", "counter",
+	     "objects re-registered at a new leader",
 	     w->ctr.objects_registered},
 	    {"mcrepl_worker_objects_register_refused_total", "counter",
+	     "objects a new leader refused to re-register",
 	     w->ctr.register_refused},
 	    {"mcrepl_worker_index_stamps_bad_total", "counter",
+	     "index entries dropped: their region's stamp no longer matched",
 	     w->ctr.stamps_bad},
-	    {"mcrepl_worker_index_objects", "gauge", index_objects(w)},
-	    {"mcrepl_worker_copies_inflight", "gauge", tasks_copying(w)},
-	    {"mcrepl_worker_data_connections", "gauge", c->connections},
+	    {"mcrepl_worker_index_objects", "gauge",
+	     "committed replicas in the worker's HA index", index_objects(w)},
+	    {"mcrepl_worker_copies_inflight", "gauge", "copies in flight",
+	     tasks_copying(w)},
+	    {"mcrepl_worker_data_connections", "gauge", "open data connections",
+	     c->connections},
 	    /* the data port's bounds (issue 17) */
 	    {"mcrepl_worker_data_connections_refused_total", "counter",
-	     c->refused},
+	     "data connections refused at the connection cap", c->refused},
 	    {"mcrepl_worker_data_header_timeouts_total", "counter",
+	     "data connections closed by the header timeout",
 	     c->header_timeouts},
 	    {"mcrepl_worker_data_body_timeouts_total", "counter",
+	     "data connections closed: a payload slower than the minimum rate",
 	     c->body_timeouts},
-	    {"mcrepl_worker_data_paused_total", "counter", c->paused},
+	    {"mcrepl_worker_data_paused_total", "counter",
+	     "times reading paused for unread replies", c->paused},
 	    {"mcrepl_worker_data_budget_closed_total", "counter",
+	     "data connections closed past the input budget while paused",
 	     c->budget_closed},
-	    {"mcrepl_worker_data_input_held_bytes", "gauge", c->input_held},
+	    {"mcrepl_worker_data_input_held_bytes", "gauge",
+	     "bytes held now by paused data connections", c->input_held},
+	    /* /health (issue 30) */
+	    {"mcrepl_worker_segments_mounted", "gauge",
+	     "segments the master has mounted now", worker_mounted_count(w)},
+	    {"mcrepl_worker_master_reachable", "gauge",
+	     "1 while the master (leader) answers", !w->master_down_logged},
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		mcu_prom_metric(out, rows[i].name, rows[i].type, NULL,
+		mcu_prom_metric(out, rows[i].name, rows[i].type, rows[i].help,
 				rows[i].v);
 	httpcap_metrics(w->http_cap, "mcrepl_worker_http", out);
 	grant_refusals(c, out);
@@ -167,6 +195,49 @@ static void on_metrics(struct evhttp_request *req, void *arg)
 			  "Content-Type", "text/plain; version=0.0.4");
 	evhttp_send_reply(req, HTTP_OK, "OK", out);
 }
+/* s as a JSON string's content: quotes, backslashes and control bytes
+ * become '?' (host ids and addresses have none of them in practice). */
+static const char *json_safe(const char *s, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	for (; *s && n + 1 < cap; s++, n++)
+		buf[n] = *s == '"' || *s == '\\' || (unsigned char)*s < 0x20
+			     ? '?'
+			     : *s;
+	buf[n] = '\0';
+	return buf;
+}
+
+/* /health: a JSON object for probes and people, like the master's: role
+ * "worker", "ok" (200) while every segment is mounted and the master
+ * answers, else "unavailable" (503) with why in the fields. */
+static void on_health(struct evhttp_request *req, void *arg)
+{
+	struct worker *w = arg;
+	struct evbuffer *out = evhttp_request_get_output_buffer(req);
+	uint32_t mounted = worker_mounted_count(w);
+	bool reachable = !w->master_down_logged && w->flags.master[0];
+	bool ok = reachable && mounted == w->n_segs && !w->stopping;
+	char host[sizeof(w->flags.host_id)], master[sizeof(w->flags.master)];
+
+	evbuffer_add_printf(
+	    out,
+	    "{\"status\":\"%s\",\"role\":\"worker\",\"version\":\"%s\","
+	    "\"host_id\":\"%s\",\"segments\":%u,\"mounted_segments\":%u,"
+	    "\"master\":\"%s\",\"master_reachable\":%s,"
+	    "\"stopping\":%s,\"transport\":\"%s\"}\n",
+	    ok ? "ok" : "unavailable", mcrepl_version(),
+	    json_safe(w->flags.host_id, host, sizeof(host)), w->n_segs, mounted,
+	    json_safe(w->flags.master, master, sizeof(master)),
+	    reachable ? "true" : "false", w->stopping ? "true" : "false",
+	    w->transport ? w->transport : "");
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+			  "Content-Type", "application/json");
+	evhttp_send_reply(req, ok ? HTTP_OK : HTTP_SERVUNAVAIL,
+			  ok ? "OK" : "Service Unavailable", out);
+}
+
 int metrics_start(struct worker *w, char *err, size_t errlen)
 {
 	struct evhttp_bound_socket *sock;
@@ -177,6 +248,7 @@ int metrics_start(struct worker *w, char *err, size_t errlen)
 	if (!w->http)
 		goto out_err;
 	evhttp_set_cb(w->http, "/metrics", on_metrics, w);
+	evhttp_set_cb(w->http, "/health", on_health, w);
 	evhttp_set_allowed_methods(w->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
 	errno = 0;
 	sock = evhttp_bind_socket_with_handle(w->http, w->flags.data_address,

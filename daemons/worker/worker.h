@@ -89,6 +89,10 @@ struct worker {
 	bool ready, hb_pending, fetch_pending, stopping, unmounting;
 	bool master_down_logged;
 	struct ratelog rl_mount; /* "mount refused", once a second */
+	uint32_t mount_failures; /* in a row: the retry backs off */
+	/* a refusal no retry can change (control.c): the loop ends and the
+	 * worker exits 1 after one line naming what to fix */
+	bool fatal;
 	struct wtask *tasks;
 	uint32_t n_tasks;
 	struct worker_counters ctr;
@@ -135,6 +139,7 @@ void control_master_clock(struct worker *w, uint64_t master_time_ms,
 /* The segment with master id `id`, or NULL. */
 struct wseg *worker_segment(struct worker *w, uint64_t id);
 bool worker_all_mounted(const struct worker *w);
+uint32_t worker_mounted_count(const struct worker *w);
 
 /* ---- tasks (tasks.c) ---- */
 

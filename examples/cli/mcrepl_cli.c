@@ -20,6 +20,7 @@
 
 #include "auth.h"
 #include "client_auth.h"
+#include "flagparse.h"
 #include "store_client.h"
 
 #define CLI_MAX_INPUT (1ull << 34)
@@ -77,13 +78,13 @@ static int usage_error(const char *fmt, ...)
 
 static int parse_option(struct cli *c, int argc, char **argv, int *i)
 {
-	const char *name = argv[*i] + 2, *v;
-	char *end;
+	const char *opt = argv[*i], *v;
+	char name[64], *end;
 	unsigned long n;
 
-	if (*i + 1 >= argc)
-		return usage_error("option %s needs a value", argv[*i]);
-	v = argv[++*i];
+	v = flags_split(argc, argv, i, name, sizeof(name));
+	if (!v)
+		return usage_error("option %s needs a value", opt);
 	if (!strcmp(name, "master"))
 		c->master = v;
 	else if (!strcmp(name, "etcd_endpoints")) { /* HA: follow the leader */
@@ -115,7 +116,7 @@ static int parse_option(struct cli *c, int argc, char **argv, int *i)
 					   v);
 		c->replicas = (uint32_t)n;
 	} else {
-		return usage_error("unknown option %s", argv[*i - 1]);
+		return usage_error("unknown option --%s", name);
 	}
 	return 0;
 }
@@ -238,9 +239,10 @@ static int op_failed(store_client *sc, const char *what)
 	size_t n = strlen(what);
 
 	if (strncmp(e, what, n) == 0 && e[n] == ':')
-		fprintf(stderr, "mcrepl-cli: %s\n", e);
+		fprintf(stderr, "mcrepl-cli: %s%s\n", e, client_auth_hint(e));
 	else
-		fprintf(stderr, "mcrepl-cli: %s: %s\n", what, e);
+		fprintf(stderr, "mcrepl-cli: %s: %s%s\n", what, e,
+			client_auth_hint(e));
 	return 1;
 }
 
@@ -441,7 +443,8 @@ int main(int argc, char **argv)
 	cfg.tls = auth.tls;
 	if (store_client_open(&sc, c.master, c.tenant, &cfg, err,
 			      sizeof(err))) {
-		fprintf(stderr, "mcrepl-cli: %s\n", err);
+		fprintf(stderr, "mcrepl-cli: %s%s\n", err,
+			client_auth_hint(err));
 		client_auth_free(&auth);
 		return 1;
 	}

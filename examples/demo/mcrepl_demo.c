@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "auth.h"
+#include "flagparse.h"
 #include "harness.h"
 #include "hash.h"
 #include "store_client.h"
@@ -81,9 +82,9 @@ static int start_cluster(struct demo *d)
 	    "--dynamic_replication_mode=enforce",
 	    "--dynamic_replication_heat_window_seconds=" STR(WINDOW_S),
 	    "--dynamic_replication_admission_qps_threshold=" STR(THRESHOLD_QPS),
-	    "--client_ttl=2",
-	    d->auth_flag,
-	    NULL};
+	    /* short read leases: the objects are removed at the end, before
+	     * the workers stop (a lease would hold a remove up to its TTL) */
+	    "--default_kv_lease_ttl=500", d->auth_flag, NULL};
 	char bin[512], master[80], host[32], err[256];
 
 	if (harness_auth_setup(&d->auth, NULL) != 0 ||
@@ -116,6 +117,7 @@ static int start_cluster(struct demo *d)
 				host,
 				(char *)(uintptr_t) "--segment_size=64M",
 				(char *)(uintptr_t) "--data_port=0",
+				(char *)(uintptr_t) "--transport=tcp",
 				d->auth.principal_flag[0],
 				d->auth.secret_flag[0],
 				NULL};
@@ -137,6 +139,30 @@ static int start_cluster(struct demo *d)
 		    (unsigned long long)d->seg_of[i]);
 	}
 	return 0;
+}
+
+/* The demo's objects removed before the workers stop, so their unmount
+ * loses nothing (a key under a read lease is BUSY for its 0.5 s). */
+static void remove_objects(struct demo *d)
+{
+	char key[64];
+	double until = now_s() + 3;
+
+	for (int k = -1; d->client && k < d->keys; k++) {
+		int st;
+
+		if (k < 0)
+			snprintf(key, sizeof(key), HOT_KEY);
+		else
+			snprintf(key, sizeof(key), "block-%d", k);
+		while ((st = store_client_remove(d->client, key)) ==
+			   MCREPL_RPC__CODE__BUSY &&
+		       now_s() < until)
+			harness_sleep_ms(50);
+		if (st != 0 && st != MCREPL_RPC__CODE__NOT_FOUND)
+			fprintf(stderr, "demo: remove %s: %s\n", key,
+				store_client_error(d->client));
+	}
 }
 
 static void stop_cluster(struct demo *d)
@@ -368,12 +394,69 @@ static void print_dynamic_keys(struct demo *d)
 	       THRESHOLD_QPS);
 }
 
+/* The share of the hot key's reads its first replica kept and its
+ * dynamic replicas took, in the phase just measured. */
+static void print_share(const struct demo *d, const uint64_t hot[WORKERS])
+{
+	uint64_t total = 0, orig = 0;
+	int w = worker_of(d, d->orig_seg);
+
+	for (int i = 0; i < WORKERS; i++)
+		total += hot[i];
+	if (w >= 0)
+		orig = hot[w];
+	if (total)
+		printf(
+		    "the hot key's first replica (host-%d) kept %.1f%% of its "
+		    "reads; its dynamic\nreplicas took %.1f%%.\n",
+		    w + 1, 100.0 * (double)orig / (double)total,
+		    100.0 * (double)(total - orig) / (double)total);
+}
+
+/* What the admission counters mean, with the page's own numbers: every
+ * read finding its key over the threshold queues it (observed_hot,
+ * triggers_queued); each queued key is judged (accepted, or rejected by
+ * reason); a completed copy queues its key once more (the fan-out goes on
+ * at copy speed), so judged = queued + completed copies, less what is
+ * still queued. */
+static void explain_counters(const char *page)
+{
+	long long q =
+	    metric_value(page, "mcrepl_dynamic_triggers_queued_total");
+	long long a =
+	    metric_value(page, "mcrepl_dynamic_admission_accepted_total");
+	long long c =
+	    metric_value(page, "mcrepl_dynamic_copy_tasks_completed_total");
+	long long r = 0, v;
+	const char *at = page;
+
+	while ((at = strstr(at, "mcrepl_dynamic_admission_rejected_total{")) !=
+	       NULL) {
+		const char *sp = strchr(at, ' ');
+
+		v = sp ? strtoll(sp + 1, NULL, 10) : 0;
+		r += v;
+		at += 1;
+	}
+	printf("How they add up: each read that found its key over the "
+	       "threshold queued it\n(observed_hot, triggers_queued: %lld); "
+	       "each queued key was judged: %lld accepted\n(a copy task), %lld "
+	       "rejected by reason; a completed copy queues its key once\nmore "
+	       "(%lld completed), so %lld + %lld = %lld judged = %lld queued + "
+	       "%lld re-queued.\n",
+	       q < 0 ? 0 : q, a < 0 ? 0 : a, r, c < 0 ? 0 : c, a < 0 ? 0 : a, r,
+	       (a < 0 ? 0 : a) + r, q < 0 ? 0 : q, c < 0 ? 0 : c);
+}
+
 static void print_metrics(struct demo *d)
 {
 	char *page = http_get(d->metrics_port, "/metrics"), *line;
+	char *whole = page ? strdup(page) : NULL;
 
-	if (!page)
+	if (!page || !whole) {
+		free(page);
 		return;
+	}
 	printf("RFC counters (non-zero) from /metrics:\n");
 	for (line = strtok(page, "\n"); line; line = strtok(NULL, "\n")) {
 		const char *v = strrchr(line, ' ');
@@ -383,6 +466,8 @@ static void print_metrics(struct demo *d)
 			printf("  %s\n", line);
 	}
 	free(page);
+	explain_counters(whole);
+	free(whole);
 }
 
 /* The hot key's segment before any copy. */
@@ -448,6 +533,7 @@ static int run(struct demo *d)
 		return 1;
 	printf("\n");
 	print_phase("after replication", hot, all, took);
+	print_share(d, hot);
 	print_dynamic_keys(d);
 	printf("\n");
 	print_metrics(d);
@@ -465,13 +551,18 @@ int main(int argc, char **argv)
 	d.object_bytes = 64 * 1024;
 	d.seconds = 4;
 	d.rng = 2026;
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--seconds"))
-			d.seconds = atof(argv[i + 1]);
-		else if (!strcmp(argv[i], "--keys"))
-			d.keys = atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "--object_kib"))
-			d.object_bytes = 1024 * strtoull(argv[i + 1], NULL, 10);
+	for (int i = 1; i < argc; i++) {
+		char name[32];
+		const char *v = flags_split(argc, argv, &i, name, sizeof(name));
+
+		if (v && !strcmp(name, "seconds"))
+			d.seconds = atof(v);
+		else if (v && !strcmp(name, "keys"))
+			d.keys = atoi(v);
+		else if (v && !strcmp(name, "object_kib"))
+			d.object_bytes = 1024 * strtoull(v, NULL, 10);
+		else
+			d.keys = 0; /* usage below */
 	}
 	if (d.keys < 1 || d.keys > 100000 || d.object_bytes == 0 ||
 	    d.seconds <= 0) {
@@ -490,6 +581,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	rc = run(&d);
+	remove_objects(&d);
 	store_client_close(d.client);
 	stop_cluster(&d);
 	free(d.zipf_cdf);

@@ -1041,6 +1041,121 @@ START_TEST(test_auth_file_errors_name_the_line)
 }
 END_TEST
 
+/* ---- the worker facing refusals no retry changes (issue 30) ---------------- */
+
+/* Runs mcrepl-worker as w1 with flags against fx's master for at most 20
+ * s, its stderr in <dir>/w.err: its exit status (124: still running). */
+static int worker_run(const char *dir, const char *flags)
+{
+	char bin[512], cmd[2600];
+	int rc;
+
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 20 %s --master=127.0.0.1:%u --segment_size=16M "
+		 "--metrics_port=-1 --principal=w1 %s 2>%s/w.err",
+		 harness_bin("mcrepl-worker", bin, sizeof(bin)), fx.port, flags,
+		 dir);
+	rc = system(cmd);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* The whole file at path (caller frees), "" when absent. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+	size_t n;
+
+	ck_assert_ptr_nonnull(buf);
+	if (f) {
+		n = fread(buf, 1, 65535, f);
+		buf[n] = '\0';
+		fclose(f);
+	}
+	return buf;
+}
+
+static int lines(const char *text)
+{
+	int n = 0;
+
+	for (; *text; text++)
+		n += *text == '\n';
+	return n;
+}
+
+/* A wrong secret, a host the auth file does not allow: the worker exits 1
+ * at once with one line naming the flags to fix (it used to retry every
+ * second forever); the master's log names the principal that failed. */
+START_TEST(test_auth_worker_exits_on_permanent_refusal)
+{
+	char dir[] = "/tmp/mcrepl-wexit-XXXXXX", flags[900], path[700];
+	char w1[400], w2[400], *err, *mlog;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("MCREPL_TEST_LOG_DIR", dir, 1); /* the master's stderr */
+	memset(&fx, 0, sizeof(fx));
+	fx.master.pid = -1;
+	start(NULL);
+	harness_auth_secret_file(&fx.auth, "w1", w1, sizeof(w1));
+	harness_auth_secret_file(&fx.auth, "w2", w2, sizeof(w2));
+	/* w2's secret is not w1's */
+	snprintf(flags, sizeof(flags), "--host_id=host-a --secret_file=%s", w2);
+	ck_assert_int_eq(worker_run(dir, flags), 1);
+	snprintf(path, sizeof(path), "%s/w.err", dir);
+	err = slurp(path);
+	ck_assert_msg(strstr(err, "mcrepl-worker: fatal: mount of ") &&
+			  strstr(err, "authentication failed") &&
+			  strstr(err, "check --principal and --secret_file"),
+		      "%s", err);
+	ck_assert_int_eq(lines(strstr(err, "fatal")), 1);
+	free(err);
+	/* host-b is w2's */
+	snprintf(flags, sizeof(flags), "--host_id=host-b --secret_file=%s", w1);
+	ck_assert_int_eq(worker_run(dir, flags), 1);
+	err = slurp(path);
+	ck_assert_msg(strstr(err, "mcrepl-worker: fatal: mount of ") &&
+			  strstr(err, "host-b") &&
+			  strstr(err, "must allow this --host_id"),
+		      "%s", err);
+	free(err);
+	/* the cli names the flags to check, without a credential and with
+	 * a wrong one */
+	snprintf(flags, sizeof(flags),
+		 "%s --master=127.0.0.1:%u exist k 2>%s/w.err",
+		 harness_bin("mcrepl-cli", w1, sizeof(w1)), fx.port, dir);
+	ck_assert_int_ne(system(flags), 0);
+	snprintf(path, sizeof(path), "%s/w.err", dir);
+	err = slurp(path);
+	ck_assert_msg(strstr(err, "UNAUTHENTICATED") &&
+			  strstr(err, "check --principal and --secret_file"),
+		      "%s", err);
+	free(err);
+	snprintf(flags, sizeof(flags),
+		 "%s --master=127.0.0.1:%u --principal=alice "
+		 "--secret_file=%s exist k 2>%s/w.err",
+		 harness_bin("mcrepl-cli", w1, sizeof(w1)), fx.port, w2, dir);
+	ck_assert_int_ne(system(flags), 0);
+	err = slurp(path);
+	ck_assert_msg(strstr(err, "authentication failed") &&
+			  strstr(err, "check --principal and --secret_file"),
+		      "%s", err);
+	free(err);
+	ck_assert_int_eq(proc_stop(&fx.master), 0);
+	snprintf(path, sizeof(path), "%s/mcrepl-master.log", dir);
+	mlog = slurp(path);
+	ck_assert_msg(strstr(mlog, "authentication failed for principal 'w1' "
+				   "(bad_proof)"),
+		      "%s", mlog);
+	free(mlog);
+	for (int i = 0; i < NP; i++)
+		rpc_client_close(fx.c[i]);
+	harness_auth_cleanup(&fx.auth);
+	snprintf(flags, sizeof(flags), "rm -rf %s", dir);
+	ck_assert_int_eq(system(flags), 0);
+}
+END_TEST
+
 Suite *make_auth_suite(void)
 {
 	Suite *s = suite_create("auth");
@@ -1071,6 +1186,10 @@ Suite *make_auth_suite(void)
 	tcase_add_checked_fixture(ttl, setup_short_ttl, teardown);
 	tcase_add_test(ttl,
 		       test_auth_attack_forged_heartbeats_keep_killed_worker);
+	suite_add_tcase(s, ttl);
+	ttl = tcase_create("auth_worker_exit");
+	tcase_set_timeout(ttl, 60);
+	tcase_add_test(ttl, test_auth_worker_exits_on_permanent_refusal);
 	suite_add_tcase(s, ttl);
 	return s;
 }

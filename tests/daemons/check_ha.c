@@ -17,11 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "clock.h"
 #include "etcd.h"
 #include "etcd_proc.h"
 #include "harness.h"
 #include "store_client.h"
+#include "tls.h"
+#include "tlsfix.h"
 
 Suite *make_ha_suite(void);
 
@@ -33,6 +36,13 @@ struct hafx {
 	struct proc m[2], w[2];
 	int n_m, n_w;
 	char ep_flag[300];
+	/* secure: an auth file (a worker "worker", a client "admin"), TLS
+	 * on the masters' RPC and HTTP ports, workers with a secret and the
+	 * CA */
+	bool secure;
+	struct harness_auth auth;
+	struct tlsfix tls;
+	char auth_flag[400], cert_flag[300], key_flag[300], ca_flag[300];
 };
 
 static struct hafx fx;
@@ -53,9 +63,16 @@ static bool skip(void)
 
 static void start_master(int i)
 {
-	const char *flags[] = {fx.ep_flag,	   "--ha_lease_ttl_ms=3000",
-			       "--ha_poll_ms=100", "--ha_recovery_ms=1000",
-			       "--client_ttl=4",   NULL};
+	const char *flags[] = {fx.ep_flag,
+			       "--ha_lease_ttl_ms=3000",
+			       "--ha_poll_ms=100",
+			       "--ha_recovery_ms=1000",
+			       "--client_ttl=4",
+			       fx.secure ? fx.auth_flag : NULL,
+			       fx.cert_flag,
+			       fx.key_flag,
+			       "--rpc_address=127.0.0.1",
+			       NULL};
 
 	ck_assert_int_eq(master_start(&fx.m[i], flags), 0);
 }
@@ -63,8 +80,15 @@ static void start_master(int i)
 static void start_worker(int i)
 {
 	char bin[512], host[32];
-	char *argv[] = {bin,  mut("--segment_size=32M"),    fx.ep_flag,
-			host, mut("--poll_interval_ms=20"), NULL};
+	char *argv[] = {bin,
+			mut("--segment_size=32M"),
+			fx.ep_flag,
+			host,
+			mut("--poll_interval_ms=20"),
+			fx.secure ? fx.auth.principal_flag[0] : NULL,
+			fx.auth.secret_flag[0],
+			fx.ca_flag,
+			NULL};
 
 	harness_bin("mcrepl-worker", bin, sizeof(bin));
 	snprintf(host, sizeof(host), "--host_id=ha-%c", 'a' + i);
@@ -72,9 +96,29 @@ static void start_worker(int i)
 	    proc_start(&fx.w[i], argv, "mcrepl-worker ready", 10000), 0);
 }
 
+/* The auth file and certificates of a secure fixture (before fx_start). */
+static void fx_secure(void)
+{
+	char p[256];
+
+	memset(&fx, 0, sizeof(fx));
+	fx.secure = true;
+	ck_assert_int_eq(harness_auth_setup(&fx.auth, NULL), 0);
+	ck_assert_int_eq(tlsfix_make(&fx.tls), 0);
+	snprintf(fx.auth_flag, sizeof(fx.auth_flag), "--auth_file=%s",
+		 fx.auth.file);
+	snprintf(fx.cert_flag, sizeof(fx.cert_flag), "--tls_cert=%s",
+		 tlsfix_path(&fx.tls, "server.pem", p, sizeof(p)));
+	snprintf(fx.key_flag, sizeof(fx.key_flag), "--tls_key=%s",
+		 tlsfix_path(&fx.tls, "server.key", p, sizeof(p)));
+	snprintf(fx.ca_flag, sizeof(fx.ca_flag), "--tls_ca=%s",
+		 tlsfix_path(&fx.tls, "ca.pem", p, sizeof(p)));
+}
+
 static void fx_start(int masters, int workers, int etcd_members)
 {
-	memset(&fx, 0, sizeof(fx));
+	if (!fx.secure)
+		memset(&fx, 0, sizeof(fx));
 	ck_assert_int_eq(etcd_proc_start(&fx.etcd, etcd_members), 0);
 	snprintf(fx.ep_flag, sizeof(fx.ep_flag), "--etcd_endpoints=%s",
 		 fx.etcd.endpoints);
@@ -96,6 +140,10 @@ static void fx_stop(void)
 		if (fx.m[i].pid > 0)
 			proc_stop(&fx.m[i]);
 	etcd_proc_stop(&fx.etcd);
+	if (fx.secure) {
+		harness_auth_cleanup(&fx.auth);
+		tlsfix_cleanup(&fx.tls);
+	}
 }
 
 static uint16_t metrics_port(int i)
@@ -108,10 +156,21 @@ static uint16_t rpc_port(int i)
 	return (uint16_t)proc_field(&fx.m[i], "rpc_port");
 }
 
+/* GET path from master i's HTTP port (HTTPS in a secure fixture). */
+static char *page_of(int i, const char *path)
+{
+	char ca[256];
+
+	if (!fx.secure)
+		return http_get(metrics_port(i), path);
+	return tlsfix_https_get(metrics_port(i), path,
+				tlsfix_path(&fx.tls, "ca.pem", ca, sizeof(ca)));
+}
+
 /* /health of master i: "leader", "standby" or "" (no answer); *term. */
 static const char *role(int i, uint64_t *term)
 {
-	char *h = http_get(metrics_port(i), "/health");
+	char *h = page_of(i, "/health");
 	const char *r = "";
 	char *t;
 
@@ -144,7 +203,7 @@ static int wait_leader(int ms, int not )
 
 static long long metric(int i, const char *name)
 {
-	char *page = http_get(metrics_port(i), "/metrics");
+	char *page = page_of(i, "/metrics");
 	long long v = page ? metric_value(page, name) : -1;
 
 	free(page);
@@ -292,6 +351,29 @@ START_TEST(test_ha_takeover_after_sigstop)
 }
 END_TEST
 
+/* A BatchGetReplicaList at master i, within its recovery window, of a key
+ * nobody has: "recovering" (ask again), as GetReplicaList. */
+static void assert_batch_recovering(int i)
+{
+	rpc_client *c = harness_client(rpc_port(i));
+	McreplRpc__BatchGetReplicaListRequest req;
+	McreplRpc__BatchGetReplicaListResponse *r;
+	char *keys[] = {mut("nobody-has-it")};
+
+	ck_assert_ptr_nonnull(c);
+	mcrepl_rpc__batch_get_replica_list_request__init(&req);
+	req.tenant = mut("default");
+	req.keys = keys;
+	req.n_keys = 1;
+	r = (McreplRpc__BatchGetReplicaListResponse *)harness_call(
+	    c, "BatchGetReplicaList", &req.base, NULL);
+	rpc_client_close(c);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__UNAVAILABLE);
+	ck_assert_str_eq(r->result->reason, "recovering");
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+}
+
 START_TEST(test_ha_old_term_refused)
 {
 	McreplRpc__PutStartResponse *a, *b;
@@ -310,6 +392,7 @@ START_TEST(test_ha_old_term_refused)
 	ck_assert_int_eq(b->result->code, MCREPL_RPC__CODE__UNAVAILABLE);
 	ck_assert_str_eq(b->result->reason, "recovering");
 	protobuf_c_message_free_unpacked(&b->base, NULL);
+	assert_batch_recovering(0);
 	a = put_ok(0, "old-term-key");
 	/* versions carry the term; the incarnation is the term too */
 	ck_assert_uint_eq(a->version >> 32, t0);
@@ -431,7 +514,7 @@ START_TEST(test_ha_workers_clients_follow_objects_survive)
 		char bin[512], cmd[1200];
 
 		snprintf(cmd, sizeof(cmd),
-			 "%s --etcd_endpoints %s exist obj-3 >/dev/null",
+			 "%s --etcd_endpoints=%s exist obj-3 >/dev/null",
 			 harness_bin("mcrepl-cli", bin, sizeof(bin)),
 			 fx.etcd.endpoints);
 		ck_assert_int_eq(system(cmd), 0);
@@ -439,6 +522,96 @@ START_TEST(test_ha_workers_clients_follow_objects_survive)
 	/* and new puts work there */
 	ck_assert_int_eq(store_client_put(sc, "after", want[0], 1000), 0);
 	store_client_close(sc);
+	fx_stop();
+}
+END_TEST
+
+/* Kill -9 of the leader under an authenticated client on TLS, with
+ * authenticated workers on TLS (issue 30): every read and write made
+ * across the failover succeeds, with identical bytes; the workers follow
+ * the new leader keeping their credential (they re-mount there, and new
+ * puts land on them), and no authentication fails there. */
+START_TEST(test_ha_failover_auth_tls_no_failed_ops)
+{
+	struct store_client_config cfg;
+	struct auth_cred admin;
+	store_client *sc = NULL;
+	SSL_CTX *ctx;
+	char ep[300], err[256], key[32], ca[256];
+	static uint8_t want[N_OBJ][8000];
+	int failed = 0, reads = 0, writes = 0;
+	int64_t until;
+
+	if (skip())
+		return;
+	fx_secure();
+	fx_start(2, 2, 1);
+	ck_assert_int_eq(wait_leader(3000, -1), 0);
+	ck_assert_int_eq(
+	    auth_cred_load("admin",
+			   fx.auth.secret_flag[1] + strlen("--secret_file="),
+			   &admin, err, sizeof(err)),
+	    0);
+	ctx = tls_client_ctx(tlsfix_path(&fx.tls, "ca.pem", ca, sizeof(ca)),
+			     NULL, NULL, err, sizeof(err));
+	ck_assert_msg(ctx != NULL, "%s", err);
+	store_client_config_init(&cfg);
+	cfg.cred = &admin;
+	cfg.tls = ctx;
+	snprintf(ep, sizeof(ep), "etcd://%s", fx.etcd.endpoints);
+	ck_assert_msg(
+	    store_client_open(&sc, ep, NULL, &cfg, err, sizeof(err)) == 0, "%s",
+	    err);
+	for (int i = 0; i < N_OBJ; i++) {
+		fill(want[i], sizeof(want[i]), (unsigned)i);
+		snprintf(key, sizeof(key), "obj-%d", i);
+		ck_assert_msg(
+		    store_client_put(sc, key, want[i], sizeof(want[i])) == 0,
+		    "%s", store_client_error(sc));
+	}
+	proc_kill9(&fx.m[0]);
+	/* reads and writes from the kill until well past the new leader's
+	 * recovery window */
+	until = net_now_ms() + TTL_MS + 4000;
+	for (int k = 0; net_now_ms() < until; k++) {
+		void *buf = NULL;
+		uint64_t got = 0;
+		int i = k % N_OBJ;
+
+		snprintf(key, sizeof(key), "obj-%d", i);
+		reads++;
+		if (store_client_get(sc, key, &buf, &got, NULL) != 0 ||
+		    got != sizeof(want[i]) || memcmp(buf, want[i], got) != 0) {
+			failed++;
+			fprintf(stderr, "check_ha: get %s: %s\n", key,
+				store_client_error(sc));
+		}
+		free(buf);
+		snprintf(key, sizeof(key), "after-%d", k);
+		writes++;
+		if (store_client_put(sc, key, want[i], sizeof(want[i])) != 0) {
+			failed++;
+			fprintf(stderr, "check_ha: put %s: %s\n", key,
+				store_client_error(sc));
+		}
+	}
+	ck_assert_int_eq(failed, 0);
+	ck_assert_int_gt(reads, N_OBJ);
+	ck_assert_int_gt(writes, N_OBJ);
+	ck_assert_uint_eq(store_client_leader_changes(sc), 1);
+	/* the workers followed with their credential */
+	ck_assert_int_eq(metric(1, "mcrepl_master_segments"), 2);
+	ck_assert_int_eq(
+	    metric(1,
+		   "mcrepl_master_auth_failures_total{reason=\"bad_proof\"}"),
+	    0);
+	ck_assert_int_eq(
+	    metric(
+		1,
+		"mcrepl_master_auth_refusals_total{reason=\"unauthenticated\"}"),
+	    0);
+	store_client_close(sc);
+	SSL_CTX_free(ctx);
 	fx_stop();
 }
 END_TEST
@@ -504,6 +677,7 @@ Suite *make_ha_suite(void)
 	tcase_add_test(tc, test_ha_old_term_refused);
 	tcase_add_test(tc, test_ha_etcd_unavailable);
 	tcase_add_test(tc, test_ha_workers_clients_follow_objects_survive);
+	tcase_add_test(tc, test_ha_failover_auth_tls_no_failed_ops);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1054,6 +1054,49 @@ START_TEST(test_lifecycle2_source_expiry_mid_dynamic_copy_leaves_no_zombie)
 }
 END_TEST
 
+/* Issue 30: a dynamic CopyEnd after its target segment was unmounted
+ * answers NOT_FOUND (upstream: REPLICA_IS_GONE) and counts the copy as
+ * failed, not completed. */
+START_TEST(test_copy_end_after_target_unmount_is_not_found_and_failed)
+{
+	static const char *const f[] = {"--dynamic_replication_policy=rfc",
+					NULL};
+	McreplRpc__UnmountSegmentRequest u;
+	McreplRpc__UnmountSegmentResponse *ur;
+	struct cluster cl;
+	McreplRpc__Task t;
+	uint64_t v;
+
+	cluster_start(&cl, "enforce", f);
+	v = put(&cl, "t", "hot", 4096);
+	read_n(&cl, "hot", 5);
+	t = wait_task(&cl, CLIENT_A, 2000);
+	ck_assert_uint_ne(t.task_id, 0);
+	ck_assert_uint_eq(t.target_segment_id, cl.seg_b);
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
+				  v, "hot", NULL, 0),
+			 MCREPL_RPC__CODE__OK);
+	mcrepl_rpc__unmount_segment_request__init(&u);
+	u.client_id = CLIENT_B;
+	u.segment_id = cl.seg_b;
+	ur = (McreplRpc__UnmountSegmentResponse *)harness_call(
+	    cl.c, "UnmountSegment", &u.base, NULL);
+	ck_assert_ptr_nonnull(ur);
+	ck_assert_int_eq(ur->result->code, MCREPL_RPC__CODE__OK);
+	protobuf_c_message_free_unpacked(&ur->base, NULL);
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyEnd", CLIENT_A, &t, v,
+				  "hot", NULL, 0),
+			 MCREPL_RPC__CODE__NOT_FOUND);
+	ck_assert_int_eq(
+	    metric(&cl, "mcrepl_dynamic_copy_tasks_completed_total"), 0);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_failed_total"),
+			 1);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_replicas"), 0);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copies_inflight"), 0);
+	cluster_stop(&cl);
+}
+END_TEST
+
 /* Issue 13 item 5: a fenced call naming key A with key B's lease is
  * refused (wrong_key) and changes nothing. */
 START_TEST(test_lifecycle5_dynamic_copy_naming_another_key_is_refused)
@@ -1252,6 +1295,8 @@ Suite *make_master_suite(void)
 	    test_lifecycle2_source_expiry_mid_dynamic_copy_leaves_no_zombie);
 	tcase_add_test(
 	    tc, test_lifecycle5_dynamic_copy_naming_another_key_is_refused);
+	tcase_add_test(
+	    tc, test_copy_end_after_target_unmount_is_not_found_and_failed);
 	tcase_add_test(tc,
 		       test_auto_copies_only_keys_hot_relative_to_the_cluster);
 	tcase_add_test(tc, test_auto_retires_a_cold_dynamic_replica);

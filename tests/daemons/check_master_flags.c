@@ -115,6 +115,41 @@ START_TEST(test_log_lines_filtered_by_level)
 }
 END_TEST
 
+/* Values that cannot work are refused, naming the flag's range; both
+ * spellings (--flag value, --flag=value) read the same. */
+START_TEST(test_zero_ttls_and_timeouts_refused)
+{
+	static const struct {
+		const char *a, *b, *range;
+	} cases[] = {
+	    {"--client_ttl", "0", "allowed: seconds >= 0.1"},
+	    {"--client_ttl=0", NULL, "allowed: seconds >= 0.1"},
+	    {"--client_ttl", "-1", "allowed: seconds >= 0.1"},
+	    {"--default_kv_lease_ttl", "0", "allowed: an integer >= 1"},
+	    {"--default_kv_lease_ttl=-5", NULL, "allowed: an integer >= 1"},
+	    {"--copy_start_release_timeout_sec", "0",
+	     "allowed: seconds >= 0.1"},
+	    {"--put_start_release_timeout_sec=0", NULL,
+	     "allowed: seconds >= 0.1"},
+	};
+	struct master_flags f;
+	char out[1024];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		capture_begin(STDERR_FILENO);
+		ck_assert_int_eq(mparse(&f, cases[i].a, cases[i].b), -1);
+		capture_end(out, sizeof(out));
+		ck_assert_msg(strstr(out, cases[i].range) != NULL, "%s: %s",
+			      cases[i].a, out);
+		ck_assert_msg(strstr(out, "invalid value") != NULL, "%s", out);
+	}
+	ck_assert_int_eq(mparse(&f, "--client_ttl", "0.3"), 0);
+	ck_assert_uint_eq(f.opts.client_ttl_ms, 300);
+	ck_assert_int_eq(mparse(&f, "--default_kv_lease_ttl=50", NULL), 0);
+	ck_assert_uint_eq(f.opts.kv_lease_ttl_ms, 50);
+}
+END_TEST
+
 Suite *make_master_flags_suite(void)
 {
 	Suite *s = suite_create("master_flags");
@@ -124,6 +159,7 @@ Suite *make_master_flags_suite(void)
 	tcase_add_test(tc, test_risky_values_warned);
 	tcase_add_test(tc, test_log_level_flag);
 	tcase_add_test(tc, test_log_lines_filtered_by_level);
+	tcase_add_test(tc, test_zero_ttls_and_timeouts_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

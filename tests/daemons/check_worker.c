@@ -702,6 +702,91 @@ static bool has_metric(const char *page, const char *name)
 	return false;
 }
 
+/* The worker's /health (issue 30): JSON like the master's, 200 "ok" while
+ * its segments are mounted and the master answers; 503 "unavailable",
+ * master_reachable false, once the master is gone. */
+START_TEST(test_worker_health)
+{
+	uint16_t port;
+	char *h;
+	bool down = false;
+
+	start_worker(0);
+	port = (uint16_t)proc_field(&fx.workers[0], "metrics_port");
+	h = http_get(port, "/health");
+	ck_assert_ptr_nonnull(h);
+	ck_assert_msg(strncmp(h + 8, " 200 ", 5) == 0, "%s", h);
+	ck_assert_msg(strstr(h, "{\"status\":\"ok\",\"role\":\"worker\",") &&
+			  strstr(h, "\"host_id\":\"host-a\",\"segments\":1,"
+				    "\"mounted_segments\":1,") &&
+			  strstr(h, "\"master_reachable\":true,"),
+		      "%s", h);
+	free(h);
+	ck_assert_int_eq(proc_stop(&fx.master), 0);
+	for (int t = 0; t < 100 && !down; t++) {
+		harness_sleep_ms(50);
+		h = http_get(port, "/health");
+		down = h && strstr(h, "\"master_reachable\":false");
+		if (down)
+			ck_assert_msg(
+			    strncmp(h + 8, " 503 ", 5) == 0 &&
+				strstr(h, "{\"status\":\"unavailable\","),
+			    "%s", h);
+		free(h);
+	}
+	ck_assert(down);
+}
+END_TEST
+
+/* promtool check metrics (Debian: prometheus) passes on the master's and
+ * the worker's /metrics: every metric has HELP and TYPE. Skipped, with a
+ * line saying so, without promtool. */
+static void promtool_check(const char *page, const char *who)
+{
+	char path[] = "/tmp/mcrepl-prom-XXXXXX", cmd[300], out[4096] = "";
+	const char *body = strstr(page, "\r\n\r\n");
+	int fd = mkstemp(path);
+	FILE *p;
+	size_t n;
+	int rc;
+
+	ck_assert_int_ge(fd, 0);
+	body = body ? body + 4 : page;
+	ck_assert_int_eq(write(fd, body, strlen(body)), (ssize_t)strlen(body));
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s 2>&1", path);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	rc = pclose(p);
+	unlink(path);
+	ck_assert_msg(rc == 0, "promtool on the %s's /metrics: %s", who, out);
+}
+
+START_TEST(test_metrics_pass_promtool)
+{
+	char *master, *worker;
+
+	if (system("command -v promtool >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "check_worker: no promtool (Debian: apt-get "
+				"install prometheus): metrics lint skipped\n");
+		return;
+	}
+	start_worker(0);
+	master = http_get((uint16_t)proc_field(&fx.master, "metrics_port"),
+			  "/metrics");
+	worker = http_get((uint16_t)proc_field(&fx.workers[0], "metrics_port"),
+			  "/metrics");
+	ck_assert_ptr_nonnull(master);
+	ck_assert_ptr_nonnull(worker);
+	promtool_check(master, "master");
+	promtool_check(worker, "worker");
+	free(master);
+	free(worker);
+}
+END_TEST
+
 /* Every metric the Grafana dashboard queries exists on a running master
  * or worker. */
 START_TEST(test_grafana_dashboard_names_exist)
@@ -1093,6 +1178,8 @@ Suite *make_worker_suite(void)
 	tcase_add_test(tc, test_sigterm_revokes_copy_in_flight);
 	tcase_add_test(tc, test_worker_flags);
 	tcase_add_test(tc, test_grafana_dashboard_names_exist);
+	tcase_add_test(tc, test_worker_health);
+	tcase_add_test(tc, test_metrics_pass_promtool);
 	tcase_add_test(tc, test_gets_reuse_one_data_connection);
 	tcase_add_test(tc, test_one_shot_client_keeps_no_data_connection);
 	tcase_add_test(tc, test_idle_closed_data_connection_is_survived);
