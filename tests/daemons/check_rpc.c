@@ -165,6 +165,7 @@ static void t_put_revoke(McreplRpc__Master_Service *svc,
 #define t_warmup NULL
 #define t_stat NULL
 #define t_register_objects NULL
+#define t_drain NULL
 
 static const McreplRpc__Master_Service test_service =
     MCREPL_RPC__MASTER__INIT(t_);
