@@ -33,19 +33,6 @@ static bool served_elsewhere(struct store *s, const struct object *o,
 	return false;
 }
 
-static bool host_holds(struct store *s, const struct object *o,
-		       const char *host)
-{
-	for (size_t i = 0; i < o->n_replicas; i++) {
-		struct segment *seg =
-		    store_segment(s, o->replicas[i].segment_id);
-
-		if (seg && strcmp(seg->host, host) == 0)
-			return true;
-	}
-	return false;
-}
-
 /* The segment o moves to: mounted, outside the drain, not held, without
  * a replica of o, room for size; a host holding none of o first, then the
  * most free bytes. NULL when none. */
@@ -65,7 +52,7 @@ static struct segment *target_for(struct store *s, const struct object *o,
 		if (in_drain(seg, client_id, host) || seg->held_until_ms ||
 		    room < size || store__on_segment(o, seg->id))
 			continue;
-		apart = !host_holds(s, o, seg->host);
+		apart = !store__host_used(s, o, seg->host);
 		if (!best || (apart && !best_apart) ||
 		    (apart == best_apart && room > best_free)) {
 			best = seg;
