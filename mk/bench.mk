@@ -16,6 +16,9 @@
 #     bench_failover       master failover under read/write load: kill -9
 #                          the leader; then a 3-member etcd losing one
 #                          member (make bench-failover; docs/HA.md)
+#     bench_drain          rolling restart of 4 of 8 workers under reads,
+#                          each draining on SIGTERM (make bench-drain;
+#                          --no-drain: the baseline)
 
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,\
 	$(sort $(wildcard bench/bench_*.c)))
@@ -56,5 +59,10 @@ bench-failover: $(BUILD)/bench/bench_failover $(MASTER_BIN) $(WORKER_BIN)
 	$(BUILD)/bench/bench_failover --etcd3
 	$(BUILD)/bench/bench_failover
 
+bench-drain: $(BUILD)/bench/bench_drain $(MASTER_BIN) $(WORKER_BIN)
+	$(BUILD)/bench/bench_drain --no-drain
+	$(BUILD)/bench/bench_drain
+
+.PHONY: bench-drain
 .PHONY: bench bench-master bench-master-auth bench-master-tls bench-copy bench-client bench-client-tls \
 	bench-stall bench-failover

@@ -3,7 +3,8 @@
 # installed: the C example builds against the tree through pkg-config and
 # runs; the .pc is ${prefix}-relative (absolute when LIBDIR lies outside
 # PREFIX); the programs run from BINDIR; their man pages are there and
-# list their flags; docs/SECURITY.md and docs/HA.md are in DOCDIR; make uninstall leaves no file behind.
+# list their flags; docs/SECURITY.md and docs/HA.md are in DOCDIR;
+# make uninstall leaves no file behind.
 set -eu
 MAKE=${1:-make}
 BUILD=${2:-build}

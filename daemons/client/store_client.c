@@ -728,6 +728,29 @@ int store_client_warmup(store_client *c, const char *domain,
 	return st;
 }
 
+int store_client_drain(store_client *c, const char *host,
+		       struct store_drain_info *out)
+{
+	McreplRpc__DrainRequest req;
+	McreplRpc__DrainResponse *resp = NULL;
+	char h[256];
+	int st;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(h, sizeof(h), "%s", host ? host : "");
+	mcrepl_rpc__drain_request__init(&req);
+	req.host_id = h;
+	st = CALL(c, "Drain", req, mcrepl_rpc__drain_response, resp);
+	if (!st)
+		st = result(c, resp->result, "drain");
+	if (!st)
+		*out = (struct store_drain_info){
+		    resp->segments, resp->objects_left, resp->copies_queued,
+		    resp->copies_pending, resp->no_target};
+	free_msg(resp);
+	return st;
+}
+
 static void fill_replica_info(struct store_replica_info *o,
 			      const McreplRpc__Replica *r)
 {

@@ -167,6 +167,16 @@ int store_client_warmup(store_client *c, const char *domain,
 			uint32_t max_copies, uint64_t max_bytes,
 			uint32_t *queued);
 
+/* Drain a host (admin; the master's Drain): copies of the objects whose
+ * every readable replica is on host's segments go to other workers. One
+ * call queues and reports; call again for progress. */
+struct store_drain_info {
+	uint32_t segments;
+	uint64_t objects_left, copies_queued, copies_pending, no_target;
+};
+int store_client_drain(store_client *c, const char *host,
+		       struct store_drain_info *out);
+
 /* Cumulative data-plane connection counters of c (see data_client.h). */
 struct store_data_stats {
 	uint64_t connects, reuses, retries, evicted;

@@ -346,6 +346,7 @@ int master_service_init(struct master_service *svc, struct store *store,
 	service_bind_objects(&svc->base);
 	service_bind_copies(&svc->base);
 	service_bind_ha(&svc->base);
+	service_bind_drain(&svc->base);
 	svc->store = store;
 	svc->now_ms = now_ms;
 	return 0;

@@ -78,5 +78,7 @@ void service_bind_objects(McreplRpc__Master_Service *base);
 void service_bind_copies(McreplRpc__Master_Service *base);
 /* ha_service.c: RegisterObjects (HA re-registration) */
 void service_bind_ha(McreplRpc__Master_Service *base);
+/* Drain (service_drain.c). */
+void service_bind_drain(McreplRpc__Master_Service *base);
 
 #endif

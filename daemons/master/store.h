@@ -242,7 +242,11 @@ struct task {
 	X(policy_room_budget, "policy_room_refused_budget_total", counter,     \
 	  "Room for a hot copy refused: the heat window's budget was spent")   \
 	X(policy_room_none, "policy_room_refused_none_total", counter,         \
-	  "Room for a hot copy refused: no segment could take the copy")
+	  "Room for a hot copy refused: no segment could take the copy")       \
+	X(drains, "drains_total", counter,                                     \
+	  "Drain requests of workers about to stop (store_drain.c)")           \
+	X(drain_copies_queued, "drain_copies_total", counter,                  \
+	  "Copies queued to move objects off draining workers")
 
 /* Reservations reclaimed by the master, one labeled counter family
  * (mcrepl_master_reservations_reclaimed_total{kind,reason}):
@@ -350,6 +354,19 @@ McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
  * tick releases holds past their deadline. No-op without a term. */
 void store_hold_segment(struct store *s, uint64_t client_id, uint64_t seg_id,
 			uint64_t until_ms);
+/* Drain (store_drain.c): the segments of client_id (or, with client_id
+ * 0, of host) are about to go; every object no replica off them serves
+ * gets a plain REPLICA_COPY task for the worker holding it, to another
+ * segment (a host without the object first, then the most free bytes).
+ * OK, NOT_FOUND (no such segment), INVALID_ARGUMENT (neither given). */
+struct store_drain_figures {
+	uint32_t segments;
+	uint64_t objects_left, copies_queued, copies_pending, no_target;
+};
+McreplRpc__Code store_drain_worker(struct store *s, uint64_t client_id,
+				   const char *host, uint64_t now_ms,
+				   struct store_drain_figures *f);
+
 /* Some segment is held (a worker is re-registering). */
 bool store_segments_held(const struct store *s);
 

@@ -104,6 +104,9 @@ struct object *store__lookup(struct store *s, const char *tenant,
 			     const char *key);
 /* o has a replica (in any state) on segment seg_id */
 bool store__on_segment(const struct object *o, uint64_t seg_id);
+/* Some replica of o is on a segment of host (store_put.c). */
+bool store__host_used(struct store *s, const struct object *o,
+		      const char *host);
 void store__free_replicas(struct store *s, struct object *o, uint64_t now_ms);
 /* One more replica of o on seg (mounted), of o's size, in state st: its
  * region reserved and the replica indexed. NULL (nothing changed) when o

@@ -7,7 +7,7 @@
 #include "alloc.h"
 #include "store_priv.h"
 
-static bool host_used(struct store *s, const struct object *o, const char *host)
+bool store__host_used(struct store *s, const struct object *o, const char *host)
 {
 	for (size_t i = 0; i < o->n_replicas; i++) {
 		struct segment *seg =
@@ -29,7 +29,7 @@ static struct segment *put_target(struct store *s, const struct object *o)
 
 	for (size_t i = 0; i < s->n_segs; i++) {
 		struct segment *seg = s->segs[i];
-		bool new_host = !host_used(s, o, seg->host);
+		bool new_host = !store__host_used(s, o, seg->host);
 		double util;
 
 		if (store__on_segment(o, seg->id) || seg->held_until_ms ||

@@ -64,6 +64,10 @@ static const struct flag flags[] = {
     {"copy_timeout_ms", FLAG_U32, O(copy_timeout_ms), 0, "20000",
      "per-copy timeout (keep it below the master's "
      "dynamic_replication_lease_ttl_seconds, 30 s by default)"},
+    {"drain_timeout_ms", FLAG_U32, O(drain_timeout_ms), 0, "10000",
+     "on SIGTERM, first have the master copy the objects only this "
+     "worker holds to other workers, waiting up to this long (0 = unmount "
+     "at once)"},
     {"poll_interval_ms", FLAG_U32, O(poll_interval_ms), 0, "20",
      "FetchTasks poll period", .min = 1},
     {"principal", FLAG_STR, S(principal), "",

@@ -25,6 +25,7 @@ struct worker_flags {
 	uint64_t max_copy_bytes;       /* bytes in flight */
 	uint32_t copy_timeout_ms;
 	uint32_t poll_interval_ms;
+	uint32_t drain_timeout_ms;
 	char principal[65];	/* "" = no credential */
 	char secret_file[1024]; /* its secret (auth.h) */
 	bool insecure;		/* non-loopback data port without one */

@@ -52,6 +52,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	control_tick(w, now);
 	tasks_tick(w);
+	drain_tick(w, now);
 	if (!w->stopping)
 		return;
 	if (now >= w->stop_deadline_ms) {
@@ -60,6 +61,20 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	} else if (w->n_tasks == 0 && !w->unmounting) {
 		control_unmount_all(w);
 	}
+}
+
+void worker_stop(struct worker *w)
+{
+	fprintf(stderr, "mcrepl-worker: stopping (%u task(s) in flight)\n",
+		w->n_tasks);
+	w->draining = false;
+	w->stopping = true;
+	w->stop_deadline_ms = net_now_ms() + STOP_GRACE_MS;
+	/* Fails the copies in flight: their tasks revoke and report. */
+	copy_engine_destroy(w->engine);
+	copy_engine_destroy(w->tcp_engine);
+	w->engine = NULL;
+	w->tcp_engine = NULL;
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -71,16 +86,9 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		event_base_loopbreak(w->base);
 		return;
 	}
-	fprintf(stderr,
-		"mcrepl-worker: signal %d: stopping (%u task(s) in flight)\n",
-		(int)sig, w->n_tasks);
-	w->stopping = true;
-	w->stop_deadline_ms = net_now_ms() + STOP_GRACE_MS;
-	/* Fails the copies in flight: their tasks revoke and report. */
-	copy_engine_destroy(w->engine);
-	copy_engine_destroy(w->tcp_engine);
-	w->engine = NULL;
-	w->tcp_engine = NULL;
+	fprintf(stderr, "mcrepl-worker: signal %d\n", (int)sig);
+	if (w->draining || !drain_begin(w)) /* again while draining: stop */
+		worker_stop(w);
 }
 
 static int setup_segments(struct worker *w, char *err, size_t errlen)

@@ -93,6 +93,10 @@ struct worker {
 	/* a refusal no retry can change (control.c): the loop ends and the
 	 * worker exits 1 after one line naming what to fix */
 	bool fatal;
+	/* drain (drain.c): on SIGTERM, until drain_deadline_ms */
+	bool draining, drain_pending;
+	int64_t drain_deadline_ms, drain_started_ms, next_drain_ms;
+	uint64_t drain_copies; /* queued by the master for this drain */
 	struct wtask *tasks;
 	uint32_t n_tasks;
 	struct worker_counters ctr;
@@ -107,6 +111,16 @@ struct worker {
 	 * of it above that are puts the journal did not reach (orphans) */
 	uint64_t fed_max_version, prev_incarnation, prev_max_version;
 };
+
+/* ---- drain before stopping (drain.c) ---- */
+
+/* A stop signal: drain first when --drain_timeout_ms and mounted, then
+ * stop (worker_stop). Returns true when a drain started. */
+bool drain_begin(struct worker *w);
+/* Ask the master again when due; stop once drained or out of time. */
+void drain_tick(struct worker *w, int64_t now_ms);
+/* Stop: fail the copies in flight, then unmount (main.c). */
+void worker_stop(struct worker *w);
 
 /* ---- master link (control.c) ---- */
 

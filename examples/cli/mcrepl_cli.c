@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mcrepl/mcrepl.h>
 
@@ -49,6 +50,8 @@ static void usage(FILE *out)
 	    "  stat KEY           list KEY's readable replicas (not a read: no heat)\n"
 	    "  segments           list mounted segments\n"
 	    "  metrics            print the master's metrics\n"
+	    "  drain HOST         copy the objects only HOST holds to other "
+	    "hosts (admin), waiting up to 60 s; then stop HOST's worker\n"
 	    "  warmup DOMAIN      copy the hottest objects into DOMAIN "
 	    "(domain-aware master)\n"
 	    "--domain D (else $MOONCAKE_STORE_DOMAIN): the reader's domain\n"
@@ -161,9 +164,9 @@ static int check_args(const struct cli *c)
 	static const struct {
 		const char *name;
 		int min, max;
-	} cmds[] = {{"put", 2, 2},     {"get", 1, 2},	{"rm", 1, 1},
-		    {"exist", 1, 1},   {"stat", 1, 1},	{"segments", 0, 0},
-		    {"metrics", 0, 0}, {"warmup", 1, 1}};
+	} cmds[] = {{"put", 2, 2},     {"get", 1, 2},	 {"rm", 1, 1},
+		    {"exist", 1, 1},   {"stat", 1, 1},	 {"segments", 0, 0},
+		    {"metrics", 0, 0}, {"warmup", 1, 1}, {"drain", 1, 1}};
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(cmds[i].name, c->cmd))
@@ -172,9 +175,10 @@ static int check_args(const struct cli *c)
 			return usage_error("wrong number of arguments for %s",
 					   c->cmd);
 		if (cmds[i].min && !c->args[0][0])
-			return usage_error("empty %s", strcmp(c->cmd, "warmup")
-							   ? "key"
-							   : "domain");
+			return usage_error("empty %s",
+					   !strcmp(c->cmd, "warmup")  ? "domain"
+					   : !strcmp(c->cmd, "drain") ? "host"
+								      : "key");
 		return 0;
 	}
 	return usage_error("unknown command '%s'", c->cmd);
@@ -396,8 +400,33 @@ static int cmd_warmup(store_client *sc, const struct cli *c)
 	return 0;
 }
 
+/* Drain HOST: ask, then ask again for progress until nothing is left,
+ * nothing more can move, or 60 s passed. */
+static int cmd_drain(store_client *sc, const struct cli *c)
+{
+	struct store_drain_info d;
+	uint64_t queued = 0;
+
+	for (int t = 0; t < 600; t++) {
+		if (store_client_drain(sc, c->args[0], &d))
+			return op_failed(sc, "drain");
+		queued += d.copies_queued;
+		if (d.objects_left == 0 || d.copies_pending == 0)
+			break;
+		nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
+	}
+	printf("drain %s: %u segment(s), %llu copies queued, %llu object(s) "
+	       "left (%llu no other segment can take)\n",
+	       c->args[0], d.segments, (unsigned long long)queued,
+	       (unsigned long long)d.objects_left,
+	       (unsigned long long)d.no_target);
+	return d.objects_left ? 1 : 0;
+}
+
 static int run(store_client *sc, const struct cli *c)
 {
+	if (!strcmp(c->cmd, "drain"))
+		return cmd_drain(sc, c);
 	if (!strcmp(c->cmd, "put"))
 		return cmd_put(sc, c);
 	if (!strcmp(c->cmd, "get"))

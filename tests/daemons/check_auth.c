@@ -575,6 +575,36 @@ START_TEST(test_auth_attack_fake_huge_mount_on_other_host)
 }
 END_TEST
 
+/* Drain (issue 30): a worker drains only the client id it mounted; a
+ * host's drain needs the admin right. */
+START_TEST(test_auth_drain_needs_the_owner_or_admin)
+{
+	McreplRpc__DrainRequest req;
+	ProtobufCMessage *r;
+
+	mcrepl_rpc__drain_request__init(&req);
+	req.client_id = W1_ID;
+	r = call(W2, "Drain", &req.base);
+	assert_refused(r, MCREPL_RPC__CODE__PERMISSION_DENIED, "auth_client_id",
+		       "client_id 4369 belongs to another principal, not 'w2'");
+	freem(r);
+	r = call(W1, "Drain", &req.base);
+	ck_assert_int_eq(result_of(r)->code, MCREPL_RPC__CODE__OK);
+	ck_assert_uint_eq(((McreplRpc__DrainResponse *)r)->segments, 1);
+	freem(r);
+	req.client_id = 0;
+	req.host_id = mut("host-b");
+	r = call(ALICE, "Drain", &req.base);
+	assert_refused(r, MCREPL_RPC__CODE__PERMISSION_DENIED, "auth_right",
+		       "Drain of a host needs the admin right; principal "
+		       "'alice' lacks it");
+	freem(r);
+	r = call(ADMIN, "Drain", &req.base);
+	ck_assert_int_eq(result_of(r)->code, MCREPL_RPC__CODE__OK);
+	freem(r);
+}
+END_TEST
+
 START_TEST(test_auth_attack_unmount_other_workers_segment)
 {
 	McreplRpc__UnmountSegmentRequest req;
@@ -1171,6 +1201,7 @@ Suite *make_auth_suite(void)
 	tcase_add_test(tc, test_auth_attack_steal_replica_copy_task);
 	tcase_add_test(tc, test_auth_attack_fake_huge_mount_on_other_host);
 	tcase_add_test(tc, test_auth_attack_unmount_other_workers_segment);
+	tcase_add_test(tc, test_auth_drain_needs_the_owner_or_admin);
 	tcase_add_test(tc, test_auth_admin_calls_need_admin);
 	tcase_add_test(tc, test_auth_wrong_secret_is_refused);
 	tcase_add_test(tc, test_auth_no_handshake_is_refused);

@@ -106,6 +106,7 @@ static void t_heartbeat(McreplRpc__Master_Service *svc,
 #define t_warmup NULL
 #define t_stat NULL
 #define t_register_objects NULL
+#define t_drain NULL
 
 static const McreplRpc__Master_Service tservice = MCREPL_RPC__MASTER__INIT(t_);
 

@@ -165,6 +165,7 @@ static void t_put_revoke(McreplRpc__Master_Service *svc,
 #define t_warmup NULL
 #define t_stat NULL
 #define t_register_objects NULL
+#define t_drain NULL
 
 static const McreplRpc__Master_Service test_service =
     MCREPL_RPC__MASTER__INIT(t_);
@@ -496,8 +497,9 @@ static const struct bad_call bad_calls[] = {
     {20, MCREPL_RPC__CODE__UNIMPLEMENTED, "Warmup not implemented"},
     {21, MCREPL_RPC__CODE__UNIMPLEMENTED, "Stat not implemented"},
     {22, MCREPL_RPC__CODE__UNIMPLEMENTED, "RegisterObjects not implemented"},
+    {23, MCREPL_RPC__CODE__UNIMPLEMENTED, "Drain not implemented"},
     /* one past the last method: what an older master says to a newer one */
-    {23, MCREPL_RPC__CODE__UNKNOWN_METHOD, "unknown method 23"},
+    {24, MCREPL_RPC__CODE__UNKNOWN_METHOD, "unknown method 24"},
     {999, MCREPL_RPC__CODE__UNKNOWN_METHOD, "unknown method 999"},
     {M_REMOVE, MCREPL_RPC__CODE__INTERNAL, "handler did not reply"},
     {M_PUT_END, MCREPL_RPC__CODE__INTERNAL, "wrong response type"},

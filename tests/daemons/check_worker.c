@@ -314,6 +314,57 @@ START_TEST(test_sigterm_unmounts_and_exits_0)
 }
 END_TEST
 
+/* Graceful drain (issue 30): SIGTERM of a worker first has the master copy
+ * the objects only it holds to the other worker; it exits 0 once they are
+ * readable there, and no object is lost (it used to unmount at once). */
+START_TEST(test_sigterm_drains_objects_to_other_workers)
+{
+	store_client *c;
+	char key[16], *page;
+	uint64_t seg0 = 0;
+	int on0 = 0;
+
+	start_worker(0);
+	start_worker(1);
+	c = client(NULL);
+	for (int i = 0; i < 12; i++) {
+		struct store_object_info o;
+
+		snprintf(key, sizeof(key), "d%d", i);
+		put_obj(c, key);
+		ck_assert_int_eq(store_client_stat(c, key, &o), 0);
+		if (!strcmp(o.replicas[0].host_id, "host-a")) {
+			on0++;
+			seg0 = o.replicas[0].segment_id;
+		}
+	}
+	ck_assert_int_gt(on0, 0);
+	ck_assert_int_eq(proc_stop(&fx.workers[0]), 0);
+	for (int i = 0; i < 12; i++) {
+		void *buf = NULL;
+		uint64_t len = 0;
+
+		snprintf(key, sizeof(key), "d%d", i);
+		ck_assert_msg(store_client_get(c, key, &buf, &len, NULL) == 0,
+			      "%s: %s", key, store_client_error(c));
+		ck_assert_uint_eq(len, OBJ_BYTES);
+		ck_assert_int_eq(memcmp(buf, fx.obj, len), 0);
+		free(buf);
+	}
+	page = http_get((uint16_t)proc_field(&fx.master, "metrics_port"),
+			"/metrics");
+	ck_assert_ptr_nonnull(page);
+	ck_assert_int_eq(metric_value(page, "mcrepl_master_objects_lost_total"),
+			 0);
+	ck_assert_int_eq(metric_value(page, "mcrepl_master_drain_copies_total"),
+			 on0);
+	ck_assert_int_ge(metric_value(page, "mcrepl_master_drains_total"), 1);
+	free(page);
+	ck_assert_uint_ne(seg0, 0);
+	store_client_close(c);
+}
+END_TEST
+
 /* Lifecycle item 1: readers holding GetReplicaList answers from before a
  * kill -9 of the master read them after the new master placed another
  * tenant's objects at the same offsets: every read is refused, none
@@ -972,6 +1023,51 @@ START_TEST(test_cli)
 }
 END_TEST
 
+/* mcrepl-cli drain HOST (admin): the objects only HOST holds get a
+ * replica on another host; the worker keeps running (its SIGTERM then
+ * finds nothing left to move). */
+START_TEST(test_cli_drain_host)
+{
+	store_client *c;
+	char key[16], *page;
+	int on_b = 0;
+
+	start_worker(0);
+	start_worker(1);
+	c = client(NULL);
+	for (int i = 0; i < 12; i++) {
+		struct store_object_info o;
+
+		snprintf(key, sizeof(key), "h%d", i);
+		put_obj(c, key);
+		ck_assert_int_eq(store_client_stat(c, key, &o), 0);
+		on_b += !strcmp(o.replicas[0].host_id, "host-b");
+	}
+	ck_assert_int_gt(on_b, 0);
+	ck_assert_int_eq(cli(NULL, (const char *[]){"drain", "host-b", NULL}),
+			 0);
+	for (int i = 0; i < 12; i++) {
+		struct store_object_info o;
+		bool off_b = false;
+
+		snprintf(key, sizeof(key), "h%d", i);
+		ck_assert_int_eq(store_client_stat(c, key, &o), 0);
+		for (size_t k = 0; k < o.n_replicas; k++)
+			off_b |= strcmp(o.replicas[k].host_id, "host-b") != 0;
+		ck_assert_msg(off_b, "%s only on host-b", key);
+	}
+	page = http_get((uint16_t)proc_field(&fx.master, "metrics_port"),
+			"/metrics");
+	ck_assert_ptr_nonnull(page);
+	ck_assert_int_eq(metric_value(page, "mcrepl_master_drain_copies_total"),
+			 on_b);
+	free(page);
+	ck_assert_int_eq(cli(NULL, (const char *[]){"drain", "nohost", NULL}),
+			 1);
+	store_client_close(c);
+}
+END_TEST
+
 /* ---- faults (issue: worker killed mid-copy, stale tasks) ---------------- */
 
 static const char *const fault_flags[] = {
@@ -1169,12 +1265,14 @@ Suite *make_worker_suite(void)
 	tcase_add_test(tc, test_bad_writes_refused);
 	tcase_add_test(tc, test_killed_worker_dropped_after_ttl);
 	tcase_add_test(tc, test_sigterm_unmounts_and_exits_0);
+	tcase_add_test(tc, test_sigterm_drains_objects_to_other_workers);
 	tcase_add_test(tc, test_lifecycle7_second_sigterm_still_unmounts);
 	tcase_add_test(tc, test_master_restart_remounts);
 	tcase_add_test(
 	    tc,
 	    test_lifecycle1_old_descriptors_after_master_restart_are_refused);
 	tcase_add_test(tc, test_cli);
+	tcase_add_test(tc, test_cli_drain_host);
 	tcase_add_test(tc, test_sigterm_revokes_copy_in_flight);
 	tcase_add_test(tc, test_worker_flags);
 	tcase_add_test(tc, test_grafana_dashboard_names_exist);
