@@ -94,6 +94,9 @@ struct segment {
 	/* HA: nothing new is placed here until its worker re-registered what
 	 * it holds, or this deadline (0: not held; store_ha.c) */
 	uint64_t held_until_ms;
+	/* its worker drains it before stopping (store_drain.c): nothing new
+	 * is placed here from then on */
+	bool draining;
 };
 
 enum replica_status { REPLICA_PROCESSING = 1, REPLICA_COMPLETE = 2 };
@@ -358,7 +361,9 @@ void store_hold_segment(struct store *s, uint64_t client_id, uint64_t seg_id,
  * 0, of host) are about to go; every object no replica off them serves
  * gets a plain REPLICA_COPY task for the worker holding it, to another
  * segment (a host without the object first, then the most free bytes).
- * OK, NOT_FOUND (no such segment), INVALID_ARGUMENT (neither given). */
+ * From then on nothing new (puts, copies, dynamic copies) is placed on
+ * those segments. OK, NOT_FOUND (no such segment), INVALID_ARGUMENT
+ * (neither given). */
 struct store_drain_figures {
 	uint32_t segments;
 	uint64_t objects_left, copies_queued, copies_pending, no_target;

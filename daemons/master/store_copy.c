@@ -53,7 +53,7 @@ McreplRpc__Code store_copy_start(struct store *s, uint64_t caller,
 		return MCREPL_RPC__CODE__NOT_FOUND;
 	si = replica_on(o, src_seg, REPLICA_COMPLETE);
 	if (si == SIZE_MAX || !store_segment(s, src_seg) || !dst ||
-	    dst->held_until_ms || store__on_segment(o, dst_seg)) {
+	    !store__placeable(dst) || store__on_segment(o, dst_seg)) {
 		snprintf(err, errlen,
 			 "source must hold a readable replica and "
 			 "the target none");

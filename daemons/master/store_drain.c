@@ -49,7 +49,7 @@ static struct segment *target_for(struct store *s, const struct object *o,
 		uint64_t room = seg_alloc_largest_free(seg->alloc);
 		bool apart;
 
-		if (in_drain(seg, client_id, host) || seg->held_until_ms ||
+		if (in_drain(seg, client_id, host) || !store__placeable(seg) ||
 		    room < size || store__on_segment(o, seg->id))
 			continue;
 		apart = !store__host_used(s, o, seg->host);
@@ -170,6 +170,7 @@ McreplRpc__Code store_drain_worker(struct store *s, uint64_t client_id,
 
 		if (!in_drain(seg, client_id, host))
 			continue;
+		seg->draining = true; /* nothing new is placed here */
 		f->segments++;
 		for (size_t j = 0; j < seg->n_ix; j++)
 			drain_object(s, seg->ix[j], seg, q, nq, client_id, host,

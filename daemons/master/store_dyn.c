@@ -186,10 +186,9 @@ static void segment_usage(struct store *s)
 	for (size_t i = 0; i < s->n_segs; i++) {
 		struct segment *seg = s->segs[i];
 
-		mcrepl_engine_segment_used(s->engine,
-					   (mcrepl_segment_id){seg->id},
-					   store_used(seg) + seg->incoming,
-					   !seg->held_until_ms /* HA hold */);
+		mcrepl_engine_segment_used(
+		    s->engine, (mcrepl_segment_id){seg->id},
+		    store_used(seg) + seg->incoming, store__placeable(seg));
 	}
 }
 

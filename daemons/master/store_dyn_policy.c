@@ -33,7 +33,7 @@ mcrepl_status store__policy_segment(struct store *s, const struct segment *seg)
 	    .domain = seg->domain,
 	    .capacity = seg->capacity,
 	    .used = store_used(seg) + seg->incoming,
-	    .allocatable = !seg->held_until_ms, /* HA hold */
+	    .allocatable = store__placeable(seg),
 	    .can_copy = seg->dynamic_copy,
 	    .read_load = seg->reads_recent,
 	};

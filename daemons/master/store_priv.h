@@ -198,8 +198,13 @@ void store__policy_tick(struct store *s, uint64_t now_ms);
 void store__policy_figures(struct store *s, struct store_figures *f);
 /* Tell the engine what segment seg is now (mount, heartbeat):
  * MCREPL_EFULL past MASTER_MAX_SEGMENTS, MCREPL_ENOMEM. */
-mcrepl_status store__policy_segment(struct store *s,
-				    const struct segment *seg);
+mcrepl_status store__policy_segment(struct store *s, const struct segment *seg);
+
+/* New replicas may be placed on seg: not held (HA) nor draining. */
+static inline bool store__placeable(const struct segment *seg)
+{
+	return !seg->held_until_ms && !seg->draining;
+}
 
 /* r can be handed to a reader: COMPLETE, and its segment not leaving
  * (the check costs nothing while no segment is leaving). */

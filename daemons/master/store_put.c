@@ -32,7 +32,7 @@ static struct segment *put_target(struct store *s, const struct object *o)
 		bool new_host = !store__host_used(s, o, seg->host);
 		double util;
 
-		if (store__on_segment(o, seg->id) || seg->held_until_ms ||
+		if (store__on_segment(o, seg->id) || !store__placeable(seg) ||
 		    seg_alloc_largest_free(seg->alloc) <
 			store_region_bytes(o->size))
 			continue;
@@ -57,7 +57,7 @@ static bool evict_for(struct store *s, const struct object *o, uint64_t now_ms)
 	for (size_t i = 0; i < s->n_segs && visits > 0; i++) {
 		struct segment *seg = s->segs[i];
 
-		if (!store__on_segment(o, seg->id) && !seg->held_until_ms &&
+		if (!store__on_segment(o, seg->id) && store__placeable(seg) &&
 		    seg->capacity >= store_region_bytes(o->size) &&
 		    store__evict_budgeted(s, seg, &visits, now_ms) > 0 &&
 		    seg_alloc_largest_free(seg->alloc) >=

@@ -737,6 +737,40 @@ START_TEST(test_policy_full_cluster_makes_room_for_hot_copy)
 }
 END_TEST
 
+/* A draining worker's segment takes nothing new (issue 30): puts and
+ * dynamic copies land elsewhere while its objects move away. */
+START_TEST(test_drain_keeps_new_replicas_off_the_segment)
+{
+	struct store_drain_figures f = {0};
+	mcrepl_propose_result res;
+	struct master_opts o;
+	struct object *hot;
+	struct fx x;
+
+	master_opts_defaults(&o);
+	o.cfg.mode = MCREPL_MODE_ENFORCE;
+	fx_start_opts(&x, &o, true);
+	hot = put(&x, "hot", 1);
+	ck_assert_int_eq(store_drain_worker(
+			     x.s, hot->replicas[0].segment_id == x.a ? CB : CA,
+			     NULL, x.now, &f),
+			 MCREPL_RPC__CODE__OK);
+	for (int i = 0; i < 20; i++) {
+		struct object *p = put(&x, name("new", i), 1);
+
+		ck_assert(
+		    p->replicas[0].segment_id ==
+			(hot->replicas[0].segment_id == x.a ? x.a : x.b) ||
+		    p->replicas[0].segment_id == x.c);
+	}
+	for (int i = 0; i < 50; i++)
+		read_in(&x, "hot", "");
+	ck_assert_int_eq(propose_hot(&x, hot, "p1", &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, x.c);
+	fx_stop(&x);
+}
+END_TEST
+
 Suite *make_stalls_suite(void)
 {
 	Suite *s = suite_create("stalls");
@@ -760,6 +794,7 @@ Suite *make_stalls_suite(void)
 	tcase_add_test(tc, test_stalls_second_host_counts_before_the_next_tick);
 	tcase_add_test(tc, test_stalls_domain_copy_retired_by_its_domain_heat);
 	tcase_add_test(tc, test_policy_full_cluster_makes_room_for_hot_copy);
+	tcase_add_test(tc, test_drain_keeps_new_replicas_off_the_segment);
 	suite_add_tcase(s, tc);
 	return s;
 }
