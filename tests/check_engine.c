@@ -1,0 +1,838 @@
+/* The policy engine (mcrepl/engine.h), through the public header: segments
+ * and nodes, routed reads and their window, the tick and threshold, reader
+ * order, proposals with projections, tracked replicas and retirement,
+ * allocation failure and concurrent readers. */
+#include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "mcrepl/engine.h"
+#include "mcrepl/mcrepl.h"
+#include "testutil.h"
+
+#define MIB (1024ULL * 1024ULL)
+/* bucket = 10000 / 8 = 1250 ms; NOW is a window boundary (epoch 800) and
+ * a reader-order period boundary (period 1000) */
+#define BUCKET 1250ULL
+#define NOW 1000000ULL
+
+static mcrepl_config auto_cfg(void)
+{
+	mcrepl_config c;
+
+	mcrepl_config_init(&c);
+	c.mode = MCREPL_MODE_ENFORCE;
+	return c;
+}
+
+static mcrepl_engine *mk(const mcrepl_config *c)
+{
+	mcrepl_engine *e = NULL;
+
+	ck_assert_int_eq(mcrepl_engine_create(c, NULL, &e), MCREPL_OK);
+	ck_assert_ptr_nonnull(e);
+	return e;
+}
+
+static mcrepl_engine_segment seg(uint64_t id, const char *host,
+				 const char *domain, const char *node)
+{
+	mcrepl_engine_segment s = {{id},     {id},    host, domain, node,
+				   64 * MIB, 8 * MIB, true, true,   0};
+	return s;
+}
+
+static void set(mcrepl_engine *e, uint64_t id, const char *host,
+		const char *node)
+{
+	mcrepl_engine_segment s = seg(id, host, "", node);
+
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+}
+
+static void reads(mcrepl_engine *e, uint64_t id, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		mcrepl_engine_read(e, (mcrepl_segment_id){id});
+}
+
+static uint64_t load(mcrepl_engine *e, uint64_t id)
+{
+	return mcrepl_engine_load(e, (mcrepl_segment_id){id});
+}
+
+static mcrepl_engine_stats stats(mcrepl_engine *e)
+{
+	mcrepl_engine_stats s = {.struct_size = sizeof(s)};
+
+	mcrepl_engine_get_stats(e, &s);
+	return s;
+}
+
+START_TEST(test_engine_create_opts_and_stats_size)
+{
+	mcrepl_config c = auto_cfg(), bad = auto_cfg();
+	mcrepl_engine_opts o = {.struct_size = sizeof(o)};
+	mcrepl_engine_stats st;
+	mcrepl_engine *e = (mcrepl_engine *)&o;
+
+	bad.heat_window_ms = 0;
+	ck_assert_int_eq(mcrepl_engine_create(&bad, NULL, &e), MCREPL_EINVAL);
+	ck_assert_int_eq(mcrepl_engine_create(NULL, NULL, &e), MCREPL_EINVAL);
+	ck_assert_int_eq(mcrepl_engine_create(&c, NULL, NULL), MCREPL_EINVAL);
+	o.struct_size = sizeof(size_t) - 1;
+	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_EINVAL);
+	o.struct_size = sizeof(o);
+	o.max_segments = (1u << 24) + 1;
+	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_EINVAL);
+	mcrepl_engine_destroy(NULL);
+
+	/* a short struct_size: only max_segments (1) is read, the rest is 0
+	 * (defaults) */
+	o.max_segments = 1;
+	o.max_dynamic_keys = 1;
+	o.struct_size = offsetof(mcrepl_engine_opts, max_dynamic_keys);
+	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_OK);
+	ck_assert(mcrepl_engine_is_auto(e));
+	ck_assert_ptr_nonnull(mcrepl_engine_leases(e));
+	set(e, 1, "h1", NULL);
+	ck_assert_int_eq(
+	    mcrepl_engine_replica_added(e, "t", "a", (mcrepl_segment_id){1}),
+	    MCREPL_OK);
+	ck_assert_int_eq(
+	    mcrepl_engine_replica_added(e, "t", "b", (mcrepl_segment_id){1}),
+	    MCREPL_OK); /* max_dynamic_keys was not read */
+	/* stats: a short struct_size fills only what fits */
+	memset(&st, 0xab, sizeof(st));
+	st.struct_size = offsetof(mcrepl_engine_stats, nodes);
+	mcrepl_engine_get_stats(e, &st);
+	ck_assert_uint_eq(st.struct_size, offsetof(mcrepl_engine_stats, nodes));
+	ck_assert_uint_eq(st.segments, 1);
+	ck_assert_uint_eq(st.nodes, 0xabababab);
+	st = stats(e);
+	ck_assert_uint_eq(st.struct_size, sizeof(st));
+	ck_assert_uint_eq(st.nodes, 1);
+	ck_assert_uint_eq(st.dynamic_keys, 2);
+	ck_assert_uint_eq(st.dynamic_replicas, 2);
+	mcrepl_engine_destroy(e);
+
+	c.mode = MCREPL_MODE_OFF;
+	e = mk(&c);
+	ck_assert(!mcrepl_engine_is_auto(e));
+	mcrepl_engine_destroy(e);
+	c = auto_cfg();
+	c.policy = MCREPL_POLICY_RFC;
+	e = mk(&c);
+	ck_assert(!mcrepl_engine_is_auto(e));
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(test_engine_segments_nodes_and_errors)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_engine_opts o = {.struct_size = sizeof(o), .max_segments = 4};
+	char longs[300];
+	mcrepl_engine_segment s;
+	mcrepl_engine *e;
+
+	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_OK);
+	set(e, 1, "hA", "nic0");
+	set(e, 2, "hB", "nic0"); /* same node as 1 */
+	set(e, 3, "hA", NULL);	 /* node = host hA */
+	set(e, 4, NULL, NULL);	 /* alone */
+	ck_assert_uint_eq(stats(e).segments, 4);
+	ck_assert_uint_eq(stats(e).nodes, 3);
+	s = seg(5, "h5", "", NULL);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_EFULL);
+	s.id.v = 0;
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_EINVAL);
+	memset(longs, 'x', 256);
+	longs[256] = '\0';
+	s = seg(1, longs, "", NULL);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_EINVAL);
+	s = seg(1, "hA", longs, NULL);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_EINVAL);
+	s = seg(1, "hA", "", longs);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_EINVAL);
+	longs[255] = '\0'; /* 255 bytes: fine, and a new node */
+	s = seg(4, NULL, "", longs);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	ck_assert_uint_eq(stats(e).nodes, 3);
+	set(e, 4, NULL, NULL);
+
+	/* reads on 1 count for 2 (same node); 3 and 4 apart */
+	reads(e, 1, 5);
+	reads(e, 2, 2);
+	reads(e, 3, 7);
+	reads(e, 99, 100); /* unknown: ignored */
+	ck_assert_uint_eq(load(e, 1), 7);
+	ck_assert_uint_eq(load(e, 2), 7);
+	ck_assert_uint_eq(load(e, 3), 7);
+	ck_assert_uint_eq(load(e, 4), 0);
+	ck_assert_uint_eq(load(e, 99), 0);
+	ck_assert_uint_eq(stats(e).window_reads, 14);
+	reads(e, 4, 1);
+	ck_assert_uint_eq(load(e, 4), 1);
+
+	/* replace keeps a node's counts; moving 3 onto nic0 shows nic0's */
+	set(e, 1, "hA", "nic0");
+	ck_assert_uint_eq(load(e, 1), 7);
+	set(e, 3, "hA", "nic0");
+	ck_assert_uint_eq(load(e, 3), 7);
+	ck_assert_uint_eq(stats(e).nodes, 2); /* hA had only 3 */
+
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_used(e, (mcrepl_segment_id){9}, 1, true),
+	    MCREPL_ENOENT);
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_used(e, (mcrepl_segment_id){1}, 1, true),
+	    MCREPL_OK);
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_remove(e, (mcrepl_segment_id){9}),
+	    MCREPL_ENOENT);
+	/* nic0 stays while 2 and 3 hold it */
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_remove(e, (mcrepl_segment_id){1}), MCREPL_OK);
+	ck_assert_uint_eq(load(e, 1), 0);
+	ck_assert_uint_eq(load(e, 2), 7);
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_remove(e, (mcrepl_segment_id){2}), MCREPL_OK);
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_remove(e, (mcrepl_segment_id){3}), MCREPL_OK);
+	/* nic0 is gone with its counts: a new segment on it starts at 0 */
+	set(e, 1, "hA", "nic0");
+	ck_assert_uint_eq(load(e, 1), 0);
+	ck_assert_uint_eq(stats(e).segments, 2);
+	ck_assert_uint_eq(stats(e).nodes, 2);
+	ck_assert_uint_eq(stats(e).window_reads, 1);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(test_engine_reads_roll_out_after_a_window)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_engine *e = mk(&c);
+
+	set(e, 1, "h1", NULL);
+	mcrepl_engine_tick(e, NOW, NULL);
+	reads(e, 1, 3);
+	for (unsigned b = 1; b < MCREPL_HEAT_BUCKETS; b++) {
+		mcrepl_engine_tick(e, NOW + b * BUCKET, NULL);
+		reads(e, 1, 1);
+	}
+	/* 3 + 7 over the window */
+	ck_assert_uint_eq(load(e, 1), 10);
+	mcrepl_engine_tick(e, NOW + MCREPL_HEAT_BUCKETS * BUCKET - 1, NULL);
+	ck_assert_uint_eq(load(e, 1), 10);
+	mcrepl_engine_tick(e, NOW + MCREPL_HEAT_BUCKETS * BUCKET, NULL);
+	ck_assert_uint_eq(load(e, 1), 7); /* the first bucket rolled out */
+	/* a long gap clears the window */
+	mcrepl_engine_tick(e, NOW + 100 * BUCKET, NULL);
+	ck_assert_uint_eq(load(e, 1), 0);
+	ck_assert_uint_eq(stats(e).window_reads, 0);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(test_engine_tick_threshold_and_retire_due)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view cl = {8000, 4}, got;
+	mcrepl_engine_tick_result r;
+	mcrepl_heat_params hp, want;
+	mcrepl_engine *e = mk(&c);
+
+	for (uint64_t i = 1; i <= 4; i++)
+		set(e, i,
+		    i == 1   ? "h1"
+		    : i == 2 ? "h2"
+		    : i == 3 ? "h3"
+			     : "h4",
+		    NULL);
+	mcrepl_engine_tick(e, NOW, &r);
+	ck_assert(!r.retire_due);
+	reads(e, 1, 5000);
+	reads(e, 2, 1000);
+	reads(e, 3, 100);
+	reads(e, 4, 1900);
+	mcrepl_engine_tick(e, NOW + 1, &r);
+	/* share 0.01 x 8000 / 4 = 20: (1 + sqrt(21))^2 = 31.2 -> 32 */
+	ck_assert_uint_eq(r.threshold, 32);
+	ck_assert_uint_eq(r.threshold,
+			  mcrepl_policy_trigger_threshold(&c, &cl));
+	mcrepl_engine_cluster(e, &got);
+	ck_assert_uint_eq(got.window_reads, 8000);
+	ck_assert_uint_eq(got.nodes, 4);
+	mcrepl_engine_heat_params(e, &hp);
+	mcrepl_heat_params_init(&want, &c);
+	ck_assert_uint_eq(hp.threshold, 32);
+	ck_assert_uint_eq(hp.refire_buckets, 1);
+	ck_assert_uint_eq(hp.bucket_ms, want.bucket_ms);
+	ck_assert_uint_eq(stats(e).threshold, 32);
+
+	/* retire_due needs a tracked key and a window boundary */
+	ck_assert_int_eq(
+	    mcrepl_engine_replica_added(e, "t", "k", (mcrepl_segment_id){2}),
+	    MCREPL_OK);
+	for (unsigned b = 1; b < MCREPL_HEAT_BUCKETS; b++) {
+		mcrepl_engine_tick(e, NOW + b * BUCKET, &r);
+		ck_assert(!r.retire_due);
+	}
+	mcrepl_engine_tick(e, NOW + 8 * BUCKET, &r);
+	ck_assert(r.retire_due);
+	ck_assert_uint_eq(stats(e).retire_passes, 1);
+	mcrepl_engine_tick(e, NOW + 8 * BUCKET + 10, &r);
+	ck_assert(r.retire_due); /* still open, not reopened */
+	ck_assert_uint_eq(stats(e).retire_passes, 1);
+	mcrepl_engine_destroy(e);
+
+	/* policy rfc: the config's threshold, no cluster view */
+	c.policy = MCREPL_POLICY_RFC;
+	e = mk(&c);
+	set(e, 1, "h1", NULL);
+	reads(e, 1, 5000);
+	mcrepl_engine_tick(e, NOW, &r);
+	mcrepl_heat_params_init(&want, &c);
+	ck_assert_uint_eq(r.threshold, want.threshold);
+	ck_assert_uint_eq(r.threshold, 8); /* 0.8/s x 10 s */
+	mcrepl_engine_cluster(e, &got);
+	ck_assert_uint_eq(got.nodes, 0);
+	ck_assert_uint_eq(got.window_reads, 0);
+	mcrepl_engine_heat_params(e, &hp);
+	ck_assert_uint_eq(hp.refire_buckets, want.refire_buckets);
+	ck_assert_uint_eq(hp.threshold, 8);
+	ck_assert_int_eq(
+	    mcrepl_engine_replica_added(e, "t", "k", (mcrepl_segment_id){1}),
+	    MCREPL_OK);
+	mcrepl_engine_tick(e, NOW + 8 * BUCKET, &r);
+	ck_assert(!r.retire_due);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+static const mcrepl_replica_view two_reps[2] = {
+    {{1}, {1}, "h1", "", true, true, false, true, 0},
+    {{2}, {2}, "h2", "", true, true, true, true, 0},
+};
+
+START_TEST(test_engine_order_by_period_reads)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_engine_opts o = {.struct_size = sizeof(o),
+				.order_by_load = true};
+	size_t ord[2], want[2];
+	mcrepl_engine *e = mk(&c);
+
+	set(e, 1, "h1", NULL);
+	set(e, 2, "h2", NULL);
+	mcrepl_engine_tick(e, NOW, NULL);
+	reads(e, 1, 5);
+	reads(e, 2, 1);
+	for (uint64_t salt = 0; salt < 16; salt++) {
+		ck_assert_int_eq(
+		    mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord),
+		    MCREPL_OK);
+		ck_assert_uint_eq(ord[0], 1);
+		ck_assert_uint_eq(ord[1], 0);
+	}
+	/* the period rolls: under auto this period alone, all equal */
+	mcrepl_engine_tick(e, NOW + 1000, NULL);
+	for (uint64_t salt = 0; salt < 16; salt++) {
+		mcrepl_order_replicas("t", "k", two_reps, NULL, 2, salt, want);
+		mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord);
+		ck_assert_uint_eq(ord[0], want[0]);
+		ck_assert_uint_eq(ord[1], want[1]);
+	}
+	ck_assert_int_eq(mcrepl_engine_order(e, "t", "k", NULL, 2, 0, ord),
+			 MCREPL_EINVAL);
+	mcrepl_engine_destroy(e);
+
+	/* rfc: no load order unless order_by_load, which sums two periods */
+	c.policy = MCREPL_POLICY_RFC;
+	e = mk(&c);
+	set(e, 1, "h1", NULL);
+	set(e, 2, "h2", NULL);
+	mcrepl_engine_tick(e, NOW, NULL);
+	reads(e, 1, 5);
+	for (uint64_t salt = 0; salt < 16; salt++) {
+		mcrepl_order_replicas("t", "k", two_reps, NULL, 2, salt, want);
+		mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord);
+		ck_assert_uint_eq(ord[0], want[0]);
+	}
+	mcrepl_engine_destroy(e);
+	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_OK);
+	set(e, 1, "h1", NULL);
+	set(e, 2, "h2", NULL);
+	mcrepl_engine_tick(e, NOW, NULL);
+	reads(e, 1, 5);
+	mcrepl_engine_tick(e, NOW + 1000, NULL);
+	reads(e, 2, 4); /* 5 (previous) vs 4 (this): 2 first */
+	for (uint64_t salt = 0; salt < 16; salt++) {
+		mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord);
+		ck_assert_uint_eq(ord[0], 1);
+	}
+	mcrepl_engine_tick(e, NOW + 2000, NULL);
+	reads(e, 1, 1); /* 0 + 1 vs 4 + 0: 1 first */
+	for (uint64_t salt = 0; salt < 16; salt++) {
+		mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord);
+		ck_assert_uint_eq(ord[0], 0);
+	}
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* Four segments on four hosts, the key on segment 1 (readable, static);
+ * sizes as check_policy.c's propose4: 3 is fullest, 2 and 4 emptiest. */
+static mcrepl_engine *four(const mcrepl_config *c, const unsigned r[4])
+{
+	mcrepl_engine *e = mk(c);
+	static const char *hosts[4] = {"h1", "h2", "h3", "h4"};
+	static const uint64_t used[4] = {8 * MIB, 8 * MIB, 40 * MIB, 16 * MIB};
+
+	for (unsigned i = 0; i < 4; i++) {
+		mcrepl_engine_segment s = seg(i + 1, hosts[i], "", NULL);
+
+		s.used = used[i];
+		ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	}
+	mcrepl_engine_tick(e, NOW, NULL);
+	for (unsigned i = 0; i < 4; i++)
+		reads(e, i + 1, r[i]);
+	mcrepl_engine_tick(e, NOW + 1, NULL);
+	return e;
+}
+
+static mcrepl_status propose(mcrepl_engine *e, const char *id, uint32_t heat,
+			     uint64_t now, mcrepl_propose_result *res)
+{
+	static const mcrepl_replica_view rep = {{1},  {1},   "h1", "", true,
+						true, false, true, 0};
+	mcrepl_proposal p = {
+	    MCREPL_ACTION_ADD, id, "t", id, NULL, NULL, 7, MIB, {0},
+	    now + 5000};
+	mcrepl_object_view o = {true, 7, MIB, 1, false};
+	mcrepl_propose_input in = {
+	    .proposal = &p,
+	    .object = &o,
+	    .heat_count = heat,
+	    .replicas = &rep,
+	    .n_replicas = 1,
+	    .now_ms = now,
+	};
+
+	return mcrepl_engine_propose(e, &in, res);
+}
+
+START_TEST(test_engine_propose_projects_and_fades)
+{
+	static const unsigned busy1[4] = {5000, 1000, 100, 1900};
+	mcrepl_config c = auto_cfg();
+	mcrepl_propose_result res;
+	mcrepl_engine *e;
+
+	ck_assert(!c.read_load_aware_placement); /* auto places by load */
+	e = four(&c, busy1);
+	ck_assert_int_eq(propose(e, "c", 182, NOW + 1, &res), MCREPL_OK);
+	ck_assert(!res.repeated);
+	ck_assert_uint_eq(res.lease.target.v, 3);
+	/* level 5000 (segment 1), target 100: gap 4900, r 1: 2450 capped at
+	 * the key's 182 */
+	ck_assert_uint_eq(load(e, 3), 100 + 182);
+	ck_assert_uint_eq(load(e, 1), 5000 - 182);
+	ck_assert_uint_eq(load(e, 2), 1000);
+	ck_assert_uint_eq(stats(e).projections, 1);
+	/* the same proposal again: the same lease, no second projection */
+	ck_assert_int_eq(propose(e, "c", 182, NOW + 1, &res), MCREPL_OK);
+	ck_assert(res.repeated);
+	ck_assert_uint_eq(load(e, 3), 282);
+	ck_assert_uint_eq(stats(e).projections, 1);
+	/* fades 182 / 8 = 22.75 a bucket while the reads stay */
+	mcrepl_engine_tick(e, NOW + BUCKET, NULL);
+	ck_assert_uint_eq(load(e, 3), 259);  /* 259.25 */
+	ck_assert_uint_eq(load(e, 1), 4841); /* 4840.75 */
+	for (unsigned b = 2; b < MCREPL_HEAT_BUCKETS; b++)
+		mcrepl_engine_tick(e, NOW + b * BUCKET, NULL);
+	ck_assert_uint_eq(load(e, 3), 123);  /* 122.75 */
+	ck_assert_uint_eq(load(e, 1), 4977); /* 4977.25 */
+	mcrepl_engine_tick(e, NOW + 8 * BUCKET, NULL);
+	ck_assert_uint_eq(load(e, 3), 0);
+	ck_assert_uint_eq(load(e, 1), 0);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(test_engine_propose_promised_bytes)
+{
+	static const unsigned r[4] = {5000, 1000, 100, 1900};
+	mcrepl_config c = auto_cfg();
+	mcrepl_propose_result res;
+	mcrepl_engine_segment s;
+	mcrepl_engine *e = four(&c, r);
+
+	/* 3 can take one 1 MiB copy only: 54 MiB <= 0.85 x 64 MiB < 55 */
+	ck_assert_double_eq(c.target_high_watermark, 0.85);
+	s = seg(3, "h3", "", NULL);
+	s.used = 53 * MIB;
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	ck_assert_int_eq(propose(e, "p1", 182, NOW + 1, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 3);
+	ck_assert_int_eq(
+	    mcrepl_leases_abort(mcrepl_engine_leases(e), res.lease.id),
+	    MCREPL_OK);
+	/* the promise still counts on 3: the next copy goes elsewhere */
+	ck_assert_int_eq(propose(e, "p2", 182, NOW + 3, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 2); /* next least loaded */
+	/* the host's used bytes replace the promise */
+	ck_assert_int_eq(mcrepl_engine_segment_used(e, (mcrepl_segment_id){3},
+						    53 * MIB, true),
+			 MCREPL_OK);
+	ck_assert_int_eq(propose(e, "p3", 182, NOW + 3, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 3);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(test_engine_propose_balance_gate)
+{
+	static const unsigned even[4] = {2000, 2000, 2000, 2000};
+	static const unsigned busy1[4] = {5000, 1000, 100, 1900};
+	mcrepl_config c = auto_cfg();
+	mcrepl_propose_result res;
+	mcrepl_engine *e = four(&c, even);
+
+	ck_assert_int_eq(propose(e, "b", 1000, NOW + 1, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	ck_assert_uint_eq(stats(e).projections, 0);
+	mcrepl_engine_destroy(e);
+	e = four(&c, busy1);
+	ck_assert_int_eq(propose(e, "a", 31, NOW + 1, &res), MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BELOW_THRESHOLD);
+	ck_assert_int_eq(propose(e, "c0", 181, NOW + 1, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	ck_assert_int_eq(propose(e, "c", 182, NOW + 1, &res), MCREPL_OK);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_NONE);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* ---- retirement --------------------------------------------------------- */
+
+struct probe_ctx {
+	const char *hot_key;	 /* count 100 */
+	const char *busy_key;	 /* busy */
+	const char *gone_key;	 /* gone */
+	const char *cold_domain; /* domain-aware: the domain where it is cold */
+	uint32_t readable;
+	unsigned calls;
+};
+
+static void probe(void *ctx, const char *tenant, const char *key,
+		  const char *domain, mcrepl_retire_probe *out)
+{
+	struct probe_ctx *p = ctx;
+
+	(void)tenant;
+	p->calls++;
+	memset(out, 0, sizeof(*out));
+	out->readable = p->readable;
+	if (p->hot_key && strcmp(key, p->hot_key) == 0)
+		out->count = 100;
+	if (domain && p->cold_domain && strcmp(domain, p->cold_domain) != 0)
+		out->count = 100;
+	out->busy = p->busy_key && strcmp(key, p->busy_key) == 0;
+	out->gone = p->gone_key && strcmp(key, p->gone_key) == 0;
+}
+
+static void add(mcrepl_engine *e, const char *key, uint64_t segid)
+{
+	ck_assert_int_eq(mcrepl_engine_replica_added(
+			     e, "t", key, (mcrepl_segment_id){segid}),
+			 MCREPL_OK);
+}
+
+/* Ticks one bucket at a time from NOW to the next window boundary. */
+static void to_boundary(mcrepl_engine *e, uint64_t *now)
+{
+	mcrepl_engine_tick_result r;
+
+	do {
+		*now += BUCKET;
+		mcrepl_engine_tick(e, *now, &r);
+	} while ((*now / BUCKET) % MCREPL_HEAT_BUCKETS);
+	ck_assert(r.retire_due);
+}
+
+START_TEST(test_engine_retire_pass)
+{
+	mcrepl_config c = auto_cfg();
+	struct probe_ctx pc = {.hot_key = "hot",
+			       .busy_key = "busy",
+			       .gone_key = "gone",
+			       .readable = 2};
+	mcrepl_retirement out[4];
+	mcrepl_key_state ks;
+	uint64_t now = NOW;
+	size_t n, seen = 0;
+	mcrepl_engine *e = mk(&c);
+
+	set(e, 1, "h1", NULL);
+	set(e, 2, "h2", NULL);
+	set(e, 3, "h3", NULL);
+	mcrepl_engine_tick(e, now, NULL);
+	ck_assert_uint_eq(mcrepl_engine_retire(e, now, probe, &pc, out, 4, &n),
+			  0); /* no pass open */
+	add(e, "cold", 2);
+	add(e, "cold", 3);
+	add(e, "hot", 2);
+	add(e, "busy", 2);
+	add(e, "gone", 3);
+	add(e, "cold", 3); /* again: no-op */
+	ck_assert_int_eq(
+	    mcrepl_engine_replica_added(e, "t", "x", (mcrepl_segment_id){9}),
+	    MCREPL_ENOENT);
+	ck_assert_int_eq(
+	    mcrepl_engine_replica_added(e, "t", "", (mcrepl_segment_id){1}),
+	    MCREPL_EINVAL);
+	ck_assert_uint_eq(stats(e).dynamic_keys, 4);
+	ck_assert_uint_eq(stats(e).dynamic_replicas, 5);
+	to_boundary(e, &now);
+	/* the busiest node's replica of "cold" goes: 3 */
+	reads(e, 3, 10);
+	reads(e, 2, 1);
+	/* cap 1: one key per call, the pass resumes */
+	for (size_t v;
+	     (v = mcrepl_engine_retire(e, now, probe, &pc, out, 1, &n));) {
+		ck_assert_uint_eq(v, 1);
+		seen += v;
+		if (n) {
+			ck_assert_uint_eq(n, 1);
+			ck_assert_str_eq(out[0].tenant, "t");
+			ck_assert_str_eq(out[0].key, "cold");
+			ck_assert_uint_eq(out[0].segment.v, 3);
+		}
+	}
+	ck_assert_uint_eq(seen, 4);
+	ck_assert_uint_eq(pc.calls, 4);
+	ck_assert_uint_eq(stats(e).retired_total, 1);
+	ck_assert_uint_eq(stats(e).retire_visits, 4);
+	/* gone: forgotten */
+	ck_assert_uint_eq(stats(e).dynamic_keys, 3);
+	ck_assert_uint_eq(stats(e).dynamic_replicas, 4);
+	ck_assert_int_eq(mcrepl_engine_replica_dropped(
+			     e, "t", "cold", (mcrepl_segment_id){3}, true, now),
+			 MCREPL_OK);
+	mcrepl_leases_key_state(mcrepl_engine_leases(e), "t", "cold", NULL, now,
+				&ks);
+	ck_assert_uint_eq(ks.recreate_after_ms, now + c.recreate_cooldown_ms);
+	ck_assert_int_eq(mcrepl_engine_replica_dropped(e, "t", "cold",
+						       (mcrepl_segment_id){3},
+						       false, now),
+			 MCREPL_ENOENT);
+	ck_assert_uint_eq(stats(e).dynamic_replicas, 3);
+
+	/* never the last readable replica */
+	pc.readable = 1;
+	pc.calls = 0;
+	to_boundary(e, &now);
+	ck_assert_uint_eq(mcrepl_engine_retire(e, now, probe, &pc, out, 4, &n),
+			  3);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_eq(mcrepl_engine_retire(e, now, probe, &pc, out, 4, &n),
+			  0);
+	/* the segment leaves: its replicas go */
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_remove(e, (mcrepl_segment_id){2}), MCREPL_OK);
+	ck_assert_uint_eq(stats(e).dynamic_keys, 0);
+	ck_assert_uint_eq(stats(e).dynamic_replicas, 0);
+	ck_assert_uint_eq(stats(e).retire_passes, 2);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(test_engine_retire_max_dynamic_keys)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_engine_opts o = {.struct_size = sizeof(o),
+				.max_dynamic_keys = 2};
+	mcrepl_engine *e;
+
+	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_OK);
+	set(e, 1, "h1", NULL);
+	set(e, 2, "h2", NULL);
+	add(e, "a", 1);
+	add(e, "b", 1);
+	add(e, "b", 2); /* a known key: fine */
+	ck_assert_int_eq(
+	    mcrepl_engine_replica_added(e, "t", "c", (mcrepl_segment_id){1}),
+	    MCREPL_EFULL);
+	ck_assert_uint_eq(stats(e).untracked_total, 1);
+	ck_assert_uint_eq(stats(e).dynamic_keys, 2);
+	ck_assert_uint_eq(stats(e).dynamic_replicas, 3);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(test_engine_retire_per_domain)
+{
+	mcrepl_config c = auto_cfg();
+	struct probe_ctx pc = {.cold_domain = "b", .readable = 2};
+	mcrepl_retirement out[4];
+	mcrepl_engine_segment s;
+	uint64_t now = NOW;
+	size_t n;
+	mcrepl_engine *e;
+
+	c.domain_aware = true;
+	e = mk(&c);
+	s = seg(1, "h1", "a", NULL);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	s = seg(2, "h2", "a", NULL);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	s = seg(3, "h3", "b", NULL);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	s = seg(4, "h4", "b", NULL);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	mcrepl_engine_tick(e, now, NULL);
+	add(e, "k", 2);
+	add(e, "k", 3);
+	to_boundary(e, &now);
+	/* hot in a, cold in b: b's copy goes */
+	ck_assert_uint_eq(mcrepl_engine_retire(e, now, probe, &pc, out, 4, &n),
+			  1);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(out[0].segment.v, 3);
+	/* cold in a instead */
+	pc.cold_domain = "a";
+	to_boundary(e, &now);
+	ck_assert_uint_eq(mcrepl_engine_retire(e, now, probe, &pc, out, 4, &n),
+			  1);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(out[0].segment.v, 2);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* ---- allocation failure ------------------------------------------------- */
+
+START_TEST(test_engine_alloc_failure)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_engine_segment s = seg(1, "h1", "dom", "nic");
+	mcrepl_engine *e = NULL;
+	mcrepl_status st;
+	long i;
+
+	for (i = 0;; i++) {
+		test_fail_alloc_after(i);
+		st = mcrepl_engine_create(&c, NULL, &e);
+		test_fail_alloc_after(-1);
+		if (st == MCREPL_OK)
+			break;
+		ck_assert_int_eq(st, MCREPL_ENOMEM);
+		ck_assert_ptr_null(e);
+	}
+	ck_assert_int_gt(i, 0);
+	for (i = 0;; i++) {
+		test_fail_alloc_after(i);
+		st = mcrepl_engine_segment_set(e, &s);
+		test_fail_alloc_after(-1);
+		if (st == MCREPL_OK)
+			break;
+		ck_assert_int_eq(st, MCREPL_ENOMEM);
+		ck_assert_uint_eq(stats(e).segments, 0);
+		ck_assert_uint_eq(stats(e).nodes, 0);
+	}
+	ck_assert_int_gt(i, 0);
+	ck_assert_uint_eq(stats(e).nodes, 1);
+	for (i = 0;; i++) {
+		test_fail_alloc_after(i);
+		st = mcrepl_engine_replica_added(e, "t", "k",
+						 (mcrepl_segment_id){1});
+		test_fail_alloc_after(-1);
+		if (st == MCREPL_OK)
+			break;
+		ck_assert_int_eq(st, MCREPL_ENOMEM);
+		ck_assert_uint_eq(stats(e).dynamic_keys, 0);
+		ck_assert_uint_eq(stats(e).dynamic_replicas, 0);
+	}
+	ck_assert_int_gt(i, 0);
+	ck_assert_uint_eq(stats(e).dynamic_replicas, 1);
+	reads(e, 1, 3);
+	ck_assert_uint_eq(load(e, 1), 3);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* ---- concurrency -------------------------------------------------------- */
+
+#define CONC_READS 20000
+
+static void *reader(void *arg)
+{
+	mcrepl_engine *e = arg;
+	mcrepl_replica_view v[3] = {
+	    {{1}, {1}, "h1", "", true, true, false, true, 0},
+	    {{2}, {2}, "h2", "", true, true, true, true, 0},
+	    {{3}, {3}, "h3", "", true, true, true, true, 0},
+	};
+	size_t ord[3];
+
+	for (unsigned i = 0; i < CONC_READS; i++) {
+		mcrepl_engine_read(e, (mcrepl_segment_id){1});
+		mcrepl_engine_read(e, (mcrepl_segment_id){2 + i % 2});
+		mcrepl_engine_order(e, "t", "k", v, 3, i, ord);
+	}
+	return NULL;
+}
+
+START_TEST(test_engine_concurrent_reads)
+{
+	mcrepl_config c = auto_cfg();
+	pthread_t th[4];
+	mcrepl_engine *e = mk(&c);
+
+	set(e, 1, "h1", NULL);
+	mcrepl_engine_tick(e, NOW, NULL);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, reader, e), 0);
+	for (unsigned i = 0; i < 2000; i++) {
+		set(e, 2 + i % 2, i % 3 ? "h2" : "h3", NULL);
+		if (i % 5 == 0)
+			mcrepl_engine_segment_remove(
+			    e, (mcrepl_segment_id){2 + (i / 5) % 2});
+		/* within one bucket and one order period: nothing rolls */
+		mcrepl_engine_tick(e, NOW + i % 1000, NULL);
+	}
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+	ck_assert_uint_eq(load(e, 1), 4 * CONC_READS);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+Suite *make_engine_suite(void)
+{
+	Suite *s = suite_create("engine");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_engine_create_opts_and_stats_size);
+	tcase_add_test(tc, test_engine_segments_nodes_and_errors);
+	tcase_add_test(tc, test_engine_reads_roll_out_after_a_window);
+	tcase_add_test(tc, test_engine_tick_threshold_and_retire_due);
+	tcase_add_test(tc, test_engine_order_by_period_reads);
+	tcase_add_test(tc, test_engine_propose_projects_and_fades);
+	tcase_add_test(tc, test_engine_propose_promised_bytes);
+	tcase_add_test(tc, test_engine_propose_balance_gate);
+	tcase_add_test(tc, test_engine_retire_pass);
+	tcase_add_test(tc, test_engine_retire_max_dynamic_keys);
+	tcase_add_test(tc, test_engine_retire_per_domain);
+	tcase_add_test(tc, test_engine_alloc_failure);
+	tcase_add_test(tc, test_engine_concurrent_reads);
+	suite_add_tcase(s, tc);
+	return s;
+}
