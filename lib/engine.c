@@ -221,6 +221,24 @@ static uint32_t node_get(mcrepl_engine *e, const char *name)
 	return i;
 }
 
+/* Every node slot is taken and segment's node `old` is moving to `name`:
+ * when `old` holds only that segment, its slot becomes `name` (counts
+ * cleared; the caller's unref then keeps its one reference). ENG_NONE
+ * otherwise or on ENOMEM. */
+static uint32_t node_rename(mcrepl_engine *e, uint32_t old, const char *name)
+{
+	char *c;
+
+	if (old == ENG_NONE || e->nodes[old].segs != 1 ||
+	    !(c = mcu_strdup(name)))
+		return ENG_NONE;
+	node_clear(&e->nodes[old]);
+	e->nodes[old].name = c;
+	e->nodes[old].name_hash = mcu_hash_str(c, SEED_NODE);
+	e->nodes[old].segs = 1;
+	return old;
+}
+
 static void node_unref(mcrepl_engine *e, uint32_t i)
 {
 	if (i == ENG_NONE || --e->nodes[i].segs)
@@ -294,6 +312,8 @@ static mcrepl_status seg_fill(mcrepl_engine *e, struct eseg *g,
 	if (set_str(&g->host, s->host) || set_str(&g->domain, s->domain))
 		return MCREPL_ENOMEM;
 	node = node_get(e, node_name(s, buf, sizeof(buf)));
+	if (node == ENG_NONE && g->id && e->n_nodes == e->max_segs)
+		node = node_rename(e, old, node_name(s, buf, sizeof(buf)));
 	if (node == ENG_NONE)
 		return MCREPL_ENOMEM;
 	e->nodes[node].segs++;

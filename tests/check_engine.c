@@ -210,6 +210,36 @@ START_TEST(test_engine_segments_nodes_and_errors)
 }
 END_TEST
 
+/* With every node slot taken, a segment moving to a new node reuses its
+ * own node's slot when it was that node's only segment. */
+START_TEST(test_engine_segment_moves_node_when_full)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_engine_opts o = {.struct_size = sizeof(o), .max_segments = 2};
+	mcrepl_engine *e;
+
+	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_OK);
+	set(e, 1, "h1", "a");
+	set(e, 2, "h2", "b");
+	reads(e, 1, 3);
+	reads(e, 2, 4);
+	set(e, 1, "h1", "c"); /* a had only 1: a's slot becomes c */
+	ck_assert_uint_eq(stats(e).nodes, 2);
+	ck_assert_uint_eq(load(e, 1), 0);
+	ck_assert_uint_eq(load(e, 2), 4);
+	reads(e, 1, 2);
+	ck_assert_uint_eq(load(e, 1), 2);
+	set(e, 1, "h1", "b"); /* joins b: c goes */
+	ck_assert_uint_eq(stats(e).nodes, 1);
+	ck_assert_uint_eq(load(e, 1), 4);
+	set(e, 2, "h2", "d"); /* b keeps 1: d takes the free slot */
+	ck_assert_uint_eq(stats(e).nodes, 2);
+	ck_assert_uint_eq(load(e, 1), 4);
+	ck_assert_uint_eq(load(e, 2), 0);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
 START_TEST(test_engine_reads_roll_out_after_a_window)
 {
 	mcrepl_config c = auto_cfg();
@@ -822,6 +852,7 @@ Suite *make_engine_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_engine_create_opts_and_stats_size);
 	tcase_add_test(tc, test_engine_segments_nodes_and_errors);
+	tcase_add_test(tc, test_engine_segment_moves_node_when_full);
 	tcase_add_test(tc, test_engine_reads_roll_out_after_a_window);
 	tcase_add_test(tc, test_engine_tick_threshold_and_retire_due);
 	tcase_add_test(tc, test_engine_order_by_period_reads);
