@@ -482,14 +482,18 @@ static void roll(mcrepl_engine *e)
 	atomic_store(&e->cur, next);
 }
 
-static void roll_period(mcrepl_engine *e)
+/* The period ends; `skipped`: periods passed without a tick, so the
+ * previous period (the one before the new one) had no reads counted. */
+static void roll_period(mcrepl_engine *e, bool skipped)
 {
 	for (uint32_t i = 0; i < e->max_segs; i++) {
 		struct enode *n = &e->nodes[i];
+		uint32_t x;
 
-		if (n->name)
-			atomic_store(&n->prev_reads,
-				     atomic_exchange(&n->now_reads, 0));
+		if (!n->name)
+			continue;
+		x = atomic_exchange(&n->now_reads, 0);
+		atomic_store(&n->prev_reads, skipped ? 0 : x);
 	}
 }
 
@@ -523,7 +527,7 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 		rolled = true;
 	}
 	if (period > e->period) {
-		roll_period(e);
+		roll_period(e, period > e->period + 1);
 		e->period = period;
 	}
 	if (e->on) {

@@ -409,6 +409,13 @@ START_TEST(test_engine_order_by_period_reads)
 		mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord);
 		ck_assert_uint_eq(ord[0], 0);
 	}
+	/* a skipped period: the one before is empty, 4 reads are older */
+	mcrepl_engine_tick(e, NOW + 4000, NULL);
+	reads(e, 2, 1); /* 0 + 0 vs 0 + 1: 1 first */
+	for (uint64_t salt = 0; salt < 16; salt++) {
+		mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord);
+		ck_assert_uint_eq(ord[0], 0);
+	}
 	mcrepl_engine_destroy(e);
 }
 END_TEST
