@@ -222,6 +222,24 @@ static uint32_t node_get(mcrepl_engine *e, const char *name)
 	return i;
 }
 
+/* Every node slot is taken and segment's node `old` is moving to `name`:
+ * when `old` holds only that segment, its slot becomes `name` (counts
+ * cleared; the caller's unref then keeps its one reference). ENG_NONE
+ * otherwise or on ENOMEM. */
+static uint32_t node_rename(mcrepl_engine *e, uint32_t old, const char *name)
+{
+	char *c;
+
+	if (old == ENG_NONE || e->nodes[old].segs != 1 ||
+	    !(c = mcu_strdup(name)))
+		return ENG_NONE;
+	node_clear(&e->nodes[old]);
+	e->nodes[old].name = c;
+	e->nodes[old].name_hash = mcu_hash_str(c, SEED_NODE);
+	e->nodes[old].segs = 1;
+	return old;
+}
+
 static void node_unref(mcrepl_engine *e, uint32_t i)
 {
 	if (i == ENG_NONE || --e->nodes[i].segs)
@@ -295,6 +313,8 @@ static mcrepl_status seg_fill(mcrepl_engine *e, struct eseg *g,
 	if (set_str(&g->host, s->host) || set_str(&g->domain, s->domain))
 		return MCREPL_ENOMEM;
 	node = node_get(e, node_name(s, buf, sizeof(buf)));
+	if (node == ENG_NONE && g->id && e->n_nodes == e->max_segs)
+		node = node_rename(e, old, node_name(s, buf, sizeof(buf)));
 	if (node == ENG_NONE)
 		return MCREPL_ENOMEM;
 	e->nodes[node].segs++;
@@ -490,14 +510,18 @@ static void roll(mcrepl_engine *e)
 	atomic_store(&e->cur, next);
 }
 
-static void roll_period(mcrepl_engine *e)
+/* The period ends; `skipped`: periods passed without a tick, so the
+ * previous period (the one before the new one) had no reads counted. */
+static void roll_period(mcrepl_engine *e, bool skipped)
 {
 	for (uint32_t i = 0; i < e->max_segs; i++) {
 		struct enode *n = &e->nodes[i];
+		uint32_t x;
 
-		if (n->name)
-			atomic_store(&n->prev_reads,
-				     atomic_exchange(&n->now_reads, 0));
+		if (!n->name)
+			continue;
+		x = atomic_exchange(&n->now_reads, 0);
+		atomic_store(&n->prev_reads, skipped ? 0 : x);
 	}
 }
 
@@ -531,7 +555,7 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 		rolled = true;
 	}
 	if (period > e->period) {
-		roll_period(e);
+		roll_period(e, period > e->period + 1);
 		e->period = period;
 	}
 	if (e->on) {

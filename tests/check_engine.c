@@ -1,22 +1,20 @@
-/*
- * The policy engine (mcrepl/engine.h), through its public header only:
- * segments and nodes, routed reads and their window, the tick and the
- * threshold, reader order, proposals with projected loads and the balance
- * gate, tracked dynamic replicas and the retirement pass, bounds,
- * allocation failure and concurrent readers. The hard cases (room on a
- * full cluster, retirement in one pass) are in check_engine_room.c.
- */
-#include <math.h>
+/* The policy engine (mcrepl/engine.h), through the public header: segments
+ * and nodes, routed reads and their window, the tick and threshold, reader
+ * order, proposals with projections, tracked replicas and retirement,
+ * allocation failure and concurrent readers. */
 #include <pthread.h>
-#include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
+#include "mcrepl/engine.h"
 #include "mcrepl/mcrepl.h"
 #include "testutil.h"
 
-#define MIB (1024 * 1024ULL)
-#define W 10000ULL /* the default heat window, ms */
-#define BK 1250ULL /* its bucket */
+#define MIB (1024ULL * 1024ULL)
+/* bucket = 10000 / 8 = 1250 ms; NOW is a window boundary (epoch 800) and
+ * a reader-order period boundary (period 1000) */
+#define BUCKET 1250ULL
+#define NOW 1000000ULL
 
 static mcrepl_config auto_cfg(void)
 {
@@ -27,42 +25,34 @@ static mcrepl_config auto_cfg(void)
 	return c;
 }
 
-static mcrepl_engine *engine_with(const mcrepl_config *c,
-				  const mcrepl_engine_opts *o)
+static mcrepl_engine *mk(const mcrepl_config *c)
 {
 	mcrepl_engine *e = NULL;
 
-	ck_assert_int_eq(mcrepl_engine_create(c, o, &e), MCREPL_OK);
+	ck_assert_int_eq(mcrepl_engine_create(c, NULL, &e), MCREPL_OK);
+	ck_assert_ptr_nonnull(e);
 	return e;
 }
 
-static mcrepl_engine *engine(void)
+static mcrepl_engine_segment seg(uint64_t id, const char *host,
+				 const char *domain, const char *node)
 {
-	mcrepl_config c = auto_cfg();
-
-	return engine_with(&c, NULL);
+	mcrepl_engine_segment s = {{id},     {id},    host, domain, node,
+				   64 * MIB, 8 * MIB, true, true,   0};
+	return s;
 }
 
-static void seg(mcrepl_engine *e, uint64_t id, const char *host,
-		const char *node, uint64_t used)
+static void set(mcrepl_engine *e, uint64_t id, const char *host,
+		const char *node)
 {
-	mcrepl_engine_segment s = {
-	    .id = {id},
-	    .client = {id},
-	    .host = host,
-	    .node = node,
-	    .capacity = 100 * MIB,
-	    .used = used,
-	    .allocatable = true,
-	    .can_copy = true,
-	};
+	mcrepl_engine_segment s = seg(id, host, "", node);
 
 	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
 }
 
-static void reads(mcrepl_engine *e, uint64_t id, int n)
+static void reads(mcrepl_engine *e, uint64_t id, unsigned n)
 {
-	for (int i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++)
 		mcrepl_engine_read(e, (mcrepl_segment_id){id});
 }
 
@@ -71,517 +61,710 @@ static uint64_t load(mcrepl_engine *e, uint64_t id)
 	return mcrepl_engine_load(e, (mcrepl_segment_id){id});
 }
 
-START_TEST(test_engine_create_rejects_bad_input)
+static mcrepl_engine_stats stats(mcrepl_engine *e)
 {
-	mcrepl_engine_opts small = {.struct_size = 1};
-	mcrepl_engine_opts huge = {.struct_size = sizeof(huge),
-				   .max_segments = (1u << 24) + 1};
-	mcrepl_config c = auto_cfg();
-	mcrepl_engine *e = NULL;
+	mcrepl_engine_stats s = {.struct_size = sizeof(s)};
 
+	mcrepl_engine_get_stats(e, &s);
+	return s;
+}
+
+START_TEST(test_engine_create_opts_and_stats_size)
+{
+	mcrepl_config c = auto_cfg(), bad = auto_cfg();
+	mcrepl_engine_opts o = {.struct_size = sizeof(o)};
+	mcrepl_engine_stats st;
+	mcrepl_engine *e = (mcrepl_engine *)&o;
+
+	bad.heat_window_ms = 0;
+	ck_assert_int_eq(mcrepl_engine_create(&bad, NULL, &e), MCREPL_EINVAL);
 	ck_assert_int_eq(mcrepl_engine_create(NULL, NULL, &e), MCREPL_EINVAL);
 	ck_assert_int_eq(mcrepl_engine_create(&c, NULL, NULL), MCREPL_EINVAL);
-	ck_assert_int_eq(mcrepl_engine_create(&c, &small, &e), MCREPL_EINVAL);
-	ck_assert_int_eq(mcrepl_engine_create(&c, &huge, &e), MCREPL_EINVAL);
-	c.heat_window_ms = 0; /* a config that does not validate */
-	ck_assert_int_eq(mcrepl_engine_create(&c, NULL, &e), MCREPL_EINVAL);
-	ck_assert_ptr_null(e);
+	o.struct_size = sizeof(size_t) - 1;
+	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_EINVAL);
+	o.struct_size = sizeof(o);
+	o.max_segments = (1u << 24) + 1;
+	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_EINVAL);
 	mcrepl_engine_destroy(NULL);
-}
-END_TEST
 
-/* Segments join, change and leave; a node's segments share its load; a
- * segment with no node takes its host, with neither its own. */
-START_TEST(test_engine_segments_and_nodes)
-{
-	mcrepl_engine *e = engine();
-	mcrepl_engine_stats st = {.struct_size = sizeof(st)};
-	mcrepl_engine_segment bad = {.id = {0}};
-	char longname[300];
-
-	seg(e, 1, "h1", NULL, 0);
-	seg(e, 2, "h1", NULL, 0); /* same host: one node */
-	seg(e, 3, "h2", "nic-x", 0);
-	seg(e, 4, NULL, NULL, 0); /* no host: its own node */
-	mcrepl_engine_get_stats(e, &st);
-	ck_assert_uint_eq(st.segments, 4);
-	ck_assert_uint_eq(st.nodes, 3);
-	reads(e, 1, 5);
-	reads(e, 2, 3);
-	ck_assert_uint_eq(load(e, 1), 8);
-	ck_assert_uint_eq(load(e, 2), 8);
-	ck_assert_uint_eq(load(e, 3), 0);
-	reads(e, 99, 7); /* unknown: ignored */
-	ck_assert_uint_eq(load(e, 99), 0);
-	/* segment 2 moves to another host: it leaves node h1's load */
-	seg(e, 2, "h9", NULL, 0);
-	mcrepl_engine_get_stats(e, &st);
-	ck_assert_uint_eq(st.nodes, 4);
-	ck_assert_uint_eq(load(e, 2), 0);
-	ck_assert_int_eq(
-	    mcrepl_engine_segment_remove(e, (mcrepl_segment_id){1}), MCREPL_OK);
-	ck_assert_int_eq(
-	    mcrepl_engine_segment_remove(e, (mcrepl_segment_id){1}),
-	    MCREPL_ENOENT);
-	ck_assert_int_eq(
-	    mcrepl_engine_segment_used(e, (mcrepl_segment_id){1}, 0, true),
-	    MCREPL_ENOENT);
-	mcrepl_engine_get_stats(e, &st);
-	ck_assert_uint_eq(st.segments, 3);
-	ck_assert_uint_eq(st.nodes, 3); /* h1 went with its last segment */
-	ck_assert_int_eq(mcrepl_engine_segment_set(e, &bad), MCREPL_EINVAL);
-	memset(longname, 'x', sizeof(longname) - 1);
-	longname[sizeof(longname) - 1] = '\0';
-	bad = (mcrepl_engine_segment){.id = {5}, .host = longname};
-	ck_assert_int_eq(mcrepl_engine_segment_set(e, &bad), MCREPL_EINVAL);
-	mcrepl_engine_destroy(e);
-}
-END_TEST
-
-START_TEST(test_engine_max_segments)
-{
-	mcrepl_engine_opts o = {.struct_size = sizeof(o), .max_segments = 2};
-	mcrepl_config c = auto_cfg();
-	mcrepl_engine *e = engine_with(&c, &o);
-	mcrepl_engine_segment s = {.id = {3}, .host = "h3"};
-
-	seg(e, 1, "h1", NULL, 0);
-	seg(e, 2, "h2", NULL, 0);
-	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_EFULL);
-	mcrepl_engine_segment_remove(e, (mcrepl_segment_id){1});
-	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
-	mcrepl_engine_destroy(e);
-}
-END_TEST
-
-/* Reads count in the current bucket and leave the window B buckets later;
- * the tick's threshold follows the cluster view under auto. */
-START_TEST(test_engine_window_and_threshold)
-{
-	mcrepl_engine *e = engine();
-	mcrepl_engine_tick_result t;
-	mcrepl_cluster_view cv;
-	uint64_t now = 100 * W;
-
-	seg(e, 1, "h1", NULL, 0);
-	seg(e, 2, "h2", NULL, 0);
-	mcrepl_engine_tick(e, now, &t);
-	ck_assert_uint_eq(t.threshold, 8); /* the RFC floor: 0.8 x 10 s */
-	reads(e, 1, 40000);
-	reads(e, 2, 10000);
-	mcrepl_engine_tick(e, now + BK, &t);
-	mcrepl_engine_cluster(e, &cv);
-	ck_assert_uint_eq(cv.nodes, 2);
-	ck_assert_uint_eq(cv.window_reads, 50000);
-	/* S = ceil(0.01 x 50000 / 2) = 250: ceil((1 + sqrt(251))^2) = 284 */
-	ck_assert_uint_eq(t.threshold, 284);
-	ck_assert_uint_eq(load(e, 1), 40000);
-	/* seven more buckets: still in the window; the eighth: gone */
-	mcrepl_engine_tick(e, now + 7 * BK, &t);
-	ck_assert_uint_eq(load(e, 1), 40000);
-	mcrepl_engine_tick(e, now + 8 * BK, &t);
-	ck_assert_uint_eq(load(e, 1), 0);
-	ck_assert_uint_eq(t.threshold, 8);
-	mcrepl_engine_destroy(e);
-}
-END_TEST
-
-START_TEST(test_engine_rfc_keeps_config_threshold_and_host_load)
-{
-	mcrepl_config c = auto_cfg();
-	mcrepl_engine *e;
-	mcrepl_engine_tick_result t;
-	mcrepl_heat_params hp;
-	mcrepl_cluster_view cv;
-	mcrepl_engine_segment s = {
-	    .id = {1}, .host = "h1", .capacity = MIB, .read_load = 77};
-
-	c.policy = MCREPL_POLICY_RFC;
-	e = engine_with(&c, NULL);
-	ck_assert(!mcrepl_engine_is_auto(e));
-	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
-	reads(e, 1, 50000);
-	mcrepl_engine_tick(e, W, &t);
-	mcrepl_engine_tick(e, W + BK, &t);
-	ck_assert_uint_eq(t.threshold, 8);
-	ck_assert(!t.retire_due);
-	ck_assert_uint_eq(load(e, 1), 77); /* the host's own measure */
-	mcrepl_engine_cluster(e, &cv);
-	ck_assert_uint_eq(cv.nodes, 0);
-	mcrepl_engine_heat_params(e, &hp);
-	ck_assert_uint_eq(hp.threshold, 8);
-	ck_assert_uint_eq(hp.refire_buckets, MCREPL_HEAT_BUCKETS);
-	mcrepl_engine_destroy(e);
-	c.policy = MCREPL_POLICY_AUTO;
-	e = engine_with(&c, NULL);
-	mcrepl_engine_heat_params(e, &hp);
-	ck_assert_uint_eq(hp.refire_buckets, 1);
-	mcrepl_engine_destroy(e);
-}
-END_TEST
-
-/* Under auto the replica on the node given fewer reads this period goes
- * first; the period rolls after 1 s. */
-START_TEST(test_engine_reader_order_by_period)
-{
-	mcrepl_engine *e = engine();
-	mcrepl_replica_view r[2] = {
-	    {.segment = {1}, .readable = true, .memory = true},
-	    {.segment = {2}, .readable = true, .memory = true},
-	};
-	size_t order[2], pick;
-
-	seg(e, 1, "h1", NULL, 0);
-	seg(e, 2, "h2", NULL, 0);
-	mcrepl_engine_tick(e, 5000, NULL);
-	reads(e, 1, 3);
-	for (uint64_t salt = 0; salt < 8; salt++) {
-		ck_assert_int_eq(
-		    mcrepl_engine_order(e, "t", "k", r, 2, salt, order),
-		    MCREPL_OK);
-		ck_assert_uint_eq(order[0], 1);
-		ck_assert_int_eq(
-		    mcrepl_engine_pick(e, "t", "k", r, 2, salt, &pick),
-		    MCREPL_OK);
-		ck_assert_uint_eq(pick, 1);
-	}
-	reads(e, 2, 5);
-	mcrepl_engine_pick(e, "t", "k", r, 2, 0, &pick);
-	ck_assert_uint_eq(pick, 0);
-	/* a new period: both at 0, the salt decides, and both get picked */
-	mcrepl_engine_tick(e, 6000, NULL);
-	{
-		bool seen[2] = {false, false};
-
-		for (uint64_t salt = 0; salt < 64; salt++) {
-			mcrepl_engine_pick(e, "t", "k", r, 2, salt, &pick);
-			seen[pick] = true;
-		}
-		ck_assert(seen[0] && seen[1]);
-	}
-	ck_assert_int_eq(mcrepl_engine_pick(e, "t", "k", r, 0, 0, &pick),
-			 MCREPL_ENOENT);
-	mcrepl_engine_destroy(e);
-}
-END_TEST
-
-struct prop {
-	mcrepl_proposal p;
-	mcrepl_object_view o;
-	mcrepl_replica_view r;
-	mcrepl_propose_input in;
-};
-
-static void prop_init(struct prop *x, const char *id, uint32_t heat,
-		      uint64_t now)
-{
-	memset(x, 0, sizeof(*x));
-	x->p = (mcrepl_proposal){.action = MCREPL_ACTION_ADD,
-				 .proposal_id = id,
-				 .tenant = "t",
-				 .key = "k",
-				 .observed_version = 1,
-				 .expected_size = MIB,
-				 .expires_at_ms = now + 5000};
-	x->o = (mcrepl_object_view){.exists = true,
-				    .version = 1,
-				    .size = MIB,
-				    .readable_memory_replicas = 1};
-	x->r = (mcrepl_replica_view){.segment = {1},
-				     .client = {1},
-				     .host = "h1",
-				     .readable = true,
-				     .memory = true,
-				     .can_copy = true};
-	x->in = (mcrepl_propose_input){.proposal = &x->p,
-				       .object = &x->o,
-				       .heat_count = heat,
-				       .replicas = &x->r,
-				       .n_replicas = 1,
-				       .now_ms = now};
-}
-
-/* 4 nodes; the key's node carries 4,000 of 7,000 reads. The copy goes to
- * the least-loaded node; its projected load moves there at once (readers
- * by load fill it to the level of the key's replica) and fades out over
- * one window; its bytes count on the target until the next
- * segment_used(); a repeated proposal projects nothing more. */
-START_TEST(test_engine_propose_projects_and_fades)
-{
-	mcrepl_engine *e = engine();
-	mcrepl_engine_stats st = {.struct_size = sizeof(st)};
-	mcrepl_propose_result res;
-	uint64_t now = 100 * W;
-	struct prop x;
-
-	seg(e, 1, "h1", NULL, 10 * MIB);
-	seg(e, 2, "h2", NULL, 10 * MIB);
-	seg(e, 3, "h3", NULL, 10 * MIB);
-	seg(e, 4, "h4", NULL, 10 * MIB);
-	mcrepl_engine_tick(e, now, NULL);
-	reads(e, 1, 4000);
-	reads(e, 2, 1000);
-	reads(e, 3, 1500);
-	reads(e, 4, 500);
-	mcrepl_engine_tick(e, now + BK, NULL);
-	prop_init(&x, "p1", 3000, now + BK);
-	ck_assert_int_eq(mcrepl_engine_propose(e, &x.in, &res), MCREPL_OK);
-	ck_assert_uint_eq(res.lease.target.v, 4);
-	/* r = 1, level 4000, target 500: to_target = min(3000, 3500 / 2) */
-	ck_assert_uint_eq(load(e, 4), 500 + 1750);
-	ck_assert_uint_eq(load(e, 1), 4000 - 1750);
-	ck_assert_int_eq(mcrepl_engine_propose(e, &x.in, &res), MCREPL_OK);
-	ck_assert(res.repeated);
-	ck_assert_uint_eq(load(e, 4), 2250);
-	mcrepl_engine_get_stats(e, &st);
-	ck_assert_uint_eq(st.projections, 1);
-	/* half a window later, half the projection is gone (and the reads
-	 * of the first bucket are still in) */
-	mcrepl_engine_tick(e, now + 5 * BK, NULL);
-	ck_assert_uint_eq(load(e, 4), 500 + 1750 / 2);
-	mcrepl_engine_tick(e, now + 9 * BK, NULL);
-	ck_assert_uint_eq(load(e, 4), 0);
-	ck_assert_uint_eq(load(e, 1), 0);
-	mcrepl_engine_destroy(e);
-}
-END_TEST
-
-/* The promised bytes of a granted copy keep the next proposal of another
- * key off a target it would overfill, until the host reports the use. */
-START_TEST(test_engine_propose_counts_promised_bytes)
-{
-	mcrepl_engine *e = engine();
-	mcrepl_propose_result res;
-	struct prop a, b;
-
-	/* segment 2 has room for one more MiB under 0.85, segment 3 none */
-	seg(e, 1, "h1", NULL, 10 * MIB);
-	seg(e, 2, "h2", NULL, 84 * MIB);
-	seg(e, 3, "h3", NULL, 90 * MIB);
-	prop_init(&a, "p1", 64, 0);
-	ck_assert_int_eq(mcrepl_engine_propose(e, &a.in, &res), MCREPL_OK);
-	ck_assert_uint_eq(res.lease.target.v, 2);
-	prop_init(&b, "p2", 64, 0);
-	b.p.key = "k2";
-	ck_assert_int_eq(mcrepl_engine_propose(e, &b.in, &res),
-			 MCREPL_EREJECTED);
-	ck_assert_str_eq(mcrepl_reason_name(res.reason), "no_target");
-	/* the host: the copy finished elsewhere after all; 84 MiB again */
-	mcrepl_engine_segment_used(e, (mcrepl_segment_id){2}, 84 * MIB, true);
-	ck_assert_int_eq(mcrepl_engine_propose(e, &b.in, &res), MCREPL_OK);
-	mcrepl_engine_destroy(e);
-}
-END_TEST
-
-/* The balance gate through the engine's loads: a key whose node carries
- * its fair share is refused BALANCED; one far over the mean is copied. */
-START_TEST(test_engine_balance_gate)
-{
-	mcrepl_engine *e = engine();
-	mcrepl_propose_result res;
-	uint64_t now = 100 * W;
-	struct prop x;
-
-	for (uint64_t i = 1; i <= 8; i++) {
-		char h[8];
-
-		snprintf(h, sizeof(h), "h%llu", (unsigned long long)i);
-		seg(e, i, h, NULL, 10 * MIB);
-		reads(e, i, 10000);
-	}
-	mcrepl_engine_tick(e, now, NULL);
-	mcrepl_engine_tick(e, now + BK, NULL);
-	/* a key at 2 x its share (S = 125: needs 150 hits for a copy), with
-	 * a second replica: its best node is not overloaded */
-	prop_init(&x, "p1", 2000, now + BK);
-	x.o.readable_memory_replicas = 2;
-	{
-		mcrepl_replica_view r2[2] = {x.r, x.r};
-
-		r2[1].segment.v = 2;
-		r2[1].host = "h2";
-		x.in.replicas = r2;
-		x.in.n_replicas = 2;
-		ck_assert_int_eq(mcrepl_engine_propose(e, &x.in, &res),
-				 MCREPL_EREJECTED);
-		ck_assert_str_eq(mcrepl_reason_name(res.reason), "balanced");
-	}
-	/* node 1 far over the mean: a copy of the key helps */
-	reads(e, 1, 20000);
-	prop_init(&x, "p2", 20000, now + BK);
-	ck_assert_int_eq(mcrepl_engine_propose(e, &x.in, &res), MCREPL_OK);
-	mcrepl_engine_destroy(e);
-}
-END_TEST
-
-struct probe_ans {
-	bool gone, busy;
-	uint32_t count, readable;
-	int calls;
-};
-
-static void probe(void *ctx, const char *tenant, const char *key,
-		  const char *domain, mcrepl_retire_probe *out)
-{
-	struct probe_ans *a = ctx;
-
-	(void)tenant;
-	(void)key;
-	(void)domain;
-	a->calls++;
-	out->gone = a->gone;
-	out->busy = a->busy;
-	out->count = a->count;
-	out->readable = a->readable;
-}
-
-/* Open the pass at the next window boundary after `now`. */
-static uint64_t open_pass(mcrepl_engine *e, uint64_t now)
-{
-	mcrepl_engine_tick_result t;
-	uint64_t at = (now / (8 * BK) + 1) * 8 * BK;
-
-	mcrepl_engine_tick(e, now, NULL);
-	mcrepl_engine_tick(e, at, &t);
-	ck_assert(t.retire_due);
-	return at;
-}
-
-/* The pass visits each tracked key once, at most cap per call, resuming;
- * a cold key's dynamic replica is handed out, a hot one's is not; busy
- * and gone keys; never the last readable replica. */
-START_TEST(test_engine_retirement_pass)
-{
-	mcrepl_engine *e = engine();
-	mcrepl_engine_stats st = {.struct_size = sizeof(st)};
-	struct probe_ans a = {.count = 0, .readable = 2};
-	mcrepl_retirement out[4];
-	mcrepl_key_state ks;
-	uint64_t now;
-	size_t n;
-
-	seg(e, 1, "h1", NULL, 0);
-	seg(e, 2, "h2", NULL, 0);
-	ck_assert_int_eq(
-	    mcrepl_engine_replica_added(e, "t", "a", (mcrepl_segment_id){2}),
-	    MCREPL_OK);
-	ck_assert_int_eq(
-	    mcrepl_engine_replica_added(e, "t", "b", (mcrepl_segment_id){2}),
-	    MCREPL_OK);
-	ck_assert_int_eq(
-	    mcrepl_engine_replica_added(e, "t", "c", (mcrepl_segment_id){9}),
-	    MCREPL_ENOENT);
-	ck_assert_int_eq(
-	    mcrepl_engine_replica_added(e, "t", "", (mcrepl_segment_id){2}),
-	    MCREPL_EINVAL);
-	ck_assert_uint_eq(mcrepl_engine_retire(e, 0, probe, &a, out, 4, &n),
-			  0); /* no pass open */
-	now = open_pass(e, 0);
-	ck_assert_uint_eq(mcrepl_engine_retire(e, now, probe, &a, out, 1, &n),
-			  1);
-	ck_assert_uint_eq(n, 1);
-	ck_assert_str_eq(out[0].key, "a");
-	ck_assert_uint_eq(out[0].segment.v, 2);
-	ck_assert_int_eq(mcrepl_engine_replica_dropped(
-			     e, "t", "a", out[0].segment, true, now),
-			 MCREPL_OK);
-	mcrepl_leases_key_state(mcrepl_engine_leases(e), "t", "a", NULL, now,
-				&ks);
-	ck_assert_uint_eq(ks.recreate_after_ms, now + 60000);
-	a.readable = 1; /* b: its last readable replica */
-	ck_assert_uint_eq(mcrepl_engine_retire(e, now, probe, &a, out, 4, &n),
-			  1);
-	ck_assert_uint_eq(n, 0);
-	ck_assert_uint_eq(mcrepl_engine_retire(e, now, probe, &a, out, 4, &n),
-			  0); /* the pass is over */
-	/* next window: b hot (no), then busy (no), then gone (forgotten) */
-	a.readable = 2;
-	a.count = 1000000;
-	now = open_pass(e, now);
-	mcrepl_engine_retire(e, now, probe, &a, out, 4, &n);
-	ck_assert_uint_eq(n, 0);
-	a.count = 0;
-	a.busy = true;
-	now = open_pass(e, now);
-	mcrepl_engine_retire(e, now, probe, &a, out, 4, &n);
-	ck_assert_uint_eq(n, 0);
-	a.busy = false;
-	a.gone = true;
-	now = open_pass(e, now);
-	mcrepl_engine_retire(e, now, probe, &a, out, 4, &n);
-	ck_assert_uint_eq(n, 0);
-	mcrepl_engine_get_stats(e, &st);
-	ck_assert_uint_eq(st.dynamic_keys, 0);
-	ck_assert_uint_eq(st.dynamic_replicas, 0);
-	ck_assert_uint_eq(st.retired_total, 1);
-	mcrepl_engine_destroy(e);
-}
-END_TEST
-
-/* The pick: the replica on the busiest node; a segment that leaves takes
- * its tracked replicas with it. */
-START_TEST(test_engine_retire_picks_busiest_and_forgets_segments)
-{
-	mcrepl_engine *e = engine();
-	mcrepl_engine_stats st = {.struct_size = sizeof(st)};
-	struct probe_ans a = {.count = 0, .readable = 3};
-	mcrepl_retirement out[1];
-	uint64_t now;
-	size_t n;
-
-	seg(e, 1, "h1", NULL, 0);
-	seg(e, 2, "h2", NULL, 0);
-	seg(e, 3, "h3", NULL, 0);
-	mcrepl_engine_replica_added(e, "t", "k", (mcrepl_segment_id){2});
-	mcrepl_engine_replica_added(e, "t", "k", (mcrepl_segment_id){3});
-	now = open_pass(e, 0);
-	reads(e, 3, 50);
-	reads(e, 2, 10);
-	mcrepl_engine_retire(e, now, probe, &a, out, 1, &n);
-	ck_assert_uint_eq(n, 1);
-	ck_assert_uint_eq(out[0].segment.v, 3);
-	ck_assert_int_eq(
-	    mcrepl_engine_segment_remove(e, (mcrepl_segment_id){2}), MCREPL_OK);
-	mcrepl_engine_get_stats(e, &st);
-	ck_assert_uint_eq(st.dynamic_replicas, 1); /* 3's, not yet dropped */
-	mcrepl_engine_destroy(e);
-}
-END_TEST
-
-START_TEST(test_engine_max_dynamic_keys)
-{
-	mcrepl_engine_opts o = {.struct_size = sizeof(o),
-				.max_dynamic_keys = 1};
-	mcrepl_config c = auto_cfg();
-	mcrepl_engine *e = engine_with(&c, &o);
-	mcrepl_engine_stats st = {.struct_size = sizeof(st)};
-
-	seg(e, 1, "h1", NULL, 0);
+	/* a short struct_size: only max_segments (1) is read, the rest is 0
+	 * (defaults) */
+	o.max_segments = 1;
+	o.max_dynamic_keys = 1;
+	o.struct_size = offsetof(mcrepl_engine_opts, max_dynamic_keys);
+	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_OK);
+	ck_assert(mcrepl_engine_is_auto(e));
+	ck_assert_ptr_nonnull(mcrepl_engine_leases(e));
+	set(e, 1, "h1", NULL);
 	ck_assert_int_eq(
 	    mcrepl_engine_replica_added(e, "t", "a", (mcrepl_segment_id){1}),
 	    MCREPL_OK);
 	ck_assert_int_eq(
 	    mcrepl_engine_replica_added(e, "t", "b", (mcrepl_segment_id){1}),
-	    MCREPL_EFULL);
+	    MCREPL_OK); /* max_dynamic_keys was not read */
+	/* stats: a short struct_size fills only what fits */
+	memset(&st, 0xab, sizeof(st));
+	st.struct_size = offsetof(mcrepl_engine_stats, nodes);
 	mcrepl_engine_get_stats(e, &st);
-	ck_assert_uint_eq(st.untracked_total, 1);
-	ck_assert_uint_eq(st.dynamic_keys, 1);
+	ck_assert_uint_eq(st.struct_size, offsetof(mcrepl_engine_stats, nodes));
+	ck_assert_uint_eq(st.segments, 1);
+	ck_assert_uint_eq(st.nodes, 0xabababab);
+	st = stats(e);
+	ck_assert_uint_eq(st.struct_size, sizeof(st));
+	ck_assert_uint_eq(st.nodes, 1);
+	ck_assert_uint_eq(st.dynamic_keys, 2);
+	ck_assert_uint_eq(st.dynamic_replicas, 2);
+	mcrepl_engine_destroy(e);
+
+	c.mode = MCREPL_MODE_OFF;
+	e = mk(&c);
+	ck_assert(!mcrepl_engine_is_auto(e));
+	mcrepl_engine_destroy(e);
+	c = auto_cfg();
+	c.policy = MCREPL_POLICY_RFC;
+	e = mk(&c);
+	ck_assert(!mcrepl_engine_is_auto(e));
 	mcrepl_engine_destroy(e);
 }
 END_TEST
 
-/* Every allocation of create and of the calls that allocate may fail: the
- * call reports it and leaks nothing (valgrind and LeakSanitizer check). */
-START_TEST(test_engine_allocation_failure)
+START_TEST(test_engine_segments_nodes_and_errors)
 {
 	mcrepl_config c = auto_cfg();
-	mcrepl_engine_segment s = {.id = {1}, .host = "h1", .capacity = MIB};
+	mcrepl_engine_opts o = {.struct_size = sizeof(o), .max_segments = 4};
+	char longs[300];
+	mcrepl_engine_segment s;
+	mcrepl_engine *e;
+
+	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_OK);
+	set(e, 1, "hA", "nic0");
+	set(e, 2, "hB", "nic0"); /* same node as 1 */
+	set(e, 3, "hA", NULL);	 /* node = host hA */
+	set(e, 4, NULL, NULL);	 /* alone */
+	ck_assert_uint_eq(stats(e).segments, 4);
+	ck_assert_uint_eq(stats(e).nodes, 3);
+	s = seg(5, "h5", "", NULL);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_EFULL);
+	s.id.v = 0;
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_EINVAL);
+	memset(longs, 'x', 256);
+	longs[256] = '\0';
+	s = seg(1, longs, "", NULL);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_EINVAL);
+	s = seg(1, "hA", longs, NULL);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_EINVAL);
+	s = seg(1, "hA", "", longs);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_EINVAL);
+	longs[255] = '\0'; /* 255 bytes: fine, and a new node */
+	s = seg(4, NULL, "", longs);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	ck_assert_uint_eq(stats(e).nodes, 3);
+	set(e, 4, NULL, NULL);
+
+	/* reads on 1 count for 2 (same node); 3 and 4 apart */
+	reads(e, 1, 5);
+	reads(e, 2, 2);
+	reads(e, 3, 7);
+	reads(e, 99, 100); /* unknown: ignored */
+	ck_assert_uint_eq(load(e, 1), 7);
+	ck_assert_uint_eq(load(e, 2), 7);
+	ck_assert_uint_eq(load(e, 3), 7);
+	ck_assert_uint_eq(load(e, 4), 0);
+	ck_assert_uint_eq(load(e, 99), 0);
+	ck_assert_uint_eq(stats(e).window_reads, 14);
+	reads(e, 4, 1);
+	ck_assert_uint_eq(load(e, 4), 1);
+
+	/* replace keeps a node's counts; moving 3 onto nic0 shows nic0's */
+	set(e, 1, "hA", "nic0");
+	ck_assert_uint_eq(load(e, 1), 7);
+	set(e, 3, "hA", "nic0");
+	ck_assert_uint_eq(load(e, 3), 7);
+	ck_assert_uint_eq(stats(e).nodes, 2); /* hA had only 3 */
+
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_used(e, (mcrepl_segment_id){9}, 1, true),
+	    MCREPL_ENOENT);
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_used(e, (mcrepl_segment_id){1}, 1, true),
+	    MCREPL_OK);
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_remove(e, (mcrepl_segment_id){9}),
+	    MCREPL_ENOENT);
+	/* nic0 stays while 2 and 3 hold it */
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_remove(e, (mcrepl_segment_id){1}), MCREPL_OK);
+	ck_assert_uint_eq(load(e, 1), 0);
+	ck_assert_uint_eq(load(e, 2), 7);
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_remove(e, (mcrepl_segment_id){2}), MCREPL_OK);
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_remove(e, (mcrepl_segment_id){3}), MCREPL_OK);
+	/* nic0 is gone with its counts: a new segment on it starts at 0 */
+	set(e, 1, "hA", "nic0");
+	ck_assert_uint_eq(load(e, 1), 0);
+	ck_assert_uint_eq(stats(e).segments, 2);
+	ck_assert_uint_eq(stats(e).nodes, 2);
+	ck_assert_uint_eq(stats(e).window_reads, 1);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* With every node slot taken, a segment moving to a new node reuses its
+ * own node's slot when it was that node's only segment. */
+START_TEST(test_engine_segment_moves_node_when_full)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_engine_opts o = {.struct_size = sizeof(o), .max_segments = 2};
+	mcrepl_engine *e;
+
+	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_OK);
+	set(e, 1, "h1", "a");
+	set(e, 2, "h2", "b");
+	reads(e, 1, 3);
+	reads(e, 2, 4);
+	set(e, 1, "h1", "c"); /* a had only 1: a's slot becomes c */
+	ck_assert_uint_eq(stats(e).nodes, 2);
+	ck_assert_uint_eq(load(e, 1), 0);
+	ck_assert_uint_eq(load(e, 2), 4);
+	reads(e, 1, 2);
+	ck_assert_uint_eq(load(e, 1), 2);
+	set(e, 1, "h1", "b"); /* joins b: c goes */
+	ck_assert_uint_eq(stats(e).nodes, 1);
+	ck_assert_uint_eq(load(e, 1), 4);
+	set(e, 2, "h2", "d"); /* b keeps 1: d takes the free slot */
+	ck_assert_uint_eq(stats(e).nodes, 2);
+	ck_assert_uint_eq(load(e, 1), 4);
+	ck_assert_uint_eq(load(e, 2), 0);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(test_engine_reads_roll_out_after_a_window)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_engine *e = mk(&c);
+
+	set(e, 1, "h1", NULL);
+	mcrepl_engine_tick(e, NOW, NULL);
+	reads(e, 1, 3);
+	for (unsigned b = 1; b < MCREPL_HEAT_BUCKETS; b++) {
+		mcrepl_engine_tick(e, NOW + b * BUCKET, NULL);
+		reads(e, 1, 1);
+	}
+	/* 3 + 7 over the window */
+	ck_assert_uint_eq(load(e, 1), 10);
+	mcrepl_engine_tick(e, NOW + MCREPL_HEAT_BUCKETS * BUCKET - 1, NULL);
+	ck_assert_uint_eq(load(e, 1), 10);
+	mcrepl_engine_tick(e, NOW + MCREPL_HEAT_BUCKETS * BUCKET, NULL);
+	ck_assert_uint_eq(load(e, 1), 7); /* the first bucket rolled out */
+	/* a long gap clears the window */
+	mcrepl_engine_tick(e, NOW + 100 * BUCKET, NULL);
+	ck_assert_uint_eq(load(e, 1), 0);
+	ck_assert_uint_eq(stats(e).window_reads, 0);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(test_engine_tick_threshold_and_retire_due)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view cl = {8000, 4}, got;
+	mcrepl_engine_tick_result r;
+	mcrepl_heat_params hp, want;
+	mcrepl_engine *e = mk(&c);
+
+	for (uint64_t i = 1; i <= 4; i++)
+		set(e, i,
+		    i == 1   ? "h1"
+		    : i == 2 ? "h2"
+		    : i == 3 ? "h3"
+			     : "h4",
+		    NULL);
+	mcrepl_engine_tick(e, NOW, &r);
+	ck_assert(!r.retire_due);
+	reads(e, 1, 5000);
+	reads(e, 2, 1000);
+	reads(e, 3, 100);
+	reads(e, 4, 1900);
+	mcrepl_engine_tick(e, NOW + 1, &r);
+	/* share 0.01 x 8000 / 4 = 20: (1 + sqrt(21))^2 = 31.2 -> 32 */
+	ck_assert_uint_eq(r.threshold, 32);
+	ck_assert_uint_eq(r.threshold,
+			  mcrepl_policy_trigger_threshold(&c, &cl));
+	mcrepl_engine_cluster(e, &got);
+	ck_assert_uint_eq(got.window_reads, 8000);
+	ck_assert_uint_eq(got.nodes, 4);
+	mcrepl_engine_heat_params(e, &hp);
+	mcrepl_heat_params_init(&want, &c);
+	ck_assert_uint_eq(hp.threshold, 32);
+	ck_assert_uint_eq(hp.refire_buckets, 1);
+	ck_assert_uint_eq(hp.bucket_ms, want.bucket_ms);
+	ck_assert_uint_eq(stats(e).threshold, 32);
+
+	/* retire_due needs a tracked key and a window boundary */
+	ck_assert_int_eq(
+	    mcrepl_engine_replica_added(e, "t", "k", (mcrepl_segment_id){2}),
+	    MCREPL_OK);
+	for (unsigned b = 1; b < MCREPL_HEAT_BUCKETS; b++) {
+		mcrepl_engine_tick(e, NOW + b * BUCKET, &r);
+		ck_assert(!r.retire_due);
+	}
+	mcrepl_engine_tick(e, NOW + 8 * BUCKET, &r);
+	ck_assert(r.retire_due);
+	ck_assert_uint_eq(stats(e).retire_passes, 1);
+	mcrepl_engine_tick(e, NOW + 8 * BUCKET + 10, &r);
+	ck_assert(r.retire_due); /* still open, not reopened */
+	ck_assert_uint_eq(stats(e).retire_passes, 1);
+	mcrepl_engine_destroy(e);
+
+	/* policy rfc: the config's threshold, no cluster view */
+	c.policy = MCREPL_POLICY_RFC;
+	e = mk(&c);
+	set(e, 1, "h1", NULL);
+	reads(e, 1, 5000);
+	mcrepl_engine_tick(e, NOW, &r);
+	mcrepl_heat_params_init(&want, &c);
+	ck_assert_uint_eq(r.threshold, want.threshold);
+	ck_assert_uint_eq(r.threshold, 8); /* 0.8/s x 10 s */
+	mcrepl_engine_cluster(e, &got);
+	ck_assert_uint_eq(got.nodes, 0);
+	ck_assert_uint_eq(got.window_reads, 0);
+	mcrepl_engine_heat_params(e, &hp);
+	ck_assert_uint_eq(hp.refire_buckets, want.refire_buckets);
+	ck_assert_uint_eq(hp.threshold, 8);
+	ck_assert_int_eq(
+	    mcrepl_engine_replica_added(e, "t", "k", (mcrepl_segment_id){1}),
+	    MCREPL_OK);
+	mcrepl_engine_tick(e, NOW + 8 * BUCKET, &r);
+	ck_assert(!r.retire_due);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+static const mcrepl_replica_view two_reps[2] = {
+    {{1}, {1}, "h1", "", true, true, false, true, 0},
+    {{2}, {2}, "h2", "", true, true, true, true, 0},
+};
+
+START_TEST(test_engine_order_by_period_reads)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_engine_opts o = {.struct_size = sizeof(o),
+				.order_by_load = true};
+	size_t ord[2], want[2];
+	mcrepl_engine *e = mk(&c);
+
+	set(e, 1, "h1", NULL);
+	set(e, 2, "h2", NULL);
+	mcrepl_engine_tick(e, NOW, NULL);
+	reads(e, 1, 5);
+	reads(e, 2, 1);
+	for (uint64_t salt = 0; salt < 16; salt++) {
+		ck_assert_int_eq(
+		    mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord),
+		    MCREPL_OK);
+		ck_assert_uint_eq(ord[0], 1);
+		ck_assert_uint_eq(ord[1], 0);
+	}
+	/* the period rolls: under auto this period alone, all equal */
+	mcrepl_engine_tick(e, NOW + 1000, NULL);
+	for (uint64_t salt = 0; salt < 16; salt++) {
+		mcrepl_order_replicas("t", "k", two_reps, NULL, 2, salt, want);
+		mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord);
+		ck_assert_uint_eq(ord[0], want[0]);
+		ck_assert_uint_eq(ord[1], want[1]);
+	}
+	ck_assert_int_eq(mcrepl_engine_order(e, "t", "k", NULL, 2, 0, ord),
+			 MCREPL_EINVAL);
+	mcrepl_engine_destroy(e);
+
+	/* rfc: no load order unless order_by_load, which sums two periods */
+	c.policy = MCREPL_POLICY_RFC;
+	e = mk(&c);
+	set(e, 1, "h1", NULL);
+	set(e, 2, "h2", NULL);
+	mcrepl_engine_tick(e, NOW, NULL);
+	reads(e, 1, 5);
+	for (uint64_t salt = 0; salt < 16; salt++) {
+		mcrepl_order_replicas("t", "k", two_reps, NULL, 2, salt, want);
+		mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord);
+		ck_assert_uint_eq(ord[0], want[0]);
+	}
+	mcrepl_engine_destroy(e);
+	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_OK);
+	set(e, 1, "h1", NULL);
+	set(e, 2, "h2", NULL);
+	mcrepl_engine_tick(e, NOW, NULL);
+	reads(e, 1, 5);
+	mcrepl_engine_tick(e, NOW + 1000, NULL);
+	reads(e, 2, 4); /* 5 (previous) vs 4 (this): 2 first */
+	for (uint64_t salt = 0; salt < 16; salt++) {
+		mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord);
+		ck_assert_uint_eq(ord[0], 1);
+	}
+	mcrepl_engine_tick(e, NOW + 2000, NULL);
+	reads(e, 1, 1); /* 0 + 1 vs 4 + 0: 1 first */
+	for (uint64_t salt = 0; salt < 16; salt++) {
+		mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord);
+		ck_assert_uint_eq(ord[0], 0);
+	}
+	/* a skipped period: the one before is empty, 4 reads are older */
+	mcrepl_engine_tick(e, NOW + 4000, NULL);
+	reads(e, 2, 1); /* 0 + 0 vs 0 + 1: 1 first */
+	for (uint64_t salt = 0; salt < 16; salt++) {
+		mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord);
+		ck_assert_uint_eq(ord[0], 0);
+	}
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* Four segments on four hosts, the key on segment 1 (readable, static);
+ * sizes as check_policy.c's propose4: 3 is fullest, 2 and 4 emptiest. */
+static mcrepl_engine *four(const mcrepl_config *c, const unsigned r[4])
+{
+	mcrepl_engine *e = mk(c);
+	static const char *hosts[4] = {"h1", "h2", "h3", "h4"};
+	static const uint64_t used[4] = {8 * MIB, 8 * MIB, 40 * MIB, 16 * MIB};
+
+	for (unsigned i = 0; i < 4; i++) {
+		mcrepl_engine_segment s = seg(i + 1, hosts[i], "", NULL);
+
+		s.used = used[i];
+		ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	}
+	mcrepl_engine_tick(e, NOW, NULL);
+	for (unsigned i = 0; i < 4; i++)
+		reads(e, i + 1, r[i]);
+	mcrepl_engine_tick(e, NOW + 1, NULL);
+	return e;
+}
+
+static mcrepl_status propose(mcrepl_engine *e, const char *id, uint32_t heat,
+			     uint64_t now, mcrepl_propose_result *res)
+{
+	static const mcrepl_replica_view rep = {{1},  {1},   "h1", "", true,
+						true, false, true, 0};
+	mcrepl_proposal p = {
+	    MCREPL_ACTION_ADD, id, "t", id, NULL, NULL, 7, MIB, {0},
+	    now + 5000};
+	mcrepl_object_view o = {true, 7, MIB, 1, false};
+	mcrepl_propose_input in = {
+	    .proposal = &p,
+	    .object = &o,
+	    .heat_count = heat,
+	    .replicas = &rep,
+	    .n_replicas = 1,
+	    .now_ms = now,
+	};
+
+	return mcrepl_engine_propose(e, &in, res);
+}
+
+START_TEST(test_engine_propose_projects_and_fades)
+{
+	static const unsigned busy1[4] = {5000, 1000, 100, 1900};
+	mcrepl_config c = auto_cfg();
+	mcrepl_propose_result res;
+	mcrepl_engine *e;
+
+	ck_assert(!c.read_load_aware_placement); /* auto places by load */
+	e = four(&c, busy1);
+	ck_assert_int_eq(propose(e, "c", 182, NOW + 1, &res), MCREPL_OK);
+	ck_assert(!res.repeated);
+	ck_assert_uint_eq(res.lease.target.v, 3);
+	/* level 5000 (segment 1), target 100: gap 4900, r 1: 2450 capped at
+	 * the key's 182 */
+	ck_assert_uint_eq(load(e, 3), 100 + 182);
+	ck_assert_uint_eq(load(e, 1), 5000 - 182);
+	ck_assert_uint_eq(load(e, 2), 1000);
+	ck_assert_uint_eq(stats(e).projections, 1);
+	/* the same proposal again: the same lease, no second projection */
+	ck_assert_int_eq(propose(e, "c", 182, NOW + 1, &res), MCREPL_OK);
+	ck_assert(res.repeated);
+	ck_assert_uint_eq(load(e, 3), 282);
+	ck_assert_uint_eq(stats(e).projections, 1);
+	/* fades 182 / 8 = 22.75 a bucket while the reads stay */
+	mcrepl_engine_tick(e, NOW + BUCKET, NULL);
+	ck_assert_uint_eq(load(e, 3), 259);  /* 259.25 */
+	ck_assert_uint_eq(load(e, 1), 4841); /* 4840.75 */
+	for (unsigned b = 2; b < MCREPL_HEAT_BUCKETS; b++)
+		mcrepl_engine_tick(e, NOW + b * BUCKET, NULL);
+	ck_assert_uint_eq(load(e, 3), 123);  /* 122.75 */
+	ck_assert_uint_eq(load(e, 1), 4977); /* 4977.25 */
+	mcrepl_engine_tick(e, NOW + 8 * BUCKET, NULL);
+	ck_assert_uint_eq(load(e, 3), 0);
+	ck_assert_uint_eq(load(e, 1), 0);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(test_engine_propose_promised_bytes)
+{
+	static const unsigned r[4] = {5000, 1000, 100, 1900};
+	mcrepl_config c = auto_cfg();
+	mcrepl_propose_result res;
+	mcrepl_engine_segment s;
+	mcrepl_engine *e = four(&c, r);
+
+	/* 3 can take one 1 MiB copy only: 54 MiB <= 0.85 x 64 MiB < 55 */
+	ck_assert_double_eq(c.target_high_watermark, 0.85);
+	s = seg(3, "h3", "", NULL);
+	s.used = 53 * MIB;
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	ck_assert_int_eq(propose(e, "p1", 182, NOW + 1, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 3);
+	ck_assert_int_eq(
+	    mcrepl_leases_abort(mcrepl_engine_leases(e), res.lease.id),
+	    MCREPL_OK);
+	/* the promise still counts on 3: the next copy goes elsewhere */
+	ck_assert_int_eq(propose(e, "p2", 182, NOW + 3, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 2); /* next least loaded */
+	/* the host's used bytes replace the promise */
+	ck_assert_int_eq(mcrepl_engine_segment_used(e, (mcrepl_segment_id){3},
+						    53 * MIB, true),
+			 MCREPL_OK);
+	ck_assert_int_eq(propose(e, "p3", 182, NOW + 3, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 3);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(test_engine_propose_balance_gate)
+{
+	static const unsigned even[4] = {2000, 2000, 2000, 2000};
+	static const unsigned busy1[4] = {5000, 1000, 100, 1900};
+	mcrepl_config c = auto_cfg();
+	mcrepl_propose_result res;
+	mcrepl_engine *e = four(&c, even);
+
+	ck_assert_int_eq(propose(e, "b", 1000, NOW + 1, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	ck_assert_uint_eq(stats(e).projections, 0);
+	mcrepl_engine_destroy(e);
+	e = four(&c, busy1);
+	ck_assert_int_eq(propose(e, "a", 31, NOW + 1, &res), MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BELOW_THRESHOLD);
+	ck_assert_int_eq(propose(e, "c0", 181, NOW + 1, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	ck_assert_int_eq(propose(e, "c", 182, NOW + 1, &res), MCREPL_OK);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_NONE);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* ---- retirement --------------------------------------------------------- */
+
+struct probe_ctx {
+	const char *hot_key;	 /* count 100 */
+	const char *busy_key;	 /* busy */
+	const char *gone_key;	 /* gone */
+	const char *cold_domain; /* domain-aware: the domain where it is cold */
+	uint32_t readable;
+	unsigned calls;
+};
+
+static void probe(void *ctx, const char *tenant, const char *key,
+		  const char *domain, mcrepl_retire_probe *out)
+{
+	struct probe_ctx *p = ctx;
+
+	(void)tenant;
+	p->calls++;
+	memset(out, 0, sizeof(*out));
+	out->readable = p->readable;
+	if (p->hot_key && strcmp(key, p->hot_key) == 0)
+		out->count = 100;
+	if (domain && p->cold_domain && strcmp(domain, p->cold_domain) != 0)
+		out->count = 100;
+	out->busy = p->busy_key && strcmp(key, p->busy_key) == 0;
+	out->gone = p->gone_key && strcmp(key, p->gone_key) == 0;
+}
+
+static void add(mcrepl_engine *e, const char *key, uint64_t segid)
+{
+	ck_assert_int_eq(mcrepl_engine_replica_added(
+			     e, "t", key, (mcrepl_segment_id){segid}),
+			 MCREPL_OK);
+}
+
+/* Ticks one bucket at a time from NOW to the next window boundary. */
+static void to_boundary(mcrepl_engine *e, uint64_t *now)
+{
+	mcrepl_engine_tick_result r;
+
+	do {
+		*now += BUCKET;
+		mcrepl_engine_tick(e, *now, &r);
+	} while ((*now / BUCKET) % MCREPL_HEAT_BUCKETS);
+	ck_assert(r.retire_due);
+}
+
+START_TEST(test_engine_retire_pass)
+{
+	mcrepl_config c = auto_cfg();
+	struct probe_ctx pc = {.hot_key = "hot",
+			       .busy_key = "busy",
+			       .gone_key = "gone",
+			       .readable = 2};
+	mcrepl_retirement out[4];
+	mcrepl_key_state ks;
+	uint64_t now = NOW;
+	size_t n, seen = 0;
+	mcrepl_engine *e = mk(&c);
+
+	set(e, 1, "h1", NULL);
+	set(e, 2, "h2", NULL);
+	set(e, 3, "h3", NULL);
+	mcrepl_engine_tick(e, now, NULL);
+	ck_assert_uint_eq(mcrepl_engine_retire(e, now, probe, &pc, out, 4, &n),
+			  0); /* no pass open */
+	add(e, "cold", 2);
+	add(e, "cold", 3);
+	add(e, "hot", 2);
+	add(e, "busy", 2);
+	add(e, "gone", 3);
+	add(e, "cold", 3); /* again: no-op */
+	ck_assert_int_eq(
+	    mcrepl_engine_replica_added(e, "t", "x", (mcrepl_segment_id){9}),
+	    MCREPL_ENOENT);
+	ck_assert_int_eq(
+	    mcrepl_engine_replica_added(e, "t", "", (mcrepl_segment_id){1}),
+	    MCREPL_EINVAL);
+	ck_assert_uint_eq(stats(e).dynamic_keys, 4);
+	ck_assert_uint_eq(stats(e).dynamic_replicas, 5);
+	to_boundary(e, &now);
+	/* the busiest node's replica of "cold" goes: 3 */
+	reads(e, 3, 10);
+	reads(e, 2, 1);
+	/* cap 1: one key per call, the pass resumes */
+	for (size_t v;
+	     (v = mcrepl_engine_retire(e, now, probe, &pc, out, 1, &n));) {
+		ck_assert_uint_eq(v, 1);
+		seen += v;
+		if (n) {
+			ck_assert_uint_eq(n, 1);
+			ck_assert_str_eq(out[0].tenant, "t");
+			ck_assert_str_eq(out[0].key, "cold");
+			ck_assert_uint_eq(out[0].segment.v, 3);
+		}
+	}
+	ck_assert_uint_eq(seen, 4);
+	ck_assert_uint_eq(pc.calls, 4);
+	ck_assert_uint_eq(stats(e).retired_total, 1);
+	ck_assert_uint_eq(stats(e).retire_visits, 4);
+	/* gone: forgotten */
+	ck_assert_uint_eq(stats(e).dynamic_keys, 3);
+	ck_assert_uint_eq(stats(e).dynamic_replicas, 4);
+	ck_assert_int_eq(mcrepl_engine_replica_dropped(
+			     e, "t", "cold", (mcrepl_segment_id){3}, true, now),
+			 MCREPL_OK);
+	mcrepl_leases_key_state(mcrepl_engine_leases(e), "t", "cold", NULL, now,
+				&ks);
+	ck_assert_uint_eq(ks.recreate_after_ms, now + c.recreate_cooldown_ms);
+	ck_assert_int_eq(mcrepl_engine_replica_dropped(e, "t", "cold",
+						       (mcrepl_segment_id){3},
+						       false, now),
+			 MCREPL_ENOENT);
+	ck_assert_uint_eq(stats(e).dynamic_replicas, 3);
+
+	/* never the last readable replica */
+	pc.readable = 1;
+	pc.calls = 0;
+	to_boundary(e, &now);
+	ck_assert_uint_eq(mcrepl_engine_retire(e, now, probe, &pc, out, 4, &n),
+			  3);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_eq(mcrepl_engine_retire(e, now, probe, &pc, out, 4, &n),
+			  0);
+	/* the segment leaves: its replicas go */
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_remove(e, (mcrepl_segment_id){2}), MCREPL_OK);
+	ck_assert_uint_eq(stats(e).dynamic_keys, 0);
+	ck_assert_uint_eq(stats(e).dynamic_replicas, 0);
+	ck_assert_uint_eq(stats(e).retire_passes, 2);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(test_engine_retire_max_dynamic_keys)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_engine_opts o = {.struct_size = sizeof(o),
+				.max_dynamic_keys = 2};
+	mcrepl_engine *e;
+
+	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_OK);
+	set(e, 1, "h1", NULL);
+	set(e, 2, "h2", NULL);
+	add(e, "a", 1);
+	add(e, "b", 1);
+	add(e, "b", 2); /* a known key: fine */
+	ck_assert_int_eq(
+	    mcrepl_engine_replica_added(e, "t", "c", (mcrepl_segment_id){1}),
+	    MCREPL_EFULL);
+	ck_assert_uint_eq(stats(e).untracked_total, 1);
+	ck_assert_uint_eq(stats(e).dynamic_keys, 2);
+	ck_assert_uint_eq(stats(e).dynamic_replicas, 3);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(test_engine_retire_per_domain)
+{
+	mcrepl_config c = auto_cfg();
+	struct probe_ctx pc = {.cold_domain = "b", .readable = 2};
+	mcrepl_retirement out[4];
+	mcrepl_engine_segment s;
+	uint64_t now = NOW;
+	size_t n;
+	mcrepl_engine *e;
+
+	c.domain_aware = true;
+	e = mk(&c);
+	s = seg(1, "h1", "a", NULL);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	s = seg(2, "h2", "a", NULL);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	s = seg(3, "h3", "b", NULL);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	s = seg(4, "h4", "b", NULL);
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	mcrepl_engine_tick(e, now, NULL);
+	add(e, "k", 2);
+	add(e, "k", 3);
+	to_boundary(e, &now);
+	/* hot in a, cold in b: b's copy goes */
+	ck_assert_uint_eq(mcrepl_engine_retire(e, now, probe, &pc, out, 4, &n),
+			  1);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(out[0].segment.v, 3);
+	/* cold in a instead */
+	pc.cold_domain = "a";
+	to_boundary(e, &now);
+	ck_assert_uint_eq(mcrepl_engine_retire(e, now, probe, &pc, out, 4, &n),
+			  1);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(out[0].segment.v, 2);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* ---- allocation failure ------------------------------------------------- */
+
+START_TEST(test_engine_alloc_failure)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_engine_segment s = seg(1, "h1", "dom", "nic");
 	mcrepl_engine *e = NULL;
 	mcrepl_status st;
-	long k;
+	long i;
 
-	for (k = 0; k < 64; k++) {
-		test_fail_alloc_after(k);
+	for (i = 0;; i++) {
+		test_fail_alloc_after(i);
 		st = mcrepl_engine_create(&c, NULL, &e);
 		test_fail_alloc_after(-1);
 		if (st == MCREPL_OK)
@@ -589,73 +772,81 @@ START_TEST(test_engine_allocation_failure)
 		ck_assert_int_eq(st, MCREPL_ENOMEM);
 		ck_assert_ptr_null(e);
 	}
-	ck_assert_int_eq(st, MCREPL_OK);
-	for (k = 0; k < 8; k++) {
-		test_fail_alloc_after(k);
+	ck_assert_int_gt(i, 0);
+	for (i = 0;; i++) {
+		test_fail_alloc_after(i);
 		st = mcrepl_engine_segment_set(e, &s);
 		test_fail_alloc_after(-1);
 		if (st == MCREPL_OK)
 			break;
 		ck_assert_int_eq(st, MCREPL_ENOMEM);
+		ck_assert_uint_eq(stats(e).segments, 0);
+		ck_assert_uint_eq(stats(e).nodes, 0);
 	}
-	ck_assert_int_eq(st, MCREPL_OK);
-	for (k = 0; k < 8; k++) {
-		test_fail_alloc_after(k);
+	ck_assert_int_gt(i, 0);
+	ck_assert_uint_eq(stats(e).nodes, 1);
+	for (i = 0;; i++) {
+		test_fail_alloc_after(i);
 		st = mcrepl_engine_replica_added(e, "t", "k",
 						 (mcrepl_segment_id){1});
 		test_fail_alloc_after(-1);
 		if (st == MCREPL_OK)
 			break;
 		ck_assert_int_eq(st, MCREPL_ENOMEM);
+		ck_assert_uint_eq(stats(e).dynamic_keys, 0);
+		ck_assert_uint_eq(stats(e).dynamic_replicas, 0);
 	}
-	ck_assert_int_eq(st, MCREPL_OK);
+	ck_assert_int_gt(i, 0);
+	ck_assert_uint_eq(stats(e).dynamic_replicas, 1);
+	reads(e, 1, 3);
+	ck_assert_uint_eq(load(e, 1), 3);
 	mcrepl_engine_destroy(e);
 }
 END_TEST
 
-struct reader {
-	mcrepl_engine *e;
-	int n;
-};
+/* ---- concurrency -------------------------------------------------------- */
 
-static void *reader_main(void *arg)
+#define CONC_READS 20000
+
+static void *reader(void *arg)
 {
-	struct reader *r = arg;
-	mcrepl_replica_view v[2] = {
-	    {.segment = {1}, .readable = true, .memory = true},
-	    {.segment = {7}, .readable = true, .memory = true},
+	mcrepl_engine *e = arg;
+	mcrepl_replica_view v[3] = {
+	    {{1}, {1}, "h1", "", true, true, false, true, 0},
+	    {{2}, {2}, "h2", "", true, true, true, true, 0},
+	    {{3}, {3}, "h3", "", true, true, true, true, 0},
 	};
-	size_t order[2];
+	size_t ord[3];
 
-	for (int i = 0; i < r->n; i++) {
-		mcrepl_engine_read(r->e, (mcrepl_segment_id){1});
-		mcrepl_engine_read(r->e, (mcrepl_segment_id){7});
-		mcrepl_engine_order(r->e, "t", "k", v, 2, (uint64_t)i, order);
+	for (unsigned i = 0; i < CONC_READS; i++) {
+		mcrepl_engine_read(e, (mcrepl_segment_id){1});
+		mcrepl_engine_read(e, (mcrepl_segment_id){2 + i % 2});
+		mcrepl_engine_order(e, "t", "k", v, 3, i, ord);
 	}
 	return NULL;
 }
 
-/* Readers are lock-free and run beside segment churn and ticks: nothing
- * breaks, and a stable segment's count is exact. */
-START_TEST(test_engine_concurrent_readers)
+START_TEST(test_engine_concurrent_reads)
 {
-	mcrepl_engine *e = engine();
-	struct reader r = {.e = e, .n = 20000};
-	pthread_t t[4];
+	mcrepl_config c = auto_cfg();
+	pthread_t th[4];
+	mcrepl_engine *e = mk(&c);
 
-	seg(e, 1, "h1", NULL, 0);
-	mcrepl_engine_tick(e, 0, NULL);
+	set(e, 1, "h1", NULL);
+	mcrepl_engine_tick(e, NOW, NULL);
 	for (int i = 0; i < 4; i++)
-		ck_assert_int_eq(pthread_create(&t[i], NULL, reader_main, &r),
-				 0);
-	for (int i = 0; i < 200; i++) {
-		seg(e, 7, i % 2 ? "h7" : "h8", NULL, 0);
-		mcrepl_engine_segment_remove(e, (mcrepl_segment_id){7});
-		mcrepl_engine_tick(e, 0, NULL); /* the same bucket */
+		ck_assert_int_eq(pthread_create(&th[i], NULL, reader, e), 0);
+	for (unsigned i = 0; i < 2000; i++) {
+		set(e, 2 + i % 2, i % 3 ? "h2" : "h3", NULL);
+		if (i % 5 == 0)
+			mcrepl_engine_segment_remove(
+			    e, (mcrepl_segment_id){2 + (i / 5) % 2});
+		/* within one bucket and one order period: nothing rolls */
+		mcrepl_engine_tick(e, NOW + i % 1000, NULL);
 	}
 	for (int i = 0; i < 4; i++)
-		pthread_join(t[i], NULL);
-	ck_assert_uint_eq(load(e, 1), 4 * 20000);
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+	ck_assert_uint_eq(load(e, 1), 4 * CONC_READS);
 	mcrepl_engine_destroy(e);
 }
 END_TEST
@@ -666,22 +857,20 @@ Suite *make_engine_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_engine_create_rejects_bad_input);
-	tcase_add_test(tc, test_engine_segments_and_nodes);
-	tcase_add_test(tc, test_engine_max_segments);
-	tcase_add_test(tc, test_engine_window_and_threshold);
-	tcase_add_test(tc,
-		       test_engine_rfc_keeps_config_threshold_and_host_load);
-	tcase_add_test(tc, test_engine_reader_order_by_period);
+	tcase_add_test(tc, test_engine_create_opts_and_stats_size);
+	tcase_add_test(tc, test_engine_segments_nodes_and_errors);
+	tcase_add_test(tc, test_engine_segment_moves_node_when_full);
+	tcase_add_test(tc, test_engine_reads_roll_out_after_a_window);
+	tcase_add_test(tc, test_engine_tick_threshold_and_retire_due);
+	tcase_add_test(tc, test_engine_order_by_period_reads);
 	tcase_add_test(tc, test_engine_propose_projects_and_fades);
-	tcase_add_test(tc, test_engine_propose_counts_promised_bytes);
-	tcase_add_test(tc, test_engine_balance_gate);
-	tcase_add_test(tc, test_engine_retirement_pass);
-	tcase_add_test(tc,
-		       test_engine_retire_picks_busiest_and_forgets_segments);
-	tcase_add_test(tc, test_engine_max_dynamic_keys);
-	tcase_add_test(tc, test_engine_allocation_failure);
-	tcase_add_test(tc, test_engine_concurrent_readers);
+	tcase_add_test(tc, test_engine_propose_promised_bytes);
+	tcase_add_test(tc, test_engine_propose_balance_gate);
+	tcase_add_test(tc, test_engine_retire_pass);
+	tcase_add_test(tc, test_engine_retire_max_dynamic_keys);
+	tcase_add_test(tc, test_engine_retire_per_domain);
+	tcase_add_test(tc, test_engine_alloc_failure);
+	tcase_add_test(tc, test_engine_concurrent_reads);
 	suite_add_tcase(s, tc);
 	return s;
 }
