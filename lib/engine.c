@@ -164,6 +164,21 @@ static void tab_put(mcrepl_engine *e, uint64_t id, uint32_t slot)
 	}
 }
 
+/* Dead markers at the end of a probe chain (the next entry empty) end no
+ * chain: they become empty again, so churn does not fill the table with
+ * markers every lookup has to walk. */
+static void tab_trim(mcrepl_engine *e, uint32_t i)
+{
+	uint32_t m = e->tab_mask;
+
+	if (atomic_load(&e->tab[(i + 1) & m].id) != TAB_EMPTY)
+		return;
+	while (atomic_load(&e->tab[i].id) == TAB_DEAD) {
+		atomic_store(&e->tab[i].id, TAB_EMPTY);
+		i = (i - 1) & m;
+	}
+}
+
 static void tab_del(mcrepl_engine *e, uint64_t id)
 {
 	uint32_t i = (uint32_t)mcu_splitmix64_mix(id) & e->tab_mask;
@@ -173,6 +188,7 @@ static void tab_del(mcrepl_engine *e, uint64_t id)
 
 		if (k == id) {
 			atomic_store(&e->tab[i].id, TAB_DEAD);
+			tab_trim(e, i);
 			return;
 		}
 		if (k == TAB_EMPTY)

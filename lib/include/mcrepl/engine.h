@@ -47,8 +47,10 @@
  * THREAD-SAFETY. mcrepl_engine_read() and mcrepl_engine_order() are
  * lock-free and may run on any number of threads at once, concurrently with
  * every other call (a read racing a segment change may be counted on the
- * segment's old node or not at all; nothing else). Every other function
- * takes the engine's internal mutex and may be called from any thread. The
+ * segment's old node or not at all, or, when the segment left and another
+ * joined in between, on the newcomer's node; nothing else). Every other
+ * function takes the engine's internal mutex and may be called from any
+ * thread. The
  * engine calls the lease table with its mutex held (lock order: engine,
  * then leases); a host must not call the engine from inside the lease
  * table's callers' critical sections in the other order, and the probe of
