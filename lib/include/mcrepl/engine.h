@@ -50,11 +50,11 @@
  * segment's old node or not at all, or, when the segment left and another
  * joined in between, on the newcomer's node; nothing else). Every other
  * function takes the engine's internal mutex and may be called from any
- * thread. The
- * engine calls the lease table with its mutex held (lock order: engine,
- * then leases); a host must not call the engine from inside the lease
- * table's callers' critical sections in the other order, and the probe of
- * mcrepl_engine_retire() must not call the engine.
+ * thread. mcrepl_engine_pick() is lock-free as _order() is. The engine
+ * calls the lease table with its mutex held (lock order: engine, then
+ * leases; the lease table never calls the engine), and the probe of
+ * mcrepl_engine_retire() runs with the engine's mutex held, so it must not
+ * call the engine.
  * TIME. Every time is an argument (now_ms); the engine reads no clock.
  * BOUNDS. At most max_segments segments (and nodes); at most
  * max_dynamic_keys keys with dynamic replicas tracked (beyond: EFULL and a
