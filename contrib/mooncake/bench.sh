@@ -144,7 +144,7 @@ dirs=()
 for arg in "$@"; do
 	labels+=("${arg%%=*}")
 	dirs+=("${arg#*=}")
-	build_driver "${arg#*=}" || exit 1
+	[ "$INPROC$BALANCE" = 00 ] || build_driver "${arg#*=}" || exit 1
 done
 
 for rep in $(seq "$REPS"); do

@@ -3,13 +3,13 @@
 #
 #  1. installs libmcrepl into a private prefix ($WORK/prefix, pkg-config);
 #  2. builds upstream at the pinned commit with contrib/mooncake/libmcrepl.patch
-#     through the shared build script (BUILD_SCRIPT, it takes PATCH=), plus
+#     through the build script given as BUILD_SCRIPT (it takes PATCH=), plus
 #     upstream's master_service_test;
 #  3. runs upstream's dynamic_replication_test (27 tests + 1 added) and
 #     master_service_test (Get/BatchGet, Put, Remove, eviction, copies);
 #  4. measures the patched master's enforce/off ratios in-process and over
 #     RPC (contrib/mooncake/bench.sh, patched build only, 100 k keys,
-#     uniform, 2 threads).
+#     uniform, 2 threads);
 #  5. measures read balance (contrib/mooncake/balance_bench.cpp: modes off,
 #     rfc, auto side by side in one process, 8 and 64 segments, 100 k keys,
 #     Zipf 0.99, 100 k reads/s, 30 s) and the same workload on our master's
@@ -29,8 +29,9 @@
 #                 or each of MOONCAKE_GIT, YLT_GIT, PYBIND_GIT, GTEST_GIT
 #   WORK (default build/mooncake in this tree); SRC/OUT (default $WORK/src,
 #   $WORK/out); REPS (bench repetitions, default 3); BENCH=0 skips the
-#   enforce/off bench, BALANCE=0 the balance runs. A SRC patched with an older patch has it reversed first;
-#   ninja then rebuilds only what either patch touches.
+#   enforce/off bench, BALANCE=0 the balance runs. A SRC patched with an
+#   older patch has it reversed first; ninja then rebuilds only what either
+#   patch touches.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 mirror() { # variable owner+name
