@@ -111,9 +111,9 @@ run_tests master_service_test
 
 # The benches never end the check: a failed one reads "failed" (or "none"
 # when skipped) in the last line, and the exit status is the tests'.
-INPROC=1 RPC=1 BALANCE=1
+INPROC=1 RPC=1
 [ "${BENCH:-1}" != 0 ] || INPROC=0 RPC=0
-[ "${BALANCE:-1}" != 0 ] || BALANCE=0
+[ "${BALANCE:-1}" = 0 ] || BALANCE=1
 : >"$WORK/bench.txt"
 if [ "$INPROC$BALANCE" != 00 ]; then
 	echo "mooncake-check: the patched master's enforce/off ratios and balance"
