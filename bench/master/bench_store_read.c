@@ -20,10 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "flags.h"
-#include "store.h"
-
-static const uint8_t test_secret[GRANT_SECRET_BYTES] = "not-a-real-key!";
+#include "bench_store_load.h"
 
 #define MODES 3
 #define HOSTS 8
@@ -56,47 +53,16 @@ static uint64_t cpu_ns(void)
 static struct store *load_store(mcrepl_mode mode, const char *policy,
 				char **keys, size_t n)
 {
-	struct master_opts o;
-	struct store *s;
-	char err[128], name[16];
-	uint64_t id, now = now_ns() / 1000000;
-	struct object *obj;
+	const struct bench_load l = {
+	    .mode = mode,
+	    .policy = policy,
+	    .hosts = HOSTS,
+	    .capacity = 1ull << 30,
+	    .object_size = 4096,
+	    .now_ms = now_ns() / 1000000,
+	};
 
-	master_opts_defaults(&o);
-	o.cfg.mode = mode;
-	if (mcrepl_config_set(&o.cfg, "policy", policy) != MCREPL_OK ||
-	    store_create(&o, test_secret, 7, &s) != 0)
-		return NULL;
-	store_lock(s);
-	for (int h = 0; h < HOSTS; h++) {
-		struct mount_args a = {
-		    .client_id = 100 + (uint64_t)h,
-		    .host = name,
-		    .domain = "",
-		    .name = name,
-		    .endpoint = "127.0.0.1:1",
-		    .capacity = 1ull << 30,
-		    .dynamic_copy = true,
-		};
-		snprintf(name, sizeof(name), "host-%d", h);
-		if (store_mount(s, &a, now, &id, err, sizeof(err)) !=
-		    MCREPL_RPC__CODE__OK)
-			goto fail;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (store_put_start(s, "t", keys[i], 4096, 1, now, &obj, err,
-				    sizeof(err)) != MCREPL_RPC__CODE__OK ||
-		    store_put_end(s, "t", keys[i], obj->version) !=
-			MCREPL_RPC__CODE__OK)
-			goto fail;
-	}
-	store_unlock(s);
-	return s;
-fail:
-	fprintf(stderr, "bench_store_read: load: %s\n", err);
-	store_unlock(s);
-	store_destroy(s);
-	return NULL;
+	return bench_store_load(&l, keys, n, NULL);
 }
 
 /* One run of m reads of keys[seq[i]]; returns ns per read. */
@@ -115,8 +81,8 @@ static double run(struct store *s, char **keys, const uint32_t *seq, size_t m,
 				    8, &n_out) != MCREPL_RPC__CODE__OK;
 		if (now_ms - *last_tick >= 10) {
 			for (int h = 0; h < HOSTS; h++) /* the workers live */
-				store_heartbeat(s, 100 + (uint64_t)h, NULL,
-						NULL, 0, now_ms);
+				store_heartbeat(s, BENCH_CLIENT0 + (uint64_t)h,
+						NULL, NULL, 0, now_ms);
 			store_tick(s, now_ms, last_evict);
 			*last_tick = now_ms;
 			store_unlock(s);
@@ -145,8 +111,8 @@ int main(int argc, char **argv)
 	uint64_t last_tick[MODES], last_evict[MODES];
 	double ns[MODES][RUNS_MAX], med[MODES];
 	uint64_t rng = 0x9e3779b97f4a7c15ull;
-	uint32_t *seq;
-	char **keys;
+	uint32_t *seq = NULL;
+	char **keys = NULL;
 	int rc = 1;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
@@ -168,16 +134,10 @@ int main(int argc, char **argv)
 				"[--reads M] [--runs R<=64] [--policy P]\n");
 		return 2;
 	}
-	keys = calloc(n, sizeof(*keys));
+	keys = bench_key_names(n);
 	seq = calloc(m, sizeof(*seq));
 	if (!keys || !seq)
 		goto out;
-	for (size_t i = 0; i < n; i++) {
-		keys[i] = malloc(32);
-		if (!keys[i])
-			goto out;
-		snprintf(keys[i], 32, "bench-key-%zu", i);
-	}
 	for (size_t i = 0; i < m; i++) { /* xorshift64 */
 		rng ^= rng << 13;
 		rng ^= rng >> 7;
@@ -215,9 +175,7 @@ out:
 	for (int k = 0; k < MODES; k++)
 		if (s[k])
 			store_destroy(s[k]);
-	for (size_t i = 0; keys && i < n; i++)
-		free(keys[i]);
-	free(keys);
+	bench_key_names_free(keys, n);
 	free(seq);
 	return rc;
 }

@@ -29,8 +29,7 @@
 // cells measure the steady state after that burst).
 // POLICY=<auto|rfc> in the environment sets the patched master's
 // dynamic_replication_policy (a build without that option ignores it).
-// The key sequence is drawn before timing (Zipf 0.99 by inverse CDF, seeded)
-// and shared by every cell, so modes and builds read the same keys.
+// The key sequence: bench_common.h.
 #include <glog/logging.h>
 
 #include <algorithm>
@@ -49,50 +48,16 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bench_common.h"
 #include "master_service.h"
 
 namespace {
 
 constexpr size_t kSegmentSize = size_t{4} << 30;
 constexpr size_t kObjectSize = 1024;
-constexpr size_t kSequence = size_t{1} << 22;
-
-struct Seq {
-    std::vector<std::string> keys;
-    std::vector<uint32_t> order; /* kSequence indexes into keys */
-};
-
-Seq MakeSequence(size_t n, bool zipf) {
-    Seq s;
-    s.keys.reserve(n);
-    for (size_t i = 0; i < n; i++) {
-        s.keys.push_back("bench-key-" + std::to_string(i));
-    }
-    std::mt19937_64 rng(42);
-    s.order.resize(kSequence);
-    if (!zipf) {
-        std::uniform_int_distribution<uint32_t> u(0, n - 1);
-        for (auto& x : s.order) x = u(rng);
-        return s;
-    }
-    std::vector<double> cdf(n);
-    double sum = 0;
-    for (size_t i = 0; i < n; i++) {
-        sum += 1.0 / std::pow(double(i + 1), 0.99);
-        cdf[i] = sum;
-    }
-    std::uniform_real_distribution<double> u(0, sum);
-    // Ranks are scattered over the key space so hot keys share no shard.
-    std::vector<uint32_t> perm(n);
-    for (size_t i = 0; i < n; i++) perm[i] = i;
-    std::shuffle(perm.begin(), perm.end(), rng);
-    for (auto& x : s.order) {
-        size_t r = std::lower_bound(cdf.begin(), cdf.end(), u(rng)) -
-                   cdf.begin();
-        x = perm[std::min(r, n - 1)];
-    }
-    return s;
-}
+using mcrepl_bench::kSequence;
+using mcrepl_bench::MakeSequence;
+using mcrepl_bench::Seq;
 
 bool Load(mooncake::MasterService& svc, const Seq& s) {
     using namespace mooncake;
@@ -172,14 +137,6 @@ Cell Run(mooncake::MasterService& svc, const Seq& s, int threads,
                 (proc - reader_cpu) / el, errs};
 }
 
-// config.dynamic_replication_policy = p where the build has that field.
-template <typename C>
-auto SetPolicy(C& c, const char* p, int)
-    -> decltype(c.dynamic_replication_policy = p, void()) {
-    c.dynamic_replication_policy = p;
-}
-template <typename C>
-void SetPolicy(C&, const char*, long) {}
 
 uint64_t failed_reads = 0;
 
@@ -234,7 +191,7 @@ int main(int argc, char** argv) {
         // The driver never pings: its client must outlive every round.
         config.client_live_ttl_sec = 3600;
         if (const char* policy = getenv("POLICY")) {
-            SetPolicy(config, policy, 0);
+            mcrepl_bench::SetPolicy(config, policy, 0);
         }
         auto svc = std::make_unique<mooncake::MasterService>(config);
         if (!Load(*svc, s)) {

@@ -1,0 +1,293 @@
+/*
+ * bench_store_balance: read balance of our master's store in-process, the
+ * workload of contrib/mooncake/balance_bench.cpp (the patched Mooncake
+ * master) on our store, so the two hosts compare on one workload:
+ * SEGMENTS hosts of one segment each, KEYS 1 KiB objects (one replica,
+ * placed by the store), Zipf 0.99 reads at RATE reads/s for SECONDS, on a
+ * simulated clock (reads i at i * 1000 / RATE ms; nothing sleeps).
+ *
+ *   bench_store_balance [--segments N] [--keys K] [--rate R]
+ *                       [--seconds S] [--tick_ms T] [--modes off,rfc,auto]
+ *
+ * Per read: store_get as the GetReplicaList handler runs it; the reader
+ * reads the first replica of the reader order and the read is counted on
+ * its segment, in the interval of its place in the schedule (one second:
+ * RATE reads). Every millisecond the admission worker's batch
+ * (dyn_admit_batch, 256); every 10 ms each worker fetches its tasks and
+ * runs every dynamic REPLICA_COPY at once (DynamicReplicaCopyStart, End,
+ * MarkTaskToComplete); every T ms (default 50, the master's
+ * sweep_interval_ms) the master's timer (store_tick: the engine's tick)
+ * and a heartbeat per worker. Modes: off; rfc (enforce, policy rfc); auto
+ * (enforce, policy auto: the defaults).
+ * One line per mode:
+ *   balance mode=<m> segments=<n> keys=<k> rate=<r> seconds=<s>
+ *   steady_max_mean=<x> copies=<c> copy_failures=<f>
+ * steady_max_mean: the median over the last half of the intervals of the
+ * busiest segment's reads over the mean (as mcrepl-sim reports it).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_store_load.h"
+#include "log.h"
+#include "zipf.h"
+
+#define SEGMENTS_MAX 1024
+
+struct run {
+	struct store *s;
+	uint64_t seg_id[SEGMENTS_MAX];
+	uint64_t copies, copy_failures;
+};
+
+/* Worker `client` runs its fetched tasks as mcrepl-worker does. */
+static void run_tasks(struct run *r, uint64_t client, uint64_t now)
+{
+	struct task *t[64];
+	size_t n = store_fetch_tasks(r->s, client, t, 64, now);
+
+	for (size_t i = 0; i < n; i++) {
+		const McreplRpc__Task *m = &t[i]->msg;
+		char tenant[MCREPL_TENANT_MAX + 1], key[MCREPL_KEY_MAX + 1];
+		mcrepl_fence f = {
+		    .lease = {m->lease_id},
+		    .version = m->version,
+		    .caller = {client},
+		    .source = {m->source_segment_id},
+		    .target = {m->target_segment_id},
+		};
+		struct replica src, dst;
+		const char *reason = NULL;
+		uint64_t id = m->task_id;
+		bool ok = m->type == MCREPL_RPC__TASK_TYPE__REPLICA_COPY &&
+			  m->dynamic;
+
+		/* the copy's end closes the task: nothing of t[i] is used
+		 * past the start */
+		snprintf(tenant, sizeof(tenant), "%s", m->tenant);
+		snprintf(key, sizeof(key), "%s", m->key);
+		ok =
+		    ok && dyn_copy_start(r->s, &f, tenant, key, id, now, &src,
+					 &dst, &reason) == MCREPL_RPC__CODE__OK;
+		ok = ok && dyn_copy_end(r->s, &f, tenant, key, now, &reason) ==
+			       MCREPL_RPC__CODE__OK;
+		if (ok)
+			r->copies++;
+		else
+			r->copy_failures++;
+		(void)store_task_report(r->s, client, id);
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median over the last half of the intervals of max/mean per segment. */
+static double steady(const uint64_t *counts, size_t segs, size_t intervals)
+{
+	double *v = malloc((intervals + 1) * sizeof(*v)), med;
+	size_t k = 0;
+
+	if (!v)
+		return 0;
+
+	for (size_t i = intervals / 2; i < intervals; i++) {
+		uint64_t sum = 0, max = 0;
+
+		for (size_t j = 0; j < segs; j++) {
+			sum += counts[i * segs + j];
+			if (counts[i * segs + j] > max)
+				max = counts[i * segs + j];
+		}
+		if (sum)
+			v[k++] = (double)max * (double)segs / (double)sum;
+	}
+	qsort(v, k, sizeof(double), cmp_double);
+	med = !k ? 0 : k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+	free(v);
+	return med;
+}
+
+/* The run's shape (the command line). */
+struct shape {
+	size_t segs, n, secs, m; /* m: the sequence's length */
+	uint64_t rate, tick_ms;
+};
+
+/* One mode's run; 0 or -1. */
+static int run_mode(const char *mode, const struct shape *a, char **keys,
+		    const uint32_t *seq)
+{
+	const size_t segs = a->segs, n = a->n, secs = a->secs, m = a->m;
+	const uint64_t rate = a->rate, tick_ms = a->tick_ms;
+	const uint64_t t0 = 1000000, total = (uint64_t)secs * rate;
+	uint64_t *counts = calloc(secs * segs, sizeof(*counts));
+	uint64_t last_ms = t0, last_evict = t0, misses = 0;
+	struct run r = {0};
+	int rc = -1;
+	const struct bench_load l = {
+	    .mode = strcmp(mode, "off") ? MCREPL_MODE_ENFORCE : MCREPL_MODE_OFF,
+	    .policy = strcmp(mode, "off") ? mode : NULL,
+	    .hosts = segs,
+	    .capacity = 256ull << 20,
+	    .object_size = 1024,
+	    .now_ms = t0,
+	};
+
+	r.s = counts ? bench_store_load(&l, keys, n, r.seg_id) : NULL;
+	if (!r.s)
+		goto out;
+	for (uint64_t i = 0; i < total; i++) {
+		const uint64_t now = t0 + i * 1000 / rate;
+		size_t order[8], n_out = 0;
+		struct object *o;
+
+		for (; last_ms < now; last_ms++) { /* each ms passed */
+			const uint64_t ms = last_ms + 1;
+
+			(void)dyn_admit_batch(r.s, 256, ms);
+			store_lock(r.s);
+			if (ms % 10 == 0)
+				for (size_t h = 0; h < segs; h++)
+					run_tasks(&r, BENCH_CLIENT0 + h, ms);
+			if (ms % tick_ms == 0) {
+				for (size_t h = 0; h < segs; h++)
+					store_heartbeat(r.s, BENCH_CLIENT0 + h,
+							NULL, NULL, 0, ms);
+				store_tick(r.s, ms, &last_evict);
+			}
+			store_unlock(r.s);
+		}
+		store_lock(r.s);
+		store_read_begin(r.s);
+		if (store_get(r.s, "t", keys[seq[i % m]], "", now, &o, order, 8,
+			      &n_out) == MCREPL_RPC__CODE__OK &&
+		    n_out > 0) {
+			uint64_t id = o->replicas[order[0]].segment_id;
+			size_t h = 0;
+
+			while (h < segs && r.seg_id[h] != id)
+				h++;
+			if (h < segs)
+				counts[(i / rate) * segs + h]++;
+			else
+				misses++;
+		} else {
+			misses++;
+		}
+		store_unlock(r.s);
+	}
+	if (misses) {
+		fprintf(stderr, "bench_store_balance: %llu reads missed\n",
+			(unsigned long long)misses);
+		goto out;
+	}
+	printf("balance mode=%s segments=%zu keys=%zu rate=%llu seconds=%zu "
+	       "steady_max_mean=%.4f copies=%llu copy_failures=%llu\n",
+	       mode, segs, n, (unsigned long long)rate, secs,
+	       steady(counts, segs, secs), (unsigned long long)r.copies,
+	       (unsigned long long)r.copy_failures);
+	fflush(stdout);
+	rc = 0;
+out:
+	if (r.s)
+		store_destroy(r.s);
+	free(counts);
+	return rc;
+}
+
+static double uniform(void *rng) /* xorshift64 */
+{
+	uint64_t *x = rng;
+
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return (double)(*x >> 11) / 9007199254740992.0;
+}
+
+/* m Zipf(theta) draws over n keys, the ranks scattered over the keys. */
+static int zipf_sequence(uint32_t *seq, size_t m, size_t n, double theta)
+{
+	uint32_t *perm = malloc(n * sizeof(*perm));
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	struct zipf z;
+
+	if (!perm || zipf_init(&z, n, theta)) {
+		free(perm);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		perm[i] = (uint32_t)i;
+	for (size_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
+		size_t j = (size_t)(uniform(&rng) * (double)(i + 1));
+		uint32_t t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (size_t i = 0; i < m; i++)
+		seq[i] = perm[zipf_sample(&z, uniform, &rng) - 1];
+	free(perm);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct shape a = {8, 100000, 30, (size_t)1 << 22, 100000, 50};
+	const char *modes = "off,rfc,auto";
+	char list[64], *save = NULL, **keys = NULL;
+	uint32_t *seq = NULL;
+	int rc = 1;
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--segments"))
+			a.segs = strtoull(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--keys"))
+			a.n = strtoull(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--rate"))
+			a.rate = strtoull(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--seconds"))
+			a.secs = strtoull(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--tick_ms"))
+			a.tick_ms = strtoull(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--modes"))
+			modes = argv[i + 1];
+	}
+	if (!a.segs || a.segs > SEGMENTS_MAX || a.n < a.segs || !a.rate ||
+	    a.secs < 2 || a.secs > 3600 || !a.tick_ms ||
+	    strlen(modes) >= sizeof(list)) {
+		fprintf(stderr,
+			"usage: bench_store_balance [--segments 1..1024] "
+			"[--keys K] [--rate R] [--seconds 2..3600] "
+			"[--tick_ms T] [--modes off,rfc,auto]\n");
+		return 2;
+	}
+	log_init("bench_store_balance", "warn");
+	keys = bench_key_names(a.n);
+	seq = calloc(a.m, sizeof(*seq));
+	if (!keys || !seq || zipf_sequence(seq, a.m, a.n, 0.99))
+		goto out;
+	strcpy(list, modes);
+	rc = 0;
+	for (char *mode = strtok_r(list, ",", &save); mode && !rc;
+	     mode = strtok_r(NULL, ",", &save)) {
+		if (strcmp(mode, "off") && strcmp(mode, "rfc") &&
+		    strcmp(mode, "auto")) {
+			fprintf(stderr, "--modes: unknown mode '%s'\n", mode);
+			rc = 2;
+			break;
+		}
+		if (run_mode(mode, &a, keys, seq))
+			rc = 1;
+	}
+out:
+	bench_key_names_free(keys, a.n);
+	free(seq);
+	return rc;
+}
