@@ -15,7 +15,7 @@ static double weight(const struct weights *w, uint64_t obj)
 {
 	if (w->counts)
 		return (double)w->counts[obj];
-	if (w->o->workload == SIM_ZIPF)
+	if (w->o->workload == SIM_ZIPF || w->o->workload == SIM_SHIFTING)
 		return pow((double)(obj + 1), -w->o->theta);
 	return 1.0;
 }

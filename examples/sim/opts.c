@@ -27,9 +27,15 @@ static const struct opt opts[] = {
     OPT("hosts_per_node", O_U32, hosts_per_node,
 	"Store clients (segments) per node sharing its NIC (1)"),
     OPT("keys", O_U64, keys, "objects, up to 100000000 (100000)"),
-    OPT("workload", O_WORKLOAD, workload, "zipf | uniform | trace FILE (zipf)"),
+    OPT("workload", O_WORKLOAD, workload,
+	"zipf | uniform | shifting | trace FILE (zipf)"),
     OPT("trace", O_STR, trace_path, "JSONL trace (same as workload trace)"),
     OPT("theta", O_DBL, theta, "Zipf exponent (0.99)"),
+    OPT("shift_period", O_DBL, shift_period,
+	"seconds; shifting: the Zipf ranking is redrawn this often (20)"),
+    OPT("shift_fraction", O_DBL, shift_fraction,
+	"shifting: share of the ranking re-permuted at each redraw, "
+	"[0, 1] (1)"),
     OPT("speedup", O_DBL, speedup, "trace time is divided by this (1)"),
     OPT("rate", O_DBL, rate, "reads per second, zipf/uniform (100000)"),
     OPT("object_size", O_SIZE, object_size, "bytes, K/M/G suffixes (1M)"),
@@ -91,6 +97,8 @@ void sim_opts_init(struct sim_opts *o)
 	o->keys = 100000;
 	o->workload = SIM_ZIPF;
 	o->theta = 0.99;
+	o->shift_period = 20;
+	o->shift_fraction = 1;
 	o->speedup = 1;
 	o->rate = 100000;
 	o->object_size = 1 << 20;
@@ -165,6 +173,8 @@ static int parse_workload(const char *s, enum sim_workload *w)
 		*w = SIM_ZIPF;
 	else if (!strcmp(s, "uniform"))
 		*w = SIM_UNIFORM;
+	else if (!strcmp(s, "shifting"))
+		*w = SIM_SHIFTING;
 	else if (!strcmp(s, "trace"))
 		*w = SIM_TRACE;
 	else
@@ -206,7 +216,8 @@ static int set_opt(struct sim_opts *o, const struct opt *d, const char *v)
 		return 0;
 	case O_WORKLOAD:
 		if (parse_workload(v, &o->workload))
-			return bad(d->name, v, "not zipf, uniform or trace");
+			return bad(d->name, v,
+				   "not zipf, uniform, shifting or trace");
 		return 0;
 	}
 	return -1;

@@ -102,14 +102,15 @@ void sim_report_summary(FILE *f, const struct sim_result *r)
 		",\"oracle_at_mem_max_mean\":%.4f"
 		",\"oracle_mem_for_max_mean\":%.0f"
 		",\"oracle_best_max_mean\":%.4f,\"oracle_best_mem\":%.0f"
-		",\"noise_floor\":%.4f",
+		",\"noise_floor\":%.4f,\"noise_floor_max_mean\":%.4f"
+		",\"shift_phases\":%" PRIu64,
 		r->oracle.at_mem,
 		r->oracle.mem_for == UINT64_MAX ? -1.0
 						: (double)r->oracle.mem_for,
 		r->oracle.best,
 		r->oracle.best_mem == UINT64_MAX ? -1.0
 						 : (double)r->oracle.best_mem,
-		r->noise_floor);
+		r->noise_floor, r->noise_floor, r->shift_phases);
 	fprintf(f,
 		",\"replicated_keys\":%" PRIu64 ",\"dynamic_replicas\":%" PRIu64
 		",\"dynamic_bytes_share\":%.6f,\"copy_bytes\":%" PRIu64

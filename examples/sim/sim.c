@@ -243,6 +243,7 @@ static void finish(struct run *u, const struct trace *t, double t0)
 	for (uint32_t i = 0; i < u->c.n_nodes; i++)
 		r->served += u->c.nodes[i].served;
 	r->steady_max_mean = steady(r->iv_max, r->n_iv);
+	r->shift_phases = u->g.rank_obj ? u->g.phase + 1 : 0;
 	r->steady_p99_mean = steady(r->iv_p99, r->n_iv);
 	r->replicated_keys = u->c.replicated_keys;
 	r->dyn_replicas = u->c.dyn_readable;
@@ -307,7 +308,9 @@ static int check_opts(const struct sim_opts *o)
 	    !(o->rate >= 0) || !(o->speedup > 0) || !(o->nic_gbps > 0) ||
 	    !(o->copy_share > 0 && o->copy_share <= 1) ||
 	    !(o->interval * 1000 >= o->tick_ms) || !(o->duration >= 0) ||
-	    !(o->join_at >= 0) || !(o->join_window > 0)) {
+	    !(o->join_at >= 0) || !(o->join_window > 0) ||
+	    !(o->shift_period * 1000 >= o->tick_ms) ||
+	    !(o->shift_fraction >= 0 && o->shift_fraction <= 1)) {
 		fprintf(stderr, "mcrepl-sim: an option is out of range "
 				"(see --help)\n");
 		return -1;
@@ -332,7 +335,10 @@ static int check_opts(const struct sim_opts *o)
 
 static const char *workload_name(enum sim_workload w)
 {
-	return w == SIM_ZIPF ? "zipf" : w == SIM_UNIFORM ? "uniform" : "trace";
+	return w == SIM_ZIPF	   ? "zipf"
+	       : w == SIM_UNIFORM  ? "uniform"
+	       : w == SIM_SHIFTING ? "shifting"
+				   : "trace";
 }
 
 int sim_run(const struct sim_opts *o, const struct trace *trace, FILE *out,
@@ -392,6 +398,7 @@ int sim_run(const struct sim_opts *o, const struct trace *trace, FILE *out,
 	finish(&u, trace, t0);
 	rc = 0;
 out:
+	sim_gen_free(&u.g);
 	sim_master_free(&u.m);
 	sim_cluster_free(&u.c);
 	free(u.loads);

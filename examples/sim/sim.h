@@ -30,8 +30,9 @@ struct sim_result {
 	/* of those, copies of keys below the trigger threshold when the last
 	 * third began (their popularity moved) */
 	uint64_t late_new_copies;
-	double noise_floor; /* max/mean of an even spread, sampling only */
-	uint64_t retired;   /* dynamic replicas retired as cold (auto) */
+	double noise_floor;    /* max/mean of an even spread, sampling only */
+	uint64_t shift_phases; /* shifting: rankings the run read; else 0 */
+	uint64_t retired;      /* dynamic replicas retired as cold (auto) */
 	uint64_t observed_hot, accepted, would_propose, triggers_dropped;
 	uint64_t cross_read_bytes;
 	double cross_share;	   /* reads served from another domain */

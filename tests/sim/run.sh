@@ -212,6 +212,44 @@ check "flags: --join_at needs two domains" grep -q 'join_at needs' "$TMP/f3"
 $SIM --domains 2 --warmup 1 > /dev/null 2> "$TMP/f4"
 check "flags: --warmup needs domain-aware mode" grep -q 'warmup needs' "$TMP/f4"
 
+# ---- shifting hot set ---------------------------------------------------------
+# Zipf whose ranking is redrawn every --shift_period s: deterministic per
+# seed; fraction 0 is plain Zipf read for read; each redraw moves the hot
+# keys, so enforce copies new keys in every phase (more copies than the
+# static ranking over the same reads).
+sum_only() { no_wall "$1" | sed 's/"workload":"[a-z]*"//; s/"shift_phases":[0-9]*//'; }
+SHIFT="$SMALL $FAST --quiet --dynamic_replication_mode enforce"
+$SIM $SHIFT --workload shifting --shift_period 2 > "$TMP/s1" 2>&1
+$SIM $SHIFT --workload shifting --shift_period 2 > "$TMP/s2" 2>&1
+$SIM $SHIFT --workload shifting --shift_period 2 --seed 8 > "$TMP/s3" 2>&1
+$SIM $SHIFT --workload shifting --shift_fraction 0 > "$TMP/s4" 2>&1
+$SIM $SHIFT --workload zipf > "$TMP/s5" 2>&1
+$SIM $SHIFT --workload shifting --shift_period 2 --shift_fraction 0.5 \
+	> "$TMP/s6" 2>&1
+sum_only "$TMP/s1" > "$TMP/s1.sum"
+sum_only "$TMP/s2" > "$TMP/s2.sum"
+sum_only "$TMP/s3" > "$TMP/s3.sum"
+sum_only "$TMP/s4" > "$TMP/s4.sum"
+sum_only "$TMP/s5" > "$TMP/s5.sum"
+sum_only "$TMP/s6" > "$TMP/s6.sum"
+check "shifting: workload named in the summary" eq "$(field workload "$TMP/s1")" '"shifting"'
+check "shifting: 8 s at period 2 reads 4 rankings" eq "$(field shift_phases "$TMP/s1")" 4
+check "shifting: a static workload reports 0 phases" eq "$(field shift_phases "$TMP/s5")" 0
+check "shifting: same seed, identical summary" cmp -s "$TMP/s1.sum" "$TMP/s2.sum"
+check "shifting: another seed, another run" eval '! cmp -s "$TMP/s1.sum" "$TMP/s3.sum"'
+check "shifting: fraction 0 is plain zipf" cmp -s "$TMP/s4.sum" "$TMP/s5.sum"
+check "shifting: fraction 0.5 differs from 0 and 1" eval \
+	'! cmp -s "$TMP/s6.sum" "$TMP/s1.sum" && ! cmp -s "$TMP/s6.sum" "$TMP/s5.sum"'
+check "shifting: new hot keys each phase, more copies than static" \
+	gt "$(field copies "$TMP/s1")" "$(( $(field copies "$TMP/s5") * 2 ))"
+check "shifting: the reads are all issued" eq "$(field reads "$TMP/s1")" 320000
+$SIM $SHIFT --workload shifting --shift_fraction 1.5 > "$TMP/s7" 2>&1
+check "shifting: --shift_fraction above 1 is refused" grep -q 'out of range' "$TMP/s7"
+$SIM $SMALL --quiet > "$TMP/n1" 2>&1
+check "noise_floor_max_mean: above 1" gt "$(field noise_floor_max_mean "$TMP/n1")" 1
+check "noise_floor_max_mean: below off's max/mean" \
+	lt "$(field noise_floor_max_mean "$TMP/n1")" "$(field steady_max_mean "$TMP/n1")"
+
 # ---- compare, plot, flags --------------------------------------------------------
 $SIM --nodes 8 --keys 1000 --rate 5000 --duration 4 --quiet \
 	--compare "mode=off;mode=enforce max_memory_replicas=4" > "$TMP/cmp" 2>&1
