@@ -81,6 +81,21 @@ static void json_str(FILE *f, const char *s)
 	quoted(f, s, 0);
 }
 
+/* Shifting runs: the per-phase figures (phases.h). */
+static void phase_fields(FILE *f, const struct sim_result *r)
+{
+	fprintf(f, ",\"phase_max_mean\":[");
+	for (uint64_t p = 0; p < r->shift_phases; p++)
+		fprintf(f, p ? ",%.4f" : "%.4f",
+			isnan(r->phase_max[p]) ? 0 : r->phase_max[p]);
+	fprintf(f, "],\"phase_dynamic_replicas\":[");
+	for (uint64_t p = 0; p < r->shift_phases; p++)
+		fprintf(f, p ? ",%" PRIu64 : "%" PRIu64, r->phase_dyn[p]);
+	fprintf(f,
+		"],\"worst_phase_max_mean\":%.4f,\"phases_relieved\":%" PRIu64,
+		isnan(r->worst_phase) ? 0 : r->worst_phase, r->phases_relieved);
+}
+
 void sim_report_summary(FILE *f, const struct sim_result *r)
 {
 	fprintf(f,
@@ -111,6 +126,8 @@ void sim_report_summary(FILE *f, const struct sim_result *r)
 		r->oracle.best_mem == UINT64_MAX ? -1.0
 						 : (double)r->oracle.best_mem,
 		r->noise_floor, r->noise_floor, r->shift_phases);
+	if (r->shift_phases)
+		phase_fields(f, r);
 	fprintf(f,
 		",\"replicated_keys\":%" PRIu64 ",\"dynamic_replicas\":%" PRIu64
 		",\"dynamic_bytes_share\":%.6f,\"copy_bytes\":%" PRIu64

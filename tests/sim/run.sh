@@ -217,7 +217,10 @@ check "flags: --warmup needs domain-aware mode" grep -q 'warmup needs' "$TMP/f4"
 # seed; fraction 0 is plain Zipf read for read; each redraw moves the hot
 # keys, so enforce copies new keys in every phase (more copies than the
 # static ranking over the same reads).
-sum_only() { no_wall "$1" | sed 's/"workload":"[a-z]*"//; s/"shift_phases":[0-9]*//'; }
+sum_only() {
+	no_wall "$1" | sed -E 's/"workload":"[a-z]*"//;
+		s/,"shift_phases":[0-9]+(,"phase_max_mean".*"phases_relieved":[0-9]+)?//'
+}
 SHIFT="$SMALL $FAST --quiet --dynamic_replication_mode enforce"
 $SIM $SHIFT --workload shifting --shift_period 2 > "$TMP/s1" 2>&1
 $SIM $SHIFT --workload shifting --shift_period 2 > "$TMP/s2" 2>&1
@@ -243,6 +246,20 @@ check "shifting: fraction 0.5 differs from 0 and 1" eval \
 check "shifting: new hot keys each phase, more copies than static" \
 	gt "$(field copies "$TMP/s1")" "$(( $(field copies "$TMP/s5") * 2 ))"
 check "shifting: the reads are all issued" eq "$(field reads "$TMP/s1")" 320000
+arr() { grep '^{"summary":' "$2" | sed -n 's/.*"'"$1"'":\[\([^]]*\)\].*/\1/p'; }
+pm=$(arr phase_max_mean "$TMP/s1")
+check "shifting: one phase_max_mean per phase" eq "$(echo "$pm" | tr ',' '\n' | wc -l)" 4
+check "shifting: one phase_dynamic_replicas per phase" \
+	eq "$(arr phase_dynamic_replicas "$TMP/s1" | tr ',' '\n' | wc -l)" 4
+check "shifting: worst_phase_max_mean is the largest phase" \
+	eq "$(field worst_phase_max_mean "$TMP/s1")" \
+	"$(echo "$pm" | tr ',' '\n' | sort -g | tail -n 1)"
+check "shifting: phases_relieved within 0..4" sh -c \
+	"[ $(field phases_relieved "$TMP/s1") -ge 0 ] && [ $(field phases_relieved "$TMP/s1") -le 4 ]"
+$SIM $SMALL --quiet --workload shifting --shift_period 2 > "$TMP/s8" 2>&1
+check "shifting: mode off relieves no phase" eq "$(field phases_relieved "$TMP/s8")" 0
+check "shifting: static runs print no phase fields" \
+	eval '! grep -q phase_max_mean "$TMP/s5"'
 $SIM $SHIFT --workload shifting --shift_fraction 1.5 > "$TMP/s7" 2>&1
 check "shifting: --shift_fraction above 1 is refused" grep -q 'out of range' "$TMP/s7"
 $SIM $SMALL --quiet > "$TMP/n1" 2>&1
