@@ -110,9 +110,11 @@ void sim_report_summary(FILE *f, const struct sim_result *r)
 		",\"steady_max_mean\":%.4f,\"steady_p99_mean\":%.4f"
 		",\"ideal_max_mean\":%.4f,\"ideal_k\":%" PRIu64
 		",\"ideal_r\":%u,\"ideal_at_k_max_mean\":%.4f"
-		",\"ideal_base_max_mean\":%.4f",
+		",\"ideal_base_max_mean\":%.4f,\"ideal_nocap\":%.4f"
+		",\"ideal_nocap_k\":%" PRIu64 ",\"ideal_nocap_r\":%u",
 		r->steady_max_mean, r->steady_p99_mean, r->ideal.max_mean,
-		r->ideal.k, r->ideal.r, r->ideal.at_k, r->ideal.base);
+		r->ideal.k, r->ideal.r, r->ideal.at_k, r->ideal.base,
+		r->ideal.nocap, r->ideal.nocap_k, r->ideal.nocap_r);
 	fprintf(f,
 		",\"oracle_at_mem_max_mean\":%.4f"
 		",\"oracle_mem_for_max_mean\":%.0f"

@@ -51,6 +51,13 @@ check "by hand: 2 nodes, 1 key, off -> max/mean 2.0000" \
 	eq "$(field steady_max_mean "$TMP/h")" 2.0000
 check "by hand: ideal with 2 copies -> 1.0000" \
 	eq "$(field ideal_max_mean "$TMP/h")" 1.0000
+# 4 nodes, 1 key: 2 copies hold it on 2 of 4 nodes (ideal 2); with no
+# per-key cap, 4 copies spread it evenly (ideal_nocap 1).
+$SIM --nodes 4 --keys 1 --rate 1000 --duration 4 --quiet > "$TMP/h4" 2>&1
+check "by hand: 4 nodes, 1 key, ideal capped at 2 copies -> 2.0000" \
+	eq "$(field ideal_max_mean "$TMP/h4")" 2.0000
+check "by hand: 4 nodes, 1 key, ideal_nocap -> 1.0000 with 4 copies" \
+	eq "$(field ideal_nocap "$TMP/h4") $(field ideal_nocap_r "$TMP/h4")" "1.0000 4"
 # The same with enforce: the key is copied to the other node and every
 # reader reads its local replica: one dynamic replica, load close to even.
 $SIM --nodes 2 --keys 1 --rate 100000 --duration 6 --quiet \
