@@ -1,13 +1,14 @@
 /*
  * mcrepl-sim workloads: who reads what, when. Zipf (rank r is object r-1,
- * primaries uniform over segments), uniform, or a trace replay (each
- * request reads its blocks; a block is written to a uniformly chosen
- * segment the first time it is seen). Shifting is Zipf whose ranking is
- * redrawn every shift_period seconds: at each boundary a seeded fourth
- * stream re-permutes all ranks (shift_fraction 1) or a random subset of
- * round(shift_fraction * keys) ranks among themselves. Three independent random streams
- * (keys, readers, placement) keep the read sequence identical whatever
- * the policy does, so configurations compare on the same reads.
+ * primaries put as the master daemon puts them, see write_all), uniform,
+ * or a trace replay (each request reads its blocks; a block is written the
+ * first time it is seen, to the least-used segment, as the master daemon's
+ * put_target does). Shifting is Zipf whose ranking is redrawn every
+ * shift_period seconds: at each boundary a seeded fourth stream re-permutes
+ * all ranks (shift_fraction 1) or a random subset of round(shift_fraction x
+ * keys) ranks among themselves. Independent random streams (keys, readers,
+ * placement, shift) keep the read sequence identical whatever the policy
+ * does, so configurations compare on the same reads.
  */
 #ifndef SIM_WORKLOAD_H
 #define SIM_WORKLOAD_H
