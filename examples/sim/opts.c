@@ -64,6 +64,10 @@ static const struct opt opts[] = {
     OPT("join_window", O_DBL, join_window,
 	"seconds of the joined domain's reads counted for its remote-miss "
 	"share (60)"),
+    OPT("random_puts", O_BOOL, random_puts,
+	"trace: put each new block on a uniformly random segment, as "
+	"Mooncake's allocator, not the least-used one as this project's "
+	"master (0)"),
     OPT("warmup", O_BOOL, warmup,
 	"warm the joining domain with the hottest objects (domain-aware) (0)"),
     OPT("warmup_max_copies", O_U32, warmup_max_copies,

@@ -43,6 +43,7 @@ struct sim_opts {
 	double join_at;		  /* s; > 0: the last domain joins then */
 	double join_window;	  /* s of its reads counted after joining */
 	bool warmup;		  /* warm the joining domain when it joins */
+	bool random_puts;	  /* trace: new blocks on a random segment */
 	uint32_t warmup_max_copies;
 	uint64_t warmup_max_bytes;
 	bool project_load;    /* bump a target's read_load at grant */

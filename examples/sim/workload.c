@@ -167,6 +167,18 @@ static void tick_synthetic(struct sim_gen *g, struct sim_master *m,
 	}
 }
 
+/* Where a new trace block goes: the least-used segment (this project's
+ * master), or with --random_puts a uniformly random active one (Mooncake's
+ * allocator), drawn from the placement stream. */
+static uint32_t put_block(struct sim_gen *g, const struct sim_cluster *c)
+{
+	if (!g->o->random_puts)
+		return sim_cluster_put_segment(c);
+	return sim_cluster_put_nth(
+	    c, sim_rng_below(&g->place,
+			     (uint64_t)c->n_active * c->hosts_per_node));
+}
+
 static void tick_trace(struct sim_gen *g, struct sim_master *m, uint64_t now,
 		       uint64_t end)
 {
@@ -184,7 +196,7 @@ static void tick_trace(struct sim_gen *g, struct sim_master *m, uint64_t now,
 			uint32_t seg;
 
 			if (c->objs[o].primary == SIM_NONE &&
-			    (seg = sim_cluster_put_segment(c)) != SIM_NONE)
+			    (seg = put_block(g, c)) != SIM_NONE)
 				sim_cluster_write(c, o, seg);
 			sim_master_read(m, o, reader, now);
 		}

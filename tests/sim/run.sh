@@ -267,6 +267,17 @@ $SIM $SMALL --quiet --workload shifting --shift_period 2 > "$TMP/s8" 2>&1
 check "shifting: mode off relieves no phase" eq "$(field phases_relieved "$TMP/s8")" 0
 check "shifting: static runs print no phase fields" \
 	eval '! grep -q phase_max_mean "$TMP/s5"'
+# Trace puts: least-used segment (the master daemon) by default, uniformly
+# random with --random_puts (Mooncake's allocator): the round robin of
+# least-used spreads the trace's blocks more evenly than random does.
+TR="--nodes 16 --workload trace $DIR/../../traces/synthetic_trace.jsonl --speedup 10 --interval 10 --quiet"
+$SIM $TR > "$TMP/p1" 2>&1
+$SIM $TR --random_puts 1 > "$TMP/p2" 2>&1
+$SIM $TR --random_puts 1 > "$TMP/p3" 2>&1
+check "trace puts: random placement is less even than least-used" \
+	gt "$(field steady_max_mean "$TMP/p2")" "$(field steady_max_mean "$TMP/p1")"
+check "trace puts: random placement is deterministic per seed" \
+	eq "$(field steady_max_mean "$TMP/p2")" "$(field steady_max_mean "$TMP/p3")"
 $SIM $SHIFT --workload shifting --shift_fraction 1.5 > "$TMP/s7" 2>&1
 check "shifting: --shift_fraction above 1 is refused" grep -q 'out of range' "$TMP/s7"
 $SIM $SMALL --quiet > "$TMP/n1" 2>&1
