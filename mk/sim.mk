@@ -33,3 +33,9 @@ check: check-sim
 bench-grid: $(SIM_BIN)
 	sh bench/sim-grid.sh $(SIM_BIN)
 .PHONY: bench-grid
+
+# The issue-29 cases (bench/sim-shift.sh): shifting hot sets, the trace at
+# real speed, 90 %-full clusters; a few minutes, not in check.
+bench-shift: $(SIM_BIN)
+	sh bench/sim-shift.sh $(SIM_BIN)
+.PHONY: bench-shift

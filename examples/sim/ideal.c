@@ -15,7 +15,7 @@ static double weight(const struct weights *w, uint64_t obj)
 {
 	if (w->counts)
 		return (double)w->counts[obj];
-	if (w->o->workload == SIM_ZIPF)
+	if (w->o->workload == SIM_ZIPF || w->o->workload == SIM_SHIFTING)
 		return pow((double)(obj + 1), -w->o->theta);
 	return 1.0;
 }
@@ -182,7 +182,7 @@ int sim_ideal_compute(const struct sim_cluster *c, const struct sim_opts *o,
 
 	if (R > c->n_nodes)
 		R = c->n_nodes;
-	taken = calloc(R, sizeof(*taken));
+	taken = calloc(c->n_nodes, sizeof(*taken));
 	if (!base || !q.load || !q.h || !taken || (counts && sort_order(&w, c)))
 		goto out;
 	for (uint64_t i = 0; i < c->n_objs; i++) {
@@ -201,6 +201,14 @@ int sim_ideal_compute(const struct sim_cluster *c, const struct sim_opts *o,
 	out->r = 1;
 	for (uint32_t r = R; r >= 2; r /= 2)
 		best_of(c, &w, base, total, kmax, extra_k, r, &q, taken, out);
+	/* no per-key cap: R = nodes, nodes/2, ... down to the capped R's */
+	struct sim_ideal nc = *out;
+
+	for (uint32_t r = c->n_nodes; r > R; r /= 2)
+		best_of(c, &w, base, total, kmax, 0, r, &q, taken, &nc);
+	out->nocap = nc.max_mean;
+	out->nocap_k = nc.k;
+	out->nocap_r = nc.r;
 	rc = 0;
 out:
 	free(w.order);

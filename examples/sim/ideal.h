@@ -15,6 +15,10 @@
  * the real run replicated (the same number of keys, ideally placed). It has
  * no sampling noise and no time: it bounds what any placement of R copies
  * can reach, not what a finite interval of reads shows.
+ *
+ * nocap is the same minimum with no per-key copy cap: R also takes
+ * nodes, nodes/2, ... down to M (what the auto policy, which has no fixed
+ * cap, can aim at); it is never above max_mean.
  */
 #ifndef SIM_IDEAL_H
 #define SIM_IDEAL_H
@@ -30,6 +34,9 @@ struct sim_ideal {
 	uint32_t r;	 /* copies per replicated object there */
 	double base;	 /* ideal(0): expected max/mean with no replica */
 	double at_k;	 /* ideal(k) for the k the real run replicated */
+	double nocap;	 /* the reference with R up to the node count */
+	uint64_t nocap_k;
+	uint32_t nocap_r;
 };
 
 /* counts: trace read counts per object (NULL for zipf / uniform). 0, or

@@ -27,9 +27,15 @@ static const struct opt opts[] = {
     OPT("hosts_per_node", O_U32, hosts_per_node,
 	"Store clients (segments) per node sharing its NIC (1)"),
     OPT("keys", O_U64, keys, "objects, up to 100000000 (100000)"),
-    OPT("workload", O_WORKLOAD, workload, "zipf | uniform | trace FILE (zipf)"),
+    OPT("workload", O_WORKLOAD, workload,
+	"zipf | uniform | shifting | trace FILE (zipf)"),
     OPT("trace", O_STR, trace_path, "JSONL trace (same as workload trace)"),
     OPT("theta", O_DBL, theta, "Zipf exponent (0.99)"),
+    OPT("shift_period", O_DBL, shift_period,
+	"seconds; shifting: the Zipf ranking is redrawn this often (20)"),
+    OPT("shift_fraction", O_DBL, shift_fraction,
+	"shifting: share of the ranking re-permuted at each redraw, "
+	"[0, 1] (1)"),
     OPT("speedup", O_DBL, speedup, "trace time is divided by this (1)"),
     OPT("rate", O_DBL, rate, "reads per second, zipf/uniform (100000)"),
     OPT("object_size", O_SIZE, object_size, "bytes, K/M/G suffixes (1M)"),
@@ -58,6 +64,10 @@ static const struct opt opts[] = {
     OPT("join_window", O_DBL, join_window,
 	"seconds of the joined domain's reads counted for its remote-miss "
 	"share (60)"),
+    OPT("random_puts", O_BOOL, random_puts,
+	"trace: put each new block on a uniformly random segment, as "
+	"Mooncake's allocator, not the least-used one as this project's "
+	"master (0)"),
     OPT("warmup", O_BOOL, warmup,
 	"warm the joining domain with the hottest objects (domain-aware) (0)"),
     OPT("warmup_max_copies", O_U32, warmup_max_copies,
@@ -93,6 +103,8 @@ void sim_opts_init(struct sim_opts *o)
 	o->keys = 100000;
 	o->workload = SIM_ZIPF;
 	o->theta = 0.99;
+	o->shift_period = 20;
+	o->shift_fraction = 1;
 	o->speedup = 1;
 	o->rate = 100000;
 	o->object_size = 1 << 20;
@@ -168,6 +180,8 @@ static int parse_workload(const char *s, enum sim_workload *w)
 		*w = SIM_ZIPF;
 	else if (!strcmp(s, "uniform"))
 		*w = SIM_UNIFORM;
+	else if (!strcmp(s, "shifting"))
+		*w = SIM_SHIFTING;
 	else if (!strcmp(s, "trace"))
 		*w = SIM_TRACE;
 	else
@@ -209,7 +223,8 @@ static int set_opt(struct sim_opts *o, const struct opt *d, const char *v)
 		return 0;
 	case O_WORKLOAD:
 		if (parse_workload(v, &o->workload))
-			return bad(d->name, v, "not zipf, uniform or trace");
+			return bad(d->name, v,
+				   "not zipf, uniform, shifting or trace");
 		return 0;
 	}
 	return -1;

@@ -12,7 +12,7 @@
 
 #include <mcrepl/mcrepl.h>
 
-enum sim_workload { SIM_ZIPF, SIM_UNIFORM, SIM_TRACE };
+enum sim_workload { SIM_ZIPF, SIM_UNIFORM, SIM_TRACE, SIM_SHIFTING };
 
 struct sim_opts {
 	uint32_t nodes;		 /* memory nodes (one NIC each) */
@@ -21,9 +21,11 @@ struct sim_opts {
 	uint64_t keys;
 	enum sim_workload workload;
 	const char *trace_path;
-	double theta;	/* Zipf exponent */
-	double speedup; /* trace time divided by this */
-	double rate;	/* reads/s (zipf, uniform) */
+	double theta;	       /* Zipf exponent */
+	double shift_period;   /* s; shifting: ranking redrawn this often */
+	double shift_fraction; /* share of the ranking re-permuted, [0, 1] */
+	double speedup;	       /* trace time divided by this */
+	double rate;	       /* reads/s (zipf, uniform) */
 	uint64_t object_size;
 	uint64_t node_memory; /* bytes per node; 0 = twice the primaries */
 	double nic_gbps;
@@ -42,6 +44,7 @@ struct sim_opts {
 	double join_at;		  /* s; > 0: the last domain joins then */
 	double join_window;	  /* s of its reads counted after joining */
 	bool warmup;		  /* warm the joining domain when it joins */
+	bool random_puts;	  /* trace: new blocks on a random segment */
 	uint32_t warmup_max_copies;
 	uint64_t warmup_max_bytes;
 	bool project_load;    /* bump a target's read_load at grant */

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "master.h"
+#include "phases.h"
 #include "report.h"
 #include "sim.h"
 #include "workload.h"
@@ -63,6 +64,11 @@ static int push_iv(struct run *u, const struct sim_row *row)
 		if (grow(&r->iv_max, cap) || grow(&r->iv_p99, cap) ||
 		    grow(&r->iv_xdom, cap) || grow(&r->iv_floor, cap))
 			return -1;
+		uint64_t *d = realloc(r->iv_dyn, cap * sizeof(*d));
+
+		if (!d)
+			return -1;
+		r->iv_dyn = d;
 		u->cap_iv = cap;
 	}
 	if (r->n_iv >= u->half_iv)
@@ -70,6 +76,7 @@ static int push_iv(struct run *u, const struct sim_row *row)
 	r->iv_max[r->n_iv] = row->max_mean;
 	r->iv_p99[r->n_iv] = row->p99_mean;
 	r->iv_floor[r->n_iv] = row->floor;
+	r->iv_dyn[r->n_iv] = row->dyn_replicas;
 	r->iv_xdom[r->n_iv++] = row->xdom;
 	return 0;
 }
@@ -149,7 +156,7 @@ static int cmp_dbl(const void *a, const void *b)
 }
 
 /* Median of the defined values among the last half of v[0..n). */
-static double steady(const double *v, size_t n)
+double sim_steady(const double *v, size_t n)
 {
 	double *tmp = malloc((n + 1) * sizeof(*tmp));
 	size_t k = 0;
@@ -242,8 +249,9 @@ static void finish(struct run *u, const struct trace *t, double t0)
 	r->reads = u->m.reads;
 	for (uint32_t i = 0; i < u->c.n_nodes; i++)
 		r->served += u->c.nodes[i].served;
-	r->steady_max_mean = steady(r->iv_max, r->n_iv);
-	r->steady_p99_mean = steady(r->iv_p99, r->n_iv);
+	r->steady_max_mean = sim_steady(r->iv_max, r->n_iv);
+	r->shift_phases = u->g.rank_obj ? u->g.phase + 1 : 0;
+	r->steady_p99_mean = sim_steady(r->iv_p99, r->n_iv);
 	r->replicated_keys = u->c.replicated_keys;
 	r->dyn_replicas = u->c.dyn_readable;
 	r->dyn_share = u->c.primary_bytes
@@ -260,10 +268,10 @@ static void finish(struct run *u, const struct trace *t, double t0)
 	r->cross_read_bytes = u->m.cross_read_bytes;
 	r->cross_share =
 	    r->reads ? (double)u->m.cross_reads / (double)r->reads : 0;
-	r->steady_cross_share = steady(r->iv_xdom, r->n_iv);
+	r->steady_cross_share = sim_steady(r->iv_xdom, r->n_iv);
 	r->floor_share =
 	    r->reads ? (double)u->m.floor_reads / (double)r->reads : 0;
-	r->steady_floor_share = steady(r->iv_floor, r->n_iv);
+	r->steady_floor_share = sim_steady(r->iv_floor, r->n_iv);
 	r->join_reads = u->m.join_reads;
 	r->join_remote = u->m.join_remote;
 	r->warmup_chosen = u->m.warmup_chosen;
@@ -307,7 +315,9 @@ static int check_opts(const struct sim_opts *o)
 	    !(o->rate >= 0) || !(o->speedup > 0) || !(o->nic_gbps > 0) ||
 	    !(o->copy_share > 0 && o->copy_share <= 1) ||
 	    !(o->interval * 1000 >= o->tick_ms) || !(o->duration >= 0) ||
-	    !(o->join_at >= 0) || !(o->join_window > 0)) {
+	    !(o->join_at >= 0) || !(o->join_window > 0) ||
+	    !(o->shift_period * 1000 >= o->tick_ms) ||
+	    !(o->shift_fraction >= 0 && o->shift_fraction <= 1)) {
 		fprintf(stderr, "mcrepl-sim: an option is out of range "
 				"(see --help)\n");
 		return -1;
@@ -332,7 +342,10 @@ static int check_opts(const struct sim_opts *o)
 
 static const char *workload_name(enum sim_workload w)
 {
-	return w == SIM_ZIPF ? "zipf" : w == SIM_UNIFORM ? "uniform" : "trace";
+	return w == SIM_ZIPF	   ? "zipf"
+	       : w == SIM_UNIFORM  ? "uniform"
+	       : w == SIM_SHIFTING ? "shifting"
+				   : "trace";
 }
 
 int sim_run(const struct sim_opts *o, const struct trace *trace, FILE *out,
@@ -390,8 +403,13 @@ int sim_run(const struct sim_opts *o, const struct trace *trace, FILE *out,
 	if (loop(&u, total_ms, interval_ms))
 		goto out;
 	finish(&u, trace, t0);
+	if (sim_phases(r, (double)interval_ms / 1000.0, o->shift_period)) {
+		fprintf(stderr, "mcrepl-sim: out of memory\n");
+		goto out;
+	}
 	rc = 0;
 out:
+	sim_gen_free(&u.g);
 	sim_master_free(&u.m);
 	sim_cluster_free(&u.c);
 	free(u.loads);
@@ -405,5 +423,11 @@ void sim_result_free(struct sim_result *r)
 	free(r->iv_p99);
 	free(r->iv_xdom);
 	free(r->iv_floor);
+	free(r->iv_dyn);
+	free(r->phase_max);
+	free(r->phase_dyn);
 	r->iv_max = r->iv_p99 = r->iv_xdom = r->iv_floor = NULL;
+	r->iv_dyn = NULL;
+	r->phase_max = NULL;
+	r->phase_dyn = NULL;
 }

@@ -30,8 +30,9 @@ struct sim_result {
 	/* of those, copies of keys below the trigger threshold when the last
 	 * third began (their popularity moved) */
 	uint64_t late_new_copies;
-	double noise_floor; /* max/mean of an even spread, sampling only */
-	uint64_t retired;   /* dynamic replicas retired as cold (auto) */
+	double noise_floor;    /* max/mean of an even spread, sampling only */
+	uint64_t shift_phases; /* shifting: rankings the run read; else 0 */
+	uint64_t retired;      /* dynamic replicas retired as cold (auto) */
 	uint64_t observed_hot, accepted, would_propose, triggers_dropped;
 	uint64_t cross_read_bytes;
 	double cross_share;	   /* reads served from another domain */
@@ -45,6 +46,12 @@ struct sim_result {
 	double *iv_max, *iv_p99; /* per interval; NAN when it had no read */
 	double *iv_xdom;	 /* cross-domain share of the reads */
 	double *iv_floor;	 /* the reactive floor of that share */
+	uint64_t *iv_dyn;	 /* readable dynamic replicas at its end */
+	/* shifting (phases.h): per phase, shift_phases of each */
+	double *phase_max;   /* steady max/mean; NAN: no read */
+	uint64_t *phase_dyn; /* dynamic replicas at the phase's end */
+	double worst_phase;  /* the largest phase_max; NAN: none */
+	uint64_t phases_relieved;
 };
 
 /* One simulation with options o. Rows go to out unless o->quiet. 0, or -1
@@ -52,5 +59,8 @@ struct sim_result {
 int sim_run(const struct sim_opts *o, const struct trace *trace, FILE *out,
 	    struct sim_result *r);
 void sim_result_free(struct sim_result *r);
+
+/* The median of the last half of v[0..n), NANs skipped; NAN if none. */
+double sim_steady(const double *v, size_t n);
 
 #endif

@@ -4,7 +4,12 @@
 
 #include "workload.h"
 
-enum { STREAM_KEYS = 1, STREAM_READERS = 2, STREAM_PLACE = 3 };
+enum {
+	STREAM_KEYS = 1,
+	STREAM_READERS = 2,
+	STREAM_PLACE = 3,
+	STREAM_SHIFT = 4
+};
 
 /* mcrepl-bench's generator (examples/bench/zipf.c), so that both tools
  * draw the same key permutation from the same seed. */
@@ -57,6 +62,8 @@ static int write_all(struct sim_cluster *c, uint64_t seed)
 	return 0;
 }
 
+static int shift_init(struct sim_gen *g, uint64_t n);
+
 int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 		 const struct trace *trace, struct sim_cluster *c,
 		 uint64_t duration_ms)
@@ -65,21 +72,71 @@ int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 	g->trace = trace;
 	g->issued = 0;
 	g->next_req = 0;
+	g->rank_obj = g->pick = NULL;
+	g->phase = 0;
 	sim_rng_seed(&g->keys, o->seed, STREAM_KEYS);
 	sim_rng_seed(&g->readers, o->seed, STREAM_READERS);
 	sim_rng_seed(&g->place, o->seed, STREAM_PLACE);
+	sim_rng_seed(&g->shift, o->seed, STREAM_SHIFT);
 	if (trace)
 		return 0;
 	if (zipf_init(&g->zipf, c->n_objs,
-		      o->workload == SIM_ZIPF ? o->theta : 0))
+		      o->workload == SIM_UNIFORM ? 0 : o->theta))
+		return -1;
+	if (o->workload == SIM_SHIFTING && shift_init(g, c->n_objs))
 		return -1;
 	g->total = (uint64_t)floor(o->rate * (double)duration_ms / 1000.0);
 	return write_all(c, o->seed);
 }
 
+void sim_gen_free(struct sim_gen *g)
+{
+	free(g->rank_obj);
+	free(g->pick);
+	g->rank_obj = g->pick = NULL;
+}
+
 double sim_gen_trace_ms(const struct sim_opts *o, const struct trace *trace)
 {
 	return trace->ts_ms[trace->n_req - 1] / o->speedup;
+}
+
+/* Redraw the ranking once: Fisher-Yates over the ranks picked (all of
+ * them, or a seeded sample of shift_fraction of them), so the objects of
+ * those ranks trade places and the other ranks keep theirs. */
+static void shift_redraw(struct sim_gen *g, uint64_t n)
+{
+	uint64_t k = (uint64_t)llround(g->o->shift_fraction * (double)n);
+
+	for (uint64_t i = 0; i < n; i++)
+		g->pick[i] = (uint32_t)i;
+	for (uint64_t i = 0; i < k && i + 1 < n; i++) { /* sample k ranks */
+		uint64_t j = i + sim_rng_below(&g->shift, n - i);
+		uint32_t t = g->pick[i];
+
+		g->pick[i] = g->pick[j];
+		g->pick[j] = t;
+	}
+	for (uint64_t i = k; i > 1; i--) { /* permute their objects */
+		uint64_t j = sim_rng_below(&g->shift, i);
+		uint32_t t = g->rank_obj[g->pick[i - 1]];
+
+		g->rank_obj[g->pick[i - 1]] = g->rank_obj[g->pick[j]];
+		g->rank_obj[g->pick[j]] = t;
+	}
+}
+
+static int shift_init(struct sim_gen *g, uint64_t n)
+{
+	g->rank_obj = malloc((n ? n : 1) * sizeof(*g->rank_obj));
+	g->pick = malloc((n ? n : 1) * sizeof(*g->pick));
+	if (!g->rank_obj || !g->pick) {
+		sim_gen_free(g);
+		return -1;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		g->rank_obj[i] = (uint32_t)i;
+	return 0;
 }
 
 static void tick_synthetic(struct sim_gen *g, struct sim_master *m,
@@ -88,17 +145,38 @@ static void tick_synthetic(struct sim_gen *g, struct sim_master *m,
 	uint64_t due = (uint64_t)floor(g->o->rate * (double)end / 1000.0);
 	if (due > g->total)
 		due = g->total;
+	if (g->rank_obj) {
+		uint64_t phase =
+		    (uint64_t)((double)now / (g->o->shift_period * 1000.0));
+
+		for (; g->phase < phase; g->phase++)
+			shift_redraw(g, m->c->n_objs);
+	}
 	for (; g->issued < due; g->issued++) {
 		uint64_t o;
 
-		if (g->o->workload == SIM_ZIPF)
+		if (g->o->workload != SIM_UNIFORM)
 			o = zipf_sample(&g->zipf, sim_rng_uniform, &g->keys) -
 			    1;
 		else
 			o = sim_rng_below(&g->keys, m->c->n_objs);
+		if (g->rank_obj)
+			o = g->rank_obj[o];
 		sim_master_read(
 		    m, o, sim_cluster_pick_reader(m->c, &g->readers), now);
 	}
+}
+
+/* Where a new trace block goes: the least-used segment (this project's
+ * master), or with --random_puts a uniformly random active one (Mooncake's
+ * allocator), drawn from the placement stream. */
+static uint32_t put_block(struct sim_gen *g, const struct sim_cluster *c)
+{
+	if (!g->o->random_puts)
+		return sim_cluster_put_segment(c);
+	return sim_cluster_put_nth(
+	    c, sim_rng_below(&g->place,
+			     (uint64_t)c->n_active * c->hosts_per_node));
 }
 
 static void tick_trace(struct sim_gen *g, struct sim_master *m, uint64_t now,
@@ -118,7 +196,7 @@ static void tick_trace(struct sim_gen *g, struct sim_master *m, uint64_t now,
 			uint32_t seg;
 
 			if (c->objs[o].primary == SIM_NONE &&
-			    (seg = sim_cluster_put_segment(c)) != SIM_NONE)
+			    (seg = put_block(g, c)) != SIM_NONE)
 				sim_cluster_write(c, o, seg);
 			sim_master_read(m, o, reader, now);
 		}

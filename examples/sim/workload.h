@@ -1,10 +1,14 @@
 /*
  * mcrepl-sim workloads: who reads what, when. Zipf (rank r is object r-1,
- * primaries uniform over segments), uniform, or a trace replay (each
- * request reads its blocks; a block is written to a uniformly chosen
- * segment the first time it is seen). Three independent random streams
- * (keys, readers, placement) keep the read sequence identical whatever
- * the policy does, so configurations compare on the same reads.
+ * primaries put as the master daemon puts them, see write_all), uniform,
+ * or a trace replay (each request reads its blocks; a block is written the
+ * first time it is seen, to the least-used segment, as the master daemon's
+ * put_target does). Shifting is Zipf whose ranking is redrawn every
+ * shift_period seconds: at each boundary a seeded fourth stream re-permutes
+ * all ranks (shift_fraction 1) or a random subset of round(shift_fraction x
+ * keys) ranks among themselves. Independent random streams (keys, readers,
+ * placement, shift) keep the read sequence identical whatever the policy
+ * does, so configurations compare on the same reads.
  */
 #ifndef SIM_WORKLOAD_H
 #define SIM_WORKLOAD_H
@@ -20,7 +24,10 @@ struct sim_gen {
 	const struct sim_opts *o;
 	const struct trace *trace;
 	struct zipf zipf;
-	sim_rng keys, readers, place;
+	sim_rng keys, readers, place, shift;
+	uint32_t *rank_obj;	/* shifting: rank - 1 -> object; else NULL */
+	uint32_t *pick;		/* shifting: scratch, the ranks redrawn */
+	uint64_t phase;		/* shifting: redraws done */
 	uint64_t total, issued; /* synthetic: reads in the run */
 	size_t next_req;	/* trace: next request */
 };
@@ -29,6 +36,9 @@ struct sim_gen {
 int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 		 const struct trace *trace, struct sim_cluster *c,
 		 uint64_t duration_ms);
+
+/* Release what init allocated. */
+void sim_gen_free(struct sim_gen *g);
 
 /* Issue the reads that arrive in [now_ms, end_ms). */
 void sim_gen_tick(struct sim_gen *g, struct sim_master *m, uint64_t now_ms,

@@ -51,6 +51,13 @@ check "by hand: 2 nodes, 1 key, off -> max/mean 2.0000" \
 	eq "$(field steady_max_mean "$TMP/h")" 2.0000
 check "by hand: ideal with 2 copies -> 1.0000" \
 	eq "$(field ideal_max_mean "$TMP/h")" 1.0000
+# 4 nodes, 1 key: 2 copies hold it on 2 of 4 nodes (ideal 2); with no
+# per-key cap, 4 copies spread it evenly (ideal_nocap 1).
+$SIM --nodes 4 --keys 1 --rate 1000 --duration 4 --quiet > "$TMP/h4" 2>&1
+check "by hand: 4 nodes, 1 key, ideal capped at 2 copies -> 2.0000" \
+	eq "$(field ideal_max_mean "$TMP/h4")" 2.0000
+check "by hand: 4 nodes, 1 key, ideal_nocap -> 1.0000 with 4 copies" \
+	eq "$(field ideal_nocap "$TMP/h4") $(field ideal_nocap_r "$TMP/h4")" "1.0000 4"
 # The same with enforce: the key is copied to the other node and every
 # reader reads its local replica: one dynamic replica, load close to even.
 $SIM --nodes 2 --keys 1 --rate 100000 --duration 6 --quiet \
@@ -211,6 +218,72 @@ $SIM --domains 1 --join_at 5 > /dev/null 2> "$TMP/f3"
 check "flags: --join_at needs two domains" grep -q 'join_at needs' "$TMP/f3"
 $SIM --domains 2 --warmup 1 > /dev/null 2> "$TMP/f4"
 check "flags: --warmup needs domain-aware mode" grep -q 'warmup needs' "$TMP/f4"
+
+# ---- shifting hot set ---------------------------------------------------------
+# Zipf whose ranking is redrawn every --shift_period s: deterministic per
+# seed; fraction 0 is plain Zipf read for read; each redraw moves the hot
+# keys, so enforce copies new keys in every phase (more copies than the
+# static ranking over the same reads).
+sum_only() {
+	no_wall "$1" | sed -E 's/"workload":"[a-z]*"//;
+		s/,"shift_phases":[0-9]+(,"phase_max_mean".*"phases_relieved":[0-9]+)?//'
+}
+SHIFT="$SMALL $FAST --quiet --dynamic_replication_mode enforce"
+$SIM $SHIFT --workload shifting --shift_period 2 > "$TMP/s1" 2>&1
+$SIM $SHIFT --workload shifting --shift_period 2 > "$TMP/s2" 2>&1
+$SIM $SHIFT --workload shifting --shift_period 2 --seed 8 > "$TMP/s3" 2>&1
+$SIM $SHIFT --workload shifting --shift_fraction 0 > "$TMP/s4" 2>&1
+$SIM $SHIFT --workload zipf > "$TMP/s5" 2>&1
+$SIM $SHIFT --workload shifting --shift_period 2 --shift_fraction 0.5 \
+	> "$TMP/s6" 2>&1
+sum_only "$TMP/s1" > "$TMP/s1.sum"
+sum_only "$TMP/s2" > "$TMP/s2.sum"
+sum_only "$TMP/s3" > "$TMP/s3.sum"
+sum_only "$TMP/s4" > "$TMP/s4.sum"
+sum_only "$TMP/s5" > "$TMP/s5.sum"
+sum_only "$TMP/s6" > "$TMP/s6.sum"
+check "shifting: workload named in the summary" eq "$(field workload "$TMP/s1")" '"shifting"'
+check "shifting: 8 s at period 2 reads 4 rankings" eq "$(field shift_phases "$TMP/s1")" 4
+check "shifting: a static workload reports 0 phases" eq "$(field shift_phases "$TMP/s5")" 0
+check "shifting: same seed, identical summary" cmp -s "$TMP/s1.sum" "$TMP/s2.sum"
+check "shifting: another seed, another run" eval '! cmp -s "$TMP/s1.sum" "$TMP/s3.sum"'
+check "shifting: fraction 0 is plain zipf" cmp -s "$TMP/s4.sum" "$TMP/s5.sum"
+check "shifting: fraction 0.5 differs from 0 and 1" eval \
+	'! cmp -s "$TMP/s6.sum" "$TMP/s1.sum" && ! cmp -s "$TMP/s6.sum" "$TMP/s5.sum"'
+check "shifting: new hot keys each phase, more copies than static" \
+	gt "$(field copies "$TMP/s1")" "$(( $(field copies "$TMP/s5") * 2 ))"
+check "shifting: the reads are all issued" eq "$(field reads "$TMP/s1")" 320000
+arr() { grep '^{"summary":' "$2" | sed -n 's/.*"'"$1"'":\[\([^]]*\)\].*/\1/p'; }
+pm=$(arr phase_max_mean "$TMP/s1")
+check "shifting: one phase_max_mean per phase" eq "$(echo "$pm" | tr ',' '\n' | wc -l)" 4
+check "shifting: one phase_dynamic_replicas per phase" \
+	eq "$(arr phase_dynamic_replicas "$TMP/s1" | tr ',' '\n' | wc -l)" 4
+check "shifting: worst_phase_max_mean is the largest phase" \
+	eq "$(field worst_phase_max_mean "$TMP/s1")" \
+	"$(echo "$pm" | tr ',' '\n' | sort -g | tail -n 1)"
+check "shifting: phases_relieved within 0..4" sh -c \
+	"[ $(field phases_relieved "$TMP/s1") -ge 0 ] && [ $(field phases_relieved "$TMP/s1") -le 4 ]"
+$SIM $SMALL --quiet --workload shifting --shift_period 2 > "$TMP/s8" 2>&1
+check "shifting: mode off relieves no phase" eq "$(field phases_relieved "$TMP/s8")" 0
+check "shifting: static runs print no phase fields" \
+	eval '! grep -q phase_max_mean "$TMP/s5"'
+# Trace puts: least-used segment (the master daemon) by default, uniformly
+# random with --random_puts (Mooncake's allocator): the round robin of
+# least-used spreads the trace's blocks more evenly than random does.
+TR="--nodes 16 --workload trace $DIR/../../traces/synthetic_trace.jsonl --speedup 10 --interval 10 --quiet"
+$SIM $TR > "$TMP/p1" 2>&1
+$SIM $TR --random_puts 1 > "$TMP/p2" 2>&1
+$SIM $TR --random_puts 1 > "$TMP/p3" 2>&1
+check "trace puts: random placement is less even than least-used" \
+	gt "$(field steady_max_mean "$TMP/p2")" "$(field steady_max_mean "$TMP/p1")"
+check "trace puts: random placement is deterministic per seed" \
+	eq "$(field steady_max_mean "$TMP/p2")" "$(field steady_max_mean "$TMP/p3")"
+$SIM $SHIFT --workload shifting --shift_fraction 1.5 > "$TMP/s7" 2>&1
+check "shifting: --shift_fraction above 1 is refused" grep -q 'out of range' "$TMP/s7"
+$SIM $SMALL --quiet > "$TMP/n1" 2>&1
+check "noise_floor_max_mean: above 1" gt "$(field noise_floor_max_mean "$TMP/n1")" 1
+check "noise_floor_max_mean: below off's max/mean" \
+	lt "$(field noise_floor_max_mean "$TMP/n1")" "$(field steady_max_mean "$TMP/n1")"
 
 # ---- compare, plot, flags --------------------------------------------------------
 $SIM --nodes 8 --keys 1000 --rate 5000 --duration 4 --quiet \

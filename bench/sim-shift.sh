@@ -1,0 +1,92 @@
+#!/bin/sh
+# The issue-29 cases: mcrepl-sim with only mode=enforce set (the default
+# policy) where it falls short. Not part of `make check`: `make
+# bench-shift`, a few minutes on 2 cores.
+#
+#   sh bench/sim-shift.sh [path/to/mcrepl-sim]
+#
+# Cases, each at seeds SHIFT_SEEDS:
+#   shifting  Zipf 0.99 over 100 k keys of 4 KiB, 100 k reads/s, ranking
+#             redrawn every 20 s, SHIFT_PHASES phases, 64 and 512 nodes
+#   trace     traces/synthetic_trace.jsonl at real speed (--speedup 1),
+#             16 and 128 nodes, 60 s intervals (~110 reads/s in all)
+#   full      Zipf 0.99, 100 k keys of 4 KiB, 100 k reads/s, 120 s, node
+#             memory such that the primaries fill 90 % of it (--node_memory
+#             = ceil(keys / nodes) x 4 KiB / 0.9), 8 and 64 nodes
+# Environment: SHIFT_JOBS=2 runs in parallel, SHIFT_SEEDS="1 2 3",
+# SHIFT_PHASES=10, SHIFT_CASES="shifting trace full".
+#
+# One line per run: steady max/mean (median of the last half of the
+# intervals), noise_floor_max_mean (what an even spread of the same reads
+# shows from sampling alone) and their ratio; shifting runs add the worst
+# phase's steady max/mean, the phases within 1.05 x the floor, and the
+# dynamic replicas at the end of each phase (do they level off?).
+set -eu
+
+SIM=${1:-build/bin/mcrepl-sim}
+JOBS=${SHIFT_JOBS:-2}
+SEEDS=${SHIFT_SEEDS:-"1 2 3"}
+PHASES=${SHIFT_PHASES:-10}
+CASES=${SHIFT_CASES:-"shifting trace full"}
+TRACE=$(cd "$(dirname "$0")/.." && pwd)/traces/synthetic_trace.jsonl
+
+run_one() {
+	case=$1 n=$2 seed=$3
+	base="--nodes $n --seed $seed --quiet --dynamic_replication_mode enforce"
+	zipf="--keys 100000 --object_size 4K --rate 100000 --theta 0.99"
+	case $case in
+	shifting)
+		args="$zipf --workload shifting --shift_period 20 --duration $((20 * PHASES))" ;;
+	trace)
+		args="--workload trace $TRACE --speedup 1 --interval 60" ;;
+	full)
+		mem=$(( ((100000 + n - 1) / n * 4096 * 10 + 8) / 9 ))
+		args="$zipf --workload zipf --duration 120 --node_memory $mem" ;;
+	esac
+	out=$("$SIM" $base $args 2>&1 | grep '^{"summary"') ||
+		{ echo "case=$case nodes=$n seed=$seed error=1"; return; }
+	echo "$out" | awk -v c="$case" -v n="$n" -v s="$seed" '
+	function num(k,    i, v) {
+		i = index($0, "\"" k "\":"); if (!i) return "-";
+		v = substr($0, i + length(k) + 3); sub(/[,}].*/, "", v); return v
+	}
+	function arr(k,    i, v) {
+		i = index($0, "\"" k "\":["); if (!i) return "-";
+		v = substr($0, i + length(k) + 4); sub(/\].*/, "", v); return v
+	}
+	{
+		mm = num("steady_max_mean"); nf = num("noise_floor_max_mean")
+		printf "%-8s %5s %4s %8s %8s %6.3f %8s %4s %6s %6s %7s  %s\n", c,
+		    n, s, mm, nf, (nf + 0 > 0 ? mm / nf : 0),
+		    num("worst_phase_max_mean"), num("phases_relieved"),
+		    num("dynamic_replicas"), num("copies"), num("evicted"),
+		    arr("phase_dynamic_replicas")
+	}'
+}
+
+if [ -n "${SHIFT_RUN:-}" ]; then # one run, by xargs below
+	shift
+	run_one "$@"
+	exit 0
+fi
+
+[ -x "$SIM" ] || { echo "sim-shift: $SIM: not built (make)" >&2; exit 2; }
+for c in $CASES; do
+	case $c in
+	shifting) nodes="64 512" ;;
+	trace) nodes="16 128" ;;
+	full) nodes="8 64" ;;
+	*) echo "sim-shift: unknown case $c" >&2; exit 2 ;;
+	esac
+	for n in $nodes; do
+		for s in $SEEDS; do
+			echo "$c $n $s"
+		done
+	done
+done | {
+	printf "%-8s %5s %4s %8s %8s %6s %8s %4s %6s %6s %7s  %s\n" case nodes \
+		seed max/mean floor ratio worst_ph relv dyn copies evicted \
+		"dyn at each phase end"
+	export SIM PHASES TRACE
+	SHIFT_RUN=1 xargs -P "$JOBS" -L 1 sh "$0" "$SIM" | sort -k1,1 -k2,2n -k3,3n
+}
