@@ -119,8 +119,8 @@ typedef struct mcrepl_heat_cell {
 	/* 1 + buckets since the last CROSSED (that bucket = 1); 0 = none
 	 * within the window */
 	uint8_t fired;
-	uint8_t scale;	/* a bucket counts reads in units of 2^scale */
-	uint16_t rest;	/* reads towards the next unit, < 2^scale */
+	uint8_t scale; /* a bucket counts reads in units of 2^scale */
+	uint16_t rest; /* reads towards the next unit, < 2^scale */
 	uint16_t count[MCREPL_HEAT_BUCKETS];
 } mcrepl_heat_cell;
 
