@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc.h"
 #include "map.h"
 #include "mcrepl.pb-c.h"
 #include "mcrepl/mcrepl.h"
@@ -295,8 +296,17 @@ const struct master_opts *store_opts(const struct store *s);
 const uint8_t *store_grant_secret(const struct store *s);
 /* This master's incarnation (fixed for the store's life). */
 uint64_t store_incarnation(const struct store *s);
+/* The largest object a put may name: its region (the stamp, then the
+ * object, rounded up to the allocator's 64-byte unit) still counts in 64
+ * bits. 2^64 - 128. */
+#define STORE_MAX_OBJECT_BYTES                                                 \
+	((UINT64_MAX & ~(uint64_t)(SEG_ALLOC_DEFAULT_ALIGN - 1u)) - STAMP_BYTES)
+/* True when size may name an object (1..STORE_MAX_OBJECT_BYTES);
+ * otherwise false, the reason in err. */
+bool store_size_valid(uint64_t size, char *err, size_t errlen);
 /* Bytes a replica of a size-byte object occupies: its stamp, then the
- * object (daemons/data/stamp.h). */
+ * object (daemons/data/stamp.h). Every object's size passed
+ * store_size_valid (puts and recovered records), so this never wraps. */
 static inline uint64_t store_region_bytes(uint64_t size)
 {
 	return STAMP_BYTES + size;
