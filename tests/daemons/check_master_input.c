@@ -257,23 +257,32 @@ START_TEST(test_tiny_capacity_mount_is_invalid_argument)
 }
 END_TEST
 
-/* A 1 MiB segment of client 0xa1 on host-a. */
-static void mount_one_mib(void)
+/* A 1 MiB segment of client id on host; its segment id. */
+static uint64_t mount_on(uint64_t id, const char *host)
 {
 	McreplRpc__MountSegmentRequest m;
 	McreplRpc__MountSegmentResponse *r;
+	uint64_t seg;
 
 	mcrepl_rpc__mount_segment_request__init(&m);
-	m.client_id = 0xa1;
-	m.host_id = mut("host-a");
-	m.name = mut("seg-a");
+	m.client_id = id;
+	m.host_id = mut(host);
+	m.name = mut(host);
 	m.endpoint = mut("127.0.0.1:1");
 	m.capacity = 1u << 20;
 	r = (McreplRpc__MountSegmentResponse *)harness_call(
 	    client, "MountSegment", &m.base, NULL);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
+	seg = r->segment_id;
 	protobuf_c_message_free_unpacked(&r->base, NULL);
+	return seg;
+}
+
+/* A 1 MiB segment of client 0xa1 on host-a. */
+static void mount_one_mib(void)
+{
+	mount_on(0xa1, "host-a");
 }
 
 static McreplRpc__PutStartResponse *put_of_size(const char *key, uint64_t size)
@@ -393,6 +402,55 @@ START_TEST(test_mount_base_addr_overflow_refused)
 	    client, "MountSegment", &m.base, NULL);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	still_serving();
+}
+END_TEST
+
+/* CopyStart's answer names the object's version (it was always 0), as
+ * do the grants of its source and target. */
+START_TEST(test_copy_start_names_the_object_version)
+{
+	uint64_t seg_a = mount_on(0xa1, "host-a"),
+		 seg_b = mount_on(0xb2, "host-b"), version, src;
+	McreplRpc__PutStartResponse *p;
+	McreplRpc__PutEndRequest pe;
+	McreplRpc__PutEndResponse *e;
+	McreplRpc__CopyStartRequest cs;
+	McreplRpc__CopyStartResponse *r;
+
+	/* an earlier put, so the version is not the first one handed out */
+	p = put_of_size("before", 100);
+	ck_assert_int_eq(p->result->code, MCREPL_RPC__CODE__OK);
+	protobuf_c_message_free_unpacked(&p->base, NULL);
+	p = put_of_size("copied", 100);
+	ck_assert_int_eq(p->result->code, MCREPL_RPC__CODE__OK);
+	ck_assert_uint_eq(p->n_replicas, 1);
+	version = p->version;
+	src = p->replicas[0]->segment_id;
+	protobuf_c_message_free_unpacked(&p->base, NULL);
+	ck_assert_uint_gt(version, 1);
+	mcrepl_rpc__put_end_request__init(&pe);
+	pe.key = mut("copied");
+	pe.version = version;
+	e = (McreplRpc__PutEndResponse *)harness_call(client, "PutEnd",
+						      &pe.base, NULL);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(e->result->code, MCREPL_RPC__CODE__OK);
+	protobuf_c_message_free_unpacked(&e->base, NULL);
+	mcrepl_rpc__copy_start_request__init(&cs);
+	cs.client_id = src == seg_a ? 0xa1 : 0xb2;
+	cs.key = mut("copied");
+	cs.source_segment_id = src;
+	cs.target_segment_id = src == seg_a ? seg_b : seg_a;
+	r = (McreplRpc__CopyStartResponse *)harness_call(client, "CopyStart",
+							 &cs.base, NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
+	ck_assert_uint_eq(r->version, version);
+	ck_assert_uint_eq(r->source->grant_object_id, version);
+	ck_assert_uint_eq(r->target->grant_object_id, version);
+	ck_assert_uint_eq(r->target->segment_id, cs.target_segment_id);
 	protobuf_c_message_free_unpacked(&r->base, NULL);
 	still_serving();
 }
@@ -577,6 +635,7 @@ Suite *make_master_input_suite(void)
 	tcase_add_test(tc, test_put_start_size_overflow_refused);
 	tcase_add_test(tc, test_put_start_size_at_the_edges);
 	tcase_add_test(tc, test_mount_base_addr_overflow_refused);
+	tcase_add_test(tc, test_copy_start_names_the_object_version);
 	tcase_add_test(tc, test_absurd_batch_size_is_refused);
 	tcase_add_test(tc, test_stat_validates_key_and_tenant);
 	tcase_add_test(tc, test_proposal_rpc_is_internal_by_default);
