@@ -129,22 +129,21 @@ struct domain_heat {
 	mcrepl_heat_cell cell;
 };
 
+/* Fields by size (8-byte ones first, the small ones together) and the
+ * names inline, so an object with short names is one 240-byte heap block:
+ * the master holds millions (BENCHMARKS.md, bench_store_mem). */
 struct object {
 	struct mcu_map_node node;
 	struct object *lru_prev, *lru_next; /* least recently read first */
-	uint64_t lru_seq; /* its place in that order: larger, more recent */
-	char *tenant, *key;
+	uint64_t lru_seq;   /* its place in that order: larger, more recent */
+	char *tenant, *key; /* in names[] below */
 	uint64_t size, version;
-	bool complete;		  /* PutEnd done */
-	struct replica *replicas; /* n_replicas of cap_replicas */
-	size_t n_replicas, cap_replicas;
+	struct replica *replicas;  /* n_replicas of cap_replicas */
 	mcrepl_heat_cell heat;	   /* reads from every domain */
 	struct domain_heat *dheat; /* domain-aware: per requester domain */
-	uint8_t n_dheat;
-	uint64_t lease_until_ms; /* read lease */
-	uint64_t last_read_ms;	 /* or put start while incomplete */
-	uint64_t reads;		 /* salt for the reader order */
-	uint32_t copies;	 /* started copies pinning the object */
+	uint64_t lease_until_ms;   /* read lease */
+	uint64_t last_read_ms;	   /* or put start while incomplete */
+	uint64_t reads;		   /* salt for the reader order */
 	uint64_t copy_target; /* segment of a running ordinary copy, 0 none */
 	/* reservations (store_life.c): the put's writer (0: none given) and
 	 * deadline while incomplete; the ordinary copy's owner and deadline
@@ -154,8 +153,14 @@ struct object {
 	uint64_t put_owner, put_deadline_ms;
 	uint64_t copy_owner, copy_deadline_ms;
 	struct object *resv_prev, *resv_next;
-	uint8_t in_resv;      /* 0, or STORE_RESV_PUTS / STORE_RESV_COPIES */
 	uint64_t incarnation; /* HA: recovered under another; 0: the store's */
+	uint32_t copies;      /* started copies pinning the object */
+	bool complete;	      /* PutEnd done */
+	uint8_t n_dheat;
+	uint8_t in_resv; /* 0, or STORE_RESV_PUTS / STORE_RESV_COPIES */
+	/* at most MASTER_MAX_REPLICAS, the capacity at most twice that */
+	uint8_t n_replicas, cap_replicas;
+	char names[]; /* tenant, NUL, key, NUL */
 };
 
 struct task {
