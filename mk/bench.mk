@@ -38,7 +38,7 @@ $(DAEMON_BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/daemons/%.o \
 
 all: $(BENCHES) $(DAEMON_BENCHES)
 
-bench: all bench-master bench-master-auth bench-copy bench-client bench-stall
+bench: all bench-master bench-master-auth bench-copy bench-client bench-stall bench-store-mem
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 bench-master: $(BUILD)/bench/bench_master $(MASTER_BIN)
 	$(BUILD)/bench/bench_master

@@ -62,8 +62,21 @@ bench-store-balance: $(STORE_BALANCE_BENCH)
 
 .PHONY: bench-store-balance
 
+# The master's heap per object at 1 M objects (bench/master/bench_store_mem.c).
+#   make bench-store-mem
+STORE_MEM_BENCH := $(BUILD)/bench/bench_store_mem
+$(BUILD)/obj/bench/master/bench_store_mem.o: | $(RPC_GEN_H)
+$(STORE_MEM_BENCH): $(BUILD)/obj/bench/master/bench_store_mem.o \
+		$(MASTER_LIB) $(DAEMON_LIB) $(STLIB)
+	@mkdir -p $(@D)
+	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
+all: $(STORE_MEM_BENCH)
+
+bench-store-mem: $(STORE_MEM_BENCH)
+	$(STORE_MEM_BENCH) --keys 1000000
+
 bench-store-read: $(STORE_READ_BENCH)
 	$(STORE_READ_BENCH) --keys 100000
 	$(STORE_READ_BENCH) --keys 100000 --hot 1000
 
-.PHONY: bench-store-read
+.PHONY: bench-store-read bench-store-mem

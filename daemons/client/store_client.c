@@ -9,8 +9,9 @@
 #include "data_client.h"
 #include "etcd.h"
 #include "mcrepl.pb-c.h"
-#include "stamp.h"
 #include "rpc_client.h"
+#include "span.h"
+#include "stamp.h"
 #include "mcrepl/domain.h"
 #include "store_client.h"
 
@@ -631,6 +632,7 @@ int store_client_get(store_client *c, const char *key, void **buf_out,
 {
 	McreplRpc__GetReplicaListResponse *r = NULL;
 	uint8_t *buf = NULL;
+	uint64_t region;
 	int st;
 
 	*buf_out = NULL;
@@ -642,7 +644,12 @@ int store_client_get(store_client *c, const char *key, void **buf_out,
 		free(buf);
 		buf = NULL;
 		st = store_client_get_list(c, key, &r);
-		if (!st) {
+		if (!st && !span_add(r->size, STAMP_BYTES, &region))
+			st = fail(c, -EPROTO,
+				  "get: the master names size %llu, which no "
+				  "region can hold",
+				  (unsigned long long)r->size);
+		else if (!st) {
 			buf = malloc(r->size ? (size_t)r->size : 1);
 			st = buf ? store_client_read_list(c, r, buf, info)
 				 : fail(c, -ENOMEM, "get: out of memory");

@@ -35,6 +35,7 @@
 #include "copy_engine_tcp.h"
 #include "data_proto.h"
 #include "netutil.h"
+#include "span.h"
 
 #define FEED_CHUNK (1u << 20)
 #define OUT_HIGH (4u << 20)
@@ -520,7 +521,8 @@ static bool fits(const struct tcp_engine *e, const struct tcp_copy *c)
 		return true;
 	return e->st.inflight < max_n &&
 	       (!e->cfg.max_inflight_bytes ||
-		e->st.inflight_bytes + c->len <= e->cfg.max_inflight_bytes);
+		span_within(e->st.inflight_bytes, c->len,
+			    e->cfg.max_inflight_bytes));
 }
 
 /* Admits waiting copies while the bounds allow, oldest first. */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include "bytes.h"
 #include "data_proto.h"
+#include "span.h"
 
 const char *data_status_str(int status)
 {
@@ -65,7 +66,7 @@ enum data_status data_req_check(const struct data_req *r, uint64_t seg_len,
 		return DATA_OK;
 	if (max_len && r->length > max_len)
 		return DATA_E_TOO_LARGE;
-	if (r->offset > seg_len || r->length > seg_len - r->offset)
+	if (!span_within(r->offset, r->length, seg_len))
 		return DATA_E_RANGE;
 	return DATA_OK;
 }

@@ -58,6 +58,14 @@ static void on_revoked(const struct etcd_result *r, void *arg)
 	(void)arg;
 }
 
+/* A master that does not lead never names itself as the leader: the key
+ * may still hold its lapsed term's address. */
+static void forget_self(struct ha *h)
+{
+	if (strcmp(h->fig.leader_addr, h->advertise) == 0)
+		h->fig.leader_addr[0] = '\0';
+}
+
 static void step_down(struct ha *h, const char *why)
 {
 	bool was = h->st == ST_LEADER;
@@ -69,6 +77,7 @@ static void step_down(struct ha *h, const char *why)
 	h->term = 0;
 	h->fig.leader = false;
 	h->fig.term = 0;
+	forget_self(h);
 	if (was) {
 		h->fig.step_downs++;
 		fprintf(stderr, "mcrepl-master: ha: stepping down: %s\n", why);
@@ -161,6 +170,7 @@ static void on_look(const struct etcd_result *r, void *arg)
 	if (r->found) {
 		snprintf(h->fig.leader_addr, sizeof(h->fig.leader_addr), "%s",
 			 r->value);
+		forget_self(h);
 		if (r->create_revision > h->fig.last_term_seen)
 			h->fig.last_term_seen = r->create_revision;
 		h->seen_other = true;
@@ -209,6 +219,9 @@ static void on_check(const struct etcd_result *r, void *arg)
 	if (!r->found || r->create_revision != h->term) {
 		if (r->found && r->create_revision > h->fig.last_term_seen)
 			h->fig.last_term_seen = r->create_revision;
+		/* the key names the new leader, or none */
+		snprintf(h->fig.leader_addr, sizeof(h->fig.leader_addr), "%s",
+			 r->found ? r->value : "");
 		step_down(h, "the leader key holds another term");
 	}
 }

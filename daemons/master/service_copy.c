@@ -115,6 +115,7 @@ static void h_copy_start(McreplRpc__Master_Service *svc,
 		svc_replica_rdma(s, &dst_m, &dst);
 		resp.source = &src_m;
 		resp.target = &dst_m;
+		resp.version = version;
 	}
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;

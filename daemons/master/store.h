@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc.h"
 #include "map.h"
 #include "mcrepl.pb-c.h"
 #include "mcrepl/mcrepl.h"
@@ -128,22 +129,21 @@ struct domain_heat {
 	mcrepl_heat_cell cell;
 };
 
+/* Fields by size (8-byte ones first, the small ones together) and the
+ * names inline, so an object with short names is one 240-byte heap block:
+ * the master holds millions (BENCHMARKS.md, bench_store_mem). */
 struct object {
 	struct mcu_map_node node;
 	struct object *lru_prev, *lru_next; /* least recently read first */
-	uint64_t lru_seq; /* its place in that order: larger, more recent */
-	char *tenant, *key;
+	uint64_t lru_seq;   /* its place in that order: larger, more recent */
+	char *tenant, *key; /* in names[] below */
 	uint64_t size, version;
-	bool complete;		  /* PutEnd done */
-	struct replica *replicas; /* n_replicas of cap_replicas */
-	size_t n_replicas, cap_replicas;
+	struct replica *replicas;  /* n_replicas of cap_replicas */
 	mcrepl_heat_cell heat;	   /* reads from every domain */
 	struct domain_heat *dheat; /* domain-aware: per requester domain */
-	uint8_t n_dheat;
-	uint64_t lease_until_ms; /* read lease */
-	uint64_t last_read_ms;	 /* or put start while incomplete */
-	uint64_t reads;		 /* salt for the reader order */
-	uint32_t copies;	 /* started copies pinning the object */
+	uint64_t lease_until_ms;   /* read lease */
+	uint64_t last_read_ms;	   /* or put start while incomplete */
+	uint64_t reads;		   /* salt for the reader order */
 	uint64_t copy_target; /* segment of a running ordinary copy, 0 none */
 	/* reservations (store_life.c): the put's writer (0: none given) and
 	 * deadline while incomplete; the ordinary copy's owner and deadline
@@ -153,8 +153,14 @@ struct object {
 	uint64_t put_owner, put_deadline_ms;
 	uint64_t copy_owner, copy_deadline_ms;
 	struct object *resv_prev, *resv_next;
-	uint8_t in_resv;      /* 0, or STORE_RESV_PUTS / STORE_RESV_COPIES */
 	uint64_t incarnation; /* HA: recovered under another; 0: the store's */
+	uint32_t copies;      /* started copies pinning the object */
+	bool complete;	      /* PutEnd done */
+	uint8_t n_dheat;
+	uint8_t in_resv; /* 0, or STORE_RESV_PUTS / STORE_RESV_COPIES */
+	/* at most MASTER_MAX_REPLICAS, the capacity at most twice that */
+	uint8_t n_replicas, cap_replicas;
+	char names[]; /* tenant, NUL, key, NUL */
 };
 
 struct task {
@@ -295,8 +301,17 @@ const struct master_opts *store_opts(const struct store *s);
 const uint8_t *store_grant_secret(const struct store *s);
 /* This master's incarnation (fixed for the store's life). */
 uint64_t store_incarnation(const struct store *s);
+/* The largest object a put may name: its region (the stamp, then the
+ * object, rounded up to the allocator's 64-byte unit) still counts in 64
+ * bits. 2^64 - 128. */
+#define STORE_MAX_OBJECT_BYTES                                                 \
+	((UINT64_MAX & ~(uint64_t)(SEG_ALLOC_DEFAULT_ALIGN - 1u)) - STAMP_BYTES)
+/* True when size may name an object (1..STORE_MAX_OBJECT_BYTES);
+ * otherwise false, the reason in err. */
+bool store_size_valid(uint64_t size, char *err, size_t errlen);
 /* Bytes a replica of a size-byte object occupies: its stamp, then the
- * object (daemons/data/stamp.h). */
+ * object (daemons/data/stamp.h). Every object's size passed
+ * store_size_valid (puts and recovered records), so this never wraps. */
 static inline uint64_t store_region_bytes(uint64_t size)
 {
 	return STAMP_BYTES + size;

@@ -344,7 +344,6 @@ McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 {
 	struct segment *seg = store_segment(s, seg_id);
 	struct object *o;
-	uint64_t bytes = store_region_bytes(e->size);
 	bool keyless;
 
 	if (!seg || seg->client_id != client_id)
@@ -353,10 +352,11 @@ McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 	keyless = (!e->key || !e->key[0]) && e->key_hash;
 	if ((!keyless && !store__key_ok(e->tenant, e->key)) || e->size == 0 ||
 	    e->drop || !e->version || !e->incarnation ||
-	    e->size > seg->capacity)
+	    e->size > seg->capacity || e->size > STORE_MAX_OBJECT_BYTES)
 		return refuse(s, MCREPL_RPC__CODE__INVALID_ARGUMENT, err,
 			      errlen, "bad object record");
-	if (seg_alloc_alloc_at(seg->alloc, e->offset, bytes) != 0)
+	if (seg_alloc_alloc_at(seg->alloc, e->offset,
+			       store_region_bytes(e->size)) != 0)
 		return refuse(s, MCREPL_RPC__CODE__NO_SPACE, err, errlen,
 			      "region overlaps another or leaves the segment");
 	if (keyless)

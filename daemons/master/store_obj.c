@@ -1,5 +1,6 @@
 /* Objects and their replicas: the index by tenant + key, the LRU order,
  * replica regions (freed now or quarantined), and Remove. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +8,6 @@
 #include "alloc.h"
 #include "grant.h"
 #include "hash.h"
-#include "str.h"
 #include "store_priv.h"
 
 static uint64_t obj_hash(const char *tenant, const char *key)
@@ -62,15 +62,18 @@ bool store_exists(struct store *s, const char *tenant, const char *key)
 struct object *store__new_object(const char *tenant, const char *key,
 				 uint64_t size, uint32_t n)
 {
-	struct object *o = calloc(1, sizeof(*o));
+	size_t tlen = strlen(tenant), klen = strlen(key);
+	struct object *o =
+	    calloc(1, offsetof(struct object, names) + tlen + klen + 2);
 
 	if (!o)
 		return NULL;
-	o->tenant = mcu_strdup(tenant);
-	o->key = mcu_strdup(key);
-	o->cap_replicas = n + 2;
+	o->tenant = memcpy(o->names, tenant, tlen + 1);
+	o->key = memcpy(o->names + tlen + 1, key, klen + 1);
+	/* as many as the put asks: copies are few and grow the array */
+	o->cap_replicas = (uint8_t)(n ? n : 1);
 	o->replicas = calloc(o->cap_replicas, sizeof(*o->replicas));
-	if (!o->tenant || !o->key || !o->replicas) {
+	if (!o->replicas) {
 		store__free_object(o);
 		return NULL;
 	}
@@ -81,8 +84,6 @@ struct object *store__new_object(const char *tenant, const char *key,
 void store__free_object(struct object *o)
 {
 	free(o->dheat);
-	free(o->tenant);
-	free(o->key);
 	free(o->replicas);
 	free(o);
 }
@@ -142,12 +143,14 @@ bool store_reserve_replica(struct object *o)
 		return true;
 	if (o->cap_replicas >= MASTER_MAX_REPLICAS)
 		return false;
-	ncap = 2 * o->cap_replicas;
+	ncap = 2u * o->cap_replicas;
+	if (ncap > MASTER_MAX_REPLICAS)
+		ncap = MASTER_MAX_REPLICAS;
 	r = realloc(o->replicas, ncap * sizeof(*r));
 	if (!r)
 		return false;
 	o->replicas = r;
-	o->cap_replicas = ncap;
+	o->cap_replicas = (uint8_t)ncap;
 	return true;
 }
 

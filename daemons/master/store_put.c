@@ -114,6 +114,18 @@ static uint64_t put_grant_expiry(const struct store *s, uint64_t now_ms)
 	return now_ms + ttl;
 }
 
+bool store_size_valid(uint64_t size, char *err, size_t errlen)
+{
+	if (size <= STORE_MAX_OBJECT_BYTES)
+		return true;
+	snprintf(err, errlen,
+		 "size %llu is above the largest object, %llu bytes (its "
+		 "region adds a %u-byte stamp)",
+		 (unsigned long long)size,
+		 (unsigned long long)STORE_MAX_OBJECT_BYTES, STAMP_BYTES);
+	return false;
+}
+
 McreplRpc__Code store_put_start(struct store *s, const char *tenant,
 				const char *key, uint64_t size, uint32_t n,
 				uint64_t now_ms, struct object **out, char *err,
@@ -129,6 +141,8 @@ McreplRpc__Code store_put_start(struct store *s, const char *tenant,
 			 MCREPL_KEY_MAX);
 		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
 	}
+	if (!store_size_valid(size, err, errlen))
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
 	o = store_find(s, tenant, key);
 	if (o && (o->complete || o->copies ||
 		  now_ms - o->last_read_ms < s->opts.put_discard_ms))

@@ -10,6 +10,7 @@
 #include "hash.h"
 #include "log.h"
 #include "str.h"
+#include "span.h"
 #include "store_priv.h"
 
 /* ---- indexes: segments by id, mounted segments per host ------------------ */
@@ -219,6 +220,14 @@ static McreplRpc__Code check_mount(const struct mount_args *a, char *err,
 			 "allocation unit",
 			 (unsigned long long)a->capacity,
 			 SEG_ALLOC_DEFAULT_ALIGN);
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
+	}
+	if (!span_within(a->base_addr, a->capacity, UINT64_MAX)) {
+		snprintf(err, errlen,
+			 "segment at address %llu of %llu bytes passes the "
+			 "end of the address space",
+			 (unsigned long long)a->base_addr,
+			 (unsigned long long)a->capacity);
 		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
 	}
 	return MCREPL_RPC__CODE__OK;

@@ -21,6 +21,7 @@
 #include "hash.h"
 #include "map.h"
 #include "netutil.h"
+#include "span.h"
 #include "stamp.h"
 #include "worker.h"
 
@@ -193,8 +194,7 @@ static void index_commit(struct wseg *s, const McreplRpc__IndexEntry *m)
 	struct wentry *e = find(x, m->offset);
 
 	if (!x || !m->key || !m->key[0] || !m->tenant ||
-	    m->offset + STAMP_BYTES + m->size > s->len ||
-	    m->offset + STAMP_BYTES + m->size < m->offset)
+	    !span_within2(m->offset, STAMP_BYTES, m->size, s->len))
 		return;
 	if (e)
 		entry_remove(x, e);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "netutil.h"
+#include "span.h"
 #include "stamp.h"
 #include "worker.h"
 
@@ -311,8 +312,7 @@ static const uint8_t *source_bytes(struct wtask *t,
 	}
 	if (src->size != dst->size || src->stamp_bytes != dst->stamp_bytes ||
 	    (src->stamp_bytes && src->stamp_bytes != STAMP_BYTES) ||
-	    src->offset > s->len ||
-	    src->size + src->stamp_bytes > s->len - src->offset) {
+	    !span_within2(src->offset, src->stamp_bytes, src->size, s->len)) {
 		snprintf(
 		    why, cap,
 		    "source [%llu, +%llu+%u) does not fit segment %llu or target size %llu+%u differs",

@@ -256,6 +256,22 @@ static void assert_not_leader(int i)
 	protobuf_c_message_free_unpacked(&r->base, NULL);
 }
 
+/* The message of master i's next not_leader refusal (malloc'd). */
+static char *refusal_text(int i)
+{
+	McreplRpc__PutStartResponse *r = put_start(i, "refused");
+	char *text;
+
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__UNAVAILABLE);
+	ck_assert_str_eq(r->result->reason, "not_leader");
+	text = strdup(r->result->message);
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	ck_assert_ptr_nonnull(text);
+	return text;
+}
+
+#define NO_LEADER "this master is not the leader (no leader now)"
+
 START_TEST(test_ha_leader_elected)
 {
 	struct etcd_result er;
@@ -351,6 +367,47 @@ START_TEST(test_ha_takeover_after_sigstop)
 }
 END_TEST
 
+/* A leader deposed while stopped names the leader that took over, or
+ * none until it has looked: never itself. */
+START_TEST(test_ha_deposed_leader_names_new_leader_or_none)
+{
+	char self[64], other[64], *text;
+	int64_t t0;
+
+	if (skip())
+		return;
+	fx_start(2, 0, 1);
+	ck_assert_int_eq(wait_leader(3000, -1), 0);
+	snprintf(self, sizeof(self), "127.0.0.1:%u", rpc_port(0));
+	snprintf(other, sizeof(other),
+		 "this master is not the leader; leader: 127.0.0.1:%u",
+		 rpc_port(1));
+	kill(fx.m[0].pid, SIGSTOP);
+	ck_assert_int_eq(wait_leader(TTL_MS + 3000, 0), 1);
+	kill(fx.m[0].pid, SIGCONT);
+	/* its first answer after the resume steps it down */
+	text = refusal_text(0);
+	ck_assert_msg(strcmp(text, NO_LEADER) == 0 || strcmp(text, other) == 0,
+		      "deposed leader says: %s", text);
+	ck_assert_ptr_null(strstr(text, self));
+	free(text);
+	/* within a few standby polls it names the new leader */
+	t0 = net_now_ms();
+	for (;;) {
+		text = refusal_text(0);
+		if (strcmp(text, other) == 0 || net_now_ms() - t0 > 3000)
+			break;
+		ck_assert_str_eq(text, NO_LEADER);
+		free(text);
+		harness_sleep_ms(50);
+	}
+	ck_assert_str_eq(text, other);
+	free(text);
+	ck_assert_str_eq(role(1, NULL), "leader");
+	fx_stop();
+}
+END_TEST
+
 /* A BatchGetReplicaList at master i, within its recovery window, of a key
  * nobody has: "recovering" (ask again), as GetReplicaList. */
 static void assert_batch_recovering(int i)
@@ -426,6 +483,7 @@ END_TEST
 START_TEST(test_ha_etcd_unavailable)
 {
 	int64_t stopped;
+	char *text;
 
 	if (skip())
 		return;
@@ -440,7 +498,11 @@ START_TEST(test_ha_etcd_unavailable)
 		harness_sleep_ms(20);
 	ck_assert_str_eq(role(0, NULL), "standby");
 	ck_assert_int_le(net_now_ms() - stopped, TTL_MS / 2 + 400);
-	assert_not_leader(0);
+	/* deposed with etcd out of reach: no leader is known (it named
+	 * itself) */
+	text = refusal_text(0);
+	ck_assert_str_eq(text, NO_LEADER);
+	free(text);
 	/* what keeps serving: /health and /metrics */
 	ck_assert_int_eq(metric(0, "mcrepl_master_ha_step_downs_total"), 1);
 	/* etcd back: it campaigns and leads again, in a new term */
@@ -674,6 +736,7 @@ Suite *make_ha_suite(void)
 	tcase_add_test(tc, test_ha_leader_elected);
 	tcase_add_test(tc, test_ha_takeover_after_kill9);
 	tcase_add_test(tc, test_ha_takeover_after_sigstop);
+	tcase_add_test(tc, test_ha_deposed_leader_names_new_leader_or_none);
 	tcase_add_test(tc, test_ha_old_term_refused);
 	tcase_add_test(tc, test_ha_etcd_unavailable);
 	tcase_add_test(tc, test_ha_workers_clients_follow_objects_survive);

@@ -257,6 +257,205 @@ START_TEST(test_tiny_capacity_mount_is_invalid_argument)
 }
 END_TEST
 
+/* A 1 MiB segment of client id on host; its segment id. */
+static uint64_t mount_on(uint64_t id, const char *host)
+{
+	McreplRpc__MountSegmentRequest m;
+	McreplRpc__MountSegmentResponse *r;
+	uint64_t seg;
+
+	mcrepl_rpc__mount_segment_request__init(&m);
+	m.client_id = id;
+	m.host_id = mut(host);
+	m.name = mut(host);
+	m.endpoint = mut("127.0.0.1:1");
+	m.capacity = 1u << 20;
+	r = (McreplRpc__MountSegmentResponse *)harness_call(
+	    client, "MountSegment", &m.base, NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
+	seg = r->segment_id;
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	return seg;
+}
+
+/* A 1 MiB segment of client 0xa1 on host-a. */
+static void mount_one_mib(void)
+{
+	mount_on(0xa1, "host-a");
+}
+
+static McreplRpc__PutStartResponse *put_of_size(const char *key, uint64_t size)
+{
+	McreplRpc__PutStartRequest ps;
+	McreplRpc__PutStartResponse *r;
+
+	mcrepl_rpc__put_start_request__init(&ps);
+	ps.key = mut(key);
+	ps.size = size;
+	r = (McreplRpc__PutStartResponse *)harness_call(client, "PutStart",
+							&ps.base, NULL);
+	ck_assert_ptr_nonnull(r);
+	return r;
+}
+
+/* A size whose region (a 64-byte stamp, then the object, rounded up to
+ * 64 bytes) passes 2^64 - 1 was placed on the wrapped sum: 2^64 - 1 got a
+ * 63-byte region and PutEnd made it readable. Such a size is refused as an
+ * argument, naming the largest object; nothing is placed. */
+START_TEST(test_put_start_size_overflow_refused)
+{
+	static const uint64_t bad[] = {UINT64_MAX, UINT64_MAX - 63,
+				       UINT64_MAX - 126};
+	McreplRpc__PutStartResponse *r;
+	McreplRpc__GetReplicaListRequest g;
+	McreplRpc__GetReplicaListResponse *gr;
+	char want[200];
+
+	mount_one_mib();
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = put_of_size("huge", bad[i]);
+		ck_assert_int_eq(r->result->code,
+				 MCREPL_RPC__CODE__INVALID_ARGUMENT);
+		ck_assert_str_eq(r->result->reason, "");
+		snprintf(want, sizeof(want),
+			 "size %llu is above the largest object, "
+			 "18446744073709551488 bytes (its region adds a "
+			 "64-byte stamp)",
+			 (unsigned long long)bad[i]);
+		ck_assert_str_eq(r->result->message, want);
+		ck_assert_uint_eq(r->n_replicas, 0);
+		protobuf_c_message_free_unpacked(&r->base, NULL);
+	}
+	mcrepl_rpc__get_replica_list_request__init(&g);
+	g.key = mut("huge");
+	gr = (McreplRpc__GetReplicaListResponse *)harness_call(
+	    client, "GetReplicaList", &g.base, NULL);
+	ck_assert_ptr_nonnull(gr);
+	ck_assert_int_eq(gr->result->code, MCREPL_RPC__CODE__NOT_FOUND);
+	protobuf_c_message_free_unpacked(&gr->base, NULL);
+	still_serving();
+}
+END_TEST
+
+/* The sizes at the edge: the largest object is a size like any other (no
+ * segment holds it: NO_SPACE), as is 2^63; 1 MiB less the stamp fills
+ * the segment exactly, one byte more does not fit. */
+START_TEST(test_put_start_size_at_the_edges)
+{
+	static const struct {
+		uint64_t size;
+		McreplRpc__Code code;
+	} cases[] = {
+	    {UINT64_MAX - 127, MCREPL_RPC__CODE__NO_SPACE},
+	    {1ull << 63, MCREPL_RPC__CODE__NO_SPACE},
+	    {(1u << 20) - 63, MCREPL_RPC__CODE__NO_SPACE},
+	    {(1u << 20) - 64, MCREPL_RPC__CODE__OK},
+	};
+	McreplRpc__PutStartResponse *r;
+	char key[32], want[100];
+
+	mount_one_mib();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(key, sizeof(key), "edge-%zu", i);
+		r = put_of_size(key, cases[i].size);
+		ck_assert_int_eq(r->result->code, cases[i].code);
+		if (cases[i].code == MCREPL_RPC__CODE__NO_SPACE) {
+			snprintf(want, sizeof(want),
+				 "no segment has %llu free bytes",
+				 (unsigned long long)cases[i].size);
+			ck_assert_str_eq(r->result->message, want);
+		} else {
+			ck_assert_uint_eq(r->n_replicas, 1);
+			ck_assert_uint_eq(r->replicas[0]->size, cases[i].size);
+		}
+		protobuf_c_message_free_unpacked(&r->base, NULL);
+	}
+	still_serving();
+}
+END_TEST
+
+/* An rdma segment whose registered address plus its capacity passes
+ * 2^64 - 1 would hand readers wrapped remote addresses: refused. */
+START_TEST(test_mount_base_addr_overflow_refused)
+{
+	McreplRpc__MountSegmentRequest m;
+	McreplRpc__MountSegmentResponse *r;
+
+	mcrepl_rpc__mount_segment_request__init(&m);
+	m.client_id = 0xa1;
+	m.host_id = mut("host-a");
+	m.name = mut("wraps");
+	m.endpoint = mut("127.0.0.1:1");
+	m.capacity = 1u << 20;
+	m.base_addr = UINT64_MAX - (1u << 19);
+	r = (McreplRpc__MountSegmentResponse *)harness_call(
+	    client, "MountSegment", &m.base, NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__INVALID_ARGUMENT);
+	ck_assert_str_eq(r->result->message,
+			 "segment at address 18446744073709027327 of 1048576 "
+			 "bytes passes the end of the address space");
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	m.base_addr = UINT64_MAX - (1u << 20); /* its end still counts */
+	r = (McreplRpc__MountSegmentResponse *)harness_call(
+	    client, "MountSegment", &m.base, NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	still_serving();
+}
+END_TEST
+
+/* CopyStart's answer names the object's version (it was always 0), as
+ * do the grants of its source and target. */
+START_TEST(test_copy_start_names_the_object_version)
+{
+	uint64_t seg_a = mount_on(0xa1, "host-a"),
+		 seg_b = mount_on(0xb2, "host-b"), version, src;
+	McreplRpc__PutStartResponse *p;
+	McreplRpc__PutEndRequest pe;
+	McreplRpc__PutEndResponse *e;
+	McreplRpc__CopyStartRequest cs;
+	McreplRpc__CopyStartResponse *r;
+
+	/* an earlier put, so the version is not the first one handed out */
+	p = put_of_size("before", 100);
+	ck_assert_int_eq(p->result->code, MCREPL_RPC__CODE__OK);
+	protobuf_c_message_free_unpacked(&p->base, NULL);
+	p = put_of_size("copied", 100);
+	ck_assert_int_eq(p->result->code, MCREPL_RPC__CODE__OK);
+	ck_assert_uint_eq(p->n_replicas, 1);
+	version = p->version;
+	src = p->replicas[0]->segment_id;
+	protobuf_c_message_free_unpacked(&p->base, NULL);
+	ck_assert_uint_gt(version, 1);
+	mcrepl_rpc__put_end_request__init(&pe);
+	pe.key = mut("copied");
+	pe.version = version;
+	e = (McreplRpc__PutEndResponse *)harness_call(client, "PutEnd",
+						      &pe.base, NULL);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(e->result->code, MCREPL_RPC__CODE__OK);
+	protobuf_c_message_free_unpacked(&e->base, NULL);
+	mcrepl_rpc__copy_start_request__init(&cs);
+	cs.client_id = src == seg_a ? 0xa1 : 0xb2;
+	cs.key = mut("copied");
+	cs.source_segment_id = src;
+	cs.target_segment_id = src == seg_a ? seg_b : seg_a;
+	r = (McreplRpc__CopyStartResponse *)harness_call(client, "CopyStart",
+							 &cs.base, NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
+	ck_assert_uint_eq(r->version, version);
+	ck_assert_uint_eq(r->source->grant_object_id, version);
+	ck_assert_uint_eq(r->target->grant_object_id, version);
+	ck_assert_uint_eq(r->target->segment_id, cs.target_segment_id);
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+	still_serving();
+}
+END_TEST
+
 START_TEST(test_wrong_tenant_cannot_read_or_remove)
 {
 	McreplRpc__MountSegmentRequest m;
@@ -433,6 +632,10 @@ Suite *make_master_input_suite(void)
 	tcase_add_test(tc, test_read_of_empty_key_is_invalid_argument);
 	tcase_add_test(tc, test_wrong_tenant_cannot_read_or_remove);
 	tcase_add_test(tc, test_tiny_capacity_mount_is_invalid_argument);
+	tcase_add_test(tc, test_put_start_size_overflow_refused);
+	tcase_add_test(tc, test_put_start_size_at_the_edges);
+	tcase_add_test(tc, test_mount_base_addr_overflow_refused);
+	tcase_add_test(tc, test_copy_start_names_the_object_version);
 	tcase_add_test(tc, test_absurd_batch_size_is_refused);
 	tcase_add_test(tc, test_stat_validates_key_and_tenant);
 	tcase_add_test(tc, test_proposal_rpc_is_internal_by_default);

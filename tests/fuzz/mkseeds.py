@@ -211,9 +211,37 @@ def config():
         write("config", name, text.encode())
 
 
+def put_size():
+    """fuzz_put_size: a byte of segments (bits 0-2 the first's entry of
+    its table, 3-5 the second's, 6 and 7 how many more), then records of
+    a big-endian size and a byte: key (bits 0-1), replica_num (2-3),
+    PutEnd and GetReplicaList (16), Remove (32)."""
+    def rec(size, what=16):
+        return struct.pack(">QB", size, what)
+    top = (1 << 64) - 1
+    largest = top - 127  # STORE_MAX_OBJECT_BYTES
+    seeds = {
+        "max": bytes([2]) + rec(top) + rec(1000),
+        "max-less-stamp": bytes([2]) + rec(top - 63) + rec(top - 64, 17),
+        "largest-plus-one": bytes([5]) + rec(largest + 1),
+        "largest-fits": bytes([5]) + rec(largest) + rec(1, 33),
+        "two-to-63": bytes([4]) + rec(1 << 63) + rec((1 << 63) - 64, 1 | 16),
+        "zero": bytes([2]) + rec(0) + rec(64, 16 | 32),
+        "segment-edge": bytes([2]) + rec((1 << 20) - 64) +
+                        rec((1 << 20) - 63, 1 | 16),
+        "three-segments": bytes([0x80 | 0x40 | 3 << 3 | 2]) +
+                          rec(4096, 12 | 16) + rec(top, 1 | 12 | 16) +
+                          rec(1 << 19, 2 | 8 | 16 | 32) + rec(100, 3),
+        "mount-wraps": bytes([0x40 | 7 << 3 | 6]) + rec(1 << 30, 4 | 16),
+    }
+    for name, data in seeds.items():
+        write("put_size", name, data)
+
+
 if __name__ == "__main__":
     frames()
     master()
     data_proto()
     jsonl()
     config()
+    put_size()
