@@ -62,7 +62,7 @@ static int target_start(struct target *t)
 		return -1;
 	data_server_bind(
 	    t->ds, data_server_add_segment(t->ds, t->seg, MAX_BYTES), SEG_ID);
-	data_server_set_grant_key(t->ds, secret, INCARNATION);
+	data_server_set_grant_key(t->ds, 0, secret, INCARNATION);
 	data_server_set_master_clock(t->ds, (uint64_t)net_now_ms(),
 				     net_now_ms());
 	t->port = data_server_port(t->ds);

@@ -28,8 +28,9 @@
  * calls PutEnd or PutRevoke, which it does only after this call returns.)
  *
  * Status: 0, or a negative errno with one line in err: a refusal by the
- * worker maps through data_status_errno() (-EACCES grant refused,
- * -EKEYEXPIRED grant expired, -ESTALE region holds another object, -ERANGE
+ * worker maps through data_status_errno() (-EACCES grant refused, a READ's
+ * region holding another object included, -EKEYEXPIRED grant expired,
+ * -ESTALE from older workers: region holds another object, -ERANGE
  * range, -ENOENT segment, -EMSGSIZE too large); -EINVAL bad endpoint;
  * -ECONNREFUSED cannot connect; -ETIMEDOUT; -EPROTO malformed reply;
  * other transport errors as their errno.

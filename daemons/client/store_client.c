@@ -637,8 +637,9 @@ int store_client_get(store_client *c, const char *key, void **buf_out,
 
 	*buf_out = NULL;
 	*len_out = 0;
-	/* Every replica stale, or the grants expired: the list itself was;
-	 * ask once more. */
+	/* Every replica stale, or the grants expired or refused (a region
+	 * reused while a grant ran is refused as a forged grant would be):
+	 * the list itself was stale; ask once more. */
 	for (int attempt = 0; attempt < 2; attempt++) {
 		free_msg(r);
 		free(buf);
@@ -654,7 +655,7 @@ int store_client_get(store_client *c, const char *key, void **buf_out,
 			st = buf ? store_client_read_list(c, r, buf, info)
 				 : fail(c, -ENOMEM, "get: out of memory");
 		}
-		if (st != -ESTALE && st != -EKEYEXPIRED)
+		if (st != -ESTALE && st != -EKEYEXPIRED && st != -EACCES)
 			break;
 	}
 	if (!st) {

@@ -26,8 +26,10 @@
  *
  * Grants: every data-plane READ and WRITE carries the grant the master
  * handed out with the Replica (data_client.h); a worker refuses an expired
- * one (-EKEYEXPIRED) and store_client_get() then asks the master once more,
- * as for stale replicas.
+ * one (-EKEYEXPIRED), and one whose region no longer holds its object like
+ * any grant it does not accept (-EACCES, grant.h: no oracle);
+ * store_client_get() then asks the master once more, as for stale
+ * replicas.
  *
  * Data plane: the client keeps its connections to workers' data ports open
  * between calls (at most data_conns, one per endpoint, least recently used
@@ -201,8 +203,8 @@ int store_data_write(const char *endpoint, uint64_t segment_id, uint64_t offset,
 		     size_t errlen);
 
 /* One READ of len bytes into buf with the master's grant; as
- * store_data_write, and -ESTALE when the region no longer holds the
- * object the grant names. */
+ * store_data_write (-EACCES too when the region no longer holds the object
+ * the grant names: the worker tells that apart from no forgery). */
 int store_data_read(const char *endpoint, uint64_t segment_id, uint64_t offset,
 		    void *buf, uint64_t len, const struct data_grant *grant,
 		    int timeout_ms, char *err, size_t errlen);

@@ -75,7 +75,9 @@ enum data_op {
 	DATA_OP_STATS = 3,
 };
 
-/* X(name, value, text): response statuses. */
+/* X(name, value, text): response statuses. STALE is no longer sent: a READ
+ * whose region holds another object than its grant names is DENIED, as a
+ * forged grant is (no oracle, grant.h); it stays for older workers. */
 #define DATA_STATUS_MAP(X)                                                     \
 	X(DATA_OK, 0, "ok")                                                    \
 	X(DATA_E_BAD_REQUEST, 1, "bad request")                                \

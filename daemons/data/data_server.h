@@ -1,16 +1,16 @@
 /*
  * The worker's data port: serves the protocol of data_proto.h on a libevent
  * loop. READ and WRITE only inside a bound segment and only with the
- * master's grant for exactly that op and region, not expired (grant.h); a
- * READ only while the region's stamp still names the grant's object;
- * anything else is refused with a status and a reason, never read or
- * written. Payloads stream: a READ reply references segment memory (no
+ * master's grant for exactly that op and region, under that segment's own
+ * key, not expired (grant.h); a READ only while the region's stamp still
+ * names the grant's object; anything else is refused with a status and a
+ * reason, never read or written. Payloads stream: a READ reply references segment memory (no
  * copy) and a WRITE payload goes straight into the segment as it arrives,
  * so one large transfer never holds up the loop or other connections.
  *
  * Segments are registered once (memory the caller owns and keeps mapped
  * until the server and its event_base are freed) and bound to the master's
- * segment id when mounted; a re-mount rebinds. The grant secret, the
+ * segment id when mounted; a re-mount rebinds. The segment's grant key, the
  * master's incarnation and its clock come with each mount (and the clock
  * with each heartbeat). Counters are
  * cumulative per slot across rebinding.
@@ -93,10 +93,12 @@ int data_server_add_segment(struct data_server *s, void *mem, uint64_t len);
 /* Serves slot as segment_id (0 = unbind). */
 void data_server_bind(struct data_server *s, int slot, uint64_t segment_id);
 
-/* Check grants with secret under the master incarnation (grant.h); NULL:
- * no secret (every READ and WRITE refused). */
-void data_server_set_grant_key(struct data_server *s,
-			       const uint8_t secret[GRANT_SECRET_BYTES],
+/* Check the grants of slot's segment with key, that segment's own (its
+ * MountSegmentResponse's), under the master incarnation (grant.h); NULL:
+ * none (every READ and WRITE of the slot refused). Each slot has its own:
+ * a key never opens another slot. */
+void data_server_set_grant_key(struct data_server *s, int slot,
+			       const uint8_t key[GRANT_SECRET_BYTES],
 			       uint64_t incarnation);
 
 /* The master answered a call sent at local_sent_ms (net_now_ms()) with its
@@ -115,7 +117,8 @@ struct data_server_counters {
 	uint64_t refused_reads;
 	uint64_t refused_grant;	  /* forged, or for another op/region */
 	uint64_t refused_expired; /* expired grants (cut writes included) */
-	uint64_t refused_stale;	  /* READ of a region holding another */
+	uint64_t refused_stale;	  /* READ of a region holding another
+				   * (answered DENIED alike: no oracle) */
 	uint64_t cut_writes;	  /* WRITEs cut when their grant expired */
 	uint64_t bad_streams;	  /* connections closed for bad input */
 	uint64_t connections;	  /* open now */

@@ -8,12 +8,34 @@
  *                       offset, length, object_id, expires_ms)
  *
  * (seven 64-bit little-endian words; a tag of 0 becomes 1, 0 meaning "no
- * grant"). The 128-bit secret is drawn with getrandom at each master start
- * (so a restarted master's grants differ and the old ones fail), sent to
- * workers in MountSegmentResponse and never to clients. A worker recomputes
- * the tag with the secret and incarnation of the master it mounted with and
- * refuses any request whose tag differs (DATA_E_DENIED), then any whose
- * expiry has passed on its estimate of the master's clock (DATA_E_EXPIRED).
+ * grant").
+ *
+ * Keys: the master draws a 128-bit root secret with getrandom at each
+ * start (so a restarted master's grants differ and the old ones fail) and
+ * never sends it. Each segment's grants are signed with that segment's own
+ * key (grant_key_derive),
+ *
+ *     key = SipHash-2-4(root, "MCGKEY0", incarnation, segment_id)
+ *        || SipHash-2-4(root, "MCGKEY1", incarnation, segment_id)
+ *
+ * (each half little-endian; domain words no grant's first word can be), and
+ * MountSegmentResponse carries only the mounted segment's key, to that
+ * worker, never to clients. A worker holds one key per segment it serves
+ * and checks each request with the key of the segment the request names:
+ * a worker's keys sign nothing another worker's segment accepts, and a
+ * leaked worker key opens that worker's own segments only.
+ *
+ * A worker recomputes the tag and refuses any request whose tag differs
+ * (DATA_E_DENIED), then any whose expiry has passed on its estimate of the
+ * master's clock (DATA_E_EXPIRED), then a READ whose region's stamp does
+ * not name the grant's object (DATA_E_DENIED again).
+ *
+ * No oracle: every grant that does not verify gets one answer, DENIED with
+ * the one reason, whatever part of it is wrong (tag, op, region, object id,
+ * expiry moved, another segment's key) and whether the object id is wrong
+ * in the tag or only against the region's stamp: nobody learns from the
+ * answer which object a region holds. Only a correctly tagged grant, which
+ * the master issued, may be told EXPIRED.
  *
  * Clock domain: expires_ms is on the master's monotonic clock (ms), the
  * clock its leases and reservation deadlines use. A worker never compares
@@ -39,8 +61,8 @@
 
 #define GRANT_SECRET_BYTES MCU_SIPHASH_KEY_BYTES
 
-/* The signing (master) or checking (worker) side: a secret and the master
- * incarnation it belongs to. */
+/* The signing (master) or checking (worker) side of one segment: its key
+ * and the master incarnation it belongs to. */
 struct grant_key {
 	struct mcu_siphash_key sip;
 	uint64_t incarnation;
@@ -50,6 +72,17 @@ struct grant_key {
 void grant_key_init(struct grant_key *k,
 		    const uint8_t secret[GRANT_SECRET_BYTES],
 		    uint64_t incarnation);
+
+/* Segment segment_id's key (see above) under the master's root secret
+ * and incarnation, into out. */
+void grant_key_derive(const uint8_t root[GRANT_SECRET_BYTES],
+		      uint64_t incarnation, uint64_t segment_id,
+		      uint8_t out[GRANT_SECRET_BYTES]);
+
+/* grant_key_init with segment_id's derived key (the master's side). */
+void grant_segment_key(struct grant_key *k,
+		       const uint8_t root[GRANT_SECRET_BYTES],
+		       uint64_t incarnation, uint64_t segment_id);
 
 /* The tag of a grant for op on [offset, +length) of segment_id. */
 uint64_t grant_tag(const struct grant_key *k, uint8_t op, uint64_t segment_id,

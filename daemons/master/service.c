@@ -51,7 +51,7 @@ void svc_fill_replica(struct store *s, McreplRpc__Replica *m,
 	m->dynamic = r->dynamic;
 	if (grant_op) {
 		struct data_grant g =
-		    store_grant(s, grant_op, r, version,
+		    store_grant(s, grant_op, seg, r, version,
 				grant_op == DATA_OP_WRITE ? r->grant_until_ms
 							  : read_expires_ms);
 
@@ -153,9 +153,9 @@ static void h_mount(McreplRpc__Master_Service *svc,
 				   SVC(svc)->now_ms() + MOUNT_HOLD_MS);
 	if (code == MCREPL_RPC__CODE__OK) {
 		svc_auth_bind(SVC(svc), cd, req->client_id);
-		/* the data plane's key goes to a mounted worker only, sealed
-		 * for its connection when authenticated (auth_seal) */
-		memcpy(secret, store_grant_secret(s), GRANT_SECRET_BYTES);
+		/* the key of this segment's grants (grant.h), to its worker
+		 * only, sealed for its connection when authenticated */
+		store_segment_grant_key(s, resp.segment_id, secret);
 		if (svc_seal(cd, MOUNT_GRANT_KEY_LABEL, secret, sizeof(secret)))
 			code = MCREPL_RPC__CODE__INTERNAL;
 	}

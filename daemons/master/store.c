@@ -17,7 +17,6 @@ int store_create(const struct master_opts *o,
 	s->opts = *o;
 	s->incarnation = incarnation;
 	memcpy(s->grant_secret, grant_secret, GRANT_SECRET_BYTES);
-	grant_key_init(&s->grant, grant_secret, incarnation);
 	s->next_segment_id = s->next_version = s->next_task_id = 1;
 	s->evict_rng = incarnation;
 	pthread_mutex_init(&s->lock, NULL);
@@ -70,9 +69,10 @@ uint64_t store_incarnation(const struct store *s)
 	return s->incarnation;
 }
 
-const uint8_t *store_grant_secret(const struct store *s)
+void store_segment_grant_key(const struct store *s, uint64_t segment_id,
+			     uint8_t out[GRANT_SECRET_BYTES])
 {
-	return s->grant_secret;
+	grant_key_derive(s->grant_secret, s->incarnation, segment_id, out);
 }
 
 /* memcpy keeps the pointer access aliasing-safe. */
@@ -116,6 +116,8 @@ void store_figures(struct store *s, struct store_figures *f)
 	f->segments = s->n_segs;
 	f->clients = s->n_clients;
 	f->segments_leaving = s->n_leaving;
+	f->quar_regions = s->n_quar;
+	f->quar_bytes = s->quar_bytes;
 	f->replicas_leaving = 0;
 	for (size_t i = 0; i < s->n_leaving; i++)
 		f->replicas_leaving += s->leaving[i]->n_ix;

@@ -8,9 +8,9 @@
  * Threading: the RPC loop and the admission thread share one store; every
  * store_* and dyn_* function must be called with the lock held
  * (store_lock / store_unlock) except store_create/destroy, the
- * fixed-for-life store_opts, store_grant_key and store_batch_check, the
- * pure store_key_valid, dyn_admit_batch (it locks per batch) and
- * dyn_admitter_start/stop. Records returned
+ * fixed-for-life store_opts, store_segment_grant_key and
+ * store_batch_check, the pure store_key_valid, dyn_admit_batch (it locks
+ * per batch) and dyn_admitter_start/stop. Records returned
  * (segments, objects, tasks) and their strings are borrowed: valid until
  * the lock is released. No function here reads a clock: now_ms is an
  * argument. Codes are mcrepl.Code values.
@@ -91,7 +91,8 @@ struct segment {
 	bool leaving;
 	struct object **ix;
 	size_t n_ix, cap_ix;
-	uint64_t evict_left; /* bytes eviction still means to free here */
+	uint64_t evict_left;	/* bytes eviction still means to free here */
+	struct grant_key grant; /* signs its data-plane grants (grant.h) */
 	/* HA: nothing new is placed here until its worker re-registered what
 	 * it holds, or this deadline (0: not held; store_ha.c) */
 	uint64_t held_until_ms;
@@ -109,10 +110,11 @@ struct replica {
 	enum replica_status status;
 	bool dynamic;
 	uint32_t ix_slot; /* its entry in its segment's index (store_obj.c) */
-	/* PROCESSING: the expiry of the WRITE grant handed out for its region
-	 * (the put's or copy's deadline, master clock). A region dropped
-	 * before then stays allocated until then (quarantined), so a writer
-	 * still holding the grant can never write into its next owner. */
+	/* The expiry of the WRITE grant handed out for its region (the put's
+	 * or copy's deadline, master clock; kept once the replica is
+	 * COMPLETE). A region dropped before then, for whatever reason, stays
+	 * allocated until then (quarantined), so a writer still holding the
+	 * grant can never write into its next owner. 0: none issued. */
 	uint64_t grant_until_ms;
 };
 
@@ -231,6 +233,11 @@ struct task {
 	X(quarantined, "regions_quarantined_total", counter,                   \
 	  "Regions kept allocated after their replica went, until a write "    \
 	  "grant or lease for them expired")                                   \
+	X(quar_regions, "regions_quarantined", gauge,                          \
+	  "Regions held now after their replica went (a write grant or lease " \
+	  "for them still runs)")                                              \
+	X(quar_bytes, "quarantined_bytes", gauge,                              \
+	  "Bytes of the regions held now after their replica went")            \
 	X(policy_nodes, "policy_nodes", gauge,                                 \
 	  "Nodes serving reads in the policy engine's cluster view")           \
 	X(policy_window_reads, "policy_window_reads", gauge,                   \
@@ -281,7 +288,8 @@ struct store_figures {
 /* ---- the store (store.c) ---- */
 
 /* A new store with a copy of *o; grant_secret (GRANT_SECRET_BYTES random
- * bytes, new at every start) keys the data-plane grants (grant.h);
+ * bytes, new at every start) is the root each segment's data-plane grant
+ * key is derived from (grant.h);
  * incarnation (random, non-zero, new at every start) is stamped into every
  * object's regions with its version (daemons/data/stamp.h), so nothing
  * placed by an earlier master is ever served as one of this master's
@@ -296,9 +304,11 @@ void store_unlock(struct store *s);
 /* The options the store was created with; fixed for its life, so readable
  * without the lock. */
 const struct master_opts *store_opts(const struct store *s);
-/* The secret the store signs data-plane grants with (GRANT_SECRET_BYTES;
- * for MountSegmentResponse, to workers only). */
-const uint8_t *store_grant_secret(const struct store *s);
+/* The key segment_id's data-plane grants are signed with (grant.h: derived
+ * from the root secret, which never leaves the store), into out; for that
+ * segment's MountSegmentResponse, to its worker only. */
+void store_segment_grant_key(const struct store *s, uint64_t segment_id,
+			     uint8_t out[GRANT_SECRET_BYTES]);
 /* This master's incarnation (fixed for the store's life). */
 uint64_t store_incarnation(const struct store *s);
 /* The largest object a put may name: its region (the stamp, then the
@@ -457,9 +467,11 @@ McreplRpc__Code store_remove(struct store *s, const char *tenant,
 /* The expiry of READ grants handed out at now_ms. */
 uint64_t store_read_grant_expiry(const struct store *s, uint64_t now_ms);
 /* The data-plane grant (grant.h) for op (DATA_OP_READ or DATA_OP_WRITE) on
- * replica r's whole region, naming version, until expires_ms; zeros when
- * grants are off. */
+ * replica r's whole region, naming version, until expires_ms, signed with
+ * the key of r's segment (seg: that segment when the caller holds it, or
+ * NULL); zeros when grants are off. */
 struct data_grant store_grant(const struct store *s, uint8_t op,
+			      const struct segment *seg,
 			      const struct replica *r, uint64_t version,
 			      uint64_t expires_ms);
 /* Room for one more replica in o (false at MASTER_MAX_REPLICAS / OOM). */

@@ -125,13 +125,23 @@ uint64_t store_read_grant_expiry(const struct store *s, uint64_t now_ms)
 }
 
 struct data_grant store_grant(const struct store *s, uint8_t op,
+			      const struct segment *seg,
 			      const struct replica *r, uint64_t version,
 			      uint64_t expires_ms)
 {
+	struct grant_key gone;
+
 	if (s->opts.grants_off)
 		return (struct data_grant){0};
-	return grant_sign(&s->grant, op, r->segment_id, r->offset,
-			  store_region_bytes(r->size), version, expires_ms);
+	if (!seg || seg->id != r->segment_id) {
+		seg = store__segment_any(s, r->segment_id);
+		if (!seg) /* no longer served: signed alike, for no one */
+			grant_segment_key(&gone, s->grant_secret,
+					  s->incarnation, r->segment_id);
+	}
+	return grant_sign(seg ? &seg->grant : &gone, op, r->segment_id,
+			  r->offset, store_region_bytes(r->size), version,
+			  expires_ms);
 }
 
 bool store_reserve_replica(struct object *o)
@@ -239,18 +249,24 @@ static bool quarantine(struct store *s, const struct replica *r,
 	struct quarantine q = {
 	    .segment_id = r->segment_id,
 	    .offset = r->offset,
+	    .bytes = store_region_bytes(r->size),
 	    .free_at_ms = free_at_ms,
 	};
 
 	if (!store__grow(&s->quar, s->n_quar, &s->cap_quar, sizeof(q)))
 		return false;
 	s->quar[s->n_quar++] = q;
+	s->quar_bytes += q.bytes;
 	s->ctr.quarantined++;
 	return true;
 }
 
-/* A leaving segment's regions go with its allocator: never freed one by
- * one. */
+/* A region on which a WRITE grant was issued (a put's, a copy's) stays
+ * allocated until that grant expires, whatever ended its replica (Remove,
+ * eviction, a put's expiry or revoke, a copy dropped): a writer still
+ * holding the grant then writes into nobody's object, never into the
+ * region's next owner. A leaving segment's regions go with its allocator:
+ * never freed one by one. */
 static void drop_replica(struct store *s, struct object *o, size_t i,
 			 uint64_t now_ms, bool free_region)
 {
@@ -261,10 +277,9 @@ static void drop_replica(struct store *s, struct object *o, size_t i,
 		ix_unlink(seg, o, &r);
 		if (seg->leaving)
 			free_region = false; /* goes with its allocator */
-		else if (free_region && r.status == REPLICA_PROCESSING &&
-			 r.grant_until_ms > now_ms &&
+		else if (free_region && r.grant_until_ms > now_ms &&
 			 quarantine(s, &r, r.grant_until_ms))
-			free_region = false; /* its writer's grant still runs */
+			free_region = false; /* a WRITE grant still runs */
 		if (free_region)
 			seg_alloc_free(seg->alloc, r.offset);
 	}
@@ -312,6 +327,7 @@ void store__release_quarantine(struct store *s, uint64_t now_ms)
 		seg = store_segment(s, s->quar[i].segment_id);
 		if (seg)
 			seg_alloc_free(seg->alloc, s->quar[i].offset);
+		s->quar_bytes -= s->quar[i].bytes;
 		s->quar[i] = s->quar[--s->n_quar];
 	}
 }

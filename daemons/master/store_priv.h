@@ -19,16 +19,21 @@ struct client {
 	struct store_journal *journal; /* HA (store_ha.c); NULL: empty */
 };
 
-/* Regions of copies that ended badly stay allocated for one lease TTL so
- * a late writer holding their grant cannot hit a new owner. */
+/* A dropped replica's region held allocated while a WRITE grant issued on
+ * it runs (store_obj.c: drop_replica), so a late writer holding the grant
+ * cannot hit a new owner. Each entry holds its region allocated, so there
+ * are never more entries than regions the mounted segments can hold (plus
+ * those of segments gone, dropped at their expiry): bounded, and at most
+ * the WRITE grant's lifetime (put_start_discard_timeout_sec, 30 s by
+ * default) long. */
 struct quarantine {
-	uint64_t segment_id, offset, free_at_ms;
+	uint64_t segment_id, offset, bytes, free_at_ms;
 };
 
 struct store {
 	pthread_mutex_t lock;
 	struct master_opts opts;
-	struct grant_key grant; /* signs data-plane grants (grant.h) */
+	/* the root of every segment's grant key (grant.h); never sent */
 	uint8_t grant_secret[GRANT_SECRET_BYTES];
 	uint64_t incarnation; /* stamped into regions with each version */
 	/* segments, clients (store_seg.c) */
@@ -43,6 +48,7 @@ struct store {
 	uint64_t lru_clock; /* the last lru_seq given */
 	struct quarantine *quar;
 	size_t n_quar, cap_quar;
+	uint64_t quar_bytes; /* sum of quar[].bytes */
 	uint64_t next_version;
 	/* objects holding a reservation, one list per kind, oldest deadline
 	 * first (store_life.c) */

@@ -251,8 +251,11 @@ static McreplRpc__Code add_segment(struct store *s, struct client *c,
 	if (!store__grow(&s->segs, s->n_segs, &s->cap_segs, sizeof(seg)))
 		return MCREPL_RPC__CODE__INTERNAL;
 	seg = new_segment(a);
-	if (seg)
+	if (seg) {
 		seg->id = s->next_segment_id;
+		grant_segment_key(&seg->grant, s->grant_secret, s->incarnation,
+				  seg->id);
+	}
 	if (!seg || !host_count(s, seg->host, 1)) {
 		if (seg)
 			free_segment(seg);

@@ -135,8 +135,9 @@ void control_master_clock(struct worker *w, uint64_t master_time_ms,
 	w->clock_known = true;
 }
 
-/* A mount reply without the 16-byte grant secret (a master from before
- * grants): nothing could be read or written here, so it is refused. */
+/* A mount reply without the segment's 16-byte grant key (a master from
+ * before grants): nothing could be read or written here, so it is
+ * refused. */
 static bool has_secret(const McreplRpc__MountSegmentResponse *r)
 {
 	return r->grant_secret.len == GRANT_SECRET_BYTES &&
@@ -156,10 +157,11 @@ static void mounted(struct worker *w, struct wseg *s,
 	    r->heartbeat_interval_ms ? r->heartbeat_interval_ms : 1000;
 	if (r->incarnation != w->incarnation)
 		w->clock_known = false; /* another master, another clock */
+	/* this segment's grant key: checks its requests only (grant.h) */
 	memcpy(secret, r->grant_secret.data, GRANT_SECRET_BYTES);
 	if (key)
 		auth_seal(key, MOUNT_GRANT_KEY_LABEL, secret, sizeof(secret));
-	data_server_set_grant_key(w->ds, secret, r->incarnation);
+	data_server_set_grant_key(w->ds, s->slot, secret, r->incarnation);
 	control_master_clock(w, r->master_time_ms, s->mount_sent_ms);
 	data_server_bind(w->ds, s->slot, s->id);
 	w->master_down_logged = false;

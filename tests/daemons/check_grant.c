@@ -19,6 +19,7 @@
 #include "grantfix.h"
 #include "harness.h"
 #include "netutil.h"
+#include "rawsock.h"
 #include "stamp.h"
 #include "store_client.h"
 
@@ -99,6 +100,43 @@ START_TEST(test_grant_binds_every_field)
 }
 END_TEST
 
+/* Each segment's key is derived from the root, the incarnation and the
+ * segment id: a grant signed with one segment's key (a worker's own)
+ * fails under every other segment's, and under the root itself. */
+START_TEST(test_grant_segment_keys_are_separate)
+{
+	uint8_t k1[GRANT_SECRET_BYTES], k1b[GRANT_SECRET_BYTES],
+	    k2[GRANT_SECRET_BYTES], k1i[GRANT_SECRET_BYTES];
+	struct grant_key a, b, root, seg1;
+	struct data_grant g;
+	struct data_req r;
+
+	grant_key_derive(gf_secret, GF_INCARNATION, 1, k1);
+	grant_key_derive(gf_secret, GF_INCARNATION, 1, k1b);
+	grant_key_derive(gf_secret, GF_INCARNATION, 2, k2);
+	grant_key_derive(gf_secret, GF_INCARNATION + 1, 1, k1i);
+	ck_assert_mem_eq(k1, k1b, GRANT_SECRET_BYTES);
+	ck_assert(memcmp(k1, k2, GRANT_SECRET_BYTES) != 0);
+	ck_assert(memcmp(k1, k1i, GRANT_SECRET_BYTES) != 0);
+	ck_assert(memcmp(k1, gf_secret, GRANT_SECRET_BYTES) != 0);
+	ck_assert(memcmp(k1, k1 + 8, 8) != 0); /* two distinct halves */
+	grant_key_init(&a, k1, GF_INCARNATION);
+	grant_key_init(&b, k2, GF_INCARNATION);
+	grant_key_init(&root, gf_secret, GF_INCARNATION);
+	grant_segment_key(&seg1, gf_secret, GF_INCARNATION, 1);
+	/* segment 1's key signs for segment 2: refused there */
+	g = grant_sign(&a, DATA_OP_WRITE, 2, 0, 4096, 5, 9000);
+	r = req_of(DATA_OP_WRITE, 2, 0, 4096, g);
+	ck_assert_int_eq(grant_check(&b, &r, 0), DATA_E_DENIED);
+	ck_assert_int_eq(grant_check(&root, &r, 0), DATA_E_DENIED);
+	/* and for itself: accepted by the master's derivation alike */
+	g = grant_sign(&a, DATA_OP_READ, 1, 0, 4096, 5, 9000);
+	r = req_of(DATA_OP_READ, 1, 0, 4096, g);
+	ck_assert_int_eq(grant_check(&seg1, &r, 0), DATA_OK);
+	ck_assert_int_eq(grant_check(&b, &r, 0), DATA_E_DENIED);
+}
+END_TEST
+
 /* ---- the data server, in-process ---------------------------------------- */
 
 #define SEG_ID 7
@@ -133,7 +171,7 @@ static void ip_setup(void)
 	ck_assert_ptr_nonnull(ip.seg);
 	data_server_bind(
 	    ip.ds, data_server_add_segment(ip.ds, ip.seg, SEG_BYTES), SEG_ID);
-	gf_arm(ip.ds);
+	gf_arm(ip.ds, 0);
 	snprintf(ip.ep, sizeof(ip.ep), "127.0.0.1:%u", data_server_port(ip.ds));
 	ck_assert_int_eq(pthread_create(&ip.th, NULL, ip_loop, NULL), 0);
 }
@@ -192,9 +230,89 @@ START_TEST(test_read_refused_after_expiry_or_reuse)
 	memset(ip.seg + STAMP_BYTES, 'b', 100);
 	gf_stamp(ip.seg, GF_OBJECT + 1, 100);
 	g = gf_grant(DATA_OP_READ, SEG_ID, 0, len, GF_OBJECT);
-	ck_assert_int_eq(ip_read(0, len, &g, buf, err, sizeof(err)), -ESTALE);
-	ck_assert_msg(strstr(err, "no longer holds object 77"), "%s", err);
+	/* refused as a forged grant is: nothing tells which object is there */
+	ck_assert_int_eq(ip_read(0, len, &g, buf, err, sizeof(err)), -EACCES);
+	ck_assert_msg(strstr(err, "read grant refused for segment 7 [0, +164)"),
+		      "%s", err);
 	ck_assert_uint_eq(buf[STAMP_BYTES], 0);
+}
+END_TEST
+
+/* The whole reply (header and reason) to one READ of [0, +len) with g,
+ * spoken on the data protocol itself; its length. */
+static size_t raw_reply(uint64_t len, const struct data_grant *g, uint8_t *out,
+			size_t cap)
+{
+	struct data_req r = req_of(DATA_OP_READ, SEG_ID, 0, len, *g);
+	uint8_t hdr[DATA_REQ_BYTES];
+	struct data_resp resp;
+	size_t got = 0;
+	int fd = raw_connect(data_server_port(ip.ds));
+
+	data_req_encode(&r, hdr);
+	raw_send(fd, hdr, sizeof(hdr));
+	while (got < DATA_RESP_BYTES || (data_resp_decode(out, &resp) == 0 &&
+					 got < DATA_RESP_BYTES + resp.length)) {
+		ssize_t n = recv(fd, out + got, cap - got, 0);
+
+		ck_assert_int_gt(n, 0);
+		got += (size_t)n;
+		ck_assert_uint_lt(got, cap);
+	}
+	close(fd);
+	return got;
+}
+
+/* Guessing which object a region holds gets no oracle: a READ grant
+ * correctly tagged but naming another object than the region's stamp, one
+ * naming the right object with a wrong tag, and one with the object id
+ * changed after signing get the very same reply, byte for byte (DENIED,
+ * one reason); only the true grant reads. */
+START_TEST(test_attack_object_id_guess_no_oracle)
+{
+	const uint64_t len = STAMP_BYTES + 100;
+	uint8_t want[512], got[512];
+	struct data_resp resp;
+	struct data_grant g;
+	size_t n, m;
+
+	memset(ip.seg + STAMP_BYTES, 'a', 100);
+	gf_stamp(ip.seg, GF_OBJECT, 100);
+	/* a wrong tag */
+	g = gf_grant(DATA_OP_READ, SEG_ID, 0, len, GF_OBJECT);
+	g.tag ^= 1;
+	n = raw_reply(len, &g, want, sizeof(want));
+	ck_assert_int_eq(data_resp_decode(want, &resp), 0);
+	ck_assert_uint_eq(resp.status, DATA_E_DENIED);
+	ck_assert_uint_eq(n, DATA_RESP_BYTES + resp.length);
+	ck_assert_int_eq(memcmp(want + DATA_RESP_BYTES,
+				"read grant refused for segment 7 [0, +164)",
+				resp.length),
+			 0);
+	/* correctly tagged guesses of the object id: every wrong one is
+	 * refused alike */
+	for (uint64_t guess = GF_OBJECT - 3; guess <= GF_OBJECT + 3; guess++) {
+		if (guess == GF_OBJECT)
+			continue;
+		g = gf_grant(DATA_OP_READ, SEG_ID, 0, len, guess);
+		m = raw_reply(len, &g, got, sizeof(got));
+		ck_assert_uint_eq(m, n);
+		ck_assert_msg(memcmp(got, want, n) == 0, "guess %llu",
+			      (unsigned long long)guess);
+	}
+	/* the object id changed after signing */
+	g = gf_grant(DATA_OP_READ, SEG_ID, 0, len, GF_OBJECT + 1);
+	g.object_id = GF_OBJECT;
+	m = raw_reply(len, &g, got, sizeof(got));
+	ck_assert_uint_eq(m, n);
+	ck_assert_int_eq(memcmp(got, want, n), 0);
+	/* the true grant reads */
+	g = gf_grant(DATA_OP_READ, SEG_ID, 0, len, GF_OBJECT);
+	m = raw_reply(len, &g, got, sizeof(got));
+	ck_assert_int_eq(data_resp_decode(got, &resp), 0);
+	ck_assert_uint_eq(resp.status, DATA_OK);
+	ck_assert_uint_eq(m, DATA_RESP_BYTES + len);
+	ck_assert_uint_eq(got[DATA_RESP_BYTES + STAMP_BYTES], 'a');
 }
 END_TEST
 
@@ -610,10 +728,12 @@ Suite *make_grant_suite(void)
 	TCase *d = tcase_create("daemons");
 
 	tcase_add_test(mac, test_grant_binds_every_field);
+	tcase_add_test(mac, test_grant_segment_keys_are_separate);
 	suite_add_tcase(s, mac);
 	tcase_add_checked_fixture(srv, ip_setup, ip_teardown);
 	tcase_add_test(srv, test_read_refused_after_expiry_or_reuse);
 	tcase_add_test(srv, test_write_cut_when_its_grant_expires_mid_stream);
+	tcase_add_test(srv, test_attack_object_id_guess_no_oracle);
 	suite_add_tcase(s, srv);
 	tcase_add_checked_fixture(d, setup, teardown);
 	tcase_set_timeout(d, 60);

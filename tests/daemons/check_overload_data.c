@@ -77,7 +77,7 @@ static void dloop_start(struct dloop *d, const struct data_server_config *dc)
 	slot = data_server_add_segment(d->ds, d->seg, SEG_BYTES);
 	ck_assert_int_ge(slot, 0);
 	data_server_bind(d->ds, slot, SEG_ID);
-	gf_arm(d->ds);
+	gf_arm(d->ds, slot);
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, d->stop_fds), 0);
 	d->stop_ev =
 	    event_new(d->base, d->stop_fds[0], EV_READ, stop_cb, d->base);

@@ -6,11 +6,11 @@
 
 const uint8_t gf_secret[GRANT_SECRET_BYTES] = "test-grant-key!";
 
-void gf_arm(struct data_server *ds)
+void gf_arm(struct data_server *ds, int slot)
 {
 	int64_t now = net_now_ms();
 
-	data_server_set_grant_key(ds, gf_secret, GF_INCARNATION);
+	data_server_set_grant_key(ds, slot, gf_secret, GF_INCARNATION);
 	data_server_set_master_clock(ds, (uint64_t)now, now);
 }
 

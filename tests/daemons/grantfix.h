@@ -16,8 +16,9 @@
 
 extern const uint8_t gf_secret[GRANT_SECRET_BYTES];
 
-/* ds checks grants under gf_secret, its master clock the local one. */
-void gf_arm(struct data_server *ds);
+/* ds checks slot's grants under gf_secret (as that segment's key), its
+ * master clock the local one. */
+void gf_arm(struct data_server *ds, int slot);
 
 /* A grant for op on [off, +len) of seg naming object, valid for an hour. */
 struct data_grant gf_grant(uint8_t op, uint64_t seg, uint64_t off, uint64_t len,
