@@ -30,6 +30,8 @@ struct store {
 	struct master_opts opts;
 	struct grant_key grant; /* signs data-plane grants (grant.h) */
 	uint8_t grant_secret[GRANT_SECRET_BYTES];
+	/* tags stamps (stamp.h): derived from the grant secret, never sent */
+	struct mcu_siphash_key stamp_key;
 	uint64_t incarnation; /* stamped into regions with each version */
 	/* segments, clients (store_seg.c) */
 	struct segment **segs;

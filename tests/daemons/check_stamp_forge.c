@@ -17,7 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "clock.h"
+#include "crc32c.h"
 #include "data_server.h"
 #include "harness.h"
 #include "netutil.h"
@@ -162,8 +164,10 @@ static McreplRpc__PutStartResponse *put_start(const char *tenant,
 }
 
 /* Alice's object, then evil's bytes at its region under a stamp naming
- * alice's object with every public field right. Alice's get fails with
- * the stamp's reason and returns no byte. */
+ * alice's object with every public field right, one row per tag evil can
+ * put there: none, the genuine tag of its own put (the master's, for
+ * another object), one made up, and the format from before tags. Alice's
+ * get fails with the stamp's reason and returns no byte. */
 START_TEST(test_attack_forged_stamp_for_other_tenant_object)
 {
 	store_client *alice = client("alice");
@@ -173,6 +177,7 @@ START_TEST(test_attack_forged_stamp_for_other_tenant_object)
 	struct stamp_id forged;
 	void *buf = (void *)1;
 	uint64_t len = 1;
+	const char *why = "stamp not issued by the master (tag mismatch)";
 
 	for (size_t i = 0; i < OBJ_BYTES; i++)
 		obj[i] = (uint8_t)(i * 131 + 7);
@@ -191,20 +196,33 @@ START_TEST(test_attack_forged_stamp_for_other_tenant_object)
 	    .object_id = mine->version - 1,
 	    .key_hash = stamp_key_hash("alice", 5, "photo", 5),
 	    .length = OBJ_BYTES,
+	    .tag = _i == 1   ? mine->stamp_tag
+		   : _i == 2 ? 0x5eed5eed5eedULL
+			     : 0,
 	};
+	ck_assert_uint_ne(al->replicas[0]->stamp_tag, 0);
+	ck_assert_uint_ne(mine->stamp_tag, 0);
+	ck_assert_uint_ne(mine->stamp_tag, al->replicas[0]->stamp_tag);
 	region = fx.seg + al->replicas[0]->offset;
 	memset(region + STAMP_BYTES, 0xee, OBJ_BYTES);
 	stamp_write(region, &forged, region + STAMP_BYTES);
+	if (_i == 3) { /* version 1: no tag field at all */
+		region[5] = 1;
+		memset(region + 44, 0, 8);
+		put_be32(region + 60, mcu_crc32c(0, region, 60));
+		/* the worker's own check refuses it before the reader's */
+		why = "no longer holds object";
+	}
 
 	ck_assert_int_eq(store_client_get(alice, "photo", &buf, &len, NULL),
 			 -ESTALE);
 	ck_assert_ptr_null(buf);
 	ck_assert_uint_eq(len, 0);
-	ck_assert_msg(
-	    strstr(store_client_error(alice), "not issued by the master"), "%s",
-	    store_client_error(alice));
-	/* both lists tried, each refused the replica */
-	ck_assert_uint_eq(store_client_stale_reads(alice), 2);
+	ck_assert_msg(strstr(store_client_error(alice), why), "%s",
+		      store_client_error(alice));
+	/* both lists tried, each replica refused by the reader's stamp
+	 * check (row 3: by the worker's, before any byte was sent) */
+	ck_assert_uint_eq(store_client_stale_reads(alice), _i == 3 ? 0 : 2);
 	protobuf_c_message_free_unpacked(&al->base, NULL);
 	protobuf_c_message_free_unpacked(&mine->base, NULL);
 	store_client_close(alice);
@@ -218,7 +236,8 @@ Suite *make_stamp_forge_suite(void)
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_attack_forged_stamp_for_other_tenant_object);
+	tcase_add_loop_test(
+	    tc, test_attack_forged_stamp_for_other_tenant_object, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }
