@@ -10,6 +10,11 @@
 #                          in-process data server (make bench-copy)
 #     bench_client         store_client_get latency of a 64 KiB object on
 #                          a real master + worker (make bench-client)
+#     bench-checks         the read path with the data-plane checks (grants
+#                          and stamp tags) vs without, in one run: 64 KiB
+#                          get latency ratio (bench_client --grants) and
+#                          master CPU per GetReplicaList ratio
+#                          (bench_master --grants)
 #     bench_stall          the longest loop turn while segments holding
 #                          1 M objects leave, on the master's store in
 #                          process (make bench-stall)
@@ -38,7 +43,8 @@ $(DAEMON_BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/daemons/%.o \
 
 all: $(BENCHES) $(DAEMON_BENCHES)
 
-bench: all bench-master bench-master-auth bench-copy bench-client bench-stall bench-store-mem
+bench: all bench-master bench-master-auth bench-copy bench-client bench-stall \
+		bench-store-mem bench-checks
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 bench-master: $(BUILD)/bench/bench_master $(MASTER_BIN)
 	$(BUILD)/bench/bench_master
@@ -52,6 +58,10 @@ bench-client: $(BUILD)/bench/bench_client $(MASTER_BIN) $(WORKER_BIN)
 	$(BUILD)/bench/bench_client
 bench-client-tls: $(BUILD)/bench/bench_client $(MASTER_BIN) $(WORKER_BIN)
 	$(BUILD)/bench/bench_client --tls
+bench-checks: $(BUILD)/bench/bench_client $(BUILD)/bench/bench_master \
+		$(MASTER_BIN) $(WORKER_BIN)
+	$(BUILD)/bench/bench_client --grants
+	$(BUILD)/bench/bench_master --grants
 bench-stall: $(BUILD)/bench/bench_stall
 	$(BUILD)/bench/bench_stall $(STALL_ARGS)
 
@@ -64,5 +74,5 @@ bench-drain: $(BUILD)/bench/bench_drain $(MASTER_BIN) $(WORKER_BIN)
 	$(BUILD)/bench/bench_drain
 
 .PHONY: bench-drain
-.PHONY: bench bench-master bench-master-auth bench-master-tls bench-copy bench-client bench-client-tls \
+.PHONY: bench bench-master bench-master-auth bench-master-tls bench-copy bench-client bench-client-tls bench-checks \
 	bench-stall bench-failover

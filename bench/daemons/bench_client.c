@@ -14,11 +14,13 @@
  * line: client_get_us_median_tls=<x> client_get_us_median_plain=<x>
  * ratio=<tls/plain> p99s, gets, bytes. (The data port is plain TCP in
  * both: a get is one GetReplicaList over TLS plus the read.)
- * --grants: compare the data-plane grants instead: two clusters, the
- * baseline's master and worker started with MCREPL_BENCH_NO_GRANTS=1
- * (no grants signed or checked), both clients keeping connections. Last
- * line: client_get_us_median_grants=<x> client_get_us_median_nogrants=<x>
- * ratio=<grants/nogrants> p99s, gets, bytes.
+ * --grants: compare the data-plane checks instead, grants and stamp tags:
+ * two clusters, the baseline's master and worker started with
+ * MCREPL_BENCH_NO_GRANTS=1 (no grants signed or checked, no stamp tags
+ * given) and its client with stamp_tags_off (no tag written or compared),
+ * both clients keeping connections. Last line:
+ * client_get_us_median_checks=<x> client_get_us_median_nochecks=<x>
+ * ratio=<checks/nochecks> p99s, gets, bytes.
  * Last line: client_get_us_median=<x> client_get_us_p99=<x>
  * one_shot_get_us_median=<x> one_shot_get_us_p99=<x> speedup=<x> gets=<n>
  * bytes=<n>
@@ -89,7 +91,8 @@ static int run_gets(store_client *c, const char *key, uint64_t bytes,
 	return 0;
 }
 
-static store_client *open_client(uint16_t port, bool one_shot, SSL_CTX *ctx)
+static store_client *open_client(uint16_t port, bool one_shot, SSL_CTX *ctx,
+				 bool tags_off)
 {
 	struct store_client_config cfg;
 	store_client *c = NULL;
@@ -98,6 +101,7 @@ static store_client *open_client(uint16_t port, bool one_shot, SSL_CTX *ctx)
 	store_client_config_init(&cfg);
 	cfg.one_shot_data = one_shot;
 	cfg.tls = ctx;
+	cfg.stamp_tags_off = tags_off;
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
 	if (store_client_open(&c, addr, "bench", &cfg, err, sizeof(err)))
 		fprintf(stderr, "bench_client: open: %s\n", err);
@@ -112,8 +116,8 @@ static int bench(const uint16_t port[2], bool two, size_t gets, uint64_t bytes)
 {
 	static const char key[] = "bench-64k";
 	bool grants = two && !tls.ctx;
-	store_client *c[2] = {open_client(port[0], false, tls.ctx),
-			      open_client(port[1], !two, NULL)};
+	store_client *c[2] = {open_client(port[0], false, tls.ctx, false),
+			      open_client(port[1], !two, NULL, grants)};
 	double *lat[2] = {calloc(gets, sizeof(double)),
 			  calloc(gets, sizeof(double))};
 	uint8_t *obj = malloc(bytes);
@@ -145,8 +149,8 @@ static int bench(const uint16_t port[2], bool two, size_t gets, uint64_t bytes)
 		qsort(lat[m], gets, sizeof(double), cmp_double);
 	if (tls.ctx || grants) {
 		/* the cluster measured first, and its baseline */
-		const char *a = tls.ctx ? "tls" : "grants";
-		const char *b = tls.ctx ? "plain" : "nogrants";
+		const char *a = tls.ctx ? "tls" : "checks";
+		const char *b = tls.ctx ? "plain" : "nochecks";
 
 		printf("client_get_us_median_%s=%.1f "
 		       "client_get_us_median_%s=%.1f ratio=%.3f "

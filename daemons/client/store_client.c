@@ -375,7 +375,7 @@ static int put_end(store_client *c, uint64_t version)
 /* The stamp key of c's tenant must carry under (incarnation, version). */
 static struct stamp_id key_stamp(const store_client *c, const char *key,
 				 uint64_t incarnation, uint64_t version,
-				 uint64_t size)
+				 uint64_t size, uint64_t tag)
 {
 	return (struct stamp_id){
 	    .incarnation = incarnation,
@@ -383,6 +383,7 @@ static struct stamp_id key_stamp(const store_client *c, const char *key,
 	    .key_hash =
 		stamp_key_hash(c->tenant, strlen(c->tenant), key, strlen(key)),
 	    .length = size,
+	    .tag = tag,
 	};
 }
 
@@ -401,7 +402,10 @@ static int put_stamp(store_client *c, const McreplRpc__PutStartResponse *r,
 	if (*stamp_len != STAMP_BYTES)
 		return fail(c, -EPROTO, "put: unknown stamp size %llu",
 			    (unsigned long long)*stamp_len);
-	id = key_stamp(c, c->key, r->incarnation, r->version, len);
+	if (!r->stamp_tag && !c->cfg.stamp_tags_off) /* readers would refuse */
+		return fail(c, -EPROTO, "put: the master gave no stamp tag");
+	id =
+	    key_stamp(c, c->key, r->incarnation, r->version, len, r->stamp_tag);
 	stamp_write(stamp, &id, obj);
 	return 0;
 }
@@ -596,8 +600,11 @@ static int read_one(store_client *c, const McreplRpc__GetReplicaListResponse *r,
 			 r->key && r->key[0] ? r->key
 			 : c->key	     ? c->key
 					     : "",
-			 r->incarnation, r->version, r->size);
-	sr = stamp_check(stamp, buf, r->size, &want);
+			 r->incarnation, r->version, r->size, rep->stamp_tag);
+	/* a descriptor without a tag cannot vouch for any stamp */
+	sr = !want.tag && !c->cfg.stamp_tags_off
+		 ? STAMP_E_TAG
+		 : stamp_check(stamp, buf, r->size, &want);
 	if (sr == STAMP_OK)
 		return 0;
 	c->stale_reads++;

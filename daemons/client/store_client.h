@@ -17,10 +17,13 @@
  *
  * Stamps: a master that places stamped replicas (Replica.stamp_bytes) has
  * the writer stamp each region with the object's identity (master
- * incarnation, version, tenant and key) and a CRC-32C of its bytes
- * (stamp.h); a reader checks the stamp of what it read. A replica whose
- * region holds anything else (a descriptor from before a master restart, a
- * region reused after its lease, a torn copy) is -ESTALE and the next
+ * incarnation, version, tenant and key), the tag the master computed for
+ * that identity (PutStartResponse.stamp_tag) and a CRC-32C of its bytes
+ * (stamp.h); a reader checks the stamp of what it read, its tag against
+ * the descriptor's (Replica.stamp_tag). A replica whose region holds
+ * anything else (a descriptor from before a master restart, a region
+ * reused after its lease, a torn copy, a stamp some other writer made up:
+ * "not issued by the master") is -ESTALE and the next
  * replica is tried; when every replica was stale, store_client_get() asks
  * the master once more. Never a wrong byte.
  *
@@ -74,6 +77,11 @@ struct store_client_config {
 	/* TLS to the master (tls.h, rpc_client_config.tls): a client
 	 * context, borrowed; NULL = plain TCP. */
 	struct ssl_ctx_st *tls;
+	/* Read stamps without their master's tag, write them without one.
+	 * Only for the benchmark baseline that measures what the tag costs
+	 * (bench_client --grants, against daemons run with
+	 * MCREPL_BENCH_NO_GRANTS=1; BENCHMARKS.md); never a default. false. */
+	bool stamp_tags_off;
 };
 
 void store_client_config_init(struct store_client_config *cfg);

@@ -6,7 +6,12 @@
 #include "hash.h"
 #include "stamp.h"
 
+#define OFF_TAG 44u
 #define OFF_CRC 60u
+/* "MCSTAMP\0" and "MCSTAMPK" as little-endian words: the tag's domain and
+ * the stamp key's label. */
+#define STAMP_DOMAIN 0x00504d415453434dULL
+#define STAMP_KEY_LABEL 0x4b504d415453434dULL
 
 const char *stamp_result_text(enum stamp_result r)
 {
@@ -28,6 +33,25 @@ uint64_t stamp_key_hash(const char *tenant, size_t tenant_len, const char *key,
 	    mcu_hash64(tenant, tenant_len, 0x57a3b0c1d2e3f405ULL));
 }
 
+struct mcu_siphash_key stamp_key_derive(const uint8_t root[STAMP_ROOT_BYTES])
+{
+	const struct mcu_siphash_key r = mcu_siphash_key(root);
+	const uint64_t w0[2] = {STAMP_KEY_LABEL, 0},
+		       w1[2] = {STAMP_KEY_LABEL, 1};
+
+	return (struct mcu_siphash_key){mcu_siphash24_words(&r, w0, 2),
+					mcu_siphash24_words(&r, w1, 2)};
+}
+
+uint64_t stamp_tag(const struct mcu_siphash_key *k, const struct stamp_id *id)
+{
+	const uint64_t w[5] = {STAMP_DOMAIN, id->incarnation, id->object_id,
+			       id->key_hash, id->length};
+	uint64_t tag = mcu_siphash24_words(k, w, 5);
+
+	return tag ? tag : 1;
+}
+
 void stamp_write(uint8_t out[STAMP_BYTES], const struct stamp_id *id,
 		 const void *payload)
 {
@@ -40,6 +64,7 @@ void stamp_write(uint8_t out[STAMP_BYTES], const struct stamp_id *id,
 	put_be64(out + 24, id->key_hash);
 	put_be64(out + 32, id->length);
 	put_be32(out + 40, mcu_crc32c(0, payload, (size_t)id->length));
+	put_be64(out + OFF_TAG, id->tag);
 	put_be32(out + OFF_CRC, mcu_crc32c(0, out, OFF_CRC));
 }
 
@@ -57,6 +82,7 @@ enum stamp_result stamp_read(const uint8_t *region, size_t n,
 	out->object_id = get_be64(region + 16);
 	out->key_hash = get_be64(region + 24);
 	out->length = get_be64(region + 32);
+	out->tag = get_be64(region + OFF_TAG);
 	*payload_crc = get_be32(region + 40);
 	return STAMP_OK;
 }
@@ -77,6 +103,8 @@ enum stamp_result stamp_check(const uint8_t stamp[STAMP_BYTES],
 		return STAMP_E_OBJECT;
 	if (got.length != want->length || n != want->length)
 		return STAMP_E_LENGTH;
+	if (want->tag && got.tag != want->tag)
+		return STAMP_E_TAG;
 	if (mcu_crc32c(0, payload, (size_t)n) != crc)
 		return STAMP_E_PAYLOAD;
 	return STAMP_OK;

@@ -113,6 +113,8 @@ static void h_copy_start(McreplRpc__Master_Service *svc,
 				 dst.grant_until_ms);
 		svc_fill_replica(s, &dst_m, &dst, version, DATA_OP_WRITE, 0);
 		svc_replica_rdma(s, &dst_m, &dst);
+		src_m.stamp_tag = dst_m.stamp_tag =
+		    o ? store_object_stamp_tag(s, o) : 0;
 		resp.source = &src_m;
 		resp.target = &dst_m;
 		resp.version = version;
@@ -228,6 +230,8 @@ static void h_dyn_start(McreplRpc__Master_Service *svc,
 				 dst.grant_until_ms);
 		svc_fill_replica(s, &dst_m, &dst, version, DATA_OP_WRITE, 0);
 		svc_replica_rdma(s, &dst_m, &dst);
+		src_m.stamp_tag = dst_m.stamp_tag =
+		    o ? store_object_stamp_tag(s, o) : 0;
 		resp.source = &src_m;
 		resp.target = &dst_m;
 	}

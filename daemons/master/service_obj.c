@@ -32,9 +32,11 @@ static void h_put_start(McreplRpc__Master_Service *svc,
 		store_put_owner(s, o, req->client_id);
 		resp.version = o->version;
 		resp.incarnation = store_incarnation(s);
+		resp.stamp_tag = store_object_stamp_tag(s, o);
 		for (size_t i = 0; i < o->n_replicas && i < 16; i++) {
 			svc_fill_replica(s, &msgs[i], &o->replicas[i],
 					 o->version, DATA_OP_WRITE, 0);
+			msgs[i].stamp_tag = resp.stamp_tag;
 			ptrs[i] = &msgs[i];
 			resp.n_replicas = i + 1;
 		}
@@ -105,6 +107,9 @@ static void answer_object(struct store *s, struct get_answer *a,
 {
 	a->resp.key = svc_mut(key);
 	if (code == MCREPL_RPC__CODE__OK) {
+		/* one tag per object: every replica carries the same stamp */
+		uint64_t tag = store_object_stamp_tag(s, o);
+
 		a->resp.version = o->version;
 		a->resp.incarnation = store_object_incarnation(s, o);
 		a->resp.size = o->size;
@@ -114,6 +119,7 @@ static void answer_object(struct store *s, struct get_answer *a,
 			    s, &a->msgs[i], &o->replicas[order[i]], o->version,
 			    read_grant_expires_ms ? DATA_OP_READ : 0,
 			    read_grant_expires_ms);
+			a->msgs[i].stamp_tag = tag;
 			a->ptrs[i] = &a->msgs[i];
 		}
 		a->resp.n_replicas = n;

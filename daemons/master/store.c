@@ -17,6 +17,7 @@ int store_create(const struct master_opts *o,
 	s->opts = *o;
 	s->incarnation = incarnation;
 	memcpy(s->grant_secret, grant_secret, GRANT_SECRET_BYTES);
+	s->stamp_key = stamp_key_derive(grant_secret);
 	s->next_segment_id = s->next_version = s->next_task_id = 1;
 	s->evict_rng = incarnation;
 	pthread_mutex_init(&s->lock, NULL);

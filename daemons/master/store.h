@@ -155,7 +155,11 @@ struct object {
 	uint64_t put_owner, put_deadline_ms;
 	uint64_t copy_owner, copy_deadline_ms;
 	struct object *resv_prev, *resv_next;
-	uint64_t incarnation; /* HA: recovered under another; 0: the store's */
+	/* HA: recovered from a worker, written under another master whose
+	 * stamp key is gone (store_ha.c); NULL: placed by this store, whose
+	 * incarnation and stamp tag it has (computed when asked for, so an
+	 * ordinary object holds nothing more than this pointer). */
+	struct object_origin *origin;
 	uint32_t copies;      /* started copies pinning the object */
 	bool complete;	      /* PutEnd done */
 	uint8_t n_dheat;
@@ -163,6 +167,12 @@ struct object {
 	/* at most MASTER_MAX_REPLICAS, the capacity at most twice that */
 	uint8_t n_replicas, cap_replicas;
 	char names[]; /* tenant, NUL, key, NUL */
+};
+
+/* Where a recovered object's stamps came from: the incarnation they name
+ * and the tag they carry, as the worker that held them reported. */
+struct object_origin {
+	uint64_t incarnation, stamp_tag;
 };
 
 struct task {
@@ -357,6 +367,10 @@ uint64_t store_term(const struct store *s);
  * objects keep the one they were written under). */
 uint64_t store_object_incarnation(const struct store *s,
 				  const struct object *o);
+/* The tag o's stamps carry (stamp.h): computed with the store's stamp key,
+ * or kept from its worker for a recovered object. 0 with stamp tags off
+ * (the benchmark baseline, master_opts.grants_off). */
+uint64_t store_object_stamp_tag(const struct store *s, const struct object *o);
 struct store_ha_figures {
 	uint64_t objects_recovered, replicas_recovered, recover_refused;
 	uint64_t journal_overflow;

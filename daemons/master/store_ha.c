@@ -21,13 +21,13 @@
 
 struct orphan {
 	uint64_t segment_id, offset, size, version, incarnation, key_hash;
-	uint64_t expires_ms;
+	uint64_t stamp_tag, expires_ms;
 };
 
 struct jentry {
 	uint64_t seq;
 	bool drop;
-	uint64_t segment_id, offset, size, version, incarnation;
+	uint64_t segment_id, offset, size, version, incarnation, stamp_tag;
 	char *tenant, *key;
 };
 
@@ -56,7 +56,36 @@ uint64_t store_term(const struct store *s)
 
 uint64_t store_object_incarnation(const struct store *s, const struct object *o)
 {
-	return o->incarnation ? o->incarnation : s->incarnation;
+	return o->origin ? o->origin->incarnation : s->incarnation;
+}
+
+uint64_t store_object_stamp_tag(const struct store *s, const struct object *o)
+{
+	struct stamp_id id;
+
+	if (o->origin)
+		return o->origin->stamp_tag;
+	if (s->opts.grants_off)
+		return 0;
+	id = (struct stamp_id){
+	    .incarnation = s->incarnation,
+	    .object_id = o->version,
+	    .key_hash = stamp_key_hash(o->tenant, strlen(o->tenant), o->key,
+				       strlen(o->key)),
+	    .length = o->size,
+	};
+	return stamp_tag(&s->stamp_key, &id);
+}
+
+/* o was written under another master: it keeps that one's incarnation and
+ * the stamp tag its worker reported (false: out of memory). */
+static bool set_origin(struct object *o, uint64_t incarnation, uint64_t tag)
+{
+	o->origin = malloc(sizeof(*o->origin));
+	if (!o->origin)
+		return false;
+	*o->origin = (struct object_origin){incarnation, tag};
+	return true;
 }
 
 void store_ha_figures(struct store *s, struct store_ha_figures *f)
@@ -131,6 +160,7 @@ static void journal_add(struct store *s, const struct object *o,
 			     .version = o->version,
 			     .incarnation = store_object_incarnation(s, o)};
 	if (!drop) {
+		e->stamp_tag = store_object_stamp_tag(s, o);
 		e->tenant = strdup(o->tenant);
 		e->key = strdup(o->key);
 		if (!e->tenant || !e->key) {
@@ -181,6 +211,7 @@ size_t store_journal_fill(struct store *s, uint64_t client_id, uint64_t ack,
 		m->size = e->size;
 		m->version = e->version;
 		m->incarnation = e->incarnation;
+		m->stamp_tag = e->stamp_tag;
 		if (e->tenant) { /* drops carry no name */
 			m->tenant = e->tenant;
 			m->key = e->key;
@@ -282,6 +313,7 @@ static McreplRpc__Code add_orphan(struct store *s, const struct segment *seg,
 	    .version = e->version,
 	    .incarnation = e->incarnation,
 	    .key_hash = e->key_hash,
+	    .stamp_tag = e->stamp_tag,
 	    .expires_ms = now_ms + ORPHAN_TTL_MS,
 	};
 	s->ha.orphans++;
@@ -312,15 +344,19 @@ struct object *store__adopt(struct store *s, const char *tenant,
 			continue;
 		}
 		if (o && (o->version != p->version || o->size != p->size ||
+			  o->origin->stamp_tag != p->stamp_tag ||
 			  store__on_segment(o, seg->id) ||
 			  !store_reserve_replica(o)))
 			continue; /* left to expire */
 		if (!o) {
 			o = store__new_object(tenant, key, p->size, 1);
+			if (o && !set_origin(o, p->incarnation, p->stamp_tag)) {
+				store__free_object(o);
+				o = NULL;
+			}
 			if (!o)
 				return NULL;
 			o->version = p->version;
-			o->incarnation = p->incarnation;
 			o->complete = true;
 			store__insert_object(s, o);
 			s->ha.objects_recovered++;
@@ -351,7 +387,7 @@ McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 			      errlen, "not a segment of this client");
 	keyless = (!e->key || !e->key[0]) && e->key_hash;
 	if ((!keyless && !store__key_ok(e->tenant, e->key)) || e->size == 0 ||
-	    e->drop || !e->version || !e->incarnation ||
+	    e->drop || !e->version || !e->incarnation || !e->stamp_tag ||
 	    e->size > seg->capacity || e->size > STORE_MAX_OBJECT_BYTES)
 		return refuse(s, MCREPL_RPC__CODE__INVALID_ARGUMENT, err,
 			      errlen, "bad object record");
@@ -365,20 +401,24 @@ McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 	if (o) {
 		if (o->version == e->version && o->size == e->size &&
 		    o->complete &&
-		    store_object_incarnation(s, o) == e->incarnation)
+		    store_object_incarnation(s, o) == e->incarnation &&
+		    store_object_stamp_tag(s, o) == e->stamp_tag)
 			return add_replica(s, o, seg, e->offset, err, errlen);
 		seg_alloc_free(seg->alloc, e->offset);
 		return refuse(s, MCREPL_RPC__CODE__ALREADY_EXISTS, err, errlen,
 			      "another version holds the key");
 	}
 	o = store__new_object(e->tenant, e->key, e->size, 1);
+	if (o && !set_origin(o, e->incarnation, e->stamp_tag)) {
+		store__free_object(o);
+		o = NULL;
+	}
 	if (!o) {
 		seg_alloc_free(seg->alloc, e->offset);
 		return refuse(s, MCREPL_RPC__CODE__INTERNAL, err, errlen,
 			      "out of memory");
 	}
 	o->version = e->version;
-	o->incarnation = e->incarnation;
 	o->complete = true;
 	o->last_read_ms = now_ms;
 	store__insert_object(s, o);

@@ -84,6 +84,7 @@ struct object *store__new_object(const char *tenant, const char *key,
 void store__free_object(struct object *o)
 {
 	free(o->dheat);
+	free(o->origin);
 	free(o->replicas);
 	free(o);
 }

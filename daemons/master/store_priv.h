@@ -35,6 +35,8 @@ struct store {
 	struct master_opts opts;
 	/* the root of every segment's grant key (grant.h); never sent */
 	uint8_t grant_secret[GRANT_SECRET_BYTES];
+	/* tags stamps (stamp.h): derived from the grant secret, never sent */
+	struct mcu_siphash_key stamp_key;
 	uint64_t incarnation; /* stamped into regions with each version */
 	/* segments, clients (store_seg.c) */
 	struct segment **segs;

@@ -111,6 +111,7 @@ size_t store_fetch_tasks(struct store *s, uint64_t client_id, struct task **out,
 		 * under (HA) */
 		t->msg.incarnation =
 		    o ? store_object_incarnation(s, o) : s->incarnation;
+		t->msg.stamp_tag = o ? store_object_stamp_tag(s, o) : 0;
 		t->msg.lease_ttl_ms = t->lease_expires_at_ms > now_ms
 					  ? t->lease_expires_at_ms - now_ms
 					  : 0;

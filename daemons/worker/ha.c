@@ -37,6 +37,7 @@ struct wentry {
 	struct mcu_map_node node; /* by offset */
 	struct wentry *prev, *next;
 	uint64_t offset, size, version, incarnation;
+	uint64_t stamp_tag; /* the master's, as fed: what the stamp carries */
 	char *tenant, *key;
 };
 
@@ -205,6 +206,7 @@ static void index_commit(struct wseg *s, const McreplRpc__IndexEntry *m)
 	e->size = m->size;
 	e->version = m->version;
 	e->incarnation = m->incarnation;
+	e->stamp_tag = m->stamp_tag;
 	e->tenant = strdup(m->tenant);
 	e->key = strdup(m->key);
 	if (!e->tenant || !e->key) {
@@ -269,7 +271,9 @@ static void reg_end(struct reg *g)
 	free(g);
 }
 
-/* The region of e must still hold e (its stamp and payload CRC). */
+/* The region of e must still hold e (its stamp, with the tag the master
+ * fed, and payload CRC): a stamp forged after the commit is not sent on
+ * to the next master as the object. */
 static bool holds(const struct wseg *s, const struct wentry *e)
 {
 	struct stamp_id want = {
@@ -278,9 +282,11 @@ static bool holds(const struct wseg *s, const struct wentry *e)
 	    .key_hash = stamp_key_hash(e->tenant, strlen(e->tenant), e->key,
 				       strlen(e->key)),
 	    .length = e->size,
+	    .tag = e->stamp_tag,
 	};
 
-	return stamp_verify((const uint8_t *)s->mem + e->offset,
+	return e->stamp_tag &&
+	       stamp_verify((const uint8_t *)s->mem + e->offset,
 			    (size_t)(STAMP_BYTES + e->size), &want) == STAMP_OK;
 }
 
@@ -305,7 +311,7 @@ static bool next_orphan(struct reg *g, uint64_t stop,
 		    p[3] != 0x4F) /* "MCSO" */
 			continue;
 		if (stamp_read(p, STAMP_BYTES, &id, &crc) != STAMP_OK ||
-		    id.incarnation != g->scan_inc ||
+		    !id.tag || id.incarnation != g->scan_inc ||
 		    id.object_id <= g->scan_min_version ||
 		    id.length > s->len - g->scan_at - STAMP_BYTES ||
 		    find(s->index, g->scan_at) ||
@@ -318,6 +324,8 @@ static bool next_orphan(struct reg *g, uint64_t stop,
 		out->version = id.object_id;
 		out->incarnation = id.incarnation;
 		out->key_hash = id.key_hash;
+		out->stamp_tag =
+		    id.tag; /* unverifiable here: see SECURITY.md */
 		out->segment_id = s->id;
 		g->scan_at += (STAMP_BYTES + id.length + STAMP_BYTES - 1) /
 			      STAMP_BYTES * STAMP_BYTES;
@@ -381,6 +389,7 @@ static void reg_send(struct reg *g)
 		ents[n].size = e->size;
 		ents[n].version = e->version;
 		ents[n].incarnation = e->incarnation;
+		ents[n].stamp_tag = e->stamp_tag;
 		ents[n].segment_id = s->id;
 		ents[n].tenant = e->tenant;
 		ents[n].key = e->key;

@@ -25,6 +25,7 @@ struct wtask {
 	struct wtask *prev, *next;
 	struct worker *w;
 	uint64_t id, lease_id, version, size, src_seg, dst_seg, incarnation;
+	uint64_t stamp_tag; /* the source's stamp must carry it (0: unknown) */
 	bool dynamic, copying;
 	char *tenant, *key;
 	McreplRpc__Code status; /* reported by MarkTaskToComplete */
@@ -337,6 +338,7 @@ static bool source_is_the_object(const struct wtask *t,
 	    .key_hash = stamp_key_hash(t->tenant, strlen(t->tenant), t->key,
 				       strlen(t->key)),
 	    .length = src->size,
+	    .tag = t->stamp_tag,
 	};
 	enum stamp_result r;
 
@@ -472,6 +474,7 @@ static struct wtask *task_new(struct worker *w, const McreplRpc__Task *m)
 	t->lease_id = m->lease_id;
 	t->version = m->version;
 	t->incarnation = m->incarnation;
+	t->stamp_tag = m->stamp_tag;
 	t->size = m->size;
 	t->src_seg = m->source_segment_id;
 	t->dst_seg = m->target_segment_id;

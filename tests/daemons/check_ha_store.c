@@ -23,6 +23,7 @@ Suite *make_ha_store_suite(void);
 #define CB 0xb2
 #define TERM 7
 #define OLD_INC 0x1234000000000005ULL
+#define OLD_TAG 0x7a97a97a97a97a9ULL /* the old master's stamp tag */
 
 START_TEST(test_alloc_at_exact_ranges)
 {
@@ -130,6 +131,7 @@ static McreplRpc__IndexEntry record(const char *key, uint64_t offset,
 	e.size = 4096;
 	e.version = version;
 	e.incarnation = OLD_INC;
+	e.stamp_tag = OLD_TAG;
 	return e;
 }
 
@@ -330,6 +332,67 @@ START_TEST(test_orphans_adopted_or_expired)
 }
 END_TEST
 
+/* A new master cannot recompute the stamp tags of an old one (its key is
+ * gone): a recovered object keeps and serves the tag its worker reported,
+ * and journals it for the next failover; a record without a tag, or a
+ * second replica carrying another tag, is refused. This store's own
+ * objects get their tag computed, the same every time. */
+START_TEST(test_recovered_objects_keep_their_stamp_tag)
+{
+	struct fx x;
+	struct object *o, *mine;
+	McreplRpc__IndexEntry e = record("r1", 8192, 0), j[8];
+	uint64_t v = ((uint64_t)(TERM - 1) << 32) | 3, tag;
+	size_t n;
+
+	fx_start(&x, TERM);
+	e.version = v;
+	e.stamp_tag = 0;
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e),
+			 MCREPL_RPC__CODE__INVALID_ARGUMENT);
+	e.stamp_tag = OLD_TAG;
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e), MCREPL_RPC__CODE__OK);
+	o = store_find(x.s, "t", "r1");
+	ck_assert_ptr_nonnull(o);
+	ck_assert_uint_eq(store_object_stamp_tag(x.s, o), OLD_TAG);
+	n = store_journal_fill(x.s, CA, 0, j, 8);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(j[0].stamp_tag, OLD_TAG);
+	ck_assert_uint_eq(j[0].incarnation, OLD_INC);
+	/* the same object on the other worker under another tag */
+	e = record("r1", 0, v);
+	e.stamp_tag = OLD_TAG ^ 1;
+	ck_assert_int_eq(recover(&x, CB, x.seg_b, &e),
+			 MCREPL_RPC__CODE__ALREADY_EXISTS);
+	ck_assert_uint_eq(o->n_replicas, 1);
+	/* two orphans of one key: the one under another tag stays apart */
+	e = record("", 65536, v + 1);
+	e.key_hash = stamp_key_hash("t", 1, "lost", 4);
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e), MCREPL_RPC__CODE__OK);
+	e = record("", 65536, v + 1);
+	e.key_hash = stamp_key_hash("t", 1, "lost", 4);
+	e.stamp_tag = OLD_TAG ^ 2;
+	ck_assert_int_eq(recover(&x, CB, x.seg_b, &e), MCREPL_RPC__CODE__OK);
+	o = store_find(x.s, "t", "lost");
+	ck_assert_ptr_nonnull(o);
+	ck_assert_uint_eq(o->n_replicas, 1);
+	/* the last registered is looked at first; the other expires */
+	ck_assert_uint_eq(o->replicas[0].segment_id, x.seg_b);
+	ck_assert_uint_eq(store_object_stamp_tag(x.s, o), OLD_TAG ^ 2);
+	/* this store's own objects: computed, the same every time */
+	mine = put(&x, "k");
+	tag = store_object_stamp_tag(x.s, mine);
+	ck_assert_uint_ne(tag, 0);
+	ck_assert_uint_eq(store_object_stamp_tag(x.s, mine), tag);
+	n = store_journal_fill(
+	    x.s, mine->replicas[0].segment_id == x.seg_b ? CB : CA, 0, j, 8);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_str_eq(j[n - 1].key, "k");
+	ck_assert_uint_eq(j[n - 1].stamp_tag, tag);
+	fx_stop(&x);
+}
+END_TEST
+
 START_TEST(test_held_segment_gets_no_placement)
 {
 	struct fx x;
@@ -377,6 +440,7 @@ Suite *make_ha_store_suite(void)
 	tcase_add_test(tc, test_journal_fed_and_acknowledged);
 	tcase_add_test(tc, test_recover_objects);
 	tcase_add_test(tc, test_orphans_adopted_or_expired);
+	tcase_add_test(tc, test_recovered_objects_keep_their_stamp_tag);
 	tcase_add_test(tc, test_held_segment_gets_no_placement);
 	suite_add_tcase(s, tc);
 	return s;

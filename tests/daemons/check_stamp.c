@@ -54,8 +54,8 @@ START_TEST(test_crc32c_paths_agree_at_every_split)
 }
 END_TEST
 
-static const struct stamp_id ID = {0x1122334455667788ULL, 42,
-				   0xa5a5a5a5a5a5a5a5ULL, 5};
+static const struct stamp_id ID = {
+    0x1122334455667788ULL, 42, 0xa5a5a5a5a5a5a5a5ULL, 5, 0x0f1e2d3c4b5a6978ULL};
 
 static uint8_t *region_of(const struct stamp_id *id, const char *payload)
 {
@@ -72,14 +72,15 @@ START_TEST(test_stamp_golden_bytes)
 	uint8_t *r = region_of(&ID, "hello");
 
 	ck_assert_uint_eq(get_be32(r), STAMP_MAGIC);
-	ck_assert_uint_eq(r[4] << 8 | r[5], 1);
+	ck_assert_uint_eq(r[4] << 8 | r[5], 2);
 	ck_assert_uint_eq(r[6] | r[7], 0);
 	ck_assert_uint_eq(get_be64(r + 8), 0x1122334455667788ULL);
 	ck_assert_uint_eq(get_be64(r + 16), 42);
 	ck_assert_uint_eq(get_be64(r + 24), 0xa5a5a5a5a5a5a5a5ULL);
 	ck_assert_uint_eq(get_be64(r + 32), 5);
 	ck_assert_uint_eq(get_be32(r + 40), mcu_crc32c(0, "hello", 5));
-	for (int i = 44; i < 60; i++)
+	ck_assert_uint_eq(get_be64(r + 44), 0x0f1e2d3c4b5a6978ULL);
+	for (int i = 52; i < 60; i++)
 		ck_assert_uint_eq(r[i], 0);
 	ck_assert_uint_eq(get_be32(r + 60), mcu_crc32c(0, r, 60));
 	ck_assert_int_eq(stamp_verify(r, STAMP_BYTES + 5, &ID), STAMP_OK);
@@ -119,6 +120,28 @@ START_TEST(test_stamp_refusals)
 		break;
 	case 7:
 		n--, expect = STAMP_E_LENGTH;
+		break;
+	case 8: /* a tag the master did not give for this object */
+		want.tag ^= 1, expect = STAMP_E_TAG;
+		break;
+	case 9: /* a stamp without a tag */
+		put_be64(r + 44, 0);
+		put_be32(r + 60, mcu_crc32c(0, r, 60));
+		expect = STAMP_E_TAG;
+		break;
+	case 10: /* the format before tags */
+		r[5] = 1;
+		put_be32(r + 60, mcu_crc32c(0, r, 60));
+		expect = STAMP_E_MAGIC;
+		break;
+	case 11: /* a worker, which cannot know the tag, does not judge it */
+		want.tag = 0;
+		put_be64(r + 44, 12345);
+		put_be32(r + 60, mcu_crc32c(0, r, 60));
+		expect = STAMP_OK;
+		break;
+	case 12: /* the tag is covered by the stamp's own checksum */
+		r[47] ^= 0x10, expect = STAMP_E_CORRUPT;
 		break;
 	default:
 		r[STAMP_BYTES + 2] ^= 0x40, expect = STAMP_E_PAYLOAD;
@@ -160,6 +183,74 @@ START_TEST(test_stamp_key_hash_separates_tenant_and_key)
 }
 END_TEST
 
+/* The tag is SipHash-2-4 under the stamp key of "MCSTAMP\0" and the four
+ * identity words, little-endian (checked against the byte form); the
+ * stamp key is derived from the root, not the root itself. */
+START_TEST(test_stamp_tag_encoding)
+{
+	uint8_t root[STAMP_ROOT_BYTES], msg[40] = "MCSTAMP";
+	const uint64_t w[4] = {ID.incarnation, ID.object_id, ID.key_hash,
+			       ID.length};
+	struct mcu_siphash_key k, raw;
+
+	for (int i = 0; i < STAMP_ROOT_BYTES; i++)
+		root[i] = (uint8_t)i;
+	k = stamp_key_derive(root);
+	raw = mcu_siphash_key(root);
+	ck_assert(k.k0 != raw.k0 || k.k1 != raw.k1);
+	ck_assert_uint_ne(k.k0, k.k1);
+	for (int i = 0; i < 4; i++)
+		for (int b = 0; b < 8; b++)
+			msg[8 + 8 * i + b] = (uint8_t)(w[i] >> (8 * b));
+	ck_assert_uint_eq(stamp_tag(&k, &ID), mcu_siphash24(&k, msg, 40));
+	/* the key's derivation is the byte form of ("MCSTAMPK", i) too */
+	memcpy(msg, "MCSTAMPK", 8);
+	memset(msg + 8, 0, 8);
+	ck_assert_uint_eq(k.k0, mcu_siphash24(&raw, msg, 16));
+	msg[8] = 1;
+	ck_assert_uint_eq(k.k1, mcu_siphash24(&raw, msg, 16));
+}
+END_TEST
+
+/* Each identity field and the key change the tag; the tag ignores the
+ * tag field it is computed for; it round-trips through the stamp. */
+START_TEST(test_stamp_tag_binds_every_field)
+{
+	uint8_t root[STAMP_ROOT_BYTES] = "stamp-root-key!";
+	struct mcu_siphash_key k = stamp_key_derive(root), k2;
+	struct stamp_id id = ID, got;
+	const uint64_t t = stamp_tag(&k, &ID);
+	uint8_t *r;
+	uint32_t crc;
+
+	ck_assert_uint_ne(t, 0);
+	id.tag = 0;
+	ck_assert_uint_eq(stamp_tag(&k, &id), t);
+	id = ID, id.incarnation++;
+	ck_assert_uint_ne(stamp_tag(&k, &id), t);
+	id = ID, id.object_id++;
+	ck_assert_uint_ne(stamp_tag(&k, &id), t);
+	id = ID, id.key_hash ^= 1;
+	ck_assert_uint_ne(stamp_tag(&k, &id), t);
+	id = ID, id.length++;
+	ck_assert_uint_ne(stamp_tag(&k, &id), t);
+	root[0] ^= 1;
+	k2 = stamp_key_derive(root);
+	ck_assert_uint_ne(stamp_tag(&k2, &ID), t);
+	id = ID, id.tag = t;
+	r = malloc(STAMP_BYTES + 5);
+	ck_assert_ptr_nonnull(r);
+	memcpy(r + STAMP_BYTES, "hello", 5);
+	stamp_write(r, &id, r + STAMP_BYTES);
+	ck_assert_int_eq(stamp_read(r, STAMP_BYTES, &got, &crc), STAMP_OK);
+	ck_assert_uint_eq(got.tag, t);
+	ck_assert_int_eq(stamp_verify(r, STAMP_BYTES + 5, &id), STAMP_OK);
+	ck_assert_str_eq(stamp_result_text(STAMP_E_TAG),
+			 "stamp not issued by the master (tag mismatch)");
+	free(r);
+}
+END_TEST
+
 Suite *make_stamp_suite(void)
 {
 	Suite *s = suite_create("stamp");
@@ -168,9 +259,11 @@ Suite *make_stamp_suite(void)
 	tcase_add_test(tc, test_crc32c_known_vectors);
 	tcase_add_test(tc, test_crc32c_paths_agree_at_every_split);
 	tcase_add_test(tc, test_stamp_golden_bytes);
-	tcase_add_loop_test(tc, test_stamp_refusals, 0, 9);
+	tcase_add_loop_test(tc, test_stamp_refusals, 0, 14);
 	tcase_add_test(tc, test_lifecycle1_reused_region_is_refused);
 	tcase_add_test(tc, test_stamp_key_hash_separates_tenant_and_key);
+	tcase_add_test(tc, test_stamp_tag_encoding);
+	tcase_add_test(tc, test_stamp_tag_binds_every_field);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -175,11 +175,13 @@ static void step(const char *name)
 }
 
 static struct stamp_id stamp_of(const char *tenant, const char *key,
-				uint64_t inc, uint64_t version, uint64_t size)
+				uint64_t inc, uint64_t version, uint64_t size,
+				uint64_t tag)
 {
 	return (struct stamp_id){
 	    inc, version,
-	    stamp_key_hash(tenant, strlen(tenant), key, strlen(key)), size};
+	    stamp_key_hash(tenant, strlen(tenant), key, strlen(key)), size,
+	    tag};
 }
 
 static int step_put(rpc_client *rc, const char *tenant, const char *key,
@@ -214,8 +216,9 @@ static int step_put(rpc_client *rc, const char *tenant, const char *key,
 	}
 	fill(region + sb, size, tenant, key);
 	if (sb) {
-		struct stamp_id id = stamp_of(tenant, key, resp->incarnation,
-					      resp->version, size);
+		struct stamp_id id =
+		    stamp_of(tenant, key, resp->incarnation, resp->version,
+			     size, resp->stamp_tag);
 
 		stamp_write(region, &id, region + sb);
 		len += sb;
