@@ -93,6 +93,20 @@ bool auth_domain_ok(const struct auth_principal *p, const char *domain);
 /* "read", "write", "remove", "admin" for one right bit. */
 const char *auth_right_name(unsigned right);
 
+/* Client ids under an auth file. A worker principal owns the ids whose
+ * bits 62..32 are its tag, the top 31 bits of SHA-256("mcrepl client id\0"
+ * name); the low 32 bits (not 0) are its worker's choice. The master
+ * refuses a worker call naming an id outside the caller's space, so no
+ * principal can take another's id, while it is mounted, after it expired,
+ * or after a master restart, and the master keeps no record for it.
+ * auth_table_load refuses two worker principals with the same tag. */
+#define AUTH_ID_TAG_SHIFT 32
+uint32_t auth_id_tag(const char *name);
+/* The id numbered n (0 taken as 1) in name's space. */
+uint64_t auth_client_id(const char *name, uint32_t n);
+/* Whether id is in name's space (its low 32 bits not 0). */
+bool auth_id_owned(const char *name, uint64_t id);
+
 /* One's own credential: a principal name and its secret. */
 struct auth_cred {
 	char name[AUTH_NAME_MAX + 1];
