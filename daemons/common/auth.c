@@ -260,6 +260,20 @@ static size_t split(char *line, char **words, size_t max)
 	return n;
 }
 
+/* Two workers whose client-id spaces are one would own each other's ids
+ * (auth_id_tag): one of them must be renamed. */
+static int unique_id_space(struct parse *ps, const struct auth_table *t,
+			   const struct auth_principal *p)
+{
+	for (size_t i = 0; i + 1 < t->n; i++)
+		if (t->p[i].kind == AUTH_WORKER && t->p[i].id_tag == p->id_tag)
+			return perr(ps,
+				    "workers '%s' and '%s' share a client-id "
+				    "space (auth_id_tag): rename one",
+				    t->p[i].name, p->name);
+	return 0;
+}
+
 static int parse_line(struct parse *ps, struct auth_table *t, char *line)
 {
 	char *w[16];
@@ -286,6 +300,7 @@ static int parse_line(struct parse *ps, struct auth_table *t, char *line)
 	p = &t->p[t->n++];
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "%s", w[1]);
+	p->id_tag = auth_id_tag(p->name);
 	p->kind = w[0][0] == 'w' ? AUTH_WORKER : AUTH_CLIENT;
 	for (size_t i = 2; i < n; i++)
 		if (set_key(ps, p, w[i], &sec, &cap, &rights))
@@ -305,7 +320,7 @@ static int parse_line(struct parse *ps, struct auth_table *t, char *line)
 	    (!rights || !(p->tenants || p->any_tenant)))
 		return perr(ps,
 			    "client '%s' needs tenants= and rights=", p->name);
-	return 0;
+	return p->kind == AUTH_WORKER ? unique_id_space(ps, t, p) : 0;
 }
 
 int auth_table_parse(const char *text, const char *name,

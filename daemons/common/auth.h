@@ -65,6 +65,7 @@ struct auth_principal {
 	bool any_host, any_domain, any_tenant;
 	uint64_t max_capacity; /* worker: largest segment it may mount */
 	unsigned rights;       /* client: enum auth_right bits */
+	uint32_t id_tag;       /* auth_id_tag(name) */
 };
 
 struct auth_table {
@@ -104,8 +105,8 @@ const char *auth_right_name(unsigned right);
 uint32_t auth_id_tag(const char *name);
 /* The id numbered n (0 taken as 1) in name's space. */
 uint64_t auth_client_id(const char *name, uint32_t n);
-/* Whether id is in name's space (its low 32 bits not 0). */
-bool auth_id_owned(const char *name, uint64_t id);
+/* Whether id is in p's space (its low 32 bits not 0). */
+bool auth_id_owned(const struct auth_principal *p, uint64_t id);
 
 /* One's own credential: a principal name and its secret. */
 struct auth_cred {

@@ -25,8 +25,7 @@ uint64_t auth_client_id(const char *name, uint32_t n)
 	return (uint64_t)auth_id_tag(name) << AUTH_ID_TAG_SHIFT | (n ? n : 1);
 }
 
-bool auth_id_owned(const char *name, uint64_t id)
+bool auth_id_owned(const struct auth_principal *p, uint64_t id)
 {
-	return (uint32_t)id != 0 &&
-	       id >> AUTH_ID_TAG_SHIFT == auth_id_tag(name);
+	return (uint32_t)id != 0 && id >> AUTH_ID_TAG_SHIFT == p->id_tag;
 }

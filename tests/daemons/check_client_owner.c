@@ -222,6 +222,28 @@ START_TEST(test_attack_client_id_squatting_after_master_restart)
 }
 END_TEST
 
+/* Two worker names with one client-id tag (found by a search offline: 31
+ * bits collide among some 10^5 names) are refused at load. */
+START_TEST(test_auth_file_refuses_workers_sharing_an_id_space)
+{
+	static const char text[] =
+	    "worker w28923 secret=0123456789abcdef hosts=* domains=* "
+	    "max_capacity=1G\n"
+	    "worker w44652 secret=0123456789abcdef hosts=* domains=* "
+	    "max_capacity=1G\n";
+	struct auth_table *t = NULL;
+	char err[256];
+
+	ck_assert_uint_eq(auth_id_tag("w28923"), 0x5450a90au);
+	ck_assert_uint_eq(auth_id_tag("w44652"), 0x5450a90au);
+	ck_assert_int_eq(auth_table_parse(text, "T", &t, err, sizeof(err)), -1);
+	ck_assert_ptr_null(t);
+	ck_assert_str_eq(err, "auth file T line 2: workers 'w28923' and "
+			      "'w44652' share a client-id space "
+			      "(auth_id_tag): rename one");
+}
+END_TEST
+
 Suite *make_client_owner_suite(void)
 {
 	Suite *s = suite_create("client_owner");
@@ -232,6 +254,9 @@ Suite *make_client_owner_suite(void)
 	tcase_add_test(tc, test_attack_client_id_squatting_after_expiry);
 	tcase_add_test(tc,
 		       test_attack_client_id_squatting_after_master_restart);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("client_owner_file");
+	tcase_add_test(tc, test_auth_file_refuses_workers_sharing_an_id_space);
 	suite_add_tcase(s, tc);
 	return s;
 }
