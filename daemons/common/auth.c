@@ -12,7 +12,7 @@
 #define AUTH_FILE_MAX (1u << 20)
 #define AUTH_MAX_PRINCIPALS 4096
 
-static bool name_ok(const char *s)
+bool auth_name_ok(const char *s)
 {
 	size_t n = strlen(s);
 
@@ -288,7 +288,7 @@ static int parse_line(struct parse *ps, struct auth_table *t, char *line)
 	if (strcmp(w[0], "worker") && strcmp(w[0], "client"))
 		return perr(ps, "unknown kind '%.40s' (worker or client)",
 			    w[0]);
-	if (n < 2 || !name_ok(w[1]))
+	if (n < 2 || !auth_name_ok(w[1]))
 		return perr(ps,
 			    "a name of 1..%d characters of A-Z a-z 0-9 . _ - "
 			    "must follow '%s'",
@@ -381,8 +381,27 @@ int auth_file_private(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-/* The whole of a private file, NUL-terminated (malloc'd), or NULL. */
-static char *read_private(const char *path, char *err, size_t errlen)
+/* A NUL byte in text[0, n): where, as "<prefix>PATH line N: ..." in err. */
+static bool nul_found(const char *text, size_t n, const char *prefix,
+		      const char *path, char *err, size_t errlen)
+{
+	const char *nul = memchr(text, '\0', n);
+	size_t line = 1;
+
+	if (!nul)
+		return false;
+	for (const char *c = text; c < nul; c++)
+		line += *c == '\n';
+	snprintf(err, errlen,
+		 "%s%s line %zu: a NUL byte (names and settings are text)",
+		 prefix, path, line);
+	return true;
+}
+
+/* The whole of a private file, NUL-terminated (malloc'd), or NULL. prefix
+ * starts an error about its contents ("auth file " or ""). */
+static char *read_private(const char *path, const char *prefix, char *err,
+			  size_t errlen)
 {
 	FILE *f;
 	char *buf;
@@ -405,8 +424,8 @@ static char *read_private(const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	buf[n] = '\0';
-	if (strlen(buf) != n) {
-		snprintf(err, errlen, "%s: holds a NUL byte", path);
+	if (nul_found(buf, n, prefix, path, err, errlen)) {
+		memset(buf, 0, n);
 		free(buf);
 		return NULL;
 	}
@@ -416,7 +435,7 @@ static char *read_private(const char *path, char *err, size_t errlen)
 int auth_table_load(const char *path, struct auth_table **out, char *err,
 		    size_t errlen)
 {
-	char *text = read_private(path, err, errlen);
+	char *text = read_private(path, "auth file ", err, errlen);
 	int rc;
 
 	*out = NULL;
@@ -434,7 +453,7 @@ int auth_cred_load(const char *name, const char *secret_file,
 	size_t n;
 
 	memset(out, 0, sizeof(*out));
-	if (!name_ok(name)) {
+	if (!auth_name_ok(name)) {
 		snprintf(err, errlen,
 			 "--principal '%.64s': 1..%d characters of A-Z a-z "
 			 "0-9 . _ -",
@@ -446,7 +465,7 @@ int auth_cred_load(const char *name, const char *secret_file,
 			 name);
 		return -1;
 	}
-	text = read_private(secret_file, err, errlen);
+	text = read_private(secret_file, "", err, errlen);
 	if (!text)
 		return -1;
 	n = strcspn(text, "\r\n");

@@ -20,7 +20,9 @@
  * (read, write, remove, admin). "*" in a list means any. Names are 1..64
  * characters of A-Z a-z 0-9 . _ -; secrets 16..256 printable characters
  * without spaces. Any other key, a duplicate name or key, or a missing one
- * is an error naming the file and line. A file others may read or write
+ * is an error naming the file and line; so is a NUL byte anywhere (a name
+ * "w1\0x" must not read as "w1"). Two workers whose client-id spaces
+ * (below) are one are an error too. A file others may read or write
  * (mode & 007) is refused, as ssh refuses such a private key.
  *
  * A credential (--principal NAME --secret_file PATH on every binary that
@@ -82,6 +84,10 @@ int auth_table_load(const char *path, struct auth_table **out, char *err,
 int auth_table_parse(const char *text, const char *name,
 		     struct auth_table **out, char *err, size_t errlen);
 void auth_table_free(struct auth_table *t);
+
+/* Whether name is a principal name: 1..AUTH_NAME_MAX characters of
+ * A-Z a-z 0-9 . _ - (so no NUL inside, no space, nothing unprintable). */
+bool auth_name_ok(const char *name);
 
 /* The principal called name, or NULL. */
 const struct auth_principal *auth_find(const struct auth_table *t,
