@@ -158,7 +158,7 @@ START_TEST(test_attack_flood_from_worker_address_worker_still_mounts)
 	char bin[512], master[80];
 	const char *argv[] = {harness_bin("mcrepl-worker", bin, sizeof(bin)),
 			      master,
-			      "--data_address=127.0.0.1:0",
+			      "--data_address=127.0.0.1",
 			      "--host_id=host-a",
 			      "--segment_size=4M",
 			      fx.auth.principal_flag[W1],
