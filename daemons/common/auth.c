@@ -12,7 +12,7 @@
 #define AUTH_FILE_MAX (1u << 20)
 #define AUTH_MAX_PRINCIPALS 4096
 
-static bool name_ok(const char *s)
+bool auth_name_ok(const char *s)
 {
 	size_t n = strlen(s);
 
@@ -260,6 +260,20 @@ static size_t split(char *line, char **words, size_t max)
 	return n;
 }
 
+/* Two workers whose client-id spaces are one would own each other's ids
+ * (auth_id_tag): one of them must be renamed. */
+static int unique_id_space(struct parse *ps, const struct auth_table *t,
+			   const struct auth_principal *p)
+{
+	for (size_t i = 0; i + 1 < t->n; i++)
+		if (t->p[i].kind == AUTH_WORKER && t->p[i].id_tag == p->id_tag)
+			return perr(ps,
+				    "workers '%s' and '%s' share a client-id "
+				    "space (auth_id_tag): rename one",
+				    t->p[i].name, p->name);
+	return 0;
+}
+
 static int parse_line(struct parse *ps, struct auth_table *t, char *line)
 {
 	char *w[16];
@@ -274,7 +288,7 @@ static int parse_line(struct parse *ps, struct auth_table *t, char *line)
 	if (strcmp(w[0], "worker") && strcmp(w[0], "client"))
 		return perr(ps, "unknown kind '%.40s' (worker or client)",
 			    w[0]);
-	if (n < 2 || !name_ok(w[1]))
+	if (n < 2 || !auth_name_ok(w[1]))
 		return perr(ps,
 			    "a name of 1..%d characters of A-Z a-z 0-9 . _ - "
 			    "must follow '%s'",
@@ -286,6 +300,7 @@ static int parse_line(struct parse *ps, struct auth_table *t, char *line)
 	p = &t->p[t->n++];
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "%s", w[1]);
+	p->id_tag = auth_id_tag(p->name);
 	p->kind = w[0][0] == 'w' ? AUTH_WORKER : AUTH_CLIENT;
 	for (size_t i = 2; i < n; i++)
 		if (set_key(ps, p, w[i], &sec, &cap, &rights))
@@ -305,7 +320,7 @@ static int parse_line(struct parse *ps, struct auth_table *t, char *line)
 	    (!rights || !(p->tenants || p->any_tenant)))
 		return perr(ps,
 			    "client '%s' needs tenants= and rights=", p->name);
-	return 0;
+	return p->kind == AUTH_WORKER ? unique_id_space(ps, t, p) : 0;
 }
 
 int auth_table_parse(const char *text, const char *name,
@@ -366,8 +381,27 @@ int auth_file_private(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-/* The whole of a private file, NUL-terminated (malloc'd), or NULL. */
-static char *read_private(const char *path, char *err, size_t errlen)
+/* A NUL byte in text[0, n): where, as "<prefix>PATH line N: ..." in err. */
+static bool nul_found(const char *text, size_t n, const char *prefix,
+		      const char *path, char *err, size_t errlen)
+{
+	const char *nul = memchr(text, '\0', n);
+	size_t line = 1;
+
+	if (!nul)
+		return false;
+	for (const char *c = text; c < nul; c++)
+		line += *c == '\n';
+	snprintf(err, errlen,
+		 "%s%s line %zu: a NUL byte (names and settings are text)",
+		 prefix, path, line);
+	return true;
+}
+
+/* The whole of a private file, NUL-terminated (malloc'd), or NULL. prefix
+ * starts an error about its contents ("auth file " or ""). */
+static char *read_private(const char *path, const char *prefix, char *err,
+			  size_t errlen)
 {
 	FILE *f;
 	char *buf;
@@ -390,8 +424,8 @@ static char *read_private(const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	buf[n] = '\0';
-	if (strlen(buf) != n) {
-		snprintf(err, errlen, "%s: holds a NUL byte", path);
+	if (nul_found(buf, n, prefix, path, err, errlen)) {
+		memset(buf, 0, n);
 		free(buf);
 		return NULL;
 	}
@@ -401,7 +435,7 @@ static char *read_private(const char *path, char *err, size_t errlen)
 int auth_table_load(const char *path, struct auth_table **out, char *err,
 		    size_t errlen)
 {
-	char *text = read_private(path, err, errlen);
+	char *text = read_private(path, "auth file ", err, errlen);
 	int rc;
 
 	*out = NULL;
@@ -419,7 +453,7 @@ int auth_cred_load(const char *name, const char *secret_file,
 	size_t n;
 
 	memset(out, 0, sizeof(*out));
-	if (!name_ok(name)) {
+	if (!auth_name_ok(name)) {
 		snprintf(err, errlen,
 			 "--principal '%.64s': 1..%d characters of A-Z a-z "
 			 "0-9 . _ -",
@@ -431,7 +465,7 @@ int auth_cred_load(const char *name, const char *secret_file,
 			 name);
 		return -1;
 	}
-	text = read_private(secret_file, err, errlen);
+	text = read_private(secret_file, "", err, errlen);
 	if (!text)
 		return -1;
 	n = strcspn(text, "\r\n");

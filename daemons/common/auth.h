@@ -20,7 +20,9 @@
  * (read, write, remove, admin). "*" in a list means any. Names are 1..64
  * characters of A-Z a-z 0-9 . _ -; secrets 16..256 printable characters
  * without spaces. Any other key, a duplicate name or key, or a missing one
- * is an error naming the file and line. A file others may read or write
+ * is an error naming the file and line; so is a NUL byte anywhere (a name
+ * "w1\0x" must not read as "w1"). Two workers whose client-id spaces
+ * (below) are one are an error too. A file others may read or write
  * (mode & 007) is refused, as ssh refuses such a private key.
  *
  * A credential (--principal NAME --secret_file PATH on every binary that
@@ -65,6 +67,7 @@ struct auth_principal {
 	bool any_host, any_domain, any_tenant;
 	uint64_t max_capacity; /* worker: largest segment it may mount */
 	unsigned rights;       /* client: enum auth_right bits */
+	uint32_t id_tag;       /* auth_id_tag(name) */
 };
 
 struct auth_table {
@@ -82,6 +85,10 @@ int auth_table_parse(const char *text, const char *name,
 		     struct auth_table **out, char *err, size_t errlen);
 void auth_table_free(struct auth_table *t);
 
+/* Whether name is a principal name: 1..AUTH_NAME_MAX characters of
+ * A-Z a-z 0-9 . _ - (so no NUL inside, no space, nothing unprintable). */
+bool auth_name_ok(const char *name);
+
 /* The principal called name, or NULL. */
 const struct auth_principal *auth_find(const struct auth_table *t,
 				       const char *name);
@@ -92,6 +99,20 @@ bool auth_host_ok(const struct auth_principal *p, const char *host);
 bool auth_domain_ok(const struct auth_principal *p, const char *domain);
 /* "read", "write", "remove", "admin" for one right bit. */
 const char *auth_right_name(unsigned right);
+
+/* Client ids under an auth file. A worker principal owns the ids whose
+ * bits 62..32 are its tag, the top 31 bits of SHA-256("mcrepl client id\0"
+ * name); the low 32 bits (not 0) are its worker's choice. The master
+ * refuses a worker call naming an id outside the caller's space, so no
+ * principal can take another's id, while it is mounted, after it expired,
+ * or after a master restart, and the master keeps no record for it.
+ * auth_table_load refuses two worker principals with the same tag. */
+#define AUTH_ID_TAG_SHIFT 32
+uint32_t auth_id_tag(const char *name);
+/* The id numbered n (0 taken as 1) in name's space. */
+uint64_t auth_client_id(const char *name, uint32_t n);
+/* Whether id is in p's space (its low 32 bits not 0). */
+bool auth_id_owned(const struct auth_principal *p, uint64_t id);
 
 /* One's own credential: a principal name and its secret. */
 struct auth_cred {

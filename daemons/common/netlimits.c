@@ -28,7 +28,12 @@ static const struct flag rpc_flags[] = {
      "RPC connections at once (0 = the fd limit - 256); more are refused "
      "with TOO_MANY"},
     {"rpc_max_connections_per_peer", FLAG_U32, R(max_per_peer), 0, "1024",
-     "RPC connections from one address (0 = no cap)"},
+     "RPC connections from one address (0 = no cap); with --auth_file, "
+     "connections not yet authenticated only"},
+    {"rpc_unauthenticated_share", FLAG_RATIO, R(unauth_share), 0, "0.25",
+     "with --auth_file: share of rpc_max_connections that connections not "
+     "yet authenticated may hold; over it (or at any full cap) the oldest "
+     "of them is closed (0 = the whole limit)"},
     {"rpc_reserved_share", FLAG_RATIO, R(reserved_share), 0, "0.0625",
      "top share of rpc_max_connections whose first call must be one of "
      "rpc_reserved_methods"},

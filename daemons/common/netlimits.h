@@ -34,6 +34,8 @@ struct net_rpc_limits {
 	uint64_t input_budget;	   /* partial-frame bytes, all connections */
 	uint32_t max_connections;  /* 0 = auto: the fd limit - headroom */
 	uint32_t max_per_peer;	   /* connections from one address */
+	double unauth_share;	   /* of max_connections, not yet
+				      authenticated (with an auth file) */
 	double reserved_share;	   /* of max_connections, for the methods: */
 	char reserved_methods[256];
 	uint32_t max_key_bytes;	   /* string fields "key" and "keys" */

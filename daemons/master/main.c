@@ -93,6 +93,32 @@ static void auth_metrics(const struct master *m, struct mcu_prom *t,
 			     1, m->svc.refused[i]);
 }
 
+/* With an auth file: connections not yet authenticated, and those closed
+ * to make room, by the cap that was full. */
+static void anon_metrics(struct mcu_prom *t, const rpc_server_stats *st)
+{
+	static const char *const closed =
+	    "mcrepl_master_rpc_unauthenticated_closed_total";
+	const struct {
+		const char *reason;
+		uint64_t n;
+	} by[] = {{"share", st->anon_closed_share},
+		  {"peer", st->anon_closed_peer},
+		  {"limit", st->anon_closed_limit}};
+
+	mcu_prom_metric(t, "mcrepl_master_rpc_unauthenticated_connections",
+			"gauge", "RPC connections not yet authenticated",
+			(uint64_t)st->unauth_now);
+	mcu_prom_head(t, closed, "counter",
+		      "Unauthenticated RPC connections closed (TOO_MANY) to "
+		      "make room, by the cap that was full");
+	for (size_t i = 0; i < sizeof(by) / sizeof(by[0]); i++)
+		mcu_prom_u64(
+		    t, closed,
+		    (const struct mcu_prom_label[]){{"reason", by[i].reason}},
+		    1, by[i].n);
+}
+
 /* What the RPC port's bounds did (issue 17): refusals by reason,
  * closes, frames that waited for input budget, the budget now. */
 static void rpc_metrics(const struct master *m, struct mcu_prom *t)
@@ -117,6 +143,7 @@ static void rpc_metrics(const struct master *m, struct mcu_prom *t)
 	mcu_prom_u64(t, refused,
 		     (const struct mcu_prom_label[]){{"reason", "reserve"}}, 1,
 		     st.refused_reserve);
+	anon_metrics(t, &st);
 	mcu_prom_metric(t, "mcrepl_master_rpc_idle_closed_total", "counter",
 			"RPC connections closed idle", st.idle_closed);
 	mcu_prom_metric(t, "mcrepl_master_rpc_frame_timeouts_total", "counter",

@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 #include "auth.h"
-#include "map.h"
 #include "mcrepl.pb-c.h"
+#include "ratelog.h"
 #include "store.h"
 
 /* Why a request was refused by authorization (service_auth.c), for
@@ -23,7 +23,7 @@
 	X(kind)		   /* worker call by a client or the reverse */        \
 	X(right)	   /* read, write, remove or admin missing */          \
 	X(tenant)	   /* tenant not the principal's */                    \
-	X(client_id)	   /* client id another principal mounted */           \
+	X(client_id)	   /* client id outside the caller's id space */       \
 	X(host)		   /* mount for a host not the worker's */             \
 	X(domain)	   /* mount in a domain not the worker's */            \
 	X(capacity)	   /* mount above the worker's max_capacity */         \
@@ -38,16 +38,13 @@ enum svc_refusal {
 
 const char *svc_refusal_name(enum svc_refusal r);
 
-struct svc_binding;
-
 struct master_service {
 	McreplRpc__Master_Service base; /* first: the server casts to it */
 	struct store *store;
 	uint64_t (*now_ms)(void);
 	/* authorization (service_auth.c); auth NULL = none */
 	const struct auth_table *auth;
-	struct mcu_map bindings; /* client id -> the principal that mounted */
-	struct svc_binding *binding_list;
+	struct ratelog rl_client_id; /* refusals of another's client id */
 	uint64_t refused[SVC_REFUSAL_COUNT]; /* by enum svc_refusal */
 };
 

@@ -10,31 +10,27 @@
  *   workers   MountSegment, UnmountSegment, Heartbeat, FetchTasks,
  *             MarkTaskToComplete and the copy RPCs need a worker principal;
  *             a mount's host, domain and capacity must be allowed to it,
- *             and its client id then belongs to it: a request naming a
- *             client id that another principal mounted is refused, and a
- *             copy RPC must name a task queued for that client id, with
- *             the task's tenant, key and segments
+ *             and every client id it names must be in its id space
+ *             (auth_id_owned, auth.h), so no principal mounts, beats or
+ *             re-mounts under another's id, even once the id expired or
+ *             the master restarted; a copy RPC must name a task queued
+ *             for that client id, with the task's tenant, key and
+ *             segments
  *
  * A refusal is PERMISSION_DENIED (UNAUTHENTICATED for a request without a
  * principal) with Result.reason "auth_<why>" and one line naming the
- * principal and what it lacks; counted by why for /metrics. The ownership
- * of client ids lives here (struct svc_binding), touched only from the RPC
- * loop, under the store lock. */
+ * principal and what it lacks; counted by why for /metrics. A client id
+ * outside the caller's space is also logged (rate-limited), naming the
+ * principal whose id it is. Called from the RPC loop, under the store
+ * lock. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
+#include "ratelog.h"
 #include "rpc_dispatch.h"
 #include "service_priv.h"
-
-struct svc_binding {
-	struct mcu_map_node node; /* by client id */
-	struct svc_binding *next; /* every binding, for pruning */
-	uint64_t client_id;
-	const struct auth_principal *owner;
-};
 
 static const char *const refusal_names[] = {
 #define SVC_REFUSAL_NAME(name) #name,
@@ -148,72 +144,34 @@ bool svc_auth_is_admin(const struct master_service *svc, const void *cd)
 
 /* ---- client ids ------------------------------------------------------ */
 
-static bool id_eq(const struct mcu_map_node *n, const void *k)
+/* The worker principal whose id space holds client_id, or NULL. */
+static const struct auth_principal *space_owner(const struct auth_table *t,
+						uint64_t client_id)
 {
-	return ((const struct svc_binding *)(const void *)n)->client_id ==
-	       *(const uint64_t *)k;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->p[i].kind == AUTH_WORKER &&
+		    auth_id_owned(&t->p[i], client_id))
+			return &t->p[i];
+	return NULL;
 }
 
-static struct svc_binding *binding(struct master_service *svc, uint64_t id)
+/* p named client_id, which is not in its space: refused, and logged with
+ * the principal whose id it is (the reply does not name it). */
+static McreplRpc__Code not_its_id(struct master_service *svc,
+				  const struct auth_principal *p,
+				  uint64_t client_id, struct reply *r)
 {
-	return (struct svc_binding *)(void *)mcu_map_find(
-	    &svc->bindings, mcu_mix64(id), id_eq, &id);
-}
+	const struct auth_principal *o = space_owner(svc->auth, client_id);
 
-/* Who owns client_id: its binding's owner, else NULL. A binding whose
- * client the store no longer knows (expired, unmounted) is stale: it
- * owns nothing. */
-static const struct auth_principal *owner_of(struct master_service *svc,
-					     uint64_t client_id)
-{
-	struct svc_binding *b = binding(svc, client_id);
-
-	if (!b || !store_client_known(svc->store, client_id))
-		return NULL;
-	return b->owner;
-}
-
-/* Drops stale bindings once they outnumber the live ones well. */
-static void prune(struct master_service *svc)
-{
-	struct svc_binding **pp = &svc->binding_list, *b;
-
-	if (mcu_map_size(&svc->bindings) <
-	    64 + 2 * store_n_segments(svc->store))
-		return;
-	while ((b = *pp) != NULL) {
-		if (store_client_known(svc->store, b->client_id)) {
-			pp = &b->next;
-			continue;
-		}
-		*pp = b->next;
-		mcu_map_remove(&svc->bindings, &b->node);
-		free(b);
-	}
-}
-
-void svc_auth_bind(struct master_service *svc, const void *cd,
-		   uint64_t client_id)
-{
-	const struct auth_principal *p = rpc_call_principal(cd);
-	struct svc_binding *b;
-
-	if (!svc->auth || !p)
-		return;
-	b = binding(svc, client_id);
-	if (b) {
-		b->owner = p;
-		return;
-	}
-	prune(svc);
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return; /* unbound: owner_of() says nobody; the mount stays */
-	b->client_id = client_id;
-	b->owner = p;
-	b->next = svc->binding_list;
-	svc->binding_list = b;
-	mcu_map_insert(&svc->bindings, &b->node, mcu_mix64(client_id));
+	ratelog(&svc->rl_client_id,
+		"mcrepl-master: principal '%s' named client_id %llu, %s%s%s: "
+		"refused",
+		p->name, (unsigned long long)client_id,
+		o ? "an id of principal '" : "an id of no principal",
+		o ? o->name : "", o ? "'" : "");
+	return deny(svc, r, SVC_REFUSED_client_id,
+		    "client_id %llu is not in principal '%s''s id space",
+		    (unsigned long long)client_id, p->name);
 }
 
 uint64_t svc_seal_u64(const void *cd, const char *label, uint64_t v)
@@ -230,40 +188,18 @@ int svc_seal(const void *cd, const char *label, uint8_t *buf, size_t len)
 	return key ? auth_seal(key, label, buf, len) : 0;
 }
 
-void svc_auth_fini(struct master_service *svc)
-{
-	struct svc_binding *b;
-
-	while ((b = svc->binding_list) != NULL) {
-		svc->binding_list = b->next;
-		free(b);
-	}
-	if (svc->bindings.tab[0])
-		mcu_map_fini(&svc->bindings);
-}
-
-/* A worker principal naming client_id: not one another principal owns. */
+/* A worker principal naming client_id: one of its own space. */
 static McreplRpc__Code worker_id(struct master_service *svc,
 				 const struct auth_principal *p,
 				 uint64_t client_id, struct reply *r)
 {
-	const struct auth_principal *o;
-
 	if (p->kind != AUTH_WORKER)
 		return deny(svc, r, SVC_REFUSED_kind,
 			    "client principal '%s' may not make worker "
 			    "calls",
 			    p->name);
-	o = owner_of(svc, client_id);
-	if (o && o != p)
-		return deny(svc, r, SVC_REFUSED_client_id,
-			    "client_id %llu belongs to another principal, "
-			    "not '%s'",
-			    (unsigned long long)client_id, p->name);
-	if (!o && client_id && store_client_known(svc->store, client_id))
-		return deny(svc, r, SVC_REFUSED_client_id,
-			    "client_id %llu was not mounted by '%s'",
-			    (unsigned long long)client_id, p->name);
+	if (!auth_id_owned(p, client_id))
+		return not_its_id(svc, p, client_id, r);
 	return MCREPL_RPC__CODE__OK;
 }
 
@@ -320,7 +256,8 @@ McreplRpc__Code svc_auth_writer(struct master_service *svc, const void *cd,
 
 	if (!svc->auth || !client_id || !p)
 		return MCREPL_RPC__CODE__OK; /* svc_auth_object said no */
-	if (owner_of(svc, client_id) != p)
+	if (!auth_id_owned(p, client_id) ||
+	    !store_client_known(svc->store, client_id))
 		return deny(svc, r, SVC_REFUSED_client_id,
 			    "client_id %llu is not bound to principal '%s' "
 			    "(leave it 0)",

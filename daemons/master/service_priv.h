@@ -49,7 +49,7 @@ McreplRpc__Code svc_auth_mount(struct master_service *svc, const void *cd,
 /* Worker calls naming client_id (Unmount, Heartbeat, FetchTasks, ...). */
 McreplRpc__Code svc_auth_worker(struct master_service *svc, const void *cd,
 				uint64_t client_id, struct reply *r);
-/* PutStart's optional writer id: 0 or one the caller mounted. */
+/* PutStart's optional writer id: 0, or a live one of the caller's space. */
 McreplRpc__Code svc_auth_writer(struct master_service *svc, const void *cd,
 				uint64_t client_id, struct reply *r);
 /* A copy RPC: a worker call whose task is queued for client_id and names
@@ -67,10 +67,6 @@ McreplRpc__Code svc_auth_task(struct master_service *svc, const void *cd,
 uint64_t svc_seal_u64(const void *cd, const char *label, uint64_t v);
 /* The same for len bytes of buf, in place. 0, or -1 (libcrypto failed). */
 int svc_seal(const void *cd, const char *label, uint8_t *buf, size_t len);
-/* After a mount succeeded: client_id belongs to cd's principal. */
-void svc_auth_bind(struct master_service *svc, const void *cd,
-		   uint64_t client_id);
-void svc_auth_fini(struct master_service *svc);
 
 /* Puts, reads, Exist and Remove (service_obj.c). */
 void service_bind_objects(McreplRpc__Master_Service *base);

@@ -64,14 +64,20 @@ void peer_table_fini(struct peer_table *t)
 	mcu_map_fini(&t->map);
 }
 
-uint32_t peer_table_count(const struct peer_table *t, const struct sockaddr *sa)
+struct peer_entry *peer_table_find(const struct peer_table *t,
+				   const struct sockaddr *sa)
 {
 	uint8_t key[17];
 	uint64_t h;
-	struct peer_entry *e;
 
 	key_of(sa, key);
-	e = find(t, key, &h);
+	return find(t, key, &h);
+}
+
+uint32_t peer_table_count(const struct peer_table *t, const struct sockaddr *sa)
+{
+	struct peer_entry *e = peer_table_find(t, sa);
+
 	return e ? e->n : 0;
 }
 

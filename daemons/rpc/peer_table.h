@@ -24,6 +24,10 @@ void peer_table_fini(struct peer_table *t);
 uint32_t peer_table_count(const struct peer_table *t,
 			  const struct sockaddr *sa);
 
+/* sa's address's entry, or NULL when it has no connection counted. */
+struct peer_entry *peer_table_find(const struct peer_table *t,
+				   const struct sockaddr *sa);
+
 /* Counts one more connection from sa's address: its entry (to give back
  * with peer_table_put), or NULL when out of memory. */
 struct peer_entry *peer_table_add(struct peer_table *t,

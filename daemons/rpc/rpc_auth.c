@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "frame.h"
+#include "pbcheck.h"
 #include "rpc_auth.h"
 #include "rpc_client.h"
 #include "tls.h"
@@ -44,6 +45,34 @@ static enum rpc_auth_fail refuse(const McreplRpc__Envelope *env,
 	return why;
 }
 
+/* What is wrong with hello h (NULL: did not unpack), or NULL. A name that
+ * could never be in an auth file is refused as malformed, before any
+ * lookup: its bytes say nothing about which names exist. */
+static const char *hello_fault(const McreplRpc__AuthHello *h,
+			       const McreplRpc__Envelope *env)
+{
+	size_t n;
+
+	if (!h || h->version != RPC_AUTH_VERSION ||
+	    h->client_nonce.len != AUTH_NONCE_BYTES)
+		return "malformed AuthHello (version 1, a 32-byte nonce)";
+	/* protobuf-c stops a string at its first NUL: "w1\0x" would read
+	 * as "w1" */
+	if (pb_nul_string(&mcrepl_rpc__auth_hello__descriptor, env->body.data,
+			  env->body.len))
+		return "malformed AuthHello: the principal holds a NUL byte";
+	n = strnlen(h->principal, AUTH_NAME_MAX + 1);
+	if (n == 0)
+		return "malformed AuthHello: the principal is empty";
+	if (n > AUTH_NAME_MAX)
+		return "malformed AuthHello: the principal is longer than 64 "
+		       "bytes";
+	if (!auth_name_ok(h->principal))
+		return "malformed AuthHello: the principal has a character "
+		       "outside A-Z a-z 0-9 . _ -";
+	return NULL;
+}
+
 static enum rpc_auth_fail on_hello(struct rpc_auth_server *a,
 				   const struct auth_table *t,
 				   const McreplRpc__Envelope *env,
@@ -51,19 +80,14 @@ static enum rpc_auth_fail on_hello(struct rpc_auth_server *a,
 {
 	McreplRpc__AuthHello *h =
 	    mcrepl_rpc__auth_hello__unpack(NULL, env->body.len, env->body.data);
+	const char *fault = hello_fault(h, env);
 	McreplRpc__AuthChallenge ch;
 	McreplRpc__Result res;
-	bool ok = h && h->version == RPC_AUTH_VERSION &&
-		  h->client_nonce.len == AUTH_NONCE_BYTES &&
-		  strnlen(h->principal, AUTH_NAME_MAX + 1) <= AUTH_NAME_MAX;
 
-	if (!ok) {
+	if (fault) {
 		if (h)
 			mcrepl_rpc__auth_hello__free_unpacked(h, NULL);
-		return refuse(env, RPC_AUTH_FAIL_malformed,
-			      "malformed AuthHello (version 1, a principal of "
-			      "at most 64 bytes, a 32-byte nonce)",
-			      frame, len);
+		return refuse(env, RPC_AUTH_FAIL_malformed, fault, frame, len);
 	}
 	if (a->cert_name[0] && strcmp(a->cert_name, h->principal) != 0) {
 		char text[200];
@@ -77,13 +101,7 @@ static enum rpc_auth_fail on_hello(struct rpc_auth_server *a,
 			      len);
 	}
 	a->claimed = auth_find(t, h->principal);
-	for (size_t i = 0; i <= AUTH_NAME_MAX; i++) {
-		char c = h->principal[i];
-
-		a->claimed_name[i] = c && (c < 0x20 || c > 0x7e) ? 0x3f : c;
-		if (!c)
-			break;
-	}
+	snprintf(a->claimed_name, sizeof(a->claimed_name), "%s", h->principal);
 	memcpy(a->cn, h->client_nonce.data, AUTH_NONCE_BYTES);
 	mcrepl_rpc__auth_hello__free_unpacked(h, NULL);
 	if (auth_nonce(a->sn))

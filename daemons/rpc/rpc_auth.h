@@ -16,7 +16,9 @@
  * so a client never sends a request to a master that does not hold its
  * secret. An unknown principal gets a challenge like any other and fails at
  * the proof with the same words ("authentication failed"), so names cannot
- * be probed. Any other frame before AuthDone is refused with
+ * be probed. A hello whose principal could be no name at all (a NUL byte
+ * inside, empty, over AUTH_NAME_MAX bytes, a character outside the name
+ * alphabet: auth_name_ok) is refused at once as malformed, saying which. Any other frame before AuthDone is refused with
  * UNAUTHENTICATED and the connection closed; so is any failure. The server
  * bounds the whole handshake by a deadline (rpc_server_config).
  *
@@ -93,8 +95,8 @@ struct rpc_auth_server {
 	/* under mutual TLS: the verified client certificate's CN, when it
 	 * names a secret principal (the hello must name the same) */
 	char cert_name[AUTH_NAME_MAX + 1];
-	/* the name the hello claimed, known or not, unprintable bytes as
-	 * '?': for the server's log line only, never an answer */
+	/* the name the hello claimed, known or not (a well-formed name,
+	 * auth_name_ok): for the server's log line only, never an answer */
 	char claimed_name[AUTH_NAME_MAX + 1];
 };
 

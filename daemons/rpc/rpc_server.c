@@ -49,6 +49,7 @@ struct rpc_conn {
 	rpc_conn *prev, *next;
 	rpc_conn *wait_prev, *wait_next; /* in the input budget queue */
 	rpc_conn *reap_next;		 /* in the queue to close */
+	rpc_conn *anon_prev, *anon_next; /* unauthenticated, oldest first */
 	struct peer_entry *peer_ent;
 	uint64_t id;
 	int64_t active_ms; /* last request taken (or accepted) */
@@ -66,6 +67,7 @@ struct rpc_conn {
 	bool shut;	   /* linger: SHUT_WR done */
 	bool paused;	   /* reading stopped: reply backlog above high water */
 	bool reaping;	   /* peer gone: closed by reap_cb, a turn later */
+	bool anon;	   /* in the unauthenticated queue (with cfg.auth) */
 	bool tls_wait;	   /* TLS: the handshake is not done yet */
 	bool tls_keyed;	   /* TLS: tls_key exported */
 	uint8_t tls_key[TLS_SESSION_KEY_BYTES];
@@ -90,6 +92,8 @@ struct rpc_server {
 	pb_string_limits strlim;
 	struct peer_table peers;
 	rpc_conn *wait_head, *wait_tail;
+	rpc_conn *anon_head, *anon_tail; /* with cfg.auth: not yet in */
+	size_t nanon;
 	rpc_conn *reap_head;  /* peers gone, to close CLOSES_PER_TURN a turn */
 	struct event *reaper; /* a zero timer: runs after the turn's I/O */
 	struct ratelog rl_accept, rl_refuse, rl_auth, rl_tls;
@@ -109,6 +113,7 @@ void rpc_server_config_init(rpc_server_config *cfg)
 	cfg->input_budget = (size_t)l->input_budget;
 	cfg->max_connections = l->max_connections;
 	cfg->max_per_peer = l->max_per_peer;
+	cfg->unauth_share = l->unauth_share;
 	cfg->reserved_share = l->reserved_share;
 	cfg->reserved_methods = l->reserved_methods;
 	cfg->max_key_bytes = l->max_key_bytes;
@@ -215,11 +220,14 @@ static void budget_claim(rpc_conn *conn)
 
 /* ---- connections ------------------------------------------------------- */
 
+static void anon_remove(rpc_conn *conn);
+
 static void conn_free(rpc_conn *conn)
 {
 	rpc_server *s = conn->server;
 
 	budget_release(conn);
+	anon_remove(conn);
 	if (conn->prev)
 		conn->prev->next = conn->next;
 	else
@@ -519,6 +527,149 @@ static void track_frame(rpc_conn *conn, bool took, int64_t now)
 	budget_claim(conn);
 }
 
+/* ---- unauthenticated connections (with cfg.auth) -----------------------
+ * Every connection starts in the queue, oldest first, and in its
+ * address's count (the per-peer cap); it leaves both when it
+ * authenticates. Under pressure the oldest in the queue is closed to make
+ * room, so connections that have not authenticated never keep one that
+ * does out. */
+
+static void anon_remove(rpc_conn *conn)
+{
+	rpc_server *s = conn->server;
+
+	if (!conn->anon)
+		return;
+	if (conn->anon_prev)
+		conn->anon_prev->anon_next = conn->anon_next;
+	else
+		s->anon_head = conn->anon_next;
+	if (conn->anon_next)
+		conn->anon_next->anon_prev = conn->anon_prev;
+	else
+		s->anon_tail = conn->anon_prev;
+	conn->anon_prev = conn->anon_next = NULL;
+	conn->anon = false;
+	s->nanon--;
+}
+
+static void anon_add(rpc_conn *conn)
+{
+	rpc_server *s = conn->server;
+
+	conn->anon = true;
+	conn->anon_prev = s->anon_tail;
+	if (s->anon_tail)
+		s->anon_tail->anon_next = conn;
+	else
+		s->anon_head = conn;
+	s->anon_tail = conn;
+	s->nanon++;
+}
+
+/* Whether the n-th connection falls in the reserved share. */
+static bool in_reserve(const rpc_server *s, size_t n)
+{
+	return n > s->st.max_connections - s->st.reserved;
+}
+
+/* The handshake is done: out of the queue and of its address's count;
+ * in the reserve when the authenticated connections reach it (those not
+ * yet in do not count, so they cannot push a principal into it). */
+static void conn_authenticated(rpc_conn *conn)
+{
+	rpc_server *s = conn->server;
+
+	s->st.auth_ok++;
+	if (!conn->anon)
+		return;
+	anon_remove(conn);
+	peer_table_put(&s->peers, conn->peer_ent);
+	conn->peer_ent = NULL;
+	conn->reserve = in_reserve(s, s->nconns - s->nanon);
+}
+
+/* Closes unauthenticated conn to make room: one TOO_MANY frame saying
+ * why, then closed (at once when it was closing already or too many
+ * refusals are flushing). */
+static void anon_close(rpc_conn *conn, const char *why, uint64_t *counter)
+{
+	rpc_server *s = conn->server;
+
+	(*counter)++;
+	ratelog(&s->rl_refuse, "rpc_server: closed %s: %s", conn->peer, why);
+	anon_remove(conn);
+	if (conn->closing || s->nrefusing >= MAX_REFUSING) {
+		conn_free(conn);
+		return;
+	}
+	peer_table_put(&s->peers, conn->peer_ent);
+	conn->peer_ent = NULL;
+	s->nconns--;
+	s->nrefusing++;
+	conn->refused = true;
+	reply_error(conn, 0, 0, MCREPL_RPC__CODE__TOO_MANY, why);
+	start_linger(conn);
+	update_reading(conn);
+	if (out_len(conn) == 0 && !conn->tls_wait)
+		finish_close(conn);
+}
+
+/* The oldest unauthenticated connection from e's address (any address
+ * when e is NULL), or NULL. */
+static rpc_conn *anon_oldest(const rpc_server *s, const struct peer_entry *e)
+{
+	rpc_conn *c = s->anon_head;
+
+	while (c && e && c->peer_ent != e)
+		c = c->anon_next;
+	return c;
+}
+
+/* With cfg.auth, before admitting a connection from sa: closes the
+ * oldest unauthenticated connections while a cap is full (its address's,
+ * the unauthenticated share, the limit). NULL when there is room, else
+ * why not (in buf): the limit is full of authenticated connections. */
+static const char *anon_make_room(rpc_server *s, struct sockaddr *sa, char *buf,
+				  size_t len)
+{
+	rpc_conn *c;
+
+	if (s->cfg.max_per_peer &&
+	    peer_table_count(&s->peers, sa) >= s->cfg.max_per_peer &&
+	    (c = anon_oldest(s, peer_table_find(&s->peers, sa)))) {
+		snprintf(buf, len,
+			 "%u unauthenticated connections from this address, "
+			 "the limit (rpc_max_connections_per_peer): closing "
+			 "the oldest",
+			 s->cfg.max_per_peer);
+		anon_close(c, buf, &s->st.anon_closed_peer);
+	}
+	if (s->nanon >= s->st.unauth_cap && (c = s->anon_head)) {
+		snprintf(buf, len,
+			 "%zu unauthenticated connections, their share "
+			 "(rpc_unauthenticated_share): closing the oldest",
+			 s->st.unauth_cap);
+		anon_close(c, buf, &s->st.anon_closed_share);
+	}
+	if (s->nconns >= s->st.max_connections && (c = s->anon_head)) {
+		snprintf(buf, len,
+			 "server at its connection limit (%zu, "
+			 "rpc_max_connections): closing the oldest "
+			 "unauthenticated connection",
+			 s->st.max_connections);
+		anon_close(c, buf, &s->st.anon_closed_limit);
+	}
+	if (s->nconns < s->st.max_connections)
+		return NULL;
+	s->st.refused_cap++;
+	snprintf(buf, len,
+		 "server at its connection limit (%zu, rpc_max_connections), "
+		 "every one authenticated",
+		 s->st.max_connections);
+	return buf;
+}
+
 /* A frame before the handshake is done: the next step, or a refusal after
  * which the connection closes. */
 static void auth_step(rpc_conn *conn, const McreplRpc__Envelope *env)
@@ -535,7 +686,7 @@ static void auth_step(rpc_conn *conn, const McreplRpc__Envelope *env)
 		conn->closing = true;
 	if (f == RPC_AUTH_OK) {
 		if (conn->auth.state == RPC_AUTH_DONE)
-			s->st.auth_ok++;
+			conn_authenticated(conn);
 		return;
 	}
 	s->st.auth_failed[f]++;
@@ -594,7 +745,7 @@ static bool tls_connected(rpc_conn *conn)
 	if (f == RPC_AUTH_OK && conn->auth.state == RPC_AUTH_DONE) {
 		memcpy(conn->auth.session, conn->tls_key,
 		       sizeof(conn->auth.session));
-		s->st.auth_ok++;
+		conn_authenticated(conn);
 	}
 	if (f == RPC_AUTH_OK) {
 		arm_timer(conn, net_now_ms(), true);
@@ -684,6 +835,7 @@ static void conn_retire(rpc_conn *conn)
 	rpc_server *s = conn->server;
 
 	conn->reaping = true;
+	anon_remove(conn);
 	bufferevent_disable(conn->bev, EV_READ | EV_WRITE);
 	bufferevent_setcb(conn->bev, NULL, NULL, NULL, NULL);
 	if (conn->timer)
@@ -908,13 +1060,15 @@ static void admit(rpc_server *s, evutil_socket_t fd, struct sockaddr *sa,
 		return;
 	}
 	s->nconns++;
-	conn->reserve = s->nconns > s->st.max_connections - s->st.reserved;
+	conn->reserve = !s->cfg.auth && in_reserve(s, s->nconns);
 	conn->peer_ent = peer_table_add(&s->peers, sa);
 	conn->timer = evtimer_new(s->base, on_deadline, conn);
 	if (!conn->peer_ent || !conn->timer) {
 		conn_free(conn);
 		return;
 	}
+	if (s->cfg.auth)
+		anon_add(conn);
 	conn->active_ms = net_now_ms();
 	conn->auth_deadline_ms = conn->active_ms + s->cfg.auth_timeout_ms;
 	arm_timer(conn, conn->active_ms, true);
@@ -930,7 +1084,8 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 {
 	rpc_server *s = arg;
 	char why[160];
-	const char *no = over_cap(s, sa, salen, why, sizeof(why));
+	const char *no = s->cfg.auth ? anon_make_room(s, sa, why, sizeof(why))
+				     : over_cap(s, sa, salen, why, sizeof(why));
 
 	if (no)
 		refuse_conn(s, fd, sa, salen, no);
@@ -1040,6 +1195,11 @@ static void set_config(rpc_server *s, const rpc_server_config *cfg)
 		    s->cfg.max_frame_bytes + RPC_FRAME_PREFIX_BYTES;
 	cap = net_conn_cap(s->cfg.max_connections);
 	s->st.max_connections = cap;
+	s->st.unauth_cap = s->cfg.unauth_share > 0
+			       ? (size_t)((double)cap * s->cfg.unauth_share)
+			       : cap;
+	if (!s->st.unauth_cap)
+		s->st.unauth_cap = 1;
 	s->st.reserved = (size_t)((double)cap * s->cfg.reserved_share);
 	if (s->st.reserved >= cap)
 		s->st.reserved = cap - 1;
@@ -1115,6 +1275,7 @@ size_t rpc_server_conn_count(const rpc_server *server)
 void rpc_server_stats_get(const rpc_server *server, rpc_server_stats *out)
 {
 	*out = server->st;
+	out->unauth_now = server->nanon;
 }
 
 rpc_conn *rpc_server_current_conn(const rpc_server *server)

@@ -44,7 +44,17 @@
  *   - Connections. At most max_connections (0 = the fd limit less
  *     NET_FD_HEADROOM) and max_per_peer from one address (0 = no cap); a
  *     connection over a cap gets one TOO_MANY frame (request_id 0, the
- *     error naming the cap) and is closed. The top reserved_share of
+ *     error naming the cap) and is closed. With auth the caps are fair to
+ *     principals: connections that have not authenticated yet may hold
+ *     unauth_share of max_connections, max_per_peer counts them only (an
+ *     authenticated connection leaves its address's count), and when an
+ *     arriving connection finds one of these caps full, or the whole
+ *     limit, the oldest unauthenticated connection (of that address, for
+ *     its cap) gets TOO_MANY and is closed instead; an arrival is refused
+ *     only when every connection is authenticated. So anonymous peers
+ *     never keep a principal out, nor a flood from a shared address a
+ *     worker there. The reserve below then counts authenticated
+ *     connections only: one enters it when it authenticates. The top reserved_share of
  *     max_connections is kept for reserved_methods: a connection admitted
  *     into it whose first request is another method gets TOO_MANY (with
  *     that request's id) and is closed; one that sends nothing is closed
@@ -104,6 +114,9 @@ typedef struct rpc_server_config {
 	size_t input_budget;
 	uint32_t max_connections;
 	uint32_t max_per_peer;
+	/* with auth: the share of max_connections that connections not yet
+	 * authenticated may hold (0 = all of it); see "Connections" */
+	double unauth_share;
 	double reserved_share;	      /* 0..1 */
 	const char *reserved_methods; /* "A,B,C": method names; copied */
 	size_t max_key_bytes, max_tenant_bytes, max_string_bytes;
@@ -131,6 +144,13 @@ typedef struct rpc_server_stats {
 	uint64_t refused_cap;	  /* over max_connections */
 	uint64_t refused_peer;	  /* over max_per_peer */
 	uint64_t refused_reserve; /* reserve entered with another method */
+	/* with auth: unauthenticated connections closed to make room, by the
+	 * cap that was full */
+	uint64_t anon_closed_share; /* unauth_share */
+	uint64_t anon_closed_peer;  /* max_per_peer */
+	uint64_t anon_closed_limit; /* max_connections */
+	size_t unauth_cap;	    /* the unauthenticated share in force */
+	size_t unauth_now;	    /* unauthenticated connections now */
 	uint64_t idle_closed;
 	uint64_t frame_timeouts; /* frame or reply stalled */
 	uint64_t budget_waits;	 /* frames that waited for input budget */

@@ -273,6 +273,11 @@ static int setup_auth(struct worker *w, char *err, size_t errlen)
 	if (client_auth_setup(&w->auth, f->principal, f->secret_file, &tf, true,
 			      err, errlen))
 		return -1;
+	/* a master with an auth file takes only ids of our principal's
+	 * space (auth.h) */
+	if (f->principal[0])
+		w->client_id =
+		    auth_client_id(f->principal, (uint32_t)random_id());
 	if (tls_files_server(&tf)) {
 		w->tls_http =
 		    tls_server_ctx(f->tls_cert, f->tls_key, NULL, err, errlen);

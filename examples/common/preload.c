@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "harness.h"
 #include "preload.h"
 #include "rpc_client.h"
@@ -99,6 +100,13 @@ static void put_issue(struct load *l)
 		event_base_loopbreak(l->base);
 }
 
+/* The bench segment's client id: 1, in the worker principal's space when
+ * the master authenticates (auth.h). */
+static uint64_t bench_client_id(const struct auth_cred *worker)
+{
+	return worker ? auth_client_id(worker->name, 1) : 1;
+}
+
 static int mount_fake_segment(uint16_t rpc_port, const struct auth_cred *cred)
 {
 	McreplRpc__MountSegmentRequest m;
@@ -108,7 +116,7 @@ static int mount_fake_segment(uint16_t rpc_port, const struct auth_cred *cred)
 	if (!c)
 		return -1;
 	mcrepl_rpc__mount_segment_request__init(&m);
-	m.client_id = 1;
+	m.client_id = bench_client_id(cred);
 	m.host_id = (char *)(uintptr_t) "bench-host";
 	m.name = (char *)(uintptr_t) "bench-seg";
 	m.endpoint = (char *)(uintptr_t) "127.0.0.1:1";
@@ -140,7 +148,7 @@ static void *keeper_run(void *arg)
 		if (!c)
 			c = harness_client_as(k->port, k->cred);
 		mcrepl_rpc__heartbeat_request__init(&hb);
-		hb.client_id = 1;
+		hb.client_id = bench_client_id(k->cred);
 		r = c ? harness_call(c, "Heartbeat", &hb.base, NULL) : NULL;
 		if (r)
 			protobuf_c_message_free_unpacked(r, NULL);
