@@ -3,7 +3,8 @@
 # cluster that must replicate, a shifting run whose hot key moves with the
 # ranking, an exact tiny-trace replay with a malformed line, bad flags, a
 # mode comparison with a chart, cross-domain reads with --domains (local)
-# and with --master, and Ctrl-C / kill -9 taking the daemons down. Usage: run.sh path/to/mcrepl-bench
+# and with --master, and Ctrl-C / kill -9 taking the daemons down.
+# Usage: run.sh path/to/mcrepl-bench
 # MCREPL_BIN_DIR must name the directory of mcrepl-master and mcrepl-worker.
 set -u
 BENCH=${1:?usage: run.sh path/to/mcrepl-bench}
