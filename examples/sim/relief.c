@@ -143,7 +143,7 @@ void sim_relief_stats(const struct sim_relief *t, struct sim_relief_stats *s)
 	s->max = n ? rank_len(t, n) : 0;
 }
 
-void relief_fields(FILE *f, const struct sim_relief_stats *s)
+void sim_relief_json(FILE *f, const struct sim_relief_stats *s)
 {
 	fprintf(f,
 		",\"relief_episodes\":%" PRIu64

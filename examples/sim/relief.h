@@ -61,7 +61,7 @@ int sim_relief_close(struct sim_relief *t, const struct sim_cluster *c,
 void sim_relief_stats(const struct sim_relief *t, struct sim_relief_stats *s);
 
 /* The figures as summary JSON fields, each after a comma. */
-void relief_fields(FILE *f, const struct sim_relief_stats *s);
+void sim_relief_json(FILE *f, const struct sim_relief_stats *s);
 
 /* Key o's first read in the window: list it. */
 void sim_relief_touch(struct sim_relief *t, uint64_t o);

@@ -116,7 +116,7 @@ void sim_report_summary(FILE *f, const struct sim_result *r)
 		phases_json(f, &r->phases);
 	else
 		fprintf(f, ",\"shift_phases\":0");
-	relief_fields(f, &r->relief);
+	sim_relief_json(f, &r->relief);
 	fprintf(f,
 		",\"replicated_keys\":%" PRIu64 ",\"dynamic_replicas\":%" PRIu64
 		",\"dynamic_bytes_share\":%.6f,\"copy_bytes\":%" PRIu64
