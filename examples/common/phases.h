@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 /* A phase is relieved when its steady max/mean is at most this times the
- * run's noise floor (the issue's target for shifting hot sets). */
+ * run's noise floor (the target set for shifting hot sets). */
 #define PHASE_RELIEF 1.05
 
 struct phases {
