@@ -19,8 +19,11 @@
 # One line per run: steady max/mean (median of the last half of the
 # intervals), noise_floor_max_mean (what an even spread of the same reads
 # shows from sampling alone) and their ratio; shifting runs add the worst
-# phase's steady max/mean, the phases within 1.05 x the floor, and the
-# dynamic replicas at the end of each phase (do they level off?).
+# phase's steady max/mean, the phases within 1.05 x the floor; every run
+# the per-key time to relief's p90 in windows (relief_windows_p90: -1 when
+# it falls on an episode never relieved) and the episodes never relieved
+# of all (unrel/epis); then the dynamic replicas at the end of each phase
+# (do they level off?).
 set -eu
 
 SIM=${1:-build/bin/mcrepl-sim}
@@ -56,9 +59,11 @@ run_one() {
 	}
 	{
 		mm = num("steady_max_mean"); nf = num("noise_floor_max_mean")
-		printf "%-8s %5s %4s %8s %8s %6.3f %8s %4s %6s %6s %7s  %s\n", c,
-		    n, s, mm, nf, (nf + 0 > 0 ? mm / nf : 0),
+		printf "%-8s %5s %4s %8s %8s %6.3f %8s %4s %5s %11s %6s %6s %7s  %s\n",
+		    c, n, s, mm, nf, (nf + 0 > 0 ? mm / nf : 0),
 		    num("worst_phase_max_mean"), num("phases_relieved"),
+		    num("relief_windows_p90"),
+		    num("relief_unrelieved") "/" num("relief_episodes"),
 		    num("dynamic_replicas"), num("copies"), num("evicted"),
 		    arr("phase_dynamic_replicas")
 	}'
@@ -84,9 +89,9 @@ for c in $CASES; do
 		done
 	done
 done | {
-	printf "%-8s %5s %4s %8s %8s %6s %8s %4s %6s %6s %7s  %s\n" case nodes \
-		seed max/mean floor ratio worst_ph relv dyn copies evicted \
-		"dyn at each phase end"
+	printf "%-8s %5s %4s %8s %8s %6s %8s %4s %5s %11s %6s %6s %7s  %s\n" \
+		case nodes seed max/mean floor ratio worst_ph relv p90 \
+		unrel/epis dyn copies evicted "dyn at each phase end"
 	export SIM PHASES TRACE
 	SHIFT_RUN=1 xargs -P "$JOBS" -L 1 sh "$0" "$SIM" | sort -k1,1 -k2,2n -k3,3n
 }

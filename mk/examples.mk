@@ -4,10 +4,12 @@
 #                    library, including <mcrepl/mcrepl.h> as an installed
 #                    user would, linked with libmcrepl.a only
 #   $(TOOLS_LIB)     $(BUILD)/libmcrepl-tools.a: examples/common/*.c, what
-#                    the tools share (trace reader, process harness that
-#                    starts real daemons); an archive, so a tool that never
-#                    starts a daemon (mcrepl-sim) pulls no RPC code. Link it
-#                    before $(DAEMON_LIB).
+#                    the tools share (trace reader, Zipf sampler, the
+#                    shifting workload's ranking redraw and per-phase
+#                    figures, process harness that starts real daemons);
+#                    an archive, so a tool that never starts a daemon
+#                    (mcrepl-sim) pulls no RPC code. Link it before
+#                    $(DAEMON_LIB).
 #   $(CLI_BIN)       $(BUILD)/bin/mcrepl-cli, examples/cli/*.c
 
 EXAMPLES := $(BUILD)/examples/embed_master $(BUILD)/examples/embed_cpp

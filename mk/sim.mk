@@ -1,6 +1,6 @@
 # mcrepl-sim: the cluster simulator, examples/sim/*.c with the tools'
-# shared code ($(TOOLS_LIB): it pulls the trace reader only), linked with
-# libmcrepl.a.
+# shared code ($(TOOLS_LIB): it pulls the trace reader, the Zipf sampler,
+# the shifting ranking and the per-phase figures), linked with libmcrepl.a.
 #
 #   $(BUILD)/bin/mcrepl-sim     the simulator (built by `all`)
 #   make check-sim              tests/common/trace_test (the trace reader of

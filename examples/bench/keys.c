@@ -9,6 +9,11 @@ double bench_rand01(uint64_t *state)
 	return (double)(mcu_splitmix64(state) >> 11) / 9007199254740992.0;
 }
 
+uint64_t bench_below(void *state, uint64_t n)
+{
+	return mcu_splitmix64(state) % n;
+}
+
 static double uniform(void *state)
 {
 	return bench_rand01(state);
@@ -45,4 +50,10 @@ void zipf_keys_free(struct zipf_keys *k)
 uint32_t zipf_keys_next(const struct zipf_keys *k, uint64_t *rng)
 {
 	return k->perm[zipf_sample(&k->rank, uniform, rng) - 1];
+}
+
+uint32_t zipf_keys_next_shifted(const struct zipf_keys *k,
+				const struct shift *s, uint64_t *rng)
+{
+	return k->perm[s->rank_obj[zipf_sample(&k->rank, uniform, rng) - 1]];
 }

@@ -3,12 +3,15 @@
  * with mcrepl-sim (examples/common/zipf.h), and a seeded permutation from
  * rank to key id, so the hottest ranks land on keys spread over the put
  * order (and so over the workers). Also the bench's small generator.
+ * Shifting: a reader's own copy of the ranking (../common/shift.h) maps a
+ * rank to the object whose key it reads.
  */
 #ifndef MBENCH_KEYS_H
 #define MBENCH_KEYS_H
 
 #include <stdint.h>
 
+#include "../common/shift.h"
 #include "../common/zipf.h"
 
 struct zipf_keys {
@@ -25,7 +28,16 @@ void zipf_keys_free(struct zipf_keys *k);
  * state). Thread-safe for distinct rng (the table is read only). */
 uint32_t zipf_keys_next(const struct zipf_keys *k, uint64_t *rng);
 
+/* The same through a shifting ranking s: the key of object
+ * s->rank_obj[rank - 1]. */
+uint32_t zipf_keys_next_shifted(const struct zipf_keys *k,
+				const struct shift *s, uint64_t *rng);
+
 /* Uniform double in [0, 1) from a splitmix64 state (mcu_splitmix64). */
 double bench_rand01(uint64_t *state);
+
+/* Uniform integer in [0, n) from a splitmix64 state passed as void *
+ * (shift_below_fn; modulo bias below n / 2^64). */
+uint64_t bench_below(void *state, uint64_t n);
 
 #endif

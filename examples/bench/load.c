@@ -27,6 +27,11 @@ struct load_thread {
 	uint32_t domain; /* index into l->cl->domain[] */
 	store_client *sc;
 	uint64_t rng;
+	/* shifting: this reader's copy of the ranking, redrawn from a
+	 * generator seeded alike in every reader, so all draw the same
+	 * rankings without sharing a table */
+	struct shift shift;
+	uint64_t shift_rng;
 	uint8_t *buf; /* object bytes for puts */
 	struct lat_sample *lat;
 	size_t n_lat, cap_lat;
@@ -242,6 +247,8 @@ static void *zipf_reader(void *arg)
 	int64_t next = bench_now_ns();
 
 	while (!stopped(l)) {
+		uint32_t key;
+
 		if (step) {
 			int64_t now = bench_now_ns();
 
@@ -251,7 +258,17 @@ static void *zipf_reader(void *arg)
 				break;
 			next += step;
 		}
-		if (get_key(t, zipf_keys_next(l->z, &t->rng)) < 0)
+		if (t->shift.rank_obj) {
+			double s = (double)(bench_now_ns() - l->t0_ns) / 1e9;
+
+			shift_advance(&t->shift,
+				      shift_phase_of(s, l->o->shift_period),
+				      bench_below, &t->shift_rng);
+			key = zipf_keys_next_shifted(l->z, &t->shift, &t->rng);
+		} else {
+			key = zipf_keys_next(l->z, &t->rng);
+		}
+		if (get_key(t, key) < 0)
 			sleep_ns(10000000); /* a dead cluster: do not spin */
 	}
 	atomic_fetch_sub(&l->running, 1);
@@ -375,6 +392,10 @@ int load_init(struct load *l, const struct bench_opts *o,
 		t->rng = o->seed * 0x9e3779b97f4a7c15ULL + i + 1;
 		t->buf = malloc(object_bytes);
 		if (!t->buf)
+			return -1;
+		t->shift_rng = o->seed ^ 0x5417f7ULL;
+		if (o->workload == BENCH_SHIFTING &&
+		    shift_init(&t->shift, n_keys, o->shift_fraction))
 			return -1;
 	}
 	return 0;
@@ -505,9 +526,17 @@ void load_free(struct load *l)
 		store_client_close(l->th[i].sc);
 		free(l->th[i].buf);
 		free(l->th[i].lat);
+		shift_free(&l->th[i].shift);
 	}
 	free(l->th);
 	free(l->key_state);
 	free(l->stored);
 	memset(l, 0, sizeof(*l));
+}
+
+uint32_t load_hot_key(const struct load *l, uint64_t rank)
+{
+	const struct shift *s = l->n_th ? &l->th[0].shift : NULL;
+
+	return l->z->perm[s && s->rank_obj ? s->rank_obj[rank] : rank];
 }

@@ -91,6 +91,10 @@ int load_latency_us(const struct load *l, double from_s, const double *q,
 
 void load_free(struct load *l);
 
+/* Zipf and shifting: the key at popularity rank `rank` (0: the hottest)
+ * in the ranking read last (shifting: reader 0's, after load_stop). */
+uint32_t load_hot_key(const struct load *l, uint64_t rank);
+
 /* The store key of key index `key`: "block-<id>" (trace) or "zipf-<n>". */
 void load_key_name(const struct load *l, uint32_t key, char *out, size_t cap);
 

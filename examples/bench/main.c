@@ -95,12 +95,15 @@ static void describe(const struct run *r, const struct cluster *cl,
 		printf(" in %u domains (reader j in %s..%s by j %% %u)",
 		       r->domains, cl->domain[0], cl->domain[r->domains - 1],
 		       r->domains);
-	if (o->workload == BENCH_ZIPF)
+	if (o->workload != BENCH_TRACE)
 		printf(", %llu keys of %llu B, theta %.2f, %s",
 		       (unsigned long long)o->keys,
 		       (unsigned long long)o->object_size, o->theta,
 		       o->rate > 0 ? "rate-limited"
 				   : "reads as fast as possible");
+	if (o->workload == BENCH_SHIFTING)
+		printf(", ranking redrawn every %g s (%g of it)",
+		       o->shift_period, o->shift_fraction);
 	else
 		printf(", blocks of %llu B, speed-up %g",
 		       (unsigned long long)o->block_bytes, o->speedup);
@@ -113,7 +116,7 @@ static void describe(const struct run *r, const struct cluster *cl,
 static int drive(struct run *r, struct load *l, store_client *sc,
 		 const struct bench_opts *o, char *err, size_t errlen)
 {
-	if (o->workload == BENCH_ZIPF) {
+	if (o->workload != BENCH_TRACE) {
 		if (load_put_all(l, &r->put_seconds, err, errlen) != 0)
 			return -1;
 		if (interrupted)
@@ -192,7 +195,7 @@ out:
 static int load_workload(const struct bench_opts *o, struct zipf_keys *z,
 			 struct trace *tr)
 {
-	if (o->workload == BENCH_ZIPF) {
+	if (o->workload != BENCH_TRACE) {
 		if (zipf_keys_init(z, o->keys, o->theta, o->seed) == 0)
 			return 0;
 		fprintf(stderr, "mcrepl-bench: out of memory\n");
@@ -240,7 +243,7 @@ int main(int argc, char **argv)
 	runs = rc == 0 ? calloc(o.n_modes, sizeof(*runs)) : NULL;
 	for (size_t i = 0; runs && i < o.n_modes && !interrupted; i++) {
 		if (run_mode(&runs[i], &o, o.mode[i],
-			     o.workload == BENCH_ZIPF ? &z : NULL,
+			     o.workload != BENCH_TRACE ? &z : NULL,
 			     o.workload == BENCH_TRACE ? &tr : NULL) != 0) {
 			rc = 1;
 			break;
@@ -252,8 +255,10 @@ int main(int argc, char **argv)
 	if (o.plot && done > 0 && !interrupted &&
 	    plot_runs(runs, done, o.plot) != 0)
 		rc = 1;
-	for (size_t i = 0; runs && i < o.n_modes; i++)
+	for (size_t i = 0; runs && i < o.n_modes; i++) {
 		free(runs[i].rows);
+		phases_free(&runs[i].phases);
+	}
 	free(runs);
 	zipf_keys_free(&z);
 	trace_free(&tr);

@@ -304,8 +304,37 @@ static void balance(struct run *r, const struct bench_opts *o)
 	/* Trace reads are not independent (a request's blocks were written
 	 * round robin), so the formula holds for Zipf only. */
 	r->noise_floor =
-	    r->workload == BENCH_ZIPF ? noise_floor(r->workers, row_mean) : 0;
+	    r->workload != BENCH_TRACE ? noise_floor(r->workers, row_mean) : 0;
 	r->whole_max_mean = max_over_mean(r->worker_total, r->workers);
+}
+
+/* Shifting: the per-phase figures (../common/phases.h) over the rows
+ * steady() counts, each phase's dynamic replicas as the master reported
+ * them at its last row's end. 0, or -1 when memory is short. */
+static int phases(struct run *r, const struct bench_opts *o)
+{
+	size_t n = (size_t)ceil(o->duration / o->shift_period - 1e-9);
+	double *mm = malloc((r->n_rows + 1) * sizeof(*mm));
+	uint64_t *dyn = malloc((r->n_rows + 1) * sizeof(*dyn));
+	int rc = -1;
+
+	if (mm && dyn) {
+		for (size_t i = 0; i < r->n_rows; i++) {
+			const struct row *w = &r->rows[i];
+
+			mm[i] = w->total > 0 && w->secs >= 0.5 * o->interval
+				    ? w->max_mean
+				    : NAN;
+			dyn[i] =
+			    w->m.replicas > 0 ? (uint64_t)w->m.replicas : 0;
+		}
+		rc = phases_compute(&r->phases, n ? n : 1, mm, dyn, r->n_rows,
+				    o->interval, o->shift_period,
+				    r->noise_floor);
+	}
+	free(mm);
+	free(dyn);
+	return rc;
 }
 
 /* Stop the load, close the last (short) row, fill the totals. */
@@ -328,6 +357,8 @@ static int finish(struct run *r, struct load *l, store_client *sc,
 	counters(r, l);
 	latencies(r, l);
 	balance(r, o);
+	if (rc == 0 && r->workload == BENCH_SHIFTING)
+		rc = phases(r, o);
 	return rc;
 }
 

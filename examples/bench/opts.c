@@ -24,6 +24,10 @@ struct opt {
 static const struct opt opts[] = {
     OPT("keys", O_U64, keys, 1, 10000000, "zipf: objects (10000)"),
     OPT("theta", O_DBL, theta, 0, 10, "zipf: exponent (0.99)"),
+    OPT("shift_period", O_DBL, shift_period, 0.05, 86400,
+	"shifting: seconds between redraws of the Zipf ranking (20)"),
+    OPT("shift_fraction", O_DBL, shift_fraction, 0, 1,
+	"shifting: share of the ranking re-permuted at each redraw (1)"),
     OPT("object_size", O_SIZE, object_size, 16, 64 << 20,
 	"zipf: object bytes, K/M suffixes (64K)"),
     OPT("block_bytes", O_SIZE, block_bytes, 16, 64 << 20,
@@ -74,6 +78,8 @@ void bench_opts_init(struct bench_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->keys = 10000;
 	o->theta = 0.99;
+	o->shift_period = 20;
+	o->shift_fraction = 1;
 	o->object_size = 64 << 10;
 	o->block_bytes = 16 << 10;
 	o->speedup = 1;
@@ -86,9 +92,11 @@ void bench_opts_init(struct bench_opts *o)
 void bench_opts_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: mcrepl-bench zipf|trace FILE [--flag value | "
+		"usage: mcrepl-bench zipf|shifting|trace FILE [--flag value | "
 		"--flag=value]...\n\n"
 		"  zipf         Zipf reads over --keys objects put first\n"
+		"  shifting     zipf whose ranking is redrawn every "
+		"--shift_period s\n"
 		"  trace FILE   replay a Mooncake JSONL trace (timestamp ms, "
 		"hash_ids)\n\nflags:\n");
 	for (size_t i = 0; i < N_OPTS; i++)
@@ -315,9 +323,10 @@ static int validate(struct bench_opts *o)
 		return -1;
 	}
 	if (o->duration < 0)
-		o->duration = o->workload == BENCH_ZIPF ? 30 : 0;
-	if (o->workload == BENCH_ZIPF && o->duration <= 0) {
-		fprintf(stderr, "mcrepl-bench: zipf needs --duration > 0\n");
+		o->duration = o->workload != BENCH_TRACE ? 30 : 0;
+	if (o->workload != BENCH_TRACE && o->duration <= 0) {
+		fprintf(stderr, "mcrepl-bench: zipf and shifting need "
+				"--duration > 0\n");
 		return -1;
 	}
 	return 0;
@@ -351,8 +360,8 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv)
 	int i = 2;
 
 	if (argc < 2) {
-		fprintf(stderr, "mcrepl-bench: missing workload (zipf | trace "
-				"FILE; see --help)\n");
+		fprintf(stderr, "mcrepl-bench: missing workload (zipf | "
+				"shifting | trace FILE; see --help)\n");
 		return -1;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -361,6 +370,8 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv)
 	}
 	if (strcmp(argv[1], "zipf") == 0) {
 		o->workload = BENCH_ZIPF;
+	} else if (strcmp(argv[1], "shifting") == 0) {
+		o->workload = BENCH_SHIFTING;
 	} else if (strcmp(argv[1], "trace") == 0) {
 		if (argc < 3 || strncmp(argv[2], "--", 2) == 0) {
 			fprintf(stderr, "mcrepl-bench: trace needs a FILE\n");
@@ -371,8 +382,8 @@ int bench_opts_parse(struct bench_opts *o, int argc, char **argv)
 		i = 3;
 	} else {
 		fprintf(stderr,
-			"mcrepl-bench: unknown workload '%s' (zipf | trace "
-			"FILE)\n",
+			"mcrepl-bench: unknown workload '%s' (zipf | shifting "
+			"| trace FILE)\n",
 			argv[1]);
 		return -1;
 	}

@@ -1,5 +1,6 @@
 /*
- * mcrepl-bench options: the workload (zipf, or trace FILE), the cluster
+ * mcrepl-bench options: the workload (zipf, shifting, or trace FILE), the
+ * cluster
  * (--master host:port, or --local N started by the bench) and the modes
  * to compare.
  */
@@ -11,7 +12,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum bench_workload { BENCH_ZIPF, BENCH_TRACE };
+/* Shifting is Zipf whose ranking is redrawn every shift_period seconds
+ * (../common/shift.h, as mcrepl-sim's). */
+enum bench_workload { BENCH_ZIPF, BENCH_TRACE, BENCH_SHIFTING };
 
 #define BENCH_MAX_MODES 4 /* off, observe, enforce, domain */
 #define BENCH_MAX_WORKERS 64
@@ -21,6 +24,8 @@ struct bench_opts {
 	const char *trace_path;
 	uint64_t keys;	       /* zipf objects (10000) */
 	double theta;	       /* Zipf exponent (0.99) */
+	double shift_period;   /* shifting: s between ranking redraws (20) */
+	double shift_fraction; /* shifting: share of the ranking moved (1) */
 	uint64_t object_size;  /* zipf object bytes (64 KiB) */
 	uint64_t block_bytes;  /* trace block bytes (16 KiB) */
 	uint32_t clients;      /* reader threads, one store_client each (4) */
@@ -49,7 +54,7 @@ struct bench_opts {
 void bench_opts_init(struct bench_opts *o);
 
 /*
- * Parse argv (argv[1] is the workload: zipf | trace FILE). Returns 0, 1
+ * Parse argv (argv[1] is the workload: zipf | shifting | trace FILE). Returns 0, 1
  * when --help was printed, or -1 after printing one error line on stderr.
  * Strings point into argv (o->mode[] into a static copy of --modes).
  */

@@ -154,6 +154,15 @@ static void report_load(const struct run *r, const struct bench_opts *o)
 		       r->noise_floor);
 	printf("), last half summed %.3f, whole run %.3f\n",
 	       r->steady_sum_max_mean, r->whole_max_mean);
+	if (!r->phases.n)
+		return;
+	printf("  phases (ranking redrawn every %g s): steady max/mean",
+	       o->shift_period);
+	for (size_t k = 0; k < r->phases.n; k++)
+		printf(" %.3f", r->phases.max_mean[k]);
+	printf("; worst %.3f, %llu of %zu within %.2f x the floor\n",
+	       r->phases.worst, (unsigned long long)r->phases.relieved,
+	       r->phases.n, PHASE_RELIEF);
 }
 
 static void report_master(const struct master_sample *e, double share)
@@ -208,8 +217,10 @@ void report_summary(const struct run *r, const struct bench_opts *o)
 	printf("{\"summary\":{\"workload\":\"%s\",\"mode\":\"%s\","
 	       "\"workers\":%u,\"steady_max_mean\":%.4f,"
 	       "\"replicated_keys\":%llu,\"dynamic_bytes_share\":%.6f",
-	       r->workload == BENCH_ZIPF ? "zipf" : "trace", r->mode,
-	       r->workers, r->steady_max_mean,
+	       r->workload == BENCH_ZIPF    ? "zipf"
+	       : r->workload == BENCH_TRACE ? "trace"
+					    : "shifting",
+	       r->mode, r->workers, r->steady_max_mean,
 	       (unsigned long long)r->replicated_keys, r->dyn_share);
 	json_ms("reaction_ms", reaction_ms(r, NULL));
 	printf(",\"p50_us\":%.0f,\"p99_us\":%.0f,\"reads\":%llu,"
@@ -246,6 +257,8 @@ void report_summary(const struct run *r, const struct bench_opts *o)
 		printf(",\"noise_floor\":%.4f", r->noise_floor);
 	else
 		printf(",\"noise_floor\":null");
+	if (r->phases.n)
+		phases_json(stdout, &r->phases);
 	json_ms("admission_to_copy_ms", copy_ms(r));
 	json_ms("first_hot_ms", r->hot_ms);
 	json_ms("first_admission_ms", r->accept_ms);
@@ -290,6 +303,9 @@ CELL(c_xshare, "%.2f%%", 100.0 * r->cross_share)
 CELL(c_sxshare, "%.2f%%", 100.0 * r->steady_cross_share)
 CELL(c_errors, "%llu", (unsigned long long)r->errors)
 CELL(c_misses, "%llu", (unsigned long long)r->misses)
+CELL(c_worst, "%.3f", r->phases.worst)
+CELL(c_relieved, "%llu/%zu", (unsigned long long)r->phases.relieved,
+     r->phases.n)
 
 static void c_floor(const struct run *r, char *b, size_t cap)
 {
@@ -337,6 +353,8 @@ void report_compare(const struct run *runs, size_t n)
 	    {"read p99 us, last half", c_sp99},
 	    {"errors", c_errors},
 	    {"misses (trace)", c_misses},
+	    {"worst phase max/mean", c_worst},
+	    {"phases within 1.05 x floor", c_relieved},
 	};
 	char cell[64];
 
@@ -346,6 +364,9 @@ void report_compare(const struct run *runs, size_t n)
 	printf("\n");
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		if (rows[i].fn == c_misses && runs[0].workload != BENCH_TRACE)
+			continue;
+		if ((rows[i].fn == c_worst || rows[i].fn == c_relieved) &&
+		    runs[0].workload != BENCH_SHIFTING)
 			continue;
 		printf("%-30s", rows[i].label);
 		for (size_t j = 0; j < n; j++) {

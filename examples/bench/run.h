@@ -12,6 +12,7 @@
 
 #include "load.h"
 #include "opts.h"
+#include "../common/phases.h"
 
 /* The master's /metrics figures the bench follows (through Stats). */
 #define MAX_REASONS 32
@@ -74,6 +75,7 @@ struct run {
 	double noise_floor; /* expected steady_max_mean of a perfectly even
 			       spread with the same reads per row */
 	struct survey survey;
+	struct phases phases; /* shifting: per phase (else none) */
 	bool interrupted;
 };
 
@@ -96,7 +98,8 @@ int monitor_run(struct run *r, struct load *l, store_client *sc,
 double max_over_mean(const uint64_t *v, uint32_t n);
 
 /* ---- survey.c ---- */
-/* Ask the master for the replicas of the `top` hottest keys (Zipf ranks,
+/* Ask the master for the replicas of the `top` hottest keys (Zipf ranks
+ * of the last ranking read,
  * or the most-read trace blocks), after the reads. Each ask is a Stat
  * (no heat; an older master without Stat answers through GetReplicaList,
  * which heats the key). 0 or -1 (OOM, master gone). */

@@ -38,12 +38,11 @@ int survey_replicas(struct survey *sv, store_client *sc, const struct load *l,
 {
 	struct store_object_info *info = malloc(sizeof(*info));
 	uint32_t *order = l->tr ? hottest_blocks(l->tr) : NULL;
-	const uint32_t *keys = l->tr ? order : (l->z ? l->z->perm : NULL);
 	char name[64];
 	int rc = 0;
 
 	memset(sv, 0, sizeof(*sv));
-	if (!info || !keys) {
+	if (!info || (l->tr ? !order : !l->z)) {
 		free(info);
 		free(order);
 		return -1;
@@ -53,7 +52,8 @@ int survey_replicas(struct survey *sv, store_client *sc, const struct load *l,
 	for (size_t i = 0; i < top && rc == 0; i++) {
 		int st;
 
-		load_key_name(l, keys[i], name, sizeof(name));
+		load_key_name(l, l->tr ? order[i] : load_hot_key(l, i), name,
+			      sizeof(name));
 		st = store_client_stat(sc, name, info);
 		if (st < 0)
 			rc = -1;

@@ -40,6 +40,8 @@ int sim_master_init(struct sim_master *m, const struct sim_opts *o,
 	if (c->n_domains > 1 &&
 	    !(m->seen = calloc((c->n_objs * c->n_domains + 7) / 8, 1)))
 		return -1;
+	if (sim_relief_init(&m->relief, c->n_objs))
+		return -1;
 	if (cfg->domain_aware) {
 		m->dcell_of = malloc(c->n_objs * sizeof(*m->dcell_of));
 		if (!m->dcell_of)
@@ -69,6 +71,7 @@ void sim_master_free(struct sim_master *m)
 	free(m->batch);
 	free(m->swept);
 	free(m->heat_at_late);
+	sim_relief_free(&m->relief);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -278,6 +281,7 @@ void sim_master_read(struct sim_master *m, uint64_t o, uint32_t reader,
 			c->dyn[m->rv_dyn[i]].last_read_ms = now;
 	}
 	node = &c->nodes[sim_node_of(c, seg)];
+	sim_relief_read(&m->relief, o);
 	mcrepl_engine_read(m->eng.e, c->segs[seg].id);
 	node->load++;
 	node->recent++;

@@ -28,6 +28,7 @@
 #include "cluster.h"
 #include "events.h"
 #include "opts.h"
+#include "relief.h"
 #include "../common/trace.h"
 
 enum sim_copy_state { COPY_FREE, COPY_WAIT, COPY_RUNNING, COPY_DEAD };
@@ -100,6 +101,7 @@ struct sim_master {
 	 * of a key whose popularity moved (late_new_copies) */
 	uint32_t *heat_at_late, thr_at_late;
 	uint64_t late_new_copies;
+	struct sim_relief relief; /* per-key time to relief */
 };
 
 int sim_master_init(struct sim_master *m, const struct sim_opts *o,

@@ -81,21 +81,6 @@ static void json_str(FILE *f, const char *s)
 	quoted(f, s, 0);
 }
 
-/* Shifting runs: the per-phase figures (phases.h). */
-static void phase_fields(FILE *f, const struct sim_result *r)
-{
-	fprintf(f, ",\"phase_max_mean\":[");
-	for (uint64_t p = 0; p < r->shift_phases; p++)
-		fprintf(f, p ? ",%.4f" : "%.4f",
-			isnan(r->phase_max[p]) ? 0 : r->phase_max[p]);
-	fprintf(f, "],\"phase_dynamic_replicas\":[");
-	for (uint64_t p = 0; p < r->shift_phases; p++)
-		fprintf(f, p ? ",%" PRIu64 : "%" PRIu64, r->phase_dyn[p]);
-	fprintf(f,
-		"],\"worst_phase_max_mean\":%.4f,\"phases_relieved\":%" PRIu64,
-		isnan(r->worst_phase) ? 0 : r->worst_phase, r->phases_relieved);
-}
-
 void sim_report_summary(FILE *f, const struct sim_result *r)
 {
 	fprintf(f,
@@ -119,17 +104,19 @@ void sim_report_summary(FILE *f, const struct sim_result *r)
 		",\"oracle_at_mem_max_mean\":%.4f"
 		",\"oracle_mem_for_max_mean\":%.0f"
 		",\"oracle_best_max_mean\":%.4f,\"oracle_best_mem\":%.0f"
-		",\"noise_floor\":%.4f,\"noise_floor_max_mean\":%.4f"
-		",\"shift_phases\":%" PRIu64,
+		",\"noise_floor\":%.4f,\"noise_floor_max_mean\":%.4f",
 		r->oracle.at_mem,
 		r->oracle.mem_for == UINT64_MAX ? -1.0
 						: (double)r->oracle.mem_for,
 		r->oracle.best,
 		r->oracle.best_mem == UINT64_MAX ? -1.0
 						 : (double)r->oracle.best_mem,
-		r->noise_floor, r->noise_floor, r->shift_phases);
+		r->noise_floor, r->noise_floor);
 	if (r->shift_phases)
-		phase_fields(f, r);
+		phases_json(f, &r->phases);
+	else
+		fprintf(f, ",\"shift_phases\":0");
+	sim_relief_json(f, &r->relief);
 	fprintf(f,
 		",\"replicated_keys\":%" PRIu64 ",\"dynamic_replicas\":%" PRIu64
 		",\"dynamic_bytes_share\":%.6f,\"copy_bytes\":%" PRIu64

@@ -5,7 +5,6 @@
 #include <time.h>
 
 #include "master.h"
-#include "phases.h"
 #include "report.h"
 #include "sim.h"
 #include "workload.h"
@@ -114,6 +113,8 @@ static int end_interval(struct run *u, uint64_t end_ms)
 		sim_report_row(u->out, &row);
 	for (uint32_t i = 0; i < c->n_nodes; i++)
 		c->nodes[i].load = 0;
+	if (sim_relief_close(&u->m.relief, c, row.reads))
+		return -1;
 	return push_iv(u, &row);
 }
 
@@ -146,33 +147,6 @@ static double noise_floor(double lam, uint32_t n)
 		if (cdf >= p || x > 20 * lam + 100)
 			return (double)x / lam;
 	}
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Median of the defined values among the last half of v[0..n). */
-double sim_steady(const double *v, size_t n)
-{
-	double *tmp = malloc((n + 1) * sizeof(*tmp));
-	size_t k = 0;
-	double med = NAN;
-
-	if (!tmp)
-		return NAN;
-	for (size_t i = n / 2; i < n; i++)
-		if (!isnan(v[i]))
-			tmp[k++] = v[i];
-	if (k) {
-		qsort(tmp, k, sizeof(*tmp), cmp_dbl);
-		med = k % 2 ? tmp[k / 2] : (tmp[k / 2 - 1] + tmp[k / 2]) / 2;
-	}
-	free(tmp);
-	return med;
 }
 
 static uint64_t run_ms(const struct sim_opts *o, const struct trace *t,
@@ -249,9 +223,9 @@ static void finish(struct run *u, const struct trace *t, double t0)
 	r->reads = u->m.reads;
 	for (uint32_t i = 0; i < u->c.n_nodes; i++)
 		r->served += u->c.nodes[i].served;
-	r->steady_max_mean = sim_steady(r->iv_max, r->n_iv);
-	r->shift_phases = u->g.rank_obj ? u->g.phase + 1 : 0;
-	r->steady_p99_mean = sim_steady(r->iv_p99, r->n_iv);
+	r->steady_max_mean = steady_median(r->iv_max, r->n_iv);
+	r->shift_phases = u->g.shift.rank_obj ? u->g.shift.phase + 1 : 0;
+	r->steady_p99_mean = steady_median(r->iv_p99, r->n_iv);
 	r->replicated_keys = u->c.replicated_keys;
 	r->dyn_replicas = u->c.dyn_readable;
 	r->dyn_share = u->c.primary_bytes
@@ -264,14 +238,15 @@ static void finish(struct run *u, const struct trace *t, double t0)
 	r->late_new_copies = u->m.late_new_copies;
 
 	r->retired = u->m.retired;
+	sim_relief_stats(&u->m.relief, &r->relief);
 	r->evicted = u->m.evicted;
 	r->cross_read_bytes = u->m.cross_read_bytes;
 	r->cross_share =
 	    r->reads ? (double)u->m.cross_reads / (double)r->reads : 0;
-	r->steady_cross_share = sim_steady(r->iv_xdom, r->n_iv);
+	r->steady_cross_share = steady_median(r->iv_xdom, r->n_iv);
 	r->floor_share =
 	    r->reads ? (double)u->m.floor_reads / (double)r->reads : 0;
-	r->steady_floor_share = sim_steady(r->iv_floor, r->n_iv);
+	r->steady_floor_share = steady_median(r->iv_floor, r->n_iv);
 	r->join_reads = u->m.join_reads;
 	r->join_remote = u->m.join_remote;
 	r->warmup_chosen = u->m.warmup_chosen;
@@ -403,7 +378,9 @@ int sim_run(const struct sim_opts *o, const struct trace *trace, FILE *out,
 	if (loop(&u, total_ms, interval_ms))
 		goto out;
 	finish(&u, trace, t0);
-	if (sim_phases(r, (double)interval_ms / 1000.0, o->shift_period)) {
+	if (phases_compute(&r->phases, r->shift_phases, r->iv_max, r->iv_dyn,
+			   r->n_iv, (double)interval_ms / 1000.0,
+			   o->shift_period, r->noise_floor)) {
 		fprintf(stderr, "mcrepl-sim: out of memory\n");
 		goto out;
 	}
@@ -424,10 +401,7 @@ void sim_result_free(struct sim_result *r)
 	free(r->iv_xdom);
 	free(r->iv_floor);
 	free(r->iv_dyn);
-	free(r->phase_max);
-	free(r->phase_dyn);
+	phases_free(&r->phases);
 	r->iv_max = r->iv_p99 = r->iv_xdom = r->iv_floor = NULL;
 	r->iv_dyn = NULL;
-	r->phase_max = NULL;
-	r->phase_dyn = NULL;
 }

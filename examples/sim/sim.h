@@ -12,6 +12,8 @@
 
 #include "ideal.h"
 #include "opts.h"
+#include "relief.h"
+#include "../common/phases.h"
 #include "../common/trace.h"
 
 struct sim_result {
@@ -47,11 +49,8 @@ struct sim_result {
 	double *iv_xdom;	 /* cross-domain share of the reads */
 	double *iv_floor;	 /* the reactive floor of that share */
 	uint64_t *iv_dyn;	 /* readable dynamic replicas at its end */
-	/* shifting (phases.h): per phase, shift_phases of each */
-	double *phase_max;   /* steady max/mean; NAN: no read */
-	uint64_t *phase_dyn; /* dynamic replicas at the phase's end */
-	double worst_phase;  /* the largest phase_max; NAN: none */
-	uint64_t phases_relieved;
+	struct phases phases;	 /* shifting: shift_phases of them */
+	struct sim_relief_stats relief; /* per-key time to relief */
 };
 
 /* One simulation with options o. Rows go to out unless o->quiet. 0, or -1
@@ -59,8 +58,5 @@ struct sim_result {
 int sim_run(const struct sim_opts *o, const struct trace *trace, FILE *out,
 	    struct sim_result *r);
 void sim_result_free(struct sim_result *r);
-
-/* The median of the last half of v[0..n), NANs skipped; NAN if none. */
-double sim_steady(const double *v, size_t n);
 
 #endif

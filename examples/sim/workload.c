@@ -62,8 +62,6 @@ static int write_all(struct sim_cluster *c, uint64_t seed)
 	return 0;
 }
 
-static int shift_init(struct sim_gen *g, uint64_t n);
-
 int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 		 const struct trace *trace, struct sim_cluster *c,
 		 uint64_t duration_ms)
@@ -72,18 +70,19 @@ int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 	g->trace = trace;
 	g->issued = 0;
 	g->next_req = 0;
-	g->rank_obj = g->pick = NULL;
-	g->phase = 0;
+	g->shift.rank_obj = g->shift.pick = NULL;
+	g->shift.phase = 0;
 	sim_rng_seed(&g->keys, o->seed, STREAM_KEYS);
 	sim_rng_seed(&g->readers, o->seed, STREAM_READERS);
 	sim_rng_seed(&g->place, o->seed, STREAM_PLACE);
-	sim_rng_seed(&g->shift, o->seed, STREAM_SHIFT);
+	sim_rng_seed(&g->shift_rng, o->seed, STREAM_SHIFT);
 	if (trace)
 		return 0;
 	if (zipf_init(&g->zipf, c->n_objs,
 		      o->workload == SIM_UNIFORM ? 0 : o->theta))
 		return -1;
-	if (o->workload == SIM_SHIFTING && shift_init(g, c->n_objs))
+	if (o->workload == SIM_SHIFTING &&
+	    shift_init(&g->shift, c->n_objs, o->shift_fraction))
 		return -1;
 	g->total = (uint64_t)floor(o->rate * (double)duration_ms / 1000.0);
 	return write_all(c, o->seed);
@@ -91,9 +90,7 @@ int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 
 void sim_gen_free(struct sim_gen *g)
 {
-	free(g->rank_obj);
-	free(g->pick);
-	g->rank_obj = g->pick = NULL;
+	shift_free(&g->shift);
 }
 
 double sim_gen_trace_ms(const struct sim_opts *o, const struct trace *trace)
@@ -101,42 +98,9 @@ double sim_gen_trace_ms(const struct sim_opts *o, const struct trace *trace)
 	return trace->ts_ms[trace->n_req - 1] / o->speedup;
 }
 
-/* Redraw the ranking once: Fisher-Yates over the ranks picked (all of
- * them, or a seeded sample of shift_fraction of them), so the objects of
- * those ranks trade places and the other ranks keep theirs. */
-static void shift_redraw(struct sim_gen *g, uint64_t n)
+static uint64_t shift_below(void *rng, uint64_t n)
 {
-	uint64_t k = (uint64_t)llround(g->o->shift_fraction * (double)n);
-
-	for (uint64_t i = 0; i < n; i++)
-		g->pick[i] = (uint32_t)i;
-	for (uint64_t i = 0; i < k && i + 1 < n; i++) { /* sample k ranks */
-		uint64_t j = i + sim_rng_below(&g->shift, n - i);
-		uint32_t t = g->pick[i];
-
-		g->pick[i] = g->pick[j];
-		g->pick[j] = t;
-	}
-	for (uint64_t i = k; i > 1; i--) { /* permute their objects */
-		uint64_t j = sim_rng_below(&g->shift, i);
-		uint32_t t = g->rank_obj[g->pick[i - 1]];
-
-		g->rank_obj[g->pick[i - 1]] = g->rank_obj[g->pick[j]];
-		g->rank_obj[g->pick[j]] = t;
-	}
-}
-
-static int shift_init(struct sim_gen *g, uint64_t n)
-{
-	g->rank_obj = malloc((n ? n : 1) * sizeof(*g->rank_obj));
-	g->pick = malloc((n ? n : 1) * sizeof(*g->pick));
-	if (!g->rank_obj || !g->pick) {
-		sim_gen_free(g);
-		return -1;
-	}
-	for (uint64_t i = 0; i < n; i++)
-		g->rank_obj[i] = (uint32_t)i;
-	return 0;
+	return sim_rng_below(rng, n);
 }
 
 static void tick_synthetic(struct sim_gen *g, struct sim_master *m,
@@ -145,13 +109,11 @@ static void tick_synthetic(struct sim_gen *g, struct sim_master *m,
 	uint64_t due = (uint64_t)floor(g->o->rate * (double)end / 1000.0);
 	if (due > g->total)
 		due = g->total;
-	if (g->rank_obj) {
-		uint64_t phase =
-		    (uint64_t)((double)now / (g->o->shift_period * 1000.0));
-
-		for (; g->phase < phase; g->phase++)
-			shift_redraw(g, m->c->n_objs);
-	}
+	if (g->shift.rank_obj)
+		shift_advance(
+		    &g->shift,
+		    shift_phase_of((double)now, g->o->shift_period * 1000.0),
+		    shift_below, &g->shift_rng);
 	for (; g->issued < due; g->issued++) {
 		uint64_t o;
 
@@ -160,8 +122,8 @@ static void tick_synthetic(struct sim_gen *g, struct sim_master *m,
 			    1;
 		else
 			o = sim_rng_below(&g->keys, m->c->n_objs);
-		if (g->rank_obj)
-			o = g->rank_obj[o];
+		if (g->shift.rank_obj)
+			o = g->shift.rank_obj[o];
 		sim_master_read(
 		    m, o, sim_cluster_pick_reader(m->c, &g->readers), now);
 	}

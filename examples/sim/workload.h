@@ -4,9 +4,10 @@
  * or a trace replay (each request reads its blocks; a block is written the
  * first time it is seen, to the least-used segment, as the master daemon's
  * put_target does). Shifting is Zipf whose ranking is redrawn every
- * shift_period seconds: at each boundary a seeded fourth stream re-permutes
- * all ranks (shift_fraction 1) or a random subset of round(shift_fraction x
- * keys) ranks among themselves. Independent random streams (keys, readers,
+ * shift_period seconds (../common/shift.h, shared with mcrepl-bench): at
+ * each boundary a seeded fourth stream re-permutes all ranks
+ * (shift_fraction 1) or a random subset of round(shift_fraction x keys)
+ * ranks among themselves. Independent random streams (keys, readers,
  * placement, shift) keep the read sequence identical whatever the policy
  * does, so configurations compare on the same reads.
  */
@@ -17,6 +18,7 @@
 
 #include "master.h"
 #include "rng.h"
+#include "../common/shift.h"
 #include "../common/trace.h"
 #include "../common/zipf.h"
 
@@ -24,10 +26,8 @@ struct sim_gen {
 	const struct sim_opts *o;
 	const struct trace *trace;
 	struct zipf zipf;
-	sim_rng keys, readers, place, shift;
-	uint32_t *rank_obj;	/* shifting: rank - 1 -> object; else NULL */
-	uint32_t *pick;		/* shifting: scratch, the ranks redrawn */
-	uint64_t phase;		/* shifting: redraws done */
+	sim_rng keys, readers, place, shift_rng;
+	struct shift shift;	/* shifting: rank_obj non-NULL */
 	uint64_t total, issued; /* synthetic: reads in the run */
 	size_t next_req;	/* trace: next request */
 };

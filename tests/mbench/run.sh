@@ -1,9 +1,10 @@
 #!/bin/sh
 # mcrepl-bench tests (make check-mbench): a short Zipf run on a local
-# cluster that must replicate, an exact tiny-trace replay with a malformed
-# line, bad flags, a mode comparison with a chart, cross-domain reads with
-# --domains (local) and with --master, and Ctrl-C / kill -9 taking the
-# daemons down. Usage: run.sh path/to/mcrepl-bench
+# cluster that must replicate, a shifting run whose hot key moves with the
+# ranking, an exact tiny-trace replay with a malformed line, bad flags, a
+# mode comparison with a chart, cross-domain reads with --domains (local)
+# and with --master, and Ctrl-C / kill -9 taking the daemons down.
+# Usage: run.sh path/to/mcrepl-bench
 # MCREPL_BIN_DIR must name the directory of mcrepl-master and mcrepl-worker.
 set -u
 BENCH=${1:?usage: run.sh path/to/mcrepl-bench}
@@ -55,6 +56,45 @@ check "zipf: one domain, no cross-domain bytes" \
 check "zipf: read_bytes = reads x 4K" \
 	eq "$(field read_bytes "$TMP/zipf")" "$(($(field reads "$TMP/zipf") * 4096))"
 
+# ---- shifting: the hot key moves at each redraw -------------------------------
+# 3 keys, Zipf theta 3 (the hottest gets 86 % of the reads), mode off, 4 s
+# in 1 s rows: the keys are put round robin, one per worker, so each row's
+# busiest worker holds that phase's hottest key. Static Zipf keeps it on
+# one worker; shifting (period 1 s, seed 1) redraws the ranking each
+# second, and the busiest worker follows (the sequence is fixed by the
+# seed: the redraws are the simulator's code on the bench's generator).
+# hottest FILE: the busiest worker's column (1-3) in each interval row
+hottest() {
+	awk '$1 == "[off]" && $2 ~ /^[0-9.]+$/ && NF > 8 {
+		b = 3; for (i = 4; i <= 5; i++) if ($(i + 1) > $(b + 1)) b = i
+		printf "%d ", b - 2 }' "$1"
+}
+KEYS3="--local 3 --duration 4 --modes off --keys 3 --theta 3 --object_size 4K
+       --clients 2 --rate 2000 $LOG"
+$BENCH zipf $KEYS3 > "$TMP/static" 2>&1
+$BENCH shifting $KEYS3 --shift_period 1 > "$TMP/shift" 2>&1
+rc=$?
+check "shifting: exit status 0" eq "$rc" 0
+check "shifting: workload named, 4 phases, 0 errors" \
+	eq "$(field workload "$TMP/shift"),$(field shift_phases "$TMP/shift"),$(field errors "$TMP/shift")" \
+	'"shifting",4,0'
+check "shifting: static zipf keeps the hot key on one worker" \
+	eq "$(hottest "$TMP/static")" "2 2 2 2 "
+check "shifting: the hot key moves with the ranking" \
+	eq "$(hottest "$TMP/shift")" "2 3 1 2 "
+arr() { grep '^{"summary":' "$2" | sed -n 's/.*"'"$1"'":\[\([^]]*\)\].*/\1/p'; }
+pm=$(arr phase_max_mean "$TMP/shift")
+check "shifting: one phase_max_mean and dynamic count per phase" \
+	eq "$(echo "$pm" | tr ',' '\n' | wc -l),$(arr phase_dynamic_replicas "$TMP/shift" | tr ',' '\n' | wc -l)" \
+	"4,4"
+check "shifting: worst_phase_max_mean is the largest phase" \
+	eq "$(field worst_phase_max_mean "$TMP/shift")" \
+	"$(echo "$pm" | tr ',' '\n' | sort -g | tail -n 1)"
+check "shifting: mode off relieves no phase" \
+	eq "$(field phases_relieved "$TMP/shift")" 0
+check "shifting: a static run prints no phase fields" \
+	eval '! grep -q phase_max_mean "$TMP/static"'
+
 # ---- tiny trace: exact reads, misses and the malformed-line report ---------
 $BENCH trace "$DIR/tiny_trace.jsonl" --local 2 --clients 2 --speedup 2 \
 	$LOG > "$TMP/trace" 2> "$TMP/trace.err"
@@ -92,6 +132,8 @@ bad "both --local and --master" 2 zipf --local 1 --master 127.0.0.1:1
 bad "--modes with --master" 2 zipf --master 127.0.0.1:1 --modes off
 bad "missing value" 2 zipf --local 1 --keys
 bad "trace without a file" 2 trace --local 1
+bad "shift fraction above 1" 2 shifting --local 1 --shift_fraction 1.5
+bad "zero shift period" 2 shifting --local 1 --shift_period 0
 bad "missing trace file" 1 trace "$TMP/none.jsonl" --local 1
 bad "unreachable master" 1 zipf --master 127.0.0.1:1 --duration 1
 bad_domains() { # bad_domains "description" args...: exit 2, says why
