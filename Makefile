@@ -80,7 +80,7 @@ endif
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wpointer-arith -Wtype-limits -Wwrite-strings -Wformat=2 -Wundef \
 	-Wcast-qual -Wvla -Wold-style-definition -Wnull-dereference \
-	-Wimplicit-fallthrough -Wno-missing-field-initializers
+	-Wimplicit-fallthrough
 FEATURES := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 # Everything sees the public headers and lib/util only; more per directory.
 BASE_CFLAGS := -std=c11 $(WARN) $(WERROR) $(FEATURES) -pthread -MMD -MP \

@@ -400,9 +400,13 @@ static struct result run_once(struct target *tg, enum impl impl,
 
 	pthread_barrier_init(&start, NULL, nthreads);
 	for (unsigned i = 0; i < nthreads; i++) {
-		jobs[i] = (struct job){impl,	   tg->heat,   tg->base,
-				       streams[i], tg->now_ms, nthreads,
-				       &start,	   0,	       0};
+		jobs[i] = (struct job){.impl = impl,
+				       .heat = tg->heat,
+				       .base = tg->base,
+				       .keys = streams[i],
+				       .t0_ms = tg->now_ms,
+				       .nthreads = nthreads,
+				       .start = &start};
 		pthread_create(&tid[i], NULL, job_run, &jobs[i]);
 	}
 	for (unsigned i = 0; i < nthreads; i++) {

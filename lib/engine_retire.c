@@ -36,7 +36,7 @@ static bool dkey_eq(const struct mcu_map_node *x, const void *arg)
 static struct dkey *dkey_find(const mcrepl_engine *e, const char *tenant,
 			      const char *key)
 {
-	struct dkey_name n = {mcu_nz(tenant), mcu_nz(key)};
+	struct dkey_name n = {.tenant = mcu_nz(tenant), .key = mcu_nz(key)};
 	struct mcu_map_node *x = mcu_map_find(
 	    &e->dkeys, mcrepl__eng_key_hash(n.tenant, n.key), dkey_eq, &n);
 

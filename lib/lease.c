@@ -111,7 +111,7 @@ struct obj_name {
 
 static struct obj_name obj_name(const char *tenant, const char *key)
 {
-	struct obj_name n = {mcu_nz(tenant), mcu_nz(key), 0, 0};
+	struct obj_name n = {.tenant = mcu_nz(tenant), .key = mcu_nz(key)};
 
 	n.tenant_len = strlen(n.tenant);
 	n.key_len = strlen(n.key);

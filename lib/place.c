@@ -143,7 +143,7 @@ mcrepl_status mcrepl_place_source(const mcrepl_config *cfg,
 {
 	const char *dom;
 	uint64_t prefix;
-	src_rank best = {0, 0, 0}, cur;
+	src_rank best = {0}, cur;
 	bool readable = false, found = false;
 	size_t i, best_i = 0;
 
@@ -273,7 +273,7 @@ mcrepl_place_target(const mcrepl_config *cfg, const mcrepl_place_request *req,
 {
 	const char *dom;
 	uint64_t prefix, wm;
-	tgt_rank best = {false, 0, 0, 0, 0}, cur;
+	tgt_rank best = {0}, cur;
 	bool out_of_domain = false, found = false;
 	size_t i, best_i = 0;
 
@@ -389,7 +389,10 @@ mcrepl_status mcrepl_pick_replica(const char *tenant, const char *key,
 				  const uint64_t *load, size_t n, uint64_t salt,
 				  size_t *pick)
 {
-	order_ctx c = {replicas, load, rdv_prefix(tenant, key), salt, NULL};
+	order_ctx c = {.replicas = replicas,
+		       .load = load,
+		       .prefix = rdv_prefix(tenant, key),
+		       .salt = salt};
 	size_t best = 0;
 
 	if (!n)

@@ -62,17 +62,29 @@ static const struct admit_case cases[] = {
 
 static void run_case(const struct admit_case *tc, mcrepl_config *cfg)
 {
-	mcrepl_proposal p = {
-	    MCREPL_ACTION_ADD, "p-1",	    "t",      "k", tc->req_domain,
-	    tc->tgt_domain,    tc->version, tc->size, {0}, tc->expires_at};
-	mcrepl_object_view o = {tc->exists, 7, 4096, tc->replicas, tc->busy};
+	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD,
+			     .proposal_id = "p-1",
+			     .tenant = "t",
+			     .key = "k",
+			     .requester_domain = tc->req_domain,
+			     .target_domain = tc->tgt_domain,
+			     .observed_version = tc->version,
+			     .expected_size = tc->size,
+			     .expires_at_ms = tc->expires_at};
+	mcrepl_object_view o = {.exists = tc->exists,
+				.version = 7,
+				.size = 4096,
+				.readable_memory_replicas = tc->replicas,
+				.busy = tc->busy};
 	mcrepl_admit_input in = {
-	    cfg,
-	    &p,
-	    &o,
-	    tc->heat,
-	    {tc->pending, tc->action_until, tc->recreate_after},
-	    NOW};
+	    .cfg = cfg,
+	    .proposal = &p,
+	    .object = &o,
+	    .heat_count = tc->heat,
+	    .key_state = {.pending = tc->pending,
+			  .action_cooldown_until_ms = tc->action_until,
+			  .recreate_after_ms = tc->recreate_after},
+	    .now_ms = NOW};
 
 	ck_assert_msg(mcrepl_admit(&in) == tc->want, "%s: got %s want %s",
 		      tc->name, mcrepl_reason_name(mcrepl_admit(&in)),
@@ -98,10 +110,19 @@ END_TEST
 START_TEST(test_below_threshold_admission_is_rejected)
 {
 	mcrepl_config cfg;
-	mcrepl_proposal p = {
-	    MCREPL_ACTION_ADD, "p", "t", "k", NULL, NULL, 1, 1, {0}, NOW + 1};
-	mcrepl_object_view o = {true, 1, 1, 1, false};
-	mcrepl_admit_input in = {&cfg, &p, &o, 0, {false, 0, 0}, NOW};
+	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD,
+			     .proposal_id = "p",
+			     .tenant = "t",
+			     .key = "k",
+			     .observed_version = 1,
+			     .expected_size = 1,
+			     .expires_at_ms = NOW + 1};
+	mcrepl_object_view o = {.exists = true,
+				.version = 1,
+				.size = 1,
+				.readable_memory_replicas = 1};
+	mcrepl_admit_input in = {
+	    .cfg = &cfg, .proposal = &p, .object = &o, .now_ms = NOW};
 
 	mcrepl_config_init(&cfg);
 	cfg.mode = MCREPL_MODE_ENFORCE;
@@ -121,10 +142,24 @@ END_TEST
 START_TEST(test_nonempty_domain_hints_rejected_in_first_stage)
 {
 	mcrepl_config cfg;
-	mcrepl_proposal p = {
-	    MCREPL_ACTION_ADD, "p", "t", "k", "a", "b", 1, 1, {0}, NOW + 1};
-	mcrepl_object_view o = {true, 1, 1, 1, false};
-	mcrepl_admit_input in = {&cfg, &p, &o, 8, {false, 0, 0}, NOW};
+	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD,
+			     .proposal_id = "p",
+			     .tenant = "t",
+			     .key = "k",
+			     .requester_domain = "a",
+			     .target_domain = "b",
+			     .observed_version = 1,
+			     .expected_size = 1,
+			     .expires_at_ms = NOW + 1};
+	mcrepl_object_view o = {.exists = true,
+				.version = 1,
+				.size = 1,
+				.readable_memory_replicas = 1};
+	mcrepl_admit_input in = {.cfg = &cfg,
+				 .proposal = &p,
+				 .object = &o,
+				 .heat_count = 8,
+				 .now_ms = NOW};
 
 	mcrepl_config_init(&cfg);
 	cfg.mode = MCREPL_MODE_ENFORCE;
@@ -139,10 +174,22 @@ END_TEST
 START_TEST(test_admit_invalid_proposals)
 {
 	mcrepl_config cfg;
-	mcrepl_proposal p = {
-	    MCREPL_ACTION_ADD, "", "t", "k", NULL, NULL, 1, 1, {0}, NOW + 1};
-	mcrepl_object_view o = {true, 1, 1, 1, false};
-	mcrepl_admit_input in = {&cfg, &p, &o, 8, {false, 0, 0}, NOW};
+	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD,
+			     .proposal_id = "",
+			     .tenant = "t",
+			     .key = "k",
+			     .observed_version = 1,
+			     .expected_size = 1,
+			     .expires_at_ms = NOW + 1};
+	mcrepl_object_view o = {.exists = true,
+				.version = 1,
+				.size = 1,
+				.readable_memory_replicas = 1};
+	mcrepl_admit_input in = {.cfg = &cfg,
+				 .proposal = &p,
+				 .object = &o,
+				 .heat_count = 8,
+				 .now_ms = NOW};
 
 	mcrepl_config_init(&cfg);
 	cfg.mode = MCREPL_MODE_ENFORCE;
@@ -178,11 +225,21 @@ END_TEST
 START_TEST(test_admit_cross_domain_threshold)
 {
 	mcrepl_config cfg;
-	mcrepl_proposal p = {
-	    MCREPL_ACTION_ADD, "p", "t", "k", "b", "b", 7, 4096, {0},
-	    NOW + 5000};
-	mcrepl_object_view o = {true, 7, 4096, 0, false};
-	mcrepl_admit_input in = {&cfg, &p, &o, 2, {false, 0, 0}, NOW};
+	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD,
+			     .proposal_id = "p",
+			     .tenant = "t",
+			     .key = "k",
+			     .requester_domain = "b",
+			     .target_domain = "b",
+			     .observed_version = 7,
+			     .expected_size = 4096,
+			     .expires_at_ms = NOW + 5000};
+	mcrepl_object_view o = {.exists = true, .version = 7, .size = 4096};
+	mcrepl_admit_input in = {.cfg = &cfg,
+				 .proposal = &p,
+				 .object = &o,
+				 .heat_count = 2,
+				 .now_ms = NOW};
 
 	mcrepl_config_init(&cfg);
 	cfg.mode = MCREPL_MODE_ENFORCE;

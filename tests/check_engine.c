@@ -37,8 +37,15 @@ static mcrepl_engine *mk(const mcrepl_config *c)
 static mcrepl_engine_segment seg(uint64_t id, const char *host,
 				 const char *domain, const char *node)
 {
-	mcrepl_engine_segment s = {{id},     {id},    host, domain, node,
-				   64 * MIB, 8 * MIB, true, true,   0};
+	mcrepl_engine_segment s = {.id = {id},
+				   .client = {id},
+				   .host = host,
+				   .domain = domain,
+				   .node = node,
+				   .capacity = 64 * MIB,
+				   .used = 8 * MIB,
+				   .allocatable = true,
+				   .can_copy = true};
 	return s;
 }
 
@@ -443,12 +450,24 @@ static mcrepl_status propose_recent(mcrepl_engine *e, const char *id,
 				    uint32_t heat, uint32_t recent,
 				    uint64_t now, mcrepl_propose_result *res)
 {
-	static const mcrepl_replica_view rep = {{1},  {1},   "h1", "", true,
-						true, false, true, 0};
-	mcrepl_proposal p = {
-	    MCREPL_ACTION_ADD, id, "t", id, NULL, NULL, 7, MIB, {0},
-	    now + 5000};
-	mcrepl_object_view o = {true, 7, MIB, 1, false};
+	static const mcrepl_replica_view rep = {.segment = {1},
+						.client = {1},
+						.host = "h1",
+						.domain = "",
+						.readable = true,
+						.memory = true,
+						.can_copy = true};
+	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD,
+			     .proposal_id = id,
+			     .tenant = "t",
+			     .key = id,
+			     .observed_version = 7,
+			     .expected_size = MIB,
+			     .expires_at_ms = now + 5000};
+	mcrepl_object_view o = {.exists = true,
+				.version = 7,
+				.size = MIB,
+				.readable_memory_replicas = 1};
 	mcrepl_propose_input in = {
 	    .proposal = &p,
 	    .object = &o,

@@ -118,8 +118,12 @@ static mcrepl_lease propose_ok(const char *id, uint64_t now)
 /* The fence the selected source presents for lease l. */
 static mcrepl_fence fence_of(const mcrepl_lease *l)
 {
-	mcrepl_fence f = {l->id,     l->version, l->source_client,
-			  l->source, l->target,	 l->version};
+	mcrepl_fence f = {.lease = l->id,
+			  .version = l->version,
+			  .caller = l->source_client,
+			  .source = l->source,
+			  .target = l->target,
+			  .object_version = l->version};
 
 	return f;
 }
@@ -688,7 +692,12 @@ END_TEST
 /* covers: T-14 R-LEASE-7 R-EXEC-4 */
 START_TEST(test_stale_dynamic_task_without_pending_state_is_rejected)
 {
-	mcrepl_fence f = {{99}, VERSION, {101}, {1}, {3}, VERSION};
+	mcrepl_fence f = {.lease = {99},
+			  .version = VERSION,
+			  .caller = {101},
+			  .source = {1},
+			  .target = {3},
+			  .object_version = VERSION};
 	mcrepl_reason why;
 	mcrepl_lease l;
 

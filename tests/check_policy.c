@@ -88,7 +88,8 @@ START_TEST(test_policy_thresholds)
 {
 	const struct thr_case *tc = &thr_cases[_i];
 	mcrepl_config c = auto_cfg();
-	mcrepl_cluster_view cl = {tc->window_reads, tc->nodes};
+	mcrepl_cluster_view cl = {.window_reads = tc->window_reads,
+				  .nodes = tc->nodes};
 
 	c.policy = tc->policy;
 	ck_assert_msg(mcrepl_policy_share_count(&c, &cl) == tc->share,
@@ -111,7 +112,7 @@ END_TEST
 START_TEST(test_policy_cap_knob_and_null_view)
 {
 	mcrepl_config c = auto_cfg();
-	mcrepl_cluster_view cl = {1000000, 1024};
+	mcrepl_cluster_view cl = {.window_reads = 1000000, .nodes = 1024};
 
 	ck_assert(!mcrepl_policy_is_auto(&c, NULL));
 	ck_assert(mcrepl_policy_is_auto(&c, &cl));
@@ -210,8 +211,10 @@ START_TEST(test_policy_balance_gate)
 {
 	const struct bal_case *tc = &bal_cases[_i];
 	mcrepl_config c = auto_cfg();
-	mcrepl_cluster_view cl = {8000, 4};
-	mcrepl_balance b = {tc->key_load, tc->load_sum, tc->segments};
+	mcrepl_cluster_view cl = {.window_reads = 8000, .nodes = 4};
+	mcrepl_balance b = {.key_load = tc->key_load,
+			    .load_sum = tc->load_sum,
+			    .segments = tc->segments};
 
 	c.balance_tolerance = tc->tol;
 	ck_assert_msg(mcrepl_policy_overloaded(&c, &b) == tc->overloaded, "%s",
@@ -231,9 +234,10 @@ END_TEST
 START_TEST(test_policy_gate_hysteresis)
 {
 	mcrepl_config c = auto_cfg();
-	mcrepl_cluster_view cl = {8000, 4};
-	mcrepl_balance b = {10846, 40000, 4, true};
-	mcrepl_balance none = {0, 0, 0, true};
+	mcrepl_cluster_view cl = {.window_reads = 8000, .nodes = 4};
+	mcrepl_balance b = {
+	    .key_load = 10846, .load_sum = 40000, .segments = 4, .held = true};
+	mcrepl_balance none = {.held = true};
 
 	ck_assert(!mcrepl_policy_overloaded(&c, &b));
 	b.key_load = 10847;
@@ -378,7 +382,7 @@ START_TEST(test_policy_retire)
 {
 	const struct ret_case *tc = &ret_cases[_i];
 	mcrepl_config c = auto_cfg();
-	mcrepl_cluster_view cl = {10000000, 64};
+	mcrepl_cluster_view cl = {.window_reads = 10000000, .nodes = 64};
 
 	c.policy = tc->policy;
 	ck_assert_msg(mcrepl_policy_should_retire(&c, &cl, tc->count,
@@ -394,7 +398,7 @@ END_TEST
 START_TEST(test_policy_retire_in_domain)
 {
 	mcrepl_config c = auto_cfg();
-	mcrepl_cluster_view cl = {50000, 128};
+	mcrepl_cluster_view cl = {.window_reads = 50000, .nodes = 128};
 
 	ck_assert(!mcrepl_policy_should_retire_in_domain(&c, &cl, 0, 1));
 	c.domain_aware = true;
@@ -459,25 +463,26 @@ static const struct adm_case {
 	uint64_t recreate_until;
 } adm_cases[] = {
     {"hot and overloaded", MCREPL_POLICY_AUTO, 1, 1645, 2400, 0,
-     MCREPL_REASON_NONE},
+     MCREPL_REASON_NONE, 0},
     {"below one share", MCREPL_POLICY_AUTO, 1, 1644, 2400, 0,
-     MCREPL_REASON_BELOW_THRESHOLD},
+     MCREPL_REASON_BELOW_THRESHOLD, 0},
     {"three replicas need three shares", MCREPL_POLICY_AUTO, 3, 4827, 2400, 0,
-     MCREPL_REASON_BELOW_THRESHOLD},
-    {"balanced", MCREPL_POLICY_AUTO, 1, 1645, 2100, 0, MCREPL_REASON_BALANCED},
+     MCREPL_REASON_BELOW_THRESHOLD, 0},
+    {"balanced", MCREPL_POLICY_AUTO, 1, 1645, 2100, 0, MCREPL_REASON_BALANCED,
+     0},
     {"the RFC cap of 2 does not apply", MCREPL_POLICY_AUTO, 2, 3240, 2400, 0,
-     MCREPL_REASON_NONE},
+     MCREPL_REASON_NONE, 0},
     {"one per node at most", MCREPL_POLICY_AUTO, 64, 500000, 2400, 0,
-     MCREPL_REASON_REPLICA_LIMIT},
+     MCREPL_REASON_REPLICA_LIMIT, 0},
     {"no action cooldown under auto", MCREPL_POLICY_AUTO, 1, 1645, 2400,
-     NOW + 1, MCREPL_REASON_NONE},
+     NOW + 1, MCREPL_REASON_NONE, 0},
     {"rfc: the absolute threshold", MCREPL_POLICY_RFC, 1, 8, 2100, 0,
-     MCREPL_REASON_NONE},
+     MCREPL_REASON_NONE, 0},
     {"rfc: the fixed cap", MCREPL_POLICY_RFC, 2, 3126, 2400, 0,
-     MCREPL_REASON_REPLICA_LIMIT},
+     MCREPL_REASON_REPLICA_LIMIT, 0},
     {"rfc: the action cooldown", MCREPL_POLICY_RFC, 1, 1563, 2400, NOW + 1,
-     MCREPL_REASON_ACTION_COOLDOWN},
-    /* keys hot again (issue 29): a key whose replica was retired or
+     MCREPL_REASON_ACTION_COOLDOWN, 0},
+    /* keys hot again: a key whose replica was retired or
      * evicted and whose readers overload it again is judged by its load */
     {"hot again: overloaded, the recreate cooldown waived", MCREPL_POLICY_AUTO,
      1, 1645, 2400, 0, MCREPL_REASON_NONE, NOW + 1},
@@ -491,11 +496,18 @@ START_TEST(test_policy_admit)
 {
 	const struct adm_case *tc = &adm_cases[_i];
 	mcrepl_config c = auto_cfg();
-	mcrepl_cluster_view cl = {10000000, 64};
-	mcrepl_proposal p = {
-	    MCREPL_ACTION_ADD, "p-1", "t", "k", NULL, NULL, 7, 4096, {0},
-	    NOW + 5000};
-	mcrepl_object_view o = {true, 7, 4096, tc->readable, false};
+	mcrepl_cluster_view cl = {.window_reads = 10000000, .nodes = 64};
+	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD,
+			     .proposal_id = "p-1",
+			     .tenant = "t",
+			     .key = "k",
+			     .observed_version = 7,
+			     .expected_size = 4096,
+			     .expires_at_ms = NOW + 5000};
+	mcrepl_object_view o = {.exists = true,
+				.version = 7,
+				.size = 4096,
+				.readable_memory_replicas = tc->readable};
 	mcrepl_admit_input in = {
 	    .cfg = &c,
 	    .proposal = &p,
@@ -522,7 +534,7 @@ END_TEST
 START_TEST(test_policy_hot_again_gate_off_keeps_cooldown)
 {
 	mcrepl_config c = auto_cfg();
-	mcrepl_cluster_view cl = {10000000, 64};
+	mcrepl_cluster_view cl = {.window_reads = 10000000, .nodes = 64};
 	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD,
 			     .proposal_id = "p-1",
 			     .tenant = "t",
@@ -565,12 +577,24 @@ static mcrepl_status propose4_at(mcrepl_leases *t, const char *id,
 	    {{3}, {3}, "h3", "", 64 * MIB, 40 * MIB, true, loads[2]},
 	    {{4}, {4}, "h4", "", 64 * MIB, 16 * MIB, true, loads[3]},
 	};
-	mcrepl_replica_view rep = {{1},	 {1},	"h1", "", true,
-				   true, false, true, 0};
-	mcrepl_proposal p = {
-	    MCREPL_ACTION_ADD, id, "t", "k", NULL, NULL, 7, MIB, {0},
-	    now + 5000};
-	mcrepl_object_view o = {true, 7, MIB, 1, false};
+	mcrepl_replica_view rep = {.segment = {1},
+				   .client = {1},
+				   .host = "h1",
+				   .domain = "",
+				   .readable = true,
+				   .memory = true,
+				   .can_copy = true};
+	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD,
+			     .proposal_id = id,
+			     .tenant = "t",
+			     .key = "k",
+			     .observed_version = 7,
+			     .expected_size = MIB,
+			     .expires_at_ms = now + 5000};
+	mcrepl_object_view o = {.exists = true,
+				.version = 7,
+				.size = MIB,
+				.readable_memory_replicas = 1};
 	mcrepl_propose_input in = {
 	    .proposal = &p,
 	    .object = &o,
@@ -600,7 +624,8 @@ START_TEST(test_policy_leases_auto_and_rfc)
 	static const uint64_t even[4] = {2000, 2000, 2000, 2000};
 	static const uint64_t none[4] = {0, 0, 0, 0};
 	mcrepl_config c = auto_cfg();
-	mcrepl_cluster_view cl = {8000, 4}, tiny = {8, 2};
+	mcrepl_cluster_view cl = {.window_reads = 8000, .nodes = 4},
+			    tiny = {8, 2};
 	mcrepl_propose_result res;
 	mcrepl_leases *t;
 
@@ -657,7 +682,7 @@ START_TEST(test_policy_leases_remember_balanced)
 	static const uint64_t even[4] = {2000, 2000, 2000, 2000};
 	static const uint64_t over[4] = {2250, 1950, 1900, 1900};
 	mcrepl_config c = auto_cfg();
-	mcrepl_cluster_view cl = {8000, 4};
+	mcrepl_cluster_view cl = {.window_reads = 8000, .nodes = 4};
 	mcrepl_propose_result res;
 	mcrepl_leases_stats st;
 	mcrepl_key_state ks;
@@ -708,8 +733,9 @@ END_TEST
  * (mcrepl_policy_share_z). */
 START_TEST(test_policy_share_excess_and_z)
 {
-	mcrepl_cluster_view tiny = {8, 2}, four = {8000, 4};
-	mcrepl_cluster_view big = {44000, 1024};
+	mcrepl_cluster_view tiny = {.window_reads = 8, .nodes = 2},
+			    four = {8000, 4};
+	mcrepl_cluster_view big = {.window_reads = 44000, .nodes = 1024};
 
 	/* all 8 reads of 2 nodes: d = 4, Var d = 8 / 4 */
 	ck_assert_double_eq_tol(mcrepl_policy_share_excess(&tiny, 8, 1),
@@ -740,9 +766,10 @@ END_TEST
 START_TEST(test_policy_settled_refusals)
 {
 	mcrepl_config c = auto_cfg();
-	mcrepl_cluster_view big = {44000, 1024};
+	mcrepl_cluster_view big = {.window_reads = 44000, .nodes = 1024};
 	mcrepl_balance b = {0};
-	mcrepl_balance g = {10847, 40000, 4, true};
+	mcrepl_balance g = {
+	    .key_load = 10847, .load_sum = 40000, .segments = 4, .held = true};
 
 	ck_assert(mcrepl_policy_helps(&c, &big, &b, 60, 1));  /* 2.20 */
 	ck_assert(!mcrepl_policy_helps(&c, &big, &b, 58, 1)); /* 1.97 */
@@ -770,7 +797,7 @@ END_TEST
 static void refuse_run(mcrepl_leases *t, uint64_t from, uint64_t to)
 {
 	static const uint64_t even[4] = {2000, 2000, 2000, 2000};
-	mcrepl_cluster_view big = {44000, 1024};
+	mcrepl_cluster_view big = {.window_reads = 44000, .nodes = 1024};
 	mcrepl_propose_result res;
 	char id[32];
 
@@ -786,7 +813,7 @@ START_TEST(test_policy_leases_settle_after_three_windows)
 {
 	static const uint64_t even[4] = {2000, 2000, 2000, 2000};
 	mcrepl_config c = auto_cfg();
-	mcrepl_cluster_view big = {44000, 1024};
+	mcrepl_cluster_view big = {.window_reads = 44000, .nodes = 1024};
 	mcrepl_propose_result res;
 	mcrepl_key_state ks;
 	mcrepl_leases *t;

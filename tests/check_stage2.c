@@ -47,20 +47,29 @@ static void setup(bool with_b)
 	ck_assert_int_eq(mcrepl_leases_create(&S.cfg, &S.t), MCREPL_OK);
 	memcpy(S.reps, reps, sizeof(reps));
 	memcpy(S.segs, segs, sizeof(segs));
-	S.obj = (mcrepl_object_view){true, 3, MIB, with_b ? 2 : 1, false};
-	S.p = (mcrepl_proposal){MCREPL_ACTION_ADD,
-				"p",
-				"t",
-				"k",
-				"b",
-				"b",
-				3,
-				MIB,
-				{0},
-				NOW + 1000,
-				MCREPL_PROPOSAL_HOT};
-	S.in = (mcrepl_propose_input){&S.p,	      &S.obj, 8, S.reps,
-				      with_b ? 2 : 1, S.segs, 4, NOW};
+	S.obj =
+	    (mcrepl_object_view){.exists = true,
+				 .version = 3,
+				 .size = MIB,
+				 .readable_memory_replicas = with_b ? 2 : 1};
+	S.p = (mcrepl_proposal){.action = MCREPL_ACTION_ADD,
+				.proposal_id = "p",
+				.tenant = "t",
+				.key = "k",
+				.requester_domain = "b",
+				.target_domain = "b",
+				.observed_version = 3,
+				.expected_size = MIB,
+				.expires_at_ms = NOW + 1000,
+				.kind = MCREPL_PROPOSAL_HOT};
+	S.in = (mcrepl_propose_input){.proposal = &S.p,
+				      .object = &S.obj,
+				      .heat_count = 8,
+				      .replicas = S.reps,
+				      .n_replicas = with_b ? 2 : 1,
+				      .segments = S.segs,
+				      .n_segments = 4,
+				      .now_ms = NOW};
 }
 
 static void teardown(void)

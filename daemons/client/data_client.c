@@ -216,7 +216,7 @@ static int data_connect(const char *ep, int timeout_ms, char *err,
  * closed it (or sent junk), so it cannot carry a request. */
 static bool conn_alive(const struct data_conn *c)
 {
-	struct pollfd pfd = {c->fd, POLLIN, 0};
+	struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
 
 	return poll(&pfd, 1, 0) == 0;
 }

@@ -304,8 +304,9 @@ static void free_msg(void *m)
 
 struct data_grant store_replica_grant(const McreplRpc__Replica *r)
 {
-	return (struct data_grant){r->grant_object_id, r->grant_expires_ms,
-				   r->grant_tag};
+	return (struct data_grant){.object_id = r->grant_object_id,
+				   .expires_ms = r->grant_expires_ms,
+				   .tag = r->grant_tag};
 }
 
 int store_data_write(const char *endpoint, uint64_t segment_id, uint64_t offset,

@@ -326,7 +326,7 @@ static int parse_line(struct parse *ps, struct auth_table *t, char *line)
 int auth_table_parse(const char *text, const char *name,
 		     struct auth_table **out, char *err, size_t errlen)
 {
-	struct parse ps = {name, 0, err, errlen};
+	struct parse ps = {.file = name, .err = err, .errlen = errlen};
 	struct auth_table *t = calloc(1, sizeof(*t));
 	char *copy = strdup(text), *line, *next;
 	size_t lines = 1;

@@ -9,6 +9,7 @@
 #define MCREPL_CLOCK_H
 
 #include <stdint.h>
+#include <sys/time.h>
 #include <time.h>
 
 /* Milliseconds on CLOCK_MONOTONIC. */
@@ -27,6 +28,13 @@ static inline double net_now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A duration of ms milliseconds as a struct timeval (libevent, sockets). */
+static inline struct timeval net_timeval_ms(uint64_t ms)
+{
+	return (struct timeval){.tv_sec = (time_t)(ms / 1000),
+				.tv_usec = (suseconds_t)(ms % 1000) * 1000};
 }
 
 #endif

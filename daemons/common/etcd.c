@@ -9,6 +9,7 @@
 #include <event2/keyvalq_struct.h>
 #include <json-c/json.h>
 
+#include "clock.h"
 #include "etcd.h"
 
 #define ETCD_BODY_MAX (64u * 1024u)
@@ -348,8 +349,7 @@ done:
 static struct evhttp_connection *conn_of(struct etcd *e)
 {
 	struct etcd_ep *ep = &e->ep[e->cur];
-	struct timeval tv = {.tv_sec = e->timeout_ms / 1000,
-			     .tv_usec = (e->timeout_ms % 1000) * 1000};
+	struct timeval tv = net_timeval_ms(e->timeout_ms);
 
 	if (!ep->conn) {
 		ep->conn = evhttp_connection_base_new(e->base, NULL, ep->host,

@@ -58,7 +58,8 @@ struct flag {
 
 /* Initialiser helpers for a table over struct T. */
 #define FLAG_AT(T, field) offsetof(T, field)
-#define FLAG_STR_AT(T, field) offsetof(T, field), sizeof(((T *)0)->field)
+#define FLAG_STR_AT(T, field)                                                  \
+	.off = offsetof(T, field), .cap = sizeof(((T *)0)->field)
 
 /* A program's flags. */
 struct flag_set {

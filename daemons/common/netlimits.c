@@ -16,79 +16,162 @@ static struct net_limits limits;
 
 #define R(f) FLAG_AT(struct net_rpc_limits, f)
 static const struct flag rpc_flags[] = {
-    {"rpc_idle_timeout_ms", FLAG_U32, R(idle_timeout_ms), 0, "300000",
-     "close an RPC connection with nothing pending this long (0 = never)"},
-    {"rpc_frame_timeout_ms", FLAG_U32, R(frame_timeout_ms), 0, "10000",
-     "close an RPC connection whose frame (or reply) takes longer (0 = "
-     "never)"},
-    {"rpc_input_budget", FLAG_SIZE, R(input_budget), 0, "32M",
-     "bytes of partial RPC frames over 64 KiB buffered, all connections; a "
-     "frame waits for room (raised to max_frame_bytes)"},
-    {"rpc_max_connections", FLAG_U32, R(max_connections), 0, "0",
-     "RPC connections at once (0 = the fd limit - 256); more are refused "
-     "with TOO_MANY"},
-    {"rpc_max_connections_per_peer", FLAG_U32, R(max_per_peer), 0, "1024",
-     "RPC connections from one address (0 = no cap); with --auth_file, "
-     "connections not yet authenticated only"},
-    {"rpc_unauthenticated_share", FLAG_RATIO, R(unauth_share), 0, "0.25",
-     "with --auth_file: share of rpc_max_connections that connections not "
-     "yet authenticated may hold; over it (or at any full cap) the oldest "
-     "of them is closed (0 = the whole limit)"},
-    {"rpc_reserved_share", FLAG_RATIO, R(reserved_share), 0, "0.0625",
-     "top share of rpc_max_connections whose first call must be one of "
-     "rpc_reserved_methods"},
-    {"rpc_reserved_methods", FLAG_STR,
+    {.name = "rpc_idle_timeout_ms",
+     .type = FLAG_U32,
+     .off = R(idle_timeout_ms),
+     .def = "300000",
+     .help =
+	 "close an RPC connection with nothing pending this long (0 = never)"},
+    {.name = "rpc_frame_timeout_ms",
+     .type = FLAG_U32,
+     .off = R(frame_timeout_ms),
+     .def = "10000",
+     .help = "close an RPC connection whose frame (or reply) takes longer (0 = "
+	     "never)"},
+    {.name = "rpc_input_budget",
+     .type = FLAG_SIZE,
+     .off = R(input_budget),
+     .def = "32M",
+     .help =
+	 "bytes of partial RPC frames over 64 KiB buffered, all connections; a "
+	 "frame waits for room (raised to max_frame_bytes)"},
+    {.name = "rpc_max_connections",
+     .type = FLAG_U32,
+     .off = R(max_connections),
+     .def = "0",
+     .help =
+	 "RPC connections at once (0 = the fd limit - 256); more are refused "
+	 "with TOO_MANY"},
+    {.name = "rpc_max_connections_per_peer",
+     .type = FLAG_U32,
+     .off = R(max_per_peer),
+     .def = "1024",
+     .help = "RPC connections from one address (0 = no cap); with --auth_file, "
+	     "connections not yet authenticated only"},
+    {.name = "rpc_unauthenticated_share",
+     .type = FLAG_RATIO,
+     .off = R(unauth_share),
+     .def = "0.25",
+     .help =
+	 "with --auth_file: share of rpc_max_connections that connections not "
+	 "yet authenticated may hold; over it (or at any full cap) the oldest "
+	 "of them is closed (0 = the whole limit)"},
+    {.name = "rpc_reserved_share",
+     .type = FLAG_RATIO,
+     .off = R(reserved_share),
+     .def = "0.0625",
+     .help = "top share of rpc_max_connections whose first call must be one of "
+	     "rpc_reserved_methods"},
+    {.name = "rpc_reserved_methods",
+     .type = FLAG_STR,
      FLAG_STR_AT(struct net_rpc_limits, reserved_methods),
-     "MountSegment,UnmountSegment,Heartbeat,FetchTasks,MarkTaskToComplete,"
-     "Stats",
-     "methods (workers', admin) that may open a reserved connection"},
-    {"max_key_bytes", FLAG_U32, R(max_key_bytes), 0, "1024",
-     "longest key in a request (INVALID_ARGUMENT above)", .min = 1,
+     .def =
+	 "MountSegment,UnmountSegment,Heartbeat,FetchTasks,MarkTaskToComplete,"
+	 "Stats",
+     .help = "methods (workers', admin) that may open a reserved connection"},
+    {.name = "max_key_bytes",
+     .type = FLAG_U32,
+     .off = R(max_key_bytes),
+     .def = "1024",
+     .help = "longest key in a request (INVALID_ARGUMENT above)",
+     .min = 1,
      .max = 4095},
-    {"max_tenant_bytes", FLAG_U32, R(max_tenant_bytes), 0, "256",
-     "longest tenant in a request", .min = 1, .max = 4095},
-    {"max_string_bytes", FLAG_U32, R(max_string_bytes), 0, "4096",
-     "longest other string field in a request", .min = 64},
+    {.name = "max_tenant_bytes",
+     .type = FLAG_U32,
+     .off = R(max_tenant_bytes),
+     .def = "256",
+     .help = "longest tenant in a request",
+     .min = 1,
+     .max = 4095},
+    {.name = "max_string_bytes",
+     .type = FLAG_U32,
+     .off = R(max_string_bytes),
+     .def = "4096",
+     .help = "longest other string field in a request",
+     .min = 64},
 };
 
 #define H(f) FLAG_AT(struct net_http_limits, f)
 static const struct flag http_flags[] = {
-    {"http_max_headers_bytes", FLAG_SIZE, H(max_headers_bytes), 0, "8K",
-     "HTTP request line and headers", .min = 1024},
-    {"http_max_body_bytes", FLAG_SIZE, H(max_body_bytes), 0, "64K",
-     "HTTP request body"},
-    {"http_timeout_ms", FLAG_U32, H(timeout_ms), 0, "10000",
-     "close an HTTP connection idle or stalled this long", .min = 100},
-    {"http_max_connections", FLAG_U32, H(max_connections), 0, "128",
-     "HTTP connections at once (0 = no cap); more get 503 and are closed"},
-    {"http_max_connections_per_peer", FLAG_U32, H(max_per_peer), 0, "16",
-     "HTTP connections from one address (0 = no cap)"},
-    {"http_reserved_connections", FLAG_U32, H(reserved), 0, "8",
-     "last of http_max_connections kept for addresses holding no other "
-     "HTTP connection (an operator's /health while one address floods)"},
+    {.name = "http_max_headers_bytes",
+     .type = FLAG_SIZE,
+     .off = H(max_headers_bytes),
+     .def = "8K",
+     .help = "HTTP request line and headers",
+     .min = 1024},
+    {.name = "http_max_body_bytes",
+     .type = FLAG_SIZE,
+     .off = H(max_body_bytes),
+     .def = "64K",
+     .help = "HTTP request body"},
+    {.name = "http_timeout_ms",
+     .type = FLAG_U32,
+     .off = H(timeout_ms),
+     .def = "10000",
+     .help = "close an HTTP connection idle or stalled this long",
+     .min = 100},
+    {.name = "http_max_connections",
+     .type = FLAG_U32,
+     .off = H(max_connections),
+     .def = "128",
+     .help =
+	 "HTTP connections at once (0 = no cap); more get 503 and are closed"},
+    {.name = "http_max_connections_per_peer",
+     .type = FLAG_U32,
+     .off = H(max_per_peer),
+     .def = "16",
+     .help = "HTTP connections from one address (0 = no cap)"},
+    {.name = "http_reserved_connections",
+     .type = FLAG_U32,
+     .off = H(reserved),
+     .def = "8",
+     .help =
+	 "last of http_max_connections kept for addresses holding no other "
+	 "HTTP connection (an operator's /health while one address floods)"},
 };
 
 #define D(f) FLAG_AT(struct net_data_limits, f)
 static const struct flag data_flags[] = {
-    {"data_header_timeout_ms", FLAG_U32, D(header_timeout_ms), 0, "10000",
-     "close a data connection whose request header takes longer (0 = "
-     "never)"},
-    {"data_max_connections", FLAG_U32, D(max_connections), 0, "0",
-     "data connections at once (0 = the fd limit - 256)"},
-    {"data_body_timeout_ms", FLAG_U32, D(body_timeout_ms), 0, "10000",
-     "close a data connection whose WRITE payload (kept or discarded) "
-     "receives less than data_min_body_rate over this long (0 = never)"},
-    {"data_min_body_rate", FLAG_SIZE, D(min_body_rate), 0, "1M",
-     "bytes per second a WRITE payload must keep up, per "
-     "data_body_timeout_ms window"},
-    {"data_conn_input", FLAG_SIZE, D(conn_input), 0, "1M",
-     "request bytes a data connection buffers (payloads go straight to the "
-     "segment past this)",
+    {.name = "data_header_timeout_ms",
+     .type = FLAG_U32,
+     .off = D(header_timeout_ms),
+     .def = "10000",
+     .help = "close a data connection whose request header takes longer (0 = "
+	     "never)"},
+    {.name = "data_max_connections",
+     .type = FLAG_U32,
+     .off = D(max_connections),
+     .def = "0",
+     .help = "data connections at once (0 = the fd limit - 256)"},
+    {.name = "data_body_timeout_ms",
+     .type = FLAG_U32,
+     .off = D(body_timeout_ms),
+     .def = "10000",
+     .help =
+	 "close a data connection whose WRITE payload (kept or discarded) "
+	 "receives less than data_min_body_rate over this long (0 = never)"},
+    {.name = "data_min_body_rate",
+     .type = FLAG_SIZE,
+     .off = D(min_body_rate),
+     .def = "1M",
+     .help = "bytes per second a WRITE payload must keep up, per "
+	     "data_body_timeout_ms window"},
+    {.name = "data_conn_input",
+     .type = FLAG_SIZE,
+     .off = D(conn_input),
+     .def = "1M",
+     .help =
+	 "request bytes a data connection buffers (payloads go straight to the "
+	 "segment past this)",
      .min = 4096},
-    {"data_input_budget", FLAG_SIZE, D(input_budget), 0, "64M",
-     "request bytes held, all data connections, by connections paused "
-     "because they do not read their replies; past it such a connection "
-     "is closed"},
+    {.name = "data_input_budget",
+     .type = FLAG_SIZE,
+     .off = D(input_budget),
+     .def = "64M",
+     .help =
+	 "request bytes held, all data connections, by connections paused "
+	 "because they do not read their replies; past it such a connection "
+	 "is closed"},
 };
 
 const struct flag_set net_http_flags = {

@@ -202,7 +202,7 @@ int net_connect(const char *host, uint16_t port, int timeout_ms, char *err,
 
 int net_wait_fd(int fd, short events, int64_t deadline)
 {
-	struct pollfd pfd = {fd, events, 0};
+	struct pollfd pfd = {.fd = fd, .events = events};
 	int rc;
 
 	do {

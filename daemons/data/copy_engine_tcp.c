@@ -32,6 +32,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 
+#include "clock.h"
 #include "copy_engine_tcp.h"
 #include "data_proto.h"
 #include "netutil.h"
@@ -281,8 +282,11 @@ static struct tcp_copy *next_unsent(struct tcp_peer *p)
 static void feed_header(struct tcp_peer *p, struct tcp_copy *c,
 			struct evbuffer *out)
 {
-	struct data_req r = {DATA_OP_WRITE, c->dst.segment_id, c->dst.offset,
-			     c->len, c->dst.grant};
+	struct data_req r = {.op = DATA_OP_WRITE,
+			     .segment_id = c->dst.segment_id,
+			     .offset = c->dst.offset,
+			     .length = c->len,
+			     .grant = c->dst.grant};
 	uint8_t hdr[DATA_REQ_BYTES];
 
 	data_req_encode(&r, hdr);
@@ -476,8 +480,7 @@ static struct tcp_peer *get_peer(struct tcp_engine *e, const char *endpoint,
 static void arm_timer(struct tcp_copy *c)
 {
 	uint32_t ms = c->e->cfg.timeout_ms;
-	struct timeval tv = {(time_t)(ms / 1000),
-			     (suseconds_t)(ms % 1000) * 1000};
+	struct timeval tv = net_timeval_ms(ms);
 
 	if (ms)
 		evtimer_add(c->timer, &tv);
@@ -629,10 +632,10 @@ static void tcp_destroy(struct copy_engine *base)
 }
 
 static const struct copy_engine_ops tcp_ops = {
-    "tcp",
-    tcp_register,
-    tcp_post_write,
-    tcp_destroy,
+    .name = "tcp",
+    .register_memory = tcp_register,
+    .post_write = tcp_post_write,
+    .destroy = tcp_destroy,
 };
 
 struct copy_engine *copy_engine_tcp_create(struct event_base *base,

@@ -12,6 +12,7 @@
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
 
+#include "clock.h"
 #include "data_server.h"
 #include "grant.h"
 #include "netlimits.h"
@@ -123,7 +124,7 @@ static void reply(struct conn *c, enum data_status st, const void *payload,
 		  uint64_t len, bool by_ref)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
-	struct data_resp r = {(uint16_t)st, len};
+	struct data_resp r = {.status = (uint16_t)st, .length = len};
 	uint8_t hdr[DATA_RESP_BYTES];
 
 	data_resp_encode(&r, hdr);
@@ -547,8 +548,7 @@ static void body_window(struct conn *c)
 {
 	uint32_t ms = c->s->cfg.body_timeout_ms;
 	uint64_t rate = c->s->cfg.min_body_rate, need;
-	struct timeval tv = {(time_t)(ms / 1000),
-			     (suseconds_t)(ms % 1000) * 1000};
+	struct timeval tv = net_timeval_ms(ms);
 
 	if (!ms || !c->remaining)
 		return;
@@ -598,8 +598,7 @@ static void on_header_timeout(evutil_socket_t fd, short what, void *arg)
 static void watch_header(struct conn *c, size_t partial)
 {
 	uint32_t ms = c->s->cfg.header_timeout_ms;
-	struct timeval tv = {(time_t)(ms / 1000),
-			     (suseconds_t)(ms % 1000) * 1000};
+	struct timeval tv = net_timeval_ms(ms);
 
 	if (!partial || !ms) {
 		if (c->hdr_timer)
@@ -780,7 +779,7 @@ static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
 /* accept(2) failed (EMFILE, ...): back off instead of spinning. */
 static void accept_error_cb(struct evconnlistener *l, void *arg)
 {
-	struct timeval tv = {0, NET_ACCEPT_RETRY_MS * 1000};
+	struct timeval tv = {.tv_usec = NET_ACCEPT_RETRY_MS * 1000};
 	struct data_server *s = arg;
 
 	ratelog(&s->rl_accept, "data_server: accept: %s; pausing %d ms",

@@ -39,8 +39,8 @@ struct mcu_siphash_key stamp_key_derive(const uint8_t root[STAMP_ROOT_BYTES])
 	const uint64_t w0[2] = {STAMP_KEY_LABEL, 0},
 		       w1[2] = {STAMP_KEY_LABEL, 1};
 
-	return (struct mcu_siphash_key){mcu_siphash24_words(&r, w0, 2),
-					mcu_siphash24_words(&r, w1, 2)};
+	return (struct mcu_siphash_key){.k0 = mcu_siphash24_words(&r, w0, 2),
+					.k1 = mcu_siphash24_words(&r, w1, 2)};
 }
 
 uint64_t stamp_tag(const struct mcu_siphash_key *k, const struct stamp_id *id)

@@ -41,8 +41,7 @@ struct ha {
 
 static void arm(struct ha *h, uint32_t ms)
 {
-	struct timeval tv = {.tv_sec = ms / 1000,
-			     .tv_usec = (long)(ms % 1000) * 1000};
+	struct timeval tv = net_timeval_ms(ms);
 
 	evtimer_add(h->timer, &tv);
 }

@@ -142,7 +142,7 @@ static void gate_invoke(ProtobufCService *svc, unsigned method,
 	struct ha_gate *g = (struct ha_gate *)svc;
 	const ProtobufCMethodDescriptor *m = &svc->descriptor->methods[method];
 	char leader[256] = "";
-	struct deferral d = {done, cd, g};
+	struct deferral d = {.done = done, .cd = cd, .g = g};
 
 	if (!g->open(g->arg, leader, sizeof(leader))) {
 		g->refused++;

@@ -294,7 +294,7 @@ static void on_health(struct evhttp_request *req, void *arg)
  * events served between turns (a zero timeout runs after the next poll). */
 static void drain_later(struct master *m, bool more)
 {
-	static const struct timeval now = {0, 0};
+	static const struct timeval now = {0};
 
 	if (more && !evtimer_pending(m->drain, NULL))
 		evtimer_add(m->drain, &now);
@@ -413,7 +413,8 @@ static int setup_store(struct master *m, char *err, size_t errlen)
 static int setup_tls(struct master *m, char *err, size_t errlen)
 {
 	const struct master_flags *f = &m->flags;
-	struct tls_files tf = {f->tls_cert, f->tls_key, f->tls_ca};
+	struct tls_files tf = {
+	    .cert = f->tls_cert, .key = f->tls_key, .ca = f->tls_ca};
 
 	if (tls_files_check(&tf, err, errlen))
 		return -1;
@@ -510,8 +511,7 @@ static int setup_http(struct master *m, char *err, size_t errlen)
 static int setup_loop(struct master *m, char *err, size_t errlen)
 {
 	uint32_t ms = m->flags.sweep_interval_ms;
-	struct timeval tv = {.tv_sec = ms / 1000,
-			     .tv_usec = (long)(ms % 1000) * 1000};
+	struct timeval tv = net_timeval_ms(ms);
 
 	m->timer = event_new(m->base, -1, EV_PERSIST, on_timer, m);
 	m->drain = evtimer_new(m->base, on_drain, m);
@@ -631,7 +631,8 @@ static int setup_ha(struct master *m, char *err, size_t errlen)
 	    .lease_ttl_ms = m->flags.ha_lease_ttl_ms,
 	    .poll_ms = m->flags.ha_poll_ms,
 	};
-	struct ha_callbacks cb = {ha_elected, ha_deposed, m};
+	struct ha_callbacks cb = {
+	    .elected = ha_elected, .deposed = ha_deposed, .arg = m};
 	char adv[256];
 
 	if (!m->flags.etcd_endpoints[0])

@@ -87,13 +87,15 @@ static void h_copy_start(McreplRpc__Master_Service *svc,
 	struct reply r = {0};
 	McreplRpc__Code code;
 
-	struct task_claim claim = {req->client_id,
-				   req->task_id,
-				   req->tenant,
-				   req->key,
-				   true,
-				   req->source_segment_id,
-				   req->target_segment_id};
+	struct task_claim claim = {
+	    .client_id = req->client_id,
+	    .task_id = req->task_id,
+	    .tenant = req->tenant,
+	    .key = req->key,
+	    .check_segments = true,
+	    .source = req->source_segment_id,
+	    .target = req->target_segment_id,
+	};
 
 	mcrepl_rpc__copy_start_response__init(&resp);
 	store_lock(s);
@@ -131,7 +133,10 @@ static McreplRpc__Code copy_finish(McreplRpc__Master_Service *svc,
 				   const char *key, bool ok, struct reply *r)
 {
 	struct store *s = SVC(svc)->store;
-	struct task_claim claim = {caller, task_id, tenant, key, false, 0, 0};
+	struct task_claim claim = {.client_id = caller,
+				   .task_id = task_id,
+				   .tenant = tenant,
+				   .key = key};
 	McreplRpc__Code code;
 
 	store_lock(s);
@@ -205,13 +210,15 @@ static void h_dyn_start(McreplRpc__Master_Service *svc,
 	struct reply r = {0};
 	McreplRpc__Code code;
 
-	struct task_claim claim = {req->client_id,
-				   req->task_id,
-				   req->tenant,
-				   req->key,
-				   true,
-				   req->source_segment_id,
-				   req->target_segment_id};
+	struct task_claim claim = {
+	    .client_id = req->client_id,
+	    .task_id = req->task_id,
+	    .tenant = req->tenant,
+	    .key = req->key,
+	    .check_segments = true,
+	    .source = req->source_segment_id,
+	    .target = req->target_segment_id,
+	};
 
 	mcrepl_rpc__dynamic_replica_copy_start_response__init(&resp);
 	store_lock(s);
@@ -255,8 +262,10 @@ static McreplRpc__Code dyn_finish(McreplRpc__Master_Service *svc,
 {
 	struct store *s = SVC(svc)->store;
 	mcrepl_fence f = fence_of(a->lease, a->version, a->client, 0, 0);
-	struct task_claim claim = {a->client, a->task, a->tenant, a->key,
-				   false,     0,       0};
+	struct task_claim claim = {.client_id = a->client,
+				   .task_id = a->task,
+				   .tenant = a->tenant,
+				   .key = a->key};
 	uint64_t now = SVC(svc)->now_ms();
 	McreplRpc__Code code;
 

@@ -104,7 +104,7 @@ static size_t replica_on(const struct object *o, uint64_t seg)
  * the engine, and the key enters the recreate cooldown). */
 static void retire_pass(struct store *s, uint64_t now_ms)
 {
-	struct probe_ctx c = {s, now_ms};
+	struct probe_ctx c = {.s = s, .now_ms = now_ms};
 	mcrepl_retirement out[64];
 	size_t n, visited;
 

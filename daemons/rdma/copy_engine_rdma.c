@@ -8,6 +8,7 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "copy_engine_rdma.h"
 #include "netutil.h"
 
@@ -429,9 +430,7 @@ static int rdma_post_write(struct copy_engine *ce, const void *src,
 	}
 	TAILQ_INSERT_TAIL(&c->conn->queue, c, link);
 	if (c->timer) {
-		struct timeval tv = {(time_t)(e->timeout_ms / 1000),
-				     (suseconds_t)(e->timeout_ms % 1000) *
-					 1000};
+		struct timeval tv = net_timeval_ms(e->timeout_ms);
 
 		evtimer_add(c->timer, &tv);
 	}

@@ -193,8 +193,7 @@ static void drain_timeout_cb(evutil_socket_t fd, short what, void *arg)
 static int conn_wait_drain(struct rdma_conn *conn)
 {
 	struct rdma_engine *e = conn->e;
-	struct timeval tv = {RDMA_DRAIN_MS / 1000,
-			     (RDMA_DRAIN_MS % 1000) * 1000};
+	struct timeval tv = net_timeval_ms(RDMA_DRAIN_MS);
 
 	if (e->destroyed || !conn->cq || !conn->cq->channel)
 		return -1;

@@ -363,7 +363,8 @@ static void arm_timer(rpc_aclient *c, struct pending *p)
 static int encode(rpc_aclient *c, uint64_t id, uint32_t method,
 		  const ProtobufCMessage *req, uint8_t **frame, size_t *len)
 {
-	rpc_frame_head head = {id, method, MCREPL_RPC__CODE__OK, NULL};
+	rpc_frame_head head = {
+	    .request_id = id, .method = method, .status = MCREPL_RPC__CODE__OK};
 
 	if (rpc_frame_encode_msg(&head, req, frame, len) != RPC_FRAME_OK)
 		return RPC_E_NOMEM;

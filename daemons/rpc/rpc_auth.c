@@ -27,7 +27,10 @@ static void make_frame(uint64_t request_id, uint32_t method,
 		       const ProtobufCMessage *msg, uint8_t **frame,
 		       size_t *len)
 {
-	rpc_frame_head head = {request_id, method, status, text};
+	rpc_frame_head head = {.request_id = request_id,
+			       .method = method,
+			       .status = status,
+			       .error = text};
 
 	*frame = NULL;
 	*len = 0;

@@ -81,7 +81,7 @@ static void drop(rpc_client *c)
  * server's parting notice: the connection is of no further use. */
 static int is_stale(const rpc_client *c)
 {
-	struct pollfd pfd = {c->fd, POLLIN, 0};
+	struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
 
 	return (c->ssl && SSL_has_pending(c->ssl)) || poll(&pfd, 1, 0) != 0;
 }
@@ -324,7 +324,8 @@ static int recv_all(rpc_client *c, uint8_t *buf, size_t len, int64_t deadline)
 static int send_request(rpc_client *c, uint64_t id, uint32_t method,
 			const ProtobufCMessage *req, int64_t deadline)
 {
-	rpc_frame_head head = {id, method, MCREPL_RPC__CODE__OK, NULL};
+	rpc_frame_head head = {
+	    .request_id = id, .method = method, .status = MCREPL_RPC__CODE__OK};
 	uint8_t *frame;
 	size_t len;
 	int st;

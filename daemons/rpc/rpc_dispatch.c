@@ -28,8 +28,10 @@ typedef void (*generic_handler)(void *service, const ProtobufCMessage *input,
 static void call_reply(struct rpc_call *call, McreplRpc__Code status,
 		       const char *text, const ProtobufCMessage *msg)
 {
-	rpc_frame_head head = {call->request_id, call->method_index, status,
-			       text};
+	rpc_frame_head head = {.request_id = call->request_id,
+			       .method = call->method_index,
+			       .status = status,
+			       .error = text};
 
 	call->replied = true;
 	call->reply(call->arg, &head, msg);
@@ -112,9 +114,12 @@ void rpc_dispatch_as(ProtobufCService *svc, const McreplRpc__Envelope *env,
 		     const struct auth_principal *principal,
 		     const uint8_t *session, rpc_reply_fn reply, void *arg)
 {
-	struct rpc_call call = {reply,	     arg,   NULL,      env->request_id,
-				env->method, false, principal, session,
-				NULL,	     NULL};
+	struct rpc_call call = {.reply = reply,
+				.arg = arg,
+				.request_id = env->request_id,
+				.method_index = env->method,
+				.principal = principal,
+				.session = session};
 	ProtobufCMessage *in;
 	char text[200], why[128];
 

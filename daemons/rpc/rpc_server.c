@@ -13,6 +13,7 @@
 #include <openssl/err.h>
 #include <netinet/in.h>
 
+#include "clock.h"
 #include "bytes.h"
 #include "evframe.h"
 #include "netlimits.h"
@@ -280,7 +281,10 @@ static void conn_send(rpc_conn *conn, uint8_t *frame, size_t len)
 static void reply_error(rpc_conn *conn, uint64_t request_id, uint32_t method,
 			McreplRpc__Code status, const char *text)
 {
-	rpc_frame_head head = {request_id, method, status, text};
+	rpc_frame_head head = {.request_id = request_id,
+			       .method = method,
+			       .status = status,
+			       .error = text};
 	uint8_t *frame;
 	size_t len;
 
@@ -337,7 +341,7 @@ static void dispatch(rpc_conn *conn, const McreplRpc__Envelope *env)
 /* No more requests: flush what is queued, then close gracefully. */
 static void start_linger(rpc_conn *conn)
 {
-	struct timeval linger = {CLOSE_LINGER_TIMEOUT_S, 0};
+	struct timeval linger = {.tv_sec = CLOSE_LINGER_TIMEOUT_S};
 
 	budget_release(conn);
 	conn->closing = true;
@@ -831,7 +835,7 @@ static void write_cb(struct bufferevent *bev, void *arg)
 /* The peer is gone: stop everything now, close in reap_cb. */
 static void conn_retire(rpc_conn *conn)
 {
-	static const struct timeval now = {0, 0};
+	static const struct timeval now = {0};
 	rpc_server *s = conn->server;
 
 	conn->reaping = true;
@@ -849,7 +853,7 @@ static void conn_retire(rpc_conn *conn)
 
 static void reap_cb(evutil_socket_t fd, short what, void *arg)
 {
-	static const struct timeval now = {0, 0};
+	static const struct timeval now = {0};
 	rpc_server *s = arg;
 	rpc_conn *c;
 
@@ -881,9 +885,10 @@ static bool not_tls(unsigned long e)
  * fails with a reason instead of a bare reset. */
 static void plain_notice(rpc_conn *conn)
 {
-	rpc_frame_head head = {0, 0, MCREPL_RPC__CODE__BAD_REQUEST,
-			       "this master serves TLS on its RPC port: "
-			       "connect with --tls_ca"};
+	rpc_frame_head head = {.status = MCREPL_RPC__CODE__BAD_REQUEST,
+			       .error =
+				   "this master serves TLS on its RPC port: "
+				   "connect with --tls_ca"};
 	uint8_t *frame;
 	size_t len;
 
@@ -1050,9 +1055,7 @@ static const char *over_cap(rpc_server *s, struct sockaddr *sa, int salen,
 static void admit(rpc_server *s, evutil_socket_t fd, struct sockaddr *sa,
 		  int salen)
 {
-	struct timeval wt = {(time_t)(s->cfg.frame_timeout_ms / 1000),
-			     (suseconds_t)(s->cfg.frame_timeout_ms % 1000) *
-				 1000};
+	struct timeval wt = net_timeval_ms(s->cfg.frame_timeout_ms);
 	rpc_conn *conn = conn_new(s, fd, sa, salen);
 
 	if (!conn) {
@@ -1110,7 +1113,7 @@ static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
 /* accept(2) failed (EMFILE, ENOBUFS, ...): back off instead of spinning. */
 static void accept_error_cb(struct evconnlistener *l, void *arg)
 {
-	struct timeval tv = {0, ACCEPT_RETRY_MS * 1000};
+	struct timeval tv = {.tv_usec = ACCEPT_RETRY_MS * 1000};
 	rpc_server *s = arg;
 
 	ratelog(&s->rl_accept, "rpc_server: accept: %s; pausing %d ms",

@@ -240,7 +240,7 @@ static int setup_engine(struct worker *w, char *err, size_t errlen)
 static int setup_loop(struct worker *w, char *err, size_t errlen)
 {
 	int ms = (int)w->flags.poll_interval_ms;
-	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+	struct timeval tv = net_timeval_ms(ms);
 
 	rpc_client_config rc;
 
@@ -268,7 +268,8 @@ static int setup_loop(struct worker *w, char *err, size_t errlen)
 static int setup_auth(struct worker *w, char *err, size_t errlen)
 {
 	struct worker_flags *f = &w->flags;
-	struct tls_files tf = {f->tls_cert, f->tls_key, f->tls_ca};
+	struct tls_files tf = {
+	    .cert = f->tls_cert, .key = f->tls_key, .ca = f->tls_ca};
 
 	if (client_auth_setup(&w->auth, f->principal, f->secret_file, &tf, true,
 			      err, errlen))

@@ -247,7 +247,8 @@ int cluster_start(struct cluster *c, const struct bench_opts *o,
 	c->master.pid = -1;
 	if (o->master) {
 		snprintf(c->addr, sizeof(c->addr), "%s", o->master);
-		struct tls_files tf = {o->tls_cert, o->tls_key, o->tls_ca};
+		struct tls_files tf = {
+		    .cert = o->tls_cert, .key = o->tls_key, .ca = o->tls_ca};
 
 		if (client_auth_setup(&c->given, o->principal, o->secret_file,
 				      &tf, false, err, errlen))

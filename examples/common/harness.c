@@ -20,7 +20,8 @@
 
 void harness_sleep_ms(int ms)
 {
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	struct timespec ts = {.tv_sec = ms / 1000,
+			      .tv_nsec = (long)(ms % 1000) * 1000000L};
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
@@ -39,7 +40,7 @@ static int read_line(int fd, char *buf, size_t cap, int timeout_ms)
 	size_t n = 0;
 
 	while (n + 1 < cap) {
-		struct pollfd pfd = {fd, POLLIN, 0};
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 		ssize_t r;
 
 		if (poll(&pfd, 1, timeout_ms) <= 0)

@@ -107,7 +107,7 @@ bool sim_master_propose(struct sim_master *m, uint64_t o, uint32_t dom,
 {
 	const struct sim_cluster *c = m->c;
 	char pid[32], key[48];
-	mcrepl_proposal p = {MCREPL_ACTION_ADD};
+	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD};
 	mcrepl_object_view ov = {0};
 	mcrepl_propose_input in = {.proposal = &p, .object = &ov};
 	const mcrepl_heat_cell *cell = sim_master_cell(m, o, dom, false);

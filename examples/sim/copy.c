@@ -84,9 +84,12 @@ static void copy_over(struct sim_master *m, struct sim_copy *x, bool ok)
 
 static mcrepl_fence fence_of(const struct sim_copy *x)
 {
-	mcrepl_fence f = {
-	    x->lease.id,     x->lease.version, x->lease.source_client,
-	    x->lease.source, x->lease.target,  1};
+	mcrepl_fence f = {.lease = x->lease.id,
+			  .version = x->lease.version,
+			  .caller = x->lease.source_client,
+			  .source = x->lease.source,
+			  .target = x->lease.target,
+			  .object_version = 1};
 
 	return f;
 }

@@ -166,7 +166,7 @@ static uint32_t dyn_on(const struct sim_cluster *c, uint64_t o, uint32_t seg)
 
 static void retire_pass(struct sim_master *m, uint64_t now)
 {
-	struct probe_ctx p = {m, now};
+	struct probe_ctx p = {.m = m, .now = now};
 	mcrepl_retirement out[64];
 	size_t n;
 

@@ -328,7 +328,7 @@ int sim_run(const struct sim_opts *o, const struct trace *trace, FILE *out,
 {
 	uint64_t interval_ms = (uint64_t)llround(o->interval * 1000.0);
 	uint64_t n_objs = trace ? trace->n_blocks : o->keys, total_ms;
-	struct run u = {o};
+	struct run u = {.o = o};
 	double t0 = wall_now();
 	int rc = -1;
 

@@ -31,7 +31,7 @@ static uint64_t le64(const uint8_t *p)
 
 struct mcu_siphash_key mcu_siphash_key(const uint8_t k[MCU_SIPHASH_KEY_BYTES])
 {
-	return (struct mcu_siphash_key){le64(k), le64(k + 8)};
+	return (struct mcu_siphash_key){.k0 = le64(k), .k1 = le64(k + 8)};
 }
 
 #define SIPINIT                                                                \
