@@ -28,7 +28,7 @@
 # (noise_floor: the max/mean an even spread of the same reads shows) and
 # divided out before comparing with the noise-free oracle.
 #
-# Targets per cell (issue 14): enforce <= off; steady max/mean <= 1.10 when
+# Targets per cell: enforce <= off; steady max/mean <= 1.10 when
 # the oracle reaches 1.05 with the same memory, else <= 1.05 x the
 # oracle's; dynamic replicas <= 2 x what the oracle needs for the same
 # max/mean; copies completed in the last third <= 1 % of all copies.

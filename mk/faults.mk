@@ -1,4 +1,4 @@
-# The fault suite with an invariant auditor (issue 13; docs/FAULTS.md).
+# The fault suite with an invariant auditor (docs/FAULTS.md).
 # Built like mcrepl-bench (mk/mbench.mk); the daemons come from
 # mk/master.mk and mk/worker.mk.
 #

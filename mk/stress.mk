@@ -1,4 +1,4 @@
-# make stress (issue 17): bench/daemons/bench_stress against a real master
+# make stress: bench/daemons/bench_stress against a real master
 # with 1 M objects under idle, slowloris, partial-frame, connection-storm,
 # HTTP-header and long-key attacks while workers mount, in rounds (the
 # probe alone, then under attack; the median of the rounds' p99 ratios);

@@ -1,5 +1,5 @@
 /*
- * The policy engine's hard cases (issue 29), through mcrepl/engine.h:
+ * The policy engine's hard cases, through mcrepl/engine.h:
  * room for a hot copy on a full cluster (a swap, its credit, its budget)
  * and retirement that sheds every copy the rule retires in one pass.
  */
@@ -78,7 +78,7 @@ static void hot_key(struct hot *h, const char *id)
 				       .now_ms = NOW};
 }
 
-/* Full clusters (issue 29). */
+/* Full clusters. */
 START_TEST(test_engine_room_swaps_a_cold_object_for_a_hot_copy)
 {
 	mcrepl_engine *e = full_cluster(0);
@@ -199,7 +199,7 @@ static void cold_probe(void *ctx, const char *tenant, const char *key,
 	out->readable = *(const uint32_t *)ctx;
 }
 
-/* Retirement that keeps up with a shifting hot set (issue 29). */
+/* Retirement that keeps up with a shifting hot set. */
 START_TEST(test_engine_retire_sheds_every_cold_copy_in_one_pass)
 {
 	mcrepl_engine *e = full_cluster(0);

@@ -226,7 +226,7 @@ START_TEST(test_policy_balance_gate)
 }
 END_TEST
 
-/* Issue 14, steady-state copies. Hysteresis: a key refused as
+/* Steady-state copies. Hysteresis: a key refused as
  * balanced within the window (held) needs z more deviations of the band:
  * mean 10000 on 4 segments, band 500, held 500 + 3.4616 x 100 = 846.16;
  * the fair-share rule is the same held or not (c >= 2079 for one replica
@@ -672,7 +672,7 @@ START_TEST(test_policy_leases_auto_and_rfc)
 }
 END_TEST
 
-/* Issue 14, steady-state copies. The lease table remembers a
+/* Steady-state copies. The lease table remembers a
  * BALANCED refusal for one heat window: a key whose segment is 250 reads
  * above a mean of 2000 (band 154.8, held 309.6) is admitted when judged
  * afresh, refused while held; the memory ends with the window, with an
@@ -728,7 +728,7 @@ START_TEST(test_policy_leases_remember_balanced)
 }
 END_TEST
 
-/* Issue 14, steady-state copies: the fair-share rule's deviations
+/* Steady-state copies: the fair-share rule's deviations
  * (mcrepl_policy_share_excess) and the deviations one look needs
  * (mcrepl_policy_share_z). */
 START_TEST(test_policy_share_excess_and_z)
@@ -758,7 +758,7 @@ START_TEST(test_policy_share_excess_and_z)
 }
 END_TEST
 
-/* Issue 14, steady-state copies: a key refused BALANCED for three heat
+/* Steady-state copies: a key refused BALANCED for three heat
  * windows running is settled. The share rule then asks for
  * mcrepl_policy_share_z(nodes) deviations (3.72 at 1,024 nodes) instead of
  * two, and the gate's held margin doubles: mean 10000 on 4 segments, band

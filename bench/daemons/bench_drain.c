@@ -1,5 +1,5 @@
 /*
- * bench_drain: a rolling restart under reads (issue 30, make bench-drain).
+ * bench_drain: a rolling restart under reads (make bench-drain).
  * One mcrepl-master, eight mcrepl-workers (tcp, 64 MiB each, the default
  * --drain_timeout_ms), N objects of B bytes with one replica each; one
  * reader reads random objects throughout. Workers 1..4 are restarted one

@@ -14,7 +14,7 @@
  * MCREPL_BENCH_NO_GRANTS=1, which signs no grant and tags no stamp): the
  * columns then say nochecks / checks; it also prints grant_tag_ns= and
  * stamp_tag_ns= (ns per grant MAC and per stamp tag, in this process).
- * --compare auth (issue 16): both masters in enforce mode, one without
+ * --compare auth: both masters in enforce mode, one without
  * authentication and one with --auth_file, read by an authenticated
  * client (the handshake once per connection, then every call authorized);
  * the columns and the last line then say auth_off / auth_on.

@@ -1,5 +1,5 @@
 /*
- * bench_stall (issues 13 item 9, 17): the longest time the master's loop
+ * bench_stall: the longest time the master's loop
  * is held while segments leave. The master's own store code, in process,
  * with the clock in the bench's hands: --segments segments of 1 TiB (one
  * client and host each) hold --objects objects of 1 KiB (--replicas

@@ -1,5 +1,5 @@
 /*
- * bench_stress (make stress; issue 17): one real mcrepl-master holding
+ * bench_stress (make stress): one real mcrepl-master holding
  * --keys objects, a well-behaved client calling GetReplicaList on one
  * connection, first alone (unloaded), then while attacker processes hold
  * idle connections, slowloris and partial 16 MiB frames, storm the

@@ -1,5 +1,5 @@
 /*
- * Principals and credentials of the control plane (issue 16): the master's
+ * Principals and credentials of the control plane: the master's
  * auth file, a client's or worker's own credential, and the HMAC-SHA256
  * proofs of the RPC handshake (daemons/rpc/rpc_auth.h).
  *

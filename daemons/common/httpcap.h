@@ -1,5 +1,5 @@
 /*
- * Connection caps for an evhttp server (issue 17). libevent 2.1's evhttp
+ * Connection caps for an evhttp server. libevent 2.1's evhttp
  * accepts every connection it is offered and has no hook before it reads a
  * request (evhttp_set_newreqcb is 2.2), so the cap sits in evhttp's
  * bufferevent factory (evhttp_set_bevcb): each new connection's bufferevent

@@ -1,5 +1,5 @@
 /*
- * Resource bounds of the daemons' ports (issue 17): what a hostile or
+ * Resource bounds of the daemons' ports: what a hostile or
  * broken peer may hold of a daemon's fds, memory and time. One struct,
  * filled once from the flag tables below (their entries are the one place
  * the defaults are written), read by the servers' config_init functions

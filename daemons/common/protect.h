@@ -1,5 +1,5 @@
 /*
- * Protected mode (issue 16), like Redis's: a daemon started without
+ * Protected mode, like Redis's: a daemon started without
  * authentication serves loopback only. Its bind address, when not given,
  * becomes 127.0.0.1 (with authentication: every address, as before); a
  * non-loopback address is refused unless --insecure is given, and then it

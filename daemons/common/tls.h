@@ -1,5 +1,5 @@
 /*
- * TLS for the RPC and HTTP ports (issue 16): the OpenSSL contexts every
+ * TLS for the RPC and HTTP ports: the OpenSSL contexts every
  * binary makes from its flags, and the checks of a peer's certificate.
  * One place for the set-up, shared by the master, the worker, the cli,
  * the store client and the benches (docs/SECURITY.md, "TLS").

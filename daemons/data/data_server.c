@@ -45,7 +45,7 @@ struct conn {
 	uint64_t remaining;
 	int slot;
 	uint64_t length; /* of the WRITE being streamed */
-	/* bounds (issue 17): body_window() and hold_input() */
+	/* bounds: body_window() and hold_input() */
 	struct event *body_timer; /* the payload's progress window */
 	uint64_t body_got;	  /* payload bytes in this window */
 	uint64_t body_need;	  /* ... it must see by its end */

@@ -1,5 +1,5 @@
 /*
- * Data-plane grants (issue 16; docs/SECURITY.md says why they are strong
+ * Data-plane grants (docs/SECURITY.md says why they are strong
  * enough). The master hands a client, for one op (READ or WRITE) on exactly
  * one region (segment, offset, length) holding one object, a grant: the
  * object id (its version), an expiry and a tag,

@@ -58,7 +58,7 @@ static uint64_t now_ms(void)
 	return (uint64_t)net_now_ms();
 }
 
-/* Authentication (issue 16): handshakes done, failed by reason, and
+/* Authentication: handshakes done, failed by reason, and
  * requests refused by authorization, by reason. */
 static void auth_metrics(const struct master *m, struct mcu_prom *t,
 			 const rpc_server_stats *st)
@@ -119,7 +119,7 @@ static void anon_metrics(struct mcu_prom *t, const rpc_server_stats *st)
 		    1, by[i].n);
 }
 
-/* What the RPC port's bounds did (issue 17): refusals by reason,
+/* What the RPC port's bounds did: refusals by reason,
  * closes, frames that waited for input budget, the budget now. */
 static void rpc_metrics(const struct master *m, struct mcu_prom *t)
 {

@@ -49,7 +49,7 @@ struct master_service {
 };
 
 /* auth: the principals (borrowed; outlives the service), or NULL for no
- * authorization (every request allowed, as before issue 16). 0, or -1
+ * authorization (every request allowed). 0, or -1
  * when out of memory. */
 int master_service_init(struct master_service *svc, struct store *store,
 			uint64_t (*now_ms)(void),

@@ -1,4 +1,4 @@
-/* Authorization of every RPC (issue 16): who may do what, from the
+/* Authorization of every RPC: who may do what, from the
  * principal the connection authenticated as (rpc_call_principal), never
  * from a request field. Without an auth table every check passes.
  *

@@ -1,4 +1,4 @@
-/* The Drain RPC (issue 30; store_drain.c): a worker drains its own
+/* The Drain RPC (store_drain.c): a worker drains its own
  * segments (a worker principal naming a client id it mounted), an admin
  * client drains a host's (mcrepl-cli drain HOST). */
 #include <stdio.h>

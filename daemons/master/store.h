@@ -160,8 +160,8 @@ struct object {
 	 * incarnation and stamp tag it has (computed when asked for, so an
 	 * ordinary object holds nothing more than this pointer). */
 	struct object_origin *origin;
-	uint32_t copies;      /* started copies pinning the object */
-	bool complete;	      /* PutEnd done */
+	uint32_t copies; /* started copies pinning the object */
+	bool complete;	 /* PutEnd done */
 	uint8_t n_dheat;
 	uint8_t in_resv; /* 0, or STORE_RESV_PUTS / STORE_RESV_COPIES */
 	/* at most MASTER_MAX_REPLICAS, the capacity at most twice that */
@@ -430,8 +430,8 @@ McreplRpc__Code store_mount(struct store *s, const struct mount_args *a,
 			    size_t errlen);
 /* The segment leaves at once (no placement, read or copy uses it from
  * now on; its objects are read from their other replicas); its replicas
- * are dropped by store_drain, the lost ones counted then (item 11 of
- * issue 13: replicas_lost, objects_lost). */
+ * are dropped by store_drain, the lost ones counted then
+ * (replicas_lost, objects_lost). */
 McreplRpc__Code store_unmount(struct store *s, uint64_t client_id,
 			      uint64_t segment_id, uint64_t now_ms);
 /* A client's heartbeat: n (segment id, reads) pairs. INVALID_ARGUMENT

@@ -1,4 +1,4 @@
-/* Drain (issue 30, see store.h): before a worker stops, the objects whose
+/* Drain (see store.h): before a worker stops, the objects whose
  * every readable replica lies on its segments get a plain REPLICA_COPY
  * task to another worker's segment; the worker copies, its CopyEnd makes
  * the new replica readable (store_copy.c), and its unmount then loses

@@ -413,7 +413,7 @@ static int rdma_post_write(struct copy_engine *ce, const void *src,
 		return -EINVAL;
 	if (e->dead)
 		return -ENODEV;
-	/* The grant bounds the write (issue 20 item 7): a region has a
+	/* The grant bounds the write: a region has a
 	 * length, and the write neither exceeds it nor wraps. */
 	if (!dst->length || len > dst->length ||
 	    dst->remote_addr > UINT64_MAX - len ||

@@ -15,7 +15,7 @@
  *   LOCAL_WRITE|REMOTE_WRITE (only WRITEs travel: no REMOTE_READ);
  *   registering a range that one MR already covers registers nothing and
  *   answers that MR's rkey; a range that overlaps MRs without lying inside
- *   one gets MRs of its own (issue 20 item 2). unregister_memory undoes one
+ *   one gets MRs of its own. unregister_memory undoes one
  *   register_memory of the same range; the MRs go with the last one, or
  *   -EBUSY while a copy still reads them. See docs/RDMA.md for what the
  *   rkey exposes.
@@ -36,13 +36,13 @@
  *   connect request's private data ("MCRP", version, its rdma_cm port);
  *   a new connection from the same address and port replaces the older
  *   one, which a crashed or reconnecting source left behind without a
- *   DISCONNECTED ever arriving (issue 20 item 6). A worker advertises
+ *   DISCONNECTED ever arriving. A worker advertises
  *   "host:listen_port" with its segments (MountSegment.rdma_endpoint); the
  *   master hands it out with each target (Replica.rdma_endpoint) and the
  *   engine dials copy_target.rdma_endpoint. Without one, only an explicit
  *   "host:data_port/rdma_port" endpoint is dialled; never the engine's own
- *   port, which on a shared host is the source's own listener (issue 20
- *   item 1: writes with the target's rkey into the source's PD). The
+ *   port, which on a shared host is the source's own listener (that would
+ *   write with the target's rkey into the source's PD). The
  *   worker sends targets without an rdma_endpoint (older masters) over
  *   tcp. One RC QP per peer (host, port), created on the first copy to it
  *   and reused; a connection that fails is torn down and made again by
@@ -271,7 +271,7 @@ struct rdma_conn *rdma_conn_get(struct rdma_engine *e, const char *host,
  * reason (logged unless quiet). Disconnects first; copies whose last WR
  * still completes succeed. While WRs are outstanding (and the engine is
  * not being destroyed) the QP stays until their completions or flushes
- * arrive, or RDMA_DRAIN_MS pass (issue 20 item 8): on hardware they come
+ * arrive, or RDMA_DRAIN_MS pass: on hardware they come
  * a moment after rdma_disconnect, not inside it. Then QP, CQ, id go and
  * conn is freed. A second call on a closing conn only hurries a destroy. */
 void rdma_conn_fail(struct rdma_conn *conn, int status, bool quiet,

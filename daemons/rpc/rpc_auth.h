@@ -1,5 +1,5 @@
 /*
- * The RPC authentication handshake (issue 16), both sides, as pure steps
+ * The RPC authentication handshake, both sides, as pure steps
  * over envelopes and frames (no I/O): rpc_server.c runs the server side on
  * each connection, rpc_client.c and rpc_aclient.c the client side.
  *

@@ -31,7 +31,7 @@
  * peer, the server stops reading (and dispatching) that peer's requests; it
  * resumes once they are flushed.
  *
- * Bounds (issue 17; defaults from netlimits.h, i.e. the daemon's flags):
+ * Bounds (defaults from netlimits.h, i.e. the daemon's flags):
  *   - Time. A connection with no partial frame and no reply pending is
  *     closed after idle_timeout_ms; a frame must arrive whole within
  *     frame_timeout_ms of its first byte, and a pending reply must make

@@ -1,4 +1,4 @@
-/* Drain before stopping (issue 30): on SIGTERM the worker asks the master
+/* Drain before stopping: on SIGTERM the worker asks the master
  * (Drain) to copy the objects whose every readable replica is here to
  * other workers, keeps serving reads and running those copies, asks again
  * every DRAIN_POLL_MS for progress, and stops (unmounts) once nothing is

@@ -138,7 +138,7 @@ static void totals(struct worker *w, const struct data_server_counters *c,
 	     tasks_copying(w)},
 	    {"mcrepl_worker_data_connections", "gauge", "open data connections",
 	     c->connections},
-	    /* the data port's bounds (issue 17) */
+	    /* the data port's bounds */
 	    {"mcrepl_worker_data_connections_refused_total", "counter",
 	     "data connections refused at the connection cap", c->refused},
 	    {"mcrepl_worker_data_header_timeouts_total", "counter",
@@ -154,7 +154,7 @@ static void totals(struct worker *w, const struct data_server_counters *c,
 	     c->budget_closed},
 	    {"mcrepl_worker_data_input_held_bytes", "gauge",
 	     "bytes held now by paused data connections", c->input_held},
-	    /* /health (issue 30) */
+	    /* /health */
 	    {"mcrepl_worker_segments_mounted", "gauge",
 	     "segments the master has mounted now", worker_mounted_count(w)},
 	    {"mcrepl_worker_master_reachable", "gauge",

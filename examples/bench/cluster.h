@@ -39,7 +39,7 @@ struct cluster {
 	char domain[BENCH_MAX_WORKERS][64];
 	uint32_t worker_domain[BENCH_MAX_WORKERS]; /* index into domain[] */
 	uint32_t fixed_domains; /* d0.. listed before the workers: N, or 0 */
-	/* Authentication (issue 16): a local cluster runs with a throwaway
+	/* Authentication: a local cluster runs with a throwaway
 	 * auth file (principals "worker" and "admin"); a running master with
 	 * --principal/--secret_file. cred: what the bench's clients use
 	 * (NULL: none). */

@@ -65,7 +65,7 @@ long long metric_value(const char *page, const char *name);
 
 void harness_sleep_ms(int ms);
 
-/* ---- authentication (issue 16) ----
+/* ---- authentication ----
  * A throwaway auth file in a private temporary directory: each line of
  * `lines` is a principal as in an auth file without its secret ("worker w1
  * hosts=host-a domains=* max_capacity=1G"); a random secret is added to it

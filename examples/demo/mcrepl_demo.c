@@ -7,7 +7,7 @@
  * client library. It prints the hot key's replicas, the reads each worker
  * served for it before and after the dynamic replica appeared, and the RFC
  * counters from /metrics. Children die with the demo (also on Ctrl-C).
- * Authentication is on (issue 16): the demo writes a throwaway auth file
+ * Authentication is on: the demo writes a throwaway auth file
  * with a worker principal and an admin client, each with a random secret,
  * and removes it at the end.
  *

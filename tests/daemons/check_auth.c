@@ -1,5 +1,5 @@
 /*
- * Issue 16, the control plane: a real mcrepl-master with --auth_file and
+ * The control plane: a real mcrepl-master with --auth_file and
  * principals w1 (worker, host-a), w2 (worker, host-b), admin, alice
  * (tenant t-alice) and bob (tenant t-bob). The workers are played by the
  * test over RPC (MountSegment with chosen client ids), so every task and
@@ -600,7 +600,7 @@ START_TEST(test_auth_attack_fake_huge_mount_on_other_host)
 }
 END_TEST
 
-/* Drain (issue 30): a worker drains only the client id it mounted; a
+/* Drain: a worker drains only the client id it mounted; a
  * host's drain needs the admin right. */
 START_TEST(test_auth_drain_needs_the_owner_or_admin)
 {
@@ -1095,7 +1095,7 @@ START_TEST(test_auth_file_errors_name_the_line)
 }
 END_TEST
 
-/* ---- the worker facing refusals no retry changes (issue 30) ---------------- */
+/* ---- the worker facing refusals no retry changes ---------------- */
 
 /* Runs mcrepl-worker as w1 with flags against fx's master for at most 20
  * s, its stderr in <dir>/w.err: its exit status (124: still running). */

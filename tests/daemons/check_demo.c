@@ -1,4 +1,4 @@
-/* mcrepl-demo (make demo) reads as true to a newcomer (issue 30): it ends
+/* mcrepl-demo (make demo) reads as true to a newcomer: it ends
  * "demo: OK" with no warning from its own teardown (its objects removed
  * before the workers unmount, so nothing is lost), no RDMA probe lines,
  * the hot key's share per replica stated, and the admission counters

@@ -1,4 +1,4 @@
-/* The sealed data plane (issue 16; issue 13's stale writer): every READ and
+/* The sealed data plane (and the stale writer): every READ and
  * WRITE on a worker's data port needs the master's grant for exactly that
  * op, region and object, not expired, under the running master's secret.
  * First the grant itself and the data server in-process (exact statuses),
@@ -650,7 +650,7 @@ START_TEST(test_write_grant_for_one_region_useless_for_another)
 }
 END_TEST
 
-/* Issue 13: a writer stopped past its put's deadline (SIGSTOP, a long GC
+/* A writer stopped past its put's deadline (SIGSTOP, a long GC
  * pause) wakes up after the master reclaimed its region and gave it to
  * another tenant's object: its old grant has expired, the write is
  * refused and the new object keeps its bytes. */

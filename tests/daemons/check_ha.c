@@ -1,5 +1,5 @@
 /*
- * Master high availability on etcd (issue 18, docs/HA.md), with the real
+ * Master high availability on etcd (docs/HA.md), with the real
  * binaries: a throw-away etcd (examples/common/etcd_proc.h), two masters
  * campaigning with the default 3 s lease, workers and a store client that find the
  * leader in etcd. Skipped, with one line saying so, without the etcd
@@ -593,7 +593,7 @@ START_TEST(test_ha_workers_clients_follow_objects_survive)
 END_TEST
 
 /* Kill -9 of the leader under an authenticated client on TLS, with
- * authenticated workers on TLS (issue 30): every read and write made
+ * authenticated workers on TLS: every read and write made
  * across the failover succeeds, with identical bytes; the workers follow
  * the new leader keeping their credential (they re-mount there, and new
  * puts land on them), and no authentication fails there. */

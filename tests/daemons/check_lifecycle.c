@@ -1,5 +1,5 @@
 /*
- * The reservation lifecycle (issue 13) on the master's store itself, with
+ * The reservation lifecycle on the master's store itself, with
  * the clock in the test's hands: every reservation has an owner and a
  * deadline and is given back when either goes; per-object metadata stays
  * bounded whatever clients send; worker loss is counted.
@@ -172,8 +172,8 @@ START_TEST(test_lifecycle3_put_of_an_expired_writer_is_reclaimed)
 	ck_assert_ptr_null(store_find(x.s, "t", "k"));
 	ck_assert_ptr_nonnull(store_find(x.s, "t", "other"));
 	ck_assert_uint_eq(figures(&x).reclaimed.put_owner, 1);
-	/* the writer may only be stopped and still holds its WRITE grant
-	 * (issue 16): its region stays allocated until the grant expires
+	/* the writer may only be stopped and still holds its WRITE grant:
+	 * its region stays allocated until the grant expires
 	 * (put_discard_ms after PutStart), never handed to another object
 	 * that the late writer could overwrite */
 	ck_assert_uint_eq(figures(&x).quarantined, 1);

@@ -978,7 +978,7 @@ START_TEST(test_read_load_order_prefers_the_less_loaded_replica)
 }
 END_TEST
 
-/* ---- issue 13: the reservation lifecycle ---------------------------------- */
+/* ---- the reservation lifecycle ------------------------------------------- */
 
 static void heartbeat(struct cluster *cl, uint64_t client)
 {
@@ -1008,7 +1008,7 @@ static McreplRpc__Code remove_key(struct cluster *cl, const char *key)
 	return code;
 }
 
-/* Issue 13 item 2: the source dies mid dynamic copy. Its expiry retires
+/* The source dies mid dynamic copy. Its expiry retires
  * the lease at once: the target's reservation goes, the key is no zombie
  * (Remove is not BUSY, a new put works) and the task fails exactly once,
  * also after the lease's own TTL would have passed. */
@@ -1054,7 +1054,7 @@ START_TEST(test_lifecycle2_source_expiry_mid_dynamic_copy_leaves_no_zombie)
 }
 END_TEST
 
-/* Issue 30: a dynamic CopyEnd after its target segment was unmounted
+/* A dynamic CopyEnd after its target segment was unmounted
  * answers NOT_FOUND (upstream: REPLICA_IS_GONE) and counts the copy as
  * failed, not completed. */
 START_TEST(test_copy_end_after_target_unmount_is_not_found_and_failed)
@@ -1097,7 +1097,7 @@ START_TEST(test_copy_end_after_target_unmount_is_not_found_and_failed)
 }
 END_TEST
 
-/* Issue 13 item 5: a fenced call naming key A with key B's lease is
+/* A fenced call naming key A with key B's lease is
  * refused (wrong_key) and changes nothing. */
 START_TEST(test_lifecycle5_dynamic_copy_naming_another_key_is_refused)
 {

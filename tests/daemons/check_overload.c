@@ -1,5 +1,5 @@
 /*
- * Issue 17, transport bounds: idle and partial-frame timeouts, the input
+ * Transport bounds: idle and partial-frame timeouts, the input
  * budget, connection caps (global, per address, the reserved share), string
  * length limits, rate-limited logs, accept back-off at the fd limit, HTTP
  * limits (the data port: check_overload_data; HTTP connection caps:

@@ -1,5 +1,5 @@
 /*
- * Issue 17, the worker's data port under a broken or hostile peer: the
+ * The worker's data port under a broken or hostile peer: the
  * header timeout and the connection cap; a WRITE payload (granted or
  * discarded) slower than data_min_body_rate is closed while a steady one
  * is not; a peer that pipelines requests and never reads the replies is

@@ -1,5 +1,5 @@
 /*
- * Issue 17, the HTTP ports' connection caps (httpcap.h): a real
+ * The HTTP ports' connection caps (httpcap.h): a real
  * mcrepl-master and a real mcrepl-worker with small caps; connections from
  * their own 127.x addresses. Past a cap a connection gets a 503 naming the
  * cap, then a close; an operator's request from a fresh address still gets

@@ -2,8 +2,8 @@
  * tests/daemons/rdma_fake.c): device choice, registration, splitting, the
  * WR window, signalling, completions, async events, teardown and
  * reconnects; then engines on a fake fabric that moves bytes between them
- * (case "fabric"); plus the real verbs on this host. Tests named after
- * issue 20's items failed before their fix. Without libibverbs at build
+ * (case "fabric"); plus the real verbs on this host. Each test here
+ * failed before the fix it covers. Without libibverbs at build
  * time (MCREPL_HAVE_RDMA unset) only the "not built" answer of the stub is
  * checked. */
 #include <check.h>
@@ -391,7 +391,7 @@ START_TEST(test_register_once)
 }
 END_TEST
 
-/* Issue 20 item 7: only WRITEs travel, so the MR grants no REMOTE_READ
+/* Only WRITEs travel, so the MR grants no REMOTE_READ
  * (nor atomics, nor memory windows): the rkey discloses nothing. */
 START_TEST(test_register_grants_no_remote_read)
 {
@@ -431,7 +431,7 @@ START_TEST(test_register_split)
 }
 END_TEST
 
-/* Issue 20 item 2: a range that overlaps a registration without lying
+/* A range that overlaps a registration without lying
  * inside it gets an MR (and rkey) of its own covering all of it. */
 START_TEST(test_register_overlap)
 {
@@ -456,7 +456,7 @@ START_TEST(test_register_overlap)
 }
 END_TEST
 
-/* Issue 20 item 3: unregister undoes register, per call; a range mapped
+/* Unregister undoes register, per call; a range mapped
  * again after its MR went gets a new MR, never the stale one; memory a
  * copy still reads stays. */
 START_TEST(test_unregister)
@@ -496,7 +496,7 @@ START_TEST(test_unregister)
 }
 END_TEST
 
-/* Issue 20 item 4: registration refused for locked memory says what to
+/* Registration refused for locked memory says what to
  * raise. */
 START_TEST(test_register_memlock)
 {
@@ -803,7 +803,7 @@ START_TEST(test_post_invalid)
 }
 END_TEST
 
-/* Issue 20 item 7: a target region must be granted with a length, and
+/* A target region must be granted with a length, and
  * must not wrap around the address space; hosts are numeric (the engine
  * never resolves names on its loop). */
 START_TEST(test_post_bounds)
@@ -1093,7 +1093,7 @@ START_TEST(test_cq_event_acks)
 }
 END_TEST
 
-/* ---- async events (issue 20 item 5) -------------------------------------- */
+/* ---- async events -------------------------------------- */
 
 /* A QP error event fails the copies on it at once, not at the timeout;
  * the next copy reconnects. */
@@ -1529,7 +1529,7 @@ START_TEST(test_fabric_copy_reconnect)
 }
 END_TEST
 
-/* Issue 20 item 1: two workers on one host (rdma_cm ports 20886 and
+/* Two workers on one host (rdma_cm ports 20886 and
  * 20887, as tests/rdma/hardware-test.sh starts them). The copy must reach
  * the port the target advertised, not the source's own listener (where
  * the target's rkey is unknown: a remote access error). */
@@ -1566,7 +1566,7 @@ START_TEST(test_fabric_copy_reaches_target_port)
 }
 END_TEST
 
-/* Issue 20 item 8: the peer disconnects after the bytes landed but before
+/* The peer disconnects after the bytes landed but before
  * the completion is polled (hardware delivers it a moment later): the
  * copy still succeeds. */
 START_TEST(test_fabric_completion_after_disconnect)
@@ -1606,7 +1606,7 @@ START_TEST(test_fabric_completion_after_disconnect)
 }
 END_TEST
 
-/* Issue 20 item 6: a source crashes (its target hears nothing) and comes
+/* A source crashes (its target hears nothing) and comes
  * back: its new connection replaces the stale inbound one. */
 START_TEST(test_fabric_crashed_source)
 {

@@ -1,5 +1,5 @@
 /*
- * Issue 20, end to end: a real mcrepl-master and 2-3 real workers with
+ * End to end: a real mcrepl-master and 2-3 real workers with
  * --transport=rdma, copying over a fake fabric between processes
  * (tests/rdma/fabric/fabric_verbs.c, linked into the test build
  * mcrepl-worker-fakerdma in place of libibverbs: MRs are shared files,
@@ -627,7 +627,7 @@ static store_client *copy_under_way(const char *target_env)
 	return c;
 }
 
-/* issue 20 item 6, a process crash: the source is killed mid-copy; its
+/* A process crash: the source is killed mid-copy; its
  * socket closes, the target's CM reports DISCONNECTED and the target
  * frees the inbound connection (QP, CQ, id). */
 START_TEST(test_source_killed_mid_copy_target_frees_inbound)
@@ -642,7 +642,7 @@ START_TEST(test_source_killed_mid_copy_target_frees_inbound)
 }
 END_TEST
 
-/* issue 20 item 6, a host crash: nothing tells the target (no
+/* A host crash: nothing tells the target (no
  * DISCONNECTED); the source comes back on the same address and rdma_cm
  * port and copies again: the target replaces the stale inbound
  * connection, and the new copy's bytes arrive. */

@@ -1,5 +1,5 @@
 /*
- * The master's side of issue 20 item 1: a worker's rdma_cm endpoint,
+ * The master's side of RDMA endpoints: a worker's rdma_cm endpoint,
  * mounted with its segment, comes back with every replica on that segment
  * (a real master process on loopback, the test plays the workers). A
  * worker without one (tcp, or older) gets "" and copies over tcp.

@@ -1,6 +1,5 @@
 /*
- * No O(objects) or O(segments^2) work on the master's loop (issue 13 item 9,
- * issue 17), on the master's store itself with the clock in the test's
+ * No O(objects) or O(segments^2) work on the master's loop, on the master's store itself with the clock in the test's
  * hands: a segment that leaves (unmount, client expiry) is marked leaving
  * at once (no placement or reader uses it, its objects are read from their
  * other replicas) and its replicas are dropped at most STORE_DRAIN_CHUNK a
@@ -138,7 +137,7 @@ static uint64_t aligned(uint64_t bytes)
 	       ~(uint64_t)(SEG_ALLOC_DEFAULT_ALIGN - 1);
 }
 
-/* Issue 13's invariant: the used bytes of the mounted segments equal the
+/* The lifecycle's invariant: the used bytes of the mounted segments equal the
  * regions of the replicas on them (no reservation is open here). */
 static void audit_used(struct fx *x, const char *const *prefixes,
 		       const int *counts, size_t n_prefixes)
@@ -590,7 +589,7 @@ START_TEST(test_stalls_expired_source_retires_each_dynamic_copy_once)
 }
 END_TEST
 
-/* Issue 14's oddity, seen once in the fault suite's configuration (1 s
+/* An oddity, seen once in the fault suite's configuration (1 s
  * window, 5 reads/s): an auto-policy master refused a 2-host hot key with
  * replica_limit. The cluster view's node count (the replica cap under
  * auto) was refreshed by the tick only: a proposal judged between a
@@ -621,7 +620,7 @@ START_TEST(test_stalls_second_host_counts_before_the_next_tick)
 }
 END_TEST
 
-/* Issue 14: domain-aware retirement. A dynamic replica that is its
+/* Domain-aware retirement. A dynamic replica that is its
  * domain's only copy is judged by the key's heat in that domain: "cold"
  * is read only from d1 now (the cluster's heat stays high), so its d2
  * copy goes; "warm" is still read from d2, so its copy stays. */
@@ -668,7 +667,7 @@ START_TEST(test_stalls_domain_copy_retired_by_its_domain_heat)
 }
 END_TEST
 
-/* Full clusters (issue 29): both segments at 87.5 %, so no target is
+/* Full clusters: both segments at 87.5 %, so no target is
  * under the 0.85 watermark; a hot key still gets its copy: the engine names
  * the segment and the copy's size, eviction frees it at once (the least
  * recently read object), the copy takes its place in the same proposal (a
@@ -737,7 +736,7 @@ START_TEST(test_policy_full_cluster_makes_room_for_hot_copy)
 }
 END_TEST
 
-/* A draining worker's segment takes nothing new (issue 30): puts and
+/* A draining worker's segment takes nothing new: puts and
  * dynamic copies land elsewhere while its objects move away. */
 START_TEST(test_drain_keeps_new_replicas_off_the_segment)
 {

@@ -1,5 +1,5 @@
 /*
- * Issue 16's TLS: a real mcrepl-master serving TLS (--tls_cert, --tls_key)
+ * TLS: a real mcrepl-master serving TLS (--tls_cert, --tls_key)
  * and, in the mutual cases, requiring client certificates (--tls_ca) with
  * an auth file whose principals w1, writer and reader are auth=cert and
  * alice has a secret. Certificates are made at test time (tlsfix.h). Each

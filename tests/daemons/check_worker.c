@@ -1,7 +1,7 @@
 /* Real daemons on loopback: one mcrepl-master (enforce mode, 1 s heat
  * window, threshold 5 reads/s, client TTL 2 s) and 2-3 mcrepl-workers, each
  * its own host, driven through the store client and mcrepl-cli. All with
- * authentication on (issue 16): a throwaway auth file (harness.h), the
+ * authentication on: a throwaway auth file (harness.h), the
  * workers as principal "worker", the clients as "admin". Children
  * are stopped in the fixture's teardown and die with the test process
  * (PR_SET_PDEATHSIG) if it crashes. */
@@ -314,7 +314,7 @@ START_TEST(test_sigterm_unmounts_and_exits_0)
 }
 END_TEST
 
-/* Graceful drain (issue 30): SIGTERM of a worker first has the master copy
+/* Graceful drain: SIGTERM of a worker first has the master copy
  * the objects only it holds to the other worker; it exits 0 once they are
  * readable there, and no object is lost (it used to unmount at once). */
 START_TEST(test_sigterm_drains_objects_to_other_workers)
@@ -368,7 +368,7 @@ END_TEST
 /* Lifecycle item 1: readers holding GetReplicaList answers from before a
  * kill -9 of the master read them after the new master placed another
  * tenant's objects at the same offsets: every read is refused, none
- * returns a byte of another object. Since grants (issue 16) the worker
+ * returns a byte of another object. Since grants the worker
  * refuses them first: the old master's grants are signed with a secret
  * the new master's workers no longer hold (-EACCES); the stamp check
  * behind it (-ESTALE, check_stamp) stays for one-sided RDMA reads. */
@@ -424,7 +424,7 @@ START_TEST(test_lifecycle1_old_descriptors_after_master_restart_are_refused)
 }
 END_TEST
 
-/* Issue 13 item 7: a second SIGTERM during the stop (as supervisors
+/* A second SIGTERM during the stop (as supervisors
  * repeat one) still unmounts before the worker exits. */
 START_TEST(test_lifecycle7_second_sigterm_still_unmounts)
 {
@@ -753,7 +753,7 @@ static bool has_metric(const char *page, const char *name)
 	return false;
 }
 
-/* The worker's /health (issue 30): JSON like the master's, 200 "ok" while
+/* The worker's /health: JSON like the master's, 200 "ok" while
  * its segments are mounted and the master answers; 503 "unavailable",
  * master_reachable false, once the master is gone. */
 START_TEST(test_worker_health)

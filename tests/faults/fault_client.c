@@ -1,5 +1,5 @@
 /*
- * fault_client: the fault suite's driver and invariant auditor (issue 13).
+ * fault_client: the fault suite's driver and invariant auditor.
  *
  *   fault_client list short|full
  *       the case names of a matrix, one a line

@@ -5,7 +5,7 @@
 # get their own namespace and address (10.77.0.0/24). A key stored in
 # zone-a and read hot from zone-b's readers gets a replica in zone-b, and
 # zone-b's reads then stay in zone-b; a new domain zone-c joining is warmed.
-# Everything authenticates (issue 16): the master serves the network with a
+# Everything authenticates: the master serves the network with a
 # throwaway --auth_file, each worker is a principal bound to its host and
 # domain, the cli an admin client.
 #

@@ -330,7 +330,7 @@ check "compare: one summary per configuration" \
 	eq "$(grep -c '^{"summary":' "$TMP/cmp")" 2
 check "compare: a table row per configuration" \
 	grep -q '^2 .*mode=enforce max_memory_replicas=4' "$TMP/cmp"
-# Full clusters (issue 29): 8 nodes, primaries at 90 % of memory, so no
+# Full clusters: 8 nodes, primaries at 90 % of memory, so no
 # node has room under the 0.85 target watermark; auto swaps cold objects
 # for hot copies, and the hot spot is relieved.
 $SIM --nodes 8 --keys 20000 --object_size 4K --node_memory 11377778 \
