@@ -1,5 +1,6 @@
 /*
- * No O(objects) or O(segments^2) work on the master's loop, on the master's store itself with the clock in the test's
+ * No O(objects) or O(segments^2) work on the master's loop, on the
+ * master's store itself with the clock in the test's
  * hands: a segment that leaves (unmount, client expiry) is marked leaving
  * at once (no placement or reader uses it, its objects are read from their
  * other replicas) and its replicas are dropped at most STORE_DRAIN_CHUNK a
