@@ -148,9 +148,6 @@ int auth_mac(const uint8_t *secret, size_t secret_len, enum auth_side side,
  * libcrypto fails. */
 int auth_seal(const uint8_t key[AUTH_MAC_BYTES], const char *label,
 	      uint8_t *buf, size_t len);
-/* The same for a 64-bit value (its 8 bytes, little-endian). */
-uint64_t auth_seal_u64(const uint8_t key[AUTH_MAC_BYTES], const char *label,
-		       uint64_t v);
 /* Constant-time comparison of two MACs. */
 bool auth_mac_equal(const uint8_t *a, const uint8_t *b);
 /* Fills a nonce from the kernel's CSPRNG (OpenSSL RAND_bytes). 0 or -1. */

@@ -69,21 +69,6 @@ int auth_seal(const uint8_t key[AUTH_MAC_BYTES], const char *label,
 	return 0;
 }
 
-uint64_t auth_seal_u64(const uint8_t key[AUTH_MAC_BYTES], const char *label,
-		       uint64_t v)
-{
-	uint8_t b[8];
-
-	for (int i = 0; i < 8; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-	if (auth_seal(key, label, b, sizeof(b)))
-		return 0;
-	v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)b[i] << (8 * i);
-	return v;
-}
-
 bool auth_mac_equal(const uint8_t *a, const uint8_t *b)
 {
 	return CRYPTO_memcmp(a, b, AUTH_MAC_BYTES) == 0;

@@ -275,11 +275,6 @@ void httpcap_free(struct httpcap *c)
 	free(c);
 }
 
-void httpcap_stats_get(const struct httpcap *c, struct httpcap_stats *out)
-{
-	*out = c->st;
-}
-
 void httpcap_metrics(const struct httpcap *c, const char *prefix,
 		     struct mcu_prom *out)
 {

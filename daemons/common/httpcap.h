@@ -61,8 +61,6 @@ struct httpcap *httpcap_new(struct evhttp *http, struct event_base *base,
 /* After evhttp_free(http). Accepts NULL. */
 void httpcap_free(struct httpcap *cap);
 
-void httpcap_stats_get(const struct httpcap *cap, struct httpcap_stats *out);
-
 /* Appends <prefix>_connections (gauge) and <prefix>_refused_total{reason=
  * "cap"|"peer"} to a Prometheus page; nothing for a NULL cap. */
 struct mcu_prom;

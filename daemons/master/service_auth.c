@@ -174,13 +174,6 @@ static McreplRpc__Code not_its_id(struct master_service *svc,
 		    (unsigned long long)client_id, p->name);
 }
 
-uint64_t svc_seal_u64(const void *cd, const char *label, uint64_t v)
-{
-	const uint8_t *key = rpc_call_session_key(cd);
-
-	return key ? auth_seal_u64(key, label, v) : v;
-}
-
 int svc_seal(const void *cd, const char *label, uint8_t *buf, size_t len)
 {
 	const uint8_t *key = rpc_call_session_key(cd);

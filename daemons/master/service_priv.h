@@ -62,10 +62,9 @@ struct task_claim {
 };
 McreplRpc__Code svc_auth_task(struct master_service *svc, const void *cd,
 			      const struct task_claim *c, struct reply *r);
-/* v sealed with the session key of cd's connection (auth_seal), or v
- * itself on a connection without a handshake. */
-uint64_t svc_seal_u64(const void *cd, const char *label, uint64_t v);
-/* The same for len bytes of buf, in place. 0, or -1 (libcrypto failed). */
+/* len bytes of buf sealed in place with the session key of cd's connection
+ * (auth_seal), left as they are on a connection without a handshake. 0,
+ * or -1 (libcrypto failed). */
 int svc_seal(const void *cd, const char *label, uint8_t *buf, size_t len);
 
 /* Puts, reads, Exist and Remove (service_obj.c). */

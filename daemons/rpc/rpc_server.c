@@ -1295,13 +1295,3 @@ const char *rpc_conn_peer(const rpc_conn *conn)
 {
 	return conn->peer;
 }
-
-const struct auth_principal *rpc_conn_principal(const rpc_conn *conn)
-{
-	return conn->auth.principal;
-}
-
-uint64_t rpc_conn_id(const rpc_conn *conn)
-{
-	return conn->id;
-}

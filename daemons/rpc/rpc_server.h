@@ -193,11 +193,4 @@ rpc_conn *rpc_server_closure_conn(const void *closure_data);
 /* The peer as "1.2.3.4:5678" or "[::1]:5678"; owned by the connection. */
 const char *rpc_conn_peer(const rpc_conn *conn);
 
-/* The principal conn authenticated as; NULL before (or without) the
- * handshake. */
-const struct auth_principal *rpc_conn_principal(const rpc_conn *conn);
-
-/* A number unique per connection within one server, from 1. */
-uint64_t rpc_conn_id(const rpc_conn *conn);
-
 #endif

@@ -356,14 +356,6 @@ const char *harness_auth_secret_file(const struct harness_auth *a,
 	return buf;
 }
 
-int harness_auth_index(const struct harness_auth *a, const char *name)
-{
-	for (size_t i = 0; i < a->n; i++)
-		if (strcmp(a->names[i], name) == 0)
-			return (int)i;
-	return -1;
-}
-
 int harness_auth_setup(struct harness_auth *a, const char *const *lines)
 {
 	char text[8192] = "# throwaway auth file (examples/common/harness.c)\n";

@@ -88,8 +88,6 @@ struct harness_auth {
 int harness_auth_setup(struct harness_auth *a, const char *const *lines);
 /* Removes the files and the directory. */
 void harness_auth_cleanup(struct harness_auth *a);
-/* The index of principal name in a, or -1. */
-int harness_auth_index(const struct harness_auth *a, const char *name);
 /* Path of name's secret file (in buf). */
 const char *harness_auth_secret_file(const struct harness_auth *a,
 				     const char *name, char *buf, size_t cap);
