@@ -286,38 +286,6 @@ uint64_t mcrepl__eng_seg_load(const mcrepl_engine *e, uint64_t id)
 	return mcrepl__eng_node_load(e, atomic_load(&e->segs[slot].node));
 }
 
-/* A node's load as a proposal is judged on (mutex held): its window
- * count, or the rate its last buckets show where that is clearly higher
- * (mcrepl_policy_rising()), plus its projections. */
-static uint64_t node_view_load(const mcrepl_engine *e, uint32_t node)
-{
-	const struct enode *n = &e->nodes[node];
-	uint32_t cur = atomic_load(&e->cur), sum = 0, recent = 0;
-	double x;
-
-	for (uint32_t k = 0; k < ENG_B; k++) {
-		uint32_t b =
-		    atomic_load_explicit(&n->bucket[(cur + ENG_B - k) % ENG_B],
-					 memory_order_relaxed);
-
-		sum += b;
-		if (k >= 1 && k <= MCREPL_POLICY_RISING_NODE_BUCKETS)
-			recent += b;
-	}
-	x = n->proj + (double)mcrepl_policy_rising(
-			  sum, recent, MCREPL_POLICY_RISING_NODE_BUCKETS, ENG_B,
-			  MCREPL_POLICY_RISING_NODE_Z);
-	return x > 0 ? (uint64_t)(x + 0.5) : 0;
-}
-
-/* A segment's load in a proposal's candidate views (mutex held). */
-static uint64_t seg_view_load(const mcrepl_engine *e, const struct eseg *g)
-{
-	if (!e->on)
-		return g->read_load;
-	return node_view_load(e, atomic_load(&g->node));
-}
-
 /* ---- segments ---------------------------------------------------------- */
 
 static bool name_ok(const char *s)
@@ -675,7 +643,7 @@ size_t mcrepl__eng_views(mcrepl_engine *e)
 		    .capacity = g->capacity,
 		    .used = g->used + g->promised,
 		    .allocatable = g->allocatable,
-		    .read_load = seg_view_load(e, g),
+		    .read_load = mcrepl__eng_seg_load(e, g->id),
 		};
 	}
 	return n;
@@ -755,10 +723,6 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 		return MCREPL_EINVAL;
 	pthread_mutex_lock(&e->mu);
 	x = *in;
-	if (e->on)
-		x.heat_count =
-		    mcrepl_policy_rising(in->heat_count, in->heat_recent, 1,
-					 ENG_B, MCREPL_POLICY_RISING_KEY_Z);
 	x.n_segments = mcrepl__eng_views(e);
 	x.segments = e->scratch;
 	if (e->room_spent)
@@ -772,7 +736,7 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 			e->segs[slot].room_key = 0; /* the swap is used */
 		}
 		if (e->on)
-			project_auto(e, &x, &res->lease);
+			project_auto(e, in, &res->lease);
 		else
 			project_rfc(e, in, &res->lease);
 	}

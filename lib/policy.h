@@ -104,29 +104,6 @@ void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 			   size_t n_replicas, mcrepl_balance *out);
 
 /*
- * Counts that just rose. count: reads over the whole window of
- * window_buckets buckets; recent: reads in its last recent_buckets
- * complete buckets. The recent rate scaled to a window, est = recent x
- * window_buckets / recent_buckets, has the Poisson deviation sd =
- * sqrt(est x window_buckets / recent_buckets); returns max(count, est -
- * z sd): the window count, or a lower bound on the current rate where the
- * recent buckets show it clearly above the window (a key that turned hot
- * within the window is judged by its rate, not by the quiet past its
- * window still holds). A count steady over the window stays itself: the
- * bound passes it only when the recent buckets ran z deviations high.
- * recent_buckets 0 or > window_buckets: count.
- */
-uint32_t mcrepl_policy_rising(uint32_t count, uint32_t recent,
-			      uint32_t recent_buckets, uint32_t window_buckets,
-			      double z);
-
-/* The deviations the engine asks of a key's last bucket, and of a node's
- * last MCREPL_POLICY_RISING_NODE_BUCKETS buckets (docs/POLICY.md). */
-#define MCREPL_POLICY_RISING_KEY_Z 1.0
-#define MCREPL_POLICY_RISING_NODE_Z 2.0
-#define MCREPL_POLICY_RISING_NODE_BUCKETS 2
-
-/*
  * How many standard deviations of a Poisson read count the largest of
  * `segments` counts may show by chance: z = sqrt(2 ln(100 n)), n =
  * segments (0 reads as 1), so that n phi(z) / z, a bound on the chance
