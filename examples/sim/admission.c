@@ -109,7 +109,7 @@ bool sim_master_propose(struct sim_master *m, uint64_t o, uint32_t dom,
 	char pid[32], key[48];
 	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD};
 	mcrepl_object_view ov = {0};
-	mcrepl_propose_input in = {&p, &ov};
+	mcrepl_propose_input in = {.proposal = &p, .object = &ov};
 	mcrepl_propose_result res;
 	size_t n;
 
