@@ -164,6 +164,16 @@ deps:
 # scripts/install-test.sh runs make install, serially. MAKE is read here,
 # at parse time, so that `make -n check` does not run the script.
 INSTALL_TEST_MAKE := $(MAKE)
+# The suites register themselves in mk/*.mk: CHECK_FAST run in parallel
+# under -j; CHECK_TIMED (real daemons on loopback and in network
+# namespaces, the fault suite, the docs' commands: timing-sensitive) run
+# after them one at a time whatever -j says, once everything they need
+# is built in parallel.
+check: $(CHECK_FAST) check-timed
+check-timed: $(CHECK_TIMED_DEPS) $(CHECK_FAST)
+	$(Q)MAKEFLAGS="$(filter-out -j% --jobserver%,$(MAKEFLAGS))" \
+		$(MAKE) --no-print-directory -j1 $(CHECK_TIMED)
+.PHONY: check-timed
 check: all
 	$(Q)MAKEFLAGS="$(filter-out -j% --jobserver%,$(MAKEFLAGS))" \
 		SANFLAGS="$(SANFLAGS)" $(QUIET_TEST) $(TEST_LOGS)/install.log \

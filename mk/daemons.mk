@@ -15,8 +15,7 @@
 #
 #   $(BUILD)/gen/mcrepl.pb-c.{c,h}   generated from proto/mcrepl.proto
 #   $(DAEMON_LIB)    $(BUILD)/libmcrepl-daemon.a: the generated code and
-#                    every .c file of the four directories (RPC_LIB is the
-#                    same archive, the name fragments used before)
+#                    every .c file of the four directories
 #   DAEMON_CFLAGS    what code using these headers compiles with: give it to
 #                    a directory with CFLAGS.<dir> := $(DAEMON_CFLAGS) and
 #                    make its objects wait for the generated header with
@@ -46,7 +45,6 @@ RPC_GEN_C := $(BUILD)/gen/mcrepl.pb-c.c
 RPC_GEN_H := $(BUILD)/gen/mcrepl.pb-c.h
 RPC_GEN_OBJ := $(BUILD)/obj/gen/mcrepl.pb-c.o
 DAEMON_LIB := $(BUILD)/libmcrepl-daemon.a
-RPC_LIB := $(DAEMON_LIB)
 
 CFLAGS.$(BUILD)/gen := $(DAEMON_CFLAGS) -Wno-cast-qual
 $(foreach d,$(DAEMON_DIRS),$(eval CFLAGS.$(d) := $$(DAEMON_CFLAGS)))

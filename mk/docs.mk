@@ -12,5 +12,6 @@ check-docs: $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN)
 		case $$out in *skipped:*) echo "$$out"; exit 0;; esac; \
 		[ $$rc -ne 0 ] || { echo "check-docs: drift.md passed"; exit 1; }; \
 		sh scripts/check-docs.sh $(abspath $(BUILD)/bin) $(DOCS_MD)'
-check: check-docs
+CHECK_TIMED += check-docs
+CHECK_TIMED_DEPS += $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN)
 .PHONY: check-docs

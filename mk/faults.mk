@@ -29,6 +29,7 @@ check-faults-short: $(FAULTS_DEPS)
 	$(Q)$(QUIET_TEST) $(TEST_LOGS)/faults.log sh tests/faults/run.sh \
 		--short --strict $(FAULTS_BIN)
 
-check: check-faults-short
+CHECK_TIMED += check-faults-short
+CHECK_TIMED_DEPS += $(FAULTS_DEPS)
 
 .PHONY: faults check-faults-short

@@ -48,7 +48,7 @@ check-fuzz: $(FUZZ_REPLAY)
 		$(BUILD)/tests/fuzz/fuzz_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done; echo "fuzz: corpora of $(FUZZ_NAMES) replayed"'
 
-check: check-fuzz
+CHECK_FAST += check-fuzz
 
 # ---- libFuzzer (make fuzz) -------------------------------------------------
 # fuzz-run is made by the inner make, where BUILD is $(FUZZ_DIR).

@@ -20,6 +20,7 @@ all: $(MBENCH_BIN)
 check-mbench: $(MBENCH_BIN) $(MASTER_BIN) $(WORKER_BIN)
 	$(Q)$(QUIET_TEST) $(TEST_LOGS)/mbench.log sh tests/mbench/run.sh \
 		$(MBENCH_BIN)
-check: check-mbench
+CHECK_TIMED += check-mbench
+CHECK_TIMED_DEPS += $(MBENCH_BIN) $(MASTER_BIN) $(WORKER_BIN)
 
 .PHONY: mbench check-mbench

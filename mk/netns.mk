@@ -3,5 +3,6 @@
 check-netns: $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN)
 	$(Q)$(QUIET_TEST) $(TEST_LOGS)/netns.log sh tests/netns/multihost.sh \
 		$(abspath $(BUILD)/bin)
-check: check-netns
+CHECK_TIMED += check-netns
+CHECK_TIMED_DEPS += $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN)
 .PHONY: check-netns

@@ -12,6 +12,6 @@ check-rfc:
 rfc-coverage:
 	sh scripts/rfc-coverage.sh
 
-check: check-rfc
+CHECK_FAST += check-rfc
 
 .PHONY: check-rfc rfc-coverage

@@ -25,7 +25,7 @@ all: $(SIM_BIN)
 check-sim: $(SIM_BIN) $(TRACE_TEST)
 	$(Q)$(QUIET_TEST) $(TEST_LOGS)/trace.log $(TRACE_TEST)
 	$(Q)$(QUIET_TEST) $(TEST_LOGS)/sim.log sh tests/sim/run.sh $(SIM_BIN)
-check: check-sim
+CHECK_FAST += check-sim
 
 .PHONY: sim check-sim
 

@@ -71,7 +71,9 @@ check-daemons: $(DAEMON_TEST_DEPS)
 	$(Q)MCREPL_TEST_LOG_DIR=$(abspath $(TEST_LOGS)) $(DAEMON_TEST_BIN) || \
 		{ echo "daemon logs: $(TEST_LOGS)/"; exit 1; }
 
-check: check-unit check-daemons
+CHECK_FAST += check-unit
+CHECK_TIMED += check-daemons
+CHECK_TIMED_DEPS += $(DAEMON_TEST_DEPS)
 
 VALGRIND := CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect
