@@ -30,6 +30,7 @@
 #include "mcrepl/heat.h"
 
 #include "hash.h"
+#include "zipf.h"
 
 #define RUNS 5
 #define OPS (2u << 20)	  /* reads per thread per run */
@@ -90,39 +91,16 @@ static double rng_unit(uint64_t *s)
 	return (double)(mcu_splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-/* Gray et al. "Quickly generating billion-record synthetic databases"
- * (the YCSB Zipfian generator): rank 0 is the most popular. */
-struct zipf {
-	uint64_t n;
-	double theta, alpha, zetan, eta, two_cut;
-};
-
-static void zipf_init(struct zipf *z, uint64_t n, double theta)
+static double rng_uniform(void *s)
 {
-	double zeta2 = 1.0 + pow(0.5, theta);
-
-	z->n = n;
-	z->theta = theta;
-	z->zetan = 0;
-	for (uint64_t i = 1; i <= n; i++)
-		z->zetan += pow((double)i, -theta);
-	z->alpha = 1.0 / (1.0 - theta);
-	z->eta = (1.0 - pow(2.0 / (double)n, 1.0 - theta)) /
-		 (1.0 - zeta2 / z->zetan);
-	z->two_cut = zeta2;
+	return rng_unit(s);
 }
 
+/* A Zipf rank from 0 (the most popular), by the tools' sampler
+ * (examples/common/zipf.h). */
 static uint64_t zipf_next(const struct zipf *z, uint64_t *s)
 {
-	double u = rng_unit(s), uz = u * z->zetan;
-	uint64_t r;
-
-	if (uz < 1.0)
-		return 0;
-	if (uz < z->two_cut)
-		return 1;
-	r = (uint64_t)((double)z->n * pow(z->eta * u - z->eta + 1, z->alpha));
-	return r < z->n ? r : z->n - 1;
+	return zipf_sample(z, rng_uniform, s) - 1;
 }
 
 /* Spread ranks over ids so popular keys are not neighbours. */

@@ -27,7 +27,10 @@
 
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,\
 	$(sort $(wildcard bench/bench_*.c)))
-$(BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(STLIB)
+# The library's benches draw Zipf keys with the tools' one sampler.
+CFLAGS.bench := -Iexamples/common
+BENCH_ZIPF_OBJ := $(BUILD)/obj/examples/common/zipf.o
+$(BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BENCH_ZIPF_OBJ) $(STLIB)
 	@mkdir -p $(@D)
 	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) -lm
 

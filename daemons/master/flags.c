@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "defaults.h"
 #include "flagparse.h"
 #include "flags.h"
 #include "log.h"
@@ -246,9 +247,6 @@ int master_flags_parse(struct master_flags *f, int argc, char **argv)
 	return flags_parse(&master_set, f, &f->opts.cfg, argc, argv);
 }
 
-/* The workers' default --copy_timeout_ms (daemons/worker/flags.c). */
-#define WORKER_COPY_TIMEOUT_MS 20000
-
 int master_flags_warn(const struct master_flags *f, FILE *out)
 {
 	const mcrepl_config *c = &f->opts.cfg;
@@ -266,14 +264,15 @@ int master_flags_warn(const struct master_flags *f, FILE *out)
 		n++;
 	}
 	if (c->mode == MCREPL_MODE_ENFORCE &&
-	    c->lease_ttl_ms < WORKER_COPY_TIMEOUT_MS) {
+	    c->lease_ttl_ms < COPY_TIMEOUT_MS_DEFAULT) {
 		fprintf(out,
 			"mcrepl-master: warning: "
 			"--dynamic_replication_lease_ttl_seconds %.3g is "
 			"shorter than the workers' default --copy_timeout_ms "
 			"(%d ms): a slow copy is revoked before it times out; "
 			"lower the workers' --copy_timeout_ms to match\n",
-			(double)c->lease_ttl_ms / 1000, WORKER_COPY_TIMEOUT_MS);
+			(double)c->lease_ttl_ms / 1000,
+			COPY_TIMEOUT_MS_DEFAULT);
 		n++;
 	}
 	return n;

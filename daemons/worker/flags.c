@@ -8,6 +8,7 @@
 #include <mcrepl/domain.h>
 #include <mcrepl/types.h>
 
+#include "defaults.h"
 #include "flagparse.h"
 #include "flags.h"
 #include "netlimits.h"
@@ -126,7 +127,7 @@ static const struct flag flags[] = {
     {.name = "copy_timeout_ms",
      .type = FLAG_U32,
      .off = O(copy_timeout_ms),
-     .def = "20000",
+     .def = FLAG_DEFAULT(COPY_TIMEOUT_MS_DEFAULT),
      .help = "per-copy timeout (keep it below the master's "
 	     "dynamic_replication_lease_ttl_seconds, 30 s by default)"},
     {.name = "drain_timeout_ms",

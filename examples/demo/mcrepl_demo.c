@@ -13,7 +13,6 @@
  *
  *   mcrepl-demo [--seconds S] [--keys N] [--object_kib K]
  */
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include "harness.h"
 #include "hash.h"
 #include "store_client.h"
+#include "zipf.h"
 
 #define WORKERS 4
 #define HOT_KEY "prefix-block-hot"
@@ -47,7 +47,7 @@ struct demo {
 	int keys;
 	uint64_t object_bytes;
 	double seconds;
-	double *zipf_cdf;
+	struct zipf zipf; /* the other keys' popularity */
 	uint64_t rng;
 	/* Times of the last THRESHOLD_READS reads of the hot key (a ring),
 	 * and when they first fitted in one window: the threshold crossing
@@ -223,13 +223,18 @@ static void note_hot(struct demo *d, double t)
 	d->n_hot++;
 }
 
+static double demo_uniform(void *rng)
+{
+	return (double)(mcu_splitmix64(rng) >> 11) / 9007199254740992.0;
+}
+
 /* One read: the hot key 30% of the time, else a Zipf tail key. Returns
  * the worker that served it (-1: unknown), -2 on error; *hot says which
  * kind it was. */
 static int read_one(struct demo *d, bool *hot, uint64_t *segment)
 {
 	char key[64];
-	double u = (double)(mcu_splitmix64(&d->rng) >> 11) / 9007199254740992.0;
+	double u = demo_uniform(&d->rng);
 	struct store_read_info info;
 	void *buf = NULL;
 	uint64_t len = 0;
@@ -238,18 +243,10 @@ static int read_one(struct demo *d, bool *hot, uint64_t *segment)
 	if (*hot) {
 		snprintf(key, sizeof(key), HOT_KEY);
 	} else {
-		int lo = 0, hi = d->keys - 1;
-		double v = (u - 0.3) / 0.7;
+		uint64_t rank = zipf_sample(&d->zipf, demo_uniform, &d->rng);
 
-		while (lo < hi) {
-			int mid = (lo + hi) / 2;
-
-			if (d->zipf_cdf[mid] < v)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		snprintf(key, sizeof(key), "block-%d", lo);
+		snprintf(key, sizeof(key), "block-%llu",
+			 (unsigned long long)(rank - 1));
 	}
 	if (store_client_get(d->client, key, &buf, &len, &info) != 0) {
 		fprintf(stderr, "demo: get %s: %s\n", key,
@@ -543,7 +540,6 @@ static int run(struct demo *d)
 int main(int argc, char **argv)
 {
 	struct demo d;
-	double h = 0;
 	int rc;
 
 	memset(&d, 0, sizeof(d));
@@ -570,13 +566,8 @@ int main(int argc, char **argv)
 				"[--object_kib K]\n");
 		return 2;
 	}
-	d.zipf_cdf = malloc((size_t)d.keys * sizeof(double));
-	if (!d.zipf_cdf)
-		return 1;
-	for (int k = 0; k < d.keys; k++)
-		d.zipf_cdf[k] = (h += 1.0 / pow(k + 1, 0.99));
-	for (int k = 0; k < d.keys; k++)
-		d.zipf_cdf[k] /= h;
+	if (zipf_init(&d.zipf, (uint64_t)d.keys, 0.99) != 0)
+		return 2;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -584,7 +575,6 @@ int main(int argc, char **argv)
 	remove_objects(&d);
 	store_client_close(d.client);
 	stop_cluster(&d);
-	free(d.zipf_cdf);
 	if (interrupted)
 		fprintf(stderr, "demo: interrupted; cluster stopped\n");
 	else
