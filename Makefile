@@ -109,6 +109,16 @@ Q := @
 quiet = @printf '  %-7s %s\n' '$(1)' '$@';
 endif
 
+# ---- the link rule ---------------------------------------------------------
+# Every program links the same way: its prerequisites (objects first, then
+# archives in link order) into $@, then the system libraries given:
+#   $(BIN): $(OBJ) $(DAEMON_LIB) $(STLIB)
+#   	$(call link,$(DAEMON_LIBS) -lm)
+define link
+@mkdir -p $(@D)
+$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) $(1)
+endef
+
 # ---- the compile rule ------------------------------------------------------
 # One recipe. An object gets the flags of its source directory,
 # CFLAGS.<dir> (and CFLAGS.pic for position-independent library objects).

@@ -24,6 +24,9 @@
 #     bench_drain          rolling restart of 4 of 8 workers under reads,
 #                          each draining on SIGTERM (make bench-drain;
 #                          --no-drain: the baseline)
+#   bench/master/*.c       our master's store in-process (end of this file):
+#                          bench_store_read, bench_store_balance,
+#                          bench_store_mem
 
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,\
 	$(sort $(wildcard bench/bench_*.c)))
@@ -31,8 +34,7 @@ BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,\
 CFLAGS.bench := -Iexamples/common
 BENCH_ZIPF_OBJ := $(BUILD)/obj/examples/common/zipf.o
 $(BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BENCH_ZIPF_OBJ) $(STLIB)
-	@mkdir -p $(@D)
-	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) -lm
+	$(call link,-lm)
 
 CFLAGS.bench/daemons := $(TOOLS_CFLAGS) -Idaemons/master
 $(call objs,bench/daemons): | $(RPC_GEN_H)
@@ -40,9 +42,7 @@ DAEMON_BENCHES := $(patsubst bench/daemons/%.c,$(BUILD)/bench/%,\
 	$(sort $(wildcard bench/daemons/*.c)))
 $(DAEMON_BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/daemons/%.o \
 		$(RDMA_OBJ) $(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
-	@mkdir -p $(@D)
-	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) $(RDMA_LIBS) \
-		$(DAEMON_LIBS) -lm
+	$(call link,$(RDMA_LIBS) $(DAEMON_LIBS) -lm)
 
 all: $(BENCHES) $(DAEMON_BENCHES)
 
@@ -79,3 +79,53 @@ bench-drain: $(BUILD)/bench/bench_drain $(MASTER_BIN) $(WORKER_BIN)
 .PHONY: bench-drain
 .PHONY: bench bench-master bench-master-auth bench-master-tls bench-copy bench-client bench-client-tls bench-checks \
 	bench-stall bench-failover
+
+# bench/master/: our own master's store in-process. The read path: the
+# driver shape of contrib/mooncake/inproc_bench.cpp on store_get under the store
+# lock (figures in BENCHMARKS.md).
+#   make bench-store-read   100 k keys uniform, then 1,000 hot keys
+CFLAGS.bench/master := $(TOOLS_CFLAGS) -Idaemons/master
+STORE_READ_BENCH := $(BUILD)/bench/bench_store_read
+$(BUILD)/obj/bench/master/bench_store_read.o: | $(RPC_GEN_H)
+STORE_BENCH_LOAD := $(BUILD)/obj/bench/master/bench_store_load.o
+$(STORE_BENCH_LOAD): | $(RPC_GEN_H)
+$(STORE_READ_BENCH): $(BUILD)/obj/bench/master/bench_store_read.o \
+		$(STORE_BENCH_LOAD) \
+		$(MASTER_LIB) $(DAEMON_LIB) $(STLIB)
+	$(call link,$(DAEMON_LIBS) -lm)
+all: $(STORE_READ_BENCH)
+
+# The same store under contrib/mooncake/balance_bench.cpp's workload (read
+# balance; figures in BENCHMARKS.md and contrib/mooncake/README.md).
+STORE_BALANCE_BENCH := $(BUILD)/bench/bench_store_balance
+$(BUILD)/obj/bench/master/bench_store_balance.o: | $(RPC_GEN_H)
+$(STORE_BALANCE_BENCH): $(BUILD)/obj/bench/master/bench_store_balance.o \
+		$(STORE_BENCH_LOAD) \
+		$(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
+	$(call link,$(DAEMON_LIBS) -lm)
+all: $(STORE_BALANCE_BENCH)
+
+#   make bench-store-balance   read balance of our store, 8 and 64 segments
+bench-store-balance: $(STORE_BALANCE_BENCH)
+	$(STORE_BALANCE_BENCH) --segments 8
+	$(STORE_BALANCE_BENCH) --segments 64
+
+.PHONY: bench-store-balance
+
+# The master's heap per object at 1 M objects (bench/master/bench_store_mem.c).
+#   make bench-store-mem
+STORE_MEM_BENCH := $(BUILD)/bench/bench_store_mem
+$(BUILD)/obj/bench/master/bench_store_mem.o: | $(RPC_GEN_H)
+$(STORE_MEM_BENCH): $(BUILD)/obj/bench/master/bench_store_mem.o \
+		$(MASTER_LIB) $(DAEMON_LIB) $(STLIB)
+	$(call link,$(DAEMON_LIBS) -lm)
+all: $(STORE_MEM_BENCH)
+
+bench-store-mem: $(STORE_MEM_BENCH)
+	$(STORE_MEM_BENCH) --keys 1000000
+
+bench-store-read: $(STORE_READ_BENCH)
+	$(STORE_READ_BENCH) --keys 100000
+	$(STORE_READ_BENCH) --keys 100000 --hot 1000
+
+.PHONY: bench-store-read bench-store-mem

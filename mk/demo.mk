@@ -4,7 +4,6 @@ DEMO_OBJ := $(call objs,examples/demo)
 DEMO_BIN := $(BUILD)/bin/mcrepl-demo
 $(DEMO_OBJ): | $(RPC_GEN_H)
 $(DEMO_BIN): $(DEMO_OBJ) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
-	@mkdir -p $(@D)
-	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
+	$(call link,$(DAEMON_LIBS) -lm)
 
 all: $(DEMO_BIN)

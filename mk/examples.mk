@@ -15,8 +15,7 @@
 EXAMPLES := $(BUILD)/examples/embed_master $(BUILD)/examples/embed_cpp
 
 $(BUILD)/examples/embed_master: $(BUILD)/obj/examples/embed_master.o $(STLIB)
-	@mkdir -p $(@D)
-	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) -lm
+	$(call link,-lm)
 $(BUILD)/examples/embed_cpp: examples/embed_cpp.cpp $(HEADERS) $(STLIB)
 	@mkdir -p $(@D)
 	$(call quiet,CXX)$(CXX) -std=c++17 -Wall -Wextra -Wpedantic $(WERROR) \
@@ -33,9 +32,7 @@ CFLAGS.examples/cli := $(TOOLS_CFLAGS)
 CLI_OBJ := $(call objs,examples/cli)
 CLI_BIN := $(BUILD)/bin/mcrepl-cli
 $(CLI_BIN): $(CLI_OBJ) $(DAEMON_LIB) $(STLIB)
-	@mkdir -p $(@D)
-	$(call quiet,LD)$(CC) $(CLI_OBJ) $(DAEMON_LIB) $(STLIB) -o $@ \
-		$(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
+	$(call link,$(DAEMON_LIBS) -lm)
 
 $(call objs,examples/common examples/cli): | $(RPC_GEN_H)
 

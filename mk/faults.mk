@@ -16,8 +16,7 @@ FAULTS_OBJ := $(call objs,tests/faults)
 $(FAULTS_OBJ): | $(RPC_GEN_H)
 
 $(FAULTS_BIN): $(FAULTS_OBJ) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
-	@mkdir -p $(@D)
-	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
+	$(call link,$(DAEMON_LIBS) -lm)
 
 FAULTS_DEPS := $(FAULTS_BIN) $(BUILD)/bin/mcrepl-master \
 	$(BUILD)/bin/mcrepl-worker

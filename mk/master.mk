@@ -17,8 +17,6 @@ $(MASTER_LIB): $(filter-out $(MASTER_MAIN),$(MASTER_OBJ))
 	$(archive)
 
 $(MASTER_BIN): $(MASTER_MAIN) $(MASTER_LIB) $(DAEMON_LIB) $(STLIB)
-	@mkdir -p $(@D)
-	$(call quiet,LD)$(CC) $(filter-out %.a,$^) $(MASTER_LIB) $(DAEMON_LIB) \
-		$(STLIB) -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
+	$(call link,$(DAEMON_LIBS) -lm)
 
 all: $(MASTER_BIN)

@@ -11,8 +11,7 @@ MBENCH_BIN := $(BUILD)/bin/mcrepl-bench
 $(MBENCH_OBJ): | $(RPC_GEN_H)
 
 $(MBENCH_BIN): $(MBENCH_OBJ) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
-	@mkdir -p $(@D)
-	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
+	$(call link,$(DAEMON_LIBS) -lm)
 
 mbench: $(MBENCH_BIN)
 all: $(MBENCH_BIN)

@@ -51,9 +51,7 @@ CFLAGS.tests/rdma := $(DAEMON_CFLAGS) $(RDMA_CFLAGS)
 RDMA_BENCH_OBJ := $(call objs,tests/rdma)
 $(RDMA_BENCH_OBJ): | $(RPC_GEN_H)
 $(RDMA_BENCH): $(RDMA_BENCH_OBJ) $(RDMA_OBJ) $(DAEMON_LIB) $(STLIB)
-	@mkdir -p $(@D)
-	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) $(DAEMON_LIBS) \
-		$(RDMA_LIBS) -lm
+	$(call link,$(DAEMON_LIBS) $(RDMA_LIBS) -lm)
 rdma: $(RDMA_BENCH)
 all: $(RDMA_BENCH)
 endif

@@ -11,13 +11,11 @@ SIM_OBJ := $(call objs,examples/sim)
 SIM_BIN := $(BUILD)/bin/mcrepl-sim
 
 $(SIM_BIN): $(SIM_OBJ) $(TOOLS_LIB) $(STLIB)
-	@mkdir -p $(@D)
-	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) -lm
+	$(call link,-lm)
 
 TRACE_TEST := $(BUILD)/tests/trace_test
 $(TRACE_TEST): $(call objs,tests/common) $(TOOLS_LIB)
-	@mkdir -p $(@D)
-	$(call quiet,LD)$(CC) $^ -o $@ $(ALL_LDFLAGS) -lm
+	$(call link,-lm)
 
 sim: $(SIM_BIN)
 all: $(SIM_BIN)

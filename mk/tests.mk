@@ -31,10 +31,10 @@ CFLAGS.tests := $(CHECK_CFLAGS) -I$(BUILD)/tests -Ilib
 $(BUILD)/tests/suites.h: $(TEST_SRC) mk/tests.mk
 	$(call suites_h,$@,$(TEST_SRC))
 $(TEST_OBJ): | $(BUILD)/tests/suites.h
+# The unit tests fail allocations on purpose (tests/testutil.c).
+TEST_WRAP := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 $(TEST_BIN): $(TEST_OBJ) $(STLIB)
-	$(call quiet,LD)$(CC) $(TEST_OBJ) $(STLIB) -o $@ -Wl,--wrap=malloc \
-		-Wl,--wrap=calloc -Wl,--wrap=realloc $(ALL_LDFLAGS) \
-		$(CHECK_LIBS) -lm
+	$(call link,$(TEST_WRAP) $(CHECK_LIBS) -lm)
 
 check-unit: $(TEST_BIN) $(EXAMPLES)
 	$(Q)$(TEST_BIN)
@@ -55,10 +55,7 @@ $(DAEMON_TEST_OBJ): | $(DAEMON_SUITES_H) $(RPC_GEN_H)
 WORKER_FLAGS_OBJ := $(BUILD)/obj/daemons/worker/flags.o
 $(DAEMON_TEST_BIN): $(DAEMON_TEST_OBJ) $(RDMA_OBJ) $(WORKER_FLAGS_OBJ) \
 		$(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
-	$(call quiet,LD)$(CC) $(DAEMON_TEST_OBJ) $(RDMA_OBJ) \
-		$(WORKER_FLAGS_OBJ) $(MASTER_LIB) \
-		$(TOOLS_LIB) $(DAEMON_LIB) $(STLIB) -o $@ $(ALL_LDFLAGS) \
-		$(RDMA_LIBS) $(DAEMON_LIBS) $(CHECK_LIBS) -lm
+	$(call link,$(RDMA_LIBS) $(DAEMON_LIBS) $(CHECK_LIBS) -lm)
 
 # The integration tests start the real binaries.
 DAEMON_TEST_DEPS := $(DAEMON_TEST_BIN) $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN) \

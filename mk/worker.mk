@@ -8,9 +8,7 @@ WORKER_BIN := $(BUILD)/bin/mcrepl-worker
 $(WORKER_OBJ): | $(RPC_GEN_H)
 
 $(WORKER_BIN): $(WORKER_OBJ) $(RDMA_OBJ) $(DAEMON_LIB) $(STLIB)
-	@mkdir -p $(@D)
-	$(call quiet,LD)$(CC) $(WORKER_OBJ) $(RDMA_OBJ) $(DAEMON_LIB) \
-		$(STLIB) -o $@ $(ALL_LDFLAGS) $(RDMA_LIBS) $(DAEMON_LIBS) -lm
+	$(call link,$(RDMA_LIBS) $(DAEMON_LIBS) -lm)
 
 all: $(WORKER_BIN)
 worker: $(WORKER_BIN)
@@ -30,9 +28,6 @@ $(FAKEFAB_OBJ): | $(RPC_GEN_H)
 RDMA_ENGINE_OBJ := $(filter-out %/rdma_create.o %/rdma_verbs_real.o,$(RDMA_OBJ))
 $(FAKE_WORKER_BIN): $(WORKER_OBJ) $(RDMA_ENGINE_OBJ) $(FAKEFAB_OBJ) \
 		$(DAEMON_LIB) $(STLIB)
-	@mkdir -p $(@D)
-	$(call quiet,LD)$(CC) $(WORKER_OBJ) $(RDMA_ENGINE_OBJ) $(FAKEFAB_OBJ) \
-		$(DAEMON_LIB) $(STLIB) -o $@ $(ALL_LDFLAGS) $(RDMA_LIBS) \
-		$(DAEMON_LIBS) -lm
+	$(call link,$(RDMA_LIBS) $(DAEMON_LIBS) -lm)
 check-daemons valgrind-daemons: $(FAKE_WORKER_BIN)
 endif
