@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ha_gate.h"
+#include "methods.h"
 #include "mcrepl.pb-c.h"
 #include "rpc_dispatch.h"
 
@@ -114,25 +115,13 @@ static void recovering_reply(const ProtobufCMessage *msg, void *arg)
 	refuse(msg->descriptor, HA_REASON_RECOVERING, NULL, d->done, d->cd);
 }
 
-/* What the gate does with a method while recovering, by its request type
- * (never its name). */
-enum recovering_rule { PASS, REFUSE, ASK_AGAIN_IF_NOTHING };
-
-static enum recovering_rule rule_of(const ProtobufCMethodDescriptor *m)
+/* What the gate does with a method while recovering: its row's class in
+ * the method table (methods.h), found by its request type. */
+static enum method_ha rule_of(const ProtobufCMethodDescriptor *m)
 {
-	static const ProtobufCMessageDescriptor *const reads[] = {
-	    &mcrepl_rpc__get_replica_list_request__descriptor,
-	    &mcrepl_rpc__batch_get_replica_list_request__descriptor,
-	    &mcrepl_rpc__exist_request__descriptor,
-	    &mcrepl_rpc__stat_request__descriptor,
-	};
+	const struct master_method *row = master_method_by_input(m->input);
 
-	if (m->input == &mcrepl_rpc__put_start_request__descriptor)
-		return REFUSE;
-	for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)
-		if (m->input == reads[i])
-			return ASK_AGAIN_IF_NOTHING;
-	return PASS;
+	return row ? row->ha : HA_SERVE;
 }
 
 static void gate_invoke(ProtobufCService *svc, unsigned method,
@@ -153,17 +142,17 @@ static void gate_invoke(ProtobufCService *svc, unsigned method,
 		done(NULL, cd);
 		return;
 	}
-	switch (g->recovering(g->arg) ? rule_of(m) : PASS) {
-	case REFUSE:
+	switch (g->recovering(g->arg) ? rule_of(m) : HA_SERVE) {
+	case HA_REFUSE:
 		g->deferred++;
 		refuse(m->output, HA_REASON_RECOVERING, NULL, done, cd);
 		break;
-	case ASK_AGAIN_IF_NOTHING:
+	case HA_ASK_IF_NOTHING:
 		/* the handler must see this request's principal: relayed
 		 * with its call, the reply comes back here */
 		rpc_call_relay(g->inner, method, in, cd, recovering_reply, &d);
 		break;
-	case PASS:
+	case HA_SERVE:
 		g->inner->invoke(g->inner, method, in, done, cd);
 		break;
 	}

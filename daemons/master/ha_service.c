@@ -9,10 +9,10 @@
 /* Most records one RegisterObjects may carry (the worker sends 256). */
 #define MAX_RECORDS 4096
 
-static void h_register_objects(McreplRpc__Master_Service *svc,
-			       const McreplRpc__RegisterObjectsRequest *req,
-			       McreplRpc__RegisterObjectsResponse_Closure done,
-			       void *cd)
+void method_register_objects(McreplRpc__Master_Service *svc,
+			     const McreplRpc__RegisterObjectsRequest *req,
+			     McreplRpc__RegisterObjectsResponse_Closure done,
+			     void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__RegisterObjectsResponse resp;
@@ -58,9 +58,4 @@ out:
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
-}
-
-void service_bind_ha(McreplRpc__Master_Service *base)
-{
-	base->register_objects = h_register_objects;
 }

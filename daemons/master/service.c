@@ -116,9 +116,10 @@ static void log_mount(const struct mount_args *a, McreplRpc__Code code,
  * placement (docs/HA.md). */
 #define MOUNT_HOLD_MS 10000
 
-static void h_mount(McreplRpc__Master_Service *svc,
-		    const McreplRpc__MountSegmentRequest *req,
-		    McreplRpc__MountSegmentResponse_Closure done, void *cd)
+void method_mount_segment(McreplRpc__Master_Service *svc,
+			  const McreplRpc__MountSegmentRequest *req,
+			  McreplRpc__MountSegmentResponse_Closure done,
+			  void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	struct mount_args a = {
@@ -171,9 +172,10 @@ static void h_mount(McreplRpc__Master_Service *svc,
 	done(&resp, cd);
 }
 
-static void h_unmount(McreplRpc__Master_Service *svc,
-		      const McreplRpc__UnmountSegmentRequest *req,
-		      McreplRpc__UnmountSegmentResponse_Closure done, void *cd)
+void method_unmount_segment(McreplRpc__Master_Service *svc,
+			    const McreplRpc__UnmountSegmentRequest *req,
+			    McreplRpc__UnmountSegmentResponse_Closure done,
+			    void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__UnmountSegmentResponse resp;
@@ -196,9 +198,9 @@ static void h_unmount(McreplRpc__Master_Service *svc,
 	done(&resp, cd);
 }
 
-static void h_heartbeat(McreplRpc__Master_Service *svc,
-			const McreplRpc__HeartbeatRequest *req,
-			McreplRpc__HeartbeatResponse_Closure done, void *cd)
+void method_heartbeat(McreplRpc__Master_Service *svc,
+		      const McreplRpc__HeartbeatRequest *req,
+		      McreplRpc__HeartbeatResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__HeartbeatResponse resp;
@@ -258,9 +260,9 @@ static bool segment_messages(struct store *s, McreplRpc__StatsResponse *resp,
 	return msgs && ptrs;
 }
 
-static void h_stats(McreplRpc__Master_Service *svc,
-		    const McreplRpc__StatsRequest *req,
-		    McreplRpc__StatsResponse_Closure done, void *cd)
+void method_stats(McreplRpc__Master_Service *svc,
+		  const McreplRpc__StatsRequest *req,
+		  McreplRpc__StatsResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__StatsResponse resp;
@@ -292,9 +294,9 @@ static void h_stats(McreplRpc__Master_Service *svc,
 	free(text);
 }
 
-static void h_warmup(McreplRpc__Master_Service *svc,
-		     const McreplRpc__WarmupRequest *req,
-		     McreplRpc__WarmupResponse_Closure done, void *cd)
+void method_warmup(McreplRpc__Master_Service *svc,
+		   const McreplRpc__WarmupRequest *req,
+		   McreplRpc__WarmupResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	const struct master_opts *opts = store_opts(s);
@@ -335,15 +337,7 @@ int master_service_init(struct master_service *svc, struct store *store,
 	memset(svc, 0, sizeof(*svc));
 	svc->auth = auth;
 	mcrepl_rpc__master__init(&svc->base, NULL);
-	svc->base.mount_segment = h_mount;
-	svc->base.unmount_segment = h_unmount;
-	svc->base.heartbeat = h_heartbeat;
-	svc->base.stats = h_stats;
-	svc->base.warmup = h_warmup;
-	service_bind_objects(&svc->base);
-	service_bind_copies(&svc->base);
-	service_bind_ha(&svc->base);
-	service_bind_drain(&svc->base);
+	master_methods_bind(&svc->base);
 	svc->store = store;
 	svc->now_ms = now_ms;
 	return 0;

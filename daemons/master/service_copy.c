@@ -12,9 +12,9 @@
 
 /* ---- tasks ---------------------------------------------------------------- */
 
-static void h_fetch_tasks(McreplRpc__Master_Service *svc,
-			  const McreplRpc__FetchTasksRequest *req,
-			  McreplRpc__FetchTasksResponse_Closure done, void *cd)
+void method_fetch_tasks(McreplRpc__Master_Service *svc,
+			const McreplRpc__FetchTasksRequest *req,
+			McreplRpc__FetchTasksResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__FetchTasksResponse resp;
@@ -53,10 +53,10 @@ static void h_fetch_tasks(McreplRpc__Master_Service *svc,
 	store_unlock(s);
 }
 
-static void h_mark_task(McreplRpc__Master_Service *svc,
-			const McreplRpc__MarkTaskToCompleteRequest *req,
-			McreplRpc__MarkTaskToCompleteResponse_Closure done,
-			void *cd)
+void method_mark_task_to_complete(
+    McreplRpc__Master_Service *svc,
+    const McreplRpc__MarkTaskToCompleteRequest *req,
+    McreplRpc__MarkTaskToCompleteResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__MarkTaskToCompleteResponse resp;
@@ -76,9 +76,9 @@ static void h_mark_task(McreplRpc__Master_Service *svc,
 
 /* ---- ordinary copy -------------------------------------------------------- */
 
-static void h_copy_start(McreplRpc__Master_Service *svc,
-			 const McreplRpc__CopyStartRequest *req,
-			 McreplRpc__CopyStartResponse_Closure done, void *cd)
+void method_copy_start(McreplRpc__Master_Service *svc,
+		       const McreplRpc__CopyStartRequest *req,
+		       McreplRpc__CopyStartResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__CopyStartResponse resp;
@@ -148,9 +148,9 @@ static McreplRpc__Code copy_finish(McreplRpc__Master_Service *svc,
 	return code;
 }
 
-static void h_copy_end(McreplRpc__Master_Service *svc,
-		       const McreplRpc__CopyEndRequest *req,
-		       McreplRpc__CopyEndResponse_Closure done, void *cd)
+void method_copy_end(McreplRpc__Master_Service *svc,
+		     const McreplRpc__CopyEndRequest *req,
+		     McreplRpc__CopyEndResponse_Closure done, void *cd)
 {
 	McreplRpc__CopyEndResponse resp;
 	struct reply r = {0};
@@ -164,9 +164,9 @@ static void h_copy_end(McreplRpc__Master_Service *svc,
 	done(&resp, cd);
 }
 
-static void h_copy_revoke(McreplRpc__Master_Service *svc,
-			  const McreplRpc__CopyRevokeRequest *req,
-			  McreplRpc__CopyRevokeResponse_Closure done, void *cd)
+void method_copy_revoke(McreplRpc__Master_Service *svc,
+			const McreplRpc__CopyRevokeRequest *req,
+			McreplRpc__CopyRevokeResponse_Closure done, void *cd)
 {
 	McreplRpc__CopyRevokeResponse resp;
 	struct reply r = {0};
@@ -194,10 +194,10 @@ static mcrepl_fence fence_of(uint64_t lease, uint64_t version, uint64_t client,
 	};
 }
 
-static void h_dyn_start(McreplRpc__Master_Service *svc,
-			const McreplRpc__DynamicReplicaCopyStartRequest *req,
-			McreplRpc__DynamicReplicaCopyStartResponse_Closure done,
-			void *cd)
+void method_dynamic_replica_copy_start(
+    McreplRpc__Master_Service *svc,
+    const McreplRpc__DynamicReplicaCopyStartRequest *req,
+    McreplRpc__DynamicReplicaCopyStartResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__DynamicReplicaCopyStartResponse resp;
@@ -280,10 +280,10 @@ static McreplRpc__Code dyn_finish(McreplRpc__Master_Service *svc,
 	return code;
 }
 
-static void h_dyn_end(McreplRpc__Master_Service *svc,
-		      const McreplRpc__DynamicReplicaCopyEndRequest *req,
-		      McreplRpc__DynamicReplicaCopyEndResponse_Closure done,
-		      void *cd)
+void method_dynamic_replica_copy_end(
+    McreplRpc__Master_Service *svc,
+    const McreplRpc__DynamicReplicaCopyEndRequest *req,
+    McreplRpc__DynamicReplicaCopyEndResponse_Closure done, void *cd)
 {
 	McreplRpc__DynamicReplicaCopyEndResponse resp;
 	const char *reason = NULL;
@@ -301,10 +301,10 @@ static void h_dyn_end(McreplRpc__Master_Service *svc,
 	done(&resp, cd);
 }
 
-static void
-h_dyn_revoke(McreplRpc__Master_Service *svc,
-	     const McreplRpc__DynamicReplicaCopyRevokeRequest *req,
-	     McreplRpc__DynamicReplicaCopyRevokeResponse_Closure done, void *cd)
+void method_dynamic_replica_copy_revoke(
+    McreplRpc__Master_Service *svc,
+    const McreplRpc__DynamicReplicaCopyRevokeRequest *req,
+    McreplRpc__DynamicReplicaCopyRevokeResponse_Closure done, void *cd)
 {
 	McreplRpc__DynamicReplicaCopyRevokeResponse resp;
 	const char *reason = NULL;
@@ -377,10 +377,10 @@ lease_message(McreplRpc__ReplicaActionLease *lm,
 	lm->task_id = res->lease.task.v;
 }
 
-static void
-h_propose(McreplRpc__Master_Service *svc,
-	  const McreplRpc__SubmitReplicaActionProposalRequest *req,
-	  McreplRpc__SubmitReplicaActionProposalResponse_Closure done, void *cd)
+void method_submit_replica_action_proposal(
+    McreplRpc__Master_Service *svc,
+    const McreplRpc__SubmitReplicaActionProposalRequest *req,
+    McreplRpc__SubmitReplicaActionProposalResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	const struct master_opts *opts = store_opts(s);
@@ -419,17 +419,4 @@ h_propose(McreplRpc__Master_Service *svc,
 		      : mcrepl_reason_name(res.reason));
 	resp.result = &r.result;
 	done(&resp, cd);
-}
-
-void service_bind_copies(McreplRpc__Master_Service *base)
-{
-	base->fetch_tasks = h_fetch_tasks;
-	base->mark_task_to_complete = h_mark_task;
-	base->copy_start = h_copy_start;
-	base->copy_end = h_copy_end;
-	base->copy_revoke = h_copy_revoke;
-	base->dynamic_replica_copy_start = h_dyn_start;
-	base->dynamic_replica_copy_end = h_dyn_end;
-	base->dynamic_replica_copy_revoke = h_dyn_revoke;
-	base->submit_replica_action_proposal = h_propose;
 }

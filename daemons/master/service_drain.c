@@ -5,9 +5,9 @@
 
 #include "service_priv.h"
 
-static void h_drain(McreplRpc__Master_Service *svc,
-		    const McreplRpc__DrainRequest *req,
-		    McreplRpc__DrainResponse_Closure done, void *cd)
+void method_drain(McreplRpc__Master_Service *svc,
+		  const McreplRpc__DrainRequest *req,
+		  McreplRpc__DrainResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__DrainResponse resp;
@@ -41,9 +41,4 @@ static void h_drain(McreplRpc__Master_Service *svc,
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
-}
-
-void service_bind_drain(McreplRpc__Master_Service *base)
-{
-	base->drain = h_drain;
 }

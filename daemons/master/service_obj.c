@@ -8,9 +8,9 @@
 
 /* ---- puts ---------------------------------------------------------------- */
 
-static void h_put_start(McreplRpc__Master_Service *svc,
-			const McreplRpc__PutStartRequest *req,
-			McreplRpc__PutStartResponse_Closure done, void *cd)
+void method_put_start(McreplRpc__Master_Service *svc,
+		      const McreplRpc__PutStartRequest *req,
+		      McreplRpc__PutStartResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__PutStartResponse resp;
@@ -48,9 +48,9 @@ static void h_put_start(McreplRpc__Master_Service *svc,
 	store_unlock(s);
 }
 
-static void h_put_end(McreplRpc__Master_Service *svc,
-		      const McreplRpc__PutEndRequest *req,
-		      McreplRpc__PutEndResponse_Closure done, void *cd)
+void method_put_end(McreplRpc__Master_Service *svc,
+		    const McreplRpc__PutEndRequest *req,
+		    McreplRpc__PutEndResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__PutEndResponse resp;
@@ -68,9 +68,9 @@ static void h_put_end(McreplRpc__Master_Service *svc,
 	done(&resp, cd);
 }
 
-static void h_put_revoke(McreplRpc__Master_Service *svc,
-			 const McreplRpc__PutRevokeRequest *req,
-			 McreplRpc__PutRevokeResponse_Closure done, void *cd)
+void method_put_revoke(McreplRpc__Master_Service *svc,
+		       const McreplRpc__PutRevokeRequest *req,
+		       McreplRpc__PutRevokeResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__PutRevokeResponse resp;
@@ -180,9 +180,10 @@ answer_alloc(McreplRpc__GetReplicaListResponse_Closure done, void *cd)
 	return NULL;
 }
 
-static void h_get(McreplRpc__Master_Service *svc,
-		  const McreplRpc__GetReplicaListRequest *req,
-		  McreplRpc__GetReplicaListResponse_Closure done, void *cd)
+void method_get_replica_list(McreplRpc__Master_Service *svc,
+			     const McreplRpc__GetReplicaListRequest *req,
+			     McreplRpc__GetReplicaListResponse_Closure done,
+			     void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	struct get_answer *a = answer_alloc(done, cd);
@@ -201,9 +202,9 @@ static void h_get(McreplRpc__Master_Service *svc,
 }
 
 /* GetReplicaList's answer without its side effects (store_stat). */
-static void h_stat(McreplRpc__Master_Service *svc,
-		   const McreplRpc__StatRequest *req,
-		   McreplRpc__GetReplicaListResponse_Closure done, void *cd)
+void method_stat(McreplRpc__Master_Service *svc,
+		 const McreplRpc__StatRequest *req,
+		 McreplRpc__GetReplicaListResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	struct get_answer *a = answer_alloc(done, cd);
@@ -227,10 +228,10 @@ static void h_stat(McreplRpc__Master_Service *svc,
 	free(a);
 }
 
-static void h_batch_get(McreplRpc__Master_Service *svc,
-			const McreplRpc__BatchGetReplicaListRequest *req,
-			McreplRpc__BatchGetReplicaListResponse_Closure done,
-			void *cd)
+void method_batch_get_replica_list(
+    McreplRpc__Master_Service *svc,
+    const McreplRpc__BatchGetReplicaListRequest *req,
+    McreplRpc__BatchGetReplicaListResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__BatchGetReplicaListResponse resp;
@@ -270,9 +271,9 @@ static void h_batch_get(McreplRpc__Master_Service *svc,
 	free(ptrs);
 }
 
-static void h_exist(McreplRpc__Master_Service *svc,
-		    const McreplRpc__ExistRequest *req,
-		    McreplRpc__ExistResponse_Closure done, void *cd)
+void method_exist(McreplRpc__Master_Service *svc,
+		  const McreplRpc__ExistRequest *req,
+		  McreplRpc__ExistResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__ExistResponse resp;
@@ -293,9 +294,9 @@ static void h_exist(McreplRpc__Master_Service *svc,
 	done(&resp, cd);
 }
 
-static void h_remove(McreplRpc__Master_Service *svc,
-		     const McreplRpc__RemoveRequest *req,
-		     McreplRpc__RemoveResponse_Closure done, void *cd)
+void method_remove(McreplRpc__Master_Service *svc,
+		   const McreplRpc__RemoveRequest *req,
+		   McreplRpc__RemoveResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
 	McreplRpc__RemoveResponse resp;
@@ -312,16 +313,4 @@ static void h_remove(McreplRpc__Master_Service *svc,
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
-}
-
-void service_bind_objects(McreplRpc__Master_Service *base)
-{
-	base->put_start = h_put_start;
-	base->put_end = h_put_end;
-	base->put_revoke = h_put_revoke;
-	base->get_replica_list = h_get;
-	base->batch_get_replica_list = h_batch_get;
-	base->stat = h_stat;
-	base->exist = h_exist;
-	base->remove = h_remove;
 }

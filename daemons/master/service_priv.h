@@ -1,8 +1,10 @@
-/* Helpers shared by the Master service's handler files (service*.c) only.
- * Each file binds its handlers into the service (service_bind_*). */
+/* Helpers shared by the Master service's handler files (service*.c,
+ * ha_service.c) only. The handlers are bound from the method table
+ * (methods.h). */
 #ifndef MCREPL_MASTER_SERVICE_PRIV_H
 #define MCREPL_MASTER_SERVICE_PRIV_H
 
+#include "methods.h"
 #include "service.h"
 
 #define SVC(s) ((struct master_service *)(void *)(s))
@@ -66,14 +68,5 @@ McreplRpc__Code svc_auth_task(struct master_service *svc, const void *cd,
  * (auth_seal), left as they are on a connection without a handshake. 0,
  * or -1 (libcrypto failed). */
 int svc_seal(const void *cd, const char *label, uint8_t *buf, size_t len);
-
-/* Puts, reads, Exist and Remove (service_obj.c). */
-void service_bind_objects(McreplRpc__Master_Service *base);
-/* Tasks, ordinary and dynamic copies, proposals (service_copy.c). */
-void service_bind_copies(McreplRpc__Master_Service *base);
-/* ha_service.c: RegisterObjects (HA re-registration) */
-void service_bind_ha(McreplRpc__Master_Service *base);
-/* Drain (service_drain.c). */
-void service_bind_drain(McreplRpc__Master_Service *base);
 
 #endif

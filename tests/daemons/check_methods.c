@@ -1,0 +1,115 @@
+/* The master's RPC method table (daemons/master/methods.h): every method
+ * of the service has exactly one row, in the service's order; binding
+ * fills every handler; the HA gate's classes and the reply-under-lock
+ * rule are the ones the docs state. */
+#include <check.h>
+#include <string.h>
+
+#include "methods.h"
+
+Suite *make_methods_suite(void);
+
+START_TEST(test_methods_every_method_has_one_row_in_order)
+{
+	const ProtobufCServiceDescriptor *d = &mcrepl_rpc__master__descriptor;
+
+	ck_assert_uint_eq(master_methods_n, d->n_methods);
+	ck_assert_uint_eq(master_methods_n, 24);
+	for (unsigned i = 0; i < d->n_methods; i++) {
+		const struct master_method *row = &master_methods[i];
+		unsigned seen = 0;
+
+		ck_assert_str_eq(row->name, d->methods[i].name);
+		ck_assert_ptr_eq(row->input, d->methods[i].input);
+		ck_assert_ptr_nonnull(row->handler);
+		ck_assert_ptr_eq(master_method_by_input(d->methods[i].input),
+				 row);
+		for (size_t j = 0; j < master_methods_n; j++)
+			seen += master_methods[j].input == d->methods[i].input;
+		ck_assert_msg(seen == 1, "%s: %u rows", row->name, seen);
+	}
+	ck_assert_ptr_null(
+	    master_method_by_input(&mcrepl_rpc__result__descriptor));
+}
+END_TEST
+
+START_TEST(test_methods_bind_fills_every_handler)
+{
+	McreplRpc__Master_Service svc;
+	method_fn *slots;
+
+	memset(&svc, 0, sizeof(svc));
+	mcrepl_rpc__master__init(&svc, NULL);
+	master_methods_bind(&svc);
+	slots = (method_fn *)(void *)(&svc.base + 1);
+	for (size_t i = 0; i < master_methods_n; i++)
+		ck_assert_msg(slots[i] == master_methods[i].handler, "%s",
+			      master_methods[i].name);
+	ck_assert(svc.put_start == method_put_start);
+	ck_assert(svc.drain == method_drain);
+}
+END_TEST
+
+/* While a new leader recovers: a put is refused, reads that find nothing
+ * are asked again (BatchGetReplicaList and Stat as GetReplicaList), the
+ * rest is served (docs/HA.md). */
+START_TEST(test_methods_ha_classes)
+{
+	static const char *const ask[] = {
+	    "GetReplicaList", "BatchGetReplicaList", "Exist", "Stat"};
+
+	for (size_t i = 0; i < master_methods_n; i++) {
+		const struct master_method *m = &master_methods[i];
+		enum method_ha want = HA_SERVE;
+
+		if (strcmp(m->name, "PutStart") == 0)
+			want = HA_REFUSE;
+		for (size_t j = 0; j < sizeof(ask) / sizeof(ask[0]); j++)
+			if (strcmp(m->name, ask[j]) == 0)
+				want = HA_ASK_IF_NOTHING;
+		ck_assert_msg(m->ha == want, "%s: class %d, want %d", m->name,
+			      (int)m->ha, (int)want);
+	}
+}
+END_TEST
+
+/* The replies that carry store memory (replica lists, task lists, the
+ * segments of Stats) go out under the store lock; no other does. */
+START_TEST(test_methods_reply_under_lock_only_with_store_memory)
+{
+	static const char *const under[] = {"PutStart",
+					    "GetReplicaList",
+					    "BatchGetReplicaList",
+					    "FetchTasks",
+					    "CopyStart",
+					    "DynamicReplicaCopyStart",
+					    "Stats",
+					    "Stat"};
+	unsigned n = 0;
+
+	for (size_t i = 0; i < master_methods_n; i++) {
+		bool want = false;
+
+		for (size_t j = 0; j < sizeof(under) / sizeof(under[0]); j++)
+			want |= strcmp(master_methods[i].name, under[j]) == 0;
+		ck_assert_msg(master_methods[i].reply_under_lock == want, "%s",
+			      master_methods[i].name);
+		n += want;
+	}
+	ck_assert_uint_eq(n, 8);
+}
+END_TEST
+
+Suite *make_methods_suite(void)
+{
+	Suite *s = suite_create("methods");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_methods_every_method_has_one_row_in_order);
+	tcase_add_test(tc, test_methods_bind_fills_every_handler);
+	tcase_add_test(tc, test_methods_ha_classes);
+	tcase_add_test(tc,
+		       test_methods_reply_under_lock_only_with_store_memory);
+	suite_add_tcase(s, tc);
+	return s;
+}
