@@ -104,7 +104,7 @@ static void refuse(struct httpcap *c, struct evhttp_connection *evcon,
 	ssize_t n;
 	int len;
 
-	ratelog(&c->rl, "http: refused a connection: %s", why);
+	ratelog(&c->rl, LOG_WARN, "http: refused a connection: %s", why);
 	if (c->tls) { /* no plain bytes into a TLS stream */
 		shutdown(fd, SHUT_RDWR);
 		evhttp_connection_free(evcon);

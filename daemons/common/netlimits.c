@@ -239,7 +239,7 @@ static void accept_error(struct evconnlistener *l, void *arg)
 	int err = errno;
 
 	(void)arg;
-	ratelog(&rl, "accept on fd %d: %s; pausing %d ms",
+	ratelog(&rl, LOG_WARN, "accept on fd %d: %s; pausing %d ms",
 		(int)evconnlistener_get_fd(l), strerror(err),
 		NET_ACCEPT_RETRY_MS);
 	evconnlistener_disable(l);

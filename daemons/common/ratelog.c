@@ -4,31 +4,39 @@
 #include "clock.h"
 #include "ratelog.h"
 
-static bool vlog(struct ratelog *rl, int64_t now, FILE *out, const char *fmt,
-		 va_list ap)
+/* The line into out, or into the log at lv when out is NULL. */
+static bool vlog(struct ratelog *rl, int64_t now, FILE *out, enum log_level lv,
+		 const char *fmt, va_list ap)
 {
+	char text[1024], more[48] = "";
+
 	rl->total++;
 	if (rl->next_ms && now < rl->next_ms) {
 		rl->suppressed++;
 		return false;
 	}
-	vfprintf(out, fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	if (rl->suppressed)
-		fprintf(out, " (+%llu suppressed)",
-			(unsigned long long)rl->suppressed);
-	fputc('\n', out);
+		snprintf(more, sizeof(more), " (+%llu suppressed)",
+			 (unsigned long long)rl->suppressed);
+	if (out)
+		fprintf(out, "%s%s\n", text, more);
+	else
+		log_line(lv, "%s%s", text, more);
 	rl->suppressed = 0;
 	rl->next_ms = now + RATELOG_PERIOD_MS;
 	return true;
 }
 
-bool ratelog(struct ratelog *rl, const char *fmt, ...)
+bool ratelog(struct ratelog *rl, enum log_level lv, const char *fmt, ...)
 {
 	va_list ap;
 	bool printed;
 
+	if (!log_on(lv))
+		return false;
 	va_start(ap, fmt);
-	printed = vlog(rl, net_now_ms(), stderr, fmt, ap);
+	printed = vlog(rl, net_now_ms(), NULL, lv, fmt, ap);
 	va_end(ap);
 	return printed;
 }
@@ -40,7 +48,7 @@ bool ratelog_at(struct ratelog *rl, int64_t now_ms, FILE *out, const char *fmt,
 	bool printed;
 
 	va_start(ap, fmt);
-	printed = vlog(rl, now_ms, out, fmt, ap);
+	printed = vlog(rl, now_ms, out, LOG_WARN, fmt, ap);
 	va_end(ap);
 	return printed;
 }

@@ -6,11 +6,12 @@
  * back in between:
  *
  *     static struct ratelog rl;
- *     ratelog(&rl, "rpc_server: accept: %s", strerror(errno));
+ *     ratelog(&rl, LOG_WARN, "rpc_server: accept: %s", strerror(errno));
  *
- * prints "rpc_server: accept: Too many open files" once, then, a second
- * later at the earliest, "... (+41213 suppressed)". A zeroed struct is
- * ready. The line gets its newline here.
+ * logs "mcrepl-master: warn: rpc_server: accept: Too many open files"
+ * once (log.h: program, level, text), then, a second later at the
+ * earliest, "... (+41213 suppressed)". A line below the process's
+ * --log_level is neither printed nor counted. A zeroed struct is ready.
  *
  * Thread-safety: a ratelog belongs to one thread (its loop's).
  */
@@ -21,6 +22,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "log.h"
+
 #define RATELOG_PERIOD_MS 1000
 
 struct ratelog {
@@ -29,10 +32,10 @@ struct ratelog {
 	uint64_t total;	     /* every call, printed or not */
 };
 
-/* Prints fmt to stderr unless a line went out less than a period ago;
- * returns whether it printed. */
-__attribute__((format(printf, 2, 3))) bool ratelog(struct ratelog *rl,
-						   const char *fmt, ...);
+/* Logs fmt at level lv (log_line) unless a line went out less than a
+ * period ago; returns whether it printed. */
+__attribute__((format(printf, 3, 4))) bool
+ratelog(struct ratelog *rl, enum log_level lv, const char *fmt, ...);
 
 /* As ratelog(), at time now_ms, into out (for tests). */
 __attribute__((format(printf, 4, 5))) bool

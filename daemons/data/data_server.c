@@ -491,7 +491,7 @@ static bool hold_input(struct conn *c)
 	s->counters.paused++;
 	if (s->counters.input_held + held > s->cfg.input_budget) {
 		s->counters.budget_closed++;
-		ratelog(&s->rl_bound,
+		ratelog(&s->rl_bound, LOG_WARN,
 			"data_server: closed a connection holding %zu request "
 			"bytes while not reading its replies: past "
 			"data_input_budget (%llu, %llu held by others)",
@@ -575,7 +575,7 @@ static void on_body_timer(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	c->s->counters.body_timeouts++;
-	ratelog(&c->s->rl_bound,
+	ratelog(&c->s->rl_bound, LOG_WARN,
 		"data_server: closed a connection: %llu payload bytes in %u "
 		"ms, under data_min_body_rate (%llu/s)",
 		(unsigned long long)c->body_got, c->s->cfg.body_timeout_ms,
@@ -728,7 +728,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	(void)salen;
 	if (s->counters.connections >= s->max_conns) {
 		s->counters.refused++;
-		ratelog(&s->rl_refuse,
+		ratelog(&s->rl_refuse, LOG_WARN,
 			"data_server: refused a connection: %u open, the limit "
 			"(data_max_connections)",
 			s->max_conns);
@@ -782,8 +782,9 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 	struct timeval tv = {.tv_usec = NET_ACCEPT_RETRY_MS * 1000};
 	struct data_server *s = arg;
 
-	ratelog(&s->rl_accept, "data_server: accept: %s; pausing %d ms",
-		strerror(errno), NET_ACCEPT_RETRY_MS);
+	ratelog(&s->rl_accept, LOG_WARN,
+		"data_server: accept: %s; pausing %d ms", strerror(errno),
+		NET_ACCEPT_RETRY_MS);
 	evconnlistener_disable(l);
 	evtimer_add(s->accept_retry, &tv);
 }

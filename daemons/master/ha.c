@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "clock.h"
 #include "etcd.h"
 #include "ha.h"
@@ -79,7 +80,7 @@ static void step_down(struct ha *h, const char *why)
 	forget_self(h);
 	if (was) {
 		h->fig.step_downs++;
-		fprintf(stderr, "mcrepl-master: ha: stepping down: %s\n", why);
+		log_line(LOG_WARN, "ha: stepping down: %s", why);
 		h->cb.deposed(h->cb.arg, why);
 	}
 }
@@ -127,8 +128,8 @@ static void on_txn(const struct etcd_result *r, void *arg)
 	/* the cluster id keeps incarnations apart across etcd clusters */
 	inc = (r->cluster_id * 0x9e3779b97f4a7c15ULL & 0xffff000000000000ULL) |
 	      (h->term & 0x0000ffffffffffffULL);
-	fprintf(stderr, "mcrepl-master: ha: leader, term %llu\n",
-		(unsigned long long)h->term);
+	log_line(LOG_INFO, "ha: leader, term %llu",
+		 (unsigned long long)h->term);
 	h->cb.elected(h->cb.arg, h->term, inc ? inc : 1);
 }
 

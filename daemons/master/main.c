@@ -335,7 +335,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	struct master *m = arg;
 
 	(void)what;
-	fprintf(stderr, "mcrepl-master: signal %d, shutting down\n", (int)sig);
+	log_line(LOG_INFO, "signal %d, shutting down", (int)sig);
 	event_base_loopbreak(m->base);
 }
 
@@ -370,9 +370,9 @@ static void bench_grants_off(struct master *m)
 	if (!v || strcmp(v, "1") != 0)
 		return;
 	m->flags.opts.grants_off = true;
-	fprintf(stderr, "mcrepl-master: WARNING: MCREPL_BENCH_NO_GRANTS=1: "
-			"data-plane grants are OFF (a benchmark baseline; "
-			"workers started alike serve anyone)\n");
+	log_line(LOG_WARN, "MCREPL_BENCH_NO_GRANTS=1: "
+			   "data-plane grants are OFF (a benchmark baseline; "
+			   "workers started alike serve anyone)");
 }
 
 static int setup_store(struct master *m, char *err, size_t errlen)
@@ -393,10 +393,10 @@ static int setup_store(struct master *m, char *err, size_t errlen)
 		return -1;
 	m->svc.auth = m->auth; /* the service was made in start() */
 	if (m->auth)
-		fprintf(stderr,
-			"mcrepl-master: authentication on: %zu principals "
-			"from %s\n",
-			m->auth->n, m->flags.auth_file);
+		log_line(LOG_INFO,
+			 "authentication on: %zu principals "
+			 "from %s",
+			 m->auth->n, m->flags.auth_file);
 	if (m->base && m->flags.etcd_endpoints[0])
 		return 0; /* HA: the store comes with the leadership */
 	if (!m->base ||
@@ -433,10 +433,9 @@ static int setup_tls(struct master *m, char *err, size_t errlen)
 		    tls_server_ctx(f->tls_cert, f->tls_key, NULL, err, errlen);
 	if (!m->tls_http)
 		return -1;
-	fprintf(stderr, "mcrepl-master: TLS on the RPC and HTTP ports (%s)%s\n",
-		f->tls_cert,
-		f->tls_ca[0] ? "; client certificates required (--tls_ca)"
-			     : "");
+	log_line(LOG_INFO, "TLS on the RPC and HTTP ports (%s)%s", f->tls_cert,
+		 f->tls_ca[0] ? "; client certificates required (--tls_ca)"
+			      : "");
 	return 0;
 }
 
@@ -575,17 +574,17 @@ static void ha_elected(void *arg, uint64_t term, uint64_t incarnation)
 	/* a new term, a new grant secret: old grants die with the old term */
 	if (random_secret(secret, err, sizeof(err)) ||
 	    store_create(&m->flags.opts, secret, incarnation, &m->store) != 0) {
-		fprintf(stderr,
-			"mcrepl-master: out of memory taking term "
-			"%llu\n",
-			(unsigned long long)term);
+		log_line(LOG_ERROR,
+			 "out of memory taking term "
+			 "%llu",
+			 (unsigned long long)term);
 		exit(1);
 	}
 	store_set_term(m->store, term);
 	m->svc.store = m->store;
 	if (dyn_admitter_start(m->store, m->flags.admission_batch, now_ms,
 			       &m->admitter) != 0) {
-		fprintf(stderr, "mcrepl-master: no admission thread\n");
+		log_line(LOG_ERROR, "no admission thread");
 		exit(1);
 	}
 	m->last_evict_ms = 0;
@@ -650,7 +649,7 @@ static int start(struct master *m)
 
 	/* the gate needs the service's descriptor before it has a store */
 	if (master_service_init(&m->svc, NULL, now_ms, NULL)) {
-		fprintf(stderr, "mcrepl-master: out of memory\n");
+		log_line(LOG_ERROR, "out of memory");
 		return -1;
 	}
 	ha_gate_init(&m->gate, &m->svc.base.base, gate_open, gate_recovering,
@@ -661,7 +660,7 @@ static int start(struct master *m)
 	    setup_loop(m, err, sizeof(err)) ||
 	    setup_admission(m, err, sizeof(err)) ||
 	    setup_ha(m, err, sizeof(err))) {
-		fprintf(stderr, "mcrepl-master: %s\n", err);
+		log_line(LOG_ERROR, "%s", err);
 		return -1;
 	}
 	printf("mcrepl-master ready rpc_port=%u metrics_port=%u mode=%s%s\n",
@@ -703,6 +702,7 @@ int main(int argc, char **argv)
 
 	memset(&m, 0, sizeof(m));
 	signal(SIGPIPE, SIG_IGN);
+	log_init("mcrepl-master", NULL);
 	rc = master_flags_parse(&m.flags, argc, argv);
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;

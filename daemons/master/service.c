@@ -102,9 +102,9 @@ static void log_mount(const struct mount_args *a, McreplRpc__Code code,
 			 (unsigned long long)segment_id,
 			 (unsigned long long)a->client_id, a->host, a->domain,
 			 a->endpoint, (unsigned long long)a->capacity);
-	else if (log_on(LOG_WARN))
-		ratelog(&refused,
-			"mcrepl-master: warn: mount of segment '%s' by client "
+	else
+		ratelog(&refused, LOG_WARN,
+			"mount of segment '%s' by client "
 			"%llu, host '%s' refused: %s",
 			a->name && a->name[0] ? a->name : "(no name)",
 			(unsigned long long)a->client_id,

@@ -163,8 +163,8 @@ static McreplRpc__Code not_its_id(struct master_service *svc,
 {
 	const struct auth_principal *o = space_owner(svc->auth, client_id);
 
-	ratelog(&svc->rl_client_id,
-		"mcrepl-master: principal '%s' named client_id %llu, %s%s%s: "
+	ratelog(&svc->rl_client_id, LOG_WARN,
+		"principal '%s' named client_id %llu, %s%s%s: "
 		"refused",
 		p->name, (unsigned long long)client_id,
 		o ? "an id of principal '" : "an id of no principal",

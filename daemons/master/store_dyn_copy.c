@@ -87,14 +87,11 @@ static struct ratelog log_done, log_failed;
 
 void dyn__fail_lease_task(struct store *s, const mcrepl_lease *l)
 {
-	if (log_on(LOG_INFO))
-		ratelog(&log_failed,
-			"mcrepl-master: info: dynamic copy of version %llu "
-			"from segment %llu to %llu failed (lease %llu)",
-			(unsigned long long)l->version,
-			(unsigned long long)l->source.v,
-			(unsigned long long)l->target.v,
-			(unsigned long long)l->id.v);
+	ratelog(&log_failed, LOG_INFO,
+		"dynamic copy of version %llu "
+		"from segment %llu to %llu failed (lease %llu)",
+		(unsigned long long)l->version, (unsigned long long)l->source.v,
+		(unsigned long long)l->target.v, (unsigned long long)l->id.v);
 	mcrepl_stats_add(s->stats, MCREPL_STAT_TASKS_FAILED, 1);
 	finish_lease_task(s, l, false);
 }
@@ -200,14 +197,11 @@ static void count_completion(struct store *s, const mcrepl_lease *l)
 	struct segment *dst = store_segment(s, l->target.v);
 	bool same = src && dst && mcrepl_domain_equal(src->domain, dst->domain);
 
-	if (log_on(LOG_INFO))
-		ratelog(&log_done,
-			"mcrepl-master: info: dynamic copy of version %llu "
-			"from segment %llu to %llu completed (%s domain)",
-			(unsigned long long)l->version,
-			(unsigned long long)l->source.v,
-			(unsigned long long)l->target.v,
-			same ? "same" : "cross");
+	ratelog(&log_done, LOG_INFO,
+		"dynamic copy of version %llu "
+		"from segment %llu to %llu completed (%s domain)",
+		(unsigned long long)l->version, (unsigned long long)l->source.v,
+		(unsigned long long)l->target.v, same ? "same" : "cross");
 	mcrepl_stats_add(s->stats, MCREPL_STAT_TASKS_COMPLETED, 1);
 	mcrepl_stats_add(s->stats, MCREPL_STAT_REPLICAS, 1);
 	mcrepl_stats_add(s->stats,

@@ -1,6 +1,7 @@
 /* The real rdma_verbs_ops: thin wrappers over libibverbs and librdmacm. */
 #include <stdio.h>
 
+#include "log.h"
 #include "rdma_verbs.h"
 
 static struct ibv_device **real_get_device_list(void *ctx, int *num)
@@ -243,7 +244,7 @@ static int real_ack_cm_event(void *ctx, struct rdma_cm_event *ev)
 static void real_log(void *ctx, const char *line)
 {
 	(void)ctx;
-	fprintf(stderr, "%s\n", line);
+	log_line(LOG_WARN, "%s", line);
 }
 
 const struct rdma_verbs_ops rdma_verbs_real = {

@@ -402,7 +402,8 @@ static bool reserve_admits(rpc_conn *conn, const McreplRpc__Envelope *env)
 	reply_error(conn, env->request_id, env->method,
 		    MCREPL_RPC__CODE__TOO_MANY, text);
 	s->st.refused_reserve++;
-	ratelog(&s->rl_refuse, "rpc_server: refused %s: %s", conn->peer, text);
+	ratelog(&s->rl_refuse, LOG_WARN, "rpc_server: refused %s: %s",
+		conn->peer, text);
 	start_linger(conn);
 	return false;
 }
@@ -493,13 +494,13 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 	if (conn->tls_wait && conn->server->cfg.frame_timeout_ms &&
 	    at == conn->active_ms + conn->server->cfg.frame_timeout_ms) {
 		conn->server->st.frame_timeouts++;
-		ratelog(&conn->server->rl_tls,
+		ratelog(&conn->server->rl_tls, LOG_WARN,
 			"rpc_server: %s: no TLS handshake within %u ms, closed",
 			conn->peer, conn->server->cfg.frame_timeout_ms);
 		conn_free(conn);
 	} else if (authenticating(conn)) {
 		conn->server->st.auth_failed[RPC_AUTH_FAIL_timeout]++;
-		ratelog(&conn->server->rl_auth,
+		ratelog(&conn->server->rl_auth, LOG_WARN,
 			"rpc_server: %s: no handshake within %u ms, closed",
 			conn->peer, conn->server->cfg.auth_timeout_ms);
 		conn_free(conn);
@@ -601,7 +602,8 @@ static void anon_close(rpc_conn *conn, const char *why, uint64_t *counter)
 	rpc_server *s = conn->server;
 
 	(*counter)++;
-	ratelog(&s->rl_refuse, "rpc_server: closed %s: %s", conn->peer, why);
+	ratelog(&s->rl_refuse, LOG_WARN, "rpc_server: closed %s: %s",
+		conn->peer, why);
 	anon_remove(conn);
 	if (conn->closing || s->nrefusing >= MAX_REFUSING) {
 		conn_free(conn);
@@ -694,7 +696,7 @@ static void auth_step(rpc_conn *conn, const McreplRpc__Envelope *env)
 		return;
 	}
 	s->st.auth_failed[f]++;
-	ratelog(&s->rl_auth,
+	ratelog(&s->rl_auth, LOG_WARN,
 		"rpc_server: %s: authentication failed for principal '%s' "
 		"(%s)",
 		conn->peer, conn->auth.claimed_name, rpc_auth_fail_name(f));
@@ -715,8 +717,9 @@ static void refuse_hello(rpc_conn *conn, const McreplRpc__Envelope *env)
 	reply_error(conn, env->request_id, env->method,
 		    MCREPL_RPC__CODE__UNAUTHENTICATED, text);
 	s->st.auth_failed[RPC_AUTH_FAIL_cert_required]++;
-	ratelog(&s->rl_auth, "rpc_server: %s: authentication failed (%s)",
-		conn->peer, rpc_auth_fail_name(RPC_AUTH_FAIL_cert_required));
+	ratelog(&s->rl_auth, LOG_WARN,
+		"rpc_server: %s: authentication failed (%s)", conn->peer,
+		rpc_auth_fail_name(RPC_AUTH_FAIL_cert_required));
 	start_linger(conn);
 }
 
@@ -758,8 +761,9 @@ static bool tls_connected(rpc_conn *conn)
 	if (frame)
 		conn_send(conn, frame, len);
 	s->st.auth_failed[f]++;
-	ratelog(&s->rl_auth, "rpc_server: %s: authentication failed (%s)",
-		conn->peer, rpc_auth_fail_name(f));
+	ratelog(&s->rl_auth, LOG_WARN,
+		"rpc_server: %s: authentication failed (%s)", conn->peer,
+		rpc_auth_fail_name(f));
 	start_linger(conn);
 	update_reading(conn);
 	if (out_len(conn) == 0)
@@ -915,8 +919,8 @@ static void tls_failed(rpc_conn *conn)
 		plain_notice(conn);
 	conn->tls_wait = false;
 	s->st.auth_failed[RPC_AUTH_FAIL_tls]++;
-	ratelog(&s->rl_tls, "rpc_server: %s: TLS handshake failed: %s",
-		conn->peer, text);
+	ratelog(&s->rl_tls, LOG_WARN,
+		"rpc_server: %s: TLS handshake failed: %s", conn->peer, text);
 }
 
 static void event_cb(struct bufferevent *bev, short what, void *arg)
@@ -996,7 +1000,8 @@ static void refuse_conn(rpc_server *s, evutil_socket_t fd, struct sockaddr *sa,
 {
 	rpc_conn *conn = NULL;
 
-	ratelog(&s->rl_refuse, "rpc_server: refused a connection: %s", text);
+	ratelog(&s->rl_refuse, LOG_WARN, "rpc_server: refused a connection: %s",
+		text);
 	if (s->nrefusing < MAX_REFUSING)
 		conn = conn_new(s, fd, sa, salen);
 	if (!conn) {
@@ -1116,8 +1121,9 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 	struct timeval tv = {.tv_usec = ACCEPT_RETRY_MS * 1000};
 	rpc_server *s = arg;
 
-	ratelog(&s->rl_accept, "rpc_server: accept: %s; pausing %d ms",
-		strerror(errno), ACCEPT_RETRY_MS);
+	ratelog(&s->rl_accept, LOG_WARN,
+		"rpc_server: accept: %s; pausing %d ms", strerror(errno),
+		ACCEPT_RETRY_MS);
 	evconnlistener_disable(l);
 	evtimer_add(s->accept_retry, &tv);
 }

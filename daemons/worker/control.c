@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "netutil.h"
 #include "rpc_auth.h"
 #include "worker.h"
@@ -54,8 +55,8 @@ static void master_down(struct worker *w, const char *what, const char *why)
 	if (w->master_down_logged)
 		return;
 	w->master_down_logged = true;
-	fprintf(stderr, "mcrepl-worker: %s: master %s: %s (retrying)\n", what,
-		w->flags.master, why);
+	log_line(LOG_WARN, "%s: master %s: %s (retrying)", what,
+		 w->flags.master, why);
 }
 
 /* What the operator must fix after a refusal no retry changes, or NULL
@@ -93,10 +94,10 @@ static void give_up(struct worker *w, const char *what, const char *why,
 	if (w->fatal)
 		return;
 	w->fatal = true;
-	fprintf(stderr,
-		"mcrepl-worker: fatal: %s refused by master %s: %s; %s; "
-		"exiting\n",
-		what, w->flags.master, why, fix);
+	log_line(LOG_ERROR,
+		 "%s refused by master %s: %s; %s; "
+		 "exiting",
+		 what, w->flags.master, why, fix);
 	event_base_loopbreak(w->base);
 }
 
@@ -173,8 +174,7 @@ static void mounted(struct worker *w, struct wseg *s,
 	if (!w->ready)
 		print_ready(w);
 	else
-		fprintf(stderr, "mcrepl-worker: re-mounted %u segment(s)\n",
-			w->n_segs);
+		log_line(LOG_INFO, "re-mounted %u segment(s)", w->n_segs);
 }
 
 static void on_mount(int status, ProtobufCMessage *resp, const char *error,
@@ -196,12 +196,11 @@ static void on_mount(int status, ProtobufCMessage *resp, const char *error,
 		master_down(w, "mount", error);
 	} else if (code_of(r->result) != MCREPL_RPC__CODE__OK) {
 		if (!ha_master_failed(w, r->result))
-			ratelog(&w->rl_mount,
-				"mcrepl-worker: mount %s refused: %s", s->name,
-				msg_of(r->result));
+			ratelog(&w->rl_mount, LOG_WARN, "mount %s refused: %s",
+				s->name, msg_of(r->result));
 	} else if (!has_secret(r)) {
-		ratelog(&w->rl_mount,
-			"mcrepl-worker: mount %s: the master sent no grant "
+		ratelog(&w->rl_mount, LOG_WARN,
+			"mount %s: the master sent no grant "
 			"secret (older than this worker?): not serving it",
 			s->name);
 	} else if (!w->stopping) {
@@ -254,10 +253,10 @@ void control_remount(struct worker *w)
 {
 	if (w->stopping || !worker_all_mounted(w))
 		return;
-	fprintf(
-	    stderr,
-	    "mcrepl-worker: master does not know client %llu (restarted or expired us): re-mounting\n",
-	    (unsigned long long)w->client_id);
+	log_line(LOG_WARN,
+		 "master does not know client %llu (restarted or expired us): "
+		 "re-mounting",
+		 (unsigned long long)w->client_id);
 	w->ctr.remounts++;
 	w->index_ack = 0; /* a new client record: its journal starts over */
 	/* unbound until re-mounted: the next master may give another of our
@@ -348,8 +347,7 @@ static void on_unmount(int status, ProtobufCMessage *resp, const char *error,
 
 	s->unmount_pending = false;
 	if (status != RPC_OK)
-		fprintf(stderr, "mcrepl-worker: unmount %s: %s\n", s->name,
-			error);
+		log_line(LOG_WARN, "unmount %s: %s", s->name, error);
 	if (resp)
 		protobuf_c_message_free_unpacked(resp, NULL);
 	if (!unmounts_pending(s->w))
@@ -417,8 +415,7 @@ int control_unmount_sync(struct worker *w, int budget_ms)
 		if (rpc_call(c, (uint32_t)method, &req.base,
 			     &mcrepl_rpc__unmount_segment_response__descriptor,
 			     &resp, err, sizeof(err)) != RPC_OK) {
-			fprintf(stderr, "mcrepl-worker: unmount %s: %s\n",
-				s->name, err);
+			log_line(LOG_WARN, "unmount %s: %s", s->name, err);
 			left++;
 			continue;
 		}

@@ -6,6 +6,7 @@
  * that cannot drain (unreachable, older) means stopping at once. */
 #include <stdio.h>
 
+#include "log.h"
 #include "netutil.h"
 #include "worker.h"
 
@@ -13,11 +14,11 @@
 
 static void drained(struct worker *w, const char *how)
 {
-	fprintf(stderr,
-		"mcrepl-worker: drain %s after %lld ms (%llu copies "
-		"queued)\n",
-		how, (long long)(net_now_ms() - w->drain_started_ms),
-		(unsigned long long)w->drain_copies);
+	log_line(LOG_INFO,
+		 "drain %s after %lld ms (%llu copies "
+		 "queued)",
+		 how, (long long)(net_now_ms() - w->drain_started_ms),
+		 (unsigned long long)w->drain_copies);
 	worker_stop(w);
 }
 
@@ -74,10 +75,10 @@ bool drain_begin(struct worker *w)
 	if (!w->flags.drain_timeout_ms || !w->ready || !worker_all_mounted(w) ||
 	    !w->flags.master[0])
 		return false;
-	fprintf(stderr,
-		"mcrepl-worker: draining: the objects only this worker holds "
-		"go to others first (up to %u ms; signal again to stop now)\n",
-		w->flags.drain_timeout_ms);
+	log_line(LOG_INFO,
+		 "draining: the objects only this worker holds "
+		 "go to others first (up to %u ms; signal again to stop now)",
+		 w->flags.drain_timeout_ms);
 	w->draining = true;
 	w->drain_started_ms = now;
 	w->drain_deadline_ms = now + w->flags.drain_timeout_ms;

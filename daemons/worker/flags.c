@@ -10,6 +10,7 @@
 
 #include "defaults.h"
 #include "flagparse.h"
+#include "log.h"
 #include "flags.h"
 #include "netlimits.h"
 
@@ -27,6 +28,13 @@ static bool domain_ok(const char *v)
 #define O(f) FLAG_AT(struct worker_flags, f)
 #define S(f) FLAG_STR_AT(struct worker_flags, f)
 static const struct flag flags[] = {
+    {.name = "log_level",
+     .type = FLAG_STR,
+     S(log_level),
+     .def = "info",
+     .help = "log lines at this level and above: error, warn, info (mounts, "
+	     "leader changes, transport), debug",
+     .choices = LOG_LEVEL_CHOICES},
     {.name = "master",
      .type = FLAG_STR,
      S(master),

@@ -33,6 +33,7 @@ struct worker_flags {
 	char tls_cert[1024], tls_key[1024], tls_ca[1024];
 	char etcd_endpoints[1024]; /* HA: find the master here (ha.c) */
 	char ha_key[256];
+	char log_level[8]; /* error|warn|info|debug */
 };
 
 /* Parses argv (and any --config FILE). Returns 0 to run, 1 when --help or

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "etcd.h"
 #include "hash.h"
 #include "map.h"
@@ -79,11 +80,11 @@ static void switch_master(struct worker *w, const char *addr)
 	c = rpc_aclient_create(w->base, addr, &rc, err, sizeof(err));
 
 	if (!c) {
-		fprintf(stderr, "mcrepl-worker: leader %s: %s\n", addr, err);
+		log_line(LOG_INFO, "leader %s: %s", addr, err);
 		return;
 	}
-	fprintf(stderr, "mcrepl-worker: master leader is now %s (was %s)\n",
-		addr, w->flags.master);
+	log_line(LOG_INFO, "master leader is now %s (was %s)", addr,
+		 w->flags.master);
 	/* cancels what is in flight: every chain ends */
 	rpc_aclient_destroy(w->rpc);
 	w->rpc = c;
@@ -435,9 +436,8 @@ static void reg_start(struct wseg *s)
 	g->scan_inc = s->w->prev_incarnation;
 	g->scan_min_version = s->w->prev_max_version;
 	s->registering = true;
-	fprintf(stderr,
-		"mcrepl-worker: re-registering %zu object(s) of segment %s\n",
-		i, s->name);
+	log_line(LOG_INFO, "re-registering %zu object(s) of segment %s", i,
+		 s->name);
 	reg_send(g);
 }
 

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "advertise.h"
 #include "netutil.h"
 #include "protect.h"
@@ -56,7 +57,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	if (!w->stopping)
 		return;
 	if (now >= w->stop_deadline_ms) {
-		fprintf(stderr, "mcrepl-worker: shutdown grace period over\n");
+		log_line(LOG_WARN, "shutdown grace period over");
 		event_base_loopbreak(w->base);
 	} else if (w->n_tasks == 0 && !w->unmounting) {
 		control_unmount_all(w);
@@ -65,8 +66,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 
 void worker_stop(struct worker *w)
 {
-	fprintf(stderr, "mcrepl-worker: stopping (%u task(s) in flight)\n",
-		w->n_tasks);
+	log_line(LOG_INFO, "stopping (%u task(s) in flight)", w->n_tasks);
 	w->draining = false;
 	w->stopping = true;
 	w->stop_deadline_ms = net_now_ms() + STOP_GRACE_MS;
@@ -86,7 +86,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		event_base_loopbreak(w->base);
 		return;
 	}
-	fprintf(stderr, "mcrepl-worker: signal %d\n", (int)sig);
+	log_line(LOG_INFO, "signal %d", (int)sig);
 	if (w->draining || !drain_begin(w)) /* again while draining: stop */
 		worker_stop(w);
 }
@@ -129,11 +129,11 @@ static int choose_advertised(struct worker *w, char *out, size_t cap, char *err,
 			     addrs, n, out, cap, err, errlen))
 		return -1;
 	if (advertise_is_loopback(out) && !advertise_is_loopback(m))
-		fprintf(stderr,
-			"mcrepl-worker: warning: advertising %s to a master at "
-			"%s: other hosts cannot read this worker; set "
-			"--data_address or --advertise_address\n",
-			out, m);
+		log_line(LOG_WARN,
+			 "advertising %s to a master at "
+			 "%s: other hosts cannot read this worker; set "
+			 "--data_address or --advertise_address",
+			 out, m);
 	return 0;
 }
 
@@ -145,9 +145,9 @@ static bool bench_grants_off(void)
 
 	if (!v || strcmp(v, "1") != 0)
 		return false;
-	fprintf(stderr, "mcrepl-worker: WARNING: MCREPL_BENCH_NO_GRANTS=1: "
-			"data-plane grants are OFF (a benchmark baseline): "
-			"anyone reaching the data port reads and writes\n");
+	log_line(LOG_WARN, "MCREPL_BENCH_NO_GRANTS=1: "
+			   "data-plane grants are OFF (a benchmark baseline): "
+			   "anyone reaching the data port reads and writes");
 	return true;
 }
 
@@ -202,8 +202,7 @@ static int setup_rdma_peers(struct worker *w,
 	w->tcp_engine = copy_engine_tcp_create(w->base, cc, err, errlen);
 	if (!w->tcp_engine)
 		return -1;
-	fprintf(stderr, "mcrepl-worker: rdma peers dial %s\n",
-		w->rdma_endpoint);
+	log_line(LOG_INFO, "rdma peers dial %s", w->rdma_endpoint);
 	return 0;
 }
 
@@ -232,8 +231,7 @@ static int setup_engine(struct worker *w, char *err, size_t errlen)
 				 w->transport);
 			return -1;
 		}
-	fprintf(stderr, "mcrepl-worker: transport %s (%s)\n", w->transport,
-		why);
+	log_line(LOG_INFO, "transport %s (%s)", w->transport, why);
 	return setup_rdma_peers(w, &cc, err, errlen);
 }
 
@@ -306,7 +304,7 @@ static int start(struct worker *w)
 	snprintf(w->caps[1], sizeof(w->caps[1]), "rdma");
 	w->base = event_base_new();
 	if (!w->base) {
-		fprintf(stderr, "mcrepl-worker: cannot create event loop\n");
+		log_line(LOG_ERROR, "cannot create event loop");
 		return -1;
 	}
 	if (setup_auth(w, err, sizeof(err)) ||
@@ -316,7 +314,7 @@ static int start(struct worker *w)
 	    (w->flags.metrics_port >= 0 &&
 	     metrics_start(w, err, sizeof(err))) ||
 	    setup_loop(w, err, sizeof(err))) {
-		fprintf(stderr, "mcrepl-worker: %s\n", err);
+		log_line(LOG_ERROR, "%s", err);
 		return -1;
 	}
 	return 0;
@@ -355,9 +353,11 @@ int main(int argc, char **argv)
 
 	memset(&w, 0, sizeof(w));
 	signal(SIGPIPE, SIG_IGN);
+	log_init("mcrepl-worker", NULL);
 	rc = worker_flags_parse(&w.flags, argc, argv);
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
+	log_init("mcrepl-worker", w.flags.log_level);
 	worker_flags_warn(&w.flags, ram_bytes(), stderr);
 	if (start(&w) != 0) {
 		stop(&w);

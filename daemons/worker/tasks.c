@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "netutil.h"
 #include "span.h"
 #include "stamp.h"
@@ -189,7 +190,7 @@ static void on_marked(int status, ProtobufCMessage *resp, const char *error,
 	static struct ratelog rl;
 
 	if (status != RPC_OK)
-		ratelog(&rl, "mcrepl-worker: task %llu: MarkTaskToComplete: %s",
+		ratelog(&rl, LOG_WARN, "task %llu: MarkTaskToComplete: %s",
 			(unsigned long long)t->id, error);
 	free_resp(resp);
 	task_free(t);
@@ -204,7 +205,7 @@ static void mark(struct wtask *t, McreplRpc__Code code, const char *msg)
 	if (msg != t->msg)
 		snprintf(t->msg, sizeof(t->msg), "%s", msg ? msg : "");
 	if (code != MCREPL_RPC__CODE__OK)
-		ratelog(&rl, "mcrepl-worker: task %llu (%s) failed: %s",
+		ratelog(&rl, LOG_WARN, "task %llu (%s) failed: %s",
 			(unsigned long long)t->id, t->key, t->msg);
 	mcrepl_rpc__mark_task_to_complete_request__init(&req);
 	req.client_id = t->w->client_id;
@@ -256,7 +257,7 @@ static void on_revoked(int status, ProtobufCMessage *resp, const char *error,
 	static struct ratelog rl;
 
 	if (status != RPC_OK)
-		ratelog(&rl, "mcrepl-worker: task %llu: revoke: %s",
+		ratelog(&rl, LOG_WARN, "task %llu: revoke: %s",
 			(unsigned long long)t->id, error);
 	free_resp(resp);
 	mark(t, t->status, t->msg);
@@ -362,10 +363,11 @@ static struct copy_engine *engine_for(struct worker *w,
 	    (dst->rdma_endpoint && dst->rdma_endpoint[0]))
 		return w->engine;
 	if (!w->tcp_fallback_logged)
-		fprintf(
-		    stderr,
-		    "mcrepl-worker: target %s came without an rdma endpoint (a master older than this worker, or a target without rdma): copying over tcp\n",
-		    dst->endpoint);
+		log_line(LOG_WARN,
+			 "target %s came without an rdma endpoint (a master "
+			 "older than this worker, or a target without rdma): "
+			 "copying over tcp",
+			 dst->endpoint);
 	w->tcp_fallback_logged = true;
 	return w->tcp_engine;
 }
@@ -493,8 +495,8 @@ static void run_task(struct worker *w, const McreplRpc__Task *m)
 	struct wtask *t = task_new(w, m);
 
 	if (!t) {
-		fprintf(stderr, "mcrepl-worker: out of memory for task %llu\n",
-			(unsigned long long)m->task_id);
+		log_line(LOG_ERROR, "out of memory for task %llu",
+			 (unsigned long long)m->task_id);
 		return;
 	}
 	w->ctr.tasks_fetched++;

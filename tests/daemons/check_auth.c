@@ -1158,17 +1158,17 @@ START_TEST(test_auth_worker_exits_on_permanent_refusal)
 	ck_assert_int_eq(worker_run(dir, flags), 1);
 	snprintf(path, sizeof(path), "%s/w.err", dir);
 	err = slurp(path);
-	ck_assert_msg(strstr(err, "mcrepl-worker: fatal: mount of ") &&
+	ck_assert_msg(strstr(err, "mcrepl-worker: error: mount of ") &&
 			  strstr(err, "authentication failed") &&
 			  strstr(err, "check --principal and --secret_file"),
 		      "%s", err);
-	ck_assert_int_eq(lines(strstr(err, "fatal")), 1);
+	ck_assert_int_eq(lines(strstr(err, "mcrepl-worker: error: ")), 1);
 	free(err);
 	/* host-b is w2's */
 	snprintf(flags, sizeof(flags), "--host_id=host-b --secret_file=%s", w1);
 	ck_assert_int_eq(worker_run(dir, flags), 1);
 	err = slurp(path);
-	ck_assert_msg(strstr(err, "mcrepl-worker: fatal: mount of ") &&
+	ck_assert_msg(strstr(err, "mcrepl-worker: error: mount of ") &&
 			  strstr(err, "host-b") &&
 			  strstr(err, "must allow this --host_id"),
 		      "%s", err);

@@ -593,14 +593,14 @@ START_TEST(test_tls_bad_files_stop_the_programs_with_one_line)
 	snprintf(args, sizeof(args), "--tls_cert=%s --tls_key=%s",
 		 cpath("server.pem"), cpath("writer.key"));
 	snprintf(want, sizeof(want),
-		 "mcrepl-master: --tls_key %s: does not match the certificate "
+		 "mcrepl-master: error: --tls_key %s: does not match the certificate "
 		 "of --tls_cert (",
 		 cpath("writer.key"));
 	start_fails("mcrepl-master", args, 1, want);
 	snprintf(args, sizeof(args), "--tls_cert=%s --tls_key=%s",
 		 cpath("missing.pem"), cpath("server.key"));
 	snprintf(want, sizeof(want),
-		 "mcrepl-master: --tls_cert %s: No such file or directory\n",
+		 "mcrepl-master: error: --tls_cert %s: No such file or directory\n",
 		 cpath("missing.pem"));
 	start_fails("mcrepl-master", args, 1, want);
 	tlsfix_path(&certs, "notakey.key", open_key, sizeof(open_key));
@@ -610,16 +610,16 @@ START_TEST(test_tls_bad_files_stop_the_programs_with_one_line)
 	snprintf(args, sizeof(args), "--tls_cert=%s --tls_key=%s",
 		 cpath("server.pem"), open_key);
 	snprintf(want, sizeof(want),
-		 "mcrepl-master: --tls_key %s: not a PEM private key (",
+		 "mcrepl-master: error: --tls_key %s: not a PEM private key (",
 		 open_key);
 	start_fails("mcrepl-master", args, 1, want);
 	snprintf(args, sizeof(args), "--tls_ca=%s", cpath("ca.pem"));
 	start_fails("mcrepl-master", args, 1,
-		    "mcrepl-master: --tls_ca needs --tls_cert and --tls_key "
+		    "mcrepl-master: error: --tls_ca needs --tls_cert and --tls_key "
 		    "(mutual TLS on the RPC port)\n");
 	snprintf(args, sizeof(args), "--tls_cert=%s", cpath("server.pem"));
 	start_fails("mcrepl-master", args, 1,
-		    "mcrepl-master: --tls_cert needs --tls_key\n");
+		    "mcrepl-master: error: --tls_cert needs --tls_key\n");
 	/* a key others may read */
 	tlsfix_path(&certs, "open.key", open_key, sizeof(open_key));
 	snprintf(cmd, sizeof(cmd), "cp %s %s && chmod 644 %s",
@@ -628,7 +628,7 @@ START_TEST(test_tls_bad_files_stop_the_programs_with_one_line)
 	snprintf(args, sizeof(args), "--tls_cert=%s --tls_key=%s",
 		 cpath("server.pem"), open_key);
 	snprintf(want, sizeof(want),
-		 "mcrepl-master: --tls_key: %s holds secrets but others may "
+		 "mcrepl-master: error: --tls_key: %s holds secrets but others may "
 		 "access it (mode 0644): chmod 600 %s\n",
 		 open_key, open_key);
 	start_fails("mcrepl-master", args, 1, want);

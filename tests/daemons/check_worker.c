@@ -723,7 +723,7 @@ START_TEST(test_worker_flags)
 	/* auto says why it chose tcp in one line, with no advice to pass
 	 * --transport=tcp (it just did) */
 	if (!has_rdma_device())
-		ck_assert_msg(strstr(out, "mcrepl-worker: transport tcp (auto: "
+		ck_assert_msg(strstr(out, "mcrepl-worker: info: transport tcp (auto: "
 					  "no usable RDMA: ") &&
 				  !strstr(out, "use --transport"),
 			      "%s", out);
