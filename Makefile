@@ -153,6 +153,7 @@ include mk/rdma.mk
 include mk/master.mk
 include mk/worker.mk
 include mk/examples.mk
+include mk/tools.mk
 include mk/demo.mk
 include mk/mbench.mk
 include mk/sim.mk
@@ -195,7 +196,7 @@ demo: all
 valgrind: all
 
 # Every C source of the tree (contrib/mooncake follows upstream's style).
-FORMAT_SRC = $(shell find lib daemons examples bench tests -name '*.[ch]' \
+FORMAT_SRC = $(shell find lib daemons examples tools bench tests -name '*.[ch]' \
 	-not -path '*/corpus/*')
 format:
 	clang-format -i $(FORMAT_SRC)

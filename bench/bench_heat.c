@@ -97,7 +97,7 @@ static double rng_uniform(void *s)
 }
 
 /* A Zipf rank from 0 (the most popular), by the tools' sampler
- * (examples/common/zipf.h). */
+ * (tools/common/zipf.h). */
 static uint64_t zipf_next(const struct zipf *z, uint64_t *s)
 {
 	return zipf_sample(z, rng_uniform, s) - 1;

@@ -31,8 +31,8 @@
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,\
 	$(sort $(wildcard bench/bench_*.c)))
 # The library's benches draw Zipf keys with the tools' one sampler.
-CFLAGS.bench := -Iexamples/common
-BENCH_ZIPF_OBJ := $(BUILD)/obj/examples/common/zipf.o
+CFLAGS.bench := -Itools/common
+BENCH_ZIPF_OBJ := $(BUILD)/obj/tools/common/zipf.o
 $(BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BENCH_ZIPF_OBJ) $(STLIB)
 	$(call link,-lm)
 

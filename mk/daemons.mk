@@ -1,16 +1,16 @@
 # The code the daemons and tools share, by what it is:
-#   daemons/common/   small shared pieces: sockets and clocks (netutil),
+#   daemons/runtime/common/   small shared pieces: sockets and clocks (netutil),
 #                     principals and HMAC proofs (auth; libcrypto),
 #                     TLS contexts and peer checks (tls; libssl and
 #                     libevent_openssl),
 #                     big-endian bytes (bytes.h)
-#   daemons/rpc/      the RPC layer: frame codec, libevent framing, server,
+#   daemons/runtime/rpc/      the RPC layer: frame codec, libevent framing, server,
 #                     dispatch, blocking and async clients; with the
 #                     protobuf-c code generated from proto/mcrepl.proto
-#   daemons/data/     the data plane: wire headers (data_proto), grants,
+#   daemons/runtime/data/     the data plane: wire headers (data_proto), grants,
 #                     the worker's data server, copy engines (TCP here;
-#                     RDMA in daemons/rdma/, mk/rdma.mk)
-#   daemons/client/   the client library: store_client over the master's
+#                     RDMA in daemons/runtime/rdma/, mk/rdma.mk)
+#   daemons/runtime/client/   the client library: store_client over the master's
 #                     RPC and pooled data connections (data_client)
 #
 #   $(BUILD)/gen/mcrepl.pb-c.{c,h}   generated from proto/mcrepl.proto
@@ -37,7 +37,7 @@ DAEMON_PKGS := libevent libevent_openssl libprotobuf-c libssl libcrypto json-c
 DAEMON_PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DAEMON_PKGS) 2>/dev/null)
 DAEMON_LIBS := $(shell $(PKG_CONFIG) --libs $(DAEMON_PKGS) 2>/dev/null || \
 	echo -levent_openssl -levent -lprotobuf-c -lssl -lcrypto -ljson-c)
-DAEMON_DIRS := daemons/common daemons/rpc daemons/data daemons/client
+DAEMON_DIRS := daemons/runtime/common daemons/runtime/rpc daemons/runtime/data daemons/runtime/client
 DAEMON_CFLAGS := -I$(BUILD)/gen $(addprefix -I,$(DAEMON_DIRS)) \
 	$(DAEMON_PKG_CFLAGS)
 

@@ -1,6 +1,6 @@
 # mcrepl-demo: README's main job (make demo, in the Makefile).
-CFLAGS.examples/demo := $(TOOLS_CFLAGS)
-DEMO_OBJ := $(call objs,examples/demo)
+CFLAGS.tools/demo := $(TOOLS_CFLAGS)
+DEMO_OBJ := $(call objs,tools/demo)
 DEMO_BIN := $(BUILD)/bin/mcrepl-demo
 $(DEMO_OBJ): | $(RPC_GEN_H)
 $(DEMO_BIN): $(DEMO_OBJ) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)

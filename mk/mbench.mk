@@ -1,12 +1,12 @@
 # mcrepl-bench: hot-spot relief measured on real daemons (docs/BENCH.md).
 #
-#   $(BUILD)/bin/mcrepl-bench   examples/bench/*.c with the tools' shared
+#   $(BUILD)/bin/mcrepl-bench   tools/bench/*.c with the tools' shared
 #                               code, $(TOOLS_LIB) (built by `all`)
 #   make check-mbench           tests/mbench/run.sh against it (< 40 s;
 #                               hooked to check)
 
-CFLAGS.examples/bench := $(TOOLS_CFLAGS)
-MBENCH_OBJ := $(call objs,examples/bench)
+CFLAGS.tools/bench := $(TOOLS_CFLAGS)
+MBENCH_OBJ := $(call objs,tools/bench)
 MBENCH_BIN := $(BUILD)/bin/mcrepl-bench
 $(MBENCH_OBJ): | $(RPC_GEN_H)
 

@@ -1,13 +1,13 @@
-# mcrepl-sim: the cluster simulator, examples/sim/*.c with the tools'
+# mcrepl-sim: the cluster simulator, tools/sim/*.c with the tools'
 # shared code ($(TOOLS_LIB): it pulls the trace reader, the Zipf sampler,
 # the shifting ranking and the per-phase figures), linked with libmcrepl.a.
 #
 #   $(BUILD)/bin/mcrepl-sim     the simulator (built by `all`)
 #   make check-sim              tests/common/trace_test (the trace reader of
-#                               examples/common) and tests/sim/run.sh
+#                               tools/common) and tests/sim/run.sh
 #                               (hooked to check)
 
-SIM_OBJ := $(call objs,examples/sim)
+SIM_OBJ := $(call objs,tools/sim)
 SIM_BIN := $(BUILD)/bin/mcrepl-sim
 
 $(SIM_BIN): $(SIM_OBJ) $(TOOLS_LIB) $(STLIB)

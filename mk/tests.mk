@@ -61,7 +61,7 @@ $(DAEMON_TEST_BIN): $(DAEMON_TEST_OBJ) $(RDMA_OBJ) $(WORKER_FLAGS_OBJ) \
 DAEMON_TEST_DEPS := $(DAEMON_TEST_BIN) $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN) \
 	$(DEMO_BIN)
 # The runner's stderr and the daemons' go to $(TEST_LOGS) (main.c,
-# examples/common/harness.c); Check's report stays on the console.
+# tools/common/harness.c); Check's report stays on the console.
 check-daemons: $(DAEMON_TEST_DEPS)
 	$(Q)mkdir -p $(TEST_LOGS) && rm -f $(TEST_LOGS)/mcrepl-*.log \
 		$(TEST_LOGS)/check_daemons.log

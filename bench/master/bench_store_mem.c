@@ -1,7 +1,7 @@
 /*
  * bench_store_mem: the master's heap per object, in-process. One store
  * (defaults), one segment of 1 TiB, then N objects put and ended as
- * bench_stress loads a real master (examples/common/preload.c: tenant "",
+ * bench_stress loads a real master (tools/common/preload.c: tenant "",
  * keys "key-<i>", 1 KiB, one replica). The heap in use (glibc mallinfo2:
  * small blocks and mmapped ones) is read before and after the objects;
  * the keys are made before the first reading.

@@ -1,7 +1,7 @@
 /*
  * SipHash-2-4 (Aumasson and Bernstein, "SipHash: a fast short-input PRF",
  * 2012), from the reference algorithm: a keyed 64-bit PRF for short
- * inputs, used as the MAC of the data plane's grants (daemons/data/grant.h,
+ * inputs, used as the MAC of the data plane's grants (daemons/runtime/data/grant.h,
  * docs/SECURITY.md). A util shared by the daemons (lib/util/); not part of
  * libmcrepl's API.
  *

@@ -1,6 +1,6 @@
 /*
  * Unit test of the trace loader shared by mcrepl-sim and mcrepl-bench
- * (examples/common/trace.c, jsonl.c): a crafted file with every kind of
+ * (tools/common/trace.c, jsonl.c): a crafted file with every kind of
  * malformed line, out-of-order and tied timestamps, a hash id repeated in
  * a request, ids past 2^53 and up to 2^64-1, a line longer than 1 MiB, a
  * NUL byte and no final newline; the report cap; a missing file; requests
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../examples/common/trace.h"
+#include "../../tools/common/trace.h"
 
 static int n_pass, n_fail;
 

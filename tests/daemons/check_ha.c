@@ -1,6 +1,6 @@
 /*
  * Master high availability on etcd (docs/HA.md), with the real
- * binaries: a throw-away etcd (examples/common/etcd_proc.h), two masters
+ * binaries: a throw-away etcd (tools/common/etcd_proc.h), two masters
  * campaigning with the default 3 s lease, workers and a store client that find the
  * leader in etcd. Skipped, with one line saying so, without the etcd
  * binary (Debian: etcd-server).

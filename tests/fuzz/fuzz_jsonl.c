@@ -1,6 +1,6 @@
 /*
  * The JSON-lines scanner and the trace loader shared by mcrepl-sim and
- * mcrepl-bench (examples/common/jsonl.h, trace.h). The input is scanned as
+ * mcrepl-bench (tools/common/jsonl.h, trace.h). The input is scanned as
  * one line, then loaded as a whole trace file (trace_load_stream on an
  * fmemopen stream).
  *
@@ -16,8 +16,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../../examples/common/jsonl.h"
-#include "../../examples/common/trace.h"
+#include "../../tools/common/jsonl.h"
+#include "../../tools/common/trace.h"
 #include "fuzz.h"
 
 /* ids[0..n) as "[a,b,...]" scans back to the same ids. */

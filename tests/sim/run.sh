@@ -81,7 +81,7 @@ check "trace: distinct blocks" eq "$(field keys "$TMP/t")" 6
 check "trace: malformed count" eq "$(field trace_malformed "$TMP/t")" 1
 $SIM --workload trace "$TMP/missing.jsonl" > /dev/null 2> "$TMP/t2.err"
 check "trace: a missing file is an error" grep -q 'cannot open' "$TMP/t2.err"
-# The shared loader (examples/common/trace.c; tests/common/trace_test.c
+# The shared loader (tools/common/trace.c; tests/common/trace_test.c
 # checks it in memory) through the simulator: valid requests at 3000,
 # 500, 500 and 1000 ms read 3 + 2 + 1 + 1 = 7 blocks of 5 distinct ids
 # (id 7 twice in one request, ids past 2^53 and 2^64-1 kept exact); line 2

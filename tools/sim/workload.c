@@ -11,7 +11,7 @@ enum {
 	STREAM_SHIFT = 4
 };
 
-/* mcrepl-bench's generator (examples/bench/zipf.c), so that both tools
+/* mcrepl-bench's generator (tools/bench/zipf.c), so that both tools
  * draw the same key permutation from the same seed. */
 static uint64_t bench_rand(uint64_t *state)
 {

@@ -358,7 +358,7 @@ const char *harness_auth_secret_file(const struct harness_auth *a,
 
 int harness_auth_setup(struct harness_auth *a, const char *const *lines)
 {
-	char text[8192] = "# throwaway auth file (examples/common/harness.c)\n";
+	char text[8192] = "# throwaway auth file (tools/common/harness.c)\n";
 	char path[380], line[512];
 	size_t len = strlen(text);
 

@@ -1,6 +1,6 @@
 /*
  * mcrepl-bench's Zipf key stream: Zipf(theta) ranks from the sampler shared
- * with mcrepl-sim (examples/common/zipf.h), and a seeded permutation from
+ * with mcrepl-sim (tools/common/zipf.h), and a seeded permutation from
  * rank to key id, so the hottest ranks land on keys spread over the put
  * order (and so over the workers). Also the bench's small generator.
  * Shifting: a reader's own copy of the ranking (../common/shift.h) maps a

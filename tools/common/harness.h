@@ -1,7 +1,7 @@
 /* Process harness for the demo, mcrepl-bench, the benches and the tests:
  * start real daemons on loopback, parse their ready line, stop them; and a
  * few RPC and HTTP conveniences for the Master. Not test-only, so it lives
- * with the tools' shared code (examples/common/), not in tests/. */
+ * with the tools' shared code (tools/common/), not in tests/. */
 #ifndef MCREPL_TEST_HARNESS_H
 #define MCREPL_TEST_HARNESS_H
 
