@@ -105,34 +105,53 @@ START_TEST(test_admit_rules_in_order)
 }
 END_TEST
 
+/* The admission most tests below start from: an ADD of t/k (version and
+ * size 1, one readable replica) by an enforcing config, 8 reads in the
+ * window; a test changes the field it is about. */
+struct admit_fx {
+	mcrepl_config cfg;
+	mcrepl_proposal p;
+	mcrepl_object_view o;
+	mcrepl_admit_input in;
+};
+
+static void admit_fx_init(struct admit_fx *x)
+{
+	mcrepl_config_init(&x->cfg);
+	x->cfg.mode = MCREPL_MODE_ENFORCE;
+	x->p = (mcrepl_proposal){.action = MCREPL_ACTION_ADD,
+				 .proposal_id = "p",
+				 .tenant = "t",
+				 .key = "k",
+				 .observed_version = 1,
+				 .expected_size = 1,
+				 .expires_at_ms = NOW + 1};
+	x->o = (mcrepl_object_view){.exists = true,
+				    .version = 1,
+				    .size = 1,
+				    .readable_memory_replicas = 1};
+	x->in = (mcrepl_admit_input){.cfg = &x->cfg,
+				     .proposal = &x->p,
+				     .object = &x->o,
+				     .heat_count = 8,
+				     .now_ms = NOW};
+}
+
 /* RFC test plan: below-threshold admission is rejected. */
 /* covers: T-6 R-ADMIT-2 R-PROP-7 */
 START_TEST(test_below_threshold_admission_is_rejected)
 {
-	mcrepl_config cfg;
-	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD,
-			     .proposal_id = "p",
-			     .tenant = "t",
-			     .key = "k",
-			     .observed_version = 1,
-			     .expected_size = 1,
-			     .expires_at_ms = NOW + 1};
-	mcrepl_object_view o = {.exists = true,
-				.version = 1,
-				.size = 1,
-				.readable_memory_replicas = 1};
-	mcrepl_admit_input in = {
-	    .cfg = &cfg, .proposal = &p, .object = &o, .now_ms = NOW};
+	struct admit_fx x;
+	mcrepl_admit_input *in = &x.in;
 
-	mcrepl_config_init(&cfg);
-	cfg.mode = MCREPL_MODE_ENFORCE;
+	admit_fx_init(&x);
 	for (uint32_t h = 0; h < 8; h++) {
-		in.heat_count = h;
-		ck_assert_int_eq(mcrepl_admit(&in),
+		in->heat_count = h;
+		ck_assert_int_eq(mcrepl_admit(in),
 				 MCREPL_REASON_BELOW_THRESHOLD);
 	}
-	in.heat_count = 8;
-	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_NONE);
+	in->heat_count = 8;
+	ck_assert_int_eq(mcrepl_admit(in), MCREPL_REASON_NONE);
 }
 END_TEST
 
@@ -141,67 +160,34 @@ END_TEST
 /* covers: T-9 R-GOAL-8 R-PROP-2 R-PROP-3 R-PROP-6 */
 START_TEST(test_nonempty_domain_hints_rejected_in_first_stage)
 {
-	mcrepl_config cfg;
-	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD,
-			     .proposal_id = "p",
-			     .tenant = "t",
-			     .key = "k",
-			     .requester_domain = "a",
-			     .target_domain = "b",
-			     .observed_version = 1,
-			     .expected_size = 1,
-			     .expires_at_ms = NOW + 1};
-	mcrepl_object_view o = {.exists = true,
-				.version = 1,
-				.size = 1,
-				.readable_memory_replicas = 1};
-	mcrepl_admit_input in = {.cfg = &cfg,
-				 .proposal = &p,
-				 .object = &o,
-				 .heat_count = 8,
-				 .now_ms = NOW};
+	struct admit_fx x;
 
-	mcrepl_config_init(&cfg);
-	cfg.mode = MCREPL_MODE_ENFORCE;
-	ck_assert_int_eq(mcrepl_admit(&in),
+	admit_fx_init(&x);
+	x.p.requester_domain = "a";
+	x.p.target_domain = "b";
+	ck_assert_int_eq(mcrepl_admit(&x.in),
 			 MCREPL_REASON_DOMAIN_HINT_UNSUPPORTED);
-	cfg.domain_aware = true;
-	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_NONE);
+	x.cfg.domain_aware = true;
+	ck_assert_int_eq(mcrepl_admit(&x.in), MCREPL_REASON_NONE);
 }
 END_TEST
 
 /* covers: R-PROP-1 */
 START_TEST(test_admit_invalid_proposals)
 {
-	mcrepl_config cfg;
-	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD,
-			     .proposal_id = "",
-			     .tenant = "t",
-			     .key = "k",
-			     .observed_version = 1,
-			     .expected_size = 1,
-			     .expires_at_ms = NOW + 1};
-	mcrepl_object_view o = {.exists = true,
-				.version = 1,
-				.size = 1,
-				.readable_memory_replicas = 1};
-	mcrepl_admit_input in = {.cfg = &cfg,
-				 .proposal = &p,
-				 .object = &o,
-				 .heat_count = 8,
-				 .now_ms = NOW};
+	struct admit_fx x;
 
-	mcrepl_config_init(&cfg);
-	cfg.mode = MCREPL_MODE_ENFORCE;
-	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_INVALID_PROPOSAL);
-	p.proposal_id = "p";
-	p.key = NULL;
-	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_INVALID_PROPOSAL);
-	p.key = "k";
-	p.action = (mcrepl_action)7;
-	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_INVALID_PROPOSAL);
-	in.proposal = NULL;
-	ck_assert_int_eq(mcrepl_admit(&in), MCREPL_REASON_INVALID_PROPOSAL);
+	admit_fx_init(&x);
+	x.p.proposal_id = "";
+	ck_assert_int_eq(mcrepl_admit(&x.in), MCREPL_REASON_INVALID_PROPOSAL);
+	x.p.proposal_id = "p";
+	x.p.key = NULL;
+	ck_assert_int_eq(mcrepl_admit(&x.in), MCREPL_REASON_INVALID_PROPOSAL);
+	x.p.key = "k";
+	x.p.action = (mcrepl_action)7;
+	ck_assert_int_eq(mcrepl_admit(&x.in), MCREPL_REASON_INVALID_PROPOSAL);
+	x.in.proposal = NULL;
+	ck_assert_int_eq(mcrepl_admit(&x.in), MCREPL_REASON_INVALID_PROPOSAL);
 	ck_assert_int_eq(mcrepl_admit(NULL), MCREPL_REASON_INVALID_PROPOSAL);
 }
 END_TEST

@@ -12,6 +12,21 @@
 
 /* ---- tasks ---------------------------------------------------------------- */
 
+/* A copy start's claim: its task, object and both segments (the
+ * ordinary and the dynamic start carry the same fields). */
+static struct task_claim start_claim(uint64_t client, uint64_t task,
+				     const char *tenant, const char *key,
+				     uint64_t source, uint64_t target)
+{
+	return (struct task_claim){.client_id = client,
+				   .task_id = task,
+				   .tenant = tenant,
+				   .key = key,
+				   .check_segments = true,
+				   .source = source,
+				   .target = target};
+}
+
 void method_fetch_tasks(McreplRpc__Master_Service *svc,
 			const McreplRpc__FetchTasksRequest *req,
 			McreplRpc__FetchTasksResponse_Closure done, void *cd)
@@ -87,15 +102,9 @@ void method_copy_start(McreplRpc__Master_Service *svc,
 	struct reply r = {0};
 	McreplRpc__Code code;
 
-	struct task_claim claim = {
-	    .client_id = req->client_id,
-	    .task_id = req->task_id,
-	    .tenant = req->tenant,
-	    .key = req->key,
-	    .check_segments = true,
-	    .source = req->source_segment_id,
-	    .target = req->target_segment_id,
-	};
+	struct task_claim claim =
+	    start_claim(req->client_id, req->task_id, req->tenant, req->key,
+			req->source_segment_id, req->target_segment_id);
 
 	mcrepl_rpc__copy_start_response__init(&resp);
 	store_lock(s);
@@ -210,15 +219,9 @@ void method_dynamic_replica_copy_start(
 	struct reply r = {0};
 	McreplRpc__Code code;
 
-	struct task_claim claim = {
-	    .client_id = req->client_id,
-	    .task_id = req->task_id,
-	    .tenant = req->tenant,
-	    .key = req->key,
-	    .check_segments = true,
-	    .source = req->source_segment_id,
-	    .target = req->target_segment_id,
-	};
+	struct task_claim claim =
+	    start_claim(req->client_id, req->task_id, req->tenant, req->key,
+			req->source_segment_id, req->target_segment_id);
 
 	mcrepl_rpc__dynamic_replica_copy_start_response__init(&resp);
 	store_lock(s);
