@@ -491,7 +491,9 @@ START_TEST(test_policy_admit)
 	    .cluster = &cl,
 	    /* 64 segments, mean 2000 reads: overloaded above 2000 +
 	     * 4.1867 sqrt(2000) = 2187.2 */
-	    .balance = {tc->key_load, 128000, 64},
+	    .balance = {.key_load = tc->key_load,
+			.load_sum = 128000,
+			.segments = 64},
 	};
 
 	c.policy = tc->policy;

@@ -38,7 +38,8 @@ bool mcu_prom_reserve(struct mcu_prom *p, size_t need)
 	return true;
 }
 
-static void vput(struct mcu_prom *p, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void
+vput(struct mcu_prom *p, const char *fmt, va_list ap)
 {
 	size_t room = p->len < p->cap ? p->cap - p->len : 0;
 	va_list again;

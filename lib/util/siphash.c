@@ -85,17 +85,23 @@ uint64_t mcu_siphash24(const struct mcu_siphash_key *key, const void *in,
 	}
 	switch (n % 8) {
 	case 7:
-		b |= (uint64_t)p[6] << 48; /* fall through */
+		b |= (uint64_t)p[6] << 48;
+		__attribute__((fallthrough));
 	case 6:
-		b |= (uint64_t)p[5] << 40; /* fall through */
+		b |= (uint64_t)p[5] << 40;
+		__attribute__((fallthrough));
 	case 5:
-		b |= (uint64_t)p[4] << 32; /* fall through */
+		b |= (uint64_t)p[4] << 32;
+		__attribute__((fallthrough));
 	case 4:
-		b |= (uint64_t)p[3] << 24; /* fall through */
+		b |= (uint64_t)p[3] << 24;
+		__attribute__((fallthrough));
 	case 3:
-		b |= (uint64_t)p[2] << 16; /* fall through */
+		b |= (uint64_t)p[2] << 16;
+		__attribute__((fallthrough));
 	case 2:
-		b |= (uint64_t)p[1] << 8; /* fall through */
+		b |= (uint64_t)p[1] << 8;
+		__attribute__((fallthrough));
 	case 1:
 		b |= (uint64_t)p[0];
 		break;

@@ -5,8 +5,9 @@
 #include "ratelog.h"
 
 /* The line into out, or into the log at lv when out is NULL. */
-static bool vlog(struct ratelog *rl, int64_t now, FILE *out, enum log_level lv,
-		 const char *fmt, va_list ap)
+__attribute__((format(printf, 5, 0))) static bool
+vlog(struct ratelog *rl, int64_t now, FILE *out, enum log_level lv,
+     const char *fmt, va_list ap)
 {
 	char text[1024], more[48] = "";
 

@@ -213,8 +213,9 @@ SSL *tls_client_ssl(SSL_CTX *ctx, const char *host)
 		ERR_clear_error();
 		X509_VERIFY_PARAM_set_hostflags(
 		    vp, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-		ok = SSL_set1_host(ssl, host) == 1 &&
-		     SSL_set_tlsext_host_name(ssl, host) == 1;
+		ok =
+		    SSL_set1_host(ssl, host) == 1 &&
+		    SSL_set_tlsext_host_name(ssl, (char *)(uintptr_t)host) == 1;
 	}
 	if (!ok) {
 		SSL_free(ssl);
