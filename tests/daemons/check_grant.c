@@ -20,6 +20,7 @@
 #include "harness.h"
 #include "netutil.h"
 #include "rawsock.h"
+#include "revoke.h"
 #include "stamp.h"
 #include "store_client.h"
 
@@ -134,6 +135,45 @@ START_TEST(test_grant_segment_keys_are_separate)
 	r = req_of(DATA_OP_READ, 1, 0, 4096, g);
 	ck_assert_int_eq(grant_check(&seg1, &r, 0), DATA_OK);
 	ck_assert_int_eq(grant_check(&b, &r, 0), DATA_E_DENIED);
+}
+END_TEST
+
+/* A segment's revocations: an entry refuses the revoked grant and any
+ * other of that object at that offset expiring no later, never another
+ * object's; it is dropped once its grant's expiry has passed; the set
+ * holds at most max entries, and frees room by dropping expired ones. */
+START_TEST(test_revoke_set_bounded_and_pruned)
+{
+	struct revoke_set rs;
+
+	ck_assert_int_eq(revoke_set_init(&rs, 2), 0);
+	ck_assert_int_eq(revoke_set_add(&rs, 0, 100, 9, 5000, 1000), 0);
+	ck_assert(revoke_set_covers(&rs, 0, 100, 9, 5000));
+	ck_assert(revoke_set_covers(&rs, 0, 100, 9, 4000));
+	ck_assert(!revoke_set_covers(&rs, 0, 100, 9, 5001));  /* newer */
+	ck_assert(!revoke_set_covers(&rs, 0, 100, 10, 5000)); /* next obj */
+	ck_assert(!revoke_set_covers(&rs, 100, 100, 9, 5000));
+	ck_assert_int_eq(revoke_set_add(&rs, 0, 100, 9, 5000, 1000), 0);
+	ck_assert_uint_eq(revoke_set_size(&rs), 1); /* a repeat: kept once */
+	ck_assert_int_eq(revoke_set_add(&rs, 100, 100, 10, 9000, 1000), 0);
+	ck_assert_int_eq(revoke_set_add(&rs, 200, 100, 11, 9000, 1000), -1);
+	ck_assert_uint_eq(revoke_set_size(&rs), 2); /* full */
+	/* at 5000 the first grant has expired: its entry goes, room again */
+	ck_assert_int_eq(revoke_set_add(&rs, 200, 100, 11, 9000, 5000), 0);
+	ck_assert_uint_eq(revoke_set_size(&rs), 2);
+	ck_assert(!revoke_set_covers(&rs, 0, 100, 9, 5000));
+	ck_assert(revoke_set_covers(&rs, 100, 100, 10, 9000));
+	ck_assert(revoke_set_covers(&rs, 200, 100, 11, 9000));
+	/* pruning out of insertion order when full: the sweep finds it */
+	ck_assert_int_eq(revoke_set_add(&rs, 300, 100, 12, 9500, 9000), 0);
+	ck_assert_uint_eq(revoke_set_size(&rs), 1);
+	revoke_set_prune(&rs, 9500);
+	ck_assert_uint_eq(revoke_set_size(&rs), 0);
+	ck_assert_int_eq(revoke_set_add(&rs, 0, 100, 9, 20000, 9500), 0);
+	revoke_set_clear(&rs);
+	ck_assert_uint_eq(revoke_set_size(&rs), 0);
+	ck_assert(!revoke_set_covers(&rs, 0, 100, 9, 20000));
+	revoke_set_fini(&rs);
 }
 END_TEST
 
@@ -345,6 +385,117 @@ START_TEST(test_write_cut_when_its_grant_expires_mid_stream)
 		ck_assert_uint_eq(ip.seg[i], 0); /* after: never */
 	data_server_counters(ip.ds, &c);
 	ck_assert_uint_eq(c.cut_writes, 1);
+	close(fd);
+}
+END_TEST
+
+/* The loop thread stops (as at teardown) so the test thread may call the
+ * server, which belongs to its loop, then runs again. */
+static void ip_pause(void)
+{
+	char err[128];
+	int fd;
+
+	event_base_loopbreak(ip.base);
+	fd = net_connect("127.0.0.1", data_server_port(ip.ds), 2000, err,
+			 sizeof(err));
+	pthread_join(ip.th, NULL);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void ip_resume(void)
+{
+	ck_assert_int_eq(pthread_create(&ip.th, NULL, ip_loop, NULL), 0);
+}
+
+static int ip_write(uint64_t off, const void *buf, uint64_t len,
+		    const struct data_grant *g, char *err, size_t errlen)
+{
+	return data_write(NULL, ip.ep, SEG_ID, off, buf, len, g, 2000, err,
+			  errlen);
+}
+
+/* A revoked WRITE grant is refused at once, long before its expiry, with
+ * the very answer a forged one gets (DENIED, one reason); the next
+ * object's grant on the same region still writes; the revocation of an
+ * unbound segment fails (the worker must not acknowledge it). */
+START_TEST(test_revoked_write_grant_refused_next_object_writes)
+{
+	const uint64_t len = 4096;
+	uint8_t buf[4096];
+	struct data_grant old, forged, next;
+	struct data_server_counters c;
+	char err[256], err2[256];
+
+	memset(buf, 'e', sizeof(buf));
+	old = gf_grant(DATA_OP_WRITE, SEG_ID, 0, len, GF_OBJECT);
+	ck_assert_int_eq(ip_write(0, buf, len, &old, err, sizeof(err)), 0);
+	ck_assert_uint_eq(ip.seg[100], 'e');
+	ip_pause();
+	ck_assert_int_eq(data_server_revoke_write(ip.ds, SEG_ID, 0, len,
+						  GF_OBJECT, old.expires_ms),
+			 0);
+	ck_assert_int_eq(data_server_revoke_write(ip.ds, SEG_ID + 1, 0, len,
+						  GF_OBJECT, old.expires_ms),
+			 -1);
+	ip_resume();
+	memset(ip.seg, 0, len);
+	ck_assert_int_eq(ip_write(0, buf, len, &old, err, sizeof(err)),
+			 -EACCES);
+	ck_assert_msg(strstr(err, "refused: write grant refused for segment 7 "
+				  "[0, +4096) (grant refused)"),
+		      "%s", err);
+	forged = old;
+	forged.tag ^= 1;
+	ck_assert_int_eq(ip_write(0, buf, len, &forged, err2, sizeof(err2)),
+			 -EACCES);
+	ck_assert_str_eq(err2, err);
+	ck_assert_uint_eq(ip.seg[100], 0);
+	/* the region's next object */
+	memset(buf, 'n', sizeof(buf));
+	next = gf_grant(DATA_OP_WRITE, SEG_ID, 0, len, GF_OBJECT + 1);
+	ck_assert_int_eq(ip_write(0, buf, len, &next, err, sizeof(err)), 0);
+	ck_assert_uint_eq(ip.seg[100], 'n');
+	data_server_counters(ip.ds, &c);
+	ck_assert_uint_eq(c.refused_revoked, 1);
+	ck_assert_uint_eq(c.refused_grant, 2);
+}
+END_TEST
+
+/* A WRITE streaming under a grant when it is revoked is cut there: the
+ * bytes sent after the revocation never land. */
+START_TEST(test_write_cut_when_its_grant_is_revoked_mid_stream)
+{
+	const uint64_t len = 64u << 10;
+	struct data_grant g = gf_grant(DATA_OP_WRITE, SEG_ID, 0, len, 1);
+	struct data_req r = req_of(DATA_OP_WRITE, SEG_ID, 0, len, g);
+	struct data_server_counters c;
+	uint8_t hdr[DATA_REQ_BYTES], part[4096];
+	char err[128];
+	int fd = net_connect("127.0.0.1", data_server_port(ip.ds), 2000, err,
+			     sizeof(err));
+
+	ck_assert_int_ge(fd, 0);
+	data_req_encode(&r, hdr);
+	memset(part, 'w', sizeof(part));
+	ck_assert_int_eq(send(fd, hdr, sizeof(hdr), 0), sizeof(hdr));
+	ck_assert_int_eq(send(fd, part, sizeof(part), 0), sizeof(part));
+	harness_sleep_ms(200);
+	ip_pause();
+	ck_assert_int_eq(
+	    data_server_revoke_write(ip.ds, SEG_ID, 0, len, 1, g.expires_ms),
+	    0);
+	ip_resume();
+	send(fd, part, sizeof(part), MSG_NOSIGNAL);
+	harness_sleep_ms(200);
+	for (size_t i = 0; i < sizeof(part); i++)
+		ck_assert_uint_eq(ip.seg[i], 'w'); /* before: landed */
+	for (size_t i = sizeof(part); i < len; i++)
+		ck_assert_uint_eq(ip.seg[i], 0); /* after: never */
+	data_server_counters(ip.ds, &c);
+	ck_assert_uint_eq(c.cut_writes, 1);
+	ck_assert_uint_eq(c.refused_revoked, 1);
 	close(fd);
 }
 END_TEST
@@ -729,10 +880,15 @@ Suite *make_grant_suite(void)
 
 	tcase_add_test(mac, test_grant_binds_every_field);
 	tcase_add_test(mac, test_grant_segment_keys_are_separate);
+	tcase_add_test(mac, test_revoke_set_bounded_and_pruned);
 	suite_add_tcase(s, mac);
 	tcase_add_checked_fixture(srv, ip_setup, ip_teardown);
 	tcase_add_test(srv, test_read_refused_after_expiry_or_reuse);
 	tcase_add_test(srv, test_write_cut_when_its_grant_expires_mid_stream);
+	tcase_add_test(srv,
+		       test_revoked_write_grant_refused_next_object_writes);
+	tcase_add_test(srv,
+		       test_write_cut_when_its_grant_is_revoked_mid_stream);
 	tcase_add_test(srv, test_attack_object_id_guess_no_oracle);
 	suite_add_tcase(s, srv);
 	tcase_add_checked_fixture(d, setup, teardown);

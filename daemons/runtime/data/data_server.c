@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "data_server.h"
 #include "grant.h"
+#include "revoke.h"
 #include "netlimits.h"
 #include "netutil.h"
 #include "ratelog.h"
@@ -24,7 +25,8 @@ struct slot {
 	uint8_t *mem;
 	uint64_t len, id;
 	struct data_stats st;
-	struct grant_key key; /* its segment's (grant.h) */
+	struct grant_key key;	   /* its segment's (grant.h) */
+	struct revoke_set revoked; /* WRITE grants revoked (revoke.h) */
 };
 
 enum conn_state {
@@ -53,6 +55,8 @@ struct conn {
 	unsigned queued;	  /* replies not yet flushed */
 	bool paused;		  /* reading stopped for unread replies */
 	int64_t until_ms;	  /* its grant's expiry on the local clock */
+	struct data_grant grant;  /* of the WRITE being streamed */
+	uint64_t offset;	  /* ... and its region's start */
 };
 
 struct data_server {
@@ -210,6 +214,12 @@ static enum data_status judge_grant(struct conn *c, const struct data_req *r,
 	if (s->cfg.grants_off)
 		return DATA_OK;
 	st = grant_check(&sl->key, r, master_now(s));
+	if (st == DATA_OK && r->op == DATA_OP_WRITE &&
+	    revoke_set_covers(&sl->revoked, r->offset, r->length,
+			      r->grant.object_id, r->grant.expires_ms)) {
+		st = DATA_E_DENIED; /* revoked: refused as a forged grant */
+		s->counters.refused_revoked++;
+	}
 	if (st == DATA_E_DENIED) {
 		s->counters.refused_grant++;
 	} else if (st == DATA_OK && r->op == DATA_OP_READ &&
@@ -326,6 +336,8 @@ static void on_write_req(struct conn *c, const struct data_req *r)
 	}
 	c->slot = idx;
 	c->length = r->length;
+	c->grant = r->grant;
+	c->offset = r->offset;
 	c->until_ms = c->s->cfg.grants_off
 			  ? INT64_MAX
 			  : (int64_t)(r->grant.expires_ms > INT64_MAX / 2
@@ -858,6 +870,8 @@ void data_server_destroy(struct data_server *s)
 		conn_free(s->conns);
 	evconnlistener_free(s->listener);
 	event_free(s->accept_retry);
+	for (int i = 0; i < s->n_slots; i++)
+		revoke_set_fini(&s->slots[i].revoked);
 	free(s->slots);
 	free(s);
 }
@@ -876,6 +890,11 @@ int data_server_add_segment(struct data_server *s, void *mem, uint64_t len)
 		return -1;
 	s->slots = n;
 	memset(&n[s->n_slots], 0, sizeof(*n));
+	/* one revocation per region the master can free: a region holds at
+	 * least a stamp and one byte */
+	if (revoke_set_init(&n[s->n_slots].revoked,
+			    (size_t)(len / (STAMP_BYTES + 1)) + 1) != 0)
+		return -1;
 	n[s->n_slots].mem = mem;
 	n[s->n_slots].len = len;
 	return s->n_slots++;
@@ -898,6 +917,35 @@ void data_server_set_grant_key(struct data_server *s, int slot,
 		memset(&s->slots[slot].key, 0, sizeof(s->slots[slot].key));
 	else
 		grant_key_init(&s->slots[slot].key, key, incarnation);
+	/* grants under the old key no longer verify: nothing to revoke */
+	revoke_set_clear(&s->slots[slot].revoked);
+}
+
+int data_server_revoke_write(struct data_server *s, uint64_t segment_id,
+			     uint64_t offset, uint64_t length,
+			     uint64_t object_id, uint64_t until_ms)
+{
+	int idx = -1;
+	struct slot *sl = find_slot(s, segment_id, &idx);
+	struct conn *c, *next;
+
+	if (!sl || revoke_set_add(&sl->revoked, offset, length, object_id,
+				  until_ms, master_now(s)) != 0)
+		return -1;
+	/* a write in flight under the revoked grant is cut: nothing more of
+	 * it lands */
+	for (c = s->conns; c; c = next) {
+		next = c->next;
+		if (c->state == C_PAYLOAD && c->slot == idx &&
+		    revoke_set_covers(&sl->revoked, c->offset, c->length,
+				      c->grant.object_id,
+				      c->grant.expires_ms)) {
+			s->counters.cut_writes++;
+			s->counters.refused_revoked++;
+			conn_free(c);
+		}
+	}
+	return 0;
 }
 
 void data_server_set_master_clock(struct data_server *s, uint64_t master_now_ms,

@@ -107,6 +107,16 @@ void data_server_set_grant_key(struct data_server *s, int slot,
 void data_server_set_master_clock(struct data_server *s, uint64_t master_now_ms,
 				  int64_t local_sent_ms);
 
+/* The master freed [offset, +length) of segment_id while the WRITE grant
+ * it issued there for object_id, expiring at until_ms (master clock),
+ * still ran: refuse every WRITE under that grant from now on (DENIED, as a
+ * grant that does not verify) and cut one in flight (revoke.h). Kept until
+ * until_ms. 0, or -1 (segment not bound here, or its revocations full):
+ * the caller must not acknowledge it. */
+int data_server_revoke_write(struct data_server *s, uint64_t segment_id,
+			     uint64_t offset, uint64_t length,
+			     uint64_t object_id, uint64_t until_ms);
+
 /* Cumulative counters of a slot (zeros for an unknown slot). */
 void data_server_slot_stats(const struct data_server *s, int slot,
 			    struct data_stats *out);
@@ -119,7 +129,9 @@ struct data_server_counters {
 	uint64_t refused_expired; /* expired grants (cut writes included) */
 	uint64_t refused_stale;	  /* READ of a region holding another
 				   * (answered DENIED alike: no oracle) */
-	uint64_t cut_writes;	  /* WRITEs cut when their grant expired */
+	uint64_t cut_writes;	  /* WRITEs cut: grant expired or revoked */
+	uint64_t refused_revoked; /* WRITEs under a revoked grant (answered
+				   * DENIED alike; cut ones included) */
 	uint64_t bad_streams;	  /* connections closed for bad input */
 	uint64_t connections;	  /* open now */
 	uint64_t accepted;	  /* connections accepted, cumulative */
