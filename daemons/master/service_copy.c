@@ -8,7 +8,8 @@
 #include "service_priv.h"
 
 #define MAX_TASKS_PER_FETCH 256
-#define MAX_INDEX_PER_FETCH 256 /* HA journal entries per FetchTasks */
+#define MAX_INDEX_PER_FETCH 256	 /* HA journal entries per FetchTasks */
+#define MAX_REVOKES_PER_FETCH 64 /* WRITE grant revocations per FetchTasks */
 
 /* ---- tasks ---------------------------------------------------------------- */
 
@@ -37,6 +38,9 @@ void method_fetch_tasks(McreplRpc__Master_Service *svc,
 	McreplRpc__Task *ptrs[MAX_TASKS_PER_FETCH];
 	McreplRpc__IndexEntry index[MAX_INDEX_PER_FETCH];
 	McreplRpc__IndexEntry *iptrs[MAX_INDEX_PER_FETCH];
+	struct write_revoke wr[MAX_REVOKES_PER_FETCH];
+	McreplRpc__WriteRevoke rm[MAX_REVOKES_PER_FETCH];
+	McreplRpc__WriteRevoke *rptrs[MAX_REVOKES_PER_FETCH];
 	size_t max = req->max_tasks ? req->max_tasks : 16, n;
 	struct reply r = {0};
 	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
@@ -54,14 +58,34 @@ void method_fetch_tasks(McreplRpc__Master_Service *svc,
 		ptrs[i] = &tasks[i]->msg;
 	resp.n_tasks = n;
 	resp.tasks = ptrs;
-	resp.n_index = store_journal_fill(s, req->client_id, req->index_ack,
-					  index, MAX_INDEX_PER_FETCH);
-	for (size_t i = 0; i < resp.n_index; i++)
-		iptrs[i] = &index[i];
-	resp.index = iptrs;
 	if (code == MCREPL_RPC__CODE__OK && n == 0 &&
 	    !store_client_known(s, req->client_id))
 		code = MCREPL_RPC__CODE__UNKNOWN_CLIENT;
+	/* the journal and the revocations are the caller's own, and only
+	 * for a client this master knows (an ack from an earlier master
+	 * names nothing here) */
+	if (code == MCREPL_RPC__CODE__OK) {
+		resp.n_index =
+		    store_journal_fill(s, req->client_id, req->index_ack, index,
+				       MAX_INDEX_PER_FETCH);
+		resp.n_revokes =
+		    store_revokes(s, req->client_id, req->revoke_ack, wr,
+				  MAX_REVOKES_PER_FETCH);
+	}
+	for (size_t i = 0; i < resp.n_index; i++)
+		iptrs[i] = &index[i];
+	resp.index = iptrs;
+	for (size_t i = 0; i < resp.n_revokes; i++) {
+		mcrepl_rpc__write_revoke__init(&rm[i]);
+		rm[i].seq = wr[i].seq;
+		rm[i].segment_id = wr[i].segment_id;
+		rm[i].offset = wr[i].offset;
+		rm[i].length = wr[i].length;
+		rm[i].object_id = wr[i].object_id;
+		rm[i].until_ms = wr[i].until_ms;
+		rptrs[i] = &rm[i];
+	}
+	resp.revokes = rptrs;
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);

@@ -248,6 +248,9 @@ struct task {
 	  "for them still runs)")                                              \
 	X(quar_bytes, "quarantined_bytes", gauge,                              \
 	  "Bytes of the regions held now after their replica went")            \
+	X(grants_revoked, "write_grants_revoked_total", counter,               \
+	  "Held regions released before their write grant expired: the "       \
+	  "worker acknowledged the grant's revocation")                        \
 	X(policy_nodes, "policy_nodes", gauge,                                 \
 	  "Nodes serving reads in the policy engine's cluster view")           \
 	X(policy_window_reads, "policy_window_reads", gauge,                   \
@@ -377,6 +380,18 @@ struct store_ha_figures {
 	uint64_t orphans, orphans_adopted, orphans_expired; /* keyless */
 };
 void store_ha_figures(struct store *s, struct store_ha_figures *f);
+/* A WRITE grant the master revokes on its worker (store_revoke.c). */
+struct write_revoke {
+	uint64_t seq, segment_id, offset, length, object_id, until_ms;
+};
+/* FetchTasks of client_id that applied every revocation up to seq ack:
+ * releases those held regions at once (mcrepl_master_write_grants_
+ * revoked_total), then gives the next ones, up to max, in seq order, into
+ * out. Returns how many. A region whose worker never acknowledges stays
+ * held until its grant's expiry (store_tick). */
+size_t store_revokes(struct store *s, uint64_t client_id, uint64_t ack,
+		     struct write_revoke *out, size_t max);
+
 /* Up to max journal entries of client_id after seq ack (entries up to ack
  * are forgotten: the worker applied them) into out; strings borrowed
  * until the lock is released. Returns how many. */

@@ -242,22 +242,34 @@ struct replica *store__place_replica(struct store *s, struct object *o,
 	return r;
 }
 
-/* Keep r's region allocated until free_at_ms; false when out of memory
- * (the caller frees it now). */
-static bool quarantine(struct store *s, const struct replica *r,
-		       uint64_t free_at_ms)
+/* Keep r's region (of object o) allocated until free_at_ms, or until its
+ * worker acknowledges the revocation of its WRITE grant (store_revoke.c):
+ * a segment RDMA can write one-sidedly (rkey) is held to the end, a data
+ * port write is refused once revoked. False when out of memory (the
+ * caller frees it now). */
+static bool quarantine(struct store *s, const struct object *o,
+		       const struct replica *r, uint64_t free_at_ms)
 {
+	const struct segment *seg = store__segment_any(s, r->segment_id);
+	bool revocable = seg && !seg->leaving && !seg->rkey &&
+			 !s->opts.grants_off && r->grant_until_ms;
 	struct quarantine q = {
 	    .segment_id = r->segment_id,
 	    .offset = r->offset,
 	    .bytes = store_region_bytes(r->size),
 	    .free_at_ms = free_at_ms,
+	    .client_id = seg ? seg->client_id : 0,
+	    .object_id = o->version,
+	    .grant_until_ms = r->grant_until_ms,
+	    .seq = revocable ? s->revoke_seq + 1 : 0,
 	};
 
 	if (!store__grow(&s->quar, s->n_quar, &s->cap_quar, sizeof(q)))
 		return false;
 	s->quar[s->n_quar++] = q;
 	s->quar_bytes += q.bytes;
+	if (q.seq)
+		s->revoke_seq = q.seq;
 	s->ctr.quarantined++;
 	return true;
 }
@@ -279,7 +291,7 @@ static void drop_replica(struct store *s, struct object *o, size_t i,
 		if (seg->leaving)
 			free_region = false; /* goes with its allocator */
 		else if (free_region && r.grant_until_ms > now_ms &&
-			 quarantine(s, &r, r.grant_until_ms))
+			 quarantine(s, o, &r, r.grant_until_ms))
 			free_region = false; /* a WRITE grant still runs */
 		if (free_region)
 			seg_alloc_free(seg->alloc, r.offset);
@@ -310,27 +322,29 @@ void store_drop_replica_quarantined(struct store *s, struct object *o, size_t i,
 
 	if (o->replicas[i].grant_until_ms > until)
 		until = o->replicas[i].grant_until_ms;
-	if (!quarantine(s, &o->replicas[i], until)) {
+	if (!quarantine(s, o, &o->replicas[i], until)) {
 		store_drop_replica(s, o, i, now_ms); /* no memory: free now */
 		return;
 	}
 	drop_replica(s, o, i, now_ms, false);
 }
 
+void store__quarantine_free(struct store *s, size_t i)
+{
+	/* segment ids are never reused: a gone segment took it along */
+	struct segment *seg = store_segment(s, s->quar[i].segment_id);
+
+	if (seg)
+		seg_alloc_free(seg->alloc, s->quar[i].offset);
+	s->quar_bytes -= s->quar[i].bytes;
+	s->quar[i] = s->quar[--s->n_quar];
+}
+
 void store__release_quarantine(struct store *s, uint64_t now_ms)
 {
-	for (size_t i = s->n_quar; i-- > 0;) {
-		struct segment *seg;
-
-		if (s->quar[i].free_at_ms > now_ms)
-			continue;
-		/* segment ids are never reused: a gone segment took it along */
-		seg = store_segment(s, s->quar[i].segment_id);
-		if (seg)
-			seg_alloc_free(seg->alloc, s->quar[i].offset);
-		s->quar_bytes -= s->quar[i].bytes;
-		s->quar[i] = s->quar[--s->n_quar];
-	}
+	for (size_t i = s->n_quar; i-- > 0;)
+		if (s->quar[i].free_at_ms <= now_ms)
+			store__quarantine_free(s, i);
 }
 
 static bool readable(const struct object *o)

@@ -28,6 +28,11 @@ struct client {
  * default) long. */
 struct quarantine {
 	uint64_t segment_id, offset, bytes, free_at_ms;
+	/* Revocation (store_revoke.c): the WRITE grant's owner worker,
+	 * object id and expiry, and this entry's order; seq 0 = not
+	 * revocable (a segment RDMA can write one-sidedly, grants off),
+	 * held until free_at_ms. */
+	uint64_t client_id, object_id, grant_until_ms, seq;
 };
 
 struct store {
@@ -51,6 +56,7 @@ struct store {
 	struct quarantine *quar;
 	size_t n_quar, cap_quar;
 	uint64_t quar_bytes; /* sum of quar[].bytes */
+	uint64_t revoke_seq; /* the last quarantine.seq given */
 	uint64_t next_version;
 	/* objects holding a reservation, one list per kind, oldest deadline
 	 * first (store_life.c) */
@@ -142,6 +148,8 @@ size_t store__replica_at_slot(const struct object *o, uint64_t seg_id,
 /* A COMPLETE dynamic replica of o became readable: o joins the list the
  * retirement pass walks (idempotent; it leaves when its last one goes). */
 void store__release_quarantine(struct store *s, uint64_t now_ms);
+/* Frees held region i now (the last entry takes its place). */
+void store__quarantine_free(struct store *s, size_t i);
 /* An object with room for n + 2 replicas, not in the store yet. */
 struct object *store__new_object(const char *tenant, const char *key,
 				 uint64_t size, uint32_t n);

@@ -258,7 +258,8 @@ void control_remount(struct worker *w)
 		 "re-mounting",
 		 (unsigned long long)w->client_id);
 	w->ctr.remounts++;
-	w->index_ack = 0; /* a new client record: its journal starts over */
+	w->index_ack = 0;  /* a new client record: its journal starts over */
+	w->revoke_ack = 0; /* and its revocations */
 	/* unbound until re-mounted: the next master may give another of our
 	 * segments an id one of these had */
 	for (uint32_t i = 0; i < w->n_segs; i++) {

@@ -93,6 +93,7 @@ static void switch_master(struct worker *w, const char *addr)
 		w->segs[i].mounted = false;
 	w->next_mount_ms = 0;
 	w->index_ack = 0;
+	w->revoke_ack = 0;
 	w->master_down_logged = false;
 	w->ctr.leader_changes++;
 }

@@ -508,6 +508,24 @@ static void run_task(struct worker *w, const McreplRpc__Task *m)
 		start_task(t);
 }
 
+/* The master's revocations of WRITE grants, in seq order, up to the first
+ * this data port cannot record (then not acknowledged: sent again). */
+static void apply_revokes(struct worker *w, McreplRpc__WriteRevoke **v,
+			  size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const McreplRpc__WriteRevoke *r = v[i];
+
+		if (r->seq <= w->revoke_ack)
+			continue;
+		if (data_server_revoke_write(w->ds, r->segment_id, r->offset,
+					     r->length, r->object_id,
+					     r->until_ms) != 0)
+			return;
+		w->revoke_ack = r->seq;
+	}
+}
+
 static void on_fetched(int status, ProtobufCMessage *resp, const char *error,
 		       void *arg)
 {
@@ -526,6 +544,7 @@ static void on_fetched(int status, ProtobufCMessage *resp, const char *error,
 		control_remount(w);
 	} else if (status == RPC_OK && !ha_master_failed(w, r->result)) {
 		ha_index_apply(w, r->index, r->n_index);
+		apply_revokes(w, r->revokes, r->n_revokes);
 		for (size_t i = 0; i < r->n_tasks; i++)
 			run_task(w, r->tasks[i]);
 	}
@@ -544,6 +563,7 @@ void tasks_tick(struct worker *w)
 	req.client_id = w->client_id;
 	req.max_tasks = w->flags.max_copies - w->n_tasks;
 	req.index_ack = w->index_ack;
+	req.revoke_ack = w->revoke_ack;
 	w->fetch_pending = true;
 	worker_call(w, "FetchTasks", &req.base,
 		    &mcrepl_rpc__fetch_tasks_response__descriptor, on_fetched,

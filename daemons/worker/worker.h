@@ -105,6 +105,7 @@ struct worker {
 	bool need_leader, resolving;
 	int64_t next_resolve_ms;
 	uint64_t index_ack;   /* journal seq applied from the current master */
+	uint64_t revoke_ack;  /* WRITE grant revocations applied, the same */
 	uint64_t incarnation; /* the current master's */
 	/* the highest version the current master's journal committed here,
 	 * and the previous master's incarnation and highest version: stamps

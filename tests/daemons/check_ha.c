@@ -62,8 +62,11 @@ static bool skip(void)
 }
 
 /* Puts' WRITE grants last 2 s: a region evicted while its grant runs is
- * held until then (docs/SECURITY.md), and the failover tests put some
- * 10 MB/s through 64 MiB of segments. */
+ * held until its worker acknowledges the grant's revocation, or the
+ * grant's expiry (docs/SECURITY.md), and the failover tests put some
+ * 10 MB/s through 64 MiB of segments, faster than eviction and the
+ * acknowledgements free room: without this a few puts of the loop get
+ * NO_SPACE, which is not what these tests are about. */
 static void start_master(int i)
 {
 	const char *flags[] = {fx.ep_flag,
