@@ -216,19 +216,30 @@ static void ip_setup(void)
 	ck_assert_int_eq(pthread_create(&ip.th, NULL, ip_loop, NULL), 0);
 }
 
-static void ip_teardown(void)
+/* The loop thread stops so the test thread may call the server, which
+ * belongs to its loop (libevent without its thread support: a connection
+ * wakes it to see the break); ip_resume() runs it again. */
+static void ip_pause(void)
 {
 	char err[128];
 	int fd;
 
-	/* the loop runs in another thread (libevent without its thread
-	 * support): a connection wakes it to see the break */
 	event_base_loopbreak(ip.base);
 	fd = net_connect("127.0.0.1", data_server_port(ip.ds), 2000, err,
 			 sizeof(err));
 	pthread_join(ip.th, NULL);
 	if (fd >= 0)
 		close(fd);
+}
+
+static void ip_resume(void)
+{
+	ck_assert_int_eq(pthread_create(&ip.th, NULL, ip_loop, NULL), 0);
+}
+
+static void ip_teardown(void)
+{
+	ip_pause();
 	data_server_destroy(ip.ds);
 	event_base_free(ip.base);
 	free(ip.seg);
@@ -388,26 +399,6 @@ START_TEST(test_write_cut_when_its_grant_expires_mid_stream)
 	close(fd);
 }
 END_TEST
-
-/* The loop thread stops (as at teardown) so the test thread may call the
- * server, which belongs to its loop, then runs again. */
-static void ip_pause(void)
-{
-	char err[128];
-	int fd;
-
-	event_base_loopbreak(ip.base);
-	fd = net_connect("127.0.0.1", data_server_port(ip.ds), 2000, err,
-			 sizeof(err));
-	pthread_join(ip.th, NULL);
-	if (fd >= 0)
-		close(fd);
-}
-
-static void ip_resume(void)
-{
-	ck_assert_int_eq(pthread_create(&ip.th, NULL, ip_loop, NULL), 0);
-}
 
 static int ip_write(uint64_t off, const void *buf, uint64_t len,
 		    const struct data_grant *g, char *err, size_t errlen)
