@@ -9,12 +9,15 @@
 #   shifting  Zipf 0.99 over 100 k keys of 4 KiB, 100 k reads/s, ranking
 #             redrawn every 20 s, SHIFT_PHASES phases, 64 and 512 nodes
 #   trace     traces/synthetic_trace.jsonl at real speed (--speedup 1),
-#             16 and 128 nodes, 60 s intervals (~110 reads/s in all)
+#             16 and 128 nodes, 60 s intervals (~110 reads/s in all); or
+#             SHIFT_TRACE=FILE, e.g. the conversation trace of Mooncake's
+#             FAST25-release/traces (~80 reads/s, one block in 4 % of
+#             them: the few-reads-per-node case)
 #   full      Zipf 0.99, 100 k keys of 4 KiB, 100 k reads/s, 120 s, node
 #             memory such that the primaries fill 90 % of it (--node_memory
 #             = ceil(keys / nodes) x 4 KiB / 0.9), 8 and 64 nodes
 # Environment: SHIFT_JOBS=2 runs in parallel, SHIFT_SEEDS="1 2 3",
-# SHIFT_PHASES=10, SHIFT_CASES="shifting trace full".
+# SHIFT_PHASES=10, SHIFT_CASES="shifting trace full", SHIFT_TRACE=FILE.
 #
 # One line per run: steady max/mean (median of the last half of the
 # intervals), noise_floor_max_mean (what an even spread of the same reads
@@ -31,7 +34,7 @@ JOBS=${SHIFT_JOBS:-2}
 SEEDS=${SHIFT_SEEDS:-"1 2 3"}
 PHASES=${SHIFT_PHASES:-10}
 CASES=${SHIFT_CASES:-"shifting trace full"}
-TRACE=$(cd "$(dirname "$0")/.." && pwd)/traces/synthetic_trace.jsonl
+TRACE=${SHIFT_TRACE:-$(cd "$(dirname "$0")/.." && pwd)/traces/synthetic_trace.jsonl}
 
 run_one() {
 	case=$1 n=$2 seed=$3
