@@ -26,17 +26,9 @@ static bool handler_missing(ProtobufCService *svc, unsigned method)
 static void refuse(const ProtobufCMessageDescriptor *od, const char *why,
 		   const char *leader, ProtobufCClosure done, void *cd)
 {
-	const ProtobufCFieldDescriptor *f =
-	    protobuf_c_message_descriptor_get_field_by_name(od, "result");
-	ProtobufCMessage *msg = calloc(1, od->sizeof_message);
 	McreplRpc__Result res;
 	char text[320], reason[32];
 
-	if (!msg) {
-		done(NULL, cd);
-		return;
-	}
-	protobuf_c_message_init(od, msg);
 	mcrepl_rpc__result__init(&res);
 	res.code = MCREPL_RPC__CODE__UNAVAILABLE;
 	snprintf(reason, sizeof(reason), "%s", why);
@@ -50,11 +42,7 @@ static void refuse(const ProtobufCMessageDescriptor *od, const char *why,
 			 "this master is not the leader%s%s",
 			 leader[0] ? "; leader: " : " (no leader now)", leader);
 	res.message = text;
-	if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
-	    f->descriptor == &mcrepl_rpc__result__descriptor)
-		*(McreplRpc__Result **)(void *)((char *)msg + f->offset) = &res;
-	done(msg, cd);
-	free(msg);
+	method_reply_result(od, &res, done, cd);
 }
 
 /* The result of a reply, or NULL. */

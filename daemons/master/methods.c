@@ -1,4 +1,5 @@
 /* The master's RPC method table (see methods.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "methods.h"
@@ -12,7 +13,7 @@
 	}
 
 const struct master_method master_methods[] = {
-    ROW(MountSegment, mount_segment, mount_segment_request, CALLER_WORKER,
+    ROW(MountSegment, mount_segment, mount_segment_request, CALLER_WORKER_MOUNT,
 	false, HA_SERVE, NULL),
     ROW(UnmountSegment, unmount_segment, unmount_segment_request, CALLER_WORKER,
 	false, HA_SERVE, NULL),
@@ -87,4 +88,24 @@ void master_methods_bind(McreplRpc__Master_Service *svc)
 
 		slots[i] = m ? m->handler : NULL;
 	}
+}
+
+void method_reply_result(const ProtobufCMessageDescriptor *od,
+			 McreplRpc__Result *res, ProtobufCClosure done,
+			 void *cd)
+{
+	const ProtobufCFieldDescriptor *f =
+	    protobuf_c_message_descriptor_get_field_by_name(od, "result");
+	ProtobufCMessage *msg = calloc(1, od->sizeof_message);
+
+	if (!msg) {
+		done(NULL, cd);
+		return;
+	}
+	protobuf_c_message_init(od, msg);
+	if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
+	    f->descriptor == &mcrepl_rpc__result__descriptor)
+		*(McreplRpc__Result **)(void *)((char *)msg + f->offset) = res;
+	done(msg, cd);
+	free(msg);
 }

@@ -23,16 +23,19 @@
 			   const McreplRpc__##Req *req,                        \
 			   McreplRpc__##Resp##_Closure done, void *cd)
 
-/* Who may call a method once authentication is on (the handler checks
- * it with the svc_auth_* call named here, under the store lock). */
+/* Who may call a method once authentication is on. The service checks
+ * it from the row before the handler runs (svc_authorize(), reading the
+ * request's tenant, client_id, task_id, key and segment fields by name),
+ * so no handler can leave it out. */
 enum method_caller {
 	CALLER_ANY,	     /* any principal (Stats: totals; details admin) */
 	CALLER_READ,	     /* a client with the read right on the tenant */
-	CALLER_WRITE,	     /* ... the write right (svc_auth_object) */
+	CALLER_WRITE,	     /* ... the write right */
 	CALLER_REMOVE,	     /* ... the remove right */
 	CALLER_WORKER,	     /* the worker owning the client id */
+	CALLER_WORKER_MOUNT, /* ... for a host, domain, capacity allowed it */
 	CALLER_WORKER_TASK,  /* that worker, for a task queued for it */
-	CALLER_WORKER_ADMIN, /* the worker for itself, or an admin */
+	CALLER_WORKER_ADMIN, /* the worker for itself (client_id), or an admin */
 	CALLER_ADMIN,	     /* an admin client */
 };
 
@@ -70,6 +73,12 @@ master_method_by_input(const ProtobufCMessageDescriptor *input);
 
 /* Binds every row's handler into svc at its method's index. */
 void master_methods_bind(McreplRpc__Master_Service *svc);
+
+/* Answers a call of a method whose output is od with a message holding
+ * only its Result: res (every response's field 1, "result"). */
+void method_reply_result(const ProtobufCMessageDescriptor *od,
+			 McreplRpc__Result *res, ProtobufCClosure done,
+			 void *cd);
 
 /* The handlers (service*.c, ha_service.c). */
 METHOD_HANDLER(mount_segment, MountSegmentRequest, MountSegmentResponse);

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "ratelog.h"
 #include "rpc_auth.h"
+#include "methods.h"
 #include "service_priv.h"
 
 void svc_reply(struct reply *r, McreplRpc__Code code, const char *reason)
@@ -143,12 +144,9 @@ void method_mount_segment(McreplRpc__Master_Service *svc,
 	resp.heartbeat_interval_ms =
 	    (uint32_t)(store_opts(s)->client_ttl_ms / 4);
 	store_lock(s);
-	/* only a worker principal, for its hosts, domains and capacity */
-	code = svc_auth_mount(SVC(svc), cd, req, &r);
 	/* a domain joining a running cluster is warmed with what is hot */
-	if (code == MCREPL_RPC__CODE__OK)
-		code = store_mount(s, &a, SVC(svc)->now_ms(), &resp.segment_id,
-				   r.msg, sizeof(r.msg));
+	code = store_mount(s, &a, SVC(svc)->now_ms(), &resp.segment_id, r.msg,
+			   sizeof(r.msg));
 	if (code == MCREPL_RPC__CODE__OK && req->hold) /* HA re-registration */
 		store_hold_segment(s, req->client_id, resp.segment_id,
 				   SVC(svc)->now_ms() + MOUNT_HOLD_MS);
@@ -184,10 +182,8 @@ void method_unmount_segment(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__unmount_segment_response__init(&resp);
 	store_lock(s);
-	code = svc_auth_worker(SVC(svc), cd, req->client_id, &r);
-	if (code == MCREPL_RPC__CODE__OK)
-		code = store_unmount(s, req->client_id, req->segment_id,
-				     SVC(svc)->now_ms());
+	code = store_unmount(s, req->client_id, req->segment_id,
+			     SVC(svc)->now_ms());
 	store_unlock(s);
 	if (code == MCREPL_RPC__CODE__OK)
 		log_line(LOG_INFO, "segment %llu unmounted by client %llu",
@@ -213,11 +209,8 @@ void method_heartbeat(McreplRpc__Master_Service *svc,
 	mcrepl_rpc__heartbeat_response__init(&resp);
 	resp.master_time_ms = SVC(svc)->now_ms(); /* grant expiries */
 	store_lock(s);
-	code = svc_auth_worker(SVC(svc), cd, req->client_id, &r);
-	if (code == MCREPL_RPC__CODE__OK)
-		code =
-		    store_heartbeat(s, req->client_id, req->segment_ids,
-				    req->segment_reads, n, SVC(svc)->now_ms());
+	code = store_heartbeat(s, req->client_id, req->segment_ids,
+			       req->segment_reads, n, SVC(svc)->now_ms());
 	svc_reply(&r, code, NULL);
 	store_unlock(s);
 	resp.result = &r.result;
@@ -306,10 +299,8 @@ void method_warmup(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__warmup_response__init(&resp);
 	store_lock(s);
-	code = svc_auth_admin(SVC(svc), cd, "Warmup", &r);
-	if (code != MCREPL_RPC__CODE__OK) {
-		/* refused: r says why */
-	} else if (!opts->cfg.domain_aware) {
+	code = MCREPL_RPC__CODE__OK;
+	if (!opts->cfg.domain_aware) {
 		code = MCREPL_RPC__CODE__UNAVAILABLE;
 		snprintf(r.msg, sizeof(r.msg),
 			 "warmup needs "
@@ -331,6 +322,37 @@ void method_warmup(McreplRpc__Master_Service *svc,
 	done(&resp, cd);
 }
 
+/* Every call: the caller its method's row asks for (svc_authorize), then
+ * the row's handler. */
+static void master_invoke(ProtobufCService *base, unsigned method,
+			  const ProtobufCMessage *in, ProtobufCClosure done,
+			  void *cd)
+{
+	struct master_service *svc = (struct master_service *)(void *)base;
+	const ProtobufCMethodDescriptor *d = &base->descriptor->methods[method];
+	const struct master_method *m = master_method_by_input(d->input);
+	struct reply r = {0};
+	McreplRpc__Code code;
+
+	if (!m) { /* every method has a row (check_methods.c) */
+		r.msg[0] = '\0';
+		svc_reply(&r, MCREPL_RPC__CODE__UNIMPLEMENTED, NULL);
+		method_reply_result(d->output, &r.result, done, cd);
+		return;
+	}
+	if (svc->auth) {
+		store_lock(svc->store);
+		code = svc_authorize(svc, cd, m, in, &r);
+		store_unlock(svc->store);
+		if (code != MCREPL_RPC__CODE__OK) {
+			svc_reply(&r, code, NULL);
+			method_reply_result(d->output, &r.result, done, cd);
+			return;
+		}
+	}
+	protobuf_c_service_invoke_internal(base, method, in, done, cd);
+}
+
 int master_service_init(struct master_service *svc, struct store *store,
 			uint64_t (*now_ms)(void), const struct auth_table *auth)
 {
@@ -338,6 +360,7 @@ int master_service_init(struct master_service *svc, struct store *store,
 	svc->auth = auth;
 	mcrepl_rpc__master__init(&svc->base, NULL);
 	master_methods_bind(&svc->base);
+	svc->base.base.invoke = master_invoke;
 	svc->store = store;
 	svc->now_ms = now_ms;
 	return 0;

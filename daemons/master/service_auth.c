@@ -21,13 +21,15 @@
  * principal) with Result.reason "auth_<why>" and one line naming the
  * principal and what it lacks; counted by why for /metrics. A client id
  * outside the caller's space is also logged (rate-limited), naming the
- * principal whose id it is. Called from the RPC loop, under the store
- * lock. */
+ * principal whose id it is. Which check a method gets is its row's caller
+ * (methods.h): svc_authorize() runs it before the handler, from the RPC
+ * loop, under the store lock. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "methods.h"
 #include "ratelog.h"
 #include "rpc_dispatch.h"
 #include "service_priv.h"
@@ -280,4 +282,86 @@ McreplRpc__Code svc_auth_task(struct master_service *svc, const void *cd,
 			    "segments",
 			    (unsigned long long)c->task_id);
 	return code;
+}
+
+/* ---- the method table's rule ----------------------------------------- */
+
+/* The request's field `name` of `type` (not repeated), or NULL. */
+static const void *field(const ProtobufCMessage *m, const char *name,
+			 ProtobufCType type)
+{
+	const ProtobufCFieldDescriptor *f =
+	    protobuf_c_message_descriptor_get_field_by_name(m->descriptor,
+							    name);
+
+	if (!f || f->type != type || f->label == PROTOBUF_C_LABEL_REPEATED)
+		return NULL;
+	return (const char *)m + f->offset;
+}
+
+static uint64_t field_u64(const ProtobufCMessage *m, const char *name)
+{
+	const uint64_t *v = field(m, name, PROTOBUF_C_TYPE_UINT64);
+
+	return v ? *v : 0;
+}
+
+static const char *field_str(const ProtobufCMessage *m, const char *name)
+{
+	const char *const *v = field(m, name, PROTOBUF_C_TYPE_STRING);
+
+	return v && *v ? *v : "";
+}
+
+McreplRpc__Code svc_authorize(struct master_service *svc, const void *cd,
+			      const struct master_method *m,
+			      const ProtobufCMessage *req, struct reply *r)
+{
+	static const unsigned rights[] = {
+	    [CALLER_READ] = AUTH_READ,
+	    [CALLER_WRITE] = AUTH_WRITE,
+	    [CALLER_REMOVE] = AUTH_REMOVE,
+	};
+	char what[64];
+
+	if (!svc->auth || m->caller == CALLER_ANY)
+		return MCREPL_RPC__CODE__OK;
+	switch (m->caller) {
+	case CALLER_READ:
+	case CALLER_WRITE:
+	case CALLER_REMOVE:
+		return svc_auth_object(svc, cd, field_str(req, "tenant"),
+				       rights[m->caller], r);
+	case CALLER_WORKER:
+		return svc_auth_worker(svc, cd, field_u64(req, "client_id"), r);
+	case CALLER_WORKER_MOUNT:
+		return svc_auth_mount(
+		    svc, cd, (const McreplRpc__MountSegmentRequest *)req, r);
+	case CALLER_WORKER_TASK: {
+		struct task_claim c = {
+		    .client_id = field_u64(req, "client_id"),
+		    .task_id = field_u64(req, "task_id"),
+		    .tenant = field_str(req, "tenant"),
+		    .key = field_str(req, "key"),
+		    /* a start names both segments: the task's */
+		    .check_segments = field(req, "source_segment_id",
+					    PROTOBUF_C_TYPE_UINT64) != NULL,
+		    .source = field_u64(req, "source_segment_id"),
+		    .target = field_u64(req, "target_segment_id"),
+		};
+
+		return svc_auth_task(svc, cd, &c, r);
+	}
+	case CALLER_WORKER_ADMIN:
+		if (field_u64(req, "client_id"))
+			return svc_auth_worker(svc, cd,
+					       field_u64(req, "client_id"), r);
+		snprintf(what, sizeof(what), "%s of a host", m->name);
+		return svc_auth_admin(svc, cd, what, r);
+	case CALLER_ADMIN:
+		return svc_auth_admin(svc, cd, m->name, r);
+	case CALLER_ANY:
+		break;
+	}
+	return MCREPL_RPC__CODE__OK;
 }

@@ -13,21 +13,6 @@
 
 /* ---- tasks ---------------------------------------------------------------- */
 
-/* A copy start's claim: its task, object and both segments (the
- * ordinary and the dynamic start carry the same fields). */
-static struct task_claim start_claim(uint64_t client, uint64_t task,
-				     const char *tenant, const char *key,
-				     uint64_t source, uint64_t target)
-{
-	return (struct task_claim){.client_id = client,
-				   .task_id = task,
-				   .tenant = tenant,
-				   .key = key,
-				   .check_segments = true,
-				   .source = source,
-				   .target = target};
-}
-
 void method_fetch_tasks(McreplRpc__Master_Service *svc,
 			const McreplRpc__FetchTasksRequest *req,
 			McreplRpc__FetchTasksResponse_Closure done, void *cd)
@@ -49,11 +34,8 @@ void method_fetch_tasks(McreplRpc__Master_Service *svc,
 	if (max > MAX_TASKS_PER_FETCH)
 		max = MAX_TASKS_PER_FETCH;
 	store_lock(s);
-	code = svc_auth_worker(SVC(svc), cd, req->client_id, &r);
-	n = code != MCREPL_RPC__CODE__OK
-		? 0
-		: store_fetch_tasks(s, req->client_id, tasks, max,
-				    SVC(svc)->now_ms());
+	n = store_fetch_tasks(s, req->client_id, tasks, max,
+			      SVC(svc)->now_ms());
 	for (size_t i = 0; i < n; i++)
 		ptrs[i] = &tasks[i]->msg;
 	resp.n_tasks = n;
@@ -104,9 +86,7 @@ void method_mark_task_to_complete(
 
 	mcrepl_rpc__mark_task_to_complete_response__init(&resp);
 	store_lock(s);
-	code = svc_auth_worker(SVC(svc), cd, req->client_id, &r);
-	if (code == MCREPL_RPC__CODE__OK)
-		code = store_task_report(s, req->client_id, req->task_id);
+	code = store_task_report(s, req->client_id, req->task_id);
 	store_unlock(s);
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
@@ -126,18 +106,12 @@ void method_copy_start(McreplRpc__Master_Service *svc,
 	struct reply r = {0};
 	McreplRpc__Code code;
 
-	struct task_claim claim =
-	    start_claim(req->client_id, req->task_id, req->tenant, req->key,
-			req->source_segment_id, req->target_segment_id);
-
 	mcrepl_rpc__copy_start_response__init(&resp);
 	store_lock(s);
-	code = svc_auth_task(SVC(svc), cd, &claim, &r);
-	if (code == MCREPL_RPC__CODE__OK)
-		code = store_copy_start(
-		    s, req->client_id, req->tenant, req->key,
-		    req->source_segment_id, req->target_segment_id,
-		    SVC(svc)->now_ms(), &src, &dst, r.msg, sizeof(r.msg));
+	code = store_copy_start(s, req->client_id, req->tenant, req->key,
+				req->source_segment_id, req->target_segment_id,
+				SVC(svc)->now_ms(), &src, &dst, r.msg,
+				sizeof(r.msg));
 	if (code == MCREPL_RPC__CODE__OK) {
 		const struct object *o = store_find(s, req->tenant, req->key);
 		uint64_t version = o ? o->version : 0;
@@ -161,22 +135,15 @@ void method_copy_start(McreplRpc__Master_Service *svc,
 }
 
 static McreplRpc__Code copy_finish(McreplRpc__Master_Service *svc,
-				   const void *cd, uint64_t caller,
-				   uint64_t task_id, const char *tenant,
-				   const char *key, bool ok, struct reply *r)
+				   uint64_t caller, const char *tenant,
+				   const char *key, bool ok)
 {
 	struct store *s = SVC(svc)->store;
-	struct task_claim claim = {.client_id = caller,
-				   .task_id = task_id,
-				   .tenant = tenant,
-				   .key = key};
 	McreplRpc__Code code;
 
 	store_lock(s);
-	code = svc_auth_task(SVC(svc), cd, &claim, r);
-	if (code == MCREPL_RPC__CODE__OK)
-		code = store_copy_finish(s, caller, tenant, key, ok,
-					 SVC(svc)->now_ms());
+	code =
+	    store_copy_finish(s, caller, tenant, key, ok, SVC(svc)->now_ms());
 	store_unlock(s);
 	return code;
 }
@@ -190,8 +157,7 @@ void method_copy_end(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__copy_end_response__init(&resp);
 	svc_reply(&r,
-		  copy_finish(svc, cd, req->client_id, req->task_id,
-			      req->tenant, req->key, true, &r),
+		  copy_finish(svc, req->client_id, req->tenant, req->key, true),
 		  NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
@@ -205,10 +171,9 @@ void method_copy_revoke(McreplRpc__Master_Service *svc,
 	struct reply r = {0};
 
 	mcrepl_rpc__copy_revoke_response__init(&resp);
-	svc_reply(&r,
-		  copy_finish(svc, cd, req->client_id, req->task_id,
-			      req->tenant, req->key, false, &r),
-		  NULL);
+	svc_reply(
+	    &r, copy_finish(svc, req->client_id, req->tenant, req->key, false),
+	    NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
 }
@@ -243,17 +208,10 @@ void method_dynamic_replica_copy_start(
 	struct reply r = {0};
 	McreplRpc__Code code;
 
-	struct task_claim claim =
-	    start_claim(req->client_id, req->task_id, req->tenant, req->key,
-			req->source_segment_id, req->target_segment_id);
-
 	mcrepl_rpc__dynamic_replica_copy_start_response__init(&resp);
 	store_lock(s);
-	code = svc_auth_task(SVC(svc), cd, &claim, &r);
-	if (code == MCREPL_RPC__CODE__OK)
-		code =
-		    dyn_copy_start(s, &f, req->tenant, req->key, req->task_id,
-				   SVC(svc)->now_ms(), &src, &dst, &reason);
+	code = dyn_copy_start(s, &f, req->tenant, req->key, req->task_id,
+			      SVC(svc)->now_ms(), &src, &dst, &reason);
 	if (code == MCREPL_RPC__CODE__OK) {
 		const struct object *o = store_find(s, req->tenant, req->key);
 		uint64_t version = o ? o->version : 0;
@@ -275,34 +233,25 @@ void method_dynamic_replica_copy_start(
 	store_unlock(s);
 }
 
-/* End (success) or Revoke of a dynamic copy, under the store lock. */
 /* The fields of a dynamic End or Revoke. */
 struct dyn_end_args {
-	uint64_t lease, version, client, task;
+	uint64_t lease, version, client;
 	const char *tenant, *key;
 };
 
+/* End (success) or Revoke of a dynamic copy, under the store lock. */
 static McreplRpc__Code dyn_finish(McreplRpc__Master_Service *svc,
-				  const void *cd, const struct dyn_end_args *a,
-				  bool success, const char **reason,
-				  struct reply *r)
+				  const struct dyn_end_args *a, bool success,
+				  const char **reason)
 {
 	struct store *s = SVC(svc)->store;
 	mcrepl_fence f = fence_of(a->lease, a->version, a->client, 0, 0);
-	struct task_claim claim = {.client_id = a->client,
-				   .task_id = a->task,
-				   .tenant = a->tenant,
-				   .key = a->key};
 	uint64_t now = SVC(svc)->now_ms();
 	McreplRpc__Code code;
 
 	store_lock(s);
-	code = svc_auth_task(SVC(svc), cd, &claim, r);
-	if (code == MCREPL_RPC__CODE__OK)
-		code = success
-			   ? dyn_copy_end(s, &f, a->tenant, a->key, now, reason)
-			   : dyn_copy_revoke(s, &f, a->tenant, a->key, now,
-					     reason);
+	code = success ? dyn_copy_end(s, &f, a->tenant, a->key, now, reason)
+		       : dyn_copy_revoke(s, &f, a->tenant, a->key, now, reason);
 	store_unlock(s);
 	return code;
 }
@@ -318,11 +267,11 @@ void method_dynamic_replica_copy_end(
 	McreplRpc__Code code;
 
 	mcrepl_rpc__dynamic_replica_copy_end_response__init(&resp);
-	code = dyn_finish(svc, cd,
+	code = dyn_finish(svc,
 			  &(struct dyn_end_args){req->lease_id, req->version,
-						 req->client_id, req->task_id,
-						 req->tenant, req->key},
-			  true, &reason, &r);
+						 req->client_id, req->tenant,
+						 req->key},
+			  true, &reason);
 	svc_reply(&r, code, reason);
 	resp.result = &r.result;
 	done(&resp, cd);
@@ -339,11 +288,11 @@ void method_dynamic_replica_copy_revoke(
 	McreplRpc__Code code;
 
 	mcrepl_rpc__dynamic_replica_copy_revoke_response__init(&resp);
-	code = dyn_finish(svc, cd,
+	code = dyn_finish(svc,
 			  &(struct dyn_end_args){req->lease_id, req->version,
-						 req->client_id, req->task_id,
-						 req->tenant, req->key},
-			  false, &reason, &r);
+						 req->client_id, req->tenant,
+						 req->key},
+			  false, &reason);
 	svc_reply(&r, code, reason);
 	resp.result = &r.result;
 	done(&resp, cd);
@@ -417,15 +366,11 @@ void method_submit_replica_action_proposal(
 	struct reply r = {0};
 	uint64_t now = SVC(svc)->now_ms();
 	mcrepl_proposal p = proposal_of(req, now, opts->cfg.lease_ttl_ms);
-	McreplRpc__Code code = MCREPL_RPC__CODE__UNAVAILABLE, denied;
+	McreplRpc__Code code = MCREPL_RPC__CODE__UNAVAILABLE;
 
 	mcrepl_rpc__submit_replica_action_proposal_response__init(&resp);
 	mcrepl_rpc__replica_action_lease__init(&lm);
-	denied =
-	    svc_auth_admin(SVC(svc), cd, "SubmitReplicaActionProposal", &r);
-	if (denied != MCREPL_RPC__CODE__OK) {
-		code = denied;
-	} else if (!opts->enable_proposal_rpc) {
+	if (!opts->enable_proposal_rpc) {
 		snprintf(r.msg, sizeof(r.msg),
 			 "SubmitReplicaActionProposal is "
 			 "internal; start the master "
@@ -441,7 +386,7 @@ void method_submit_replica_action_proposal(
 		resp.repeated = res.repeated;
 	}
 	svc_reply(&r, code,
-		  code == MCREPL_RPC__CODE__UNAVAILABLE || r.why
+		  code == MCREPL_RPC__CODE__UNAVAILABLE
 		      ? NULL
 		      : mcrepl_reason_name(res.reason));
 	resp.result = &r.result;

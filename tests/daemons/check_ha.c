@@ -663,6 +663,10 @@ START_TEST(test_ha_failover_auth_tls_no_failed_ops)
 			fprintf(stderr, "check_ha: put %s: %s\n", key,
 				store_client_error(sc));
 		}
+		/* paced: about 14 MB in all, well inside the 64 MiB of
+		 * segments, so no put waits for eviction (what this test
+		 * checks is the failover, not a full cluster) */
+		harness_sleep_ms(4);
 	}
 	ck_assert_int_eq(failed, 0);
 	ck_assert_int_gt(reads, N_OBJ);
@@ -680,6 +684,81 @@ START_TEST(test_ha_failover_auth_tls_no_failed_ops)
 		"mcrepl_master_auth_refusals_total{reason=\"unauthenticated\"}"),
 	    0);
 	store_client_close(sc);
+	SSL_CTX_free(ctx);
+	fx_stop();
+}
+END_TEST
+
+/* RegisterObjects on an HA leader with an auth table, naming the
+ * worker's client id and segment: a record would point a key at a region
+ * of that worker's segment, so readers would be served another
+ * principal's bytes. The handler checked no caller at all: a client
+ * principal (admin) got its records registered. Now the method table's
+ * rule (a worker, for its own client id) refuses it as the wrong kind
+ * before the handler runs; a connection without a handshake is refused
+ * as unauthenticated, as before. */
+START_TEST(test_ha_attack_register_objects_as_another_principal)
+{
+	McreplRpc__RegisterObjectsRequest rr;
+	McreplRpc__RegisterObjectsResponse *resp;
+	McreplRpc__IndexEntry e, *ep = &e;
+	struct auth_cred admin;
+	SSL_CTX *ctx;
+	rpc_client *c;
+	char err[256], ca[256];
+	uint16_t port;
+	int st;
+
+	if (skip())
+		return;
+	fx_secure();
+	fx_start(1, 1, 1);
+	ck_assert_int_eq(wait_leader(3000, -1), 0);
+	port = (uint16_t)proc_field(&fx.m[0], "rpc_port");
+	ck_assert_int_eq(
+	    auth_cred_load("admin",
+			   fx.auth.secret_flag[1] + strlen("--secret_file="),
+			   &admin, err, sizeof(err)),
+	    0);
+	ctx = tls_client_ctx(tlsfix_path(&fx.tls, "ca.pem", ca, sizeof(ca)),
+			     NULL, NULL, err, sizeof(err));
+	ck_assert_msg(ctx != NULL, "%s", err);
+	harness_set_tls(ctx);
+	mcrepl_rpc__index_entry__init(&e);
+	e.segment_id = proc_field(&fx.w[0], "segments");
+	e.offset = 0;
+	e.size = 4096;
+	e.version = 1;
+	e.tenant = mut("default");
+	e.key = mut("stolen");
+	mcrepl_rpc__register_objects_request__init(&rr);
+	rr.client_id = proc_field(&fx.w[0], "client_id");
+	rr.segment_id = e.segment_id;
+	rr.n_objects = 1;
+	rr.objects = &ep;
+	ck_assert_uint_ne(rr.client_id, 0);
+	ck_assert_uint_ne(rr.segment_id, 0);
+
+	c = harness_client_as(port, &admin);
+	ck_assert_ptr_nonnull(c);
+	resp = (McreplRpc__RegisterObjectsResponse *)harness_call(
+	    c, "RegisterObjects", &rr.base, NULL);
+	ck_assert_ptr_nonnull(resp);
+	ck_assert_int_eq(resp->result->code,
+			 MCREPL_RPC__CODE__PERMISSION_DENIED);
+	ck_assert_str_eq(resp->result->reason, "auth_kind");
+	ck_assert_uint_eq(resp->accepted, 0);
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	rpc_client_close(c);
+
+	c = harness_client(port); /* no handshake */
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_null(harness_call(c, "RegisterObjects", &rr.base, &st));
+	ck_assert_int_eq(st, MCREPL_RPC__CODE__UNAUTHENTICATED);
+	rpc_client_close(c);
+	ck_assert_int_eq(
+	    metric(0, "mcrepl_master_auth_refusals_total{reason=\"kind\"}"), 1);
+	harness_set_tls(NULL);
 	SSL_CTX_free(ctx);
 	fx_stop();
 }
@@ -748,6 +827,8 @@ Suite *make_ha_suite(void)
 	tcase_add_test(tc, test_ha_etcd_unavailable);
 	tcase_add_test(tc, test_ha_workers_clients_follow_objects_survive);
 	tcase_add_test(tc, test_ha_failover_auth_tls_no_failed_ops);
+	tcase_add_test(tc,
+		       test_ha_attack_register_objects_as_another_principal);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -7,6 +7,101 @@
 
 #include "methods.h"
 
+/* The field the authorization of a row's caller reads from the request
+ * (svc_authorize), by name and type; NULL: none. */
+static bool has(const struct master_method *m, const char *name,
+		ProtobufCType type)
+{
+	const ProtobufCFieldDescriptor *f =
+	    protobuf_c_message_descriptor_get_field_by_name(m->input, name);
+
+	return f && f->type == type && f->label != PROTOBUF_C_LABEL_REPEATED;
+}
+
+/* Every row's caller class finds what it checks in the method's request:
+ * a tenant for the object rights, a client id for worker calls, the task,
+ * object (and, for starts, both segments) for copy calls; and every
+ * method's response can carry a refusal (Result, field "result"). The
+ * classes are the ones docs/SECURITY.md states. */
+START_TEST(test_methods_callers_find_their_fields)
+{
+	static const struct {
+		const char *name;
+		enum method_caller caller;
+	} want[] = {
+	    {"MountSegment", CALLER_WORKER_MOUNT},
+	    {"UnmountSegment", CALLER_WORKER},
+	    {"Heartbeat", CALLER_WORKER},
+	    {"PutStart", CALLER_WRITE},
+	    {"PutEnd", CALLER_WRITE},
+	    {"PutRevoke", CALLER_WRITE},
+	    {"GetReplicaList", CALLER_READ},
+	    {"BatchGetReplicaList", CALLER_READ},
+	    {"Exist", CALLER_READ},
+	    {"Remove", CALLER_REMOVE},
+	    {"FetchTasks", CALLER_WORKER},
+	    {"MarkTaskToComplete", CALLER_WORKER},
+	    {"CopyStart", CALLER_WORKER_TASK},
+	    {"CopyEnd", CALLER_WORKER_TASK},
+	    {"CopyRevoke", CALLER_WORKER_TASK},
+	    {"DynamicReplicaCopyStart", CALLER_WORKER_TASK},
+	    {"DynamicReplicaCopyEnd", CALLER_WORKER_TASK},
+	    {"DynamicReplicaCopyRevoke", CALLER_WORKER_TASK},
+	    {"SubmitReplicaActionProposal", CALLER_ADMIN},
+	    {"Stats", CALLER_ANY},
+	    {"Warmup", CALLER_ADMIN},
+	    {"Stat", CALLER_READ},
+	    {"RegisterObjects", CALLER_WORKER},
+	    {"Drain", CALLER_WORKER_ADMIN},
+	};
+	const ProtobufCServiceDescriptor *d = &mcrepl_rpc__master__descriptor;
+
+	ck_assert_uint_eq(sizeof(want) / sizeof(want[0]), master_methods_n);
+	for (size_t i = 0; i < master_methods_n; i++) {
+		const struct master_method *m = &master_methods[i];
+		const ProtobufCFieldDescriptor *r =
+		    protobuf_c_message_descriptor_get_field_by_name(
+			d->methods[i].output, "result");
+
+		ck_assert_str_eq(m->name, want[i].name);
+		ck_assert_msg(m->caller == want[i].caller, "%s: caller %d",
+			      m->name, (int)m->caller);
+		ck_assert_msg(r && r->descriptor ==
+				       &mcrepl_rpc__result__descriptor,
+			      "%s: no result", m->name);
+		switch (m->caller) {
+		case CALLER_READ:
+		case CALLER_WRITE:
+		case CALLER_REMOVE:
+			ck_assert_msg(has(m, "tenant", PROTOBUF_C_TYPE_STRING),
+				      "%s", m->name);
+			break;
+		case CALLER_WORKER_TASK:
+			ck_assert_msg(
+			    has(m, "task_id", PROTOBUF_C_TYPE_UINT64) &&
+				has(m, "key", PROTOBUF_C_TYPE_STRING) &&
+				has(m, "tenant", PROTOBUF_C_TYPE_STRING),
+			    "%s", m->name);
+			ck_assert_msg(has(m, "source_segment_id",
+					  PROTOBUF_C_TYPE_UINT64) ==
+					  (strstr(m->name, "Start") != NULL),
+				      "%s", m->name);
+			/* fall through: and the client id */
+		case CALLER_WORKER:
+		case CALLER_WORKER_MOUNT:
+		case CALLER_WORKER_ADMIN:
+			ck_assert_msg(
+			    has(m, "client_id", PROTOBUF_C_TYPE_UINT64), "%s",
+			    m->name);
+			break;
+		case CALLER_ANY:
+		case CALLER_ADMIN:
+			break;
+		}
+	}
+}
+END_TEST
+
 Suite *make_methods_suite(void);
 
 START_TEST(test_methods_every_method_has_one_row_in_order)
@@ -110,6 +205,7 @@ Suite *make_methods_suite(void)
 	tcase_add_test(tc, test_methods_ha_classes);
 	tcase_add_test(tc,
 		       test_methods_reply_under_lock_only_with_store_memory);
+	tcase_add_test(tc, test_methods_callers_find_their_fields);
 	suite_add_tcase(s, tc);
 	return s;
 }
