@@ -1,16 +1,21 @@
 # mcrepl-sim: the cluster simulator, tools/sim/*.c with the tools'
 # shared code ($(TOOLS_LIB): it pulls the trace reader, the Zipf sampler,
-# the shifting ranking and the per-phase figures), linked with libmcrepl.a.
+# the shifting ranking and the per-phase figures) and the flag parser of
+# every program ($(FLAGS_OBJ), no other daemon code), linked with
+# libmcrepl.a.
 #
 #   $(BUILD)/bin/mcrepl-sim     the simulator (built by `all`)
 #   make check-sim              tests/common/trace_test (the trace reader of
 #                               tools/common) and tests/sim/run.sh
 #                               (hooked to check)
 
+CFLAGS.tools/sim := -Idaemons/runtime/common
 SIM_OBJ := $(call objs,tools/sim)
 SIM_BIN := $(BUILD)/bin/mcrepl-sim
+FLAGS_OBJ := $(patsubst %,$(BUILD)/obj/daemons/runtime/common/%.o,\
+	flagparse flagvalue)
 
-$(SIM_BIN): $(SIM_OBJ) $(TOOLS_LIB) $(STLIB)
+$(SIM_BIN): $(SIM_OBJ) $(FLAGS_OBJ) $(TOOLS_LIB) $(STLIB)
 	$(call link,-lm)
 
 TRACE_TEST := $(BUILD)/tests/trace_test

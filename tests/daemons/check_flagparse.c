@@ -2,6 +2,7 @@
  * library knobs, over a small table of its own. */
 #include <check.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,9 @@ struct tflags {
 	uint64_t ttl_ms;
 	double ratio;
 	bool on;
+	double load, scale, floor;
+	const char *path;
+	int color; /* an enum */
 	mcrepl_config cfg;
 };
 
@@ -78,6 +82,32 @@ static const struct flag tflags[] = {
      .off = O(on),
      .def = "false",
      .help = "a switch"},
+    {.name = "load",
+     .type = FLAG_DOUBLE,
+     .off = O(load),
+     .def = "0.5",
+     .help = "a load",
+     .dmin = 0,
+     .dmax = 2},
+    {.name = "scale",
+     .type = FLAG_DOUBLE,
+     .off = O(scale),
+     .def = "-3",
+     .help = "a scale"},
+    {.name = "floor",
+     .type = FLAG_DOUBLE,
+     .off = O(floor),
+     .def = "1",
+     .help = "a floor",
+     .dmin = 1,
+     .dmax = INFINITY},
+    {.name = "path", .type = FLAG_STRP, .off = O(path), .help = "a path"},
+    {.name = "color",
+     .type = FLAG_ENUM,
+     .off = O(color),
+     .def = "green",
+     .help = "a color",
+     .choices = "red|green|blue"},
 };
 
 static const struct flag_set tset = {
@@ -116,6 +146,29 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(f.ttl_ms, 250);
 	ck_assert_double_eq(f.ratio, 0.5);
 	ck_assert(!f.on);
+	ck_assert_double_eq(f.load, 0.5);
+	ck_assert_double_eq(f.scale, -3);
+	ck_assert_double_eq(f.floor, 1);
+	ck_assert_ptr_null(f.path); /* no default */
+	ck_assert_int_eq(f.color, 1);
+}
+END_TEST
+
+START_TEST(test_new_types)
+{
+	struct tflags f;
+
+	ck_assert_int_eq(parse(&f, "--load=2", "--scale", "-1e3"), 0);
+	ck_assert_double_eq(f.load, 2);
+	ck_assert_double_eq(f.scale, -1000);
+	ck_assert_int_eq(parse(&f, "--load", "0", "--floor=1e9"), 0);
+	ck_assert_double_eq(f.load, 0);
+	ck_assert_double_eq(f.floor, 1e9);
+	ck_assert_int_eq(parse(&f, "--path", "a/b", "--color=blue"), 0);
+	ck_assert_str_eq(f.path, "a/b");
+	ck_assert_int_eq(f.color, 2);
+	ck_assert_int_eq(parse(&f, "--color", "red", NULL), 0);
+	ck_assert_int_eq(f.color, 0);
 }
 END_TEST
 
@@ -166,6 +219,16 @@ static const char *const bad[][2] = {
     {"stray", NULL},
     {"--dynamic_replication_mode=no", NULL},
     {"--dynamic_replication_nope=1", NULL},
+    {"--load=2.5", NULL},
+    {"--load=-0.1", NULL},
+    {"--load=1x", NULL},
+    {"--load=", NULL},
+    {"--scale=nan", NULL},
+    {"--scale=inf", NULL},
+    {"--floor=0.99", NULL},
+    {"--color=pink", NULL},
+    {"--color=", NULL},
+    {"--path", NULL},
 };
 
 START_TEST(test_refused)
@@ -322,6 +385,23 @@ static const char *const messages[][3] = {
     {"--bogus", NULL,
      "check_flagparse: command line: unknown flag --bogus (see --help)"},
     {"--count", NULL, "check_flagparse: --count needs a value"},
+    {"--load=3", NULL,
+     "check_flagparse: command line: invalid value '3' for --load (a load); "
+     "allowed: a number in 0..2"},
+    {"--load", "-0.5",
+     "check_flagparse: command line: invalid value '-0.5' for --load (a "
+     "load); allowed: a number in 0..2"},
+    {"--scale=x", NULL,
+     "check_flagparse: command line: invalid value 'x' for --scale (a "
+     "scale); allowed: a number"},
+    {"--floor=0", NULL,
+     "check_flagparse: command line: invalid value '0' for --floor (a "
+     "floor); allowed: a number >= 1"},
+    {"--color=pink", NULL,
+     "check_flagparse: command line: invalid value 'pink' for --color (a "
+     "color); allowed: one of red|green|blue"},
+    {"stray", NULL,
+     "check_flagparse: unexpected argument 'stray' (see --help)"},
 };
 
 START_TEST(test_messages_exact)
@@ -335,6 +415,97 @@ START_TEST(test_messages_exact)
 	capture_end(err, sizeof(err));
 	ck_assert_int_eq(rc, -1);
 	ck_assert_str_eq(err, messages[_i][2]);
+}
+END_TEST
+
+/* Parses argv[1..] (NULL-terminated) with room for two positionals. */
+static int parse_args(struct tflags *f, struct flag_args *args,
+		      const char *const *av)
+{
+	static const char *v[2];
+	char *argv[8] = {(char *)(uintptr_t) "prog"};
+	int argc = 1;
+
+	while (av[argc - 1])
+		argv[argc] = (char *)(uintptr_t)av[argc - 1], argc++;
+	memset(f, 0, sizeof(*f));
+	mcrepl_config_init(&f->cfg);
+	flags_defaults(&tset, f);
+	*args = (struct flag_args){.v = v, .cap = 2};
+	return flags_parse_args(&tset, f, &f->cfg, argc, argv, args);
+}
+
+/* Arguments that are not flags come back in order, wherever they stand;
+ * a lone "--" ends the flags; one too many is an error naming it. */
+START_TEST(test_positionals)
+{
+	static const char *const mixed[] = {"cmd", "--count", "3",
+					    "-",   "--on",    NULL};
+	static const char *const dashes[] = {"--count=4", "--", "--count", "-h",
+					     NULL};
+	static const char *const many[] = {"a", "--count=2", "b", "c", NULL};
+	static const char *const none[] = {"--load", "1", NULL};
+	static const char *const help[] = {"a", "b", "c", "--help", NULL};
+	struct flag_args args;
+	struct tflags f;
+	char err[256];
+	int rc;
+
+	ck_assert_int_eq(parse_args(&f, &args, mixed), 0);
+	ck_assert_int_eq(args.n, 2);
+	ck_assert_str_eq(args.v[0], "cmd");
+	ck_assert_str_eq(args.v[1], "-");
+	ck_assert_uint_eq(f.count, 3);
+	ck_assert(f.on);
+	ck_assert_int_eq(parse_args(&f, &args, dashes), 0);
+	ck_assert_int_eq(args.n, 2);
+	ck_assert_str_eq(args.v[0], "--count");
+	ck_assert_str_eq(args.v[1], "-h");
+	ck_assert_uint_eq(f.count, 4);
+	ck_assert_int_eq(parse_args(&f, &args, none), 0);
+	ck_assert_int_eq(args.n, 0);
+	capture_begin(STDERR_FILENO);
+	rc = parse_args(&f, &args, many);
+	capture_end(err, sizeof(err));
+	ck_assert_int_eq(rc, -1);
+	ck_assert_str_eq(
+	    err, "check_flagparse: unexpected argument 'c' (see --help)");
+	capture_begin(STDERR_FILENO);
+	rc = parse_args(&f, &args, help);
+	capture_end(err, sizeof(err));
+	ck_assert_int_eq(rc, -1); /* in order: the third argument first */
+}
+END_TEST
+
+/* One flag set by name (mcrepl-sim's --compare), and a FLAG_STRP read
+ * from a --config file outlives the file's line buffer. */
+START_TEST(test_set_by_name)
+{
+	char path[64], flag[96], err[256];
+	struct tflags f;
+	int rc;
+
+	ck_assert_int_eq(parse(&f, NULL, NULL, NULL), 0);
+	ck_assert_ptr_eq(flags_find(&tset, "load"), &tflags[8]);
+	ck_assert_ptr_null(flags_find(&tset, "lo"));
+	ck_assert_int_eq(flags_set(&tset, &f, &f.cfg, "load", "1.5", "x"), 0);
+	ck_assert_double_eq(f.load, 1.5);
+	ck_assert_int_eq(flags_set(&tset, &f, &f.cfg, "mode", "yy", "x"), 0);
+	ck_assert_str_eq(f.mode, "yy");
+	ck_assert_int_eq(
+	    flags_set(&tset, &f, &f.cfg, "max_memory_replicas", "5", "x"), 0);
+	ck_assert_uint_eq(f.cfg.max_memory_replicas, 5);
+	capture_begin(STDERR_FILENO);
+	rc = flags_set(&tset, &f, &f.cfg, "count", "0", "--compare");
+	capture_end(err, sizeof(err));
+	ck_assert_int_eq(rc, -1);
+	ck_assert_str_eq(err, "check_flagparse: --compare: invalid value '0' "
+			      "for --count (a count); allowed: an integer in "
+			      "1..100");
+	temp_config("path = some/where\n", path, flag, sizeof(flag));
+	ck_assert_int_eq(parse(&f, flag, NULL, NULL), 0);
+	ck_assert_str_eq(f.path, "some/where");
+	unlink(path);
 }
 END_TEST
 
@@ -405,6 +576,9 @@ Suite *make_flagparse_suite(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_tools_take_both_spellings);
 	tcase_add_test(tc, test_spellings);
+	tcase_add_test(tc, test_new_types);
+	tcase_add_test(tc, test_positionals);
+	tcase_add_test(tc, test_set_by_name);
 	tcase_add_loop_test(tc, test_refused, 0,
 			    (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_help_and_version);

@@ -227,7 +227,6 @@ int main(int argc, char **argv)
 	size_t done = 0;
 	int rc;
 
-	bench_opts_init(&o);
 	rc = bench_opts_parse(&o, argc, argv);
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;

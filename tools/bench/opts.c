@@ -1,238 +1,189 @@
-/* Flag table, parsing and --help of mcrepl-bench. */
-#include <errno.h>
+/* Flag table and parsing of mcrepl-bench (flagparse.h does the rest). */
 #include <math.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "flagparse.h"
 #include "opts.h"
 
-enum opt_type { O_U32, O_U64, O_SIZE, O_DBL, O_BOOL, O_STR };
-
-struct opt {
-	const char *name;
-	enum opt_type type;
-	size_t off;
-	double min, max; /* numeric range, inclusive */
-	const char *help;
+#define O(f) FLAG_AT(struct bench_opts, f)
+static const struct flag bench_flags[] = {
+    {.name = "keys",
+     .type = FLAG_U64,
+     .off = O(keys),
+     .def = "10000",
+     .help = "zipf: objects",
+     .min = 1,
+     .max = 10000000},
+    {.name = "theta",
+     .type = FLAG_DOUBLE,
+     .off = O(theta),
+     .def = "0.99",
+     .help = "zipf: exponent",
+     .dmin = 0,
+     .dmax = 10},
+    {.name = "shift_period",
+     .type = FLAG_DOUBLE,
+     .off = O(shift_period),
+     .def = "20",
+     .help = "shifting: seconds between redraws of the Zipf ranking",
+     .dmin = 0.05,
+     .dmax = 86400},
+    {.name = "shift_fraction",
+     .type = FLAG_DOUBLE,
+     .off = O(shift_fraction),
+     .def = "1",
+     .help = "shifting: share of the ranking re-permuted at each redraw",
+     .dmin = 0,
+     .dmax = 1},
+    {.name = "object_size",
+     .type = FLAG_SIZE,
+     .off = O(object_size),
+     .def = "64K",
+     .help = "zipf: object bytes, K/M suffixes",
+     .min = 16,
+     .max = 64 << 20},
+    {.name = "block_bytes",
+     .type = FLAG_SIZE,
+     .off = O(block_bytes),
+     .def = "16K",
+     .help = "trace: bytes per prefix block object",
+     .min = 16,
+     .max = 64 << 20},
+    {.name = "speedup",
+     .type = FLAG_DOUBLE,
+     .off = O(speedup),
+     .def = "1",
+     .help = "trace: timestamps are divided by this",
+     .dmin = 1e-3,
+     .dmax = 1e6},
+    {.name = "clients",
+     .type = FLAG_U32,
+     .off = O(clients),
+     .def = "4",
+     .help = "reader threads, each with its own client",
+     .min = 1,
+     .max = 256},
+    {.name = "duration",
+     .type = FLAG_DOUBLE,
+     .off = O(duration),
+     .help = "seconds of reads (zipf 30; trace: 0 = to its end)",
+     .dmin = 0,
+     .dmax = 86400},
+    {.name = "rate",
+     .type = FLAG_DOUBLE,
+     .off = O(rate),
+     .def = "0",
+     .help = "zipf: total reads/s, 0 = as fast as possible",
+     .dmin = 0,
+     .dmax = 1e9},
+    {.name = "interval",
+     .type = FLAG_DOUBLE,
+     .off = O(interval),
+     .def = "1",
+     .help = "seconds per row",
+     .dmin = 0.05,
+     .dmax = 3600},
+    {.name = "master",
+     .type = FLAG_STRP,
+     .off = O(master),
+     .help = "host:port of a running master"},
+    {.name = "local",
+     .type = FLAG_U32,
+     .off = O(local),
+     .help = "start a master and N workers on loopback, stop them after",
+     .min = 1,
+     .max = BENCH_MAX_WORKERS},
+    {.name = "segment_size",
+     .type = FLAG_SIZE,
+     .off = O(segment_size),
+     .def = "0",
+     .help = "--local: bytes per worker segment (0 = three times its share)",
+     .max = 1ll << 40},
+    {.name = "domains",
+     .type = FLAG_U32,
+     .off = O(domains),
+     .help = "--local: worker i and reader j in domain d<i % N>, d<j % N> "
+	     "(1 when not given)",
+     .min = 1,
+     .max = BENCH_MAX_WORKERS},
+    {.name = "modes",
+     .type = FLAG_STRP,
+     .off = O(modes),
+     .help = "--local: off,observe,enforce,domain runs, side by side "
+	     "(enforce when not given)"},
+    {.name = "master_flags",
+     .type = FLAG_STRP,
+     .off = O(master_flags),
+     .help = "--local: extra master flags, \"--a=1 --b=2\""},
+    {.name = "daemon_log",
+     .type = FLAG_STRP,
+     .off = O(daemon_log),
+     .help = "--local: append the daemons' stderr here (else: ours)"},
+    {.name = "principal",
+     .type = FLAG_STRP,
+     .off = O(principal),
+     .help = "--master: the client principal to authenticate as (admin: the "
+	     "bench reads Stats' segments)"},
+    {.name = "secret_file",
+     .type = FLAG_STRP,
+     .off = O(secret_file),
+     .help = "--master: the file holding its secret"},
+    {.name = "tls_ca",
+     .type = FLAG_STRP,
+     .off = O(tls_ca),
+     .help = "--master: TLS to it; its certificate must chain to this CA"},
+    {.name = "tls_cert",
+     .type = FLAG_STRP,
+     .off = O(tls_cert),
+     .help = "--master: client certificate (mutual TLS; with --principal "
+	     "and no --secret_file: authenticate by it)"},
+    {.name = "tls_key",
+     .type = FLAG_STRP,
+     .off = O(tls_key),
+     .help = "--master: the private key of --tls_cert"},
+    {.name = "plot",
+     .type = FLAG_STRP,
+     .off = O(plot),
+     .help = "write a gnuplot PNG chart here"},
+    {.name = "seed",
+     .type = FLAG_U64,
+     .off = O(seed),
+     .def = "1",
+     .help = "random seed"},
+    {.name = "quiet",
+     .type = FLAG_BOOL,
+     .off = O(quiet),
+     .def = "false",
+     .help = "true: no per-interval rows"},
 };
 
-#define OPT(n, t, f, lo, hi, h)                                                \
-	{                                                                      \
-		n, t, offsetof(struct bench_opts, f), lo, hi, h                \
-	}
-
-static const struct opt opts[] = {
-    OPT("keys", O_U64, keys, 1, 10000000, "zipf: objects (10000)"),
-    OPT("theta", O_DBL, theta, 0, 10, "zipf: exponent (0.99)"),
-    OPT("shift_period", O_DBL, shift_period, 0.05, 86400,
-	"shifting: seconds between redraws of the Zipf ranking (20)"),
-    OPT("shift_fraction", O_DBL, shift_fraction, 0, 1,
-	"shifting: share of the ranking re-permuted at each redraw (1)"),
-    OPT("object_size", O_SIZE, object_size, 16, 64 << 20,
-	"zipf: object bytes, K/M suffixes (64K)"),
-    OPT("block_bytes", O_SIZE, block_bytes, 16, 64 << 20,
-	"trace: bytes per prefix block object (16K)"),
-    OPT("speedup", O_DBL, speedup, 1e-3, 1e6,
-	"trace: timestamps are divided by this (1)"),
-    OPT("clients", O_U32, clients, 1, 256,
-	"reader threads, each with its own client (4)"),
-    OPT("duration", O_DBL, duration, 0, 86400,
-	"seconds of reads (zipf 30; trace: 0 = to its end)"),
-    OPT("rate", O_DBL, rate, 0, 1e9,
-	"zipf: total reads/s, 0 = as fast as possible (0)"),
-    OPT("interval", O_DBL, interval, 0.05, 3600, "seconds per row (1)"),
-    OPT("master", O_STR, master, 0, 0, "host:port of a running master"),
-    OPT("local", O_U32, local, 1, BENCH_MAX_WORKERS,
-	"start a master and N workers on loopback, stop them after"),
-    OPT("segment_size", O_SIZE, segment_size, 0, 1ull << 40,
-	"--local: bytes per worker segment (0 = three times its share)"),
-    OPT("domains", O_U32, domains, 1, BENCH_MAX_WORKERS,
-	"--local: worker i and reader j in domain d<i % N>, d<j % N> (1)"),
-    OPT("modes", O_STR, modes, 0, 0,
-	"--local: off,observe,enforce,domain runs, side by side (enforce)"),
-    OPT("master_flags", O_STR, master_flags, 0, 0,
-	"--local: extra master flags, \"--a=1 --b=2\""),
-    OPT("daemon_log", O_STR, daemon_log, 0, 0,
-	"--local: append the daemons' stderr here (default: ours)"),
-    OPT("principal", O_STR, principal, 0, 0,
-	"--master: the client principal to authenticate as (admin: the "
-	"bench reads Stats' segments)"),
-    OPT("secret_file", O_STR, secret_file, 0, 0,
-	"--master: the file holding its secret"),
-    OPT("tls_ca", O_STR, tls_ca, 0, 0,
-	"--master: TLS to it; its certificate must chain to this CA"),
-    OPT("tls_cert", O_STR, tls_cert, 0, 0,
-	"--master: client certificate (mutual TLS; with --principal and no "
-	"--secret_file: authenticate by it)"),
-    OPT("tls_key", O_STR, tls_key, 0, 0,
-	"--master: the private key of --tls_cert"),
-    OPT("plot", O_STR, plot, 0, 0, "write a gnuplot PNG chart here"),
-    OPT("seed", O_U64, seed, 0, 18446744073709551615.0, "random seed (1)"),
-    OPT("quiet", O_BOOL, quiet, 0, 1, "true: no per-interval rows (false)"),
+static const struct flag_set bench_set = {
+    .prog = "mcrepl-bench",
+    .usage = "zipf|shifting|trace FILE [--flag value | --flag=value]...",
+    .intro = "\n"
+	     "  zipf         Zipf reads over --keys objects put first\n"
+	     "  shifting     zipf whose ranking is redrawn every "
+	     "--shift_period s\n"
+	     "  trace FILE   replay a Mooncake JSONL trace (timestamp ms, "
+	     "hash_ids)",
+    .title = "flags",
+    .epilog =
+	"One of --master or --local is needed. Each run prints interval rows "
+	"and one\n'{\"summary\":{...}}' line per mode.\n"
+	"\nModes (--local, a fresh cluster each): off, observe, enforce set "
+	"the master's\n--dynamic_replication_mode; domain is enforce plus\n"
+	"--dynamic_replication_domain_aware=true. --master_flags come after "
+	"them and win.\n"
+	"\nDomains: with --local --domains N, worker i runs with --domain "
+	"d<i % N> (N > 1)\nand reader j is in domain d<j % N>; with --master "
+	"the readers are spread over\nthe domains of the master's segments. "
+	"Bytes read from a worker in another\ndomain than the reader's are "
+	"reported (xdom%, cross_domain_share).",
+    .width = 14,
+    .flags = bench_flags,
+    .n = sizeof(bench_flags) / sizeof(bench_flags[0]),
 };
-
-#define N_OPTS (sizeof(opts) / sizeof(opts[0]))
-
-void bench_opts_init(struct bench_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->keys = 10000;
-	o->theta = 0.99;
-	o->shift_period = 20;
-	o->shift_fraction = 1;
-	o->object_size = 64 << 10;
-	o->block_bytes = 16 << 10;
-	o->speedup = 1;
-	o->clients = 4;
-	o->duration = -1;
-	o->interval = 1;
-	o->seed = 1;
-}
-
-void bench_opts_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: mcrepl-bench zipf|shifting|trace FILE [--flag value | "
-		"--flag=value]...\n\n"
-		"  zipf         Zipf reads over --keys objects put first\n"
-		"  shifting     zipf whose ranking is redrawn every "
-		"--shift_period s\n"
-		"  trace FILE   replay a Mooncake JSONL trace (timestamp ms, "
-		"hash_ids)\n\nflags:\n");
-	for (size_t i = 0; i < N_OPTS; i++)
-		fprintf(f, "  --%-14s %s\n", opts[i].name, opts[i].help);
-	fprintf(
-	    f,
-	    "\nOne of --master or --local is needed. Each run prints "
-	    "interval rows and one\n'{\"summary\":{...}}' line per mode.\n"
-	    "\nModes (--local, a fresh cluster each): off, observe, enforce "
-	    "set the master's\n--dynamic_replication_mode; domain is enforce "
-	    "plus\n--dynamic_replication_domain_aware=true. --master_flags "
-	    "come after them and win.\n"
-	    "\nDomains: with --local --domains N, worker i runs with "
-	    "--domain d<i %% N> (N > 1)\nand reader j is in domain d<j %% N>; "
-	    "with --master the readers are spread over\nthe domains of the "
-	    "master's segments. Bytes read from a worker in another\ndomain "
-	    "than the reader's are reported (xdom%%, cross_domain_share).\n");
-}
-
-int bench_parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	uint64_t mul = 1;
-
-	errno = 0;
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	switch (*end) {
-	case 'K':
-	case 'k':
-		mul = 1ull << 10;
-		end++;
-		break;
-	case 'M':
-	case 'm':
-		mul = 1ull << 20;
-		end++;
-		break;
-	case 'G':
-	case 'g':
-		mul = 1ull << 30;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end == 'i' || *end == 'B')
-		end += *end == 'i' && end[1] == 'B' ? 2 : 1;
-	if (*end || v > UINT64_MAX / mul)
-		return -1;
-	*out = v * mul;
-	return 0;
-}
-
-static int parse_number(const struct opt *op, const char *v, double *out)
-{
-	char *end;
-	uint64_t sz;
-
-	if (op->type == O_SIZE) {
-		if (bench_parse_size(v, &sz) != 0)
-			return -1;
-		*out = (double)sz;
-		return 0;
-	}
-	/* Integers: plain digits only (no "1e3", no sign), and in range. */
-	if (op->type != O_DBL && (!*v || v[strspn(v, "0123456789")]))
-		return -1;
-	if (op->type != O_DBL) {
-		errno = 0;
-		(void)strtoull(v, NULL, 10);
-		if (errno)
-			return -1;
-	}
-	errno = 0;
-	*out = strtod(v, &end);
-	if (errno || end == v || *end || !isfinite(*out))
-		return -1;
-	return 0;
-}
-
-static int parse_bool(const char *v, double *out)
-{
-	if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes"))
-		*out = 1;
-	else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no"))
-		*out = 0;
-	else
-		return -1;
-	return 0;
-}
-
-static int set_opt(struct bench_opts *o, const struct opt *op, const char *v)
-{
-	char *base = (char *)o + op->off;
-	double d;
-	int rc;
-
-	if (op->type == O_STR) {
-		memcpy(base, &v, sizeof(v));
-		return 0;
-	}
-	rc = op->type == O_BOOL ? parse_bool(v, &d) : parse_number(op, v, &d);
-	if (rc != 0 || d < op->min || d > op->max) {
-		fprintf(
-		    stderr,
-		    "mcrepl-bench: bad value '%s' for --%s (want %s%g..%g)\n",
-		    v, op->name, op->type == O_BOOL ? "a boolean, " : "",
-		    op->min, op->max);
-		return -1;
-	}
-	if (op->type == O_BOOL)
-		*(bool *)(void *)base = d != 0;
-	else if (op->type == O_U32)
-		*(uint32_t *)(void *)base = (uint32_t)d;
-	else if (op->type == O_U64)
-		*(uint64_t *)(void *)base = strtoull(v, NULL, 10);
-	else if (op->type == O_SIZE)
-		*(uint64_t *)(void *)base = (uint64_t)d;
-	else
-		*(double *)(void *)base = d;
-	return 0;
-}
-
-static const struct opt *find_opt(const char *name, size_t len)
-{
-	for (size_t i = 0; i < N_OPTS; i++)
-		if (strlen(opts[i].name) == len &&
-		    strncmp(opts[i].name, name, len) == 0)
-			return &opts[i];
-	return NULL;
-}
 
 /* --modes: a comma list of off | observe | enforce | domain, no repeats
  * (domain = enforce on a domain-aware master, see cluster.c). */
@@ -322,7 +273,7 @@ static int validate(struct bench_opts *o)
 				"or at least 1M\n");
 		return -1;
 	}
-	if (o->duration < 0)
+	if (isnan(o->duration))
 		o->duration = o->workload != BENCH_TRACE ? 30 : 0;
 	if (o->workload != BENCH_TRACE && o->duration <= 0) {
 		fprintf(stderr, "mcrepl-bench: zipf and shifting need "
@@ -332,68 +283,56 @@ static int validate(struct bench_opts *o)
 	return 0;
 }
 
-static int parse_flag(struct bench_opts *o, int argc, char **argv, int *i)
+/* The workload: zipf | shifting | trace FILE, from the arguments that
+ * are not flags. */
+static int workload(struct bench_opts *o, const struct flag_args *a)
 {
-	const char *arg = argv[*i], *name = arg + 2, *eq = strchr(name, '=');
-	size_t len = eq ? (size_t)(eq - name) : strlen(name);
-	const struct opt *op = find_opt(name, len);
-	const char *v = eq ? eq + 1 : NULL;
-
-	if (strncmp(arg, "--", 2) != 0 || !op) {
-		fprintf(stderr,
-			"mcrepl-bench: unknown flag '%s' (see --help)\n", arg);
-		return -1;
-	}
-	if (!v) {
-		if (*i + 1 >= argc) {
-			fprintf(stderr, "mcrepl-bench: --%s needs a value\n",
-				op->name);
-			return -1;
-		}
-		v = argv[++*i];
-	}
-	return set_opt(o, op, v);
-}
-
-int bench_opts_parse(struct bench_opts *o, int argc, char **argv)
-{
-	int i = 2;
-
-	if (argc < 2) {
+	if (a->n == 0) {
 		fprintf(stderr, "mcrepl-bench: missing workload (zipf | "
 				"shifting | trace FILE; see --help)\n");
 		return -1;
 	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		bench_opts_usage(stdout);
-		return 1;
-	}
-	if (strcmp(argv[1], "zipf") == 0) {
+	if (strcmp(a->v[0], "zipf") == 0) {
 		o->workload = BENCH_ZIPF;
-	} else if (strcmp(argv[1], "shifting") == 0) {
+	} else if (strcmp(a->v[0], "shifting") == 0) {
 		o->workload = BENCH_SHIFTING;
-	} else if (strcmp(argv[1], "trace") == 0) {
-		if (argc < 3 || strncmp(argv[2], "--", 2) == 0) {
+	} else if (strcmp(a->v[0], "trace") == 0) {
+		if (a->n < 2) {
 			fprintf(stderr, "mcrepl-bench: trace needs a FILE\n");
 			return -1;
 		}
 		o->workload = BENCH_TRACE;
-		o->trace_path = argv[2];
-		i = 3;
+		o->trace_path = a->v[1];
+		return 0;
 	} else {
 		fprintf(stderr,
 			"mcrepl-bench: unknown workload '%s' (zipf | shifting "
 			"| trace FILE)\n",
-			argv[1]);
+			a->v[0]);
 		return -1;
 	}
-	for (; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0) {
-			bench_opts_usage(stdout);
-			return 1;
-		}
-		if (parse_flag(o, argc, argv, &i) != 0)
-			return -1;
+	if (a->n > 1) {
+		fprintf(stderr,
+			"mcrepl-bench: unexpected argument '%s' (see --help)\n",
+			a->v[1]);
+		return -1;
 	}
+	return 0;
+}
+
+int bench_opts_parse(struct bench_opts *o, int argc, char **argv)
+{
+	const char *args[2];
+	struct flag_args a = {.v = args, .cap = 2};
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	o->duration = NAN; /* not given: by workload, in validate() */
+	flags_defaults(&bench_set, o);
+	rc = flags_parse_args(&bench_set, o, NULL, argc, argv, &a);
+	if (rc != 0)
+		return rc;
+	if (workload(o, &a) != 0)
+		return -1;
 	return validate(o);
 }

@@ -10,7 +10,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 /* Shifting is Zipf whose ranking is redrawn every shift_period seconds
  * (../common/shift.h, as mcrepl-sim's). */
@@ -22,22 +21,22 @@ enum bench_workload { BENCH_ZIPF, BENCH_TRACE, BENCH_SHIFTING };
 struct bench_opts {
 	enum bench_workload workload;
 	const char *trace_path;
-	uint64_t keys;	       /* zipf objects (10000) */
-	double theta;	       /* Zipf exponent (0.99) */
-	double shift_period;   /* shifting: s between ranking redraws (20) */
-	double shift_fraction; /* shifting: share of the ranking moved (1) */
-	uint64_t object_size;  /* zipf object bytes (64 KiB) */
-	uint64_t block_bytes;  /* trace block bytes (16 KiB) */
-	uint32_t clients;      /* reader threads, one store_client each (4) */
-	double duration;       /* seconds; < 0: zipf 30, trace to its end */
+	uint64_t keys;	       /* zipf objects */
+	double theta;	       /* Zipf exponent */
+	double shift_period;   /* shifting: s between ranking redraws */
+	double shift_fraction; /* shifting: share of the ranking moved */
+	uint64_t object_size;  /* zipf object bytes */
+	uint64_t block_bytes;  /* trace block bytes */
+	uint32_t clients;      /* reader threads, one store_client each */
+	double duration;       /* seconds; zipf 30, trace 0 = to its end */
 	double rate;	       /* total reads/s; 0 = as fast as possible */
-	double speedup;	       /* trace time divided by this (1) */
-	double interval;       /* seconds per report row (1) */
+	double speedup;	       /* trace time divided by this */
+	double interval;       /* seconds per report row */
 	const char *master;    /* host:port of a running master, or NULL */
 	uint32_t local;	       /* workers of a cluster started here */
 	uint64_t segment_size; /* per local worker; 0 = sized to fit */
 	uint32_t domains;  /* --local: worker i and reader j in d<i % domains>,
-			     d<j % domains> (1); 0 until validated */
+			     d<j % domains>; 0 when not given */
 	const char *modes; /* "off,observe,enforce,domain" as given */
 	const char *mode[BENCH_MAX_MODES];
 	size_t n_modes;
@@ -51,18 +50,13 @@ struct bench_opts {
 	bool quiet; /* no interval rows */
 };
 
-void bench_opts_init(struct bench_opts *o);
-
 /*
- * Parse argv (argv[1] is the workload: zipf | shifting | trace FILE). Returns 0, 1
- * when --help was printed, or -1 after printing one error line on stderr.
- * Strings point into argv (o->mode[] into a static copy of --modes).
+ * Parse argv into o, every field (argv[1] is the workload: zipf |
+ * shifting | trace FILE; the flags: opts.c's table). Returns 0, 1 when
+ * --help or --version was printed, or -1 after printing one error line
+ * on stderr. Strings point into argv (o->mode[] into a static copy of
+ * --modes).
  */
 int bench_opts_parse(struct bench_opts *o, int argc, char **argv);
-
-void bench_opts_usage(FILE *f);
-
-/* Parse a byte count with an optional K/M/G suffix (powers of 1024). */
-int bench_parse_size(const char *s, uint64_t *out);
 
 #endif

@@ -27,43 +27,98 @@
 #define CLI_MAX_INPUT (1ull << 34)
 
 struct cli {
-	const char *master, *tenant, *local_host, *domain;
+	const char *master, *etcd_endpoints, *tenant, *local_host, *domain;
 	const char *principal, *secret_file; /* NULL: no credential */
 	struct tls_files tls;		     /* NULLs: plain TCP */
-	char etcd[1100];		     /* "etcd://" + --etcd_endpoints */
 	uint32_t replicas;
+	char etcd[1100]; /* "etcd://" + --etcd_endpoints */
 	const char *cmd;
 	const char *args[2];
 	int n_args;
 };
 
-static void usage(FILE *out)
-{
-	fprintf(
-	    out,
-	    "usage: mcrepl-cli [--master host:port | --etcd_endpoints host:port[,host:port]] [--tenant T] [--replicas N] [--local_host H] [--domain D] COMMAND\n"
-	    "commands:\n"
-	    "  put KEY FILE|-     store FILE (or stdin) under KEY\n"
-	    "  get KEY [FILE|-]   write KEY's bytes to FILE (default stdout)\n"
-	    "  rm KEY             remove KEY\n"
-	    "  exist KEY          print yes/no (exit 0 yes, 1 no)\n"
-	    "  stat KEY           list KEY's readable replicas (not a read: no heat)\n"
-	    "  segments           list mounted segments\n"
-	    "  metrics            print the master's metrics\n"
-	    "  drain HOST         copy the objects only HOST holds to other "
-	    "hosts (admin), waiting up to 60 s; then stop HOST's worker\n"
-	    "  warmup DOMAIN      copy the hottest objects into DOMAIN "
-	    "(domain-aware master)\n"
-	    "--domain D (else $MOONCAKE_STORE_DOMAIN): the reader's domain\n"
-	    "--principal P --secret_file F: authenticate to a master started "
-	    "with --auth_file\n"
-	    "--tls_ca CA: TLS to the master (its certificate must chain to CA "
-	    "and name the host of --master)\n"
-	    "--tls_cert C --tls_key K: the client certificate for a master "
-	    "with mutual TLS; with --principal P and no --secret_file, "
-	    "authenticate by it (CN = P, auth=cert)\n"
-	    "defaults: --master 127.0.0.1:50051 --tenant default --replicas 1\n");
-}
+#define O(f) FLAG_AT(struct cli, f)
+static const struct flag cli_flags[] = {
+    {.name = "master",
+     .type = FLAG_STRP,
+     .off = O(master),
+     .def = "127.0.0.1:50051",
+     .help = "host:port of mcrepl-master"},
+    {.name = "etcd_endpoints",
+     .type = FLAG_STRP,
+     .off = O(etcd_endpoints),
+     .help = "host:port[,host:port]: follow the leader master elected "
+	     "there (HA), instead of --master"},
+    {.name = "tenant",
+     .type = FLAG_STRP,
+     .off = O(tenant),
+     .def = "default",
+     .help = "the tenant whose keys these are"},
+    {.name = "replicas",
+     .type = FLAG_U32,
+     .off = O(replicas),
+     .def = "1",
+     .help = "replicas of a put",
+     .min = 1,
+     .max = 16},
+    {.name = "local_host",
+     .type = FLAG_STRP,
+     .off = O(local_host),
+     .help = "this host's id: prefer its replicas"},
+    {.name = "domain",
+     .type = FLAG_STRP,
+     .off = O(domain),
+     .help = "the reader's domain (else $MOONCAKE_STORE_DOMAIN)"},
+    {.name = "principal",
+     .type = FLAG_STRP,
+     .off = O(principal),
+     .help = "authenticate as P to a master started with --auth_file "
+	     "(with --secret_file)"},
+    {.name = "secret_file",
+     .type = FLAG_STRP,
+     .off = O(secret_file),
+     .help = "the file holding the secret of --principal"},
+    {.name = "tls_ca",
+     .type = FLAG_STRP,
+     .off = O(tls.ca),
+     .help = "TLS to the master: its certificate must chain to this CA and "
+	     "name the host of --master"},
+    {.name = "tls_cert",
+     .type = FLAG_STRP,
+     .off = O(tls.cert),
+     .help = "client certificate for a master with mutual TLS (with "
+	     "--tls_key); with --principal P and no --secret_file, "
+	     "authenticate by it (CN = P, auth=cert)"},
+    {.name = "tls_key",
+     .type = FLAG_STRP,
+     .off = O(tls.key),
+     .help = "the private key of --tls_cert"},
+};
+
+static const struct flag_set cli_set = {
+    .prog = "mcrepl-cli",
+    .usage = "[--master host:port | --etcd_endpoints host:port[,host:port]] "
+	     "[--tenant T] [--replicas N] [--local_host H] [--domain D] "
+	     "COMMAND",
+    .intro =
+	"commands:\n"
+	"  put KEY FILE|-     store FILE (or stdin) under KEY\n"
+	"  get KEY [FILE|-]   write KEY's bytes to FILE (default stdout)\n"
+	"  rm KEY             remove KEY\n"
+	"  exist KEY          print yes/no (exit 0 yes, 1 no)\n"
+	"  stat KEY           list KEY's readable replicas (not a read: no "
+	"heat)\n"
+	"  segments           list mounted segments\n"
+	"  metrics            print the master's metrics\n"
+	"  drain HOST         copy the objects only HOST holds to other hosts "
+	"(admin), waiting up to 60 s; then stop HOST's worker\n"
+	"  warmup DOMAIN      copy the hottest objects into DOMAIN "
+	"(domain-aware master)",
+    .title = "flags",
+    .width = 14,
+    .flags = cli_flags,
+    .n = sizeof(cli_flags) / sizeof(cli_flags[0]),
+};
 
 static int usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
@@ -79,82 +134,31 @@ static int usage_error(const char *fmt, ...)
 	return 2;
 }
 
-static int parse_option(struct cli *c, int argc, char **argv, int *i)
-{
-	const char *opt = argv[*i], *v;
-	char name[64], *end;
-	unsigned long n;
-
-	v = flags_split(argc, argv, i, name, sizeof(name));
-	if (!v)
-		return usage_error("option %s needs a value", opt);
-	if (!strcmp(name, "master"))
-		c->master = v;
-	else if (!strcmp(name, "etcd_endpoints")) { /* HA: follow the leader */
-		if (strlen(v) + 8 > sizeof(c->etcd))
-			return usage_error("--etcd_endpoints too long");
-		snprintf(c->etcd, sizeof(c->etcd), "etcd://%s", v);
-		c->master = c->etcd;
-	} else if (!strcmp(name, "tenant"))
-		c->tenant = v;
-	else if (!strcmp(name, "local_host"))
-		c->local_host = v;
-	else if (!strcmp(name, "domain"))
-		c->domain = v;
-	else if (!strcmp(name, "principal"))
-		c->principal = v;
-	else if (!strcmp(name, "secret_file"))
-		c->secret_file = v;
-	else if (!strcmp(name, "tls_ca"))
-		c->tls.ca = v;
-	else if (!strcmp(name, "tls_cert"))
-		c->tls.cert = v;
-	else if (!strcmp(name, "tls_key"))
-		c->tls.key = v;
-	else if (!strcmp(name, "replicas")) {
-		errno = 0;
-		n = strtoul(v, &end, 10);
-		if (errno || *end || end == v || n == 0 || n > 16)
-			return usage_error("--replicas wants 1..16, not '%s'",
-					   v);
-		c->replicas = (uint32_t)n;
-	} else {
-		return usage_error("unknown option --%s", name);
-	}
-	return 0;
-}
-
+/* 0 to run, -1 when --help or --version was printed, 2 after a usage
+ * error. */
 static int parse(struct cli *c, int argc, char **argv)
 {
-	memset(c, 0, sizeof(*c));
-	c->master = "127.0.0.1:50051";
-	c->tenant = "default";
-	c->replicas = 1;
-	for (int i = 1; i < argc; i++) {
-		int rc;
+	const char *args[3];
+	struct flag_args a = {.v = args, .cap = 3};
+	int rc;
 
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return -1;
-		}
-		if (!strcmp(argv[i], "--version")) {
-			printf("mcrepl-cli (libmcrepl %s)\n", mcrepl_version());
-			return -1;
-		}
-		if (!strncmp(argv[i], "--", 2) && argv[i][2]) {
-			rc = parse_option(c, argc, argv, &i);
-			if (rc)
-				return rc;
-		} else if (!c->cmd) {
-			c->cmd = argv[i];
-		} else if (c->n_args < 2) {
-			c->args[c->n_args++] = argv[i];
-		} else {
-			return usage_error("unexpected argument '%s'", argv[i]);
-		}
+	memset(c, 0, sizeof(*c));
+	flags_defaults(&cli_set, c);
+	rc = flags_parse_args(&cli_set, c, NULL, argc, argv, &a);
+	if (rc)
+		return rc > 0 ? -1 : 2;
+	if (c->etcd_endpoints) { /* HA: follow the leader */
+		if (strlen(c->etcd_endpoints) + 8 > sizeof(c->etcd))
+			return usage_error("--etcd_endpoints too long");
+		snprintf(c->etcd, sizeof(c->etcd), "etcd://%s",
+			 c->etcd_endpoints);
+		c->master = c->etcd;
 	}
-	if (!c->cmd)
+	if (!a.n)
 		return usage_error("no command given");
+	c->cmd = args[0];
+	for (int i = 1; i < a.n; i++)
+		c->args[c->n_args++] = args[i];
 	return 0;
 }
 

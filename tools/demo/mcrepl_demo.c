@@ -13,6 +13,7 @@
  *
  *   mcrepl-demo [--seconds S] [--keys N] [--object_kib K]
  */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +45,8 @@ struct demo {
 	char master_addr[64];
 	store_client *client;
 	uint64_t seg_of[WORKERS]; /* segment id of each worker */
-	int keys;
-	uint64_t object_bytes;
+	int32_t keys;		  /* flags: */
+	uint64_t object_kib;
 	double seconds;
 	struct zipf zipf; /* the other keys' popularity */
 	uint64_t rng;
@@ -181,7 +182,7 @@ static void fill(char *buf, uint64_t n, int key)
 
 static int put_objects(struct demo *d)
 {
-	char *buf = malloc(d->object_bytes), key[64];
+	char *buf = malloc(d->object_kib * 1024), key[64];
 	int rc = 0;
 
 	for (int k = -1; buf && k < d->keys && rc == 0; k++) {
@@ -189,16 +190,16 @@ static int put_objects(struct demo *d)
 			snprintf(key, sizeof(key), HOT_KEY);
 		else
 			snprintf(key, sizeof(key), "block-%d", k);
-		fill(buf, d->object_bytes, k);
-		rc = store_client_put(d->client, key, buf, d->object_bytes);
+		fill(buf, d->object_kib * 1024, k);
+		rc =
+		    store_client_put(d->client, key, buf, d->object_kib * 1024);
 		if (rc)
 			fprintf(stderr, "demo: put %s: %s\n", key,
 				store_client_error(d->client));
 	}
 	free(buf);
 	printf("put %d objects of %llu KiB (1 hot + %d Zipf-0.99 tail)\n",
-	       d->keys + 1, (unsigned long long)d->object_bytes / 1024,
-	       d->keys);
+	       d->keys + 1, (unsigned long long)d->object_kib, d->keys);
 	return rc;
 }
 
@@ -537,35 +538,52 @@ static int run(struct demo *d)
 	return 0;
 }
 
+#define O(f) FLAG_AT(struct demo, f)
+static const struct flag demo_flags[] = {
+    {.name = "seconds",
+     .type = FLAG_DOUBLE,
+     .off = O(seconds),
+     .def = "4",
+     .help = "seconds of reads after the hot key's replica is readable",
+     .dmin = 0.001,
+     .dmax = INFINITY},
+    {.name = "keys",
+     .type = FLAG_I32,
+     .off = O(keys),
+     .def = "300",
+     .help = "objects of the Zipf tail, besides the hot key",
+     .min = 1,
+     .max = 100000},
+    {.name = "object_kib",
+     .type = FLAG_U64,
+     .off = O(object_kib),
+     .def = "64",
+     .help = "KiB per object",
+     .min = 1},
+};
+
+static const struct flag_set demo_set = {
+    .prog = "mcrepl-demo",
+    .usage = "[--seconds S] [--keys N] [--object_kib K]",
+    .intro = "Hot replication end to end on one machine: a master, four "
+	     "workers, a skewed read load.",
+    .title = "flags",
+    .width = 12,
+    .flags = demo_flags,
+    .n = sizeof(demo_flags) / sizeof(demo_flags[0]),
+};
+
 int main(int argc, char **argv)
 {
 	struct demo d;
 	int rc;
 
 	memset(&d, 0, sizeof(d));
-	d.keys = 300;
-	d.object_bytes = 64 * 1024;
-	d.seconds = 4;
 	d.rng = 2026;
-	for (int i = 1; i < argc; i++) {
-		char name[32];
-		const char *v = flags_split(argc, argv, &i, name, sizeof(name));
-
-		if (v && !strcmp(name, "seconds"))
-			d.seconds = atof(v);
-		else if (v && !strcmp(name, "keys"))
-			d.keys = atoi(v);
-		else if (v && !strcmp(name, "object_kib"))
-			d.object_bytes = 1024 * strtoull(v, NULL, 10);
-		else
-			d.keys = 0; /* usage below */
-	}
-	if (d.keys < 1 || d.keys > 100000 || d.object_bytes == 0 ||
-	    d.seconds <= 0) {
-		fprintf(stderr, "usage: mcrepl-demo [--seconds S] [--keys N] "
-				"[--object_kib K]\n");
-		return 2;
-	}
+	flags_defaults(&demo_set, &d);
+	rc = flags_parse(&demo_set, &d, NULL, argc, argv);
+	if (rc)
+		return rc > 0 ? 0 : 2;
 	if (zipf_init(&d.zipf, (uint64_t)d.keys, 0.99) != 0)
 		return 2;
 	signal(SIGINT, on_signal);

@@ -67,7 +67,6 @@ int main(int argc, char **argv)
 	size_t n = 1;
 	int rc = 1, p;
 
-	sim_opts_init(&base);
 	p = sim_opts_parse(&base, argc, argv);
 	if (p)
 		return p > 0 ? 0 : 2;

@@ -56,18 +56,12 @@ struct sim_opts {
 	char sim_label[256];  /* simulator settings of a --compare list */
 };
 
-/* Defaults for every field (mode off, as the library). */
-void sim_opts_init(struct sim_opts *o);
-
 /*
- * Parse argv into o. Returns 0 on success, 1 when --help was printed, -1
- * on an error (already reported on stderr).
+ * Parse argv into o, every field (defaults from opts.c's table; the
+ * library's knobs: mode off). Returns 0 on success, 1 when --help or
+ * --version was printed, -1 on an error (already reported on stderr).
  */
 int sim_opts_parse(struct sim_opts *o, int argc, char **argv);
-
-/* Set one option by name ("nodes", "dynamic_replication_mode", or a
- * library knob without its prefix, "mode"). 0 or -1 (reported). */
-int sim_opts_set(struct sim_opts *o, const char *name, const char *value);
 
 /* Apply a space-separated list of name=value settings (a --compare
  * configuration). 0 or -1 (reported). */
@@ -76,7 +70,5 @@ int sim_opts_apply(struct sim_opts *o, const char *list);
 /* The library knobs that differ from the defaults, "mode=enforce ...";
  * "defaults" when none do. */
 void sim_opts_label(const struct sim_opts *o, char *buf, size_t cap);
-
-void sim_opts_usage(FILE *f);
 
 #endif

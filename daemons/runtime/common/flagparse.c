@@ -1,7 +1,5 @@
-/* Table-driven daemon flags (see flagparse.h). */
+/* Table-driven flags: argv, --config files and --help (see flagparse.h). */
 #include <errno.h>
-#include <inttypes.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +9,7 @@
 #include <mcrepl/mcrepl.h>
 
 #include "flagparse.h"
+#include "flagvalue.h"
 
 #define KNOB_PREFIX "dynamic_replication_"
 #define MAX_CONFIG_DEPTH 8
@@ -19,212 +18,16 @@ struct ctx {
 	const struct flag_set *set;
 	void *base;
 	mcrepl_config *cfg;
-	int depth; /* --config files being read */
+	int depth;		/* --config files being read */
+	struct flag_args *args; /* NULL: no argument but flags */
 };
-
-static int suffix_shift(const char *s, unsigned *shift)
-{
-	static const char units[] = "KMGT";
-	const char *u;
-
-	*shift = 0;
-	if (!*s)
-		return 0;
-	u = strchr(units, s[0] & ~0x20);
-	if (!u || !*u)
-		return -1;
-	*shift = 10u * (unsigned)(u - units + 1);
-	s++;
-	if ((s[0] == 'i' || s[0] == 'I') && (s[1] == 'B' || s[1] == 'b'))
-		s += 2;
-	else if (s[0] == 'B' || s[0] == 'b')
-		s++;
-	return *s ? -1 : 0;
-}
-
-/* Leading decimal digits of s into *out; *end after them. */
-static int read_digits(const char *s, uint64_t *out, char **end)
-{
-	unsigned long long v;
-
-	errno = 0;
-	if (s[0] < '0' || s[0] > '9')
-		return -1;
-	v = strtoull(s, end, 10);
-	if (errno)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-int flags_parse_size(const char *s, uint64_t *out)
-{
-	uint64_t v;
-	unsigned shift;
-	char *end;
-
-	if (!s || read_digits(s, &v, &end) || suffix_shift(end, &shift) ||
-	    (shift && v > (UINT64_MAX >> shift)))
-		return -1;
-	*out = v << shift;
-	return 0;
-}
-
-static uint64_t type_max(enum flag_type t)
-{
-	if (t == FLAG_U32)
-		return UINT32_MAX;
-	if (t == FLAG_I32)
-		return INT32_MAX;
-	return UINT64_MAX;
-}
-
-static uint64_t flag_max(const struct flag *fl)
-{
-	return fl->max ? (uint64_t)fl->max : type_max(fl->type);
-}
-
-/* An integer flag's value (a size for FLAG_SIZE), range checked. */
-static int read_int(const struct flag *fl, const char *v, int64_t *neg,
-		    uint64_t *pos)
-{
-	char *end;
-
-	*neg = 0;
-	if (fl->type == FLAG_SIZE) {
-		if (flags_parse_size(v, pos))
-			return -1;
-	} else if (fl->type == FLAG_I32 && v[0] == '-') {
-		if (read_digits(v + 1, pos, &end) || *end || *pos > INT32_MAX)
-			return -1;
-		*neg = -(int64_t)*pos;
-		*pos = 0;
-		return *neg < fl->min ? -1 : 0;
-	} else if (read_digits(v, pos, &end) || *end) {
-		return -1;
-	}
-	return (fl->min > 0 && *pos < (uint64_t)fl->min) || *pos > flag_max(fl)
-		   ? -1
-		   : 0;
-}
-
-static int set_number(const struct flag *fl, char *p, const char *v)
-{
-	int64_t neg;
-	uint64_t u;
-
-	if (read_int(fl, v, &neg, &u))
-		return -1;
-	if (fl->type == FLAG_U32)
-		*(uint32_t *)(void *)p = (uint32_t)u;
-	else if (fl->type == FLAG_I32)
-		*(int32_t *)(void *)p = (int32_t)(neg ? neg : (int64_t)u);
-	else
-		*(uint64_t *)(void *)p = u;
-	return 0;
-}
-
-static int set_real(const struct flag *fl, char *p, const char *v)
-{
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(v, &end);
-	if (end == v || *end || errno || !isfinite(d) || d < 0 ||
-	    (fl->type == FLAG_RATIO && (d <= 0 || d > 1)))
-		return -1;
-	if (fl->type == FLAG_MS && llround(d * 1000) < fl->min)
-		return -1;
-	if (fl->type == FLAG_MS)
-		*(uint64_t *)(void *)p = (uint64_t)llround(d * 1000);
-	else
-		*(double *)(void *)p = d;
-	return 0;
-}
-
-static bool is_choice(const char *choices, const char *v)
-{
-	size_t n = strlen(v);
-
-	for (const char *c = choices; c; c = strchr(c, '|')) {
-		c += *c == '|';
-		if (strncmp(c, v, n) == 0 && (c[n] == '|' || !c[n]))
-			return true;
-	}
-	return false;
-}
-
-static int set_value(void *base, const struct flag *fl, const char *v)
-{
-	char *p = (char *)base + fl->off;
-	size_t len = strlen(v);
-
-	switch (fl->type) {
-	case FLAG_STR:
-		if (len >= fl->cap || len < (uint64_t)fl->min ||
-		    (fl->choices && !is_choice(fl->choices, v)) ||
-		    (fl->valid && !fl->valid(v)))
-			return -1;
-		memcpy(p, v, len + 1);
-		return 0;
-	case FLAG_BOOL:
-		if (strcmp(v, "true") && strcmp(v, "false") && strcmp(v, "1") &&
-		    strcmp(v, "0"))
-			return -1;
-		*(bool *)(void *)p = !strcmp(v, "true") || !strcmp(v, "1");
-		return 0;
-	case FLAG_MS:
-	case FLAG_RATIO:
-		return set_real(fl, p, v);
-	default:
-		return set_number(fl, p, v);
-	}
-}
-
-/* What fl accepts, for error messages. */
-static void allowed(const struct flag *fl, char *buf, size_t cap)
-{
-	uint64_t top = flag_max(fl);
-
-	switch (fl->type) {
-	case FLAG_STR:
-		if (fl->rule)
-			snprintf(buf, cap, "%s", fl->rule);
-		else if (fl->choices)
-			snprintf(buf, cap, "one of %s", fl->choices);
-		else
-			snprintf(buf, cap, "%" PRId64 " to %zu characters",
-				 fl->min, fl->cap - 1);
-		return;
-	case FLAG_BOOL:
-		snprintf(buf, cap, "true, false, 1 or 0");
-		return;
-	case FLAG_MS:
-		snprintf(buf, cap, "seconds >= %g, fractions allowed",
-			 (double)fl->min / 1000);
-		return;
-	case FLAG_RATIO:
-		snprintf(buf, cap, "a ratio in (0, 1]");
-		return;
-	default:
-		break;
-	}
-	snprintf(buf, cap, "%s %s %" PRId64,
-		 fl->type == FLAG_SIZE ? "bytes (K, M, G, T suffixes)"
-				       : "an integer",
-		 top == UINT64_MAX ? ">=" : "in", fl->min);
-	if (top != UINT64_MAX)
-		snprintf(buf + strlen(buf), cap - strlen(buf), "..%" PRIu64,
-			 top);
-}
 
 static int bad_value(const struct ctx *c, const char *where,
 		     const struct flag *fl, const char *v)
 {
 	char what[128];
 
-	allowed(fl, what, sizeof(what));
+	flag_value_allowed(fl, what, sizeof(what));
 	fprintf(stderr,
 		"%s: %s: invalid value '%s' for --%s (%s); allowed: %s\n",
 		c->set->prog, where, v, fl->name, fl->help, what);
@@ -294,9 +97,10 @@ static int unknown(const struct ctx *c, const char *where, const char *name,
 
 static int read_config(struct ctx *c, const char *path);
 
-/* Applies name=value from where ("command line", "FILE:LINE"). */
+/* Applies name=value from where ("command line", "FILE:LINE"); lasting:
+ * v outlives the parse (argv). */
 static int apply(struct ctx *c, const char *name, const char *v,
-		 const char *where)
+		 const char *where, bool lasting)
 {
 	void *base = NULL;
 	const struct flag *fl =
@@ -306,7 +110,9 @@ static int apply(struct ctx *c, const char *name, const char *v,
 	if (strcmp(name, "config") == 0)
 		return read_config(c, v);
 	if (fl)
-		return set_value(base, fl, v) ? bad_value(c, where, fl, v) : 0;
+		return flag_value_set(base, fl, v, lasting)
+			   ? bad_value(c, where, fl, v)
+			   : 0;
 	if (!is_knob(c, name))
 		return unknown(c, where, name, strlen(name));
 	st = mcrepl_config_set(c->cfg, name, v);
@@ -351,7 +157,7 @@ static int config_line(struct ctx *c, char *line, const char *where)
 		return -1;
 	}
 	*eq = '\0';
-	return apply(c, trim(s), trim(eq + 1), where);
+	return apply(c, trim(s), trim(eq + 1), where, false);
 }
 
 static int read_config(struct ctx *c, const char *path)
@@ -386,7 +192,7 @@ static void usage_line(int width, const char *name, const char *help,
 		       const char *def)
 {
 	printf("  --%-*s  %s", width, name, help);
-	if (def[0])
+	if (def && def[0])
 		printf(" (default %s)", def);
 	printf("\n");
 }
@@ -397,8 +203,11 @@ static void usage(const struct ctx *c)
 	const mcrepl_config_knob *k;
 	size_t n;
 
-	printf("usage: %s [--flag value | --flag=value]... [--config FILE]\n",
-	       s->prog);
+	printf("usage: %s %s\n", s->prog,
+	       s->usage ? s->usage
+			: "[--flag value | --flag=value]... [--config FILE]");
+	if (s->intro)
+		printf("%s\n", s->intro);
 	for (const struct flag_set *t = s; t; t = t->next) {
 		printf("\n%s:\n", t->title);
 		for (size_t i = 0; i < t->n; i++)
@@ -471,27 +280,48 @@ static int parse_arg(struct ctx *c, enum pass pass, int argc, char **argv,
 		return -1;
 	if (is_config != (pass == PASS_CONFIG))
 		return 0;
-	return apply(c, name, v, "command line");
+	return apply(c, name, v, "command line", true);
+}
+
+/* An argument that is not a flag: into c->args, if the program takes
+ * any and there is room. */
+static int positional(const struct ctx *c, const char *arg)
+{
+	if (!c->args || c->args->n >= c->args->cap) {
+		fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n",
+			c->set->prog, arg);
+		return -1;
+	}
+	c->args->v[c->args->n++] = arg;
+	return 0;
 }
 
 /* Applies the arguments of one kind, in order; 1 after --help/--version. */
 static int walk(struct ctx *c, enum pass pass, int argc, char **argv)
 {
+	bool flags = true; /* until a lone "--" */
+
+	if (c->args)
+		c->args->n = 0;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+		if (flags && c->args && !strcmp(argv[i], "--")) {
+			flags = false;
+			continue;
+		}
+		if (flags &&
+		    (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
 			usage(c);
 			return 1;
 		}
-		if (!strcmp(argv[i], "--version")) {
+		if (flags && !strcmp(argv[i], "--version")) {
 			printf("%s (libmcrepl %s)\n", c->set->prog,
 			       mcrepl_version());
 			return 1;
 		}
-		if (strncmp(argv[i], "--", 2) != 0) {
-			fprintf(stderr,
-				"%s: unexpected argument '%s' (see --help)\n",
-				c->set->prog, argv[i]);
-			return -1;
+		if (!flags || strncmp(argv[i], "--", 2) != 0) {
+			if (positional(c, argv[i]))
+				return -1;
+			continue;
 		}
 		if (parse_arg(c, pass, argc, argv, &i))
 			return -1;
@@ -503,8 +333,23 @@ void flags_defaults(const struct flag_set *set, void *base)
 {
 	for (; set; set = set->next)
 		for (size_t i = 0; i < set->n; i++)
-			(void)set_value(set_base(set, base), &set->flags[i],
-					set->flags[i].def);
+			if (set->flags[i].def)
+				(void)flag_value_set(set_base(set, base),
+						     &set->flags[i],
+						     set->flags[i].def, true);
+}
+
+const struct flag *flags_find(const struct flag_set *set, const char *name)
+{
+	return find_flag(set, name, strlen(name));
+}
+
+int flags_set(const struct flag_set *set, void *base, mcrepl_config *cfg,
+	      const char *name, const char *value, const char *where)
+{
+	struct ctx c = {.set = set, .base = base, .cfg = cfg};
+
+	return apply(&c, name, value, where, false);
 }
 
 static int validate_knobs(const struct ctx *c)
@@ -530,10 +375,10 @@ static int validate_knobs(const struct ctx *c)
  * checked and applied in order (so errors come in order), then the config
  * files are read, then the flags are applied again over them.
  */
-int flags_parse(const struct flag_set *set, void *base, mcrepl_config *cfg,
-		int argc, char **argv)
+int flags_parse_args(const struct flag_set *set, void *base, mcrepl_config *cfg,
+		     int argc, char **argv, struct flag_args *args)
 {
-	struct ctx c = {.set = set, .base = base, .cfg = cfg};
+	struct ctx c = {.set = set, .base = base, .cfg = cfg, .args = args};
 	int rc = walk(&c, PASS_FLAGS, argc, argv);
 
 	if (rc == 0)
@@ -543,4 +388,10 @@ int flags_parse(const struct flag_set *set, void *base, mcrepl_config *cfg,
 	if (rc == 0)
 		rc = validate_knobs(&c);
 	return rc;
+}
+
+int flags_parse(const struct flag_set *set, void *base, mcrepl_config *cfg,
+		int argc, char **argv)
+{
+	return flags_parse_args(set, base, cfg, argc, argv, NULL);
 }

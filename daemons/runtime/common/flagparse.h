@@ -1,5 +1,8 @@
 /*
- * Table-driven flags for the daemons (mcrepl-master, mcrepl-worker).
+ * Table-driven flags for every program: the daemons (mcrepl-master,
+ * mcrepl-worker) and the tools (mcrepl-sim, mcrepl-bench, mcrepl-cli,
+ * mcrepl-demo). Each flag is declared once, in a table, with its type,
+ * default, range and help.
  *
  * Accepted spellings: `--name value`, `--name=value`, a boolean alone
  * (`--hugepages` = true), and `name=value` lines in `--config FILE` (blank
@@ -10,6 +13,10 @@
  * and is a libmcrepl knob, with or without its "dynamic_replication_"
  * prefix (`--mode enforce` = `--dynamic_replication_mode enforce`), is
  * passed to mcrepl_config_set(); the table's own names come first.
+ *
+ * A program that takes arguments that are not flags (a subcommand, a
+ * key, a file) parses with flags_parse_args(): they are handed back in
+ * order, wherever they stand among the flags; a lone "--" ends the flags.
  *
  * The command line wins over --config FILE whatever their order: the files
  * are read first, then the other flags are applied over them. Within a
@@ -31,14 +38,19 @@
 #include <mcrepl/config.h>
 
 enum flag_type {
-	FLAG_STR,   /* char[cap]; min = shortest length; choices optional */
-	FLAG_U32,   /* uint32_t */
-	FLAG_I32,   /* int32_t */
-	FLAG_U64,   /* uint64_t */
-	FLAG_SIZE,  /* uint64_t bytes, K/M/G/T suffixes (powers of 1024) */
-	FLAG_MS,    /* uint64_t milliseconds, given in seconds ("0.25") */
-	FLAG_RATIO, /* double in (0, 1] */
-	FLAG_BOOL,  /* bool: true, false, 1 or 0 */
+	FLAG_STR,    /* char[cap]; min = shortest length; choices optional */
+	FLAG_U32,    /* uint32_t */
+	FLAG_I32,    /* int32_t */
+	FLAG_U64,    /* uint64_t */
+	FLAG_SIZE,   /* uint64_t bytes, K/M/G/T suffixes (powers of 1024) */
+	FLAG_MS,     /* uint64_t milliseconds, given in seconds ("0.25") */
+	FLAG_RATIO,  /* double in (0, 1] */
+	FLAG_BOOL,   /* bool: true, false, 1 or 0 */
+	FLAG_DOUBLE, /* double in [dmin, dmax]; both 0 = any finite number */
+	FLAG_STRP,   /* const char *: NULL until given or defaulted; points
+			into argv, or at a copy kept for the process's life;
+			min, choices and valid as FLAG_STR */
+	FLAG_ENUM,   /* an int-sized enum: the index of the value in choices */
 };
 
 /* One flag: its value lives at `off` in the program's flag struct. */
@@ -47,13 +59,17 @@ struct flag {
 	enum flag_type type;
 	size_t off;
 	size_t cap;	     /* FLAG_STR: buffer size */
-	const char *def;     /* default, as text (parsed like a flag) */
+	const char *def;     /* default, as text (parsed like a flag); NULL:
+				none, the field keeps what the caller set */
 	const char *help;    /* one line */
 	int64_t min, max;    /* integers: allowed range; max 0 = type's max;
 				FLAG_MS: min in milliseconds */
-	const char *choices; /* FLAG_STR: "auto|tcp|rdma", or NULL */
+	const char *choices; /* FLAG_STR: "auto|tcp|rdma", or NULL;
+				FLAG_ENUM: the names, in the enum's order */
 	bool (*valid)(const char *v); /* FLAG_STR: a further check, or NULL */
-	const char *rule; /* FLAG_STR: what valid() accepts, for errors */
+	const char *rule;  /* FLAG_STR: what valid() accepts, for errors */
+	double dmin, dmax; /* FLAG_DOUBLE: allowed range, inclusive; dmax
+			      INFINITY = no upper bound */
 };
 
 /* Initialiser helpers for a table over struct T. */
@@ -63,7 +79,10 @@ struct flag {
 
 /* A program's flags. */
 struct flag_set {
-	const char *prog;   /* "mcrepl-master": prefixes every message */
+	const char *prog; /* "mcrepl-master": prefixes every message */
+	/* --help: the synopsis after "usage: PROG " (NULL = flags only), and
+	 * lines printed under it (NULL = none). */
+	const char *usage, *intro;
 	const char *title;  /* heading of the table in --help */
 	const char *epilog; /* printed last by --help, or NULL */
 	int width;	    /* --help name column */
@@ -90,9 +109,32 @@ void flags_defaults(const struct flag_set *set, void *base);
 int flags_parse(const struct flag_set *set, void *base, mcrepl_config *cfg,
 		int argc, char **argv);
 
-/* For programs that parse their own options (mcrepl-cli, mcrepl-demo):
- * argv[*i] is "--name value" or "--name=value"; its name goes to
- * name[cap] and the value is returned: after the '=', else the next
+/* The arguments that are not flags, in order. */
+struct flag_args {
+	const char **v; /* the caller's array of cap */
+	int cap;
+	int n; /* how many were given */
+};
+
+/*
+ * flags_parse() for a program that takes arguments besides its flags:
+ * they go to args (more than args->cap is an error, as any argument is
+ * for flags_parse()). The caller checks their number and meaning.
+ */
+int flags_parse_args(const struct flag_set *set, void *base, mcrepl_config *cfg,
+		     int argc, char **argv, struct flag_args *args);
+
+/* The flag called name in set (or a chained table), or NULL. */
+const struct flag *flags_find(const struct flag_set *set, const char *name);
+
+/* Sets one flag (or library knob, when cfg) by name, as a name=value
+ * line would; where ("--compare") names the source in errors. 0, or -1
+ * after printing one error line. A FLAG_STRP value is copied. */
+int flags_set(const struct flag_set *set, void *base, mcrepl_config *cfg,
+	      const char *name, const char *value, const char *where);
+
+/* Splits one argument: argv[*i] is "--name value" or "--name=value"
+ * (a name without "--" too); its name goes to name[cap] and the value is returned: after the '=', else the next
  * argument (*i then advances past it); NULL when there is none. */
 const char *flags_split(int argc, char **argv, int *i, char *name, size_t cap);
 
