@@ -247,17 +247,6 @@ static const char *arg_value(const struct ctx *c, const struct flag *fl,
 	return NULL;
 }
 
-const char *flags_split(int argc, char **argv, int *i, char *name, size_t cap)
-{
-	const char *a = argv[*i] + (strncmp(argv[*i], "--", 2) ? 0 : 2);
-	size_t len = strcspn(a, "=");
-
-	snprintf(name, cap, "%.*s", (int)len, a);
-	if (a[len] == '=')
-		return a + len + 1;
-	return *i + 1 < argc ? argv[++*i] : NULL;
-}
-
 /* Which arguments a pass over argv applies. */
 enum pass { PASS_FLAGS, PASS_CONFIG };
 

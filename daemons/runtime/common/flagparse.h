@@ -133,11 +133,6 @@ const struct flag *flags_find(const struct flag_set *set, const char *name);
 int flags_set(const struct flag_set *set, void *base, mcrepl_config *cfg,
 	      const char *name, const char *value, const char *where);
 
-/* Splits one argument: argv[*i] is "--name value" or "--name=value"
- * (a name without "--" too); its name goes to name[cap] and the value is returned: after the '=', else the next
- * argument (*i then advances past it); NULL when there is none. */
-const char *flags_split(int argc, char **argv, int *i, char *name, size_t cap);
-
 /* "64M" -> 67108864; K, M, G, T (powers of 1024), optional "iB"/"B".
  * Returns 0, or -1 when malformed or overflowing (*out untouched). */
 int flags_parse_size(const char *s, uint64_t *out);
