@@ -60,10 +60,8 @@ static bool gated(const mcrepl_admit_input *in, uint32_t r)
 	       in->cfg->balance_tolerance > 0;
 }
 
-/* Heat, single flight, replica limit and cooldowns; lb: the engine's
- * evidence over several windows, or NULL. */
-static mcrepl_reason check_state(const mcrepl_admit_input *in,
-				 const mcrepl_long_balance *lb)
+/* Heat, single flight, replica limit and cooldowns. */
+static mcrepl_reason check_state(const mcrepl_admit_input *in)
 {
 	const mcrepl_object_view *o = in->object;
 	const mcrepl_key_state *ks = &in->key_state;
@@ -92,8 +90,7 @@ static mcrepl_reason check_state(const mcrepl_admit_input *in,
 			 (uint64_t)MCREPL_POLICY_SETTLE_WINDOWS *
 			     in->cfg->heat_window_ms;
 	if (is_auto && gated(in, r) &&
-	    !mcrepl_policy_helps(in->cfg, cl, &b, in->heat_count, r) &&
-	    !mcrepl_policy_long_helps(in->cfg, lb, &b, in->heat_count, r))
+	    !mcrepl_policy_helps(in->cfg, cl, &b, in->heat_count, r))
 		return MCREPL_REASON_BALANCED;
 	if (!is_auto && in->now_ms < ks->action_cooldown_until_ms)
 		return MCREPL_REASON_ACTION_COOLDOWN;
@@ -109,12 +106,6 @@ static mcrepl_reason check_state(const mcrepl_admit_input *in,
 
 mcrepl_reason mcrepl_admit(const mcrepl_admit_input *in)
 {
-	return mcrepl__admit_long(in, NULL);
-}
-
-mcrepl_reason mcrepl__admit_long(const mcrepl_admit_input *in,
-				 const mcrepl_long_balance *lb)
-{
 	mcrepl_reason r;
 
 	if (!in || !in->cfg)
@@ -125,7 +116,7 @@ mcrepl_reason mcrepl__admit_long(const mcrepl_admit_input *in,
 	if (r == MCREPL_REASON_NONE)
 		r = check_object(in);
 	if (r == MCREPL_REASON_NONE)
-		r = check_state(in, lb);
+		r = check_state(in);
 	if (r == MCREPL_REASON_NONE && in->cfg->mode == MCREPL_MODE_OBSERVE)
 		r = MCREPL_REASON_MODE_OBSERVE;
 	return r;

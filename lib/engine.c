@@ -219,7 +219,6 @@ static void node_clear(struct enode *n)
 	atomic_store(&n->now_reads, 0);
 	atomic_store(&n->prev_reads, 0);
 	n->proj = 0;
-	n->hist_n = 0;
 }
 
 /* The node named `name` (made on first use), or ENG_NONE on ENOMEM. */
@@ -565,13 +564,8 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 		e->epoch = epoch;
 		e->period = period;
 	}
-	for (uint64_t x = e->epoch; x < epoch && x < e->epoch + ENG_B; x++) {
-		if (e->on && (x + 1) % ENG_B == 0) /* a full window ends */
-			mcrepl__eng_window_end(e, false);
+	for (uint64_t x = e->epoch; x < epoch && x < e->epoch + ENG_B; x++)
 		roll(e);
-	}
-	if (e->on && epoch > e->epoch + ENG_B) /* a window went unseen */
-		mcrepl__eng_window_end(e, true);
 	if (epoch > e->epoch) {
 		e->epoch = epoch;
 		rolled = true;
@@ -665,7 +659,6 @@ static void add_projection(mcrepl_engine *e, uint64_t seg, double d)
 	if (node == ENG_NONE)
 		return;
 	n = &e->nodes[node];
-	n->hist_n = 0; /* its load moves: the windows before tell no more */
 	n->proj += d;
 	for (uint32_t k = 1; k <= ENG_B; k++)
 		n->fade[(cur + k) % ENG_B] += d / ENG_B;
@@ -723,7 +716,6 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 				    mcrepl_propose_result *res)
 {
 	mcrepl_propose_input x;
-	mcrepl_long_balance lb;
 	mcrepl_status st;
 	uint32_t slot;
 
@@ -736,10 +728,7 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 	if (e->room_spent)
 		mcrepl__eng_room_credit(e, in, x.n_segments);
 	x.cluster = e->on ? &e->view : NULL;
-	if (e->on)
-		mcrepl__eng_long_balance(e, in, &lb);
-	st =
-	    mcrepl__leases_propose_long(e->leases, &x, e->on ? &lb : NULL, res);
+	st = mcrepl_leases_propose(e->leases, &x, res);
 	if (st == MCREPL_OK && !res->repeated) {
 		slot = mcrepl__eng_slot(e, res->lease.target.v);
 		if (slot != ENG_NONE) {

@@ -15,7 +15,6 @@
 
 #define ENG_B MCREPL_HEAT_BUCKETS
 #define ENG_NONE UINT32_MAX
-#define ENG_W MCREPL_POLICY_LONG_WINDOWS
 
 /* A serving node (NIC): its routed reads and projections. A free node has
  * name NULL. The atomics are written by lock-free readers. */
@@ -26,10 +25,6 @@ struct enode {
 	_Atomic uint32_t bucket[ENG_B];
 	_Atomic uint32_t now_reads, prev_reads; /* reader-order periods */
 	double proj, fade[ENG_B];		/* auto: projections */
-	/* reads per full window, the newest at the engine's whead, for
-	 * the last hist_n windows (since a copy last moved its load) */
-	uint32_t hist[ENG_W];
-	uint32_t hist_n;
 };
 
 /* A segment. A free slot has id 0. */
@@ -82,11 +77,6 @@ struct mcrepl_engine {
 	struct dkey *head, *tail, *cursor;
 	bool pass_open;
 	uint64_t n_dreplicas;
-	/* full windows: the cluster's reads and nodes, newest at whead,
-	 * wn of them (engine_long.c) */
-	uint64_t whist[ENG_W];
-	uint32_t wnodes[ENG_W];
-	uint32_t whead, wn;
 	/* counters */
 	uint64_t projections, untracked, passes, visits, retired;
 	/* room for hot copies: per window budget and spending, counters */
@@ -113,14 +103,6 @@ void mcrepl__eng_room_credit(mcrepl_engine *e, const mcrepl_propose_input *in,
 
 /* A 64-bit hash of (tenant, key), never 0. */
 uint64_t mcrepl__eng_key_hash(const char *tenant, const char *key);
-
-/* engine_long.c: a full window ends (the buckets hold it), or the clock
- * skipped one or more (history dropped); mutex held. */
-void mcrepl__eng_window_end(mcrepl_engine *e, bool skipped);
-/* The evidence over several windows for a proposal's key (mutex held). */
-void mcrepl__eng_long_balance(const mcrepl_engine *e,
-			      const mcrepl_propose_input *in,
-			      mcrepl_long_balance *out);
 
 /* engine_retire.c */
 int mcrepl__eng_dkeys_init(mcrepl_engine *e);

@@ -681,7 +681,6 @@ static void remember_balanced(mcrepl_leases *t, struct akey *k,
 
 static mcrepl_status propose_locked(mcrepl_leases *t,
 				    const mcrepl_propose_input *in,
-				    const mcrepl_long_balance *lb,
 				    mcrepl_propose_result *res)
 {
 	const mcrepl_proposal *p = in->proposal;
@@ -723,7 +722,7 @@ static mcrepl_status propose_locked(mcrepl_leases *t,
 		place_cfg.read_load_aware_placement = true;
 	}
 	key_state_of(t, k, in->now_ms, &ai.key_state);
-	res->reason = mcrepl__admit_long(&ai, lb);
+	res->reason = mcrepl_admit(&ai);
 	if (res->reason == MCREPL_REASON_INVALID_PROPOSAL)
 		return MCREPL_EINVAL;
 	if (res->reason == MCREPL_REASON_BALANCED)
@@ -749,14 +748,6 @@ mcrepl_status mcrepl_leases_propose(mcrepl_leases *t,
 				    const mcrepl_propose_input *in,
 				    mcrepl_propose_result *res)
 {
-	return mcrepl__leases_propose_long(t, in, NULL, res);
-}
-
-mcrepl_status mcrepl__leases_propose_long(mcrepl_leases *t,
-					  const mcrepl_propose_input *in,
-					  const mcrepl_long_balance *lb,
-					  mcrepl_propose_result *res)
-{
 	mcrepl_status st;
 
 	if (!res)
@@ -767,7 +758,7 @@ mcrepl_status mcrepl__leases_propose_long(mcrepl_leases *t,
 		return MCREPL_EINVAL;
 	}
 	pthread_mutex_lock(&t->mu);
-	st = propose_locked(t, in, lb, res);
+	st = propose_locked(t, in, res);
 	pthread_mutex_unlock(&t->mu);
 	return st;
 }

@@ -167,17 +167,12 @@ double mcrepl_policy_noise_z(uint32_t segments)
 
 /* The excess over the mean that sampling noise and the tolerance allow:
  * max(t mean, z sqrt(mean)). */
-static double band_z(const mcrepl_config *cfg, double mean, double z)
-{
-	double t = cfg ? cfg->balance_tolerance : 0;
-	double a = t * mean, b = z * sqrt(mean);
-
-	return a > b ? a : b;
-}
-
 static double band(const mcrepl_config *cfg, double mean, uint32_t segments)
 {
-	return band_z(cfg, mean, mcrepl_policy_noise_z(segments));
+	double t = cfg ? cfg->balance_tolerance : 0;
+	double a = t * mean, b = mcrepl_policy_noise_z(segments) * sqrt(mean);
+
+	return a > b ? a : b;
 }
 
 bool mcrepl_policy_overloaded(const mcrepl_config *cfg, const mcrepl_balance *b)
@@ -259,41 +254,6 @@ bool mcrepl_policy_helps(const mcrepl_config *cfg,
 	 * refusals has settled */
 	s = mcrepl_policy_share_excess(cl, count, readable);
 	return s >= (b && b->settled ? mcrepl_policy_share_z(cl->nodes) : 2.0);
-}
-
-bool mcrepl_policy_long_helps(const mcrepl_config *cfg,
-			      const mcrepl_long_balance *lb,
-			      const mcrepl_balance *b, uint32_t count,
-			      uint32_t readable)
-{
-	double z, c = count, moved, now;
-
-	if (!cfg || !(cfg->balance_tolerance > 0) || !lb || !lb->nodes || !b ||
-	    !b->segments)
-		return false;
-	/* one window already tells within twice the tolerance: longer sums
-	 * add little there and lag a shifting load; and the excess must
-	 * hold in the window now */
-	now = (double)b->load_sum / (double)b->segments;
-	if (mcrepl_policy_noise_z(b->segments) * sqrt(now) <=
-		2.0 * cfg->balance_tolerance * now ||
-	    !((double)b->key_load > now))
-		return false;
-	z = mcrepl_policy_noise_z(lb->nodes * MCREPL_POLICY_LONG_HORIZONS);
-	moved = 2.0 * (c - 2.0 * sqrt(c));
-	for (uint32_t i = 0; i < lb->n && i < MCREPL_POLICY_LONG_HORIZONS;
-	     i++) {
-		double mean = lb->h[i].mean, bd;
-
-		if (!(mean > 0) || !lb->h[i].windows)
-			continue;
-		bd = band_z(cfg, mean, z);
-		if ((double)lb->h[i].key_load - mean > bd &&
-		    moved >= (double)((readable ? readable : 1) + 1) * bd /
-				 (double)lb->h[i].windows)
-			return true;
-	}
-	return false;
 }
 
 bool mcrepl_policy_should_retire(const mcrepl_config *cfg,

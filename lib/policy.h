@@ -36,7 +36,6 @@
 #include "mcrepl/error.h"
 #include "mcrepl/admit.h"
 #include "mcrepl/place.h"
-#include "mcrepl/lease.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -196,71 +195,6 @@ double mcrepl_policy_share_z(uint32_t nodes);
 bool mcrepl_policy_helps(const mcrepl_config *cfg,
 			 const mcrepl_cluster_view *cl, const mcrepl_balance *b,
 			 uint32_t count, uint32_t readable);
-
-/*
- * Evidence over several heat windows, for clusters that serve few reads
- * per node: one window's count of ~50 reads carries a noise band of half
- * its mean, so a node carrying 1.5 x its share looks balanced window
- * after window (the conversation trace at real speed on 16 nodes got its
- * first copy after 22 minutes). The engine keeps each node's reads per
- * full window for MCREPL_POLICY_LONG_WINDOWS windows (since the last copy
- * granted to or from it: older windows describe a split that no longer
- * holds) and passes, for horizons of 2, 4, 8, 16 and 32 windows that
- * every readable replica node of the key has, the lowest sum among those
- * nodes and a node's fair share over the same windows.
- */
-#define MCREPL_POLICY_LONG_WINDOWS 32
-#define MCREPL_POLICY_LONG_HORIZONS 5
-
-typedef struct mcrepl_long_horizon {
-	uint32_t windows;  /* 2, 4, 8, 16 or 32 */
-	uint64_t key_load; /* lowest reads among the replica nodes */
-	double mean;	   /* a node's fair share over the windows */
-} mcrepl_long_horizon;
-
-typedef struct mcrepl_long_balance {
-	uint32_t nodes; /* serving nodes (the noise allowance's n) */
-	uint32_t n;	/* horizons filled below */
-	mcrepl_long_horizon h[MCREPL_POLICY_LONG_HORIZONS];
-} mcrepl_long_balance;
-
-/*
- * Does the evidence over several windows say one more replica helps?
- * Only where one window says little: its noise allowance z sqrt(mean)
- * (b, the one-window balance) passes twice the tolerance t mean, i.e. a
- * node serves fewer than (z / 2t)^2 reads a window (1,198 at 4 segments,
- * 2,307 at 1,024); there the key's least-loaded replica node must be
- * above the mean in the window now too (longer sums lag a load that
- * moved: a node hot in the last phase of a shifting workload is not hot
- * now). Then, at some horizon of w windows: that node passes
- * the mean by more than the band max(t mean, z sqrt(mean)), with z =
- * mcrepl_policy_noise_z(nodes x MCREPL_POLICY_LONG_HORIZONS) for the
- * several horizons; and the copy is worth it at that horizon's band per
- * window: 2 (c - 2 sqrt(c)) >= (readable + 1) band / w, c = count, the
- * key's one-window hits. A persistent excess of a fraction x of the mean
- * passes once w mean x^2 > z^2: at 50 reads a node per window, 1.5 x its
- * share is found in 2-4 windows where one window needs 2 x. No
- * hysteresis: the sums move once per window, not at each look, and
- * overlap from one window to the next, so the looks that made the
- * one-window gate add z deviations for a key it refused again and again
- * are not new evidence here. False when lb is NULL or holds no horizon,
- * and when the gate is off (no tolerance).
- */
-bool mcrepl_policy_long_helps(const mcrepl_config *cfg,
-			      const mcrepl_long_balance *lb,
-			      const mcrepl_balance *b, uint32_t count,
-			      uint32_t readable);
-
-/* mcrepl_admit() with the engine's evidence over several windows (lb may
- * be NULL: mcrepl_admit()). */
-mcrepl_reason mcrepl__admit_long(const mcrepl_admit_input *in,
-				 const mcrepl_long_balance *lb);
-
-/* mcrepl_leases_propose() with that evidence (lib/lease.c). */
-mcrepl_status mcrepl__leases_propose_long(mcrepl_leases *t,
-					  const mcrepl_propose_input *in,
-					  const mcrepl_long_balance *lb,
-					  mcrepl_propose_result *res);
 
 /*
  * Should one dynamic replica of a key with `count` hits and `readable`

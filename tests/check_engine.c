@@ -3,7 +3,6 @@
  * order, proposals with projections, tracked replicas and retirement,
  * allocation failure and concurrent readers. */
 #include <pthread.h>
-#include <stdio.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -574,59 +573,6 @@ START_TEST(test_engine_propose_balance_gate)
 }
 END_TEST
 
-/* Low read rates (issue 29): node 1 serves 75 reads a window, the others
- * 45 (mean 52.5). One window: excess 22.5 against the band 3.46 sqrt 52.5
- * = 25.08, balanced. Two full windows: 150 against 105, band noise_z(4 x
- * 5) sqrt 105 = 39.95, overloaded; a key read 40 times a window moves
- * 2 (40 - 2 sqrt 40) = 54.7 >= 2 x 39.95 / 2: the copy is granted. */
-static void window_reads(mcrepl_engine *e, const unsigned r[4], uint64_t now)
-{
-	mcrepl_engine_tick(e, now, NULL);
-	for (unsigned i = 0; i < 4; i++)
-		reads(e, i + 1, r[i]);
-	mcrepl_engine_tick(e, now + 1, NULL); /* the cluster view sees them */
-}
-
-START_TEST(test_engine_long_gate_low_read_rates)
-{
-	static const unsigned hot1[4] = {75, 45, 45, 45};
-	static const unsigned even[4] = {53, 52, 53, 52};
-	mcrepl_config c = auto_cfg();
-	mcrepl_propose_result res;
-	mcrepl_engine *e = four(&c, hot1);
-	const uint64_t W = 8 * BUCKET;
-
-	ck_assert_int_eq(propose(e, "k0", 40, NOW + 1, &res), MCREPL_EREJECTED);
-	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
-	window_reads(e, hot1, NOW + W); /* one full window before */
-	ck_assert_int_eq(propose(e, "k1", 40, NOW + W + 1, &res),
-			 MCREPL_EREJECTED);
-	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
-	window_reads(e, hot1, NOW + 2 * W); /* two */
-	ck_assert_int_eq(propose(e, "k2", 40, NOW + 2 * W + 1, &res),
-			 MCREPL_OK);
-	ck_assert_uint_eq(res.lease.target.v, 2); /* least loaded, emptiest */
-	/* the copy moves node 1's load: its windows before tell no more */
-	ck_assert_int_eq(propose(e, "k3", 40, NOW + 2 * W + 2, &res),
-			 MCREPL_EREJECTED);
-	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
-	mcrepl_engine_destroy(e);
-
-	/* an even cluster stays balanced at every horizon */
-	e = four(&c, even);
-	for (unsigned w = 1; w <= 33; w++) {
-		char id[16];
-
-		window_reads(e, even, NOW + w * W);
-		snprintf(id, sizeof(id), "e%u", w);
-		ck_assert_int_eq(propose(e, id, 40, NOW + w * W + 1, &res),
-				 MCREPL_EREJECTED);
-		ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
-	}
-	mcrepl_engine_destroy(e);
-}
-END_TEST
-
 /* ---- retirement --------------------------------------------------------- */
 
 struct probe_ctx {
@@ -937,7 +883,6 @@ Suite *make_engine_suite(void)
 	tcase_add_test(tc, test_engine_propose_projects_and_fades);
 	tcase_add_test(tc, test_engine_propose_promised_bytes);
 	tcase_add_test(tc, test_engine_propose_balance_gate);
-	tcase_add_test(tc, test_engine_long_gate_low_read_rates);
 	tcase_add_test(tc, test_engine_retire_pass);
 	tcase_add_test(tc, test_engine_retire_max_dynamic_keys);
 	tcase_add_test(tc, test_engine_retire_per_domain);

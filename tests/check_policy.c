@@ -306,56 +306,6 @@ START_TEST(test_policy_noise_z)
 }
 END_TEST
 
-/* Low read rates: the gate over several windows. 16 nodes, 8 windows of
- * 51 reads a node on average (mean 408): z = noise_z(16 x 5) = 4.2396,
- * band 85.636, so a replica node at 494 passes and 493 does not; a key
- * read 34 times a window moves 2 (34 - 2 sqrt 34) = 44.68, worth a copy
- * while (r + 1) 85.636 / 8 <= 44.68, i.e. up to r = 3. */
-START_TEST(test_policy_long_gate_low_read_rates)
-{
-	mcrepl_config c;
-	mcrepl_long_balance lb = {
-	    .nodes = 16,
-	    .n = 1,
-	    .h = {{.windows = 8, .key_load = 494, .mean = 408}}};
-	/* the window now: mean 51, the key's node above it */
-	mcrepl_balance b = {.key_load = 60, .load_sum = 816, .segments = 16};
-
-	mcrepl_config_init(&c);
-	ck_assert_double_eq_tol(mcrepl_policy_noise_z(80), 4.2396, 1e-4);
-	ck_assert(mcrepl_policy_long_helps(&c, &lb, &b, 34, 1));
-	ck_assert(mcrepl_policy_long_helps(&c, &lb, &b, 34, 3));
-	ck_assert(!mcrepl_policy_long_helps(&c, &lb, &b, 34, 4)); /* worth */
-	lb.h[0].key_load = 493;
-	ck_assert(!mcrepl_policy_long_helps(&c, &lb, &b, 34, 1)); /* band */
-	/* a shorter horizon that does not pass, then the one that does */
-	lb.n = 2;
-	lb.h[1] = lb.h[0];
-	lb.h[0] =
-	    (mcrepl_long_horizon){.windows = 2, .key_load = 110, .mean = 102};
-	lb.h[1].key_load = 494;
-	ck_assert(mcrepl_policy_long_helps(&c, &lb, &b, 34, 1));
-	/* the node is not above the mean now: the sums lag a moved load */
-	b.key_load = 51;
-	ck_assert(!mcrepl_policy_long_helps(&c, &lb, &b, 34, 1));
-	/* one window tells enough: 3.84 sqrt(mean) <= 2 x 0.05 mean from
-	 * a mean of 1,476 (16 segments) */
-	b = (mcrepl_balance){
-	    .key_load = 1600, .load_sum = 16 * 1476, .segments = 16};
-	ck_assert(!mcrepl_policy_long_helps(&c, &lb, &b, 34, 1));
-	b.load_sum = 16 * 1475;
-	ck_assert(mcrepl_policy_long_helps(&c, &lb, &b, 34, 1));
-	/* nothing known, gate off, no horizon */
-	ck_assert(!mcrepl_policy_long_helps(&c, NULL, &b, 34, 1));
-	ck_assert(!mcrepl_policy_long_helps(&c, &lb, NULL, 34, 1));
-	lb.n = 0;
-	ck_assert(!mcrepl_policy_long_helps(&c, &lb, &b, 34, 1));
-	lb.n = 2;
-	c.balance_tolerance = 0;
-	ck_assert(!mcrepl_policy_long_helps(&c, &lb, &b, 34, 1));
-}
-END_TEST
-
 START_TEST(test_policy_balance_from_views)
 {
 	static const mcrepl_segment_view segs[4] = {
@@ -930,7 +880,6 @@ Suite *make_policy_suite(void)
 	tcase_add_test(tc, test_policy_gate_hysteresis);
 	tcase_add_test(tc, test_policy_project_level);
 	tcase_add_test(tc, test_policy_noise_z);
-	tcase_add_test(tc, test_policy_long_gate_low_read_rates);
 	tcase_add_test(tc, test_policy_balance_from_views);
 	tcase_add_loop_test(tc, test_policy_retire, 0,
 			    sizeof(ret_cases) / sizeof(ret_cases[0]));
