@@ -264,14 +264,42 @@ static void node_unref(mcrepl_engine *e, uint32_t i)
 	e->n_nodes--;
 }
 
+/* A node's load as the policy judges it (mutex held): its window count,
+ * or the rate its last buckets show where that is clearly higher
+ * (mcrepl_policy_rising(), once a full window has been seen), plus its
+ * projections. */
+bool mcrepl__eng_full(const mcrepl_engine *e)
+{
+	return e->started && e->epoch >= e->start_epoch + ENG_B;
+}
+
+double mcrepl__eng_span(const mcrepl_engine *e)
+{
+	return (double)(ENG_B - 1) +
+	       (double)(e->last_ms % e->bucket_ms) / (double)e->bucket_ms;
+}
+
 uint64_t mcrepl__eng_node_load(const mcrepl_engine *e, uint32_t node)
 {
 	const struct enode *n = &e->nodes[node];
-	double x = n->proj;
+	uint32_t cur = atomic_load(&e->cur), sum = 0, recent = 0;
+	double x;
 
-	for (uint32_t k = 0; k < ENG_B; k++)
-		x += (double)atomic_load_explicit(&n->bucket[k],
-						  memory_order_relaxed);
+	for (uint32_t k = 0; k < ENG_B; k++) {
+		uint32_t b =
+		    atomic_load_explicit(&n->bucket[(cur + ENG_B - k) % ENG_B],
+					 memory_order_relaxed);
+
+		sum += b;
+		if (k >= 1 && k <= MCREPL_POLICY_RISING_NODE_BUCKETS)
+			recent += b;
+	}
+	x = n->proj +
+	    (double)(mcrepl__eng_full(e)
+			 ? mcrepl_policy_rising(
+			       sum, recent, MCREPL_POLICY_RISING_NODE_BUCKETS,
+			       mcrepl__eng_span(e), MCREPL_POLICY_RISING_NODE_Z)
+			 : sum);
 	return x > 0 ? (uint64_t)(x + 0.5) : 0;
 }
 
@@ -559,8 +587,11 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 	bool rolled = false;
 
 	pthread_mutex_lock(&e->mu);
+	if (now_ms > e->last_ms)
+		e->last_ms = now_ms;
 	if (!e->started) {
 		e->started = true;
+		e->start_epoch = epoch;
 		e->epoch = epoch;
 		e->period = period;
 	}
@@ -668,7 +699,7 @@ static void add_projection(mcrepl_engine *e, uint64_t seg, double d)
  * its target up to the level of the key's replicas, the lowest load among
  * their segments (mcrepl_policy_project_level()). */
 static void project_auto(mcrepl_engine *e, const mcrepl_propose_input *in,
-			 const mcrepl_lease *l)
+			 uint32_t held, const mcrepl_lease *l)
 {
 	uint64_t level = UINT64_MAX;
 	mcrepl_projection p;
@@ -687,6 +718,12 @@ static void project_auto(mcrepl_engine *e, const mcrepl_propose_input *in,
 				    in->object->readable_memory_replicas,
 				    level == UINT64_MAX ? 0 : level,
 				    mcrepl__eng_seg_load(e, l->target.v), &p);
+	/* the replicas give up at most the key's reads their window holds:
+	 * a count judged by its recent rate (rising) stands for more reads
+	 * than the window has seen */
+	if (in->object->readable_memory_replicas &&
+	    p.from_each > held / in->object->readable_memory_replicas)
+		p.from_each = held / in->object->readable_memory_replicas;
 	add_projection(e, l->target.v, (double)p.to_target);
 	for (size_t i = 0; i < in->n_replicas; i++)
 		if (in->replicas[i].readable)
@@ -723,6 +760,10 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 		return MCREPL_EINVAL;
 	pthread_mutex_lock(&e->mu);
 	x = *in;
+	if (e->on && mcrepl__eng_full(e)) /* counts are comparable */
+		x.heat_count = mcrepl_policy_rising(
+		    in->heat_count, in->heat_recent, 1, mcrepl__eng_span(e),
+		    MCREPL_POLICY_RISING_KEY_Z);
 	x.n_segments = mcrepl__eng_views(e);
 	x.segments = e->scratch;
 	if (e->room_spent)
@@ -736,7 +777,7 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 			e->segs[slot].room_key = 0; /* the swap is used */
 		}
 		if (e->on)
-			project_auto(e, in, &res->lease);
+			project_auto(e, &x, in->heat_count, &res->lease);
 		else
 			project_rfc(e, in, &res->lease);
 	}

@@ -67,8 +67,10 @@ struct mcrepl_engine {
 	struct enode *nodes;
 	uint32_t n_nodes;
 	_Atomic uint32_t cur; /* current bucket */
+	uint64_t last_ms;     /* the latest tick's now_ms */
 	uint64_t epoch, period;
 	bool started;
+	uint64_t start_epoch; /* the first tick's bucket */
 	mcrepl_cluster_view view;
 	uint32_t threshold, rfc_threshold;
 	mcrepl_segment_view *scratch; /* candidate views for propose */
@@ -87,6 +89,12 @@ struct mcrepl_engine {
 
 /* engine.c: the slot of segment id, or ENG_NONE (lock-free). */
 uint32_t mcrepl__eng_slot(const mcrepl_engine *e, uint64_t id);
+/* A full window has passed since the first tick: every count covers a
+ * whole window, not the engine's start (mutex held). */
+bool mcrepl__eng_full(const mcrepl_engine *e);
+/* The buckets a window count covers at the latest tick: the B - 1
+ * complete ones and the open one's elapsed fraction (mutex held). */
+double mcrepl__eng_span(const mcrepl_engine *e);
 /* A node's load as placement sees it (mutex held). */
 uint64_t mcrepl__eng_node_load(const mcrepl_engine *e, uint32_t node);
 /* A segment's load, auto or the host's (mutex held); 0 when unknown. */

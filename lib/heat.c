@@ -264,6 +264,18 @@ static inline uint32_t cell_count(const mcrepl_heat_cell *c, uint32_t e)
 	return cell_total(c, n);
 }
 
+/* The bucket of epoch e - 1, with rest when that is the newest one. */
+static inline uint32_t cell_recent(const mcrepl_heat_cell *c, uint32_t e)
+{
+	uint32_t d = e - c->head;
+
+	if (d >= HALF_EPOCHS || d == 0) /* the newest bucket is still open */
+		return (uint32_t)c->count[(c->head - 1u) % BUCKETS] << c->scale;
+	if (d == 1)
+		return cell_total(c, c->count[c->head % BUCKETS]);
+	return 0;
+}
+
 /* Most reads land in the cell's newest bucket: see that with a multiply
  * instead of a divide (head * b cannot overflow while b <= 2^32). */
 static inline uint32_t cell_epoch(const mcrepl_heat_cell *c,
@@ -289,6 +301,12 @@ uint32_t mcrepl_heat_cell_count(const mcrepl_heat_cell *cell,
 				const mcrepl_heat_params *p, uint64_t now_ms)
 {
 	return cell_count(cell, cell_epoch(cell, p, now_ms));
+}
+
+uint32_t mcrepl_heat_cell_recent(const mcrepl_heat_cell *cell,
+				 const mcrepl_heat_params *p, uint64_t now_ms)
+{
+	return cell_recent(cell, cell_epoch(cell, p, now_ms));
 }
 
 /* ---- table: creation -------------------------------------------------- */

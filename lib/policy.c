@@ -157,6 +157,21 @@ void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 	}
 }
 
+uint32_t mcrepl_policy_rising(uint32_t count, uint32_t recent,
+			      uint32_t recent_buckets, double span, double z)
+{
+	double f, est, low;
+
+	if (!recent_buckets || !(span >= (double)recent_buckets))
+		return count;
+	f = span / (double)recent_buckets;
+	est = (double)recent * f;
+	low = est - z * sqrt(est * f);
+	if (low <= (double)count)
+		return count;
+	return low >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)low;
+}
+
 double mcrepl_policy_noise_z(uint32_t segments)
 {
 	/* exp(-z^2 / 2) = 1 / (100 n): the chance that the largest of n

@@ -104,6 +104,30 @@ void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 			   size_t n_replicas, mcrepl_balance *out);
 
 /*
+ * Counts that just rose. count: reads over the last `span` buckets (a
+ * window's count right after a bucket boundary covers its B - 1 complete
+ * buckets and a sliver of the open one, so span = B - 1 + the open
+ * bucket's elapsed fraction); recent: reads in the last recent_buckets
+ * complete buckets. The recent rate scaled to the same span, est = recent
+ * x span / recent_buckets, has the Poisson deviation sd = sqrt(est x span
+ * / recent_buckets); returns max(count, est - z sd): the count, or a lower
+ * bound on the current rate over the same span where the recent buckets
+ * show it clearly above (a key that turned hot within the window is judged
+ * by its rate, not by the quiet past its window still holds). A count
+ * steady over the window stays itself: the bound passes it only when the
+ * recent buckets ran z deviations high. recent_buckets 0 or more than
+ * span: count.
+ */
+uint32_t mcrepl_policy_rising(uint32_t count, uint32_t recent,
+			      uint32_t recent_buckets, double span, double z);
+
+/* The deviations the engine asks of a key's last bucket, and of a node's
+ * last MCREPL_POLICY_RISING_NODE_BUCKETS buckets (docs/POLICY.md). */
+#define MCREPL_POLICY_RISING_KEY_Z 1.0
+#define MCREPL_POLICY_RISING_NODE_Z 2.0
+#define MCREPL_POLICY_RISING_NODE_BUCKETS 2
+
+/*
  * How many standard deviations of a Poisson read count the largest of
  * `segments` counts may show by chance: z = sqrt(2 ln(100 n)), n =
  * segments (0 reads as 1), so that n phi(z) / z, a bound on the chance

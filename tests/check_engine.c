@@ -446,8 +446,9 @@ static mcrepl_engine *four(const mcrepl_config *c, const unsigned r[4])
 	return e;
 }
 
-static mcrepl_status propose(mcrepl_engine *e, const char *id, uint32_t heat,
-			     uint64_t now, mcrepl_propose_result *res)
+static mcrepl_status propose_recent(mcrepl_engine *e, const char *id,
+				    uint32_t heat, uint32_t recent,
+				    uint64_t now, mcrepl_propose_result *res)
 {
 	static const mcrepl_replica_view rep = {.segment = {1},
 						.client = {1},
@@ -471,12 +472,19 @@ static mcrepl_status propose(mcrepl_engine *e, const char *id, uint32_t heat,
 	    .proposal = &p,
 	    .object = &o,
 	    .heat_count = heat,
+	    .heat_recent = recent,
 	    .replicas = &rep,
 	    .n_replicas = 1,
 	    .now_ms = now,
 	};
 
 	return mcrepl_engine_propose(e, &in, res);
+}
+
+static mcrepl_status propose(mcrepl_engine *e, const char *id, uint32_t heat,
+			     uint64_t now, mcrepl_propose_result *res)
+{
+	return propose_recent(e, id, heat, 0, now, res);
 }
 
 START_TEST(test_engine_propose_projects_and_fades)
@@ -569,6 +577,106 @@ START_TEST(test_engine_propose_balance_gate)
 	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
 	ck_assert_int_eq(propose(e, "c", 182, NOW + 1, &res), MCREPL_OK);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_NONE);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* The reads r[] of one window at now, then a tick that shows them. */
+static void window_reads(mcrepl_engine *e, const unsigned r[4], uint64_t now)
+{
+	mcrepl_engine_tick(e, now, NULL);
+	for (unsigned i = 0; i < 4; i++)
+		reads(e, i + 1, r[i]);
+	mcrepl_engine_tick(e, now + 1, NULL); /* the cluster view sees them */
+}
+
+/* A key whose window count (181) the gate refuses is admitted when its
+ * last bucket shows it read at a higher rate. Right after a bucket
+ * boundary the count covers 7 buckets: 32 reads scale to 224, 184 after
+ * one deviation (mcrepl_policy_rising()); 31 reads (178) are noise and
+ * change nothing. The copy's target is projected at the rising count; the
+ * source gives up at most the 181 reads its window holds. Nothing rises
+ * before the engine has seen a full window. */
+START_TEST(test_engine_propose_rising_key_judged_by_its_rate)
+{
+	static const unsigned busy1[4] = {5000, 1000, 100, 1900};
+	const uint64_t W = 8 * BUCKET, now = NOW + W + 1;
+	mcrepl_config c = auto_cfg();
+	mcrepl_propose_result res;
+	mcrepl_engine *e = four(&c, busy1);
+
+	/* the first window: the count alone */
+	ck_assert_int_eq(propose_recent(e, "r0", 181, 32, NOW + 1, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	window_reads(e, busy1, NOW + W);
+	ck_assert_int_eq(propose_recent(e, "r1", 181, 31, now, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	ck_assert_int_eq(propose_recent(e, "r2", 181, 32, now, &res),
+			 MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 3);
+	ck_assert_uint_eq(load(e, 3), 100 + 184);
+	ck_assert_uint_eq(load(e, 1), 5000 - 181);
+	/* a key with one read in its window but 32 in its last bucket */
+	ck_assert_int_eq(propose_recent(e, "r4", 1, 32, now, &res), MCREPL_OK);
+	mcrepl_engine_destroy(e);
+	/* policy rfc: the window count only */
+	c.policy = MCREPL_POLICY_RFC;
+	e = four(&c, busy1);
+	window_reads(e, busy1, NOW + W);
+	ck_assert_int_eq(propose_recent(e, "r3", 1, 32, now, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BELOW_THRESHOLD);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* Four nodes with 1,750-1,800 reads in the window each: balanced. When
+ * segment 1's 1,800 came in the last two buckets (a node that just turned
+ * hot), its rate (7,200 a window, 6,860 after two deviations) opens the
+ * gate; spread over the window the same reads are refused BALANCED. */
+static mcrepl_engine *rising_nodes(bool late)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_engine *e = mk(&c);
+	static const char *hosts[4] = {"h1", "h2", "h3", "h4"};
+
+	for (unsigned i = 0; i < 4; i++) {
+		mcrepl_engine_segment s = seg(i + 1, hosts[i], "", NULL);
+
+		ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	}
+	for (unsigned b = 0; b < MCREPL_HEAT_BUCKETS; b++) {
+		mcrepl_engine_tick(e, NOW + b * BUCKET, NULL);
+		for (unsigned i = 2; i <= 4; i++)
+			reads(e, i, 250);
+		if (late)
+			reads(e, 1, b >= 6 ? 900 : 0);
+		else if (b >= 1) /* bucket 0 leaves the window */
+			reads(e, 1, b == 7 ? 258 : 257);
+	}
+	mcrepl_engine_tick(e, NOW + MCREPL_HEAT_BUCKETS * BUCKET, NULL);
+	return e;
+}
+
+START_TEST(test_engine_propose_rising_node_judged_by_its_rate)
+{
+	uint64_t now = NOW + MCREPL_HEAT_BUCKETS * BUCKET;
+	mcrepl_propose_result res;
+	mcrepl_engine *e = rising_nodes(false);
+
+	ck_assert_uint_eq(load(e, 1), 1800);
+	ck_assert_uint_eq(load(e, 2), 1750);
+	ck_assert_int_eq(propose(e, "n0", 1000, now, &res), MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	mcrepl_engine_destroy(e);
+	e = rising_nodes(true);
+	/* the rising view: 1,800 in two buckets is 6,300 over the 7 the
+	 * window count covers, 6,003 after two deviations */
+	ck_assert_uint_eq(load(e, 1), 6003);
+	ck_assert_int_eq(propose(e, "n1", 1000, now, &res), MCREPL_OK);
+	ck_assert_uint_ne(res.lease.target.v, 1);
 	mcrepl_engine_destroy(e);
 }
 END_TEST
@@ -883,6 +991,8 @@ Suite *make_engine_suite(void)
 	tcase_add_test(tc, test_engine_propose_projects_and_fades);
 	tcase_add_test(tc, test_engine_propose_promised_bytes);
 	tcase_add_test(tc, test_engine_propose_balance_gate);
+	tcase_add_test(tc, test_engine_propose_rising_key_judged_by_its_rate);
+	tcase_add_test(tc, test_engine_propose_rising_node_judged_by_its_rate);
 	tcase_add_test(tc, test_engine_retire_pass);
 	tcase_add_test(tc, test_engine_retire_max_dynamic_keys);
 	tcase_add_test(tc, test_engine_retire_per_domain);

@@ -424,6 +424,39 @@ START_TEST(test_heat_cell_scale_steps)
 }
 END_TEST
 
+/* The last complete bucket: what the engine judges a rising key by. */
+START_TEST(test_heat_cell_recent_is_the_last_complete_bucket)
+{
+	mcrepl_heat_cell c = MCREPL_HEAT_CELL_INIT;
+	mcrepl_heat_params p = {.bucket_ms = 1250, .threshold = 1u << 30};
+	uint32_t n = 0;
+
+	ck_assert_uint_eq(mcrepl_heat_cell_recent(&c, &p, 0), 0);
+	for (uint32_t i = 0; i < 3; i++)
+		mcrepl_heat_cell_record(&c, &p, 10, &n);
+	/* bucket 0 still open: the one before it is empty */
+	ck_assert_uint_eq(mcrepl_heat_cell_recent(&c, &p, 1249), 0);
+	ck_assert_uint_eq(mcrepl_heat_cell_recent(&c, &p, 1250), 3);
+	for (uint32_t i = 0; i < 5; i++)
+		mcrepl_heat_cell_record(&c, &p, 1300, &n);
+	ck_assert_uint_eq(mcrepl_heat_cell_recent(&c, &p, 2499), 3);
+	ck_assert_uint_eq(mcrepl_heat_cell_recent(&c, &p, 2500), 5);
+	ck_assert_uint_eq(mcrepl_heat_cell_recent(&c, &p, 3749), 5);
+	ck_assert_uint_eq(mcrepl_heat_cell_recent(&c, &p, 3750), 0);
+	ck_assert_uint_eq(mcrepl_heat_cell_count(&c, &p, 3750), 8);
+	/* a clock before the newest bucket: the bucket before it */
+	ck_assert_uint_eq(mcrepl_heat_cell_recent(&c, &p, 1000), 3);
+	/* scaled counts come back in reads */
+	c = (mcrepl_heat_cell)MCREPL_HEAT_CELL_INIT;
+	for (uint32_t i = 0; i < 65537; i++)
+		mcrepl_heat_cell_record(&c, &p, 0, &n);
+	ck_assert_uint_eq(c.scale, 1);
+	ck_assert_uint_eq(mcrepl_heat_cell_recent(&c, &p, 1250), 65537);
+	mcrepl_heat_cell_record(&c, &p, 1250, &n);
+	ck_assert_uint_eq(mcrepl_heat_cell_recent(&c, &p, 1250), 65536);
+}
+END_TEST
+
 /* A key read 180 k times a second (225,000 reads a 1.25 s bucket): the
  * window counts 1.8 M, as the policy's projection needs; the unit shrinks
  * back once the key cools; a window of silence resets it. */
@@ -1118,6 +1151,7 @@ Suite *make_heat_suite(void)
 	tcase_add_test(cell, test_heat_cell_zero_cell_far_clock);
 	tcase_add_test(cell, test_heat_cell_saturation);
 	tcase_add_test(cell, test_heat_cell_scale_steps);
+	tcase_add_test(cell, test_heat_cell_recent_is_the_last_complete_bucket);
 	tcase_add_test(cell, test_heat_cell_hot_key_rate);
 	suite_add_tcase(s, cell);
 

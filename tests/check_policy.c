@@ -293,6 +293,38 @@ START_TEST(test_policy_project_level)
 }
 END_TEST
 
+/* Counts that just rose: the recent rate's lower bound where it clearly
+ * passes the window count, the count otherwise. */
+static const struct rising_case {
+	uint32_t count, recent, rb;
+	double span, z;
+	uint32_t want;
+} rising_cases[] = {
+    {100, 0, 1, 8, 1.0, 100},	   /* no recent reads */
+    {800, 100, 1, 8, 1.0, 800},	   /* steady: est 800, low 720 */
+    {800, 110, 1, 8, 1.0, 800},	   /* noise: est 880, low 796.1 */
+    {100, 100, 1, 8, 1.0, 720},	   /* risen: est 800 - sqrt(6400) */
+    {100, 100, 1, 8, 0.0, 800},	   /* z 0: the estimate itself */
+    {1750, 1800, 2, 8, 2.0, 6860}, /* node: 7200 - 2 sqrt(28800) */
+    {1750, 1800, 0, 8, 2.0, 1750}, /* no recent buckets */
+    {1750, 1800, 9, 8, 2.0, 1750}, /* more recent buckets than the window */
+    {0, UINT32_MAX, 1, 8, 0.0, UINT32_MAX}, /* clamped */
+    /* at a bucket boundary the count covers 7 buckets: a steady 100 a
+     * bucket is 700 and stays so; scaled to 8 it would have passed */
+    {700, 100, 1, 7.0, 1.0, 700},
+    {700, 100, 1, 8.0, 1.0, 720}, /* est 800 - sqrt(6400) > 700 */
+};
+
+START_TEST(test_policy_rising)
+{
+	const struct rising_case *c = &rising_cases[_i];
+
+	ck_assert_uint_eq(
+	    mcrepl_policy_rising(c->count, c->recent, c->rb, c->span, c->z),
+	    c->want);
+}
+END_TEST
+
 START_TEST(test_policy_noise_z)
 {
 	ck_assert_double_eq_tol(mcrepl_policy_noise_z(0), 3.0349, 1e-4);
@@ -878,6 +910,8 @@ Suite *make_policy_suite(void)
 	tcase_add_loop_test(tc, test_policy_balance_gate, 0,
 			    sizeof(bal_cases) / sizeof(bal_cases[0]));
 	tcase_add_test(tc, test_policy_gate_hysteresis);
+	tcase_add_loop_test(tc, test_policy_rising, 0,
+			    sizeof(rising_cases) / sizeof(rising_cases[0]));
 	tcase_add_test(tc, test_policy_project_level);
 	tcase_add_test(tc, test_policy_noise_z);
 	tcase_add_test(tc, test_policy_balance_from_views);

@@ -256,6 +256,8 @@ static void object_input(struct store *s, struct object *o,
 	};
 	in->heat_count =
 	    cell ? mcrepl_heat_cell_count(cell, &s->heat, now_ms) : 0;
+	in->heat_recent =
+	    cell ? mcrepl_heat_cell_recent(cell, &s->heat, now_ms) : 0;
 	replica_views(s, o, rv);
 	in->n_replicas = o->n_replicas;
 }

@@ -110,6 +110,7 @@ bool sim_master_propose(struct sim_master *m, uint64_t o, uint32_t dom,
 	mcrepl_proposal p = {.action = MCREPL_ACTION_ADD};
 	mcrepl_object_view ov = {0};
 	mcrepl_propose_input in = {.proposal = &p, .object = &ov};
+	const mcrepl_heat_cell *cell = sim_master_cell(m, o, dom, false);
 	mcrepl_propose_result res;
 	size_t n;
 
@@ -129,6 +130,7 @@ bool sim_master_propose(struct sim_master *m, uint64_t o, uint32_t dom,
 	ov.readable_memory_replicas = 1 + sim_obj_readable_dyn(c, o);
 	sim_master_fill_views(m, o, true, &n);
 	in.heat_count = heat;
+	in.heat_recent = cell ? mcrepl_heat_cell_recent(cell, &m->hp, now) : 0;
 	in.replicas = m->rv;
 	in.n_replicas = n;
 	in.now_ms = now;

@@ -147,6 +147,17 @@ MCREPL_API uint32_t mcrepl_heat_cell_count(const mcrepl_heat_cell *cell,
 					   const mcrepl_heat_params *p,
 					   uint64_t now_ms);
 
+/*
+ * Reads in the last complete bucket before now_ms (the window's newest
+ * whole bucket_ms; 0 when the cell has none). A key whose rate just rose
+ * shows it here a window before its windowed count does: the engine
+ * judges such a key by its recent rate (mcrepl_propose_input.heat_recent).
+ * Does not modify the cell.
+ */
+MCREPL_API uint32_t mcrepl_heat_cell_recent(const mcrepl_heat_cell *cell,
+					    const mcrepl_heat_params *p,
+					    uint64_t now_ms);
+
 /* ---- (a) the bounded table ------------------------------------------ */
 
 typedef struct mcrepl_heat mcrepl_heat;

@@ -84,6 +84,11 @@ typedef struct mcrepl_propose_input {
 	 * segments[].read_load (docs/POLICY.md), and the target is
 	 * chosen as with read_load_aware_placement. */
 	const mcrepl_cluster_view *cluster;
+	/* The key's reads in the last complete heat bucket
+	 * (mcrepl_heat_cell_recent()); 0: unknown. Under policy auto the
+	 * engine judges a key whose rate just rose by that rate
+	 * (docs/POLICY.md, "Counts that just rose"). Since 0.5.0. */
+	uint32_t heat_recent;
 } mcrepl_propose_input;
 
 typedef struct mcrepl_propose_result {

@@ -18,12 +18,16 @@
  * former mcrepl/policy.h are private (hosts get them through the engine);
  * mcrepl_cluster_view moved to mcrepl/types.h and mcrepl_balance to
  * mcrepl/admit.h.
+ *
+ * 0.5.0: mcrepl_propose_input grows heat_recent at its end (a break by the
+ * rule above: the soname moves to libmcrepl.so.0.5);
+ * mcrepl_heat_cell_recent().
  */
 #ifndef MCREPL_VERSION_H
 #define MCREPL_VERSION_H
 
 #define MCREPL_VERSION_MAJOR 0
-#define MCREPL_VERSION_MINOR 4
+#define MCREPL_VERSION_MINOR 5
 #define MCREPL_VERSION_PATCH 0
 
 #endif
