@@ -62,11 +62,18 @@ DAEMON_TEST_DEPS := $(DAEMON_TEST_BIN) $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN) \
 	$(DEMO_BIN)
 # The runner's stderr and the daemons' go to $(TEST_LOGS) (main.c,
 # tools/common/harness.c); Check's report stays on the console.
+# Their temporary directories (auth files, certificates, etcd data) go to
+# $(TEST_TMP): a test that fails or is killed leaves them there, not in
+# /tmp, and the next run starts clean.
+TEST_TMP := $(BUILD)/tmp/daemons
 check-daemons: $(DAEMON_TEST_DEPS)
 	$(Q)mkdir -p $(TEST_LOGS) && rm -f $(TEST_LOGS)/mcrepl-*.log \
 		$(TEST_LOGS)/check_daemons.log
-	$(Q)MCREPL_TEST_LOG_DIR=$(abspath $(TEST_LOGS)) $(DAEMON_TEST_BIN) || \
+	$(Q)rm -rf $(TEST_TMP) && mkdir -p $(TEST_TMP)
+	$(Q)TMPDIR=$(abspath $(TEST_TMP)) \
+		MCREPL_TEST_LOG_DIR=$(abspath $(TEST_LOGS)) $(DAEMON_TEST_BIN) || \
 		{ echo "daemon logs: $(TEST_LOGS)/"; exit 1; }
+	$(Q)rm -rf $(TEST_TMP)
 
 CHECK_FAST += check-unit
 CHECK_TIMED += check-daemons

@@ -595,6 +595,24 @@ START_TEST(test_ha_workers_clients_follow_objects_survive)
 }
 END_TEST
 
+/* A secure fixture's admin credential and a TLS context trusting its CA
+ * (the caller frees the context). */
+static SSL_CTX *admin_tls(struct auth_cred *admin)
+{
+	char err[256], ca[256];
+	SSL_CTX *ctx;
+
+	ck_assert_int_eq(
+	    auth_cred_load("admin",
+			   fx.auth.secret_flag[1] + strlen("--secret_file="),
+			   admin, err, sizeof(err)),
+	    0);
+	ctx = tls_client_ctx(tlsfix_path(&fx.tls, "ca.pem", ca, sizeof(ca)),
+			     NULL, NULL, err, sizeof(err));
+	ck_assert_msg(ctx != NULL, "%s", err);
+	return ctx;
+}
+
 /* Kill -9 of the leader under an authenticated client on TLS, with
  * authenticated workers on TLS: every read and write made
  * across the failover succeeds, with identical bytes; the workers follow
@@ -606,7 +624,7 @@ START_TEST(test_ha_failover_auth_tls_no_failed_ops)
 	struct auth_cred admin;
 	store_client *sc = NULL;
 	SSL_CTX *ctx;
-	char ep[300], err[256], key[32], ca[256];
+	char ep[300], err[256], key[32];
 	static uint8_t want[N_OBJ][8000];
 	int failed = 0, reads = 0, writes = 0;
 	int64_t until;
@@ -616,14 +634,7 @@ START_TEST(test_ha_failover_auth_tls_no_failed_ops)
 	fx_secure();
 	fx_start(2, 2, 1);
 	ck_assert_int_eq(wait_leader(3000, -1), 0);
-	ck_assert_int_eq(
-	    auth_cred_load("admin",
-			   fx.auth.secret_flag[1] + strlen("--secret_file="),
-			   &admin, err, sizeof(err)),
-	    0);
-	ctx = tls_client_ctx(tlsfix_path(&fx.tls, "ca.pem", ca, sizeof(ca)),
-			     NULL, NULL, err, sizeof(err));
-	ck_assert_msg(ctx != NULL, "%s", err);
+	ctx = admin_tls(&admin);
 	store_client_config_init(&cfg);
 	cfg.cred = &admin;
 	cfg.tls = ctx;
@@ -705,7 +716,6 @@ START_TEST(test_ha_attack_register_objects_as_another_principal)
 	struct auth_cred admin;
 	SSL_CTX *ctx;
 	rpc_client *c;
-	char err[256], ca[256];
 	uint16_t port;
 	int st;
 
@@ -715,14 +725,7 @@ START_TEST(test_ha_attack_register_objects_as_another_principal)
 	fx_start(1, 1, 1);
 	ck_assert_int_eq(wait_leader(3000, -1), 0);
 	port = (uint16_t)proc_field(&fx.m[0], "rpc_port");
-	ck_assert_int_eq(
-	    auth_cred_load("admin",
-			   fx.auth.secret_flag[1] + strlen("--secret_file="),
-			   &admin, err, sizeof(err)),
-	    0);
-	ctx = tls_client_ctx(tlsfix_path(&fx.tls, "ca.pem", ca, sizeof(ca)),
-			     NULL, NULL, err, sizeof(err));
-	ck_assert_msg(ctx != NULL, "%s", err);
+	ctx = admin_tls(&admin);
 	harness_set_tls(ctx);
 	mcrepl_rpc__index_entry__init(&e);
 	e.segment_id = proc_field(&fx.w[0], "segments");

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "netutil.h"
 #include "tls.h"
 #include "tlsfix.h"
@@ -35,8 +36,7 @@ int tlsfix_make(struct tlsfix *t)
 	FILE *f;
 	int rc;
 
-	snprintf(t->dir, sizeof(t->dir), "/tmp/mcrepl-tls-XXXXXX");
-	if (!mkdtemp(t->dir)) {
+	if (harness_mkdtemp(t->dir, sizeof(t->dir), "tls") != 0) {
 		perror("tlsfix: mkdtemp");
 		return -1;
 	}
@@ -66,12 +66,8 @@ const char *tlsfix_path(const struct tlsfix *t, const char *file, char *buf,
 
 void tlsfix_cleanup(struct tlsfix *t)
 {
-	char cmd[400];
-
-	if (!t->dir[0] || strncmp(t->dir, "/tmp/mcrepl-tls-", 16) != 0)
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", t->dir);
-	(void)!system(cmd);
+	if (t->dir[0])
+		harness_rmdtemp(t->dir, "tls");
 	t->dir[0] = '\0';
 }
 

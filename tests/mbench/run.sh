@@ -12,6 +12,9 @@ DIR=$(dirname "$0")
 TMP=$(mktemp -d)
 own= # daemons this script started itself (the --master test)
 trap 'kill $own 2> /dev/null; rm -rf "$TMP"' EXIT INT TERM
+# the benches' throwaway auth files: a bench killed -9 below leaves its
+# directory here, removed with $TMP
+export TMPDIR="$TMP"
 . "$DIR/../tap.sh"
 # field NAME FILE [MODE]: a field of the (MODE's) summary line in FILE
 field() {

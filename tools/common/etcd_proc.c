@@ -54,7 +54,7 @@ static uint16_t free_port(void)
 static pid_t spawn(const struct etcd_proc *e, int i, const char *bin,
 		   const char *cluster)
 {
-	char name[16], data[192], curl[64], purl[64], log[192];
+	char name[16], data[300], curl[64], purl[64], log[300];
 	const char *argv[24];
 	size_t n = 0;
 	pid_t pid;
@@ -116,8 +116,7 @@ int etcd_proc_start(struct etcd_proc *e, int members)
 	memset(e, 0, sizeof(*e));
 	if (!bin || members < 1 || members > ETCD_PROC_MAX)
 		return -1;
-	snprintf(e->dir, sizeof(e->dir), "/tmp/mcrepl-etcd-XXXXXX");
-	if (!mkdtemp(e->dir))
+	if (harness_mkdtemp(e->dir, sizeof(e->dir), "etcd") != 0)
 		return -1;
 	e->n = members;
 	for (int i = 0; i < members; i++) {
@@ -155,8 +154,6 @@ void etcd_proc_signal(struct etcd_proc *e, int i, int sig)
 
 void etcd_proc_stop(struct etcd_proc *e)
 {
-	char cmd[192];
-
 	for (int i = 0; i < e->n; i++) {
 		if (e->pid[i] <= 0)
 			continue;
@@ -164,11 +161,7 @@ void etcd_proc_stop(struct etcd_proc *e)
 		waitpid(e->pid[i], NULL, 0);
 		e->pid[i] = 0;
 	}
-	if (e->dir[0] && strncmp(e->dir, "/tmp/mcrepl-etcd-", 17) == 0) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "etcd_proc: cannot remove %s\n",
-				e->dir);
-	}
+	if (e->dir[0])
+		harness_rmdtemp(e->dir, "etcd");
 	e->dir[0] = '\0';
 }

@@ -16,7 +16,7 @@ struct etcd_proc {
 	int n;
 	pid_t pid[ETCD_PROC_MAX];
 	uint16_t client_port[ETCD_PROC_MAX], peer_port[ETCD_PROC_MAX];
-	char dir[128];
+	char dir[256];
 	char endpoints[256]; /* "127.0.0.1:p0,127.0.0.1:p1,..." */
 };
 

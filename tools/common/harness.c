@@ -356,6 +356,35 @@ const char *harness_auth_secret_file(const struct harness_auth *a,
 	return buf;
 }
 
+int harness_mkdtemp(char *dir, size_t cap, const char *what)
+{
+	const char *base = getenv("TMPDIR");
+	int n;
+
+	if (!base || !base[0])
+		base = "/tmp";
+	n = snprintf(dir, cap, "%s/mcrepl-%s-XXXXXX", base, what);
+	if (n < 0 || (size_t)n >= cap) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+void harness_rmdtemp(const char *dir, const char *what)
+{
+	const char *name = strrchr(dir, '/');
+	char prefix[64], cmd[600];
+
+	snprintf(prefix, sizeof(prefix), "mcrepl-%s-", what);
+	if (!name || strncmp(name + 1, prefix, strlen(prefix)) != 0 ||
+	    strchr(dir, '\'') || strlen(dir) > 500)
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "harness: cannot remove %s\n", dir);
+}
+
 int harness_auth_setup(struct harness_auth *a, const char *const *lines)
 {
 	char text[8192] = "# throwaway auth file (tools/common/harness.c)\n";
@@ -363,8 +392,7 @@ int harness_auth_setup(struct harness_auth *a, const char *const *lines)
 	size_t len = strlen(text);
 
 	memset(a, 0, sizeof(*a));
-	snprintf(a->dir, sizeof(a->dir), "/tmp/mcrepl-auth-XXXXXX");
-	if (!mkdtemp(a->dir)) {
+	if (harness_mkdtemp(a->dir, sizeof(a->dir), "auth") != 0) {
 		perror("harness: mkdtemp");
 		return -1;
 	}

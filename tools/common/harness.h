@@ -37,6 +37,15 @@ uint64_t proc_field(const struct proc *p, const char *name);
 /* A master started with extra flags (NULL-terminated list). */
 int master_start(struct proc *p, const char *const *flags);
 
+/* A private temporary directory "$TMPDIR/mcrepl-<what>-XXXXXX" (TMPDIR
+ * unset: /tmp) into dir[cap]: 0, or -1 (errno). The test targets point
+ * TMPDIR into the build tree, so what a killed run leaves stays there. */
+int harness_mkdtemp(char *dir, size_t cap, const char *what);
+/* Removes a directory harness_mkdtemp(what) made, and only such a one
+ * (its name starts "mcrepl-<what>-"): the refusal keeps a wrong path from
+ * becoming "rm -rf". */
+void harness_rmdtemp(const char *dir, const char *what);
+
 /* Blocking client to 127.0.0.1:port; NULL on failure. */
 rpc_client *harness_client(uint16_t port);
 /* The same, authenticating as cred (auth.h; NULL = none). */
