@@ -123,7 +123,7 @@ uint32_t mcrepl_policy_rising(uint32_t count, uint32_t recent,
 
 /* The deviations the engine asks of a key's last bucket, and of a node's
  * last MCREPL_POLICY_RISING_NODE_BUCKETS buckets (docs/POLICY.md). */
-#define MCREPL_POLICY_RISING_KEY_Z 1.0
+#define MCREPL_POLICY_RISING_KEY_Z 2.0
 #define MCREPL_POLICY_RISING_NODE_Z 2.0
 #define MCREPL_POLICY_RISING_NODE_BUCKETS 2
 

@@ -592,8 +592,8 @@ static void window_reads(mcrepl_engine *e, const unsigned r[4], uint64_t now)
 
 /* A key whose window count (181) the gate refuses is admitted when its
  * last bucket shows it read at a higher rate. Right after a bucket
- * boundary the count covers 7 buckets: 32 reads scale to 224, 184 after
- * one deviation (mcrepl_policy_rising()); 31 reads (178) are noise and
+ * boundary the count covers 7 buckets: 39 reads scale to 273, 185 after
+ * two deviations (mcrepl_policy_rising()); 38 reads (179) are noise and
  * change nothing. The copy's target is projected at the rising count; the
  * source gives up at most the 181 reads its window holds. Nothing rises
  * before the engine has seen a full window. */
@@ -606,26 +606,26 @@ START_TEST(test_engine_propose_rising_key_judged_by_its_rate)
 	mcrepl_engine *e = four(&c, busy1);
 
 	/* the first window: the count alone */
-	ck_assert_int_eq(propose_recent(e, "r0", 181, 32, NOW + 1, &res),
+	ck_assert_int_eq(propose_recent(e, "r0", 181, 39, NOW + 1, &res),
 			 MCREPL_EREJECTED);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
 	window_reads(e, busy1, NOW + W);
-	ck_assert_int_eq(propose_recent(e, "r1", 181, 31, now, &res),
+	ck_assert_int_eq(propose_recent(e, "r1", 181, 38, now, &res),
 			 MCREPL_EREJECTED);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
-	ck_assert_int_eq(propose_recent(e, "r2", 181, 32, now, &res),
+	ck_assert_int_eq(propose_recent(e, "r2", 181, 39, now, &res),
 			 MCREPL_OK);
 	ck_assert_uint_eq(res.lease.target.v, 3);
-	ck_assert_uint_eq(load(e, 3), 100 + 184);
+	ck_assert_uint_eq(load(e, 3), 100 + 185);
 	ck_assert_uint_eq(load(e, 1), 5000 - 181);
-	/* a key with one read in its window but 32 in its last bucket */
-	ck_assert_int_eq(propose_recent(e, "r4", 1, 32, now, &res), MCREPL_OK);
+	/* a key with one read in its window but 39 in its last bucket */
+	ck_assert_int_eq(propose_recent(e, "r4", 1, 39, now, &res), MCREPL_OK);
 	mcrepl_engine_destroy(e);
 	/* policy rfc: the window count only */
 	c.policy = MCREPL_POLICY_RFC;
 	e = four(&c, busy1);
 	window_reads(e, busy1, NOW + W);
-	ck_assert_int_eq(propose_recent(e, "r3", 1, 32, now, &res),
+	ck_assert_int_eq(propose_recent(e, "r3", 1, 39, now, &res),
 			 MCREPL_EREJECTED);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_BELOW_THRESHOLD);
 	mcrepl_engine_destroy(e);
