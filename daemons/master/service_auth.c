@@ -23,7 +23,7 @@
  * outside the caller's space is also logged (rate-limited), naming the
  * principal whose id it is. Which check a method gets is its row's caller
  * (methods.h): svc_authorize() runs it before the handler, from the RPC
- * loop, under the store lock. */
+ * loop; a task's check reads the store and runs under its lock. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

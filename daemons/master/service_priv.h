@@ -47,7 +47,8 @@ McreplRpc__Code svc_authorize(struct master_service *svc, const void *cd,
 /*
  * Each returns OK when cd's principal may do it (always without an auth
  * table), else the refusal's code with r->msg and r->why filled. Called
- * under the store lock. */
+ * from the RPC loop; svc_auth_task and svc_auth_writer read the store and
+ * run under its lock. */
 McreplRpc__Code svc_auth_object(struct master_service *svc, const void *cd,
 				const char *tenant, unsigned right,
 				struct reply *r);
