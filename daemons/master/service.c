@@ -333,10 +333,7 @@ static void master_invoke(ProtobufCService *base, unsigned method,
 	struct master_service *svc = (struct master_service *)(void *)base;
 	const ProtobufCMethodDescriptor *d = &base->descriptor->methods[method];
 	const struct master_method *m =
-	    method < master_methods_n &&
-		    master_methods[method].input == d->input
-		? &master_methods[method]
-		: master_method_by_input(d->input);
+	    method < master_methods_n ? &master_methods[method] : NULL;
 	bool task;
 	struct reply r = {0};
 	McreplRpc__Code code;
