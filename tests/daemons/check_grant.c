@@ -369,6 +369,42 @@ END_TEST
 
 /* A WRITE whose grant expires while its payload still streams is cut at
  * the expiry: the bytes sent after it never land. */
+/* A WRITE of len bytes under r's grant, its header and first 4 KiB sent:
+ * the connection. */
+#define CUT_PART 4096
+static int stream_start(const struct data_req *r)
+{
+	uint8_t hdr[DATA_REQ_BYTES], part[CUT_PART];
+	char err[128];
+	int fd = net_connect("127.0.0.1", data_server_port(ip.ds), 2000, err,
+			     sizeof(err));
+
+	ck_assert_int_ge(fd, 0);
+	data_req_encode(r, hdr);
+	memset(part, 'w', sizeof(part));
+	ck_assert_int_eq(send(fd, hdr, sizeof(hdr), 0), sizeof(hdr));
+	ck_assert_int_eq(send(fd, part, sizeof(part), 0), sizeof(part));
+	return fd;
+}
+
+/* The rest of fd's stream sent after its grant died: the first 4 KiB
+ * landed, nothing after them, one write cut. */
+static void assert_cut(int fd, uint64_t len, struct data_server_counters *c)
+{
+	uint8_t part[CUT_PART];
+
+	memset(part, 'w', sizeof(part));
+	send(fd, part, sizeof(part), MSG_NOSIGNAL);
+	harness_sleep_ms(200);
+	for (size_t i = 0; i < sizeof(part); i++)
+		ck_assert_uint_eq(ip.seg[i], 'w'); /* before: landed */
+	for (size_t i = sizeof(part); i < len; i++)
+		ck_assert_uint_eq(ip.seg[i], 0); /* after: never */
+	data_server_counters(ip.ds, c);
+	ck_assert_uint_eq(c->cut_writes, 1);
+	close(fd);
+}
+
 START_TEST(test_write_cut_when_its_grant_expires_mid_stream)
 {
 	const uint64_t len = 64u << 10;
@@ -376,27 +412,10 @@ START_TEST(test_write_cut_when_its_grant_expires_mid_stream)
 					     (uint64_t)net_now_ms() + 300);
 	struct data_req r = req_of(DATA_OP_WRITE, SEG_ID, 0, len, g);
 	struct data_server_counters c;
-	uint8_t hdr[DATA_REQ_BYTES], part[4096];
-	int fd = -1;
-	char err[128];
+	int fd = stream_start(&r);
 
-	fd = net_connect("127.0.0.1", data_server_port(ip.ds), 2000, err,
-			 sizeof(err));
-	ck_assert_int_ge(fd, 0);
-	data_req_encode(&r, hdr);
-	memset(part, 'w', sizeof(part));
-	ck_assert_int_eq(send(fd, hdr, sizeof(hdr), 0), sizeof(hdr));
-	ck_assert_int_eq(send(fd, part, sizeof(part), 0), sizeof(part));
 	harness_sleep_ms(500); /* past the expiry */
-	send(fd, part, sizeof(part), MSG_NOSIGNAL);
-	harness_sleep_ms(200);
-	for (size_t i = 0; i < sizeof(part); i++)
-		ck_assert_uint_eq(ip.seg[i], 'w'); /* before: landed */
-	for (size_t i = sizeof(part); i < len; i++)
-		ck_assert_uint_eq(ip.seg[i], 0); /* after: never */
-	data_server_counters(ip.ds, &c);
-	ck_assert_uint_eq(c.cut_writes, 1);
-	close(fd);
+	assert_cut(fd, len, &c);
 }
 END_TEST
 
@@ -462,32 +481,16 @@ START_TEST(test_write_cut_when_its_grant_is_revoked_mid_stream)
 	struct data_grant g = gf_grant(DATA_OP_WRITE, SEG_ID, 0, len, 1);
 	struct data_req r = req_of(DATA_OP_WRITE, SEG_ID, 0, len, g);
 	struct data_server_counters c;
-	uint8_t hdr[DATA_REQ_BYTES], part[4096];
-	char err[128];
-	int fd = net_connect("127.0.0.1", data_server_port(ip.ds), 2000, err,
-			     sizeof(err));
+	int fd = stream_start(&r);
 
-	ck_assert_int_ge(fd, 0);
-	data_req_encode(&r, hdr);
-	memset(part, 'w', sizeof(part));
-	ck_assert_int_eq(send(fd, hdr, sizeof(hdr), 0), sizeof(hdr));
-	ck_assert_int_eq(send(fd, part, sizeof(part), 0), sizeof(part));
 	harness_sleep_ms(200);
 	ip_pause();
 	ck_assert_int_eq(
 	    data_server_revoke_write(ip.ds, SEG_ID, 0, len, 1, g.expires_ms),
 	    0);
 	ip_resume();
-	send(fd, part, sizeof(part), MSG_NOSIGNAL);
-	harness_sleep_ms(200);
-	for (size_t i = 0; i < sizeof(part); i++)
-		ck_assert_uint_eq(ip.seg[i], 'w'); /* before: landed */
-	for (size_t i = sizeof(part); i < len; i++)
-		ck_assert_uint_eq(ip.seg[i], 0); /* after: never */
-	data_server_counters(ip.ds, &c);
-	ck_assert_uint_eq(c.cut_writes, 1);
+	assert_cut(fd, len, &c);
 	ck_assert_uint_eq(c.refused_revoked, 1);
-	close(fd);
 }
 END_TEST
 
