@@ -87,7 +87,7 @@ static SSL_CTX *new_ctx(const SSL_METHOD *m, char *err, size_t errlen)
 static int load_pair(SSL_CTX *ctx, const char *cert, const char *key, char *err,
 		     size_t errlen)
 {
-	char why[200];
+	char why[1024]; /* two paths and the hint */
 
 	if (readable("--tls_cert", cert, err, errlen) ||
 	    readable("--tls_key", key, err, errlen))
