@@ -103,6 +103,7 @@ void mcrepl_engine_destroy(mcrepl_engine *e)
 	for (uint32_t i = 0; e->segs && i < e->max_segs; i++) {
 		free(e->segs[i].host);
 		free(e->segs[i].domain);
+		free(e->segs[i].name);
 	}
 	for (uint32_t i = 0; e->nodes && i < e->max_segs; i++)
 		free(e->nodes[i].name);
@@ -354,7 +355,8 @@ static mcrepl_status seg_fill(mcrepl_engine *e, struct eseg *g,
 	char buf[32];
 	uint32_t node, old = atomic_load(&g->node);
 
-	if (set_str(&g->host, s->host) || set_str(&g->domain, s->domain))
+	if (set_str(&g->host, s->host) || set_str(&g->domain, s->domain) ||
+	    set_str(&g->name, s->name))
 		return MCREPL_ENOMEM;
 	node = node_get(e, node_name(s, buf, sizeof(buf)));
 	if (node == ENG_NONE && g->id && e->n_nodes == e->max_segs)
@@ -375,16 +377,15 @@ static mcrepl_status seg_fill(mcrepl_engine *e, struct eseg *g,
 	return MCREPL_OK;
 }
 
-mcrepl_status mcrepl_engine_segment_set(mcrepl_engine *e,
-					const mcrepl_engine_segment *s)
+mcrepl_status mcrepl__eng_seg_set(mcrepl_engine *e,
+				  const mcrepl_engine_segment *s)
 {
 	mcrepl_status st;
 	uint32_t slot;
 
-	if (!e || !s || s->id.v == TAB_EMPTY || s->id.v == TAB_DEAD ||
-	    !name_ok(s->host) || !name_ok(s->domain) || !name_ok(s->node))
+	if (s->id.v == TAB_EMPTY || s->id.v == TAB_DEAD || !name_ok(s->host) ||
+	    !name_ok(s->domain) || !name_ok(s->node) || !name_ok(s->name))
 		return MCREPL_EINVAL;
-	pthread_mutex_lock(&e->mu);
 	slot = mcrepl__eng_slot(e, s->id.v);
 	if (slot != ENG_NONE) {
 		st = seg_fill(e, &e->segs[slot], s);
@@ -405,6 +406,18 @@ mcrepl_status mcrepl_engine_segment_set(mcrepl_engine *e,
 out:
 	if (e->on) /* the replica cap follows at once, not at the next tick */
 		e->view.nodes = e->n_nodes;
+	return st;
+}
+
+mcrepl_status mcrepl_engine_segment_set(mcrepl_engine *e,
+					const mcrepl_engine_segment *s)
+{
+	mcrepl_status st;
+
+	if (!e || !s)
+		return MCREPL_EINVAL;
+	pthread_mutex_lock(&e->mu);
+	st = mcrepl__eng_seg_set(e, s);
 	pthread_mutex_unlock(&e->mu);
 	return st;
 }
@@ -429,33 +442,36 @@ mcrepl_status mcrepl_engine_segment_used(mcrepl_engine *e, mcrepl_segment_id id,
 	return st;
 }
 
+void mcrepl__eng_seg_drop(mcrepl_engine *e, uint32_t slot)
+{
+	struct eseg *g = &e->segs[slot];
+
+	mcrepl__eng_forget_segment(e, g->id);
+	tab_del(e, g->id);
+	node_unref(e, atomic_load(&g->node));
+	free(g->host);
+	free(g->domain);
+	free(g->name);
+	memset(g, 0, sizeof(*g));
+	atomic_store(&g->node, ENG_NONE);
+	e->n_segs--;
+	if (e->on)
+		e->view.nodes = e->n_nodes;
+}
+
 mcrepl_status mcrepl_engine_segment_remove(mcrepl_engine *e,
 					   mcrepl_segment_id id)
 {
-	struct eseg *g;
 	uint32_t slot;
 
 	if (!e)
 		return MCREPL_EINVAL;
 	pthread_mutex_lock(&e->mu);
 	slot = mcrepl__eng_slot(e, id.v);
-	if (slot == ENG_NONE) {
-		pthread_mutex_unlock(&e->mu);
-		return MCREPL_ENOENT;
-	}
-	mcrepl__eng_forget_segment(e, id.v);
-	g = &e->segs[slot];
-	tab_del(e, id.v);
-	node_unref(e, atomic_load(&g->node));
-	free(g->host);
-	free(g->domain);
-	memset(g, 0, sizeof(*g));
-	atomic_store(&g->node, ENG_NONE);
-	e->n_segs--;
-	if (e->on)
-		e->view.nodes = e->n_nodes;
+	if (slot != ENG_NONE)
+		mcrepl__eng_seg_drop(e, slot);
 	pthread_mutex_unlock(&e->mu);
-	return MCREPL_OK;
+	return slot == ENG_NONE ? MCREPL_ENOENT : MCREPL_OK;
 }
 
 /* ---- reads and reader order (lock-free) -------------------------------- */
@@ -752,6 +768,7 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 				    const mcrepl_propose_input *in,
 				    mcrepl_propose_result *res)
 {
+	mcrepl_replica_view *filled = NULL;
 	mcrepl_propose_input x;
 	mcrepl_status st;
 	uint32_t slot;
@@ -760,6 +777,11 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 		return MCREPL_EINVAL;
 	pthread_mutex_lock(&e->mu);
 	x = *in;
+	if (in->replicas_from_engine &&
+	    mcrepl__eng_fill_replicas(e, in, &x, &filled) != MCREPL_OK) {
+		pthread_mutex_unlock(&e->mu);
+		return MCREPL_ENOMEM;
+	}
 	if (e->on && mcrepl__eng_full(e)) /* counts are comparable */
 		x.heat_count = mcrepl_policy_rising(
 		    in->heat_count, in->heat_recent, 1, mcrepl__eng_span(e),
@@ -779,9 +801,10 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 		if (e->on)
 			project_auto(e, &x, in->heat_count, &res->lease);
 		else
-			project_rfc(e, in, &res->lease);
+			project_rfc(e, &x, &res->lease);
 	}
 	pthread_mutex_unlock(&e->mu);
+	free(filled);
 	return st;
 }
 

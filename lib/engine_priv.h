@@ -37,6 +37,8 @@ struct eseg {
 	uint64_t room_key;
 	bool allocatable, can_copy;
 	_Atomic uint32_t node;
+	char *name;  /* the host's name (engine_hosts.c) */
+	bool synced; /* named by the running segments_sync */
 };
 
 /* A key holding tracked dynamic replicas (engine_retire.c). */
@@ -103,6 +105,20 @@ uint64_t mcrepl__eng_seg_load(const mcrepl_engine *e, uint64_t id);
 /* Every segment as a candidate target into e->scratch (used counts the
  * promised bytes, read_load as placement sees it); how many (mutex held). */
 size_t mcrepl__eng_views(mcrepl_engine *e);
+
+/* engine.c: add or replace segment s / drop the segment in slot (mutex
+ * held; the public set and remove, unlocked). */
+mcrepl_status mcrepl__eng_seg_set(mcrepl_engine *e,
+				  const mcrepl_engine_segment *s);
+void mcrepl__eng_seg_drop(mcrepl_engine *e, uint32_t slot);
+
+/* engine_hosts.c: in->replicas completed from the engine's segments into
+ * *buf (malloc'd, the caller frees), x->replicas and x->n_replicas set to
+ * it (mutex held). MCREPL_ENOMEM. */
+mcrepl_status mcrepl__eng_fill_replicas(mcrepl_engine *e,
+					const mcrepl_propose_input *in,
+					mcrepl_propose_input *x,
+					mcrepl_replica_view **buf);
 
 /* engine_room.c: the segments a swap made room on for in's key, credited
  * in e->scratch[0..n) (mutex held). */

@@ -641,6 +641,7 @@ static mcrepl_status install(mcrepl_leases *t, const mcrepl_propose_input *in,
 	if (pr)
 		prop_link(t, pr, l, proposal_digest(p));
 	res->lease = l->l;
+	res->live = true;
 	return MCREPL_OK;
 
 out_free_prop:
@@ -700,6 +701,7 @@ static mcrepl_status propose_locked(mcrepl_leases *t,
 	if (pr) {
 		res->repeated = true;
 		res->lease = pr->live ? pr->live->l : pr->l;
+		res->live = pr->live != NULL;
 		return MCREPL_OK;
 	}
 	k = key_lookup(t, p->tenant, p->key, p->target_domain);
@@ -777,6 +779,25 @@ mcrepl_status mcrepl_leases_bind_task(mcrepl_leases *t, mcrepl_lease_id id,
 	l = lease_find(t, id);
 	if (l) {
 		l->l.task = task;
+		st = MCREPL_OK;
+	}
+	pthread_mutex_unlock(&t->mu);
+	return st;
+}
+
+mcrepl_status mcrepl_leases_bind_task128(mcrepl_leases *t, mcrepl_lease_id id,
+					 uint64_t hi, uint64_t lo)
+{
+	mcrepl_status st = MCREPL_ENOENT;
+	struct lrec *l;
+
+	if (!t || !(hi | lo))
+		return MCREPL_EINVAL;
+	pthread_mutex_lock(&t->mu);
+	l = lease_find(t, id);
+	if (l) {
+		l->l.task.v = lo;
+		l->l.task_hi = hi;
 		st = MCREPL_OK;
 	}
 	pthread_mutex_unlock(&t->mu);

@@ -19,6 +19,7 @@
  *   segment used bytes changed      mcrepl_engine_segment_used() (at the
  *                                   latest before each propose)
  *   segment unmounted               mcrepl_engine_segment_remove()
+ *   or the whole list at once       mcrepl_engine_segments_sync()
  *   a read routed                   mcrepl_engine_order() (which replica
  *                                   first) then mcrepl_engine_read()
  *   every few hundred ms            mcrepl_engine_tick(): write its
@@ -129,6 +130,9 @@ typedef struct mcrepl_engine_segment {
 	bool allocatable;   /* accepting allocations (not held) */
 	bool can_copy;	    /* its client runs dynamic REPLICA_COPY */
 	uint64_t read_load; /* the host's own measure; used when not auto */
+	/* the host's name for it, NULL/"" = none: mcrepl_engine_segment_name()
+	 * (since 0.6.0) */
+	const char *name;
 } mcrepl_engine_segment;
 
 /* Add or replace segment s->id (its read counts stay when its node does).
@@ -147,6 +151,28 @@ MCREPL_API mcrepl_status mcrepl_engine_segment_used(mcrepl_engine *e,
  * left; its dynamic replicas are forgotten. MCREPL_ENOENT if unknown. */
 MCREPL_API mcrepl_status mcrepl_engine_segment_remove(mcrepl_engine *e,
 						      mcrepl_segment_id id);
+
+/*
+ * The host's whole segment list, at once (e.g. on each tick, from its
+ * segment manager): every segs[i] is set as by mcrepl_engine_segment_set()
+ * and every segment the engine has that the list does not name is removed
+ * as by mcrepl_engine_segment_remove(), under one hold of the engine's
+ * mutex, so a host need not track which segments left. An entry that
+ * fails to set (MCREPL_EINVAL, MCREPL_EFULL, MCREPL_ENOMEM: the first such
+ * status is returned) is skipped; a segment it names that the engine had
+ * stays. *removed (may be NULL) gets how many were removed. Since 0.6.0.
+ */
+MCREPL_API mcrepl_status
+mcrepl_engine_segments_sync(mcrepl_engine *e, const mcrepl_engine_segment *segs,
+			    size_t n, size_t *removed);
+
+/* The name segment id was given (mcrepl_engine_segment.name), copied to
+ * buf (NUL-terminated, cut to cap - 1 bytes; buf may be NULL when cap is
+ * 0). Returns the name's full length: 0 for an unknown segment or one
+ * without a name. Takes the engine's mutex. Since 0.6.0. */
+MCREPL_API size_t mcrepl_engine_segment_name(mcrepl_engine *e,
+					     mcrepl_segment_id id, char *buf,
+					     size_t cap);
 
 /* One read routed to segment id (unknown ids are ignored). Lock-free. */
 MCREPL_API void mcrepl_engine_read(mcrepl_engine *e, mcrepl_segment_id id);
@@ -211,7 +237,9 @@ MCREPL_API uint64_t mcrepl_engine_load(mcrepl_engine *e, mcrepl_segment_id id);
  * Judge a proposal with the engine's segments as candidate targets and
  * (auto) its cluster view and loads: in->segments, in->n_segments and
  * in->cluster are ignored (the engine supplies them); everything else as
- * mcrepl_leases_propose(), whose statuses and reasons it returns. On a new
+ * mcrepl_leases_propose(), whose statuses and reasons it returns (and
+ * MCREPL_ENOMEM; with in->replicas_from_engine the engine completes the
+ * replicas from its segments first). On a new
  * lease (MCREPL_OK, not repeated) the engine counts the copy's bytes as
  * promised on its target until the host's next segment_used() for it, and
  * projects the reads it will move (auto: readers spread by load, so the

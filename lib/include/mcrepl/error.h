@@ -12,6 +12,8 @@
 #ifndef MCREPL_ERROR_H
 #define MCREPL_ERROR_H
 
+#include <stdbool.h>
+
 #include "mcrepl/export.h"
 
 #ifdef __cplusplus
@@ -93,6 +95,36 @@ MCREPL_API const char *mcrepl_status_name(mcrepl_status st);
 /* Metric label of a reason, e.g. "below_threshold". Never NULL
  * ("unknown" if out of range). Thread-safe; returns a static string. */
 MCREPL_API const char *mcrepl_reason_name(mcrepl_reason r);
+
+/*
+ * What a refusal means to the caller, in the few classes a host's RPC
+ * answers with (one mapping from class to the host's own error codes
+ * instead of one per reason and call). Since 0.6.0.
+ */
+typedef enum mcrepl_outcome {
+	MCREPL_OUTCOME_OK = 0,	   /* NONE: accepted */
+	MCREPL_OUTCOME_INVALID,	   /* the request is wrong and will stay so:
+				  * INVALID_PROPOSAL, EXPIRED, SIZE_MISMATCH,
+				  * DOMAIN_HINT_UNSUPPORTED, PROPOSAL_CONFLICT,
+				  * BELOW_THRESHOLD (not hot enough to ask) */
+	MCREPL_OUTCOME_NOT_FOUND,  /* UNKNOWN_OBJECT at a proposal */
+	MCREPL_OUTCOME_STALE,	   /* a version or lease that is not the current
+				   * one: VERSION_MISMATCH, STALE_LEASE,
+				   * UNKNOWN_LEASE, and UNKNOWN_OBJECT at a
+				   * fence (the lease's object went) */
+	MCREPL_OUTCOME_BUSY,	   /* another copy of the key is in flight:
+				   * IN_FLIGHT, WRONG_TARGET */
+	MCREPL_OUTCOME_DENIED,	   /* NOT_SOURCE: the caller may not */
+	MCREPL_OUTCOME_EXPIRED,	   /* LEASE_EXPIRED */
+	MCREPL_OUTCOME_UNAVAILABLE /* not now, ask again later: mode, replica
+				    * limit, cooldowns, no source or target,
+				    * balanced, queue full, and unknown reasons */
+} mcrepl_outcome;
+
+/* The class of reason r; fence: the reason came from a copy fence
+ * (mcrepl_leases_copy_start/_end/_revoke), else from a proposal.
+ * Thread-safe, pure. */
+MCREPL_API mcrepl_outcome mcrepl_reason_outcome(mcrepl_reason r, bool fence);
 
 #ifdef __cplusplus
 }

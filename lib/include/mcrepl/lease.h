@@ -54,7 +54,7 @@ typedef struct mcrepl_lease {
 	mcrepl_segment_id target;
 	mcrepl_client_id source_client;
 	mcrepl_client_id target_client;
-	mcrepl_task_id task; /* 0 until bind_task */
+	mcrepl_task_id task; /* 0 until bind_task (see task_hi) */
 	uint64_t version;    /* object version the copy is fenced to */
 	uint64_t size;
 	uint64_t granted_at_ms;
@@ -62,6 +62,11 @@ typedef struct mcrepl_lease {
 	bool started;		/* copy_start succeeded */
 	/* domain-aware: the admission domain; else the target's domain */
 	char target_domain[MCREPL_DOMAIN_MAX + 1];
+	/* The high half of a 128-bit host task id bound with
+	 * mcrepl_leases_bind_task128() (task holds the low half); 0 for a
+	 * 64-bit one. The lease is bound when task or task_hi is not 0.
+	 * Since 0.6.0. */
+	uint64_t task_hi;
 } mcrepl_lease;
 
 /* Create / destroy. The table copies cfg. destroy accepts NULL. */
@@ -89,12 +94,23 @@ typedef struct mcrepl_propose_input {
 	 * engine judges a key whose rate just rose by that rate
 	 * (docs/POLICY.md, "Counts that just rose"). Since 0.5.0. */
 	uint32_t heat_recent;
+	/* mcrepl_engine_propose() only: replicas[] carry only segment,
+	 * readable, memory and dynamic; the engine completes each from its
+	 * segment of that id (client, host, domain, can_copy) and leaves out
+	 * the replicas on segments it does not know, so a host keeps no
+	 * segment table of its own. Since 0.6.0. */
+	bool replicas_from_engine;
 } mcrepl_propose_input;
 
 typedef struct mcrepl_propose_result {
 	mcrepl_reason reason; /* NONE when a lease is returned */
 	bool repeated;	      /* same proposal id + content: same lease */
 	mcrepl_lease lease;   /* valid when the status is MCREPL_OK */
+	/* MCREPL_OK: the lease is live (pending or started); false for a
+	 * repeated proposal whose lease has ended (lease is then the lease
+	 * as it ended), so a host answers a repeat from the lease alone.
+	 * Since 0.6.0. */
+	bool live;
 } mcrepl_propose_result;
 
 /*
@@ -126,6 +142,17 @@ MCREPL_API mcrepl_status mcrepl_leases_propose(mcrepl_leases *t,
 MCREPL_API mcrepl_status mcrepl_leases_bind_task(mcrepl_leases *t,
 						 mcrepl_lease_id id,
 						 mcrepl_task_id task);
+
+/* As mcrepl_leases_bind_task() for a host whose task ids are 128 bits
+ * wide (a UUID: hi, lo): the lease keeps both halves (lease.task = lo,
+ * lease.task_hi = hi), and every copy of it (propose's repeat, sweep,
+ * copy_*, object_removed, get) returns them, so the host needs no map
+ * from lease to task. MCREPL_EINVAL when both halves are 0; MCREPL_ENOENT
+ * if the lease is gone (fail the task). Takes the table's mutex. Since
+ * 0.6.0. */
+MCREPL_API mcrepl_status mcrepl_leases_bind_task128(mcrepl_leases *t,
+						    mcrepl_lease_id id,
+						    uint64_t hi, uint64_t lo);
 
 /* Task creation failed: roll the lease back (pending cleared, no cooldown,
  * the proposal id forgotten). MCREPL_ENOENT if unknown; MCREPL_EBUSY if

@@ -22,12 +22,25 @@
  * 0.5.0: mcrepl_propose_input grows heat_recent at its end (a break by the
  * rule above: the soname moves to libmcrepl.so.0.5);
  * mcrepl_heat_cell_recent().
+ *
+ * 0.6.0: what a host kept beside the library moves into it, so a host
+ * keeps no table of its own for leases or segments (issue 27: the Mooncake
+ * patch dropped its lease-to-task and segment maps). Public structs grow
+ * at their end, none carrying a size, so by the rule above the soname
+ * moves to libmcrepl.so.0.6: mcrepl_lease.task_hi (128-bit host task ids,
+ * mcrepl_leases_bind_task128()), mcrepl_propose_result.live (a repeated
+ * proposal's lease still live), mcrepl_propose_input.replicas_from_engine
+ * (the engine completes replica views from its segments),
+ * mcrepl_engine_segment.name (mcrepl_engine_segment_name()). Added:
+ * mcrepl_engine_segments_sync() (the whole segment list at once) and
+ * mcrepl_reason_outcome() (a reason's class, mapped once to a host's
+ * error codes).
  */
 #ifndef MCREPL_VERSION_H
 #define MCREPL_VERSION_H
 
 #define MCREPL_VERSION_MAJOR 0
-#define MCREPL_VERSION_MINOR 5
+#define MCREPL_VERSION_MINOR 6
 #define MCREPL_VERSION_PATCH 0
 
 #endif
