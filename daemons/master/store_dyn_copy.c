@@ -24,12 +24,13 @@ void dyn__lease_live(struct store *s, const mcrepl_lease *l, int delta)
 		    l->size < dst->incoming ? l->size : dst->incoming;
 }
 
+/* A fence's refusal as the RPC's code, by the reason's class. */
 static McreplRpc__Code reason_code(mcrepl_reason r)
 {
-	switch (r) {
-	case MCREPL_REASON_NOT_SOURCE:
+	switch (mcrepl_reason_outcome(r, true)) {
+	case MCREPL_OUTCOME_DENIED:
 		return MCREPL_RPC__CODE__PERMISSION_DENIED;
-	case MCREPL_REASON_LEASE_EXPIRED:
+	case MCREPL_OUTCOME_EXPIRED:
 		return MCREPL_RPC__CODE__EXPIRED;
 	default:
 		return MCREPL_RPC__CODE__STALE;
