@@ -779,6 +779,7 @@ mcrepl_status mcrepl_leases_bind_task(mcrepl_leases *t, mcrepl_lease_id id,
 	l = lease_find(t, id);
 	if (l) {
 		l->l.task = task;
+		l->l.task_hi = 0;
 		st = MCREPL_OK;
 	}
 	pthread_mutex_unlock(&t->mu);

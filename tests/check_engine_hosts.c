@@ -259,10 +259,12 @@ START_TEST(test_leases_bind_task128_and_live_repeat)
 	ck_assert_uint_eq(again.lease.id.v, id.v);
 	ck_assert_uint_eq(again.lease.task.v, 0xdefULL);
 	ck_assert_uint_eq(again.lease.task_hi, 0xabcULL);
-	/* bind_task keeps the high half 0 */
+	/* bind_task leaves the high half 0, also over a 128-bit bind */
 	input("p-2", NOW);
 	X.p.key = "k2";
 	ck_assert_int_eq(mcrepl_engine_propose(e, &X.in, &res), MCREPL_OK);
+	ck_assert_int_eq(mcrepl_leases_bind_task128(t, res.lease.id, 9, 9),
+			 MCREPL_OK);
 	ck_assert_int_eq(
 	    mcrepl_leases_bind_task(t, res.lease.id, (mcrepl_task_id){5}),
 	    MCREPL_OK);

@@ -136,7 +136,7 @@ MCREPL_API mcrepl_status mcrepl_leases_propose(mcrepl_leases *t,
 					       const mcrepl_propose_input *in,
 					       mcrepl_propose_result *res);
 
-/* Record the REPLICA_COPY task created for a lease. MCREPL_ENOENT if the
+/* Record the REPLICA_COPY task created for a lease (task_hi 0). MCREPL_ENOENT if the
  * lease is gone (it expired or was aborted meanwhile: fail the task);
  * MCREPL_EINVAL for task id 0. */
 MCREPL_API mcrepl_status mcrepl_leases_bind_task(mcrepl_leases *t,
