@@ -60,6 +60,15 @@ static bool gated(const mcrepl_admit_input *in, uint32_t r)
 	       in->cfg->balance_tolerance > 0;
 }
 
+/* The key's run of BALANCED refusals began `windows` heat windows ago or
+ * more. */
+static bool run_for(const mcrepl_key_state *ks, uint64_t now, uint32_t windows,
+		    uint64_t window_ms)
+{
+	return ks->balanced_since_ms && now >= ks->balanced_since_ms &&
+	       now - ks->balanced_since_ms >= (uint64_t)windows * window_ms;
+}
+
 /* Heat, single flight, replica limit and cooldowns. */
 static mcrepl_reason check_state(const mcrepl_admit_input *in)
 {
@@ -81,14 +90,17 @@ static mcrepl_reason check_state(const mcrepl_admit_input *in)
 		return MCREPL_REASON_IN_FLIGHT;
 	if (r >= mcrepl_policy_replica_cap(in->cfg, cl))
 		return MCREPL_REASON_REPLICA_LIMIT;
-	/* refused BALANCED within the last window: hysteresis */
+	/* refused BALANCED within the last window, in a run of refusals a
+	 * window old or more: hysteresis. A younger run is a key whose
+	 * load just moved (it turned hot, or the counts are still catching
+	 * up with its copies): the band alone judges it */
 	b.held |= ks->balanced_at_ms && in->now_ms >= ks->balanced_at_ms &&
-		  in->now_ms - ks->balanced_at_ms < in->cfg->heat_window_ms;
+		  in->now_ms - ks->balanced_at_ms < in->cfg->heat_window_ms &&
+		  run_for(ks, in->now_ms, 1, in->cfg->heat_window_ms);
 	/* refused BALANCED for several windows running */
-	b.settled |= b.held && ks->balanced_since_ms &&
-		     in->now_ms - ks->balanced_since_ms >=
-			 (uint64_t)MCREPL_POLICY_SETTLE_WINDOWS *
-			     in->cfg->heat_window_ms;
+	b.settled |=
+	    b.held && run_for(ks, in->now_ms, MCREPL_POLICY_SETTLE_WINDOWS,
+			      in->cfg->heat_window_ms);
 	if (is_auto && gated(in, r) &&
 	    !mcrepl_policy_helps(in->cfg, cl, &b, in->heat_count, r))
 		return MCREPL_REASON_BALANCED;

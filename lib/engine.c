@@ -268,7 +268,9 @@ static void node_unref(mcrepl_engine *e, uint32_t i)
 /* A node's load as the policy judges it (mutex held): its window count,
  * or the rate its last buckets show where that is clearly higher
  * (mcrepl_policy_rising(), once a full window has been seen), plus its
- * projections. */
+ * projections; a node projected to lose reads no lower than that rate
+ * (mcrepl_policy_recent_low()): the node still served them lately, and a
+ * projection made against a rising count outlives the count. */
 bool mcrepl__eng_full(const mcrepl_engine *e)
 {
 	return e->started && e->epoch >= e->start_epoch + ENG_B;
@@ -284,7 +286,8 @@ uint64_t mcrepl__eng_node_load(const mcrepl_engine *e, uint32_t node)
 {
 	const struct enode *n = &e->nodes[node];
 	uint32_t cur = atomic_load(&e->cur), sum = 0, recent = 0;
-	double x;
+	bool full = mcrepl__eng_full(e);
+	double x, low;
 
 	for (uint32_t k = 0; k < ENG_B; k++) {
 		uint32_t b =
@@ -296,11 +299,18 @@ uint64_t mcrepl__eng_node_load(const mcrepl_engine *e, uint32_t node)
 			recent += b;
 	}
 	x = n->proj +
-	    (double)(mcrepl__eng_full(e)
+	    (double)(full
 			 ? mcrepl_policy_rising(
 			       sum, recent, MCREPL_POLICY_RISING_NODE_BUCKETS,
 			       mcrepl__eng_span(e), MCREPL_POLICY_RISING_NODE_Z)
 			 : sum);
+	low = full && n->proj < 0
+		  ? mcrepl_policy_recent_low(
+			recent, MCREPL_POLICY_RISING_NODE_BUCKETS,
+			mcrepl__eng_span(e), MCREPL_POLICY_RISING_NODE_Z)
+		  : 0;
+	if (x < low)
+		x = low;
 	return x > 0 ? (uint64_t)(x + 0.5) : 0;
 }
 
@@ -740,6 +750,13 @@ static void project_auto(mcrepl_engine *e, const mcrepl_propose_input *in,
 	if (in->object->readable_memory_replicas &&
 	    p.from_each > held / in->object->readable_memory_replicas)
 		p.from_each = held / in->object->readable_memory_replicas;
+	/* a copy moves reads, it makes none: the target gains what the
+	 * replicas give up, so the projections keep the cluster's sum (the
+	 * gate's mean) */
+	if (in->object->readable_memory_replicas &&
+	    p.to_target > p.from_each * in->object->readable_memory_replicas)
+		p.to_target =
+		    p.from_each * in->object->readable_memory_replicas;
 	add_projection(e, l->target.v, (double)p.to_target);
 	for (size_t i = 0; i < in->n_replicas; i++)
 		if (in->replicas[i].readable)

@@ -157,16 +157,24 @@ void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 	}
 }
 
-uint32_t mcrepl_policy_rising(uint32_t count, uint32_t recent,
-			      uint32_t recent_buckets, double span, double z)
+double mcrepl_policy_recent_low(uint32_t recent, uint32_t recent_buckets,
+				double span, double z)
 {
 	double f, est, low;
 
 	if (!recent_buckets || !(span >= (double)recent_buckets))
-		return count;
+		return 0;
 	f = span / (double)recent_buckets;
 	est = (double)recent * f;
 	low = est - z * sqrt(est * f);
+	return low > 0 ? low : 0;
+}
+
+uint32_t mcrepl_policy_rising(uint32_t count, uint32_t recent,
+			      uint32_t recent_buckets, double span, double z)
+{
+	double low = mcrepl_policy_recent_low(recent, recent_buckets, span, z);
+
 	if (low <= (double)count)
 		return count;
 	return low >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)low;

@@ -118,6 +118,14 @@ void mcrepl_policy_balance(const mcrepl_segment_view *segments,
  * recent buckets ran z deviations high. recent_buckets 0 or more than
  * span: count.
  */
+/*
+ * The lower bound of mcrepl_policy_rising() alone: est - z sd over the
+ * span, at least 0; 0 when recent_buckets is 0 or more than span. The
+ * engine keeps a node that copies are projected to relieve at or above it
+ * (the node still served that many reads lately).
+ */
+double mcrepl_policy_recent_low(uint32_t recent, uint32_t recent_buckets,
+				double span, double z);
 uint32_t mcrepl_policy_rising(uint32_t count, uint32_t recent,
 			      uint32_t recent_buckets, double span, double z);
 
@@ -145,7 +153,8 @@ double mcrepl_policy_noise_z(uint32_t segments);
  * excess > band = max(t * mean, z * sqrt(mean)), z =
  * mcrepl_policy_noise_z(n): beyond the tolerance and beyond what sampling
  * noise explains. When b->held (the key was refused as balanced within the
- * last window) the band is band + z * sqrt(mean): hysteresis; when
+ * last window, in a run of refusals a window old or more) the band is
+ * band + z * sqrt(mean): hysteresis; when
  * b->settled too (refused for MCREPL_POLICY_SETTLE_WINDOWS windows
  * running), band + 2 z sqrt(mean): the chance of a noise pass grows with
  * the number of looks, and a settled key has had many. A key's

@@ -325,6 +325,19 @@ START_TEST(test_policy_rising)
 }
 END_TEST
 
+/* The rising bound alone: what a node projected to lose reads keeps. */
+START_TEST(test_policy_recent_low)
+{
+	/* 1,800 in 2 of 8 buckets: 7,200 - 2 sqrt(28,800) */
+	ck_assert_double_eq_tol(mcrepl_policy_recent_low(1800, 2, 8, 2.0),
+				7200 - 2 * sqrt(28800.0), 1e-9);
+	ck_assert_double_eq(mcrepl_policy_recent_low(0, 2, 8, 2.0), 0);
+	ck_assert_double_eq(mcrepl_policy_recent_low(1, 1, 8, 3.0), 0);
+	ck_assert_double_eq(mcrepl_policy_recent_low(1800, 0, 8, 2.0), 0);
+	ck_assert_double_eq(mcrepl_policy_recent_low(1800, 9, 8, 2.0), 0);
+}
+END_TEST
+
 START_TEST(test_policy_noise_z)
 {
 	ck_assert_double_eq_tol(mcrepl_policy_noise_z(0), 3.0349, 1e-4);
@@ -681,8 +694,9 @@ END_TEST
 /* Steady-state copies. The lease table remembers a
  * BALANCED refusal for one heat window: a key whose segment is 250 reads
  * above a mean of 2000 (band 154.8, held 309.6) is admitted when judged
- * afresh, refused while held; the memory ends with the window, with an
- * admission, and the record is swept. */
+ * afresh or while its run of refusals is under a window old (the key's
+ * load just moved), refused while held; the memory ends with the window,
+ * with an admission, and the record is swept. */
 START_TEST(test_policy_leases_remember_balanced)
 {
 	static const uint64_t even[4] = {2000, 2000, 2000, 2000};
@@ -703,16 +717,24 @@ START_TEST(test_policy_leases_remember_balanced)
 	ck_assert(!ks.pending);
 	mcrepl_leases_get_stats(t, &st);
 	ck_assert_uint_eq(st.key_records, 1);
-	/* held: 250 is within band + z sqrt(mean) */
-	ck_assert_int_eq(propose4(t, "b", 1000, over, &cl, &res),
-			 MCREPL_EREJECTED);
+	/* a run a window old (NOW, NOW + 9 s, then NOW + 10 s) holds: 250
+	 * is within band + z sqrt(mean); a younger one does not (below) */
+	ck_assert_int_eq(
+	    propose4_at(t, "a2", 1000, even, &cl, NOW + 9000, &res),
+	    MCREPL_EREJECTED);
+	ck_assert_int_eq(
+	    propose4_at(t, "b", 1000, over, &cl, NOW + 10000, &res),
+	    MCREPL_EREJECTED);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
-	/* the record lives one window, then the sweep forgets it */
-	mcrepl_leases_key_state(t, "t", "k", NULL, NOW + 9999, &ks);
-	ck_assert_uint_eq(ks.balanced_at_ms, NOW);
 	mcrepl_leases_key_state(t, "t", "k", NULL, NOW + 10000, &ks);
+	ck_assert_uint_eq(ks.balanced_at_ms, NOW + 10000);
+	ck_assert_uint_eq(ks.balanced_since_ms, NOW);
+	/* the record lives one window, then the sweep forgets it */
+	mcrepl_leases_key_state(t, "t", "k", NULL, NOW + 19999, &ks);
+	ck_assert_uint_eq(ks.balanced_at_ms, NOW + 10000);
+	mcrepl_leases_key_state(t, "t", "k", NULL, NOW + 20000, &ks);
 	ck_assert_uint_eq(ks.balanced_at_ms, 0);
-	ck_assert_uint_eq(mcrepl_leases_sweep(t, NOW + 10000, NULL, 0), 0);
+	ck_assert_uint_eq(mcrepl_leases_sweep(t, NOW + 20000, NULL, 0), 0);
 	mcrepl_leases_get_stats(t, &st);
 	ck_assert_uint_eq(st.key_records, 0);
 	mcrepl_leases_destroy(t);
@@ -724,6 +746,17 @@ START_TEST(test_policy_leases_remember_balanced)
 	mcrepl_leases_key_state(t, "t", "k", NULL, NOW, &ks);
 	ck_assert_uint_eq(ks.balanced_at_ms, 0);
 	ck_assert(ks.pending);
+	mcrepl_leases_destroy(t);
+
+	/* refused at NOW and NOW + 9 s, judged at NOW + 9.999 s: the run is
+	 * under a window old, the band alone judges, the copy is admitted */
+	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
+	ck_assert_int_eq(propose4(t, "e", 1000, even, &cl, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(propose4_at(t, "f", 1000, even, &cl, NOW + 9000, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(propose4_at(t, "g", 1000, over, &cl, NOW + 9999, &res),
+			 MCREPL_OK);
 	mcrepl_leases_destroy(t);
 
 	/* policy rfc never refuses BALANCED and keeps no such record */
@@ -910,6 +943,7 @@ Suite *make_policy_suite(void)
 	tcase_add_loop_test(tc, test_policy_balance_gate, 0,
 			    sizeof(bal_cases) / sizeof(bal_cases[0]));
 	tcase_add_test(tc, test_policy_gate_hysteresis);
+	tcase_add_test(tc, test_policy_recent_low);
 	tcase_add_loop_test(tc, test_policy_rising, 0,
 			    sizeof(rising_cases) / sizeof(rising_cases[0]));
 	tcase_add_test(tc, test_policy_project_level);

@@ -84,9 +84,12 @@ typedef struct mcrepl_balance {
 	uint64_t key_load;
 	uint64_t load_sum; /* read_load summed over the serving segments */
 	uint32_t segments; /* serving segments: non-zero id and capacity */
-	/* the key was refused BALANCED within the last heat window (the
-	 * lease table remembers it: mcrepl_key_state.balanced_at_ms): the
-	 * band grows by z deviations, see the balance gate */
+	/* the key was refused BALANCED within the last heat window, in a
+	 * run of refusals at least a window old (the lease table remembers
+	 * both: mcrepl_key_state.balanced_at_ms, balanced_since_ms): the
+	 * band grows by z deviations, see the balance gate. mcrepl_admit()
+	 * sets it from the key state; a younger run is a key whose load
+	 * just moved, judged by the band alone */
 	bool held;
 	/* the key has been refused BALANCED for MCREPL_POLICY_SETTLE_WINDOWS
 	 * heat windows running (the lease table remembers when the run of
