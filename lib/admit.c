@@ -90,13 +90,14 @@ static mcrepl_reason check_state(const mcrepl_admit_input *in)
 		return MCREPL_REASON_IN_FLIGHT;
 	if (r >= mcrepl_policy_replica_cap(in->cfg, cl))
 		return MCREPL_REASON_REPLICA_LIMIT;
-	/* refused BALANCED within the last window, in a run of refusals a
-	 * window old or more: hysteresis. A younger run is a key whose
-	 * load just moved (it turned hot, or the counts are still catching
-	 * up with its copies): the band alone judges it */
+	/* refused BALANCED within the last window, in a run of refusals
+	 * MCREPL_POLICY_HOLD_WINDOWS old or more: hysteresis. A younger run
+	 * is a key whose load just moved (it turned hot, or the counts are
+	 * still catching up with its copies): the band alone judges it */
 	b.held |= ks->balanced_at_ms && in->now_ms >= ks->balanced_at_ms &&
 		  in->now_ms - ks->balanced_at_ms < in->cfg->heat_window_ms &&
-		  run_for(ks, in->now_ms, 1, in->cfg->heat_window_ms);
+		  run_for(ks, in->now_ms, MCREPL_POLICY_HOLD_WINDOWS,
+			  in->cfg->heat_window_ms);
 	/* refused BALANCED for several windows running */
 	b.settled |=
 	    b.held && run_for(ks, in->now_ms, MCREPL_POLICY_SETTLE_WINDOWS,

@@ -694,8 +694,8 @@ END_TEST
 /* Steady-state copies. The lease table remembers a
  * BALANCED refusal for one heat window: a key whose segment is 250 reads
  * above a mean of 2000 (band 154.8, held 309.6) is admitted when judged
- * afresh or while its run of refusals is under a window old (the key's
- * load just moved), refused while held; the memory ends with the window,
+ * afresh or while its run of refusals is under two windows old (the
+ * key's load just moved), refused while held; the memory ends with the window,
  * with an admission, and the record is swept. */
 START_TEST(test_policy_leases_remember_balanced)
 {
@@ -717,24 +717,28 @@ START_TEST(test_policy_leases_remember_balanced)
 	ck_assert(!ks.pending);
 	mcrepl_leases_get_stats(t, &st);
 	ck_assert_uint_eq(st.key_records, 1);
-	/* a run a window old (NOW, NOW + 9 s, then NOW + 10 s) holds: 250
-	 * is within band + z sqrt(mean); a younger one does not (below) */
+	/* a run two windows old (NOW, NOW + 9 s, NOW + 18 s, then NOW +
+	 * 20 s) holds: 250 is within band + z sqrt(mean); a younger one
+	 * does not (below) */
 	ck_assert_int_eq(
 	    propose4_at(t, "a2", 1000, even, &cl, NOW + 9000, &res),
 	    MCREPL_EREJECTED);
 	ck_assert_int_eq(
-	    propose4_at(t, "b", 1000, over, &cl, NOW + 10000, &res),
+	    propose4_at(t, "a3", 1000, even, &cl, NOW + 18000, &res),
+	    MCREPL_EREJECTED);
+	ck_assert_int_eq(
+	    propose4_at(t, "b", 1000, over, &cl, NOW + 20000, &res),
 	    MCREPL_EREJECTED);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
-	mcrepl_leases_key_state(t, "t", "k", NULL, NOW + 10000, &ks);
-	ck_assert_uint_eq(ks.balanced_at_ms, NOW + 10000);
+	mcrepl_leases_key_state(t, "t", "k", NULL, NOW + 20000, &ks);
+	ck_assert_uint_eq(ks.balanced_at_ms, NOW + 20000);
 	ck_assert_uint_eq(ks.balanced_since_ms, NOW);
 	/* the record lives one window, then the sweep forgets it */
-	mcrepl_leases_key_state(t, "t", "k", NULL, NOW + 19999, &ks);
-	ck_assert_uint_eq(ks.balanced_at_ms, NOW + 10000);
-	mcrepl_leases_key_state(t, "t", "k", NULL, NOW + 20000, &ks);
+	mcrepl_leases_key_state(t, "t", "k", NULL, NOW + 29999, &ks);
+	ck_assert_uint_eq(ks.balanced_at_ms, NOW + 20000);
+	mcrepl_leases_key_state(t, "t", "k", NULL, NOW + 30000, &ks);
 	ck_assert_uint_eq(ks.balanced_at_ms, 0);
-	ck_assert_uint_eq(mcrepl_leases_sweep(t, NOW + 20000, NULL, 0), 0);
+	ck_assert_uint_eq(mcrepl_leases_sweep(t, NOW + 30000, NULL, 0), 0);
 	mcrepl_leases_get_stats(t, &st);
 	ck_assert_uint_eq(st.key_records, 0);
 	mcrepl_leases_destroy(t);
@@ -748,15 +752,19 @@ START_TEST(test_policy_leases_remember_balanced)
 	ck_assert(ks.pending);
 	mcrepl_leases_destroy(t);
 
-	/* refused at NOW and NOW + 9 s, judged at NOW + 9.999 s: the run is
-	 * under a window old, the band alone judges, the copy is admitted */
+	/* refused at NOW, NOW + 9 s and NOW + 18 s, judged at NOW +
+	 * 19.999 s: the run is under two windows old, the band alone
+	 * judges, the copy is admitted */
 	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
 	ck_assert_int_eq(propose4(t, "e", 1000, even, &cl, &res),
 			 MCREPL_EREJECTED);
 	ck_assert_int_eq(propose4_at(t, "f", 1000, even, &cl, NOW + 9000, &res),
 			 MCREPL_EREJECTED);
-	ck_assert_int_eq(propose4_at(t, "g", 1000, over, &cl, NOW + 9999, &res),
-			 MCREPL_OK);
+	ck_assert_int_eq(
+	    propose4_at(t, "f2", 1000, even, &cl, NOW + 18000, &res),
+	    MCREPL_EREJECTED);
+	ck_assert_int_eq(
+	    propose4_at(t, "g", 1000, over, &cl, NOW + 19999, &res), MCREPL_OK);
 	mcrepl_leases_destroy(t);
 
 	/* policy rfc never refuses BALANCED and keeps no such record */

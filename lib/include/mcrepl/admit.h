@@ -72,6 +72,11 @@ typedef struct mcrepl_key_state {
 	uint64_t balanced_since_ms;
 } mcrepl_key_state;
 
+/* Heat windows of BALANCED refusals running after which the gate holds a
+ * key (mcrepl_balance.held): a window for the counts to absorb a move of
+ * the key's load, one more of refusals on counts that show it. */
+#define MCREPL_POLICY_HOLD_WINDOWS 2
+
 /* Heat windows of BALANCED refusals running after which a key's balance
  * is settled (mcrepl_balance.settled). */
 #define MCREPL_POLICY_SETTLE_WINDOWS 3
@@ -85,11 +90,12 @@ typedef struct mcrepl_balance {
 	uint64_t load_sum; /* read_load summed over the serving segments */
 	uint32_t segments; /* serving segments: non-zero id and capacity */
 	/* the key was refused BALANCED within the last heat window, in a
-	 * run of refusals at least a window old (the lease table remembers
-	 * both: mcrepl_key_state.balanced_at_ms, balanced_since_ms): the
-	 * band grows by z deviations, see the balance gate. mcrepl_admit()
-	 * sets it from the key state; a younger run is a key whose load
-	 * just moved, judged by the band alone */
+	 * run of refusals MCREPL_POLICY_HOLD_WINDOWS windows old or more
+	 * (the lease table remembers both: mcrepl_key_state.balanced_at_ms,
+	 * balanced_since_ms): the band grows by z deviations, see the
+	 * balance gate. mcrepl_admit() sets it from the key state; a
+	 * younger run is a key whose load just moved, judged by the band
+	 * alone */
 	bool held;
 	/* the key has been refused BALANCED for MCREPL_POLICY_SETTLE_WINDOWS
 	 * heat windows running (the lease table remembers when the run of
