@@ -153,7 +153,8 @@ double mcrepl_policy_noise_z(uint32_t segments);
  * excess > band = max(t * mean, z * sqrt(mean)), z =
  * mcrepl_policy_noise_z(n): beyond the tolerance and beyond what sampling
  * noise explains. When b->held (the key was refused as balanced within the
- * last window, in a run of refusals a window old or more) the band is
+ * last window, in a run of refusals MCREPL_POLICY_HOLD_WINDOWS old or
+ * more) the band is
  * band + z * sqrt(mean): hysteresis; when
  * b->settled too (refused for MCREPL_POLICY_SETTLE_WINDOWS windows
  * running), band + 2 z sqrt(mean): the chance of a noise pass grows with

@@ -35,8 +35,8 @@
  * mcrepl_engine_segments_sync() (the whole segment list at once) and
  * mcrepl_reason_outcome() (a reason's class, mapped once to a host's
  * error codes). Behaviour (issue 29): mcrepl_admit() sets
- * mcrepl_balance.held only once the key's run of BALANCED refusals is a
- * heat window old; the engine's projections keep the cluster's reads, and
+ * mcrepl_balance.held only once the key's run of BALANCED refusals is
+ * MCREPL_POLICY_HOLD_WINDOWS (2) heat windows old; the engine's projections keep the cluster's reads, and
  * a node projected to lose reads keeps its recent rate's lower bound.
  */
 #ifndef MCREPL_VERSION_H
