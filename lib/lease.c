@@ -37,6 +37,7 @@ struct akey {
 	uint64_t recreate_after;       /* recreate cooldown end, 0 = none */
 	uint64_t balanced_at;	       /* last judged BALANCED, 0 = none */
 	uint64_t balanced_since;       /* the run of BALANCED began */
+	mcrepl_evidence ev;	       /* the gate's inputs over the run */
 	uint32_t nleases;	       /* live leases naming this key */
 	struct mcrepl__heap_node idle; /* in t->idle while only a cooldown
 					* keeps the record */
@@ -605,7 +606,8 @@ static void prop_link(mcrepl_leases *t, struct prec *p, struct lrec *l,
 /* Allocate everything first, then commit without failing. */
 static mcrepl_status install(mcrepl_leases *t, const mcrepl_propose_input *in,
 			     size_t src, size_t dst, struct akey *k,
-			     const char *domain, mcrepl_propose_result *res)
+			     const char *domain, uint32_t readable,
+			     mcrepl_propose_result *res)
 {
 	const mcrepl_proposal *p = in->proposal;
 	struct obj_name n = obj_name(p->tenant, p->key);
@@ -632,6 +634,7 @@ static mcrepl_status install(mcrepl_leases *t, const mcrepl_propose_input *in,
 	l->key = k;
 	k->nleases++;
 	k->balanced_at = 0; /* admitted: the gate starts afresh */
+	mcrepl_policy_evidence_granted(&k->ev, readable);
 	/* An expired, unswept pending lease stays for the sweep to report. */
 	k->pending = l;
 	mcrepl__heap_remove(&t->idle, &k->idle);
@@ -666,18 +669,36 @@ static uint32_t readable_in_domain(const mcrepl_replica_view *r, size_t n,
 /* Remember a BALANCED refusal (the gate's hysteresis) and when the run of
  * refusals it continues began; best effort: without memory for the record
  * the next proposal is judged as a first one. */
-static void remember_balanced(mcrepl_leases *t, struct akey *k,
-			      const mcrepl_proposal *p, const char *domain,
-			      uint64_t now)
+static struct akey *remember_balanced(mcrepl_leases *t, struct akey *k,
+				      const mcrepl_admit_input *ai,
+				      const char *domain)
 {
+	const mcrepl_proposal *p = ai->proposal;
 	struct obj_name n = obj_name(p->tenant, p->key);
+	uint64_t now = ai->now_ms;
 
 	if (!k && key_make(t, &n, domain, &k))
-		return;
+		return NULL;
 	if (balanced_kept(t, k) <= now)
 		k->balanced_since = now;
 	k->balanced_at = now ? now : 1;
+	mcrepl_policy_evidence_add(&k->ev, &ai->balance, ai->heat_count, now,
+				   t->cfg.heat_window_ms);
 	key_settle(t, k, now);
+	return k;
+}
+
+/* A BALANCED refusal that the key's run of refusals outweighs: the copy is
+ * admitted (observe mode: would be). */
+static mcrepl_reason evidence_reason(const mcrepl_leases *t, struct akey *k,
+				     const mcrepl_admit_input *ai)
+{
+	if (!k ||
+	    !mcrepl_policy_evidence_helps(&t->cfg, &k->ev, ai->balance.segments,
+					  ai->object->readable_memory_replicas))
+		return MCREPL_REASON_BALANCED;
+	return t->cfg.mode == MCREPL_MODE_OBSERVE ? MCREPL_REASON_MODE_OBSERVE
+						  : MCREPL_REASON_NONE;
 }
 
 static mcrepl_status propose_locked(mcrepl_leases *t,
@@ -727,8 +748,10 @@ static mcrepl_status propose_locked(mcrepl_leases *t,
 	res->reason = mcrepl_admit(&ai);
 	if (res->reason == MCREPL_REASON_INVALID_PROPOSAL)
 		return MCREPL_EINVAL;
-	if (res->reason == MCREPL_REASON_BALANCED)
-		remember_balanced(t, k, p, domain, in->now_ms);
+	if (res->reason == MCREPL_REASON_BALANCED) {
+		k = remember_balanced(t, k, &ai, domain);
+		res->reason = evidence_reason(t, k, &ai);
+	}
 	if (res->reason != MCREPL_REASON_NONE &&
 	    res->reason != MCREPL_REASON_MODE_OBSERVE)
 		return MCREPL_EREJECTED;
@@ -743,7 +766,8 @@ static mcrepl_status propose_locked(mcrepl_leases *t,
 	}
 	if (res->reason == MCREPL_REASON_MODE_OBSERVE)
 		return MCREPL_EREJECTED;
-	return install(t, in, src, dst, k, domain, res);
+	return install(t, in, src, dst, k, domain, ov.readable_memory_replicas,
+		       res);
 }
 
 mcrepl_status mcrepl_leases_propose(mcrepl_leases *t,

@@ -1,6 +1,7 @@
 /* The self-tuning policy (see mcrepl/policy.h). Pure: no allocation, no
  * globals, no clock. */
 #include <math.h>
+#include <string.h>
 
 #include "internal.h"
 #include "mcrepl/admit.h"
@@ -277,6 +278,69 @@ bool mcrepl_policy_helps(const mcrepl_config *cfg,
 	 * refusals has settled */
 	s = mcrepl_policy_share_excess(cl, count, readable);
 	return s >= (b && b->settled ? mcrepl_policy_share_z(cl->nodes) : 2.0);
+}
+
+void mcrepl_policy_evidence_add(mcrepl_evidence *ev, const mcrepl_balance *b,
+				uint32_t count, uint64_t now_ms,
+				uint64_t window_ms)
+{
+	const double w = MCREPL_POLICY_EVIDENCE_WINDOWS;
+	double mean, keep;
+
+	if (!ev || !b || !b->segments || !b->load_sum)
+		return;
+	if (ev->at_ms && now_ms < ev->at_ms + window_ms)
+		return;
+	if (ev->at_ms && now_ms >= ev->at_ms + 2 * window_ms)
+		memset(ev, 0, sizeof(*ev)); /* a window without a refusal */
+	mean = (double)b->load_sum / (double)b->segments;
+	keep = ev->n + 1 > w ? (w - 1) / w : 1.0;
+	ev->low = ev->low * keep + ((double)b->key_load - mean);
+	ev->mean = ev->mean * keep + mean;
+	ev->count = ev->count * keep + (double)count;
+	ev->n = ev->n * keep + 1;
+	ev->at_ms = now_ms ? now_ms : 1;
+}
+
+void mcrepl_policy_evidence_granted(mcrepl_evidence *ev, uint32_t readable)
+{
+	double r = readable ? readable : 1;
+
+	if (ev && ev->n > 0)
+		ev->low -= ev->count / (r * (r + 1));
+}
+
+/* max(t x, z sqrt(x)): the band of a load summed to x. */
+static double band_z(const mcrepl_config *cfg, double x, double z)
+{
+	double a = cfg->balance_tolerance * x, b = z * sqrt(x);
+
+	return a > b ? a : b;
+}
+
+bool mcrepl_policy_evidence_helps(const mcrepl_config *cfg,
+				  const mcrepl_evidence *ev, uint32_t segments,
+				  uint32_t readable)
+{
+	double r = readable ? readable : 1, m, z, hold;
+
+	if (!cfg || !ev || ev->n < 2 || !segments || !(ev->mean > 0))
+		return false;
+	m = ev->mean / ev->n;
+	if (band(cfg, m, segments) <=
+	    MCREPL_POLICY_EVIDENCE_NOISE * cfg->balance_tolerance * m)
+		return false; /* one window's gate sees enough */
+	/* every look at the sums is a test: z for segments x windows */
+	z = mcrepl_policy_noise_z(segments * MCREPL_POLICY_EVIDENCE_WINDOWS);
+	/* a full horizon of refusals: the key sits near the line, and
+	 * asks for half as much again (hysteresis) */
+	hold = ev->n >= MCREPL_POLICY_EVIDENCE_WINDOWS
+		   ? MCREPL_POLICY_EVIDENCE_HOLD
+		   : 1.0;
+	return ev->low >= hold * MCREPL_POLICY_EVIDENCE_EXCESS * ev->mean &&
+	       r * ev->low > hold * band_z(cfg, r * ev->mean, z) &&
+	       2.0 * (ev->count - 2.0 * sqrt(ev->count)) >=
+		   (r + 1) * hold * band_z(cfg, ev->mean, z);
 }
 
 bool mcrepl_policy_should_retire(const mcrepl_config *cfg,

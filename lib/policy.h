@@ -231,6 +231,76 @@ bool mcrepl_policy_helps(const mcrepl_config *cfg,
 			 uint32_t count, uint32_t readable);
 
 /*
+ * EVIDENCE OVER A RUN OF REFUSALS (few reads per node). Where a node serves
+ * few reads a window, one window's noise band (z sqrt(mean)) is most of
+ * the mean and a persistent hot spot passes as noise: the Mooncake
+ * conversation trace at real speed puts ~50 reads a window on each of 16
+ * nodes, and the block every request reads adds ~34 to its node, under
+ * what one window can tell from chance. The lease table sums the gate's
+ * inputs over a key's run of BALANCED refusals, one sample a heat window,
+ * the latest MCREPL_POLICY_EVIDENCE_WINDOWS of them (older ones fade), and
+ * judges the sums: over w windows an excess grows as w and the noise as
+ * sqrt(w), and over the key's r replicas (readers spread by load level
+ * them) as r and sqrt(r). A key that loads all its replicas is found in a
+ * few windows; a node over the mean by its other keys (one replica) needs
+ * an excess the window count can show.
+ */
+/* The evidence judges where one window's band is over this many times the
+ * tolerance (t m): there noise, not the tolerance, sets it. */
+#define MCREPL_POLICY_EVIDENCE_NOISE 3
+/* Samples (heat windows) the evidence weighs in full. */
+#define MCREPL_POLICY_EVIDENCE_WINDOWS 16
+/* The least the evidence finds worth a copy: the least loaded replica's
+ * segment this share of the mean over the mean. */
+#define MCREPL_POLICY_EVIDENCE_EXCESS 0.10
+/* After a full horizon of refusals, the factor on every threshold. */
+#define MCREPL_POLICY_EVIDENCE_HOLD 1.5
+
+typedef struct mcrepl_evidence {
+	double low;	/* the least loaded replica's segment (key_load) over
+			* the mean, summed */
+	double mean;	/* the mean segment load, summed */
+	double count;	/* the key's hit count, summed */
+	double n;	/* samples: heat windows (faded) */
+	uint64_t at_ms; /* the latest sample; 0: none */
+} mcrepl_evidence;
+
+/* Add the gate's inputs of a BALANCED refusal at now_ms: one sample a heat
+ * window (a refusal within window_ms of the latest sample adds nothing; a
+ * sample two windows after the latest starts afresh); past
+ * MCREPL_POLICY_EVIDENCE_WINDOWS samples each older one keeps (W - 1) / W
+ * of its weight. */
+void mcrepl_policy_evidence_add(mcrepl_evidence *ev, const mcrepl_balance *b,
+				uint32_t count, uint64_t now_ms,
+				uint64_t window_ms);
+
+/* A copy of the key was granted at `readable` readable replicas: the
+ * evidence is kept, each sample's least loaded replica lowered by what the
+ * copy takes from it, count / (r (r + 1)) (readers spread by load level
+ * the key's replicas), so a key that needs several copies gets them one
+ * after another, not one per fresh run of evidence. */
+void mcrepl_policy_evidence_granted(mcrepl_evidence *ev, uint32_t readable);
+
+/*
+ * Does the evidence admit a copy the one-window gate refused? Two samples
+ * or more, where one window's band is noise (z sqrt(m) above
+ * MCREPL_POLICY_EVIDENCE_NOISE x the tolerance t m, m the mean per
+ * sample), and on the sums, with z for segments x
+ * MCREPL_POLICY_EVIDENCE_WINDOWS looks, r = max(1, readable) and h = 1, or
+ * MCREPL_POLICY_EVIDENCE_HOLD once the sums weigh a full horizon (a key
+ * refused that long sits near the line: without the hold it crosses it by
+ * chance, late, again and again):
+ *   the least loaded replica's segment over the mean by L >= h x
+ *   MCREPL_POLICY_EVIDENCE_EXCESS x M (M the mean, summed);
+ *   every replica's segment over by L: r L > h max(t r M, z sqrt(r M));
+ *   the copy worth it: 2 (C - 2 sqrt(C)) >= (r + 1) h max(t M, z sqrt(M))
+ *   (C the key's count, summed).
+ */
+bool mcrepl_policy_evidence_helps(const mcrepl_config *cfg,
+				  const mcrepl_evidence *ev, uint32_t segments,
+				  uint32_t readable);
+
+/*
  * Should one dynamic replica of a key with `count` hits and `readable`
  * readable replicas be retired? Auto and readable >= 2: true when
  * 2 * (count + 2 * sqrt(count)) < max(mcrepl_config_threshold(cfg),

@@ -775,6 +775,137 @@ START_TEST(test_policy_leases_remember_balanced)
 }
 END_TEST
 
+/* Issue 29, few reads per node: the evidence of a run of BALANCED
+ * refusals is one sample a heat window, fades past
+ * MCREPL_POLICY_EVIDENCE_WINDOWS samples, starts afresh after a window with
+ * no refusal, and a grant lowers it by what the copy takes. */
+START_TEST(test_policy_evidence_sums)
+{
+	const mcrepl_balance b = {
+	    .key_load = 80, .load_sum = 200, .segments = 4};
+	const mcrepl_balance none = {.key_load = 80};
+	mcrepl_evidence ev;
+
+	memset(&ev, 0, sizeof(ev));
+	mcrepl_policy_evidence_add(&ev, &b, 30, NOW, 10000);
+	ck_assert_double_eq(ev.low, 30.0);
+	ck_assert_double_eq(ev.mean, 50.0);
+	ck_assert_double_eq(ev.count, 30.0);
+	ck_assert_double_eq(ev.n, 1.0);
+	ck_assert_uint_eq(ev.at_ms, NOW);
+	/* the same window adds nothing; no segments add nothing */
+	mcrepl_policy_evidence_add(&ev, &b, 99, NOW + 9999, 10000);
+	mcrepl_policy_evidence_add(&ev, &none, 99, NOW + 10000, 10000);
+	ck_assert_double_eq(ev.n, 1.0);
+	ck_assert_double_eq(ev.count, 30.0);
+	mcrepl_policy_evidence_add(&ev, &b, 40, NOW + 10000, 10000);
+	ck_assert_double_eq(ev.low, 60.0);
+	ck_assert_double_eq(ev.mean, 100.0);
+	ck_assert_double_eq(ev.count, 70.0);
+	ck_assert_double_eq(ev.n, 2.0);
+	/* a copy granted at one readable replica takes count / 2 */
+	mcrepl_policy_evidence_granted(&ev, 1);
+	ck_assert_double_eq(ev.low, 25.0);
+	ck_assert_double_eq(ev.n, 2.0);
+	/* two windows with no refusal: afresh */
+	mcrepl_policy_evidence_add(&ev, &b, 30, NOW + 30000, 10000);
+	ck_assert_double_eq(ev.n, 1.0);
+	ck_assert_double_eq(ev.low, 30.0);
+	ck_assert_uint_eq(ev.at_ms, NOW + 30000);
+	/* 16 samples, then each older one keeps 15/16 */
+	for (int i = 1; i <= MCREPL_POLICY_EVIDENCE_WINDOWS; i++)
+		mcrepl_policy_evidence_add(
+		    &ev, &b, 30, NOW + 30000 + 10000ULL * (unsigned)i, 10000);
+	ck_assert_int_eq(MCREPL_POLICY_EVIDENCE_WINDOWS, 16);
+	ck_assert_double_eq_tol(ev.n, 16.0, 1e-9);
+	ck_assert_double_eq_tol(ev.low, 480.0, 1e-9);
+	ck_assert_double_eq_tol(ev.mean, 800.0, 1e-9);
+	mcrepl_policy_evidence_add(NULL, &b, 30, NOW, 10000);
+	mcrepl_policy_evidence_granted(NULL, 1);
+}
+END_TEST
+
+/* Issue 29, few reads per node: the sums judged by the gate's rules with z
+ * for segments x windows looks, only where one window's band is noise, and
+ * asking half as much again once a full horizon of refusals has passed. */
+START_TEST(test_policy_evidence_judges_few_reads)
+{
+	mcrepl_config c = auto_cfg();
+	/* 4 segments, ~50 reads each a window: z(64 looks) = 4.187, the band
+	 * of 800 summed reads max(40, 4.187 sqrt(800)) = 118.4 */
+	mcrepl_evidence ev = {.low = 150, .mean = 800, .count = 480, .n = 15};
+	mcrepl_evidence calm = {.low = 0, .mean = 800, .count = 480, .n = 15};
+	mcrepl_evidence busy = {
+	    .low = 15000, .mean = 150000, .count = 60000, .n = 15};
+
+	ck_assert(mcrepl_policy_evidence_helps(&c, &ev, 4, 1));
+	/* a full horizon: 150 < 1.5 x 118.4 */
+	ev.n = 16;
+	ck_assert(!mcrepl_policy_evidence_helps(&c, &ev, 4, 1));
+	ev.low = 178;
+	ck_assert(mcrepl_policy_evidence_helps(&c, &ev, 4, 1));
+	/* under 10 % of the mean (x 1.5): 119 < 120 */
+	ev.low = 119;
+	ev.mean = 800;
+	ck_assert(!mcrepl_policy_evidence_helps(&c, &ev, 4, 1));
+	/* pooled over 3 replicas: 3 x 121 > 1.5 max(120, 4.187 sqrt(2400)) */
+	ev.low = 121;
+	ck_assert(mcrepl_policy_evidence_helps(&c, &ev, 4, 3));
+	/* ...but a copy must be worth it: 2 (480 - 2 sqrt(480)) = 872 <
+	 * (r + 1) 1.5 x 118.4 at r = 4 */
+	ck_assert(!mcrepl_policy_evidence_helps(&c, &ev, 4, 4));
+	/* no excess; one sample; 10,000 reads a window (the band is the
+	 * tolerance there, one window's gate is enough) */
+	ck_assert(!mcrepl_policy_evidence_helps(&c, &calm, 4, 1));
+	ev.n = 1;
+	ck_assert(!mcrepl_policy_evidence_helps(&c, &ev, 4, 1));
+	ck_assert(!mcrepl_policy_evidence_helps(&c, &busy, 4, 1));
+	ck_assert(!mcrepl_policy_evidence_helps(NULL, &ev, 4, 1));
+	ck_assert(!mcrepl_policy_evidence_helps(&c, NULL, 4, 1));
+	ck_assert(!mcrepl_policy_evidence_helps(&c, &ev, 0, 1));
+}
+END_TEST
+
+/* Issue 29, low read rates, through the lease table: a node 60 % over the
+ * mean at 50 reads a window is within one window's noise allowance for a
+ * key of 30 reads (the copy is not worth half the band), so the gate
+ * refuses it; the second window's refusal brings the evidence to two
+ * windows and the copy is admitted. Even loads never are. */
+START_TEST(test_policy_leases_evidence_few_reads)
+{
+	static const uint64_t over[4] = {80, 40, 40, 40};
+	static const uint64_t even[4] = {50, 50, 50, 50};
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view cl = {.window_reads = 200, .nodes = 4};
+	mcrepl_propose_result res;
+	mcrepl_leases *t;
+	char id[16];
+
+	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
+	ck_assert_int_eq(propose4_at(t, "a", 30, over, &cl, NOW, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	ck_assert_int_eq(propose4_at(t, "b", 30, over, &cl, NOW + 9999, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	ck_assert_int_eq(propose4_at(t, "c", 30, over, &cl, NOW + 10000, &res),
+			 MCREPL_OK);
+	ck_assert(res.live);
+	ck_assert_uint_eq(res.lease.target.v, 2);
+	mcrepl_leases_destroy(t);
+
+	ck_assert_int_eq(mcrepl_leases_create(&c, &t), MCREPL_OK);
+	for (unsigned i = 0; i < 40; i++) {
+		snprintf(id, sizeof(id), "e%u", i);
+		ck_assert_int_eq(
+		    propose4_at(t, id, 30, even, &cl, NOW + 5000ULL * i, &res),
+		    MCREPL_EREJECTED);
+		ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+	}
+	mcrepl_leases_destroy(t);
+}
+END_TEST
+
 /* Steady-state copies: the fair-share rule's deviations
  * (mcrepl_policy_share_excess) and the deviations one look needs
  * (mcrepl_policy_share_z). */
@@ -966,6 +1097,9 @@ Suite *make_policy_suite(void)
 	tcase_add_test(tc, test_policy_hot_again_gate_off_keeps_cooldown);
 	tcase_add_test(tc, test_policy_leases_auto_and_rfc);
 	tcase_add_test(tc, test_policy_leases_remember_balanced);
+	tcase_add_test(tc, test_policy_evidence_sums);
+	tcase_add_test(tc, test_policy_evidence_judges_few_reads);
+	tcase_add_test(tc, test_policy_leases_evidence_few_reads);
 	tcase_add_test(tc, test_policy_share_excess_and_z);
 	tcase_add_test(tc, test_policy_settled_refusals);
 	tcase_add_test(tc, test_policy_leases_settle_after_three_windows);

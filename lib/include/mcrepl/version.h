@@ -38,12 +38,19 @@
  * mcrepl_balance.held only once the key's run of BALANCED refusals is
  * MCREPL_POLICY_HOLD_WINDOWS (2) heat windows old; the engine's projections keep the cluster's reads, and
  * a node projected to lose reads keeps its recent rate's lower bound.
+ *
+ * 0.6.1: behaviour only (issue 29, few reads per node). Where one heat
+ * window's balance band is mostly noise, the lease table sums a key's
+ * BALANCED refusals over up to 16 windows and admits the copy when the sums
+ * show its replicas over the mean (mcrepl_leases_propose(), the engine's
+ * propose; docs/POLICY.md "Few reads per node"). No struct or signature
+ * changed.
  */
 #ifndef MCREPL_VERSION_H
 #define MCREPL_VERSION_H
 
 #define MCREPL_VERSION_MAJOR 0
 #define MCREPL_VERSION_MINOR 6
-#define MCREPL_VERSION_PATCH 0
+#define MCREPL_VERSION_PATCH 1
 
 #endif
