@@ -690,7 +690,8 @@ static struct akey *remember_balanced(mcrepl_leases *t, struct akey *k,
 
 /* A BALANCED refusal that the key's run of refusals outweighs: the copy is
  * admitted (observe mode: would be). */
-static mcrepl_reason evidence_reason(const mcrepl_leases *t, struct akey *k,
+static mcrepl_reason evidence_reason(const mcrepl_leases *t,
+				     const struct akey *k,
 				     const mcrepl_admit_input *ai)
 {
 	if (!k ||

@@ -191,21 +191,34 @@ double mcrepl_policy_noise_z(uint32_t segments)
 
 /* The excess over the mean that sampling noise and the tolerance allow:
  * max(t mean, z sqrt(mean)). */
-static double band(const mcrepl_config *cfg, double mean, uint32_t segments)
+/* max(t x, z sqrt(x)): the band of a load summed to x (t 0 without cfg). */
+static double band_z(const mcrepl_config *cfg, double x, double z)
 {
-	double t = cfg ? cfg->balance_tolerance : 0;
-	double a = t * mean, b = mcrepl_policy_noise_z(segments) * sqrt(mean);
+	double a = (cfg ? cfg->balance_tolerance : 0) * x, b = z * sqrt(x);
 
 	return a > b ? a : b;
+}
+
+static double band(const mcrepl_config *cfg, double mean, uint32_t segments)
+{
+	return band_z(cfg, mean, mcrepl_policy_noise_z(segments));
+}
+
+/* The mean segment load of b; 0 when unknown. */
+static double balance_mean(const mcrepl_balance *b)
+{
+	if (!b || !b->segments || !b->load_sum)
+		return 0;
+	return (double)b->load_sum / (double)b->segments;
 }
 
 bool mcrepl_policy_overloaded(const mcrepl_config *cfg, const mcrepl_balance *b)
 {
 	double mean;
 
-	if (!b || !b->segments || !b->load_sum)
+	mean = balance_mean(b);
+	if (!(mean > 0))
 		return false;
-	mean = (double)b->load_sum / (double)b->segments;
 	/* refused within the window: the band plus the noise of one
 	 * segment's count beyond it (hysteresis), twice that once the key's
 	 * refusals have settled */
@@ -222,9 +235,9 @@ bool mcrepl_policy_worth(const mcrepl_config *cfg, const mcrepl_balance *b,
 {
 	double mean;
 
-	if (!b || !b->segments || !b->load_sum)
+	mean = balance_mean(b);
+	if (!(mean > 0))
 		return false;
-	mean = (double)b->load_sum / (double)b->segments;
 	/* the reads the copy takes over, count / (r + 1) with count less two
 	 * standard deviations, against half the band: a copy that cannot
 	 * move half of what the gate tolerates is one of many small steps
@@ -287,13 +300,13 @@ void mcrepl_policy_evidence_add(mcrepl_evidence *ev, const mcrepl_balance *b,
 	const double w = MCREPL_POLICY_EVIDENCE_WINDOWS;
 	double mean, keep;
 
-	if (!ev || !b || !b->segments || !b->load_sum)
+	mean = balance_mean(b);
+	if (!ev || !(mean > 0))
 		return;
 	if (ev->at_ms && now_ms < ev->at_ms + window_ms)
 		return;
 	if (ev->at_ms && now_ms >= ev->at_ms + 2 * window_ms)
 		memset(ev, 0, sizeof(*ev)); /* a window without a refusal */
-	mean = (double)b->load_sum / (double)b->segments;
 	keep = ev->n + 1 > w ? (w - 1) / w : 1.0;
 	ev->low = ev->low * keep + ((double)b->key_load - mean);
 	ev->mean = ev->mean * keep + mean;
@@ -308,14 +321,6 @@ void mcrepl_policy_evidence_granted(mcrepl_evidence *ev, uint32_t readable)
 
 	if (ev && ev->n > 0)
 		ev->low -= ev->count / (r * (r + 1));
-}
-
-/* max(t x, z sqrt(x)): the band of a load summed to x. */
-static double band_z(const mcrepl_config *cfg, double x, double z)
-{
-	double a = cfg->balance_tolerance * x, b = z * sqrt(x);
-
-	return a > b ? a : b;
 }
 
 bool mcrepl_policy_evidence_helps(const mcrepl_config *cfg,
