@@ -793,6 +793,10 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 	if (!e || !in || !res || !in->object)
 		return MCREPL_EINVAL;
 	pthread_mutex_lock(&e->mu);
+	if (e->on) { /* the cluster view as of now, not of the last tick */
+		e->view.nodes = e->n_nodes;
+		e->view.window_reads = window_reads(e);
+	}
 	x = *in;
 	if (in->replicas_from_engine &&
 	    mcrepl__eng_fill_replicas(e, in, &x, &filled) != MCREPL_OK) {

@@ -581,6 +581,44 @@ START_TEST(test_engine_propose_balance_gate)
 }
 END_TEST
 
+/* The cluster view is as of the proposal, not of the last tick: before the
+ * engine's first tick (a master that starts, or fails over, under a hot
+ * workload) the balance gate judges the reads counted so far, where it
+ * used to find no view and admit every key over the config's absolute
+ * threshold (167 copies in the first 60 ms at 100 k reads/s, 8 segments). */
+START_TEST(test_engine_propose_judged_before_first_tick)
+{
+	static const char *hosts[4] = {"h1", "h2", "h3", "h4"};
+	static const unsigned even[4] = {2000, 2000, 2000, 2000};
+	static const unsigned busy1[4] = {5000, 1000, 100, 1900};
+	mcrepl_config c = auto_cfg();
+	mcrepl_propose_result res;
+	mcrepl_cluster_view cl;
+
+	for (int run = 0; run < 2; run++) {
+		mcrepl_engine *e = mk(&c);
+
+		for (unsigned i = 0; i < 4; i++) {
+			set(e, i + 1, hosts[i], NULL);
+			reads(e, i + 1, (run ? busy1 : even)[i]);
+		}
+		if (!run) {
+			ck_assert_int_eq(propose(e, "k", 1000, NOW, &res),
+					 MCREPL_EREJECTED);
+			ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED);
+		} else {
+			ck_assert_int_eq(propose(e, "k", 182, NOW, &res),
+					 MCREPL_OK);
+			ck_assert_uint_eq(res.lease.target.v, 3);
+		}
+		mcrepl_engine_cluster(e, &cl);
+		ck_assert_uint_eq(cl.nodes, 4);
+		ck_assert_uint_eq(cl.window_reads, 8000);
+		mcrepl_engine_destroy(e);
+	}
+}
+END_TEST
+
 /* The reads r[] of one window at now, then a tick that shows them. */
 static void window_reads(mcrepl_engine *e, const unsigned r[4], uint64_t now)
 {
@@ -999,6 +1037,7 @@ Suite *make_engine_suite(void)
 	tcase_add_test(tc, test_engine_propose_projects_and_fades);
 	tcase_add_test(tc, test_engine_propose_promised_bytes);
 	tcase_add_test(tc, test_engine_propose_balance_gate);
+	tcase_add_test(tc, test_engine_propose_judged_before_first_tick);
 	tcase_add_test(tc, test_engine_propose_rising_key_judged_by_its_rate);
 	tcase_add_test(tc, test_engine_propose_rising_node_judged_by_its_rate);
 	tcase_add_test(tc, test_engine_retire_pass);

@@ -2,9 +2,14 @@
  * bench_store_balance: read balance of our master's store in-process, the
  * workload of contrib/mooncake/balance_bench.cpp (the patched Mooncake
  * master) on our store, so the two hosts compare on one workload:
- * SEGMENTS hosts of one segment each, KEYS 1 KiB objects (one replica,
- * placed by the store), Zipf 0.99 reads at RATE reads/s for SECONDS, on a
- * simulated clock (reads i at i * 1000 / RATE ms; nothing sleeps).
+ * SEGMENTS hosts of one segment each, KEYS 1 KiB objects, one replica,
+ * key i on segment i % SEGMENTS (the store places a put on the least used
+ * segment, the first mounted on ties; Mooncake's driver names it as the
+ * preferred segment), Zipf 0.99 reads at RATE reads/s for SECONDS from the
+ * one sequence both drivers draw (bench_zipf_sequence(), seed 42: the same
+ * keys in the same order bit for bit, so mode off gives both hosts the same
+ * figure), on a simulated clock (reads i at i * 1000 / RATE ms; nothing
+ * sleeps).
  *
  *   bench_store_balance [--segments N] [--keys K] [--rate R]
  *                       [--seconds S] [--tick_ms T] [--modes off,rfc,auto]
@@ -31,7 +36,6 @@
 
 #include "bench_store_load.h"
 #include "log.h"
-#include "zipf.h"
 
 #define SEGMENTS_MAX 1024
 
@@ -201,42 +205,6 @@ out:
 	return rc;
 }
 
-static double uniform(void *rng) /* xorshift64 */
-{
-	uint64_t *x = rng;
-
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return (double)(*x >> 11) / 9007199254740992.0;
-}
-
-/* m Zipf(theta) draws over n keys, the ranks scattered over the keys. */
-static int zipf_sequence(uint32_t *seq, size_t m, size_t n, double theta)
-{
-	uint32_t *perm = malloc(n * sizeof(*perm));
-	uint64_t rng = 0x9e3779b97f4a7c15ull;
-	struct zipf z;
-
-	if (!perm || zipf_init(&z, n, theta)) {
-		free(perm);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++)
-		perm[i] = (uint32_t)i;
-	for (size_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
-		size_t j = (size_t)(uniform(&rng) * (double)(i + 1));
-		uint32_t t = perm[i];
-
-		perm[i] = perm[j];
-		perm[j] = t;
-	}
-	for (size_t i = 0; i < m; i++)
-		seq[i] = perm[zipf_sample(&z, uniform, &rng) - 1];
-	free(perm);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct shape a = {8, 100000, 30, (size_t)1 << 22, 100000, 50};
@@ -271,7 +239,7 @@ int main(int argc, char **argv)
 	log_init("bench_store_balance", "warn");
 	keys = bench_key_names(a.n);
 	seq = calloc(a.m, sizeof(*seq));
-	if (!keys || !seq || zipf_sequence(seq, a.m, a.n, 0.99))
+	if (!keys || !seq || bench_zipf_sequence(seq, a.m, a.n, 0.99, 42))
 		goto out;
 	strcpy(list, modes);
 	rc = 0;

@@ -1,4 +1,5 @@
 /* The benches' store: bench_store_load.h. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -58,6 +59,57 @@ fail:
 	store_unlock(s);
 	store_destroy(s);
 	return NULL;
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+int bench_zipf_sequence(uint32_t *seq, size_t m, size_t n, double theta,
+			uint64_t seed)
+{
+	uint32_t *perm = malloc(n * sizeof(*perm));
+	double *cdf = malloc(n * sizeof(*cdf)), sum = 0;
+
+	if (!perm || !cdf || !n) {
+		free(perm);
+		free(cdf);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		sum += 1.0 / pow((double)(i + 1), theta);
+		cdf[i] = sum;
+		perm[i] = (uint32_t)i;
+	}
+	for (size_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
+		size_t j = (size_t)(splitmix64(&seed) % (i + 1));
+		uint32_t t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (size_t k = 0; k < m; k++) {
+		double u = (double)(splitmix64(&seed) >> 11) * 0x1p-53 * sum;
+		size_t lo = 0, hi = n - 1; /* the first cdf[i] >= u */
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (cdf[mid] < u)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		seq[k] = perm[lo];
+	}
+	free(perm);
+	free(cdf);
+	return 0;
 }
 
 char **bench_key_names(size_t n)

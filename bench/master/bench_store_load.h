@@ -25,6 +25,19 @@ struct bench_load {
 struct store *bench_store_load(const struct bench_load *l, char **keys,
 			       size_t n, uint64_t *seg_ids);
 
+/*
+ * The read sequence every host's balance bench reads (this one and
+ * contrib/mooncake/bench_common.h's MakeSequence(), the same arithmetic,
+ * so both give the same m indexes into n keys bit for bit): splitmix64
+ * from `seed`; the n ranks scattered over the keys by a Fisher-Yates
+ * shuffle (j = next % (i + 1)); then m Zipf(theta) draws by inverse CDF
+ * (u = (next >> 11) 2^-53 times the sum of 1 / pow(i + 1, theta), summed
+ * in rank order; the first rank whose cumulative sum is >= u). 0, or -1
+ * when memory is short.
+ */
+int bench_zipf_sequence(uint32_t *seq, size_t m, size_t n, double theta,
+			uint64_t seed);
+
 /* n names bench-key-<i> (NULL when memory is short); freed with
  * bench_key_names_free(keys, n). */
 char **bench_key_names(size_t n);

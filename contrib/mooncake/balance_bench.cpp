@@ -12,7 +12,9 @@
 //   auto  enforce, the default policy
 // Each mode has its own MasterService, loaded alike (KEYS 1 KiB objects,
 // key i on segment i % SEGMENTS, one replica), and they run side by side
-// in this process for SECONDS:
+// in this process for SECONDS. The load and the read sequence
+// (bench_common.h) are those of libmcrepl's bench/master/
+// bench_store_balance.c, so mode off gives our master the same figure:
 //   - a reader thread per mode reads RATE keys a second from the Zipf
 //     sequence (bench_common.h), paced by the clock, with GetReplicaList; a
 //     read goes to the first COMPLETE replica of the list (Mooncake's

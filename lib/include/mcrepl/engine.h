@@ -224,7 +224,8 @@ MCREPL_API void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 MCREPL_API void mcrepl_engine_heat_params(mcrepl_engine *e,
 					  mcrepl_heat_params *out);
 
-/* The cluster view as of the last tick (nodes 0 when not auto). */
+/* The cluster view as of the last tick or auto propose (nodes 0 when not
+ * auto). */
 MCREPL_API void mcrepl_engine_cluster(mcrepl_engine *e,
 				      mcrepl_cluster_view *out);
 
@@ -246,7 +247,10 @@ MCREPL_API uint64_t mcrepl_engine_load(mcrepl_engine *e, mcrepl_segment_id id);
  * copy fills its target up to the level of the key's replicas, the lowest
  * load among in->replicas' readable segments, docs/POLICY.md section 4;
  * otherwise, with read_load_aware_placement, heat / (readable + 1) onto
- * the target's reader-order count).
+ * the target's reader-order count). Under auto the cluster view it judges
+ * by is refreshed first (nodes, reads over the window as counted now), so a
+ * proposal before the first tick, or between ticks, meets the balance gate
+ * (since 0.6.2; before, the view was the last tick's, empty before it).
  */
 MCREPL_API mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 					       const mcrepl_propose_input *in,

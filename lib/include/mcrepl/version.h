@@ -45,12 +45,20 @@
  * show its replicas over the mean (mcrepl_leases_propose(), the engine's
  * propose; docs/POLICY.md "Few reads per node"). No struct or signature
  * changed.
+ *
+ * 0.6.2: behaviour only (issue 27). Under auto, mcrepl_engine_propose()
+ * judges with the cluster view as of the proposal (nodes, reads over the
+ * window), not as of the last tick. Before the engine's first tick the view
+ * was empty, so the balance gate did not apply: a master that started (or
+ * failed over) under a hot workload copied every key over the config's
+ * absolute threshold at once (167 copies in 60 ms at 100 k reads/s on 8
+ * segments, where the gate makes 7). No struct or signature changed.
  */
 #ifndef MCREPL_VERSION_H
 #define MCREPL_VERSION_H
 
 #define MCREPL_VERSION_MAJOR 0
 #define MCREPL_VERSION_MINOR 6
-#define MCREPL_VERSION_PATCH 1
+#define MCREPL_VERSION_PATCH 2
 
 #endif
