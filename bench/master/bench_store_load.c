@@ -5,6 +5,7 @@
 
 #include "bench_store_load.h"
 #include "flags.h"
+#include "hash.h"
 
 static const uint8_t test_secret[GRANT_SECRET_BYTES] = "not-a-real-key!";
 
@@ -61,15 +62,6 @@ fail:
 	return NULL;
 }
 
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 int bench_zipf_sequence(uint32_t *seq, size_t m, size_t n, double theta,
 			uint64_t seed)
 {
@@ -87,14 +79,15 @@ int bench_zipf_sequence(uint32_t *seq, size_t m, size_t n, double theta,
 		perm[i] = (uint32_t)i;
 	}
 	for (size_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
-		size_t j = (size_t)(splitmix64(&seed) % (i + 1));
+		size_t j = (size_t)(mcu_splitmix64(&seed) % (i + 1));
 		uint32_t t = perm[i];
 
 		perm[i] = perm[j];
 		perm[j] = t;
 	}
 	for (size_t k = 0; k < m; k++) {
-		double u = (double)(splitmix64(&seed) >> 11) * 0x1p-53 * sum;
+		double u =
+		    (double)(mcu_splitmix64(&seed) >> 11) * 0x1p-53 * sum;
 		size_t lo = 0, hi = n - 1; /* the first cdf[i] >= u */
 
 		while (lo < hi) {
