@@ -28,7 +28,11 @@
 #   MIRRORS       a directory of bare git mirrors named <owner>+<name>/repo,
 #                 or each of MOONCAKE_GIT, YLT_GIT, PYBIND_GIT, GTEST_GIT
 #   WORK (default build/mooncake in this tree); SRC/OUT (default $WORK/src,
-#   $WORK/out); REPS (bench repetitions, default 3); BENCH=0 skips the
+#   $WORK/out); REPS (bench repetitions, default 5: one repetition's
+#   enforce/off swings by +-0.05 on a shared 2-core machine, the median of
+#   five by about half that); BAL_KEYS, BAL_RATE, BAL_SECONDS (the balance
+#   workload of both masters, default 100000 keys, 100000 reads/s, 30 s);
+#   BENCH=0 skips the
 #   enforce/off bench, BALANCE=0 the balance runs. A SRC patched with an
 #   older patch has it reversed first; ninja then rebuilds only what either
 #   patch touches.
@@ -114,10 +118,12 @@ run_tests master_service_test
 INPROC=1 RPC=1
 [ "${BENCH:-1}" != 0 ] || INPROC=0 RPC=0
 [ "${BALANCE:-1}" = 0 ] || BALANCE=1
+export BAL_KEYS=${BAL_KEYS:-100000} BAL_RATE=${BAL_RATE:-100000}
+export BAL_SECONDS=${BAL_SECONDS:-30}
 : >"$WORK/bench.txt"
 if [ "$INPROC$BALANCE" != 00 ]; then
 	echo "mooncake-check: the patched master's enforce/off ratios and balance"
-	KEYS=100000 DISTS=uniform THREADS=2 REPS=${REPS:-3} LOG=$WORK/bench.log \
+	KEYS=100000 DISTS=uniform THREADS=2 REPS=${REPS:-5} LOG=$WORK/bench.log \
 		INPROC=$INPROC RPC=$RPC BALANCE=$BALANCE BAL_SEGMENTS="8 64" \
 		bash "$ROOT/contrib/mooncake/bench.sh" patched="$OUT/build" \
 		>"$WORK/bench.txt" 2>"$WORK/bench.err" ||
@@ -147,12 +153,12 @@ if [ "$BALANCE" = 1 ]; then
 	: >"$WORK/ours.txt"
 	for segs in 8 64; do
 		"$ROOT/build/bench/bench_store_balance" --segments $segs \
-			--keys 100000 --rate 100000 --seconds 30 |
+			--keys "$BAL_KEYS" --rate "$BAL_RATE" --seconds "$BAL_SECONDS" |
 			sed 's/^balance /balance host=ours /' | tee -a "$WORK/ours.txt" || true
 		for mode in off enforce; do
-			"$ROOT/build/bin/mcrepl-sim" --nodes $segs --keys 100000 \
-				--theta 0.99 --rate 100000 --object_size 1K \
-				--duration 30 --dynamic_replication_mode $mode 2>/dev/null |
+			"$ROOT/build/bin/mcrepl-sim" --nodes $segs --keys "$BAL_KEYS" \
+				--theta 0.99 --rate "$BAL_RATE" --object_size 1K \
+				--duration "$BAL_SECONDS" --dynamic_replication_mode $mode 2>/dev/null |
 				grep -o '"steady_max_mean":[0-9.]*' |
 				sed "s/.*:/balance host=sim segments=$segs mode=$mode steady_max_mean=/" || true
 		done
