@@ -144,7 +144,6 @@ static mcrepl_status admit_one(struct object *o, mcrepl_engine *e,
 		last = res.reason;
 		return s;
 	}
-	mcrepl_stats_add(st, MCREPL_STAT_ACCEPTED, 1);
 	*lease = res.lease;
 	printf("t=%5" PRIu64 " ms  admitted %s: lease %" PRIu64
 	       ", copy segment %" PRIu64 " -> segment %" PRIu64
@@ -186,8 +185,7 @@ static mcrepl_status copy(struct object *o, mcrepl_engine *e,
 	if (s != MCREPL_OK)
 		return fail("copy_end", s, why);
 	o->replicas[o->n_replicas++].readable = true;
-	mcrepl_engine_replica_added(e, o->tenant, o->key, l->target);
-	mcrepl_stats_add(st, MCREPL_STAT_TASKS_COMPLETED, 1);
+	mcrepl_engine_replica_added(e, o->tenant, o->key, l->target); /* counted */
 	mcrepl_stats_add(st, MCREPL_STAT_REPLICAS, 1);
 	printf("t=%5" PRIu64 " ms  copy done: %s now has %u readable "
 	       "replicas\n",
@@ -291,9 +289,9 @@ static int run(mcrepl_engine *e, mcrepl_triggers *q, mcrepl_stats *st,
 		mcrepl_trigger_release(&trig);
 		if (admit_one(&obj, e, hp, st, now, &lease) != MCREPL_OK)
 			continue;
+		/* accepted, task created: the engine counts both */
 		mcrepl_leases_bind_task(mcrepl_engine_leases(e), lease.id,
 					(mcrepl_task_id){task++});
-		mcrepl_stats_add(st, MCREPL_STAT_TASKS_CREATED, 1);
 		if (copy(&obj, e, &lease, st, now + 5) != 0)
 			return 1;
 		copied = true;
@@ -313,16 +311,18 @@ int main(void)
 	mcrepl_engine *e = NULL;
 	mcrepl_triggers *q = NULL;
 	mcrepl_stats *st = NULL;
+	mcrepl_engine_opts eo = {.struct_size = sizeof(eo)};
 	char metrics[8192];
 	int rc = 1;
 
 	mcrepl_config_init(&cfg);
 	cfg.mode = MCREPL_MODE_ENFORCE;
-	if (mcrepl_engine_create(&cfg, NULL, &e) != MCREPL_OK ||
+	if (mcrepl_stats_create(&st) != MCREPL_OK)
+		goto out;
+	eo.stats = st; /* the engine counts leases and completed copies */
+	if (mcrepl_engine_create(&cfg, &eo, &e) != MCREPL_OK ||
 	    mount(e) != MCREPL_OK ||
-	    mcrepl_triggers_create(cfg.admission_queue_limit, &q) !=
-		MCREPL_OK ||
-	    mcrepl_stats_create(&st) != MCREPL_OK)
+	    mcrepl_triggers_create(cfg.admission_queue_limit, &q) != MCREPL_OK)
 		goto out;
 	mcrepl_engine_heat_params(e, &hp);
 	printf("libmcrepl %s: mode=%s policy=%s window=%" PRIu64
@@ -338,8 +338,8 @@ int main(void)
 				   "host, copied, read, and retired once cold"
 				 : "FAILED");
 out:
-	mcrepl_stats_destroy(st);
 	mcrepl_triggers_destroy(q);
 	mcrepl_engine_destroy(e);
+	mcrepl_stats_destroy(st); /* after the engine that counts into it */
 	return rc;
 }

@@ -91,6 +91,8 @@ mcrepl_status mcrepl_engine_create(const mcrepl_config *cfg,
 		mcrepl_engine_destroy(e);
 		return MCREPL_ENOMEM;
 	}
+	e->stats = o.stats;
+	mcrepl__leases_set_stats(e->leases, o.stats);
 	*out = e;
 	return MCREPL_OK;
 }

@@ -146,6 +146,7 @@ mcrepl_status mcrepl_engine_replica_added(mcrepl_engine *e, const char *tenant,
 	if (!e || !key || !*key || strlen(key) > MCREPL_KEY_MAX ||
 	    strlen(mcu_nz(tenant)) > MCREPL_TENANT_MAX)
 		return MCREPL_EINVAL;
+	mcrepl_stats_add(e->stats, MCREPL_STAT_TASKS_COMPLETED, 1);
 	pthread_mutex_lock(&e->mu);
 	st = mcrepl__eng_slot(e, segment.v) == ENG_NONE
 		 ? MCREPL_ENOENT

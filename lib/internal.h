@@ -7,7 +7,13 @@
 #ifndef MCREPL_INTERNAL_H
 #define MCREPL_INTERNAL_H
 
+#include "mcrepl/lease.h"
+#include "mcrepl/stats.h"
 #include "util/hash.h"
 #include "util/str.h"
+
+/* lease.c: the table counts its leases' lifecycle into s (NULL: not
+ * counted; the engine's table gets mcrepl_engine_opts.stats). */
+void mcrepl__leases_set_stats(mcrepl_leases *t, mcrepl_stats *s);
 
 #endif

@@ -82,6 +82,7 @@ struct mcrepl_leases {
 	uint64_t next_id;
 	uint64_t nkeys, nstarted, expired_total;
 	uint64_t key_seq; /* heap tie-break for keys */
+	mcrepl_stats *stats; /* the lifecycle counters (may be NULL) */
 };
 
 /* How a lease leaves the table. */
@@ -89,7 +90,8 @@ enum end_how {
 	END_ABORT,   /* rolled back: no cooldown, proposal id forgotten */
 	END_DEAD,    /* fence or reservation failed: no cooldown */
 	END_EXPIRE,  /* expiry: recreate cooldown */
-	END_DONE,    /* copy_end / copy_revoke: action cooldown */
+	END_DONE,    /* copy_end: action cooldown */
+	END_REVOKE,  /* copy_revoke: action cooldown */
 	END_REMOVED, /* object removed (no now_ms: see object_removed) */
 };
 
@@ -282,6 +284,30 @@ static void key_settle(mcrepl_leases *t, struct akey *k, uint64_t now)
 		key_free(t, k);
 }
 
+/* A task is bound to the lease (bind_task, bind_task128). */
+static bool bound(const struct lrec *l)
+{
+	return l->l.task.v || l->l.task_hi;
+}
+
+/* The first task bound to l: the admission is accepted, its task created
+ * and in flight until the lease ends. */
+static void bind(mcrepl_leases *t, struct lrec *l, uint64_t hi, uint64_t lo)
+{
+	if (!bound(l)) {
+		mcrepl_stats_add(t->stats, MCREPL_STAT_ACCEPTED, 1);
+		mcrepl_stats_add(t->stats, MCREPL_STAT_TASKS_CREATED, 1);
+		mcrepl_stats_add(t->stats, MCREPL_STAT_INFLIGHT, 1);
+	}
+	l->l.task.v = lo;
+	l->l.task_hi = hi;
+}
+
+void mcrepl__leases_set_stats(mcrepl_leases *t, mcrepl_stats *s)
+{
+	t->stats = s;
+}
+
 /* Remove a live lease; the key's pending slot is cleared only if it holds
  * this lease (a stale lease never touches a newer one). */
 static void lease_end(mcrepl_leases *t, struct lrec *l, enum end_how how,
@@ -295,6 +321,16 @@ static void lease_end(mcrepl_leases *t, struct lrec *l, enum end_how how,
 
 	if (l->l.started)
 		t->nstarted--;
+	if (bound(l)) { /* its task ends: done (counted by the host's
+			 * replica_added, readable or not), revoked or failed */
+		mcrepl_stats_add(t->stats, MCREPL_STAT_INFLIGHT, -1);
+		if (how != END_DONE)
+			mcrepl_stats_add(t->stats,
+					 how == END_REVOKE
+					     ? MCREPL_STAT_TASKS_REVOKED
+					     : MCREPL_STAT_TASKS_FAILED,
+					 1);
+	}
 	mcrepl__heap_remove(&t->expiry, &l->exp);
 	mcu_map_remove(&t->leases, &l->node);
 	if (k->pending == l)
@@ -305,7 +341,7 @@ static void lease_end(mcrepl_leases *t, struct lrec *l, enum end_how how,
 		    max64(k->recreate_after,
 			  sat_add(now, t->cfg.recreate_cooldown_ms));
 		t->expired_total++;
-	} else if (how == END_DONE) {
+	} else if (how == END_DONE || how == END_REVOKE) {
 		k->action_until = max64(
 		    k->action_until, sat_add(now, t->cfg.action_cooldown_ms));
 	}
@@ -803,8 +839,7 @@ mcrepl_status mcrepl_leases_bind_task(mcrepl_leases *t, mcrepl_lease_id id,
 	pthread_mutex_lock(&t->mu);
 	l = lease_find(t, id);
 	if (l) {
-		l->l.task = task;
-		l->l.task_hi = 0;
+		bind(t, l, 0, task.v);
 		st = MCREPL_OK;
 	}
 	pthread_mutex_unlock(&t->mu);
@@ -822,8 +857,7 @@ mcrepl_status mcrepl_leases_bind_task128(mcrepl_leases *t, mcrepl_lease_id id,
 	pthread_mutex_lock(&t->mu);
 	l = lease_find(t, id);
 	if (l) {
-		l->l.task.v = lo;
-		l->l.task_hi = hi;
+		bind(t, l, hi, lo);
 		st = MCREPL_OK;
 	}
 	pthread_mutex_unlock(&t->mu);
@@ -950,10 +984,10 @@ mcrepl_status mcrepl_leases_copy_start_failed(mcrepl_leases *t,
 	return st;
 }
 
-/* copy_end and copy_revoke: the same fence, the same bookkeeping. */
+/* copy_end and copy_revoke (how): the same fence, the same bookkeeping. */
 static mcrepl_status finish_locked(mcrepl_leases *t, const mcrepl_fence *f,
 				   uint64_t now, mcrepl_lease *out,
-				   mcrepl_reason *why)
+				   mcrepl_reason *why, enum end_how how)
 {
 	struct lrec *l = lease_find(t, f->lease);
 
@@ -967,23 +1001,37 @@ static mcrepl_status finish_locked(mcrepl_leases *t, const mcrepl_fence *f,
 		return reject_retire(t, l, END_EXPIRE, now, out,
 				     MCREPL_REASON_LEASE_EXPIRED, why);
 	*out = l->l;
-	lease_end(t, l, END_DONE, now);
+	lease_end(t, l, how, now);
 	*why = MCREPL_REASON_NONE;
 	return MCREPL_OK;
+}
+
+static mcrepl_status end_locked(mcrepl_leases *t, const mcrepl_fence *f,
+				uint64_t now, mcrepl_lease *out,
+				mcrepl_reason *why)
+{
+	return finish_locked(t, f, now, out, why, END_DONE);
+}
+
+static mcrepl_status revoke_locked(mcrepl_leases *t, const mcrepl_fence *f,
+				   uint64_t now, mcrepl_lease *out,
+				   mcrepl_reason *why)
+{
+	return finish_locked(t, f, now, out, why, END_REVOKE);
 }
 
 mcrepl_status mcrepl_leases_copy_end(mcrepl_leases *t, const mcrepl_fence *f,
 				     uint64_t now_ms, mcrepl_lease *out,
 				     mcrepl_reason *why)
 {
-	return fenced(t, f, now_ms, out, why, finish_locked);
+	return fenced(t, f, now_ms, out, why, end_locked);
 }
 
 mcrepl_status mcrepl_leases_copy_revoke(mcrepl_leases *t, const mcrepl_fence *f,
 					uint64_t now_ms, mcrepl_lease *out,
 					mcrepl_reason *why)
 {
-	return fenced(t, f, now_ms, out, why, finish_locked);
+	return fenced(t, f, now_ms, out, why, revoke_locked);
 }
 
 /* ---- sweep and removals -------------------------------------------------- */

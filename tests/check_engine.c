@@ -926,6 +926,111 @@ END_TEST
 
 /* ---- allocation failure ------------------------------------------------- */
 
+/* The counters the engine keeps (mcrepl_engine_opts.stats): a lease counts
+ * as accepted, created and in flight once a task is bound, then revoked or
+ * failed when it ends so; a completed copy is the host's replica_added. */
+static void fence_of(const mcrepl_propose_result *res, mcrepl_fence *f)
+{
+	*f = (mcrepl_fence){.lease = res->lease.id,
+			    .version = 7,
+			    .caller = res->lease.source_client,
+			    .object_version = 7};
+}
+
+START_TEST(test_engine_counts_lease_lifecycle)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_engine_opts o = {.struct_size = sizeof(o)};
+	mcrepl_propose_result res;
+	mcrepl_stats *st = NULL;
+	mcrepl_engine *e = NULL;
+	mcrepl_leases *lt;
+	mcrepl_lease out;
+	mcrepl_fence f;
+	static const mcrepl_stat watched[] = {
+	    MCREPL_STAT_ACCEPTED,	MCREPL_STAT_TASKS_CREATED,
+	    MCREPL_STAT_INFLIGHT,	MCREPL_STAT_TASKS_COMPLETED,
+	    MCREPL_STAT_TASKS_REVOKED, MCREPL_STAT_TASKS_FAILED};
+#define COUNTS(a, b, i, d, r_, x)                                              \
+	do {                                                                   \
+		const int64_t want[] = {a, b, i, d, r_, x};                    \
+		for (size_t w = 0; w < 6; w++)                                 \
+			ck_assert_int_eq(mcrepl_stats_get(st, watched[w]),     \
+					 want[w]);                             \
+	} while (0)
+
+	c.policy = MCREPL_POLICY_RFC;
+	ck_assert_int_eq(mcrepl_stats_create(&st), MCREPL_OK);
+	o.stats = st;
+	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_OK);
+	for (unsigned i = 0; i < 4; i++) {
+		mcrepl_engine_segment s = seg(i + 1, i ? "h2" : "h1", "", NULL);
+
+		ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	}
+	lt = mcrepl_engine_leases(e);
+
+	/* granted, then rolled back before a task: nothing counted */
+	ck_assert_int_eq(propose(e, "a", 100, NOW, &res), MCREPL_OK);
+	ck_assert_int_eq(mcrepl_leases_abort(lt, res.lease.id), MCREPL_OK);
+	COUNTS(0, 0, 0, 0, 0, 0);
+
+	/* bound (twice: counted once), started, ended, readable */
+	ck_assert_int_eq(propose(e, "b", 100, NOW, &res), MCREPL_OK);
+	ck_assert_int_eq(mcrepl_leases_bind_task(lt, res.lease.id,
+						 (mcrepl_task_id){11}),
+			 MCREPL_OK);
+	ck_assert_int_eq(mcrepl_leases_bind_task(lt, res.lease.id,
+						 (mcrepl_task_id){12}),
+			 MCREPL_OK);
+	COUNTS(1, 1, 1, 0, 0, 0);
+	fence_of(&res, &f);
+	ck_assert_int_eq(mcrepl_leases_copy_start(lt, &f, NOW + 1, &out, NULL),
+			 MCREPL_OK);
+	ck_assert_int_eq(mcrepl_leases_copy_end(lt, &f, NOW + 2, &out, NULL),
+			 MCREPL_OK);
+	COUNTS(1, 1, 0, 0, 0, 0); /* done, not yet readable */
+	ck_assert_int_eq(
+	    mcrepl_engine_replica_added(e, "t", "b", res.lease.target),
+	    MCREPL_OK);
+	ck_assert_int_eq(mcrepl_engine_replica_added(e, "t", "", res.lease.target),
+			 MCREPL_EINVAL);
+	COUNTS(1, 1, 0, 1, 0, 0);
+
+	/* revoked by its source */
+	ck_assert_int_eq(propose(e, "c", 100, NOW, &res), MCREPL_OK);
+	ck_assert_int_eq(
+	    mcrepl_leases_bind_task128(lt, res.lease.id, 5, 0), MCREPL_OK);
+	fence_of(&res, &f);
+	ck_assert_int_eq(mcrepl_leases_copy_start(lt, &f, NOW + 1, &out, NULL),
+			 MCREPL_OK);
+	COUNTS(2, 2, 1, 1, 0, 0);
+	ck_assert_int_eq(mcrepl_leases_copy_revoke(lt, &f, NOW + 2, &out, NULL),
+			 MCREPL_OK);
+	COUNTS(2, 2, 0, 1, 1, 0);
+
+	/* expired (the sweep), and cleared by the object's removal */
+	ck_assert_int_eq(propose(e, "d", 100, NOW, &res), MCREPL_OK);
+	ck_assert_int_eq(mcrepl_leases_bind_task(lt, res.lease.id,
+						 (mcrepl_task_id){13}),
+			 MCREPL_OK);
+	ck_assert_int_eq(propose(e, "e", 100, NOW, &res), MCREPL_OK);
+	ck_assert_int_eq(mcrepl_leases_bind_task(lt, res.lease.id,
+						 (mcrepl_task_id){14}),
+			 MCREPL_OK);
+	COUNTS(4, 4, 2, 1, 1, 0);
+	ck_assert_int_eq(mcrepl_leases_object_removed(lt, "t", "e", NULL, 0,
+						      NULL),
+			 MCREPL_OK);
+	COUNTS(4, 4, 1, 1, 1, 1);
+	ck_assert_uint_eq(mcrepl_leases_sweep(lt, NOW + 5000, &out, 1), 1);
+	COUNTS(4, 4, 0, 1, 1, 2);
+#undef COUNTS
+	mcrepl_engine_destroy(e);
+	mcrepl_stats_destroy(st);
+}
+END_TEST
+
 START_TEST(test_engine_alloc_failure)
 {
 	mcrepl_config c = auto_cfg();
@@ -1043,6 +1148,7 @@ Suite *make_engine_suite(void)
 	tcase_add_test(tc, test_engine_retire_pass);
 	tcase_add_test(tc, test_engine_retire_max_dynamic_keys);
 	tcase_add_test(tc, test_engine_retire_per_domain);
+	tcase_add_test(tc, test_engine_counts_lease_lifecycle);
 	tcase_add_test(tc, test_engine_alloc_failure);
 	tcase_add_test(tc, test_engine_concurrent_reads);
 	suite_add_tcase(s, tc);

@@ -21,12 +21,12 @@ int store_create(const struct master_opts *o,
 	s->next_segment_id = s->next_version = s->next_task_id = 1;
 	s->evict_rng = incarnation;
 	pthread_mutex_init(&s->lock, NULL);
-	if (store__policy_init(s) || mcu_map_init(&s->objects, 1024) ||
+	if (mcrepl_stats_create(&s->stats) || /* the engine counts into it */
+	    store__policy_init(s) || mcu_map_init(&s->objects, 1024) ||
 	    mcu_map_init(&s->tasks, 256) || mcu_map_init(&s->seg_ids, 64) ||
 	    mcu_map_init(&s->hosts, 64) ||
 	    mcrepl_triggers_create(o->cfg.admission_queue_limit,
-				   &s->triggers) ||
-	    mcrepl_stats_create(&s->stats)) {
+				   &s->triggers)) {
 		store_destroy(s);
 		return -ENOMEM;
 	}

@@ -228,8 +228,6 @@ static mcrepl_status publish(struct store *s, const struct object *o,
 	mcrepl_leases_bind_task(s->leases, res->lease.id,
 				(mcrepl_task_id){t->msg.task_id});
 	res->lease.task.v = t->msg.task_id;
-	mcrepl_stats_add(s->stats, MCREPL_STAT_ACCEPTED, 1);
-	mcrepl_stats_add(s->stats, MCREPL_STAT_TASKS_CREATED, 1);
 	if (s->opts.cfg.domain_aware)
 		mcrepl_stats_domain_proposal(s->stats, p->requester_domain,
 					     res->lease.target_domain);

@@ -14,7 +14,6 @@ void dyn__lease_live(struct store *s, const mcrepl_lease *l, int delta)
 	struct segment *src = store_segment(s, l->source.v);
 	struct segment *dst = store_segment(s, l->target.v);
 
-	mcrepl_stats_add(s->stats, MCREPL_STAT_INFLIGHT, delta);
 	if (src)
 		src->inflight += (uint32_t)delta;
 	if (dst && delta > 0)
@@ -93,7 +92,6 @@ void dyn__fail_lease_task(struct store *s, const mcrepl_lease *l)
 		"from segment %llu to %llu failed (lease %llu)",
 		(unsigned long long)l->version, (unsigned long long)l->source.v,
 		(unsigned long long)l->target.v, (unsigned long long)l->id.v);
-	mcrepl_stats_add(s->stats, MCREPL_STAT_TASKS_FAILED, 1);
 	finish_lease_task(s, l, false);
 }
 
@@ -203,7 +201,6 @@ static void count_completion(struct store *s, const mcrepl_lease *l)
 		"from segment %llu to %llu completed (%s domain)",
 		(unsigned long long)l->version, (unsigned long long)l->source.v,
 		(unsigned long long)l->target.v, same ? "same" : "cross");
-	mcrepl_stats_add(s->stats, MCREPL_STAT_TASKS_COMPLETED, 1);
 	mcrepl_stats_add(s->stats, MCREPL_STAT_REPLICAS, 1);
 	mcrepl_stats_add(s->stats,
 			 same ? MCREPL_STAT_SAME_DOMAIN_COPIES
@@ -221,9 +218,8 @@ static McreplRpc__Code copy_failed(struct store *s, const mcrepl_lease *l,
 				   uint64_t now_ms, bool success)
 {
 	unpin_target(s, l, tenant, key, now_ms);
-	mcrepl_stats_add(
-	    s->stats,
-	    success ? MCREPL_STAT_TASKS_FAILED : MCREPL_STAT_TASKS_REVOKED, 1);
+	if (success) /* the lease ended done: its copy did not */
+		mcrepl_stats_add(s->stats, MCREPL_STAT_TASKS_FAILED, 1);
 	finish_lease_task(s, l, false);
 	return success ? MCREPL_RPC__CODE__NOT_FOUND : MCREPL_RPC__CODE__OK;
 }

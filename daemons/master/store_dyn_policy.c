@@ -15,6 +15,7 @@ int store__policy_init(struct store *s)
 	    .struct_size = sizeof(eo),
 	    .max_segments = MASTER_MAX_SEGMENTS,
 	    .order_by_load = s->opts.read_load_order,
+	    .stats = s->stats, /* the leases' lifecycle, completed copies */
 	};
 
 	if (mcrepl_engine_create(&s->opts.cfg, &eo, &s->engine) != MCREPL_OK)

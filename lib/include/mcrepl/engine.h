@@ -76,6 +76,7 @@
 #include "mcrepl/heat.h"
 #include "mcrepl/lease.h"
 #include "mcrepl/place.h"
+#include "mcrepl/stats.h"
 #include "mcrepl/types.h"
 
 #ifdef __cplusplus
@@ -100,6 +101,16 @@ typedef struct mcrepl_engine_opts {
 	 * thousandths of the segments' total capacity; 0: 10 (1 %);
 	 * MCREPL_ENGINE_NO_ROOM: none */
 	uint32_t room_permille;
+	/* The RFC counters the engine keeps (NULL: none; borrowed, must
+	 * outlive the engine; since 0.6.3). Its lease table counts each
+	 * lease with a task: accepted, task created and in flight at the
+	 * first bind_task; at its end, revoked (copy_revoke) or failed
+	 * (expiry, a fence or start failure, abort, the object removed);
+	 * mcrepl_engine_replica_added() counts a completed copy. The host
+	 * counts what only it sees: heat crossings, triggers, rejections,
+	 * would-proposes, a copy ended whose replica did not become readable
+	 * (failed), readable replicas and domain pairs. */
+	struct mcrepl_stats *stats;
 } mcrepl_engine_opts;
 
 #define MCREPL_ENGINE_NO_ROOM UINT32_MAX
@@ -283,8 +294,9 @@ MCREPL_API mcrepl_status mcrepl_engine_room(mcrepl_engine *e,
 					    const mcrepl_propose_input *in,
 					    mcrepl_room *out);
 
-/* A dynamic replica of (tenant, key) on segment became readable: tracked
- * for retirement (auto). MCREPL_EFULL past max_dynamic_keys,
+/* A dynamic replica of (tenant, key) on segment became readable: a
+ * completed copy (counted, see mcrepl_engine_opts.stats, whatever the
+ * status but MCREPL_EINVAL) tracked for retirement (auto). MCREPL_EFULL past max_dynamic_keys,
  * MCREPL_ENOENT for an unknown segment, MCREPL_EINVAL, MCREPL_ENOMEM. */
 MCREPL_API mcrepl_status mcrepl_engine_replica_added(mcrepl_engine *e,
 						     const char *tenant,

@@ -53,12 +53,18 @@
  * failed over) under a hot workload copied every key over the config's
  * absolute threshold at once (167 copies in 60 ms at 100 k reads/s on 8
  * segments, where the gate makes 7). No struct or signature changed.
+ *
+ * 0.6.3: adds only (issue 27: the engine keeps the counters).
+ * mcrepl_engine_opts grows stats at its end (it carries struct_size): the
+ * engine's lease table counts each lease with a task (accepted, created,
+ * in flight; revoked or failed at its end) and mcrepl_engine_replica_added()
+ * a completed copy, so hosts no longer count the lease lifecycle.
  */
 #ifndef MCREPL_VERSION_H
 #define MCREPL_VERSION_H
 
 #define MCREPL_VERSION_MAJOR 0
 #define MCREPL_VERSION_MINOR 6
-#define MCREPL_VERSION_PATCH 2
+#define MCREPL_VERSION_PATCH 3
 
 #endif
