@@ -185,7 +185,8 @@ static mcrepl_status copy(struct object *o, mcrepl_engine *e,
 	if (s != MCREPL_OK)
 		return fail("copy_end", s, why);
 	o->replicas[o->n_replicas++].readable = true;
-	mcrepl_engine_replica_added(e, o->tenant, o->key, l->target); /* counted */
+	mcrepl_engine_replica_added(e, o->tenant, o->key,
+				    l->target); /* counted */
 	mcrepl_stats_add(st, MCREPL_STAT_REPLICAS, 1);
 	printf("t=%5" PRIu64 " ms  copy done: %s now has %u readable "
 	       "replicas\n",

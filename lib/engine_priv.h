@@ -55,7 +55,7 @@ struct mcrepl_engine {
 	mcrepl_config cfg;
 	mcrepl_leases *leases;
 	mcrepl_stats *stats; /* mcrepl_engine_opts.stats (may be NULL) */
-	bool on; /* auto */
+	bool on;	     /* auto */
 	bool order_by_load;
 	uint32_t order_period_ms, bucket_ms;
 	uint32_t max_segs, max_dkeys;

@@ -81,7 +81,7 @@ struct mcrepl_leases {
 	struct prec *oldest, *newest;
 	uint64_t next_id;
 	uint64_t nkeys, nstarted, expired_total;
-	uint64_t key_seq; /* heap tie-break for keys */
+	uint64_t key_seq;    /* heap tie-break for keys */
 	mcrepl_stats *stats; /* the lifecycle counters (may be NULL) */
 };
 

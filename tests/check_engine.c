@@ -948,8 +948,8 @@ START_TEST(test_engine_counts_lease_lifecycle)
 	mcrepl_lease out;
 	mcrepl_fence f;
 	static const mcrepl_stat watched[] = {
-	    MCREPL_STAT_ACCEPTED,	MCREPL_STAT_TASKS_CREATED,
-	    MCREPL_STAT_INFLIGHT,	MCREPL_STAT_TASKS_COMPLETED,
+	    MCREPL_STAT_ACCEPTED,      MCREPL_STAT_TASKS_CREATED,
+	    MCREPL_STAT_INFLIGHT,      MCREPL_STAT_TASKS_COMPLETED,
 	    MCREPL_STAT_TASKS_REVOKED, MCREPL_STAT_TASKS_FAILED};
 #define COUNTS(a, b, i, d, r_, x)                                              \
 	do {                                                                   \
@@ -977,12 +977,12 @@ START_TEST(test_engine_counts_lease_lifecycle)
 
 	/* bound (twice: counted once), started, ended, readable */
 	ck_assert_int_eq(propose(e, "b", 100, NOW, &res), MCREPL_OK);
-	ck_assert_int_eq(mcrepl_leases_bind_task(lt, res.lease.id,
-						 (mcrepl_task_id){11}),
-			 MCREPL_OK);
-	ck_assert_int_eq(mcrepl_leases_bind_task(lt, res.lease.id,
-						 (mcrepl_task_id){12}),
-			 MCREPL_OK);
+	ck_assert_int_eq(
+	    mcrepl_leases_bind_task(lt, res.lease.id, (mcrepl_task_id){11}),
+	    MCREPL_OK);
+	ck_assert_int_eq(
+	    mcrepl_leases_bind_task(lt, res.lease.id, (mcrepl_task_id){12}),
+	    MCREPL_OK);
 	COUNTS(1, 1, 1, 0, 0, 0);
 	fence_of(&res, &f);
 	ck_assert_int_eq(mcrepl_leases_copy_start(lt, &f, NOW + 1, &out, NULL),
@@ -993,14 +993,15 @@ START_TEST(test_engine_counts_lease_lifecycle)
 	ck_assert_int_eq(
 	    mcrepl_engine_replica_added(e, "t", "b", res.lease.target),
 	    MCREPL_OK);
-	ck_assert_int_eq(mcrepl_engine_replica_added(e, "t", "", res.lease.target),
-			 MCREPL_EINVAL);
+	ck_assert_int_eq(
+	    mcrepl_engine_replica_added(e, "t", "", res.lease.target),
+	    MCREPL_EINVAL);
 	COUNTS(1, 1, 0, 1, 0, 0);
 
 	/* revoked by its source */
 	ck_assert_int_eq(propose(e, "c", 100, NOW, &res), MCREPL_OK);
-	ck_assert_int_eq(
-	    mcrepl_leases_bind_task128(lt, res.lease.id, 5, 0), MCREPL_OK);
+	ck_assert_int_eq(mcrepl_leases_bind_task128(lt, res.lease.id, 5, 0),
+			 MCREPL_OK);
 	fence_of(&res, &f);
 	ck_assert_int_eq(mcrepl_leases_copy_start(lt, &f, NOW + 1, &out, NULL),
 			 MCREPL_OK);
@@ -1011,17 +1012,17 @@ START_TEST(test_engine_counts_lease_lifecycle)
 
 	/* expired (the sweep), and cleared by the object's removal */
 	ck_assert_int_eq(propose(e, "d", 100, NOW, &res), MCREPL_OK);
-	ck_assert_int_eq(mcrepl_leases_bind_task(lt, res.lease.id,
-						 (mcrepl_task_id){13}),
-			 MCREPL_OK);
+	ck_assert_int_eq(
+	    mcrepl_leases_bind_task(lt, res.lease.id, (mcrepl_task_id){13}),
+	    MCREPL_OK);
 	ck_assert_int_eq(propose(e, "e", 100, NOW, &res), MCREPL_OK);
-	ck_assert_int_eq(mcrepl_leases_bind_task(lt, res.lease.id,
-						 (mcrepl_task_id){14}),
-			 MCREPL_OK);
+	ck_assert_int_eq(
+	    mcrepl_leases_bind_task(lt, res.lease.id, (mcrepl_task_id){14}),
+	    MCREPL_OK);
 	COUNTS(4, 4, 2, 1, 1, 0);
-	ck_assert_int_eq(mcrepl_leases_object_removed(lt, "t", "e", NULL, 0,
-						      NULL),
-			 MCREPL_OK);
+	ck_assert_int_eq(
+	    mcrepl_leases_object_removed(lt, "t", "e", NULL, 0, NULL),
+	    MCREPL_OK);
 	COUNTS(4, 4, 1, 1, 1, 1);
 	ck_assert_uint_eq(mcrepl_leases_sweep(lt, NOW + 5000, &out, 1), 1);
 	COUNTS(4, 4, 0, 1, 1, 2);

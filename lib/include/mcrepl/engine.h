@@ -296,8 +296,9 @@ MCREPL_API mcrepl_status mcrepl_engine_room(mcrepl_engine *e,
 
 /* A dynamic replica of (tenant, key) on segment became readable: a
  * completed copy (counted, see mcrepl_engine_opts.stats, whatever the
- * status but MCREPL_EINVAL) tracked for retirement (auto). MCREPL_EFULL past max_dynamic_keys,
- * MCREPL_ENOENT for an unknown segment, MCREPL_EINVAL, MCREPL_ENOMEM. */
+ * status but MCREPL_EINVAL), tracked for retirement (auto). MCREPL_EFULL
+ * past max_dynamic_keys, MCREPL_ENOENT for an unknown segment,
+ * MCREPL_EINVAL, MCREPL_ENOMEM. */
 MCREPL_API mcrepl_status mcrepl_engine_replica_added(mcrepl_engine *e,
 						     const char *tenant,
 						     const char *key,
