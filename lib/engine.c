@@ -795,9 +795,13 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 	if (!e || !in || !res || !in->object)
 		return MCREPL_EINVAL;
 	pthread_mutex_lock(&e->mu);
-	if (e->on) { /* the cluster view as of now, not of the last tick */
+	/* the nodes as of now (a mount counts at once); the reads as of the
+	 * last tick, whose threshold the read path crossed, or as of now
+	 * before the first tick (an empty view would skip the gate) */
+	if (e->on) {
 		e->view.nodes = e->n_nodes;
-		e->view.window_reads = window_reads(e);
+		if (!e->started)
+			e->view.window_reads = window_reads(e);
 	}
 	x = *in;
 	if (in->replicas_from_engine &&

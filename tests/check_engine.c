@@ -619,6 +619,39 @@ START_TEST(test_engine_propose_judged_before_first_tick)
 }
 END_TEST
 
+/* After the first tick a proposal meets the threshold the read path was
+ * given (the tick's): a key judged at the count it crossed at is not
+ * refused BELOW_THRESHOLD because reads counted since the tick moved the
+ * share. 400 reads on 2 nodes: share 2, threshold 8; 8 reads more: share
+ * 3, threshold 9 (until the next tick). */
+START_TEST(test_engine_propose_threshold_is_the_ticks)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_propose_result res;
+	mcrepl_heat_params hp;
+	mcrepl_engine *e = mk(&c);
+
+	set(e, 1, "h1", NULL);
+	set(e, 2, "h2", NULL);
+	reads(e, 1, 200);
+	reads(e, 2, 200);
+	mcrepl_engine_tick(e, NOW, NULL);
+	mcrepl_engine_heat_params(e, &hp);
+	ck_assert_uint_eq(hp.threshold, 8);
+	reads(e, 1, 8); /* the key's, up to its crossing */
+	ck_assert_int_eq(propose(e, "k", 8, NOW + 1, &res), MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BALANCED); /* 208 : 200 */
+	ck_assert_int_eq(propose(e, "k2", 7, NOW + 1, &res), MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BELOW_THRESHOLD);
+	mcrepl_engine_tick(e, NOW + 2, NULL); /* now the share is 3 */
+	mcrepl_engine_heat_params(e, &hp);
+	ck_assert_uint_eq(hp.threshold, 9);
+	ck_assert_int_eq(propose(e, "k3", 8, NOW + 3, &res), MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BELOW_THRESHOLD);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
 /* The reads r[] of one window at now, then a tick that shows them. */
 static void window_reads(mcrepl_engine *e, const unsigned r[4], uint64_t now)
 {
@@ -1144,6 +1177,7 @@ Suite *make_engine_suite(void)
 	tcase_add_test(tc, test_engine_propose_promised_bytes);
 	tcase_add_test(tc, test_engine_propose_balance_gate);
 	tcase_add_test(tc, test_engine_propose_judged_before_first_tick);
+	tcase_add_test(tc, test_engine_propose_threshold_is_the_ticks);
 	tcase_add_test(tc, test_engine_propose_rising_key_judged_by_its_rate);
 	tcase_add_test(tc, test_engine_propose_rising_node_judged_by_its_rate);
 	tcase_add_test(tc, test_engine_retire_pass);

@@ -259,9 +259,12 @@ MCREPL_API uint64_t mcrepl_engine_load(mcrepl_engine *e, mcrepl_segment_id id);
  * load among in->replicas' readable segments, docs/POLICY.md section 4;
  * otherwise, with read_load_aware_placement, heat / (readable + 1) onto
  * the target's reader-order count). Under auto the cluster view it judges
- * by is refreshed first (nodes, reads over the window as counted now), so a
- * proposal before the first tick, or between ticks, meets the balance gate
- * (since 0.6.2; before, the view was the last tick's, empty before it).
+ * by counts the nodes as of now and the reads over the window as of the
+ * last tick (the share behind the threshold the read path was given, so a
+ * key judged at the count it crossed at is not refused BELOW_THRESHOLD by
+ * reads counted since; 0.6.3); before the first tick, the reads as
+ * counted now, so a proposal then meets the balance gate (since 0.6.2;
+ * before, the view was empty until the first tick).
  */
 MCREPL_API mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 					       const mcrepl_propose_input *in,

@@ -59,6 +59,13 @@
  * engine's lease table counts each lease with a task (accepted, created,
  * in flight; revoked or failed at its end) and mcrepl_engine_replica_added()
  * a completed copy, so hosts no longer count the lease lifecycle.
+ * Behaviour: under auto, after the first tick, mcrepl_engine_propose()
+ * judges the threshold with the reads as of the last tick again (0.6.2
+ * took them as of the proposal, so a key judged at the count it crossed
+ * the read path's threshold at was refused BELOW_THRESHOLD whenever the
+ * reads counted since had moved the share: 400 reads on 2 nodes, threshold
+ * 8; 8 reads later, 9); the nodes stay as of the proposal, and before the
+ * first tick the reads too (the 0.6.2 fix).
  */
 #ifndef MCREPL_VERSION_H
 #define MCREPL_VERSION_H
