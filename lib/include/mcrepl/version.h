@@ -54,7 +54,8 @@
  * absolute threshold at once (167 copies in 60 ms at 100 k reads/s on 8
  * segments, where the gate makes 7). No struct or signature changed.
  *
- * 0.6.3: adds only (issue 27: the engine keeps the counters).
+ * 0.6.3: an addition and a behaviour fix; no signature changed (issue
+ * 27: the engine keeps the counters).
  * mcrepl_engine_opts grows stats at its end (it carries struct_size): the
  * engine's lease table counts each lease with a task (accepted, created,
  * in flight; revoked or failed at its end) and mcrepl_engine_replica_added()
