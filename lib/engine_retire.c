@@ -137,22 +137,39 @@ static mcrepl_status track(mcrepl_engine *e, const char *tenant,
 	return MCREPL_OK;
 }
 
-mcrepl_status mcrepl_engine_replica_added(mcrepl_engine *e, const char *tenant,
-					  const char *key,
-					  mcrepl_segment_id segment)
+/* Track a dynamic replica, counting a completed copy when count. */
+static mcrepl_status added(mcrepl_engine *e, const char *tenant,
+			   const char *key, mcrepl_segment_id segment,
+			   bool count)
 {
 	mcrepl_status st;
 
 	if (!e || !key || !*key || strlen(key) > MCREPL_KEY_MAX ||
 	    strlen(mcu_nz(tenant)) > MCREPL_TENANT_MAX)
 		return MCREPL_EINVAL;
-	mcrepl_stats_add(e->stats, MCREPL_STAT_TASKS_COMPLETED, 1);
+	if (count)
+		mcrepl_stats_add(e->stats, MCREPL_STAT_TASKS_COMPLETED, 1);
 	pthread_mutex_lock(&e->mu);
 	st = mcrepl__eng_slot(e, segment.v) == ENG_NONE
 		 ? MCREPL_ENOENT
 		 : track(e, mcu_nz(tenant), key, segment.v);
 	pthread_mutex_unlock(&e->mu);
 	return st;
+}
+
+mcrepl_status mcrepl_engine_replica_added(mcrepl_engine *e, const char *tenant,
+					  const char *key,
+					  mcrepl_segment_id segment)
+{
+	return added(e, tenant, key, segment, true);
+}
+
+mcrepl_status mcrepl_engine_replica_recovered(mcrepl_engine *e,
+					      const char *tenant,
+					      const char *key,
+					      mcrepl_segment_id segment)
+{
+	return added(e, tenant, key, segment, false);
 }
 
 /* Forget replica i of k (k freed when it was the last). */

@@ -961,7 +961,8 @@ END_TEST
 
 /* The counters the engine keeps (mcrepl_engine_opts.stats): a lease counts
  * as accepted, created and in flight once a task is bound, then revoked or
- * failed when it ends so; a completed copy is the host's replica_added. */
+ * failed when it ends so; a completed copy is the host's replica_added (a
+ * replica recovered at a failover is tracked, not counted). */
 static void fence_of(const mcrepl_propose_result *res, mcrepl_fence *f)
 {
 	*f = (mcrepl_fence){.lease = res->lease.id,
@@ -1030,6 +1031,24 @@ START_TEST(test_engine_counts_lease_lifecycle)
 	    mcrepl_engine_replica_added(e, "t", "", res.lease.target),
 	    MCREPL_EINVAL);
 	COUNTS(1, 1, 0, 1, 0, 0);
+	/* one a new master learnt of at a failover: tracked, not counted */
+	{
+		mcrepl_engine_stats es = {.struct_size = sizeof(es)};
+
+		ck_assert_int_eq(mcrepl_engine_replica_recovered(
+				     e, "t", "r", (mcrepl_segment_id){3}),
+				 MCREPL_OK);
+		ck_assert_int_eq(mcrepl_engine_replica_recovered(
+				     e, "t", "r", (mcrepl_segment_id){99}),
+				 MCREPL_ENOENT);
+		ck_assert_int_eq(mcrepl_engine_replica_recovered(
+				     e, "t", "", (mcrepl_segment_id){3}),
+				 MCREPL_EINVAL);
+		mcrepl_engine_get_stats(e, &es);
+		ck_assert_uint_eq(es.dynamic_keys, 2);
+		ck_assert_uint_eq(es.dynamic_replicas, 2);
+		COUNTS(1, 1, 0, 1, 0, 0);
+	}
 
 	/* revoked by its source */
 	ck_assert_int_eq(propose(e, "c", 100, NOW, &res), MCREPL_OK);

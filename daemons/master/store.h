@@ -612,6 +612,11 @@ McreplRpc__Code dyn_on_remove(struct store *s, const char *tenant,
 void dyn_on_replica_dropped(struct store *s, const struct object *o,
 			    const struct replica *r, const struct segment *seg,
 			    uint64_t now_ms);
+/* A COMPLETE dynamic replica r of o came back at a failover (its worker
+ * re-registered it): counted and tracked for retirement, as a copy made
+ * here, but no copy task counted. */
+void dyn_on_replica_recovered(struct store *s, const struct object *o,
+			      const struct replica *r);
 /* A client went away: its dynamic copies (as source or target) are
  * retired through the lease table, each task failed once. */
 void dyn_on_client_gone(struct store *s, uint64_t client_id, uint64_t now_ms);

@@ -117,6 +117,15 @@ void dyn_on_replica_dropped(struct store *s, const struct object *o,
 				      now_ms);
 }
 
+void dyn_on_replica_recovered(struct store *s, const struct object *o,
+			      const struct replica *r)
+{
+	mcrepl_stats_add(s->stats, MCREPL_STAT_REPLICAS, 1);
+	s->ctr.dyn_replica_bytes += r->size;
+	mcrepl_engine_replica_recovered(s->engine, o->tenant, o->key,
+					(mcrepl_segment_id){r->segment_id});
+}
+
 void dyn_on_task_failed(struct store *s, const struct task *t)
 {
 	if (t->msg.dynamic)

@@ -26,7 +26,7 @@ struct orphan {
 
 struct jentry {
 	uint64_t seq;
-	bool drop;
+	bool drop, dynamic;
 	uint64_t segment_id, offset, size, version, incarnation, stamp_tag;
 	char *tenant, *key;
 };
@@ -154,6 +154,7 @@ static void journal_add(struct store *s, const struct object *o,
 	e = &j->e[j->n];
 	*e = (struct jentry){.seq = j->next_seq,
 			     .drop = drop,
+			     .dynamic = r->dynamic,
 			     .segment_id = r->segment_id,
 			     .offset = r->offset,
 			     .size = o->size,
@@ -212,6 +213,7 @@ size_t store_journal_fill(struct store *s, uint64_t client_id, uint64_t ack,
 		m->version = e->version;
 		m->incarnation = e->incarnation;
 		m->stamp_tag = e->stamp_tag;
+		m->dynamic = e->dynamic;
 		if (e->tenant) { /* drops carry no name */
 			m->tenant = e->tenant;
 			m->key = e->key;
@@ -268,13 +270,16 @@ static McreplRpc__Code refuse(struct store *s, McreplRpc__Code code, char *err,
 }
 
 static McreplRpc__Code add_replica(struct store *s, struct object *o,
-				   struct segment *seg, uint64_t offset,
-				   char *err, size_t errlen)
+				   struct segment *seg,
+				   const McreplRpc__IndexEntry *e, char *err,
+				   size_t errlen)
 {
+	uint64_t offset = e->offset;
 	struct replica r = {.segment_id = seg->id,
 			    .offset = offset,
 			    .size = o->size,
-			    .status = REPLICA_COMPLETE};
+			    .status = REPLICA_COMPLETE,
+			    .dynamic = e->dynamic};
 
 	if (store__on_segment(o, seg->id) || !store_reserve_replica(o)) {
 		seg_alloc_free(seg->alloc, offset);
@@ -292,6 +297,8 @@ static McreplRpc__Code add_replica(struct store *s, struct object *o,
 	o->n_replicas++;
 	s->ha.replicas_recovered++;
 	store__journal_commit(s, o, &r);
+	if (r.dynamic)
+		dyn_on_replica_recovered(s, o, &r);
 	return MCREPL_RPC__CODE__OK;
 }
 
@@ -403,7 +410,7 @@ McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 		    o->complete &&
 		    store_object_incarnation(s, o) == e->incarnation &&
 		    store_object_stamp_tag(s, o) == e->stamp_tag)
-			return add_replica(s, o, seg, e->offset, err, errlen);
+			return add_replica(s, o, seg, e, err, errlen);
 		seg_alloc_free(seg->alloc, e->offset);
 		return refuse(s, MCREPL_RPC__CODE__ALREADY_EXISTS, err, errlen,
 			      "another version holds the key");
@@ -423,5 +430,5 @@ McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 	o->last_read_ms = now_ms;
 	store__insert_object(s, o);
 	s->ha.objects_recovered++;
-	return add_replica(s, o, seg, e->offset, err, errlen);
+	return add_replica(s, o, seg, e, err, errlen);
 }

@@ -5,8 +5,8 @@
  *     as not_leader makes the worker look again (every RESOLVE_MS until a
  *     mount succeeds) and move its master link to a new address;
  *   - the index: per segment, the committed replicas it holds (offset,
- *     size, version, incarnation, tenant, key), fed by the master's journal
- *     with FetchTasks;
+ *     size, version, incarnation, tenant, key, whether a dynamic copy), fed
+ *     by the master's journal with FetchTasks;
  *   - re-registration: after every mount the segment's index goes back to
  *     the master with RegisterObjects, in batches, each entry's region
  *     checked against its stamp first (a region that no longer holds the
@@ -39,6 +39,7 @@ struct wentry {
 	struct wentry *prev, *next;
 	uint64_t offset, size, version, incarnation;
 	uint64_t stamp_tag; /* the master's, as fed: what the stamp carries */
+	bool dynamic;	    /* a dynamic copy, as fed */
 	char *tenant, *key;
 };
 
@@ -209,6 +210,7 @@ static void index_commit(struct wseg *s, const McreplRpc__IndexEntry *m)
 	e->version = m->version;
 	e->incarnation = m->incarnation;
 	e->stamp_tag = m->stamp_tag;
+	e->dynamic = m->dynamic;
 	e->tenant = strdup(m->tenant);
 	e->key = strdup(m->key);
 	if (!e->tenant || !e->key) {
@@ -392,6 +394,7 @@ static void reg_send(struct reg *g)
 		ents[n].version = e->version;
 		ents[n].incarnation = e->incarnation;
 		ents[n].stamp_tag = e->stamp_tag;
+		ents[n].dynamic = e->dynamic;
 		ents[n].segment_id = s->id;
 		ents[n].tenant = e->tenant;
 		ents[n].key = e->key;

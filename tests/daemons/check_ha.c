@@ -40,6 +40,8 @@ struct hafx {
 	 * on the masters' RPC and HTTP ports, workers with a secret and the
 	 * CA */
 	bool secure;
+	/* dyn: the masters replicate hot keys (enforce, a 1 s window) */
+	bool dyn;
 	struct harness_auth auth;
 	struct tlsfix tls;
 	char auth_flag[400], cert_flag[300], key_flag[300], ca_flag[300];
@@ -69,18 +71,24 @@ static bool skip(void)
  * NO_SPACE, which is not what these tests are about. */
 static void start_master(int i)
 {
-	const char *flags[] = {fx.ep_flag,
-			       "--ha_lease_ttl_ms=3000",
-			       "--ha_poll_ms=100",
-			       "--ha_recovery_ms=1000",
-			       "--client_ttl=4",
-			       "--put_start_discard_timeout_sec=2",
-			       fx.secure ? fx.auth_flag : NULL,
-			       fx.cert_flag,
-			       fx.key_flag,
-			       "--rpc_address=127.0.0.1",
-			       NULL};
+	const char *flags[16] = {fx.ep_flag,
+				 "--ha_lease_ttl_ms=3000",
+				 "--ha_poll_ms=100",
+				 "--ha_recovery_ms=1000",
+				 "--client_ttl=4",
+				 "--put_start_discard_timeout_sec=2",
+				 "--rpc_address=127.0.0.1"};
+	size_t n = 7;
 
+	if (fx.dyn) {
+		flags[n++] = "--dynamic_replication_mode=enforce";
+		flags[n++] = "--dynamic_replication_heat_window_seconds=1";
+	}
+	if (fx.secure) {
+		flags[n++] = fx.auth_flag;
+		flags[n++] = fx.cert_flag;
+		flags[n++] = fx.key_flag;
+	}
 	ck_assert_int_eq(master_start(&fx.m[i], flags), 0);
 }
 
@@ -124,7 +132,7 @@ static void fx_secure(void)
 
 static void fx_start(int masters, int workers, int etcd_members)
 {
-	if (!fx.secure)
+	if (!fx.secure && !fx.dyn)
 		memset(&fx, 0, sizeof(fx));
 	ck_assert_int_eq(etcd_proc_start(&fx.etcd, etcd_members), 0);
 	snprintf(fx.ep_flag, sizeof(fx.ep_flag), "--etcd_endpoints=%s",
@@ -151,6 +159,7 @@ static void fx_stop(void)
 		harness_auth_cleanup(&fx.auth);
 		tlsfix_cleanup(&fx.tls);
 	}
+	fx.secure = fx.dyn = false; /* the next test starts plain */
 }
 
 static uint16_t metrics_port(int i)
@@ -769,6 +778,84 @@ END_TEST
 
 /* Without --etcd_endpoints: the master as before (role single, no HA
  * metrics), and RegisterObjects refused. Needs no etcd. */
+/* A dynamic copy made under the old leader is still one under the new
+ * leader: the journal tells its worker so, the worker re-registers it as
+ * such, the new leader counts it in its gauges and, once the key is cold,
+ * retires it like any other (before, it came back as an ordinary replica
+ * that nothing would ever retire). */
+START_TEST(test_ha_failover_keeps_dynamic_copies_retirable)
+{
+	struct store_client_config cfg;
+	store_client *sc = NULL;
+	char ep[300], err[256];
+	static uint8_t want[4096];
+	void *buf = NULL;
+	size_t got = 0;
+	int l;
+
+	if (skip())
+		return;
+	memset(&fx, 0, sizeof(fx));
+	fx.dyn = true;
+	fx_start(2, 2, 1);
+	ck_assert_int_eq(wait_leader(3000, -1), 0);
+	store_client_config_init(&cfg);
+	cfg.replicas = 1;
+	snprintf(ep, sizeof(ep), "etcd://%s", fx.etcd.endpoints);
+	ck_assert_int_eq(
+	    store_client_open(&sc, ep, NULL, &cfg, err, sizeof(err)), 0);
+	fill(want, sizeof(want), 7);
+	ck_assert_msg(store_client_put(sc, "hot", want, sizeof(want)) == 0,
+		      "%s", store_client_error(sc));
+	/* hot: read until its copy is made (the source worker copies it) */
+	for (int i = 0; i < 100 && metric(0, "mcrepl_dynamic_replicas") < 1;
+	     i++) {
+		for (int r = 0; r < 4; r++) {
+			ck_assert_int_eq(
+			    store_client_get(sc, "hot", &buf, &got, NULL), 0);
+			free(buf);
+		}
+		harness_sleep_ms(50);
+	}
+	ck_assert_int_eq(metric(0, "mcrepl_dynamic_replicas"), 1);
+	ck_assert_int_eq(metric(0, "mcrepl_dynamic_copy_tasks_completed_total"),
+			 1);
+	harness_sleep_ms(200); /* the journal reaches the workers (20 ms) */
+	proc_kill9(&fx.m[0]);
+	l = wait_leader(TTL_MS + 3000, 0);
+	ck_assert_int_eq(l, 1);
+	for (int i = 0; i < 100 && metric(1, "mcrepl_master_ha_replicas_"
+					     "recovered_total") < 2;
+	     i++)
+		harness_sleep_ms(50);
+	ck_assert_int_eq(metric(1, "mcrepl_master_ha_replicas_recovered_total"),
+			 2);
+	/* the new leader knows the copy for what it is */
+	ck_assert_int_eq(metric(1, "mcrepl_dynamic_replicas"), 1);
+	ck_assert_int_eq(metric(1, "mcrepl_master_dynamic_replica_bytes"),
+			 4096);
+	/* recovered, not made here: no copy task counted */
+	ck_assert_int_eq(metric(1, "mcrepl_dynamic_copy_tasks_completed_total"),
+			 0);
+	/* unread, it goes cold: retired within a few windows (1 s) */
+	for (int i = 0; i < 100 && metric(1, "mcrepl_master_dynamic_"
+					     "replicas_retired_total") < 1;
+	     i++)
+		harness_sleep_ms(50);
+	ck_assert_int_eq(
+	    metric(1, "mcrepl_master_dynamic_replicas_retired_total"), 1);
+	ck_assert_int_eq(metric(1, "mcrepl_dynamic_replicas"), 0);
+	ck_assert_int_eq(metric(1, "mcrepl_master_dynamic_replica_bytes"), 0);
+	/* its other replica still reads back the same bytes */
+	ck_assert_int_eq(store_client_get(sc, "hot", &buf, &got, NULL), 0);
+	ck_assert_uint_eq(got, sizeof(want));
+	ck_assert_int_eq(memcmp(buf, want, got), 0);
+	free(buf);
+	store_client_close(sc);
+	fx_stop();
+}
+END_TEST
+
 START_TEST(test_ha_single_master_unchanged)
 {
 	struct proc m;
@@ -832,6 +919,7 @@ Suite *make_ha_suite(void)
 	tcase_add_test(tc, test_ha_failover_auth_tls_no_failed_ops);
 	tcase_add_test(tc,
 		       test_ha_attack_register_objects_as_another_principal);
+	tcase_add_test(tc, test_ha_failover_keeps_dynamic_copies_retirable);
 	suite_add_tcase(s, tc);
 	return s;
 }

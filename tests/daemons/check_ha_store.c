@@ -3,7 +3,8 @@
  * clock in the test's hands: exact-range allocation, the term in versions
  * and old-term puts refused, the journal fed to a worker and forgotten
  * once acknowledged, re-registration (objects recreated with their own
- * incarnation, overlaps and other versions refused), segment holds.
+ * incarnation, overlaps and other versions refused, dynamic copies kept
+ * as such), segment holds.
  */
 #include <check.h>
 #include <errno.h>
@@ -393,6 +394,44 @@ START_TEST(test_recovered_objects_keep_their_stamp_tag)
 }
 END_TEST
 
+/* A record of a dynamic copy comes back as one: the replica keeps the
+ * flag (retirable, never the object's primary), the store counts its
+ * bytes, the journal feeds it on as dynamic; dropped, it is uncounted. */
+START_TEST(test_recovered_dynamic_copy_stays_dynamic)
+{
+	struct fx x;
+	struct object *o;
+	struct store_figures sf;
+	McreplRpc__IndexEntry e[4];
+	uint64_t v = ((uint64_t)(TERM - 1) << 32) | 3;
+	char err[128];
+
+	fx_start(&x, TERM);
+	e[0] = record("d", 8192, v);
+	e[1] = record("d", 0, v);
+	e[1].dynamic = true;
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e[0]), MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(recover(&x, CB, x.seg_b, &e[1]), MCREPL_RPC__CODE__OK);
+	o = store_find(x.s, "t", "d");
+	ck_assert_uint_eq(o->n_replicas, 2);
+	ck_assert(!o->replicas[0].dynamic);
+	ck_assert(o->replicas[1].dynamic);
+	store_figures(x.s, &sf);
+	ck_assert_uint_eq(sf.dyn_replica_bytes, 4096);
+	/* fed on to each worker with the flag it came with */
+	ck_assert_uint_eq(store_journal_fill(x.s, CA, 0, e, 4), 1);
+	ck_assert(!e[0].dynamic);
+	ck_assert_uint_eq(store_journal_fill(x.s, CB, 0, e, 4), 1);
+	ck_assert(e[0].dynamic);
+	ck_assert_uint_eq(e[0].segment_id, x.seg_b);
+	ck_assert_int_eq(store_remove(x.s, "t", "d", x.now, err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	store_figures(x.s, &sf);
+	ck_assert_uint_eq(sf.dyn_replica_bytes, 0);
+	fx_stop(&x);
+}
+END_TEST
+
 START_TEST(test_held_segment_gets_no_placement)
 {
 	struct fx x;
@@ -442,6 +481,7 @@ Suite *make_ha_store_suite(void)
 	tcase_add_test(tc, test_orphans_adopted_or_expired);
 	tcase_add_test(tc, test_recovered_objects_keep_their_stamp_tag);
 	tcase_add_test(tc, test_held_segment_gets_no_placement);
+	tcase_add_test(tc, test_recovered_dynamic_copy_stays_dynamic);
 	suite_add_tcase(s, tc);
 	return s;
 }

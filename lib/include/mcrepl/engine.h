@@ -27,6 +27,7 @@
  *                                   retire_due, mcrepl_engine_retire()
  *   a hot key (trigger)             mcrepl_engine_propose()
  *   a dynamic copy became readable  mcrepl_engine_replica_added()
+ *   one came back at a failover     mcrepl_engine_replica_recovered()
  *   a dynamic replica went          mcrepl_engine_replica_dropped()
  *   fences, sweep, remove           mcrepl_leases_*() on the engine's table
  *
@@ -306,6 +307,15 @@ MCREPL_API mcrepl_status mcrepl_engine_replica_added(mcrepl_engine *e,
 						     const char *tenant,
 						     const char *key,
 						     mcrepl_segment_id segment);
+
+/* A dynamic replica of (tenant, key) on segment that the host learnt of
+ * without a copy of its own (a new master re-registering what its workers
+ * hold after a failover): tracked for retirement as by
+ * mcrepl_engine_replica_added(), but no copy counted. Same statuses.
+ * Since 0.6.4. */
+MCREPL_API mcrepl_status
+mcrepl_engine_replica_recovered(mcrepl_engine *e, const char *tenant,
+				const char *key, mcrepl_segment_id segment);
 
 /* A dynamic replica went (retired, evicted, lost, object removed): no
  * longer tracked, and (when `cooldown`) the key enters the recreate

@@ -67,12 +67,16 @@
  * reads counted since had moved the share: 400 reads on 2 nodes, threshold
  * 8; 8 reads later, 9); the nodes stay as of the proposal, and before the
  * first tick the reads too (the 0.6.2 fix).
+ *
+ * 0.6.4: an addition. mcrepl_engine_replica_recovered() tracks a dynamic
+ * replica the host learnt of without a copy (a failover's re-registration)
+ * for retirement, counting no completed copy.
  */
 #ifndef MCREPL_VERSION_H
 #define MCREPL_VERSION_H
 
 #define MCREPL_VERSION_MAJOR 0
 #define MCREPL_VERSION_MINOR 6
-#define MCREPL_VERSION_PATCH 3
+#define MCREPL_VERSION_PATCH 4
 
 #endif
