@@ -49,11 +49,22 @@ static int alloc_tables(mcrepl_engine *e)
 
 	e->segs = calloc(e->max_segs, sizeof(*e->segs));
 	e->nodes = calloc(e->max_segs, sizeof(*e->nodes));
+	/* one more stripe for the alignment; calloc: untouched pages of
+	 * unused nodes stay unmapped */
+	e->stripes = calloc((size_t)e->max_segs * ENG_STRIPES + 1,
+			    sizeof(struct estripe));
 	e->scratch = calloc(e->max_segs, sizeof(*e->scratch));
 	e->tab = calloc(tab, sizeof(*e->tab));
 	e->tab_mask = tab - 1;
-	if (!e->segs || !e->nodes || !e->scratch || !e->tab)
+	if (!e->segs || !e->nodes || !e->stripes || !e->scratch || !e->tab)
 		return -1;
+	for (uint32_t i = 0; i < e->max_segs; i++)
+		e->nodes[i].st =
+		    (struct estripe *)((uintptr_t)e->stripes +
+				       sizeof(struct estripe) -
+				       (uintptr_t)e->stripes %
+					   sizeof(struct estripe)) +
+		    (size_t)i * ENG_STRIPES;
 	return mcrepl__eng_dkeys_init(e);
 }
 
@@ -112,6 +123,7 @@ void mcrepl_engine_destroy(mcrepl_engine *e)
 	mcrepl_leases_destroy(e->leases);
 	free(e->segs);
 	free(e->nodes);
+	free(e->stripes);
 	free(e->scratch);
 	free(e->tab);
 	pthread_mutex_destroy(&e->mu);
@@ -215,13 +227,37 @@ static void node_clear(struct enode *n)
 	free(n->name);
 	n->name = NULL;
 	n->segs = 0;
-	for (uint32_t k = 0; k < ENG_B; k++) {
-		atomic_store(&n->bucket[k], 0);
+	for (uint32_t k = 0; k < ENG_B; k++)
 		n->fade[k] = 0;
+	for (uint32_t s = 0; s < ENG_STRIPES; s++) {
+		for (uint32_t k = 0; k < ENG_B; k++)
+			atomic_store(&n->st[s].bucket[k], 0);
+		atomic_store(&n->st[s].now_reads, 0);
 	}
-	atomic_store(&n->now_reads, 0);
 	atomic_store(&n->prev_reads, 0);
 	n->proj = 0;
+}
+
+/* Node n's reads in bucket k, and in this reader-order period: the sums of
+ * its stripes (lock-free). */
+static uint32_t node_bucket(const struct enode *n, uint32_t k)
+{
+	uint32_t sum = 0;
+
+	for (uint32_t s = 0; s < ENG_STRIPES; s++)
+		sum += atomic_load_explicit(&n->st[s].bucket[k],
+					    memory_order_relaxed);
+	return sum;
+}
+
+static uint32_t node_now_reads(const struct enode *n)
+{
+	uint32_t sum = 0;
+
+	for (uint32_t s = 0; s < ENG_STRIPES; s++)
+		sum += atomic_load_explicit(&n->st[s].now_reads,
+					    memory_order_relaxed);
+	return sum;
 }
 
 /* The node named `name` (made on first use), or ENG_NONE on ENOMEM. */
@@ -292,9 +328,7 @@ uint64_t mcrepl__eng_node_load(const mcrepl_engine *e, uint32_t node)
 	double x, low;
 
 	for (uint32_t k = 0; k < ENG_B; k++) {
-		uint32_t b =
-		    atomic_load_explicit(&n->bucket[(cur + ENG_B - k) % ENG_B],
-					 memory_order_relaxed);
+		uint32_t b = node_bucket(n, (cur + ENG_B - k) % ENG_B);
 
 		sum += b;
 		if (k >= 1 && k <= MCREPL_POLICY_RISING_NODE_BUCKETS)
@@ -497,18 +531,29 @@ static uint32_t node_of_id(const mcrepl_engine *e, uint64_t id)
 						       memory_order_relaxed);
 }
 
+/* The calling thread's stripe: its stack's address (threads' stacks lie
+ * at least 64 KiB apart), hashed. Two threads share a stripe with odds
+ * 1 in ENG_STRIPES, and then only cost what every read cost unstriped. */
+static uint32_t caller_stripe(void)
+{
+	volatile char here = 0;
+
+	return (uint32_t)mcu_splitmix64_mix((uintptr_t)&here >> 16) %
+	       ENG_STRIPES;
+}
+
 void mcrepl_engine_read(mcrepl_engine *e, mcrepl_segment_id id)
 {
 	uint32_t node, cur;
+	struct estripe *st;
 
 	if (!e || (node = node_of_id(e, id.v)) == ENG_NONE ||
 	    node >= e->max_segs)
 		return;
 	cur = atomic_load_explicit(&e->cur, memory_order_relaxed);
-	atomic_fetch_add_explicit(&e->nodes[node].bucket[cur], 1,
-				  memory_order_relaxed);
-	atomic_fetch_add_explicit(&e->nodes[node].now_reads, 1,
-				  memory_order_relaxed);
+	st = &e->nodes[node].st[caller_stripe()];
+	atomic_fetch_add_explicit(&st->bucket[cur], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&st->now_reads, 1, memory_order_relaxed);
 }
 
 /* Most replicas of one key the order handles with loads (more: no load). */
@@ -531,8 +576,7 @@ static bool order_loads(const mcrepl_engine *e,
 			continue;
 		}
 		x = &e->nodes[node];
-		load[i] =
-		    atomic_load_explicit(&x->now_reads, memory_order_relaxed);
+		load[i] = node_now_reads(x);
 		if (!e->on)
 			load[i] += atomic_load_explicit(&x->prev_reads,
 							memory_order_relaxed);
@@ -575,7 +619,8 @@ static void roll(mcrepl_engine *e)
 
 		if (!n->name)
 			continue;
-		atomic_store(&n->bucket[next], 0);
+		for (uint32_t s = 0; s < ENG_STRIPES; s++)
+			atomic_store(&n->st[s].bucket[next], 0);
 		n->proj -= n->fade[next];
 		n->fade[next] = 0;
 	}
@@ -588,11 +633,12 @@ static void roll_period(mcrepl_engine *e, bool skipped)
 {
 	for (uint32_t i = 0; i < e->max_segs; i++) {
 		struct enode *n = &e->nodes[i];
-		uint32_t x;
+		uint32_t x = 0;
 
 		if (!n->name)
 			continue;
-		x = atomic_exchange(&n->now_reads, 0);
+		for (uint32_t s = 0; s < ENG_STRIPES; s++)
+			x += atomic_exchange(&n->st[s].now_reads, 0);
 		atomic_store(&n->prev_reads, skipped ? 0 : x);
 	}
 }
@@ -603,7 +649,7 @@ static uint64_t window_reads(const mcrepl_engine *e)
 
 	for (uint32_t i = 0; i < e->max_segs; i++)
 		for (uint32_t k = 0; e->nodes[i].name && k < ENG_B; k++)
-			sum += atomic_load(&e->nodes[i].bucket[k]);
+			sum += node_bucket(&e->nodes[i], k);
 	return sum;
 }
 
@@ -777,7 +823,7 @@ static void project_rfc(mcrepl_engine *e, const mcrepl_propose_input *in,
 
 	if (node == ENG_NONE || !e->cfg.read_load_aware_placement)
 		return;
-	atomic_fetch_add(&e->nodes[node].now_reads,
+	atomic_fetch_add(&e->nodes[node].st[0].now_reads,
 			 in->heat_count /
 			     (in->object->readable_memory_replicas + 1u));
 	e->projections++;
