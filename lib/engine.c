@@ -235,6 +235,7 @@ static void node_clear(struct enode *n)
 		atomic_store(&n->st[s].now_reads, 0);
 	}
 	atomic_store(&n->prev_reads, 0);
+	atomic_store(&n->used, 0);
 	n->proj = 0;
 }
 
@@ -244,8 +245,9 @@ static uint32_t node_bucket(const struct enode *n, uint32_t k)
 {
 	uint32_t sum = 0;
 
-	for (uint32_t s = 0; s < ENG_STRIPES; s++)
-		sum += atomic_load_explicit(&n->st[s].bucket[k],
+	for (uint32_t m = atomic_load_explicit(&n->used, memory_order_relaxed);
+	     m; m &= m - 1)
+		sum += atomic_load_explicit(&n->st[__builtin_ctz(m)].bucket[k],
 					    memory_order_relaxed);
 	return sum;
 }
@@ -254,10 +256,21 @@ static uint32_t node_now_reads(const struct enode *n)
 {
 	uint32_t sum = 0;
 
-	for (uint32_t s = 0; s < ENG_STRIPES; s++)
-		sum += atomic_load_explicit(&n->st[s].now_reads,
+	for (uint32_t m = atomic_load_explicit(&n->used, memory_order_relaxed);
+	     m; m &= m - 1)
+		sum += atomic_load_explicit(&n->st[__builtin_ctz(m)].now_reads,
 					    memory_order_relaxed);
 	return sum;
+}
+
+/* Node n's stripe s, marked used (the mark is written once: afterwards
+ * every reader only reads it). */
+static struct estripe *node_stripe(struct enode *n, uint32_t s)
+{
+	if (!(atomic_load_explicit(&n->used, memory_order_relaxed) & 1u << s))
+		atomic_fetch_or_explicit(&n->used, 1u << s,
+					 memory_order_relaxed);
+	return &n->st[s];
 }
 
 /* The node named `name` (made on first use), or ENG_NONE on ENOMEM. */
@@ -551,7 +564,7 @@ void mcrepl_engine_read(mcrepl_engine *e, mcrepl_segment_id id)
 	    node >= e->max_segs)
 		return;
 	cur = atomic_load_explicit(&e->cur, memory_order_relaxed);
-	st = &e->nodes[node].st[caller_stripe()];
+	st = node_stripe(&e->nodes[node], caller_stripe());
 	atomic_fetch_add_explicit(&st->bucket[cur], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&st->now_reads, 1, memory_order_relaxed);
 }
@@ -823,7 +836,7 @@ static void project_rfc(mcrepl_engine *e, const mcrepl_propose_input *in,
 
 	if (node == ENG_NONE || !e->cfg.read_load_aware_placement)
 		return;
-	atomic_fetch_add(&e->nodes[node].st[0].now_reads,
+	atomic_fetch_add(&node_stripe(&e->nodes[node], 0)->now_reads,
 			 in->heat_count /
 			     (in->object->readable_memory_replicas + 1u));
 	e->projections++;
