@@ -8,9 +8,13 @@
  *   bench_engine_read [--quick]   (or MCREPL_BENCH_QUICK=1): fewer reads
  *
  * Cases: one thread; two threads reading one node (a 2-thread master whose
- * reads land on one NIC); two threads on a node each. Every figure is the
- * median of RUNS runs, wall ns per read of the slower thread. The last
- * line is machine-readable: the ratios engine/baseline per case.
+ * reads land on one NIC); two threads on a node each; and a hot key's read
+ * with two threads: the reader order over its two replicas (on two nodes)
+ * picks one, the read is counted there (mcrepl_engine_pick() + _read();
+ * the baseline: mcrepl_pick_replica() with the one-line counts as loads).
+ * Every figure is the median of RUNS runs, wall ns per read of the slower
+ * thread. The last line is machine-readable: the ratios engine/baseline
+ * per case.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,6 +27,7 @@
 
 #include "mcrepl/config.h"
 #include "mcrepl/engine.h"
+#include "mcrepl/place.h"
 
 #define RUNS 5
 #define THREADS 2
@@ -38,7 +43,7 @@ static struct line_node line_nodes[THREADS];
 
 struct job {
 	mcrepl_engine *e; /* NULL: the baseline */
-	uint32_t node;
+	uint32_t node;	  /* UINT32_MAX: pick between nodes 0 and 1 */
 	pthread_barrier_t *go;
 	uint64_t ns;
 };
@@ -51,32 +56,65 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static void line_read(struct line_node *n, uint64_t i)
+{
+	atomic_fetch_add_explicit(&n->bucket[i >> 30 & 7], 1,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&n->now_reads, 1, memory_order_relaxed);
+}
+
+/* The hot key's reads: pick a replica by load, count the read there. */
+static void picks(struct job *j)
+{
+	mcrepl_replica_view v[2] = {{.segment = {1}, .readable = true},
+				    {.segment = {2}, .readable = true}};
+	size_t pick;
+
+	for (uint64_t i = 0; i < reads_per_thread; i++) {
+		if (j->e) {
+			if (mcrepl_engine_pick(j->e, "t", "hot", v, 2, i,
+					       &pick) != MCREPL_OK)
+				pick = 0;
+			mcrepl_engine_read(j->e, v[pick].segment);
+		} else {
+			uint64_t load[2] = {
+			    atomic_load_explicit(&line_nodes[0].now_reads,
+						 memory_order_relaxed),
+			    atomic_load_explicit(&line_nodes[1].now_reads,
+						 memory_order_relaxed)};
+
+			if (mcrepl_pick_replica("t", "hot", v, load, 2, i,
+						&pick) != MCREPL_OK)
+				pick = 0;
+			line_read(&line_nodes[pick], i);
+		}
+	}
+}
+
 static void *run(void *arg)
 {
 	struct job *j = arg;
 	mcrepl_segment_id id = {j->node + 1};
-	struct line_node *n = &line_nodes[j->node];
+	struct line_node *n = &line_nodes[j->node % THREADS];
 	uint64_t t0;
 
 	pthread_barrier_wait(j->go);
 	t0 = now_ns();
-	if (j->e)
+	if (j->node == UINT32_MAX)
+		picks(j);
+	else if (j->e)
 		for (uint64_t i = 0; i < reads_per_thread; i++)
 			mcrepl_engine_read(j->e, id);
 	else
-		for (uint64_t i = 0; i < reads_per_thread; i++) {
-			atomic_fetch_add_explicit(&n->bucket[i >> 30 & 7], 1,
-						  memory_order_relaxed);
-			atomic_fetch_add_explicit(&n->now_reads, 1,
-						  memory_order_relaxed);
-		}
+		for (uint64_t i = 0; i < reads_per_thread; i++)
+			line_read(n, i);
 	j->ns = now_ns() - t0;
 	return NULL;
 }
 
 /* ns per read of the slowest of `threads` threads; `spread`: each on its
- * own node. */
-static double once(mcrepl_engine *e, int threads, bool spread)
+ * own node; `pick`: the hot key's reads instead. */
+static double once(mcrepl_engine *e, int threads, bool spread, bool pick)
 {
 	pthread_t th[THREADS];
 	struct job j[THREADS];
@@ -85,7 +123,11 @@ static double once(mcrepl_engine *e, int threads, bool spread)
 
 	pthread_barrier_init(&go, NULL, (unsigned)threads);
 	for (int i = 0; i < threads; i++) {
-		j[i] = (struct job){e, spread ? (uint32_t)i : 0, &go, 0};
+		j[i] = (struct job){e,
+				    pick     ? UINT32_MAX
+				    : spread ? (uint32_t)i
+					     : 0,
+				    &go, 0};
 		if (pthread_create(&th[i], NULL, run, &j[i])) {
 			perror("pthread_create");
 			exit(1);
@@ -106,12 +148,12 @@ static int cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double median(mcrepl_engine *e, int threads, bool spread)
+static double median(mcrepl_engine *e, int threads, bool spread, bool pick)
 {
 	double v[RUNS];
 
 	for (int r = 0; r < RUNS; r++)
-		v[r] = once(e, threads, spread);
+		v[r] = once(e, threads, spread, pick);
 	qsort(v, RUNS, sizeof(v[0]), cmp);
 	return v[RUNS / 2];
 }
@@ -121,13 +163,14 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int threads;
-		bool spread;
-	} cases[] = {{"one_thread", 1, false},
-		     {"two_threads_one_node", 2, false},
-		     {"two_threads_own_nodes", 2, true}};
+		bool spread, pick;
+	} cases[] = {{"one_thread", 1, false, false},
+		     {"two_threads_one_node", 2, false, false},
+		     {"two_threads_own_nodes", 2, true, false},
+		     {"hot_key_two_threads", 2, false, true}};
 	mcrepl_config c;
 	mcrepl_engine *e = NULL;
-	double ratio[3];
+	double ratio[4];
 	const char *q = getenv("MCREPL_BENCH_QUICK");
 
 	if ((argc > 1 && strcmp(argv[1], "--quick") == 0) || (q && *q == '1'))
@@ -155,17 +198,19 @@ int main(int argc, char **argv)
 	       "(ns per read, slowest thread)\n",
 	       (unsigned long long)reads_per_thread, RUNS);
 	printf("%-24s %10s %10s %8s\n", "case", "engine", "baseline", "ratio");
-	for (int i = 0; i < 3; i++) {
-		double x = median(e, cases[i].threads, cases[i].spread);
-		double b = median(NULL, cases[i].threads, cases[i].spread);
+	for (int i = 0; i < 4; i++) {
+		double x =
+		    median(e, cases[i].threads, cases[i].spread, cases[i].pick);
+		double b = median(NULL, cases[i].threads, cases[i].spread,
+				  cases[i].pick);
 
 		ratio[i] = x / b;
 		printf("%-24s %10.2f %10.2f %8.3f\n", cases[i].name, x, b,
 		       ratio[i]);
 	}
 	printf("engine_read one_thread=%.3f two_threads_one_node=%.3f "
-	       "two_threads_own_nodes=%.3f\n",
-	       ratio[0], ratio[1], ratio[2]);
+	       "two_threads_own_nodes=%.3f hot_key_two_threads=%.3f\n",
+	       ratio[0], ratio[1], ratio[2], ratio[3]);
 	mcrepl_engine_destroy(e);
 	return 0;
 }

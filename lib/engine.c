@@ -233,9 +233,11 @@ static void node_clear(struct enode *n)
 		for (uint32_t k = 0; k < ENG_B; k++)
 			atomic_store(&n->st[s].bucket[k], 0);
 		atomic_store(&n->st[s].now_reads, 0);
+		atomic_store(&n->st[s].at_tick, 0);
 	}
 	atomic_store(&n->prev_reads, 0);
 	atomic_store(&n->used, 0);
+	atomic_store(&n->snap, 0);
 	n->proj = 0;
 }
 
@@ -252,15 +254,38 @@ static uint32_t node_bucket(const struct enode *n, uint32_t k)
 	return sum;
 }
 
-static uint32_t node_now_reads(const struct enode *n)
+/* The reader order's base for node n (mutex held): each used stripe's
+ * period count now, and their sum. */
+static void node_snap(struct enode *n)
 {
 	uint32_t sum = 0;
 
-	for (uint32_t m = atomic_load_explicit(&n->used, memory_order_relaxed);
-	     m; m &= m - 1)
-		sum += atomic_load_explicit(&n->st[__builtin_ctz(m)].now_reads,
-					    memory_order_relaxed);
-	return sum;
+	for (uint32_t m = atomic_load(&n->used); m; m &= m - 1) {
+		struct estripe *st = &n->st[__builtin_ctz(m)];
+		uint32_t x = atomic_load(&st->now_reads);
+
+		atomic_store(&st->at_tick, x);
+		sum += x;
+	}
+	atomic_store(&n->snap, sum);
+}
+
+/* Node n's reads this reader-order period as stripe s's reader estimates
+ * them: the sum at the last tick, plus its own reads since times the
+ * stripes used (lock-free; only n's tick-written fields and the caller's
+ * own stripe are read). */
+static uint32_t node_order_reads(const struct enode *n, uint32_t s)
+{
+	uint32_t used = atomic_load_explicit(&n->used, memory_order_relaxed);
+	uint32_t est = atomic_load_explicit(&n->snap, memory_order_relaxed);
+	uint32_t now, at;
+
+	if (!(used & 1u << s))
+		return est;
+	now = atomic_load_explicit(&n->st[s].now_reads, memory_order_relaxed);
+	at = atomic_load_explicit(&n->st[s].at_tick, memory_order_relaxed);
+	return now > at ? est + (now - at) * (uint32_t)__builtin_popcount(used)
+			: est;
 }
 
 /* Node n's stripe s, marked used (the mark is written once: afterwards
@@ -544,15 +569,28 @@ static uint32_t node_of_id(const mcrepl_engine *e, uint64_t id)
 						       memory_order_relaxed);
 }
 
-/* The calling thread's stripe: its stack's address (threads' stacks lie
- * at least 64 KiB apart), hashed. Two threads share a stripe with odds
- * 1 in ENG_STRIPES, and then only cost what every read cost unstriped. */
+/* The calling thread's stripe: its thread pointer (one instruction where
+ * the compiler has the builtin; pthread_self() otherwise), hashed. Not a
+ * stack address: that moves with the call depth, and one thread counting
+ * on two stripes makes the reader order an estimate. Two threads share a
+ * stripe with odds 1 in ENG_STRIPES, and then only cost what every read
+ * cost unstriped. */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_thread_pointer)
+#define ENG_THREAD_ID() ((uint64_t)(uintptr_t)__builtin_thread_pointer())
+#endif
+#endif
 static uint32_t caller_stripe(void)
 {
-	volatile char here = 0;
+#ifdef ENG_THREAD_ID
+	uint64_t v = ENG_THREAD_ID();
+#else
+	pthread_t self = pthread_self();
+	uint64_t v = 0;
 
-	return (uint32_t)mcu_splitmix64_mix((uintptr_t)&here >> 16) %
-	       ENG_STRIPES;
+	memcpy(&v, &self, sizeof(self) < sizeof(v) ? sizeof(self) : sizeof(v));
+#endif
+	return (uint32_t)(mcu_splitmix64_mix(v) % ENG_STRIPES);
 }
 
 void mcrepl_engine_read(mcrepl_engine *e, mcrepl_segment_id id)
@@ -579,6 +617,7 @@ static bool order_loads(const mcrepl_engine *e,
 			uint64_t *load)
 {
 	bool by_load = e && (e->on || e->order_by_load) && n <= ORDER_MAX;
+	uint32_t s = by_load ? caller_stripe() : 0;
 
 	for (size_t i = 0; by_load && replicas && i < n; i++) {
 		uint32_t node = node_of_id(e, replicas[i].segment.v);
@@ -589,7 +628,7 @@ static bool order_loads(const mcrepl_engine *e,
 			continue;
 		}
 		x = &e->nodes[node];
-		load[i] = node_now_reads(x);
+		load[i] = node_order_reads(x, s);
 		if (!e->on)
 			load[i] += atomic_load_explicit(&x->prev_reads,
 							memory_order_relaxed);
@@ -692,6 +731,9 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 		roll_period(e, period > e->period + 1);
 		e->period = period;
 	}
+	for (uint32_t i = 0; i < e->max_segs; i++)
+		if (e->nodes[i].name)
+			node_snap(&e->nodes[i]);
 	if (e->on) {
 		e->view.nodes = e->n_nodes;
 		e->view.window_reads = window_reads(e);
@@ -832,13 +874,19 @@ static void project_auto(mcrepl_engine *e, const mcrepl_propose_input *in,
 static void project_rfc(mcrepl_engine *e, const mcrepl_propose_input *in,
 			const mcrepl_lease *l)
 {
-	uint32_t node = node_of_id(e, l->target.v);
+	uint32_t node = node_of_id(e, l->target.v), d;
+	struct estripe *st;
+	struct enode *n;
 
 	if (node == ENG_NONE || !e->cfg.read_load_aware_placement)
 		return;
-	atomic_fetch_add(&node_stripe(&e->nodes[node], 0)->now_reads,
-			 in->heat_count /
-			     (in->object->readable_memory_replicas + 1u));
+	n = &e->nodes[node];
+	st = node_stripe(n, 0);
+	d = in->heat_count / (in->object->readable_memory_replicas + 1u);
+	/* in the order's sum at once, not in stripe 0's reads since the tick */
+	atomic_fetch_add(&st->now_reads, d);
+	atomic_fetch_add(&st->at_tick, d);
+	atomic_fetch_add(&n->snap, d);
 	e->projections++;
 }
 

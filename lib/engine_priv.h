@@ -20,13 +20,17 @@
  * stripe of its thread (mcrepl_engine_read()), each stripe on a cache line
  * of its own, so threads reading one node do not all write one line (two
  * threads on one line: 35-48 ns a read; on their own lines: 4-6 ns). A
- * count is the sum of the stripes readers used (a reader order sums them
- * per replica on every multi-replica read: summing all 16 made a two
- * replica pick 50% dearer). */
+ * count is the sum of the stripes readers used. The reader order, on
+ * every multi-replica read, reads no other thread's stripe (each would be
+ * a cache miss per reading thread and replica): it estimates a node's
+ * period count as the sum at the last tick (snap) plus the caller's own
+ * reads since (its stripe's now_reads - at_tick) times the stripes used;
+ * exact with one reader thread. */
 #define ENG_STRIPES 16
 struct estripe {
 	_Alignas(64) _Atomic uint32_t bucket[ENG_B];
 	_Atomic uint32_t now_reads; /* this reader-order period */
+	_Atomic uint32_t at_tick;   /* now_reads at the last tick */
 };
 
 /* A serving node (NIC): its routed reads and projections. A free node has
@@ -37,6 +41,7 @@ struct enode {
 	uint32_t segs;		     /* segments on it */
 	struct estripe *st;	     /* [ENG_STRIPES] */
 	_Atomic uint32_t used;	     /* bit s: stripe s was counted on */
+	_Atomic uint32_t snap;	     /* now_reads summed at the last tick */
 	_Atomic uint32_t prev_reads; /* the last reader-order period */
 	double proj, fade[ENG_B];    /* auto: projections */
 };

@@ -352,6 +352,70 @@ static const mcrepl_replica_view two_reps[2] = {
     {{2}, {2}, "h2", "", true, true, true, true, 0},
 };
 
+/* Readers on other threads: the order sees their reads of this period as
+ * of the last tick (it reads no other thread's counters), and its own at
+ * once. */
+struct reads_job {
+	mcrepl_engine *e;
+	uint64_t id;
+	unsigned n;
+};
+
+static void *reads_thread(void *arg)
+{
+	struct reads_job *j = arg;
+
+	reads(j->e, j->id, j->n);
+	return NULL;
+}
+
+static void reads_on_thread(mcrepl_engine *e, uint64_t id, unsigned n)
+{
+	struct reads_job j = {e, id, n};
+	pthread_t th;
+
+	ck_assert_int_eq(pthread_create(&th, NULL, reads_thread, &j), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+}
+
+START_TEST(test_engine_order_sees_other_threads_at_the_tick)
+{
+	mcrepl_config c = auto_cfg();
+	size_t ord[2], want[2];
+	mcrepl_engine *e = mk(&c);
+
+	set(e, 1, "h1", NULL);
+	set(e, 2, "h2", NULL);
+	mcrepl_engine_tick(e, NOW, NULL);
+	reads_on_thread(e, 1, 300);
+	reads_on_thread(e, 2, 200);
+	/* counted in the window at once */
+	ck_assert_uint_eq(load(e, 1), 300);
+	ck_assert_uint_eq(load(e, 2), 200);
+	mcrepl_engine_tick(e, NOW + 1, NULL); /* same period */
+	for (uint64_t salt = 0; salt < 16; salt++) {
+		ck_assert_int_eq(
+		    mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord),
+		    MCREPL_OK);
+		ck_assert_uint_eq(ord[0], 1); /* 200 < 300 */
+	}
+	/* this thread's own reads count at once: 200 + 150 > 300 */
+	reads(e, 2, 150);
+	for (uint64_t salt = 0; salt < 16; salt++) {
+		mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord);
+		ck_assert_uint_eq(ord[0], 0);
+	}
+	/* a new period: nothing read in it, the plain order */
+	mcrepl_engine_tick(e, NOW + 1000, NULL);
+	for (uint64_t salt = 0; salt < 16; salt++) {
+		mcrepl_order_replicas("t", "k", two_reps, NULL, 2, salt, want);
+		mcrepl_engine_order(e, "t", "k", two_reps, 2, salt, ord);
+		ck_assert_uint_eq(ord[0], want[0]);
+	}
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
 START_TEST(test_engine_order_by_period_reads)
 {
 	mcrepl_config c = auto_cfg();
@@ -1192,6 +1256,7 @@ Suite *make_engine_suite(void)
 	tcase_add_test(tc, test_engine_reads_roll_out_after_a_window);
 	tcase_add_test(tc, test_engine_tick_threshold_and_retire_due);
 	tcase_add_test(tc, test_engine_order_by_period_reads);
+	tcase_add_test(tc, test_engine_order_sees_other_threads_at_the_tick);
 	tcase_add_test(tc, test_engine_propose_projects_and_fades);
 	tcase_add_test(tc, test_engine_propose_promised_bytes);
 	tcase_add_test(tc, test_engine_propose_balance_gate);

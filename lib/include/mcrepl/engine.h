@@ -190,7 +190,7 @@ MCREPL_API size_t mcrepl_engine_segment_name(mcrepl_engine *e,
 
 /* One read routed to segment id (unknown ids are ignored). Lock-free; the
  * count goes to one of 16 cache-line stripes of the node, picked by the
- * calling thread's stack address, so threads reading one node rarely
+ * calling thread (its thread pointer), so threads reading one node rarely
  * write the same line (since 0.6.4; a count is the sum of the stripes). */
 MCREPL_API void mcrepl_engine_read(mcrepl_engine *e, mcrepl_segment_id id);
 
@@ -199,7 +199,13 @@ MCREPL_API void mcrepl_engine_read(mcrepl_engine *e, mcrepl_segment_id id);
  * auto or order_by_load, the reads routed to each replica's node this
  * period as the load; auto: this period alone, otherwise this period and
  * the previous one), salted by `salt` (e.g. the object's read count).
- * Lock-free. MCREPL_EINVAL as mcrepl_order_replicas().
+ * Lock-free. With one reader thread the period's counts are exact; with
+ * several, a node's count is the one the last tick saw plus the calling
+ * thread's own reads since, times the threads that read the node (since
+ * 0.6.4: the order reads no other thread's counters, which would cost a
+ * cache miss per reading thread and replica on every hot read). Tick every
+ * few hundred ms, as the calls table says. MCREPL_EINVAL as
+ * mcrepl_order_replicas().
  */
 MCREPL_API mcrepl_status
 mcrepl_engine_order(mcrepl_engine *e, const char *tenant, const char *key,

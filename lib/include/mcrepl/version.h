@@ -73,8 +73,11 @@
  * for retirement, counting no completed copy. mcrepl_engine_read() counts
  * on one of 16 cache-line stripes of the node, by the calling thread, so
  * concurrent readers of one node no longer write one line (two threads on
- * one node: 4.8 ns a read, was 24; bench/bench_engine_read.c). No struct
- * or signature changed.
+ * one node: 5 ns a read, was 19-24; bench/bench_engine_read.c); with
+ * several reader threads, mcrepl_engine_order() and _pick() estimate a
+ * node's period count from the last tick's sum and the caller's own reads
+ * since (exact with one reader thread: our master and the simulator). No
+ * struct or signature changed.
  */
 #ifndef MCREPL_VERSION_H
 #define MCREPL_VERSION_H
