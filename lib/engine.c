@@ -49,22 +49,11 @@ static int alloc_tables(mcrepl_engine *e)
 
 	e->segs = calloc(e->max_segs, sizeof(*e->segs));
 	e->nodes = calloc(e->max_segs, sizeof(*e->nodes));
-	/* one more stripe for the alignment; calloc: untouched pages of
-	 * unused nodes stay unmapped */
-	e->stripes = calloc((size_t)e->max_segs * ENG_STRIPES + 1,
-			    sizeof(struct estripe));
 	e->scratch = calloc(e->max_segs, sizeof(*e->scratch));
 	e->tab = calloc(tab, sizeof(*e->tab));
 	e->tab_mask = tab - 1;
-	if (!e->segs || !e->nodes || !e->stripes || !e->scratch || !e->tab)
+	if (!e->segs || !e->nodes || !e->scratch || !e->tab)
 		return -1;
-	for (uint32_t i = 0; i < e->max_segs; i++)
-		e->nodes[i].st =
-		    (struct estripe *)((uintptr_t)e->stripes +
-				       sizeof(struct estripe) -
-				       (uintptr_t)e->stripes %
-					   sizeof(struct estripe)) +
-		    (size_t)i * ENG_STRIPES;
 	return mcrepl__eng_dkeys_init(e);
 }
 
@@ -118,12 +107,13 @@ void mcrepl_engine_destroy(mcrepl_engine *e)
 		free(e->segs[i].domain);
 		free(e->segs[i].name);
 	}
-	for (uint32_t i = 0; e->nodes && i < e->max_segs; i++)
+	for (uint32_t i = 0; e->nodes && i < e->max_segs; i++) {
 		free(e->nodes[i].name);
+		free(e->nodes[i].st_mem);
+	}
 	mcrepl_leases_destroy(e->leases);
 	free(e->segs);
 	free(e->nodes);
-	free(e->stripes);
 	free(e->scratch);
 	free(e->tab);
 	pthread_mutex_destroy(&e->mu);
@@ -229,7 +219,7 @@ static void node_clear(struct enode *n)
 	n->segs = 0;
 	for (uint32_t k = 0; k < ENG_B; k++)
 		n->fade[k] = 0;
-	for (uint32_t s = 0; s < ENG_STRIPES; s++) {
+	for (uint32_t s = 0; n->st && s < ENG_STRIPES; s++) {
 		for (uint32_t k = 0; k < ENG_B; k++)
 			atomic_store(&n->st[s].bucket[k], 0);
 		atomic_store(&n->st[s].now_reads, 0);
@@ -298,6 +288,22 @@ static struct estripe *node_stripe(struct enode *n, uint32_t s)
 	return &n->st[s];
 }
 
+/* Node slot n's stripes, allocated at the slot's first use (zeroed; kept
+ * while the slot is reused): false on ENOMEM. One stripe more than needed
+ * for the alignment. */
+static bool node_stripes(struct enode *n)
+{
+	uintptr_t a;
+
+	if (n->st)
+		return true;
+	if (!(n->st_mem = calloc(ENG_STRIPES + 1, sizeof(struct estripe))))
+		return false;
+	a = (uintptr_t)n->st_mem + sizeof(struct estripe) - 1;
+	n->st = (struct estripe *)(a - a % sizeof(struct estripe));
+	return true;
+}
+
 /* The node named `name` (made on first use), or ENG_NONE on ENOMEM. */
 static uint32_t node_get(mcrepl_engine *e, const char *name)
 {
@@ -308,7 +314,8 @@ static uint32_t node_get(mcrepl_engine *e, const char *name)
 		return i;
 	for (i = 0; i < e->max_segs && e->nodes[i].name; i++)
 		;
-	if (i == e->max_segs || !(e->nodes[i].name = mcu_strdup(name)))
+	if (i == e->max_segs || !node_stripes(&e->nodes[i]) ||
+	    !(e->nodes[i].name = mcu_strdup(name)))
 		return ENG_NONE;
 	e->nodes[i].name_hash = h;
 	e->n_nodes++;

@@ -39,7 +39,8 @@ struct enode {
 	char *name;
 	uint64_t name_hash;
 	uint32_t segs;		     /* segments on it */
-	struct estripe *st;	     /* [ENG_STRIPES] */
+	struct estripe *st;	     /* [ENG_STRIPES], 64-byte aligned */
+	void *st_mem;		     /* its allocation (the slot's first use) */
 	_Atomic uint32_t used;	     /* bit s: stripe s was counted on */
 	_Atomic uint32_t snap;	     /* now_reads summed at the last tick */
 	_Atomic uint32_t prev_reads; /* the last reader-order period */
@@ -87,7 +88,6 @@ struct mcrepl_engine {
 	} * tab;
 	uint32_t tab_mask;
 	struct enode *nodes;
-	void *stripes; /* the nodes' stripes (one allocation, unaligned) */
 	uint32_t n_nodes;
 	_Atomic uint32_t cur; /* current bucket */
 	uint64_t last_ms;     /* the latest tick's now_ms */

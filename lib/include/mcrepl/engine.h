@@ -63,9 +63,9 @@
  * counter, the replica is left to eviction); work per call is O(segments)
  * for tick and propose, O(replicas of one key) for order, O(1) expected for
  * read, and O(cap probes) per retire call (a pass resumes where the last
- * call stopped). Memory: about 1.3 KiB per segment slot of max_segments
- * (5 MiB at the default 4096), of which the node read counters, 1 KiB a
- * slot, are touched only for nodes in use.
+ * call stopped). Memory: about 0.3 KiB per segment slot of max_segments
+ * (1.3 MiB at the default 4096), and 1.1 KiB per node in use (its read
+ * counters, one cache line per stripe).
  */
 #ifndef MCREPL_ENGINE_H
 #define MCREPL_ENGINE_H
