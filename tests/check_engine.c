@@ -57,6 +57,14 @@ static void set(mcrepl_engine *e, uint64_t id, const char *host,
 	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
 }
 
+/* Segments 1 and 2 on hosts h1 and h2, and the first tick. */
+static void two_hosts(mcrepl_engine *e)
+{
+	set(e, 1, "h1", NULL);
+	set(e, 2, "h2", NULL);
+	mcrepl_engine_tick(e, NOW, NULL);
+}
+
 static void reads(mcrepl_engine *e, uint64_t id, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
@@ -384,9 +392,7 @@ START_TEST(test_engine_order_sees_other_threads_at_the_tick)
 	size_t ord[2], want[2];
 	mcrepl_engine *e = mk(&c);
 
-	set(e, 1, "h1", NULL);
-	set(e, 2, "h2", NULL);
-	mcrepl_engine_tick(e, NOW, NULL);
+	two_hosts(e);
 	reads_on_thread(e, 1, 300);
 	reads_on_thread(e, 2, 200);
 	/* counted in the window at once */
@@ -424,9 +430,7 @@ START_TEST(test_engine_order_by_period_reads)
 	size_t ord[2], want[2];
 	mcrepl_engine *e = mk(&c);
 
-	set(e, 1, "h1", NULL);
-	set(e, 2, "h2", NULL);
-	mcrepl_engine_tick(e, NOW, NULL);
+	two_hosts(e);
 	reads(e, 1, 5);
 	reads(e, 2, 1);
 	for (uint64_t salt = 0; salt < 16; salt++) {
@@ -451,9 +455,7 @@ START_TEST(test_engine_order_by_period_reads)
 	/* rfc: no load order unless order_by_load, which sums two periods */
 	c.policy = MCREPL_POLICY_RFC;
 	e = mk(&c);
-	set(e, 1, "h1", NULL);
-	set(e, 2, "h2", NULL);
-	mcrepl_engine_tick(e, NOW, NULL);
+	two_hosts(e);
 	reads(e, 1, 5);
 	for (uint64_t salt = 0; salt < 16; salt++) {
 		mcrepl_order_replicas("t", "k", two_reps, NULL, 2, salt, want);
@@ -462,9 +464,7 @@ START_TEST(test_engine_order_by_period_reads)
 	}
 	mcrepl_engine_destroy(e);
 	ck_assert_int_eq(mcrepl_engine_create(&c, &o, &e), MCREPL_OK);
-	set(e, 1, "h1", NULL);
-	set(e, 2, "h2", NULL);
-	mcrepl_engine_tick(e, NOW, NULL);
+	two_hosts(e);
 	reads(e, 1, 5);
 	mcrepl_engine_tick(e, NOW + 1000, NULL);
 	reads(e, 2, 4); /* 5 (previous) vs 4 (this): 2 first */

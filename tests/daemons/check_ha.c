@@ -537,24 +537,36 @@ static void fill(uint8_t *buf, size_t n, unsigned seed)
 		buf[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8));
 }
 
-START_TEST(test_ha_workers_clients_follow_objects_survive)
+/* Two masters (the first leading), two workers, one etcd member, and a
+ * store client (one replica a put) that finds the leader in etcd. */
+static store_client *fx_start_with_client(void)
 {
 	struct store_client_config cfg;
 	store_client *sc = NULL;
-	char ep[300], err[256], key[32];
+	char ep[300], err[256];
+
+	fx_start(2, 2, 1);
+	ck_assert_int_eq(wait_leader(3000, -1), 0);
+	store_client_config_init(&cfg);
+	cfg.replicas = 1;
+	snprintf(ep, sizeof(ep), "etcd://%s", fx.etcd.endpoints);
+	ck_assert_msg(
+	    store_client_open(&sc, ep, NULL, &cfg, err, sizeof(err)) == 0, "%s",
+	    err);
+	return sc;
+}
+
+START_TEST(test_ha_workers_clients_follow_objects_survive)
+{
+	store_client *sc;
+	char key[32];
 	static uint8_t want[N_OBJ][70000];
 	uint64_t len;
 	int l;
 
 	if (skip())
 		return;
-	fx_start(2, 2, 1);
-	ck_assert_int_eq(wait_leader(3000, -1), 0);
-	store_client_config_init(&cfg);
-	cfg.replicas = 1;
-	snprintf(ep, sizeof(ep), "etcd://%s", fx.etcd.endpoints);
-	ck_assert_int_eq(
-	    store_client_open(&sc, ep, NULL, &cfg, err, sizeof(err)), 0);
+	sc = fx_start_with_client();
 	for (int i = 0; i < N_OBJ; i++) {
 		len = 1000 + (uint64_t)i * 2800;
 		fill(want[i], len, (unsigned)i);
@@ -785,9 +797,7 @@ END_TEST
  * that nothing would ever retire). */
 START_TEST(test_ha_failover_keeps_dynamic_copies_retirable)
 {
-	struct store_client_config cfg;
-	store_client *sc = NULL;
-	char ep[300], err[256];
+	store_client *sc;
 	static uint8_t want[4096];
 	void *buf = NULL;
 	size_t got = 0;
@@ -797,13 +807,7 @@ START_TEST(test_ha_failover_keeps_dynamic_copies_retirable)
 		return;
 	memset(&fx, 0, sizeof(fx));
 	fx.dyn = true;
-	fx_start(2, 2, 1);
-	ck_assert_int_eq(wait_leader(3000, -1), 0);
-	store_client_config_init(&cfg);
-	cfg.replicas = 1;
-	snprintf(ep, sizeof(ep), "etcd://%s", fx.etcd.endpoints);
-	ck_assert_int_eq(
-	    store_client_open(&sc, ep, NULL, &cfg, err, sizeof(err)), 0);
+	sc = fx_start_with_client();
 	fill(want, sizeof(want), 7);
 	ck_assert_msg(store_client_put(sc, "hot", want, sizeof(want)) == 0,
 		      "%s", store_client_error(sc));
