@@ -80,7 +80,24 @@ make -C "$ROOT" -s install PREFIX="$PREFIX" DESTDIR="$WORK/stage" \
 	mkdir -p "$(dirname "$PREFIX/$f")"
 	cp -p "$WORK/stage$PREFIX/$f" "$PREFIX/$f"
 done
+# and the library's links (libmcrepl.so -> .so.0.6 -> .so.0.6.4): without
+# them the linker finds only libmcrepl.a, and Mooncake would be checked
+# linked statically where a user's `make install` links the shared one
+(cd "$WORK/stage$PREFIX" && find . -type l) | while read -r f; do
+	[ "$(readlink "$PREFIX/$f" 2>/dev/null)" = \
+		"$(readlink "$WORK/stage$PREFIX/$f")" ] && continue
+	cp -P "$WORK/stage$PREFIX/$f" "$PREFIX/$f.new"
+	mv -T "$PREFIX/$f.new" "$PREFIX/$f"
+done
 export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+# A tree configured while the prefix had no links (check.sh before
+# 2026-12-04) keeps libmcrepl.a in CMake's cache: mark the entry not
+# found, and the next configure looks again and finds the shared one.
+cache=$OUT/build/CMakeCache.txt
+if [ -f "$cache" ]; then
+	sed -i 's|^\(pkgcfg_lib_MCREPL_mcrepl:FILEPATH=\).*\.a$|\1pkgcfg_lib_MCREPL_mcrepl-NOTFOUND|' \
+		"$cache"
+fi
 
 if [ -f "$SRC/.patched" ] && ! cmp -s "$SRC/.patched" "$PATCH"; then
 	# Reverse it (rewritten files get new times, so ninja rebuilds them);
