@@ -678,8 +678,8 @@ static void roll(mcrepl_engine *e)
 
 		if (!n->name)
 			continue;
-		for (uint32_t s = 0; s < ENG_STRIPES; s++)
-			atomic_store(&n->st[s].bucket[next], 0);
+		for (uint32_t m = atomic_load(&n->used); m; m &= m - 1)
+			atomic_store(&n->st[__builtin_ctz(m)].bucket[next], 0);
 		n->proj -= n->fade[next];
 		n->fade[next] = 0;
 	}
@@ -696,8 +696,9 @@ static void roll_period(mcrepl_engine *e, bool skipped)
 
 		if (!n->name)
 			continue;
-		for (uint32_t s = 0; s < ENG_STRIPES; s++)
-			x += atomic_exchange(&n->st[s].now_reads, 0);
+		for (uint32_t m = atomic_load(&n->used); m; m &= m - 1)
+			x += atomic_exchange(&n->st[__builtin_ctz(m)].now_reads,
+					     0);
 		atomic_store(&n->prev_reads, skipped ? 0 : x);
 	}
 }

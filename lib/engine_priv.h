@@ -20,7 +20,9 @@
  * stripe of its thread (mcrepl_engine_read()), each stripe on a cache line
  * of its own, so threads reading one node do not all write one line (two
  * threads on one line: 35-48 ns a read; on their own lines: 4-6 ns). A
- * count is the sum of the stripes readers used. The reader order, on
+ * count is the sum of the stripes readers used (a reader marks its stripe
+ * used before counting on it, so the tick's sums and resets walk only
+ * those). The reader order, on
  * every multi-replica read, reads no other thread's stripe (each would be
  * a cache miss per reading thread and replica): it estimates a node's
  * period count as the sum at the last tick (snap) plus the caller's own
