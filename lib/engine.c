@@ -40,6 +40,7 @@ static mcrepl_status opts_read(const mcrepl_engine_opts *in,
 	o->max_dynamic_keys =
 	    o->max_dynamic_keys ? o->max_dynamic_keys : 1u << 20;
 	o->order_period_ms = o->order_period_ms ? o->order_period_ms : 1000;
+	o->trigger_limit = o->trigger_limit ? o->trigger_limit : 4096;
 	return o->max_segments <= (1u << 24) ? MCREPL_OK : MCREPL_EINVAL;
 }
 
@@ -82,12 +83,19 @@ mcrepl_status mcrepl_engine_create(const mcrepl_config *cfg,
 	mcrepl_heat_params_init(&hp, cfg);
 	e->bucket_ms = (uint32_t)hp.bucket_ms;
 	e->threshold = e->rfc_threshold = hp.threshold;
+	if (e->on)
+		hp.refire_buckets = 1;
+	e->hp = hp;
+	atomic_store(&e->read_threshold, hp.threshold);
+	e->incarnation = o.incarnation;
 	if (pthread_mutex_init(&e->mu, NULL)) {
 		free(e);
 		return MCREPL_ENOMEM;
 	}
 	if (alloc_tables(e) ||
-	    mcrepl_leases_create(cfg, &e->leases) != MCREPL_OK) {
+	    mcrepl_leases_create(cfg, &e->leases) != MCREPL_OK ||
+	    mcrepl_triggers_create(o.trigger_limit, &e->triggers) !=
+		MCREPL_OK) {
 		mcrepl_engine_destroy(e);
 		return MCREPL_ENOMEM;
 	}
@@ -112,6 +120,7 @@ void mcrepl_engine_destroy(mcrepl_engine *e)
 		free(e->nodes[i].st_mem);
 	}
 	mcrepl_leases_destroy(e->leases);
+	mcrepl_triggers_destroy(e->triggers);
 	free(e->segs);
 	free(e->nodes);
 	free(e->scratch);
@@ -469,8 +478,10 @@ static mcrepl_status seg_fill(mcrepl_engine *e, struct eseg *g,
 }
 
 mcrepl_status mcrepl__eng_seg_set(mcrepl_engine *e,
-				  const mcrepl_engine_segment *s)
+				  const mcrepl_engine_segment *seg)
 {
+	mcrepl_engine_segment named = mcrepl__eng_seg_named(seg);
+	const mcrepl_engine_segment *s = &named;
 	mcrepl_status st;
 	uint32_t slot;
 
@@ -479,6 +490,10 @@ mcrepl_status mcrepl__eng_seg_set(mcrepl_engine *e,
 		return MCREPL_EINVAL;
 	slot = mcrepl__eng_slot(e, s->id.v);
 	if (slot != ENG_NONE) {
+		st = MCREPL_ECONFLICT; /* two names, one id: never merged */
+		if (!seg->id.v && e->segs[slot].name &&
+		    strcmp(e->segs[slot].name, s->name) != 0)
+			goto out;
 		st = seg_fill(e, &e->segs[slot], s);
 		goto out;
 	}
@@ -747,6 +762,7 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 		e->view.window_reads = window_reads(e);
 		e->threshold =
 		    mcrepl_policy_trigger_threshold(&e->cfg, &e->view);
+		atomic_store(&e->read_threshold, e->threshold);
 	}
 	if (rolled && epoch % ENG_B == 0) { /* a new window: room budget */
 		e->room_spent = 0;

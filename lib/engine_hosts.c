@@ -25,7 +25,8 @@ mcrepl_status mcrepl_engine_segments_sync(mcrepl_engine *e,
 		e->segs[i].synced = false;
 	for (size_t i = 0; i < n; i++) {
 		one = mcrepl__eng_seg_set(e, &segs[i]);
-		slot = mcrepl__eng_slot(e, segs[i].id.v);
+		slot =
+		    mcrepl__eng_slot(e, mcrepl__eng_seg_named(&segs[i]).id.v);
 		if (slot != ENG_NONE)
 			e->segs[slot].synced = true;
 		if (one != MCREPL_OK && st == MCREPL_OK)

@@ -9,6 +9,7 @@
 
 #include "mcrepl/engine.h"
 #include "mcrepl/heat.h"
+#include "mcrepl/host.h"
 #include "internal.h"
 #include "policy.h"
 #include "util/map.h"
@@ -77,7 +78,13 @@ struct mcrepl_engine {
 	mcrepl_config cfg;
 	mcrepl_leases *leases;
 	mcrepl_stats *stats; /* mcrepl_engine_opts.stats (may be NULL) */
-	bool on;	     /* auto */
+	/* host.c: the read path's heat parameters and threshold (set by
+	 * the tick, read lock-free), lease wire ids, the trigger queue */
+	mcrepl_heat_params hp;
+	_Atomic uint32_t read_threshold;
+	uint64_t incarnation;
+	mcrepl_triggers *triggers;
+	bool on; /* auto */
 	bool order_by_load;
 	uint32_t order_period_ms, bucket_ms;
 	uint32_t max_segs, max_dkeys;
@@ -147,6 +154,9 @@ mcrepl_status mcrepl__eng_fill_replicas(mcrepl_engine *e,
  * in e->scratch[0..n) (mutex held). */
 void mcrepl__eng_room_credit(mcrepl_engine *e, const mcrepl_propose_input *in,
 			     size_t n);
+
+/* s with its id derived from its name when it has none (host.c). */
+mcrepl_engine_segment mcrepl__eng_seg_named(const mcrepl_engine_segment *s);
 
 /* A 64-bit hash of (tenant, key), never 0. */
 uint64_t mcrepl__eng_key_hash(const char *tenant, const char *key);

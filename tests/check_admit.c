@@ -155,8 +155,8 @@ START_TEST(test_below_threshold_admission_is_rejected)
 }
 END_TEST
 
-/* RFC test plan: non-empty requester/target domain hints are rejected
- * before domain-aware placement lands; accepted once domain-aware. */
+/* T-9: domain hints are refused while the config is not domain-aware and
+ * taken once it is. */
 /* covers: T-9 R-GOAL-8 R-PROP-2 R-PROP-3 R-PROP-6 */
 START_TEST(test_nonempty_domain_hints_rejected_in_first_stage)
 {

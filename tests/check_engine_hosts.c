@@ -58,7 +58,8 @@ START_TEST(test_engine_segments_sync_sets_and_removes)
 	    named(1, "seg-a", 0), named(2, "seg-b", 0), named(3, "seg-c", 0)};
 	mcrepl_engine_segment two[2] = {named(1, "seg-a", 0),
 					named(3, "seg-c2", 0)};
-	mcrepl_engine_segment bad[2] = {named(0, "no-id", 0),
+	/* neither an id nor a name (a name alone gives the id, host.h) */
+	mcrepl_engine_segment bad[2] = {named(0, NULL, 0),
 					named(1, "seg-a", 0)};
 	size_t removed = 99;
 

@@ -818,8 +818,8 @@ START_TEST(test_heat_table_full_hot_key_gets_in)
 }
 END_TEST
 
-/* RFC test plan: "heat-window cleanup is bounded at the entry limit and
- * avoids a full read-path scan". 100x the limit in distinct keys. */
+/* T-13: a full table costs a read a bounded amount of work, never a scan
+ * of every key: 100x the limit in distinct keys. */
 static const uint64_t bounded_max[] = {8, 64, 1000};
 
 /* covers: T-13 R-DEC-1 */

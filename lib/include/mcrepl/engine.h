@@ -114,6 +114,14 @@ typedef struct mcrepl_engine_opts {
 	 * would-proposes, a copy ended whose replica did not become readable
 	 * (failed), readable replicas and domain pairs. */
 	struct mcrepl_stats *stats;
+	/* The high half of every lease's wire id (mcrepl/host.h): a value
+	 * the host draws at random at each start, so a lease id from an
+	 * earlier incarnation of the engine is refused as unknown. 0 is
+	 * allowed (ids then repeat across restarts). Since 0.6.5. */
+	uint64_t incarnation;
+	/* most triggers mcrepl_engine_on_read() queues at once; 0: 4096
+	 * (since 0.6.5) */
+	uint32_t trigger_limit;
 } mcrepl_engine_opts;
 
 #define MCREPL_ENGINE_NO_ROOM UINT32_MAX
@@ -150,8 +158,10 @@ typedef struct mcrepl_engine_segment {
 } mcrepl_engine_segment;
 
 /* Add or replace segment s->id (its read counts stay when its node does).
- * MCREPL_EINVAL (id 0, a string over 255 bytes), MCREPL_EFULL (max
- * segments), MCREPL_ENOMEM. */
+ * Id 0 with a name: the id is mcrepl_segment_id_of(name) (mcrepl/host.h;
+ * since 0.6.5), and a segment of that id with another name is refused
+ * (MCREPL_ECONFLICT). MCREPL_EINVAL (id 0 and no name, a string over 255
+ * bytes), MCREPL_EFULL (max segments), MCREPL_ENOMEM. */
 MCREPL_API mcrepl_status
 mcrepl_engine_segment_set(mcrepl_engine *e, const mcrepl_engine_segment *s);
 

@@ -23,6 +23,7 @@
 #include "mcrepl/stats.h"
 #include "mcrepl/warmup.h"
 #include "mcrepl/engine.h"
+#include "mcrepl/host.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,8 +1,8 @@
 /*
  * libmcrepl trigger queue: the bounded, deduplicating hand-off from the read
- * path to the background admission worker (RFC "Decision Model": the
- * foreground read path only records heat and queues a lightweight,
- * deduplicated admission trigger).
+ * path to the background admission worker (docs/RFC.md R-DEC-*: a read
+ * does no admission work itself; it leaves at most one pending trigger
+ * per key for the worker).
  *
  * This header is the contract: what is not declared here is private.
  * Thread-safe (one internal mutex); push is O(1) expected; strings copied.

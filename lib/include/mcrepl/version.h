@@ -78,12 +78,20 @@
  * node's period count from the last tick's sum and the caller's own reads
  * since (exact with one reader thread: our master and the simulator). No
  * struct or signature changed.
+ *
+ * 0.6.5: an addition, mcrepl/host.h: the glue a host embedding the engine
+ * wrote itself (segments by name, 128-bit wire ids with an incarnation, one
+ * read call over a per-object state, triggers, proposals and fences by
+ * names with outcome classes, a sweep with a callback).
+ * mcrepl_engine_opts grows incarnation and trigger_limit at its end (it
+ * carries struct_size); a segment set with id 0 and a name takes the
+ * name's id (that was MCREPL_EINVAL). No signature changed.
  */
 #ifndef MCREPL_VERSION_H
 #define MCREPL_VERSION_H
 
 #define MCREPL_VERSION_MAJOR 0
 #define MCREPL_VERSION_MINOR 6
-#define MCREPL_VERSION_PATCH 4
+#define MCREPL_VERSION_PATCH 5
 
 #endif
