@@ -166,7 +166,6 @@ include mk/bench.mk
 include mk/faults.mk
 include mk/install.mk
 include mk/stress.mk
-include mk/mooncake.mk
 
 # ---- top-level targets -------------------------------------------------------
 deps:
@@ -195,7 +194,7 @@ demo: all
 	$(DEMO_BIN)
 valgrind: all
 
-# Every C source of the tree (contrib/mooncake follows upstream's style).
+# Every C source of the tree.
 FORMAT_SRC = $(shell find lib daemons examples tools bench tests -name '*.[ch]' \
 	-not -path '*/corpus/*')
 format:

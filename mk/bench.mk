@@ -81,7 +81,7 @@ bench-drain: $(BUILD)/bench/bench_drain $(MASTER_BIN) $(WORKER_BIN)
 	bench-stall bench-failover
 
 # bench/master/: our own master's store in-process. The read path: the
-# driver shape of contrib/mooncake/inproc_bench.cpp on store_get under the store
+# driver shape of a Mooncake master's GetReplicaList: store_get under the store
 # lock (figures in BENCHMARKS.md).
 #   make bench-store-read   100 k keys uniform, then 1,000 hot keys
 CFLAGS.bench/master := $(TOOLS_CFLAGS) -Idaemons/master
@@ -95,8 +95,8 @@ $(STORE_READ_BENCH): $(BUILD)/obj/bench/master/bench_store_read.o \
 	$(call link,$(DAEMON_LIBS) -lm)
 all: $(STORE_READ_BENCH)
 
-# The same store under contrib/mooncake/balance_bench.cpp's workload (read
-# balance; figures in BENCHMARKS.md and contrib/mooncake/README.md).
+# The same store under the balance workload the adapter's test host runs
+# (read balance, bench/adapter/; figures in BENCHMARKS.md).
 STORE_BALANCE_BENCH := $(BUILD)/bench/bench_store_balance
 $(BUILD)/obj/bench/master/bench_store_balance.o: | $(RPC_GEN_H)
 $(STORE_BALANCE_BENCH): $(BUILD)/obj/bench/master/bench_store_balance.o \

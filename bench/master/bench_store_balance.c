@@ -1,7 +1,7 @@
 /*
  * bench_store_balance: read balance of our master's store in-process, the
- * workload of contrib/mooncake/balance_bench.cpp (the patched Mooncake
- * master) on our store, so the two hosts compare on one workload:
+ * workload the adapter's Mooncake-shaped test host runs (bench/adapter/)
+ * on our store, so the two hosts compare on one workload:
  * SEGMENTS hosts of one segment each, KEYS 1 KiB objects, one replica,
  * key i on segment i % SEGMENTS (the store places a put on the least used
  * segment, the first mounted on ties; Mooncake's driver names it as the

@@ -26,9 +26,9 @@ struct store *bench_store_load(const struct bench_load *l, char **keys,
 			       size_t n, uint64_t *seg_ids);
 
 /*
- * The read sequence every host's balance bench reads (this one and
- * contrib/mooncake/bench_common.h's MakeSequence(), the same arithmetic,
- * so both give the same m indexes into n keys bit for bit): splitmix64
+ * The read sequence every host's balance bench reads (this one and the
+ * adapter's test host, bench/adapter/, the same arithmetic, so both give
+ * the same m indexes into n keys bit for bit): splitmix64
  * from `seed`; the n ranks scattered over the keys by a Fisher-Yates
  * shuffle (j = next % (i + 1)); then m Zipf(theta) draws by inverse CDF
  * (u = (next >> 11) 2^-53 times the sum of 1 / pow(i + 1, theta), summed

@@ -3,8 +3,8 @@
  * handler runs it (clock read, store lock, store_read_begin, store_get,
  * unlock) with store_tick and the admission worker's batch (dyn_admit_batch)
  * every 10 ms, for modes off / observe / enforce measured in alternation in
- * one process (one store per mode, loaded alike). The same driver shape as
- * contrib/mooncake/inproc_bench.cpp runs against Mooncake's MasterService.
+ * one process (one store per mode, loaded alike): the shape of a Mooncake
+ * master's read handler.
  *
  *   bench_store_read [--keys N] [--hot H] [--reads M] [--runs R]
  *                    [--policy rfc|auto] [--only off|observe|enforce]
