@@ -75,7 +75,7 @@ static mcrepl_reason check_state(const mcrepl_admit_input *in)
 	const mcrepl_object_view *o = in->object;
 	const mcrepl_key_state *ks = &in->key_state;
 	const mcrepl_cluster_view *cl = in->cluster;
-	bool is_auto = mcrepl_policy_is_auto(in->cfg, cl);
+	bool is_auto = mcr_policy_is_auto(in->cfg, cl);
 	uint32_t r = o->readable_memory_replicas;
 	mcrepl_balance b = in->balance;
 
@@ -83,12 +83,12 @@ static mcrepl_reason check_state(const mcrepl_admit_input *in)
 		if (r > 0)
 			return MCREPL_REASON_TARGET_DOMAIN_HAS_REPLICA;
 	} else if (in->heat_count <
-		   mcrepl_policy_admit_threshold(in->cfg, cl, r)) {
+		   mcr_policy_admit_threshold(in->cfg, cl, r)) {
 		return MCREPL_REASON_BELOW_THRESHOLD;
 	}
 	if (ks->pending || o->busy)
 		return MCREPL_REASON_IN_FLIGHT;
-	if (r >= mcrepl_policy_replica_cap(in->cfg, cl))
+	if (r >= mcr_policy_replica_cap(in->cfg, cl))
 		return MCREPL_REASON_REPLICA_LIMIT;
 	/* refused BALANCED within the last window, in a run of refusals
 	 * MCREPL_POLICY_HOLD_WINDOWS old or more: hysteresis. A younger run
@@ -103,7 +103,7 @@ static mcrepl_reason check_state(const mcrepl_admit_input *in)
 	    b.held && run_for(ks, in->now_ms, MCREPL_POLICY_SETTLE_WINDOWS,
 			      in->cfg->heat_window_ms);
 	if (is_auto && gated(in, r) &&
-	    !mcrepl_policy_helps(in->cfg, cl, &b, in->heat_count, r))
+	    !mcr_policy_helps(in->cfg, cl, &b, in->heat_count, r))
 		return MCREPL_REASON_BALANCED;
 	if (!is_auto && in->now_ms < ks->action_cooldown_until_ms)
 		return MCREPL_REASON_ACTION_COOLDOWN;

@@ -55,7 +55,7 @@ static int alloc_tables(mcrepl_engine *e)
 	e->tab_mask = tab - 1;
 	if (!e->segs || !e->nodes || !e->scratch || !e->tab)
 		return -1;
-	return mcrepl__eng_dkeys_init(e);
+	return mcr_eng_dkeys_init(e);
 }
 
 mcrepl_status mcrepl_engine_create(const mcrepl_config *cfg,
@@ -100,7 +100,7 @@ mcrepl_status mcrepl_engine_create(const mcrepl_config *cfg,
 		return MCREPL_ENOMEM;
 	}
 	e->stats = o.stats;
-	mcrepl__leases_set_stats(e->leases, o.stats);
+	mcr_leases_set_stats(e->leases, o.stats);
 	*out = e;
 	return MCREPL_OK;
 }
@@ -109,7 +109,7 @@ void mcrepl_engine_destroy(mcrepl_engine *e)
 {
 	if (!e)
 		return;
-	mcrepl__eng_dkeys_free(e);
+	mcr_eng_dkeys_free(e);
 	for (uint32_t i = 0; e->segs && i < e->max_segs; i++) {
 		free(e->segs[i].host);
 		free(e->segs[i].domain);
@@ -141,7 +141,7 @@ bool mcrepl_engine_is_auto(const mcrepl_engine *e)
 
 /* ---- the id -> slot table (lock-free readers, writers under mu) --------- */
 
-uint32_t mcrepl__eng_slot(const mcrepl_engine *e, uint64_t id)
+uint32_t mcr_eng_slot(const mcrepl_engine *e, uint64_t id)
 {
 	uint32_t i = (uint32_t)mcu_splitmix64_mix(id) & e->tab_mask;
 
@@ -359,26 +359,26 @@ static void node_unref(mcrepl_engine *e, uint32_t i)
 
 /* A node's load as the policy judges it (mutex held): its window count,
  * or the rate its last buckets show where that is clearly higher
- * (mcrepl_policy_rising(), once a full window has been seen), plus its
+ * (mcr_policy_rising(), once a full window has been seen), plus its
  * projections; a node projected to lose reads no lower than that rate
- * (mcrepl_policy_recent_low()): the node still served them lately, and a
+ * (mcr_policy_recent_low()): the node still served them lately, and a
  * projection made against a rising count outlives the count. */
-bool mcrepl__eng_full(const mcrepl_engine *e)
+bool mcr_eng_full(const mcrepl_engine *e)
 {
 	return e->started && e->epoch >= e->start_epoch + ENG_B;
 }
 
-double mcrepl__eng_span(const mcrepl_engine *e)
+double mcr_eng_span(const mcrepl_engine *e)
 {
 	return (double)(ENG_B - 1) +
 	       (double)(e->last_ms % e->bucket_ms) / (double)e->bucket_ms;
 }
 
-uint64_t mcrepl__eng_node_load(const mcrepl_engine *e, uint32_t node)
+uint64_t mcr_eng_node_load(const mcrepl_engine *e, uint32_t node)
 {
 	const struct enode *n = &e->nodes[node];
 	uint32_t cur = atomic_load(&e->cur), sum = 0, recent = 0;
-	bool full = mcrepl__eng_full(e);
+	bool full = mcr_eng_full(e);
 	double x, low;
 
 	for (uint32_t k = 0; k < ENG_B; k++) {
@@ -389,30 +389,29 @@ uint64_t mcrepl__eng_node_load(const mcrepl_engine *e, uint32_t node)
 			recent += b;
 	}
 	x = n->proj +
-	    (double)(full
-			 ? mcrepl_policy_rising(
-			       sum, recent, MCREPL_POLICY_RISING_NODE_BUCKETS,
-			       mcrepl__eng_span(e), MCREPL_POLICY_RISING_NODE_Z)
-			 : sum);
+	    (double)(full ? mcr_policy_rising(
+				sum, recent, MCREPL_POLICY_RISING_NODE_BUCKETS,
+				mcr_eng_span(e), MCREPL_POLICY_RISING_NODE_Z)
+			  : sum);
 	low = full && n->proj < 0
-		  ? mcrepl_policy_recent_low(
+		  ? mcr_policy_recent_low(
 			recent, MCREPL_POLICY_RISING_NODE_BUCKETS,
-			mcrepl__eng_span(e), MCREPL_POLICY_RISING_NODE_Z)
+			mcr_eng_span(e), MCREPL_POLICY_RISING_NODE_Z)
 		  : 0;
 	if (x < low)
 		x = low;
 	return x > 0 ? (uint64_t)(x + 0.5) : 0;
 }
 
-uint64_t mcrepl__eng_seg_load(const mcrepl_engine *e, uint64_t id)
+uint64_t mcr_eng_seg_load(const mcrepl_engine *e, uint64_t id)
 {
-	uint32_t slot = mcrepl__eng_slot(e, id);
+	uint32_t slot = mcr_eng_slot(e, id);
 
 	if (slot == ENG_NONE)
 		return 0;
 	if (!e->on)
 		return e->segs[slot].read_load;
-	return mcrepl__eng_node_load(e, atomic_load(&e->segs[slot].node));
+	return mcr_eng_node_load(e, atomic_load(&e->segs[slot].node));
 }
 
 /* ---- segments ---------------------------------------------------------- */
@@ -477,10 +476,10 @@ static mcrepl_status seg_fill(mcrepl_engine *e, struct eseg *g,
 	return MCREPL_OK;
 }
 
-mcrepl_status mcrepl__eng_seg_set(mcrepl_engine *e,
-				  const mcrepl_engine_segment *seg)
+mcrepl_status mcr_eng_seg_set(mcrepl_engine *e,
+			      const mcrepl_engine_segment *seg)
 {
-	mcrepl_engine_segment named = mcrepl__eng_seg_named(seg);
+	mcrepl_engine_segment named = mcr_eng_seg_named(seg);
 	const mcrepl_engine_segment *s = &named;
 	mcrepl_status st;
 	uint32_t slot;
@@ -488,7 +487,7 @@ mcrepl_status mcrepl__eng_seg_set(mcrepl_engine *e,
 	if (s->id.v == TAB_EMPTY || s->id.v == TAB_DEAD || !name_ok(s->host) ||
 	    !name_ok(s->domain) || !name_ok(s->node) || !name_ok(s->name))
 		return MCREPL_EINVAL;
-	slot = mcrepl__eng_slot(e, s->id.v);
+	slot = mcr_eng_slot(e, s->id.v);
 	if (slot != ENG_NONE) {
 		st = MCREPL_ECONFLICT; /* two names, one id: never merged */
 		if (!seg->id.v && e->segs[slot].name &&
@@ -523,7 +522,7 @@ mcrepl_status mcrepl_engine_segment_set(mcrepl_engine *e,
 	if (!e || !s)
 		return MCREPL_EINVAL;
 	pthread_mutex_lock(&e->mu);
-	st = mcrepl__eng_seg_set(e, s);
+	st = mcr_eng_seg_set(e, s);
 	pthread_mutex_unlock(&e->mu);
 	return st;
 }
@@ -537,7 +536,7 @@ mcrepl_status mcrepl_engine_segment_used(mcrepl_engine *e, mcrepl_segment_id id,
 	if (!e)
 		return MCREPL_EINVAL;
 	pthread_mutex_lock(&e->mu);
-	slot = mcrepl__eng_slot(e, id.v);
+	slot = mcr_eng_slot(e, id.v);
 	if (slot != ENG_NONE) {
 		e->segs[slot].used = used;
 		e->segs[slot].promised = 0;
@@ -548,11 +547,11 @@ mcrepl_status mcrepl_engine_segment_used(mcrepl_engine *e, mcrepl_segment_id id,
 	return st;
 }
 
-void mcrepl__eng_seg_drop(mcrepl_engine *e, uint32_t slot)
+void mcr_eng_seg_drop(mcrepl_engine *e, uint32_t slot)
 {
 	struct eseg *g = &e->segs[slot];
 
-	mcrepl__eng_forget_segment(e, g->id);
+	mcr_eng_forget_segment(e, g->id);
 	tab_del(e, g->id);
 	node_unref(e, atomic_load(&g->node));
 	free(g->host);
@@ -573,9 +572,9 @@ mcrepl_status mcrepl_engine_segment_remove(mcrepl_engine *e,
 	if (!e)
 		return MCREPL_EINVAL;
 	pthread_mutex_lock(&e->mu);
-	slot = mcrepl__eng_slot(e, id.v);
+	slot = mcr_eng_slot(e, id.v);
 	if (slot != ENG_NONE)
-		mcrepl__eng_seg_drop(e, slot);
+		mcr_eng_seg_drop(e, slot);
 	pthread_mutex_unlock(&e->mu);
 	return slot == ENG_NONE ? MCREPL_ENOENT : MCREPL_OK;
 }
@@ -584,7 +583,7 @@ mcrepl_status mcrepl_engine_segment_remove(mcrepl_engine *e,
 
 static uint32_t node_of_id(const mcrepl_engine *e, uint64_t id)
 {
-	uint32_t slot = mcrepl__eng_slot(e, id);
+	uint32_t slot = mcr_eng_slot(e, id);
 
 	return slot == ENG_NONE ? ENG_NONE
 				: atomic_load_explicit(&e->segs[slot].node,
@@ -760,8 +759,7 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 	if (e->on) {
 		e->view.nodes = e->n_nodes;
 		e->view.window_reads = window_reads(e);
-		e->threshold =
-		    mcrepl_policy_trigger_threshold(&e->cfg, &e->view);
+		e->threshold = mcr_policy_trigger_threshold(&e->cfg, &e->view);
 		atomic_store(&e->read_threshold, e->threshold);
 	}
 	if (rolled && epoch % ENG_B == 0) { /* a new window: room budget */
@@ -803,14 +801,14 @@ uint64_t mcrepl_engine_load(mcrepl_engine *e, mcrepl_segment_id id)
 	uint64_t l;
 
 	pthread_mutex_lock(&e->mu);
-	l = mcrepl__eng_seg_load(e, id.v);
+	l = mcr_eng_seg_load(e, id.v);
 	pthread_mutex_unlock(&e->mu);
 	return l;
 }
 
 /* ---- proposals ---------------------------------------------------------- */
 
-size_t mcrepl__eng_views(mcrepl_engine *e)
+size_t mcr_eng_views(mcrepl_engine *e)
 {
 	size_t n = 0;
 
@@ -827,7 +825,7 @@ size_t mcrepl__eng_views(mcrepl_engine *e)
 		    .capacity = g->capacity,
 		    .used = g->used + g->promised,
 		    .allocatable = g->allocatable,
-		    .read_load = mcrepl__eng_seg_load(e, g->id),
+		    .read_load = mcr_eng_seg_load(e, g->id),
 		};
 	}
 	return n;
@@ -850,7 +848,7 @@ static void add_projection(mcrepl_engine *e, uint64_t seg, double d)
 
 /* Auto: the reads a granted copy moves, readers spread by load: it fills
  * its target up to the level of the key's replicas, the lowest load among
- * their segments (mcrepl_policy_project_level()). */
+ * their segments (mcr_policy_project_level()). */
 static void project_auto(mcrepl_engine *e, const mcrepl_propose_input *in,
 			 uint32_t held, const mcrepl_lease *l)
 {
@@ -860,17 +858,16 @@ static void project_auto(mcrepl_engine *e, const mcrepl_propose_input *in,
 	for (size_t i = 0; i < in->n_replicas; i++) {
 		const mcrepl_replica_view *r = &in->replicas[i];
 
-		if (r->readable &&
-		    mcrepl__eng_slot(e, r->segment.v) != ENG_NONE) {
-			uint64_t x = mcrepl__eng_seg_load(e, r->segment.v);
+		if (r->readable && mcr_eng_slot(e, r->segment.v) != ENG_NONE) {
+			uint64_t x = mcr_eng_seg_load(e, r->segment.v);
 
 			level = x < level ? x : level;
 		}
 	}
-	mcrepl_policy_project_level(in->heat_count,
-				    in->object->readable_memory_replicas,
-				    level == UINT64_MAX ? 0 : level,
-				    mcrepl__eng_seg_load(e, l->target.v), &p);
+	mcr_policy_project_level(in->heat_count,
+				 in->object->readable_memory_replicas,
+				 level == UINT64_MAX ? 0 : level,
+				 mcr_eng_seg_load(e, l->target.v), &p);
 	/* the replicas give up at most the key's reads their window holds:
 	 * a count judged by its recent rate (rising) stands for more reads
 	 * than the window has seen */
@@ -936,22 +933,22 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 	}
 	x = *in;
 	if (in->replicas_from_engine &&
-	    mcrepl__eng_fill_replicas(e, in, &x, &filled) != MCREPL_OK) {
+	    mcr_eng_fill_replicas(e, in, &x, &filled) != MCREPL_OK) {
 		pthread_mutex_unlock(&e->mu);
 		return MCREPL_ENOMEM;
 	}
-	if (e->on && mcrepl__eng_full(e)) /* counts are comparable */
-		x.heat_count = mcrepl_policy_rising(
-		    in->heat_count, in->heat_recent, 1, mcrepl__eng_span(e),
+	if (e->on && mcr_eng_full(e)) /* counts are comparable */
+		x.heat_count = mcr_policy_rising(
+		    in->heat_count, in->heat_recent, 1, mcr_eng_span(e),
 		    MCREPL_POLICY_RISING_KEY_Z);
-	x.n_segments = mcrepl__eng_views(e);
+	x.n_segments = mcr_eng_views(e);
 	x.segments = e->scratch;
 	if (e->room_spent)
-		mcrepl__eng_room_credit(e, in, x.n_segments);
+		mcr_eng_room_credit(e, in, x.n_segments);
 	x.cluster = e->on ? &e->view : NULL;
 	st = mcrepl_leases_propose(e->leases, &x, res);
 	if (st == MCREPL_OK && !res->repeated) {
-		slot = mcrepl__eng_slot(e, res->lease.target.v);
+		slot = mcr_eng_slot(e, res->lease.target.v);
 		if (slot != ENG_NONE) {
 			e->segs[slot].promised += res->lease.size;
 			e->segs[slot].room_key = 0; /* the swap is used */

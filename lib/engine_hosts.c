@@ -24,9 +24,8 @@ mcrepl_status mcrepl_engine_segments_sync(mcrepl_engine *e,
 	for (uint32_t i = 0; i < e->max_segs; i++)
 		e->segs[i].synced = false;
 	for (size_t i = 0; i < n; i++) {
-		one = mcrepl__eng_seg_set(e, &segs[i]);
-		slot =
-		    mcrepl__eng_slot(e, mcrepl__eng_seg_named(&segs[i]).id.v);
+		one = mcr_eng_seg_set(e, &segs[i]);
+		slot = mcr_eng_slot(e, mcr_eng_seg_named(&segs[i]).id.v);
 		if (slot != ENG_NONE)
 			e->segs[slot].synced = true;
 		if (one != MCREPL_OK && st == MCREPL_OK)
@@ -34,7 +33,7 @@ mcrepl_status mcrepl_engine_segments_sync(mcrepl_engine *e,
 	}
 	for (uint32_t i = 0; i < e->max_segs; i++)
 		if (e->segs[i].id && !e->segs[i].synced) {
-			mcrepl__eng_seg_drop(e, i);
+			mcr_eng_seg_drop(e, i);
 			gone++;
 		}
 	pthread_mutex_unlock(&e->mu);
@@ -54,7 +53,7 @@ size_t mcrepl_engine_segment_name(mcrepl_engine *e, mcrepl_segment_id id,
 	if (!e)
 		return 0;
 	pthread_mutex_lock(&e->mu);
-	slot = mcrepl__eng_slot(e, id.v);
+	slot = mcr_eng_slot(e, id.v);
 	if (slot != ENG_NONE && e->segs[slot].name) {
 		len = strlen(e->segs[slot].name);
 		if (buf && cap) {
@@ -68,10 +67,10 @@ size_t mcrepl_engine_segment_name(mcrepl_engine *e, mcrepl_segment_id id,
 	return len;
 }
 
-mcrepl_status mcrepl__eng_fill_replicas(mcrepl_engine *e,
-					const mcrepl_propose_input *in,
-					mcrepl_propose_input *x,
-					mcrepl_replica_view **buf)
+mcrepl_status mcr_eng_fill_replicas(mcrepl_engine *e,
+				    const mcrepl_propose_input *in,
+				    mcrepl_propose_input *x,
+				    mcrepl_replica_view **buf)
 {
 	mcrepl_replica_view *v;
 	size_t n = 0;
@@ -84,7 +83,7 @@ mcrepl_status mcrepl__eng_fill_replicas(mcrepl_engine *e,
 		return MCREPL_ENOMEM;
 	for (size_t i = 0; i < in->n_replicas; i++) {
 		const mcrepl_replica_view *r = &in->replicas[i];
-		uint32_t slot = mcrepl__eng_slot(e, r->segment.v);
+		uint32_t slot = mcr_eng_slot(e, r->segment.v);
 		const struct eseg *g;
 
 		if (slot == ENG_NONE)

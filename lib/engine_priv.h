@@ -55,7 +55,7 @@ struct eseg {
 	uint64_t id, client;
 	char *host, *domain;
 	uint64_t capacity, used, promised, read_load;
-	/* the key a swap made room for this window (mcrepl__eng_key_hash;
+	/* the key a swap made room for this window (mcr_eng_key_hash;
 	 * 0: none): its next proposal sees the segment under the watermark */
 	uint64_t room_key;
 	bool allocatable, can_copy;
@@ -120,51 +120,50 @@ struct mcrepl_engine {
 };
 
 /* engine.c: the slot of segment id, or ENG_NONE (lock-free). */
-uint32_t mcrepl__eng_slot(const mcrepl_engine *e, uint64_t id);
+uint32_t mcr_eng_slot(const mcrepl_engine *e, uint64_t id);
 /* A full window has passed since the first tick: every count covers a
  * whole window, not the engine's start (mutex held). */
-bool mcrepl__eng_full(const mcrepl_engine *e);
+bool mcr_eng_full(const mcrepl_engine *e);
 /* The buckets a window count covers at the latest tick: the B - 1
  * complete ones and the open one's elapsed fraction (mutex held). */
-double mcrepl__eng_span(const mcrepl_engine *e);
+double mcr_eng_span(const mcrepl_engine *e);
 /* A node's load as placement sees it (mutex held). */
-uint64_t mcrepl__eng_node_load(const mcrepl_engine *e, uint32_t node);
+uint64_t mcr_eng_node_load(const mcrepl_engine *e, uint32_t node);
 /* A segment's load, auto or the host's (mutex held); 0 when unknown. */
-uint64_t mcrepl__eng_seg_load(const mcrepl_engine *e, uint64_t id);
+uint64_t mcr_eng_seg_load(const mcrepl_engine *e, uint64_t id);
 
 /* Every segment as a candidate target into e->scratch (used counts the
  * promised bytes, read_load as placement sees it); how many (mutex held). */
-size_t mcrepl__eng_views(mcrepl_engine *e);
+size_t mcr_eng_views(mcrepl_engine *e);
 
 /* engine.c: add or replace segment s / drop the segment in slot (mutex
  * held; the public set and remove, unlocked). */
-mcrepl_status mcrepl__eng_seg_set(mcrepl_engine *e,
-				  const mcrepl_engine_segment *s);
-void mcrepl__eng_seg_drop(mcrepl_engine *e, uint32_t slot);
+mcrepl_status mcr_eng_seg_set(mcrepl_engine *e, const mcrepl_engine_segment *s);
+void mcr_eng_seg_drop(mcrepl_engine *e, uint32_t slot);
 
 /* engine_hosts.c: in->replicas completed from the engine's segments into
  * *buf (malloc'd, the caller frees), x->replicas and x->n_replicas set to
  * it (mutex held). MCREPL_ENOMEM. */
-mcrepl_status mcrepl__eng_fill_replicas(mcrepl_engine *e,
-					const mcrepl_propose_input *in,
-					mcrepl_propose_input *x,
-					mcrepl_replica_view **buf);
+mcrepl_status mcr_eng_fill_replicas(mcrepl_engine *e,
+				    const mcrepl_propose_input *in,
+				    mcrepl_propose_input *x,
+				    mcrepl_replica_view **buf);
 
 /* engine_room.c: the segments a swap made room on for in's key, credited
  * in e->scratch[0..n) (mutex held). */
-void mcrepl__eng_room_credit(mcrepl_engine *e, const mcrepl_propose_input *in,
-			     size_t n);
+void mcr_eng_room_credit(mcrepl_engine *e, const mcrepl_propose_input *in,
+			 size_t n);
 
 /* s with its id derived from its name when it has none (host.c). */
-mcrepl_engine_segment mcrepl__eng_seg_named(const mcrepl_engine_segment *s);
+mcrepl_engine_segment mcr_eng_seg_named(const mcrepl_engine_segment *s);
 
 /* A 64-bit hash of (tenant, key), never 0. */
-uint64_t mcrepl__eng_key_hash(const char *tenant, const char *key);
+uint64_t mcr_eng_key_hash(const char *tenant, const char *key);
 
 /* engine_retire.c */
-int mcrepl__eng_dkeys_init(mcrepl_engine *e);
-void mcrepl__eng_dkeys_free(mcrepl_engine *e);
+int mcr_eng_dkeys_init(mcrepl_engine *e);
+void mcr_eng_dkeys_free(mcrepl_engine *e);
 /* Forget every tracked replica on segment id (mutex held). */
-void mcrepl__eng_forget_segment(mcrepl_engine *e, uint64_t id);
+void mcr_eng_forget_segment(mcrepl_engine *e, uint64_t id);
 
 #endif

@@ -17,7 +17,7 @@ struct dkey_name {
 	const char *tenant, *key;
 };
 
-uint64_t mcrepl__eng_key_hash(const char *tenant, const char *key)
+uint64_t mcr_eng_key_hash(const char *tenant, const char *key)
 {
 	uint64_t h =
 	    mcu_hash_str(mcu_nz(key), mcu_hash_str(mcu_nz(tenant), SEED_DKEY));
@@ -38,12 +38,12 @@ static struct dkey *dkey_find(const mcrepl_engine *e, const char *tenant,
 {
 	struct dkey_name n = {.tenant = mcu_nz(tenant), .key = mcu_nz(key)};
 	struct mcu_map_node *x = mcu_map_find(
-	    &e->dkeys, mcrepl__eng_key_hash(n.tenant, n.key), dkey_eq, &n);
+	    &e->dkeys, mcr_eng_key_hash(n.tenant, n.key), dkey_eq, &n);
 
 	return x ? container_of(x, struct dkey, node) : NULL;
 }
 
-int mcrepl__eng_dkeys_init(mcrepl_engine *e)
+int mcr_eng_dkeys_init(mcrepl_engine *e)
 {
 	return mcu_map_init(&e->dkeys, 64);
 }
@@ -67,7 +67,7 @@ static void dkey_free(mcrepl_engine *e, struct dkey *k)
 	free(k);
 }
 
-void mcrepl__eng_dkeys_free(mcrepl_engine *e)
+void mcr_eng_dkeys_free(mcrepl_engine *e)
 {
 	while (e->head)
 		dkey_free(e, e->head);
@@ -87,7 +87,7 @@ static struct dkey *dkey_new(mcrepl_engine *e, const char *tenant,
 	memcpy(k->tenant, tenant, tl + 1);
 	k->key = k->tenant + tl + 1;
 	memcpy(k->key, key, kl + 1);
-	mcu_map_insert(&e->dkeys, &k->node, mcrepl__eng_key_hash(tenant, key));
+	mcu_map_insert(&e->dkeys, &k->node, mcr_eng_key_hash(tenant, key));
 	k->prev = e->tail;
 	if (e->tail)
 		e->tail->next = k;
@@ -150,7 +150,7 @@ static mcrepl_status added(mcrepl_engine *e, const char *tenant,
 	if (count)
 		mcrepl_stats_add(e->stats, MCREPL_STAT_TASKS_COMPLETED, 1);
 	pthread_mutex_lock(&e->mu);
-	st = mcrepl__eng_slot(e, segment.v) == ENG_NONE
+	st = mcr_eng_slot(e, segment.v) == ENG_NONE
 		 ? MCREPL_ENOENT
 		 : track(e, mcu_nz(tenant), key, segment.v);
 	pthread_mutex_unlock(&e->mu);
@@ -183,7 +183,7 @@ static void untrack(mcrepl_engine *e, struct dkey *k, size_t i)
 
 static const char *seg_domain(const mcrepl_engine *e, uint64_t seg)
 {
-	uint32_t slot = mcrepl__eng_slot(e, seg);
+	uint32_t slot = mcr_eng_slot(e, seg);
 
 	return slot == ENG_NONE ? NULL : e->segs[slot].domain;
 }
@@ -212,7 +212,7 @@ mcrepl_status mcrepl_engine_replica_dropped(mcrepl_engine *e,
 	return st;
 }
 
-void mcrepl__eng_forget_segment(mcrepl_engine *e, uint64_t id)
+void mcr_eng_forget_segment(mcrepl_engine *e, uint64_t id)
 {
 	struct dkey *k = e->head, *next;
 	size_t i;
@@ -230,7 +230,7 @@ void mcrepl__eng_forget_segment(mcrepl_engine *e, uint64_t id)
 #define PICK_MAX 64
 
 /* Of k's replicas in `domain` (NULL: all) not yet in taken[], the one to
- * retire (mcrepl_policy_retire_pick() by node load), or SIZE_MAX. */
+ * retire (mcr_policy_retire_pick() by node load), or SIZE_MAX. */
 static size_t pick(const mcrepl_engine *e, const struct dkey *k,
 		   const char *domain, const bool *taken)
 {
@@ -247,10 +247,10 @@ static size_t pick(const mcrepl_engine *e, const struct dkey *k,
 		memset(&v[n], 0, sizeof(v[n]));
 		v[n].segment.v = k->segs[i];
 		v[n].readable = v[n].memory = v[n].dynamic = true;
-		load[n] = mcrepl__eng_seg_load(e, k->segs[i]);
+		load[n] = mcr_eng_seg_load(e, k->segs[i]);
 		idx[n++] = i;
 	}
-	if (mcrepl_policy_retire_pick(k->tenant, k->key, v, load, n, &p) !=
+	if (mcr_policy_retire_pick(k->tenant, k->key, v, load, n, &p) !=
 	    MCREPL_OK)
 		return SIZE_MAX;
 	return idx[p];
@@ -267,8 +267,8 @@ static size_t choose_domain(mcrepl_engine *e, const struct dkey *k,
 
 		probe(ctx, k->tenant, k->key, mcrepl_domain_name(d), &p);
 		if (!p.busy && !p.gone &&
-		    mcrepl_policy_should_retire_in_domain(&e->cfg, &e->view,
-							  p.count, p.readable))
+		    mcr_policy_should_retire_in_domain(&e->cfg, &e->view,
+						       p.count, p.readable))
 			return pick(e, k, d, NULL);
 	}
 	return SIZE_MAX;
@@ -297,9 +297,9 @@ static size_t choose(mcrepl_engine *e, const struct dkey *k, uint64_t now_ms,
 		idx[0] = choose_domain(e, k, probe, ctx);
 		return idx[0] != SIZE_MAX;
 	}
-	while (n < room && p.readable >= 2 &&
-	       mcrepl_policy_should_retire(&e->cfg, &e->view, p.count,
-					   p.readable)) {
+	while (
+	    n < room && p.readable >= 2 &&
+	    mcr_policy_should_retire(&e->cfg, &e->view, p.count, p.readable)) {
 		size_t i = pick(e, k, NULL, taken);
 
 		if (i == SIZE_MAX)

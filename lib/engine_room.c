@@ -47,7 +47,7 @@ static uint32_t room_target(mcrepl_engine *e, const mcrepl_propose_input *in,
 	    .target_domain =
 		e->cfg.domain_aware ? in->proposal->target_domain : NULL,
 	};
-	size_t n = mcrepl__eng_views(e), pick;
+	size_t n = mcr_eng_views(e), pick;
 
 	for (size_t i = 0; i < n; i++) {
 		mcrepl_segment_view *v = &e->scratch[i];
@@ -60,7 +60,7 @@ static uint32_t room_target(mcrepl_engine *e, const mcrepl_propose_input *in,
 	if (mcrepl_place_target(&cfg, &req, e->scratch, n, in->replicas,
 				in->n_replicas, &pick, NULL) != MCREPL_OK)
 		return ENG_NONE;
-	pick = mcrepl__eng_slot(e, e->scratch[pick].id.v);
+	pick = mcr_eng_slot(e, e->scratch[pick].id.v);
 	*used = e->segs[pick].used + e->segs[pick].promised;
 	return (uint32_t)pick;
 }
@@ -85,7 +85,7 @@ room_locked(mcrepl_engine *e, const mcrepl_propose_input *in, mcrepl_room *out)
 	}
 	/* a swap: cold bytes out, the hot copy in, the use unchanged */
 	need = in->object->size;
-	key = mcrepl__eng_key_hash(in->proposal->tenant, in->proposal->key);
+	key = mcr_eng_key_hash(in->proposal->tenant, in->proposal->key);
 	charge = g->room_key == key ? 0 : need;
 	budget =
 	    (uint64_t)((double)total_capacity(e) * e->room_permille / 1000.0);
@@ -101,15 +101,15 @@ room_locked(mcrepl_engine *e, const mcrepl_propose_input *in, mcrepl_room *out)
 	return MCREPL_OK;
 }
 
-void mcrepl__eng_room_credit(mcrepl_engine *e, const mcrepl_propose_input *in,
-			     size_t n)
+void mcr_eng_room_credit(mcrepl_engine *e, const mcrepl_propose_input *in,
+			 size_t n)
 {
 	uint64_t key =
-	    mcrepl__eng_key_hash(in->proposal->tenant, in->proposal->key);
+	    mcr_eng_key_hash(in->proposal->tenant, in->proposal->key);
 
 	for (size_t i = 0; i < n; i++) {
 		mcrepl_segment_view *v = &e->scratch[i];
-		uint32_t slot = mcrepl__eng_slot(e, v->id.v);
+		uint32_t slot = mcr_eng_slot(e, v->id.v);
 		uint64_t limit;
 
 		if (slot == ENG_NONE || e->segs[slot].room_key != key)

@@ -30,7 +30,7 @@ mcrepl_segment_id mcrepl_segment_id_of(const char *name)
 	return (mcrepl_segment_id){h == 0 || h == UINT64_MAX ? 1 : h};
 }
 
-mcrepl_engine_segment mcrepl__eng_seg_named(const mcrepl_engine_segment *s)
+mcrepl_engine_segment mcr_eng_seg_named(const mcrepl_engine_segment *s)
 {
 	mcrepl_engine_segment x = *s;
 

@@ -1,6 +1,6 @@
 /*
  * Private helpers shared by libmcrepl's modules. Not installed; not API.
- * Internal symbols use the mcrepl__ prefix and are hidden from the .so.
+ * Internal symbols use the mcr_ prefix (lib/util: mcu_) and are hidden from the .so: only the API carries mcrepl_.
  * The generic helpers (hashing, strings, the hash map) live in lib/util/
  * under the mcu_ prefix, shared with the daemons.
  */
@@ -14,6 +14,6 @@
 
 /* lease.c: the table counts its leases' lifecycle into s (NULL: not
  * counted; the engine's table gets mcrepl_engine_opts.stats). */
-void mcrepl__leases_set_stats(mcrepl_leases *t, mcrepl_stats *s);
+void mcr_leases_set_stats(mcrepl_leases *t, mcrepl_stats *s);
 
 #endif

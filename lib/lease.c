@@ -31,15 +31,15 @@ struct prec;
 /* An admission key: an object, plus the target domain when domain-aware. */
 struct akey {
 	struct obj *obj;
-	struct akey *prev, *next;      /* the object's admission keys */
-	struct lrec *pending;	       /* the single-flight lease or NULL */
-	uint64_t action_until;	       /* action cooldown end, 0 = none */
-	uint64_t recreate_after;       /* recreate cooldown end, 0 = none */
-	uint64_t balanced_at;	       /* last judged BALANCED, 0 = none */
-	uint64_t balanced_since;       /* the run of BALANCED began */
-	mcrepl_evidence ev;	       /* the gate's inputs over the run */
-	uint32_t nleases;	       /* live leases naming this key */
-	struct mcrepl__heap_node idle; /* in t->idle while only a cooldown
+	struct akey *prev, *next;  /* the object's admission keys */
+	struct lrec *pending;	   /* the single-flight lease or NULL */
+	uint64_t action_until;	   /* action cooldown end, 0 = none */
+	uint64_t recreate_after;   /* recreate cooldown end, 0 = none */
+	uint64_t balanced_at;	   /* last judged BALANCED, 0 = none */
+	uint64_t balanced_since;   /* the run of BALANCED began */
+	mcrepl_evidence ev;	   /* the gate's inputs over the run */
+	uint32_t nleases;	   /* live leases naming this key */
+	struct mcr_heap_node idle; /* in t->idle while only a cooldown
 					* keeps the record */
 	char domain[MCREPL_DOMAIN_MAX + 1]; /* "" unless domain-aware */
 };
@@ -53,8 +53,8 @@ struct obj {
 };
 
 struct lrec {
-	struct mcu_map_node node;     /* t->leases, by id */
-	struct mcrepl__heap_node exp; /* t->expiry, by expires_at_ms */
+	struct mcu_map_node node; /* t->leases, by id */
+	struct mcr_heap_node exp; /* t->expiry, by expires_at_ms */
 	struct akey *key;
 	struct prec *prop; /* its idempotency record, NULL once forgotten */
 	mcrepl_lease l;
@@ -62,12 +62,12 @@ struct lrec {
 
 /* Idempotency record of one proposal id. */
 struct prec {
-	struct mcu_map_node node;	 /* t->props, by id */
-	struct mcrepl__heap_node retire; /* t->retire once the lease ended */
-	struct prec *older, *newer;	 /* age order (retention limit) */
-	struct lrec *live;		 /* NULL once the lease ended */
-	uint64_t digest;		 /* of the proposal's content */
-	mcrepl_lease l;			 /* the lease when it ended */
+	struct mcu_map_node node;    /* t->props, by id */
+	struct mcr_heap_node retire; /* t->retire once the lease ended */
+	struct prec *older, *newer;  /* age order (retention limit) */
+	struct lrec *live;	     /* NULL once the lease ended */
+	uint64_t digest;	     /* of the proposal's content */
+	mcrepl_lease l;		     /* the lease when it ended */
 	char id[];
 };
 
@@ -77,7 +77,7 @@ struct mcrepl_leases {
 	struct mcu_map objs, leases, props;
 	/* Capacity invariants, so that nothing but a create allocates:
 	 * expiry >= leases, retire >= props, idle >= nkeys. */
-	struct mcrepl__heap expiry, retire, idle;
+	struct mcr_heap expiry, retire, idle;
 	struct prec *oldest, *newest;
 	uint64_t next_id;
 	uint64_t nkeys, nstarted, expired_total;
@@ -235,7 +235,7 @@ static void key_state_of(const mcrepl_leases *t, const struct akey *k,
 
 static void prop_free(mcrepl_leases *t, struct prec *p)
 {
-	mcrepl__heap_remove(&t->retire, &p->retire);
+	mcr_heap_remove(&t->retire, &p->retire);
 	mcu_map_remove(&t->props, &p->node);
 	if (p->older)
 		p->older->newer = p->newer;
@@ -254,7 +254,7 @@ static void key_free(mcrepl_leases *t, struct akey *k)
 {
 	struct obj *o = k->obj;
 
-	mcrepl__heap_remove(&t->idle, &k->idle);
+	mcr_heap_remove(&t->idle, &k->idle);
 	if (k->prev)
 		k->prev->next = k->next;
 	else
@@ -277,9 +277,9 @@ static void key_settle(mcrepl_leases *t, struct akey *k, uint64_t now)
 			       balanced_kept(t, k));
 
 	if (k->nleases)
-		mcrepl__heap_remove(&t->idle, &k->idle);
+		mcr_heap_remove(&t->idle, &k->idle);
 	else if (until > now)
-		mcrepl__heap_set(&t->idle, &k->idle, until);
+		mcr_heap_set(&t->idle, &k->idle, until);
 	else
 		key_free(t, k);
 }
@@ -303,7 +303,7 @@ static void bind(mcrepl_leases *t, struct lrec *l, uint64_t hi, uint64_t lo)
 	l->l.task_hi = hi;
 }
 
-void mcrepl__leases_set_stats(mcrepl_leases *t, mcrepl_stats *s)
+void mcr_leases_set_stats(mcrepl_leases *t, mcrepl_stats *s)
 {
 	t->stats = s;
 }
@@ -331,7 +331,7 @@ static void lease_end(mcrepl_leases *t, struct lrec *l, enum end_how how,
 					     : MCREPL_STAT_TASKS_FAILED,
 					 1);
 	}
-	mcrepl__heap_remove(&t->expiry, &l->exp);
+	mcr_heap_remove(&t->expiry, &l->exp);
 	mcu_map_remove(&t->leases, &l->node);
 	if (k->pending == l)
 		k->pending = NULL;
@@ -351,8 +351,8 @@ static void lease_end(mcrepl_leases *t, struct lrec *l, enum end_how how,
 		if (how == END_ABORT)
 			prop_free(t, p);
 		else
-			mcrepl__heap_set(&t->retire, &p->retire,
-					 sat_add(ended, t->cfg.lease_ttl_ms));
+			mcr_heap_set(&t->retire, &p->retire,
+				     sat_add(ended, t->cfg.lease_ttl_ms));
 	}
 	free(l);
 	key_settle(t, k, how == END_REMOVED ? 0 : now);
@@ -366,7 +366,7 @@ static int key_make(mcrepl_leases *t, const struct obj_name *n,
 	struct obj *o = obj_find(t, n), *fresh = NULL;
 	struct akey *k;
 
-	if (mcrepl__heap_reserve(&t->idle, t->nkeys + 1))
+	if (mcr_heap_reserve(&t->idle, t->nkeys + 1))
 		return -1;
 	if (!o) {
 		fresh = malloc(sizeof(*fresh) + n->tenant_len + n->key_len + 2);
@@ -388,7 +388,7 @@ static int key_make(mcrepl_leases *t, const struct obj_name *n,
 		o = fresh;
 	}
 	strcpy(k->domain, domain);
-	mcrepl__heap_node_init(&k->idle, ++t->key_seq);
+	mcr_heap_node_init(&k->idle, ++t->key_seq);
 	k->obj = o;
 	k->next = o->keys;
 	if (o->keys)
@@ -441,9 +441,9 @@ mcrepl_status mcrepl_leases_create(const mcrepl_config *cfg,
 		goto out_fini_leases;
 	if (pthread_mutex_init(&t->mu, NULL))
 		goto out_fini_props;
-	mcrepl__heap_init(&t->expiry);
-	mcrepl__heap_init(&t->retire);
-	mcrepl__heap_init(&t->idle);
+	mcr_heap_init(&t->expiry);
+	mcr_heap_init(&t->retire);
+	mcr_heap_init(&t->idle);
 	t->next_id = 1;
 	*out = t;
 	return MCREPL_OK;
@@ -495,9 +495,9 @@ void mcrepl_leases_destroy(mcrepl_leases *t)
 	mcu_map_fini(&t->leases);
 	mcu_map_fini(&t->props);
 	mcu_map_fini(&t->objs);
-	mcrepl__heap_fini(&t->expiry);
-	mcrepl__heap_fini(&t->retire);
-	mcrepl__heap_fini(&t->idle);
+	mcr_heap_fini(&t->expiry);
+	mcr_heap_fini(&t->retire);
+	mcr_heap_fini(&t->idle);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
 }
@@ -627,7 +627,7 @@ static void prop_link(mcrepl_leases *t, struct prec *p, struct lrec *l,
 	p->digest = digest;
 	p->live = l;
 	p->l = l->l;
-	mcrepl__heap_node_init(&p->retire, l->l.id.v);
+	mcr_heap_node_init(&p->retire, l->l.id.v);
 	p->newer = NULL;
 	p->older = t->newest;
 	if (t->newest)
@@ -651,8 +651,8 @@ static mcrepl_status install(mcrepl_leases *t, const mcrepl_propose_input *in,
 	struct prec *pr = NULL;
 	struct lrec *l;
 
-	if (mcrepl__heap_reserve(&t->expiry, mcu_map_size(&t->leases) + 1) ||
-	    mcrepl__heap_reserve(&t->retire, mcu_map_size(&t->props) + 1))
+	if (mcr_heap_reserve(&t->expiry, mcu_map_size(&t->leases) + 1) ||
+	    mcr_heap_reserve(&t->retire, mcu_map_size(&t->props) + 1))
 		return MCREPL_ENOMEM;
 	l = calloc(1, sizeof(*l));
 	if (!l)
@@ -670,12 +670,12 @@ static mcrepl_status install(mcrepl_leases *t, const mcrepl_propose_input *in,
 	l->key = k;
 	k->nleases++;
 	k->balanced_at = 0; /* admitted: the gate starts afresh */
-	mcrepl_policy_evidence_granted(&k->ev, readable);
+	mcr_policy_evidence_granted(&k->ev, readable);
 	/* An expired, unswept pending lease stays for the sweep to report. */
 	k->pending = l;
-	mcrepl__heap_remove(&t->idle, &k->idle);
-	mcrepl__heap_node_init(&l->exp, l->l.id.v);
-	mcrepl__heap_set(&t->expiry, &l->exp, l->l.expires_at_ms);
+	mcr_heap_remove(&t->idle, &k->idle);
+	mcr_heap_node_init(&l->exp, l->l.id.v);
+	mcr_heap_set(&t->expiry, &l->exp, l->l.expires_at_ms);
 	mcu_map_insert(&t->leases, &l->node, mcu_mix64(l->l.id.v));
 	if (pr)
 		prop_link(t, pr, l, proposal_digest(p));
@@ -718,8 +718,8 @@ static struct akey *remember_balanced(mcrepl_leases *t, struct akey *k,
 	if (balanced_kept(t, k) <= now)
 		k->balanced_since = now;
 	k->balanced_at = now ? now : 1;
-	mcrepl_policy_evidence_add(&k->ev, &ai->balance, ai->heat_count, now,
-				   t->cfg.heat_window_ms);
+	mcr_policy_evidence_add(&k->ev, &ai->balance, ai->heat_count, now,
+				t->cfg.heat_window_ms);
 	key_settle(t, k, now);
 	return k;
 }
@@ -731,8 +731,8 @@ static mcrepl_reason evidence_reason(const mcrepl_leases *t,
 				     const mcrepl_admit_input *ai)
 {
 	if (!k ||
-	    !mcrepl_policy_evidence_helps(&t->cfg, &k->ev, ai->balance.segments,
-					  ai->object->readable_memory_replicas))
+	    !mcr_policy_evidence_helps(&t->cfg, &k->ev, ai->balance.segments,
+				       ai->object->readable_memory_replicas))
 		return MCREPL_REASON_BALANCED;
 	return t->cfg.mode == MCREPL_MODE_OBSERVE ? MCREPL_REASON_MODE_OBSERVE
 						  : MCREPL_REASON_NONE;
@@ -774,10 +774,9 @@ static mcrepl_status propose_locked(mcrepl_leases *t,
 	ai.heat_count = in->heat_count;
 	ai.now_ms = in->now_ms;
 	ai.cluster = in->cluster;
-	if (mcrepl_policy_is_auto(&t->cfg, in->cluster)) {
-		mcrepl_policy_balance(in->segments, in->n_segments,
-				      in->replicas, in->n_replicas,
-				      &ai.balance);
+	if (mcr_policy_is_auto(&t->cfg, in->cluster)) {
+		mcr_policy_balance(in->segments, in->n_segments, in->replicas,
+				   in->n_replicas, &ai.balance);
 		place_cfg = t->cfg; /* targets by projected read load */
 		place_cfg.read_load_aware_placement = true;
 	}
@@ -1039,8 +1038,8 @@ mcrepl_status mcrepl_leases_copy_revoke(mcrepl_leases *t, const mcrepl_fence *f,
 /* Forget one record past its retention, earliest first; false if none. */
 static bool cleanup_one(mcrepl_leases *t, uint64_t now)
 {
-	struct mcrepl__heap_node *p = mcrepl__heap_top(&t->retire);
-	struct mcrepl__heap_node *k = mcrepl__heap_top(&t->idle);
+	struct mcr_heap_node *p = mcr_heap_top(&t->retire);
+	struct mcr_heap_node *k = mcr_heap_top(&t->idle);
 
 	if (p && p->at > now)
 		p = NULL;
@@ -1056,7 +1055,7 @@ static bool cleanup_one(mcrepl_leases *t, uint64_t now)
 size_t mcrepl_leases_sweep(mcrepl_leases *t, uint64_t now_ms, mcrepl_lease *out,
 			   size_t cap)
 {
-	struct mcrepl__heap_node *x;
+	struct mcr_heap_node *x;
 	size_t n = 0;
 
 	if (!t)
@@ -1064,8 +1063,7 @@ size_t mcrepl_leases_sweep(mcrepl_leases *t, uint64_t now_ms, mcrepl_lease *out,
 	if (!out)
 		cap = 0;
 	pthread_mutex_lock(&t->mu);
-	while (n < cap && (x = mcrepl__heap_top(&t->expiry)) &&
-	       x->at <= now_ms) {
+	while (n < cap && (x = mcr_heap_top(&t->expiry)) && x->at <= now_ms) {
 		struct lrec *l = container_of(x, struct lrec, exp);
 
 		out[n++] = l->l;

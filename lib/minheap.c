@@ -4,29 +4,29 @@
 
 #include "minheap.h"
 
-void mcrepl__heap_init(struct mcrepl__heap *h)
+void mcr_heap_init(struct mcr_heap *h)
 {
 	h->a = NULL;
 	h->n = 0;
 	h->cap = 0;
 }
 
-void mcrepl__heap_fini(struct mcrepl__heap *h)
+void mcr_heap_fini(struct mcr_heap *h)
 {
 	free(h->a);
-	mcrepl__heap_init(h);
+	mcr_heap_init(h);
 }
 
-void mcrepl__heap_node_init(struct mcrepl__heap_node *x, uint64_t tie)
+void mcr_heap_node_init(struct mcr_heap_node *x, uint64_t tie)
 {
 	x->at = 0;
 	x->tie = tie;
 	x->pos = MCREPL__HEAP_OUT;
 }
 
-int mcrepl__heap_reserve(struct mcrepl__heap *h, size_t want)
+int mcr_heap_reserve(struct mcr_heap *h, size_t want)
 {
-	struct mcrepl__heap_node **a;
+	struct mcr_heap_node **a;
 	size_t cap = h->cap ? h->cap : 16;
 
 	if (want <= h->cap)
@@ -44,21 +44,20 @@ int mcrepl__heap_reserve(struct mcrepl__heap *h, size_t want)
 	return 0;
 }
 
-static bool before(const struct mcrepl__heap_node *x,
-		   const struct mcrepl__heap_node *y)
+static bool before(const struct mcr_heap_node *x, const struct mcr_heap_node *y)
 {
 	return x->at < y->at || (x->at == y->at && x->tie < y->tie);
 }
 
-static void place(struct mcrepl__heap *h, size_t i, struct mcrepl__heap_node *x)
+static void place(struct mcr_heap *h, size_t i, struct mcr_heap_node *x)
 {
 	h->a[i] = x;
 	x->pos = i;
 }
 
-static void sift_up(struct mcrepl__heap *h, size_t i)
+static void sift_up(struct mcr_heap *h, size_t i)
 {
-	struct mcrepl__heap_node *x = h->a[i];
+	struct mcr_heap_node *x = h->a[i];
 
 	while (i > 0 && before(x, h->a[(i - 1) / 2])) {
 		place(h, i, h->a[(i - 1) / 2]);
@@ -67,9 +66,9 @@ static void sift_up(struct mcrepl__heap *h, size_t i)
 	place(h, i, x);
 }
 
-static void sift_down(struct mcrepl__heap *h, size_t i)
+static void sift_down(struct mcr_heap *h, size_t i)
 {
-	struct mcrepl__heap_node *x = h->a[i];
+	struct mcr_heap_node *x = h->a[i];
 
 	for (;;) {
 		size_t c = 2 * i + 1;
@@ -86,10 +85,9 @@ static void sift_down(struct mcrepl__heap *h, size_t i)
 	place(h, i, x);
 }
 
-void mcrepl__heap_set(struct mcrepl__heap *h, struct mcrepl__heap_node *x,
-		      uint64_t at)
+void mcr_heap_set(struct mcr_heap *h, struct mcr_heap_node *x, uint64_t at)
 {
-	if (!mcrepl__heap_node_in(x)) {
+	if (!mcr_heap_node_in(x)) {
 		assert(h->n < h->cap);
 		x->at = at;
 		place(h, h->n++, x);
@@ -101,10 +99,10 @@ void mcrepl__heap_set(struct mcrepl__heap *h, struct mcrepl__heap_node *x,
 	sift_down(h, x->pos);
 }
 
-void mcrepl__heap_remove(struct mcrepl__heap *h, struct mcrepl__heap_node *x)
+void mcr_heap_remove(struct mcr_heap *h, struct mcr_heap_node *x)
 {
 	size_t i = x->pos;
-	struct mcrepl__heap_node *last;
+	struct mcr_heap_node *last;
 
 	if (i == MCREPL__HEAP_OUT)
 		return;
@@ -117,7 +115,7 @@ void mcrepl__heap_remove(struct mcrepl__heap *h, struct mcrepl__heap_node *x)
 	sift_down(h, last->pos);
 }
 
-struct mcrepl__heap_node *mcrepl__heap_top(const struct mcrepl__heap *h)
+struct mcr_heap_node *mcr_heap_top(const struct mcr_heap *h)
 {
 	return h->n ? h->a[0] : NULL;
 }

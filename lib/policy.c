@@ -8,8 +8,7 @@
 #include "mcrepl/heat.h"
 #include "policy.h"
 
-bool mcrepl_policy_is_auto(const mcrepl_config *cfg,
-			   const mcrepl_cluster_view *cl)
+bool mcr_policy_is_auto(const mcrepl_config *cfg, const mcrepl_cluster_view *cl)
 {
 	return cfg && cl && cfg->policy == MCREPL_POLICY_AUTO && cl->nodes > 0;
 }
@@ -23,12 +22,12 @@ static uint32_t saturate(double x)
 	return (uint32_t)x;
 }
 
-uint32_t mcrepl_policy_share_count(const mcrepl_config *cfg,
-				   const mcrepl_cluster_view *cl)
+uint32_t mcr_policy_share_count(const mcrepl_config *cfg,
+				const mcrepl_cluster_view *cl)
 {
 	double x;
 
-	if (!mcrepl_policy_is_auto(cfg, cl))
+	if (!mcr_policy_is_auto(cfg, cl))
 		return 0;
 	x = cfg->hot_share * (double)cl->window_reads / (double)cl->nodes;
 	/* 0.01 * 800 / 1 must be 8, not 9: snap rounding noise */
@@ -54,56 +53,54 @@ static uint32_t share_threshold(const mcrepl_config *cfg, uint32_t share,
 	return saturate(a);
 }
 
-uint32_t mcrepl_policy_admit_threshold(const mcrepl_config *cfg,
-				       const mcrepl_cluster_view *cl,
-				       uint32_t readable)
+uint32_t mcr_policy_admit_threshold(const mcrepl_config *cfg,
+				    const mcrepl_cluster_view *cl,
+				    uint32_t readable)
 {
-	if (!mcrepl_policy_is_auto(cfg, cl))
+	if (!mcr_policy_is_auto(cfg, cl))
 		return mcrepl_admit_threshold(cfg, readable);
 	if (readable == 0)
 		return mcrepl_config_cross_domain_threshold(cfg);
-	return share_threshold(cfg, mcrepl_policy_share_count(cfg, cl),
-			       readable);
+	return share_threshold(cfg, mcr_policy_share_count(cfg, cl), readable);
 }
 
-uint32_t mcrepl_policy_trigger_threshold(const mcrepl_config *cfg,
-					 const mcrepl_cluster_view *cl)
+uint32_t mcr_policy_trigger_threshold(const mcrepl_config *cfg,
+				      const mcrepl_cluster_view *cl)
 {
 	uint32_t t, x;
 
-	if (!mcrepl_policy_is_auto(cfg, cl)) {
+	if (!mcr_policy_is_auto(cfg, cl)) {
 		mcrepl_heat_params p;
 
 		mcrepl_heat_params_init(&p, cfg);
 		return p.threshold;
 	}
-	t = mcrepl_policy_admit_threshold(cfg, cl, 1);
+	t = mcr_policy_admit_threshold(cfg, cl, 1);
 	x = mcrepl_config_cross_domain_threshold(cfg);
 	return cfg->domain_aware && x < t ? x : t;
 }
 
-uint32_t mcrepl_policy_replica_cap(const mcrepl_config *cfg,
-				   const mcrepl_cluster_view *cl)
+uint32_t mcr_policy_replica_cap(const mcrepl_config *cfg,
+				const mcrepl_cluster_view *cl)
 {
-	if (!mcrepl_policy_is_auto(cfg, cl))
+	if (!mcr_policy_is_auto(cfg, cl))
 		return cfg->max_memory_replicas;
 	return cfg->auto_max_replicas ? cfg->auto_max_replicas : cl->nodes;
 }
 
-uint32_t mcrepl_policy_want_replicas(const mcrepl_config *cfg,
-				     const mcrepl_cluster_view *cl,
-				     uint32_t count)
+uint32_t mcr_policy_want_replicas(const mcrepl_config *cfg,
+				  const mcrepl_cluster_view *cl, uint32_t count)
 {
-	uint32_t cap = mcrepl_policy_replica_cap(cfg, cl), share;
+	uint32_t cap = mcr_policy_replica_cap(cfg, cl), share;
 	double k0;
 	uint64_t k;
 
 	if (count < mcrepl_config_threshold(cfg) || cap <= 1)
 		return 1;
-	if (!mcrepl_policy_is_auto(cfg, cl))
+	if (!mcr_policy_is_auto(cfg, cl))
 		return cap;
 	/* the largest k = r - 1 with admit_threshold(k) <= count */
-	share = mcrepl_policy_share_count(cfg, cl);
+	share = mcr_policy_share_count(cfg, cl);
 	k0 = sqrt((double)count) - 1.0;
 	k0 = (k0 * k0 - 1.0) / share;
 	k = k0 > 0 ? (uint64_t)k0 : 0;
@@ -126,10 +123,9 @@ static const mcrepl_segment_view *find_segment(const mcrepl_segment_view *s,
 	return NULL;
 }
 
-void mcrepl_policy_balance(const mcrepl_segment_view *segments,
-			   size_t n_segments,
-			   const mcrepl_replica_view *replicas,
-			   size_t n_replicas, mcrepl_balance *out)
+void mcr_policy_balance(const mcrepl_segment_view *segments, size_t n_segments,
+			const mcrepl_replica_view *replicas, size_t n_replicas,
+			mcrepl_balance *out)
 {
 	bool found = false;
 
@@ -158,8 +154,8 @@ void mcrepl_policy_balance(const mcrepl_segment_view *segments,
 	}
 }
 
-double mcrepl_policy_recent_low(uint32_t recent, uint32_t recent_buckets,
-				double span, double z)
+double mcr_policy_recent_low(uint32_t recent, uint32_t recent_buckets,
+			     double span, double z)
 {
 	double f, est, low;
 
@@ -171,17 +167,17 @@ double mcrepl_policy_recent_low(uint32_t recent, uint32_t recent_buckets,
 	return low > 0 ? low : 0;
 }
 
-uint32_t mcrepl_policy_rising(uint32_t count, uint32_t recent,
-			      uint32_t recent_buckets, double span, double z)
+uint32_t mcr_policy_rising(uint32_t count, uint32_t recent,
+			   uint32_t recent_buckets, double span, double z)
 {
-	double low = mcrepl_policy_recent_low(recent, recent_buckets, span, z);
+	double low = mcr_policy_recent_low(recent, recent_buckets, span, z);
 
 	if (low <= (double)count)
 		return count;
 	return low >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)low;
 }
 
-double mcrepl_policy_noise_z(uint32_t segments)
+double mcr_policy_noise_z(uint32_t segments)
 {
 	/* exp(-z^2 / 2) = 1 / (100 n): the chance that the largest of n
 	 * normal counts passes z deviations is below n phi(z) / z, under
@@ -201,7 +197,7 @@ static double band_z(const mcrepl_config *cfg, double x, double z)
 
 static double band(const mcrepl_config *cfg, double mean, uint32_t segments)
 {
-	return band_z(cfg, mean, mcrepl_policy_noise_z(segments));
+	return band_z(cfg, mean, mcr_policy_noise_z(segments));
 }
 
 /* The mean segment load of b; 0 when unknown. */
@@ -212,7 +208,7 @@ static double balance_mean(const mcrepl_balance *b)
 	return (double)b->load_sum / (double)b->segments;
 }
 
-bool mcrepl_policy_overloaded(const mcrepl_config *cfg, const mcrepl_balance *b)
+bool mcr_policy_overloaded(const mcrepl_config *cfg, const mcrepl_balance *b)
 {
 	double mean;
 
@@ -224,14 +220,13 @@ bool mcrepl_policy_overloaded(const mcrepl_config *cfg, const mcrepl_balance *b)
 	 * refusals have settled */
 	return (double)b->key_load - mean >
 	       band(cfg, mean, b->segments) +
-		   (b->held
-			? (b->settled ? 2.0 : 1.0) *
-			      mcrepl_policy_noise_z(b->segments) * sqrt(mean)
-			: 0.0);
+		   (b->held ? (b->settled ? 2.0 : 1.0) *
+				  mcr_policy_noise_z(b->segments) * sqrt(mean)
+			    : 0.0);
 }
 
-bool mcrepl_policy_worth(const mcrepl_config *cfg, const mcrepl_balance *b,
-			 uint32_t count, uint32_t readable)
+bool mcr_policy_worth(const mcrepl_config *cfg, const mcrepl_balance *b,
+		      uint32_t count, uint32_t readable)
 {
 	double mean;
 
@@ -248,8 +243,8 @@ bool mcrepl_policy_worth(const mcrepl_config *cfg, const mcrepl_balance *b,
 		   band(cfg, mean, b->segments);
 }
 
-double mcrepl_policy_share_excess(const mcrepl_cluster_view *cl, uint32_t count,
-				  uint32_t readable)
+double mcr_policy_share_excess(const mcrepl_cluster_view *cl, uint32_t count,
+			       uint32_t readable)
 {
 	double c = count, w, q, d, rest, var;
 
@@ -268,34 +263,34 @@ double mcrepl_policy_share_excess(const mcrepl_cluster_view *cl, uint32_t count,
 	return var > 0 ? d / sqrt(var) : HUGE_VAL;
 }
 
-double mcrepl_policy_share_z(uint32_t nodes)
+double mcr_policy_share_z(uint32_t nodes)
 {
 	double z = nodes > 1 ? sqrt(2.0 * log((double)nodes)) : 0;
 
 	return z > 2.0 ? z : 2.0;
 }
 
-bool mcrepl_policy_helps(const mcrepl_config *cfg,
-			 const mcrepl_cluster_view *cl, const mcrepl_balance *b,
-			 uint32_t count, uint32_t readable)
+bool mcr_policy_helps(const mcrepl_config *cfg, const mcrepl_cluster_view *cl,
+		      const mcrepl_balance *b, uint32_t count,
+		      uint32_t readable)
 {
 	double s;
 
 	if (!cfg || !(cfg->balance_tolerance > 0) || !cl || !cl->nodes)
 		return true;
-	if (mcrepl_policy_overloaded(cfg, b) &&
-	    mcrepl_policy_worth(cfg, b, count, readable))
+	if (mcr_policy_overloaded(cfg, b) &&
+	    mcr_policy_worth(cfg, b, count, readable))
 		return true;
 	/* the key alone fills a node's fair share per replica: by two
 	 * deviations, or by the noise of the cluster's keys once its run of
 	 * refusals has settled */
-	s = mcrepl_policy_share_excess(cl, count, readable);
-	return s >= (b && b->settled ? mcrepl_policy_share_z(cl->nodes) : 2.0);
+	s = mcr_policy_share_excess(cl, count, readable);
+	return s >= (b && b->settled ? mcr_policy_share_z(cl->nodes) : 2.0);
 }
 
-void mcrepl_policy_evidence_add(mcrepl_evidence *ev, const mcrepl_balance *b,
-				uint32_t count, uint64_t now_ms,
-				uint64_t window_ms)
+void mcr_policy_evidence_add(mcrepl_evidence *ev, const mcrepl_balance *b,
+			     uint32_t count, uint64_t now_ms,
+			     uint64_t window_ms)
 {
 	const double w = MCREPL_POLICY_EVIDENCE_WINDOWS;
 	double mean, keep;
@@ -315,7 +310,7 @@ void mcrepl_policy_evidence_add(mcrepl_evidence *ev, const mcrepl_balance *b,
 	ev->at_ms = now_ms ? now_ms : 1;
 }
 
-void mcrepl_policy_evidence_granted(mcrepl_evidence *ev, uint32_t readable)
+void mcr_policy_evidence_granted(mcrepl_evidence *ev, uint32_t readable)
 {
 	double r = readable ? readable : 1;
 
@@ -323,9 +318,9 @@ void mcrepl_policy_evidence_granted(mcrepl_evidence *ev, uint32_t readable)
 		ev->low -= ev->count / (r * (r + 1));
 }
 
-bool mcrepl_policy_evidence_helps(const mcrepl_config *cfg,
-				  const mcrepl_evidence *ev, uint32_t segments,
-				  uint32_t readable)
+bool mcr_policy_evidence_helps(const mcrepl_config *cfg,
+			       const mcrepl_evidence *ev, uint32_t segments,
+			       uint32_t readable)
 {
 	double r = readable ? readable : 1, m, z, hold;
 
@@ -336,7 +331,7 @@ bool mcrepl_policy_evidence_helps(const mcrepl_config *cfg,
 	    MCREPL_POLICY_EVIDENCE_NOISE * cfg->balance_tolerance * m)
 		return false; /* one window's gate sees enough */
 	/* every look at the sums is a test: z for segments x windows */
-	z = mcrepl_policy_noise_z(segments * MCREPL_POLICY_EVIDENCE_WINDOWS);
+	z = mcr_policy_noise_z(segments * MCREPL_POLICY_EVIDENCE_WINDOWS);
 	/* a full horizon of refusals: the key sits near the line, and
 	 * asks for half as much again (hysteresis) */
 	hold = ev->n >= MCREPL_POLICY_EVIDENCE_WINDOWS
@@ -348,16 +343,16 @@ bool mcrepl_policy_evidence_helps(const mcrepl_config *cfg,
 		   (r + 1) * hold * band_z(cfg, ev->mean, z);
 }
 
-bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
-				 const mcrepl_cluster_view *cl, uint32_t count,
-				 uint32_t readable)
+bool mcr_policy_should_retire(const mcrepl_config *cfg,
+			      const mcrepl_cluster_view *cl, uint32_t count,
+			      uint32_t readable)
 {
 	double c = count, keep;
 
-	if (!mcrepl_policy_is_auto(cfg, cl) || readable < 2)
+	if (!mcr_policy_is_auto(cfg, cl) || readable < 2)
 		return false;
 	/* the heat the last replica's share stands for, RFC count floor */
-	keep = (double)mcrepl_policy_share_count(cfg, cl) * (readable - 1);
+	keep = (double)mcr_policy_share_count(cfg, cl) * (readable - 1);
 	if (keep < (double)mcrepl_config_threshold(cfg))
 		keep = (double)mcrepl_config_threshold(cfg);
 	/* under half of it, with two standard deviations of a Poisson
@@ -365,27 +360,26 @@ bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
 	return 2.0 * (c + 2.0 * sqrt(c)) < keep;
 }
 
-bool mcrepl_policy_should_retire_in_domain(const mcrepl_config *cfg,
-					   const mcrepl_cluster_view *cl,
-					   uint32_t count, uint32_t readable)
+bool mcr_policy_should_retire_in_domain(const mcrepl_config *cfg,
+					const mcrepl_cluster_view *cl,
+					uint32_t count, uint32_t readable)
 {
 	double c = count;
 
-	if (!mcrepl_policy_is_auto(cfg, cl) || !cfg->domain_aware ||
-	    readable == 0)
+	if (!mcr_policy_is_auto(cfg, cl) || !cfg->domain_aware || readable == 0)
 		return false;
 	if (readable >= 2)
-		return mcrepl_policy_should_retire(cfg, cl, count, readable);
+		return mcr_policy_should_retire(cfg, cl, count, readable);
 	/* the domain's only copy: under half the cross-domain count that
 	 * admitted it, with two standard deviations to spare */
 	return 2.0 * (c + 2.0 * sqrt(c)) <
 	       (double)mcrepl_config_cross_domain_threshold(cfg);
 }
 
-mcrepl_status mcrepl_policy_retire_pick(const char *tenant, const char *key,
-					const mcrepl_replica_view *replicas,
-					const uint64_t *load, size_t n,
-					size_t *pick)
+mcrepl_status mcr_policy_retire_pick(const char *tenant, const char *key,
+				     const mcrepl_replica_view *replicas,
+				     const uint64_t *load, size_t n,
+				     size_t *pick)
 {
 	bool found = false;
 	uint64_t best_load = 0, best_score = 0;
@@ -409,8 +403,8 @@ mcrepl_status mcrepl_policy_retire_pick(const char *tenant, const char *key,
 	return found ? MCREPL_OK : MCREPL_ENOENT;
 }
 
-void mcrepl_policy_project(uint64_t key_load, uint32_t readable,
-			   mcrepl_projection *out)
+void mcr_policy_project(uint64_t key_load, uint32_t readable,
+			mcrepl_projection *out)
 {
 	uint64_t r = readable ? readable : 1;
 
@@ -420,9 +414,9 @@ void mcrepl_policy_project(uint64_t key_load, uint32_t readable,
 	out->from_each = key_load / (r * (r + 1));
 }
 
-void mcrepl_policy_project_level(uint64_t key_load, uint32_t readable,
-				 uint64_t level, uint64_t target_load,
-				 mcrepl_projection *out)
+void mcr_policy_project_level(uint64_t key_load, uint32_t readable,
+			      uint64_t level, uint64_t target_load,
+			      mcrepl_projection *out)
 {
 	uint64_t r = readable ? readable : 1, gap, to;
 

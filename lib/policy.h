@@ -21,7 +21,7 @@
  * whole cluster served over the same window. A segment's read_load
  * (mcrepl_segment_view) is a count of reads routed to it over the host's
  * load period plus the reads expected from copies granted to it and not
- * yet reflected in those counts (mcrepl_policy_project()); with a load
+ * yet reflected in those counts (mcr_policy_project()); with a load
  * period equal to the heat window, a key's hit count and a segment's load
  * are in the same unit.
  */
@@ -42,16 +42,16 @@ extern "C" {
 #endif
 
 /* True when the auto rules apply: policy auto and cl->nodes >= 1. */
-bool mcrepl_policy_is_auto(const mcrepl_config *cfg,
-			   const mcrepl_cluster_view *cl);
+bool mcr_policy_is_auto(const mcrepl_config *cfg,
+			const mcrepl_cluster_view *cl);
 
 /*
  * One replica's worth of heat: ceil(hot_share * window_reads / nodes),
  * at least 1, saturated at MCREPL_HEAT_MAX_THRESHOLD. 0 when auto does not
  * apply. A node's fair share is window_reads / nodes.
  */
-uint32_t mcrepl_policy_share_count(const mcrepl_config *cfg,
-				   const mcrepl_cluster_view *cl);
+uint32_t mcr_policy_share_count(const mcrepl_config *cfg,
+				const mcrepl_cluster_view *cl);
 
 /*
  * The hit count a key with `readable` readable MEMORY replicas needs to
@@ -66,42 +66,41 @@ uint32_t mcrepl_policy_share_count(const mcrepl_config *cfg,
  * floor, so a key read `threshold` times in the window on a small cluster
  * still qualifies.
  */
-uint32_t mcrepl_policy_admit_threshold(const mcrepl_config *cfg,
-				       const mcrepl_cluster_view *cl,
-				       uint32_t readable);
+uint32_t mcr_policy_admit_threshold(const mcrepl_config *cfg,
+				    const mcrepl_cluster_view *cl,
+				    uint32_t readable);
 
 /*
  * The count at which the read path should report CROSSED: the host writes
  * it into its mcrepl_heat_params.threshold whenever the cluster view
  * changes (e.g. once per load period). Not auto: what
  * mcrepl_heat_params_init() derives. Auto: the lower of
- * mcrepl_policy_admit_threshold(cfg, cl, 1) and, when domain-aware,
+ * mcr_policy_admit_threshold(cfg, cl, 1) and, when domain-aware,
  * mcrepl_config_cross_domain_threshold().
  */
-uint32_t mcrepl_policy_trigger_threshold(const mcrepl_config *cfg,
-					 const mcrepl_cluster_view *cl);
+uint32_t mcr_policy_trigger_threshold(const mcrepl_config *cfg,
+				      const mcrepl_cluster_view *cl);
 
 /* Most readable MEMORY replicas per object. Not auto: max_memory_replicas.
  * Auto: auto_max_replicas, or cl->nodes when that is 0. */
-uint32_t mcrepl_policy_replica_cap(const mcrepl_config *cfg,
-				   const mcrepl_cluster_view *cl);
+uint32_t mcr_policy_replica_cap(const mcrepl_config *cfg,
+				const mcrepl_cluster_view *cl);
 
 /* The replica count a key with `count` hits is allowed to reach (auto):
  * the largest r <= cap with count >= admit_threshold(r - 1), at least 1.
  * Not auto: max_memory_replicas when count reaches the RFC threshold,
  * else 1. */
-uint32_t mcrepl_policy_want_replicas(const mcrepl_config *cfg,
-				     const mcrepl_cluster_view *cl,
-				     uint32_t count);
+uint32_t mcr_policy_want_replicas(const mcrepl_config *cfg,
+				  const mcrepl_cluster_view *cl,
+				  uint32_t count);
 
 /* Fill *out from the host's segment and replica views (replicas match
  * segments by id; unreadable replicas and unknown segments are skipped;
  * held and settled are false).
  * O(n_segments + n_replicas * n_segments). */
-void mcrepl_policy_balance(const mcrepl_segment_view *segments,
-			   size_t n_segments,
-			   const mcrepl_replica_view *replicas,
-			   size_t n_replicas, mcrepl_balance *out);
+void mcr_policy_balance(const mcrepl_segment_view *segments, size_t n_segments,
+			const mcrepl_replica_view *replicas, size_t n_replicas,
+			mcrepl_balance *out);
 
 /*
  * Counts that just rose. count: reads over the last `span` buckets (a
@@ -119,15 +118,15 @@ void mcrepl_policy_balance(const mcrepl_segment_view *segments,
  * span: count.
  */
 /*
- * The lower bound of mcrepl_policy_rising() alone: est - z sd over the
+ * The lower bound of mcr_policy_rising() alone: est - z sd over the
  * span, at least 0; 0 when recent_buckets is 0 or more than span. The
  * engine keeps a node that copies are projected to relieve at or above it
  * (the node still served that many reads lately).
  */
-double mcrepl_policy_recent_low(uint32_t recent, uint32_t recent_buckets,
-				double span, double z);
-uint32_t mcrepl_policy_rising(uint32_t count, uint32_t recent,
-			      uint32_t recent_buckets, double span, double z);
+double mcr_policy_recent_low(uint32_t recent, uint32_t recent_buckets,
+			     double span, double z);
+uint32_t mcr_policy_rising(uint32_t count, uint32_t recent,
+			   uint32_t recent_buckets, double span, double z);
 
 /* The deviations the engine asks of a key's last bucket, and of a node's
  * last MCREPL_POLICY_RISING_NODE_BUCKETS buckets (docs/POLICY.md). */
@@ -145,13 +144,13 @@ uint32_t mcrepl_policy_rising(uint32_t count, uint32_t recent,
  * the largest count, sqrt(2 ln n)) copied keys on nodes loaded by chance
  * for as long as a run lasts.
  */
-double mcrepl_policy_noise_z(uint32_t segments);
+double mcr_policy_noise_z(uint32_t segments);
 
 /*
  * Is the key's least-loaded replica segment overloaded? With n = segments,
  * mean = load_sum / n, t = balance_tolerance and excess = key_load - mean:
  * excess > band = max(t * mean, z * sqrt(mean)), z =
- * mcrepl_policy_noise_z(n): beyond the tolerance and beyond what sampling
+ * mcr_policy_noise_z(n): beyond the tolerance and beyond what sampling
  * noise explains. When b->held (the key was refused as balanced within the
  * last window, in a run of refusals MCREPL_POLICY_HOLD_WINDOWS old or
  * more) the band is
@@ -166,22 +165,21 @@ double mcrepl_policy_noise_z(uint32_t segments);
  * copies in steady state). False when nothing is known (segments or
  * load_sum 0).
  */
-bool mcrepl_policy_overloaded(const mcrepl_config *cfg,
-			      const mcrepl_balance *b);
+bool mcr_policy_overloaded(const mcrepl_config *cfg, const mcrepl_balance *b);
 
 /*
  * Is one more replica of a key with `count` hits and `readable` readable
  * replicas worth its memory? True when the reads it takes over, c /
  * (readable + 1) with c = count - 2 sqrt(count) (two standard deviations
  * of a Poisson count to spare; readable 0 reads as 1), are at least half
- * the band of mcrepl_policy_overloaded(): 2 c >= (readable + 1) * band. A
+ * the band of mcr_policy_overloaded(): 2 c >= (readable + 1) * band. A
  * copy
  * that moves less cannot by itself bring an overloaded node back, and a
  * run of such copies spends several replicas where one copy of the hotter
  * key would do. False when nothing is known.
  */
-bool mcrepl_policy_worth(const mcrepl_config *cfg, const mcrepl_balance *b,
-			 uint32_t count, uint32_t readable);
+bool mcr_policy_worth(const mcrepl_config *cfg, const mcrepl_balance *b,
+		      uint32_t count, uint32_t readable);
 
 /*
  * By how many standard deviations does a key with `count` hits and
@@ -192,23 +190,23 @@ bool mcrepl_policy_worth(const mcrepl_config *cfg, const mcrepl_balance *b,
  * c (1 - q)^2 + (W - c) q^2: d / sqrt(Var d); 0 when d <= 0 or cl is NULL
  * or has no nodes.
  */
-double mcrepl_policy_share_excess(const mcrepl_cluster_view *cl, uint32_t count,
-				  uint32_t readable);
+double mcr_policy_share_excess(const mcrepl_cluster_view *cl, uint32_t count,
+			       uint32_t readable);
 
 /*
- * How many deviations of mcrepl_policy_share_excess() admit a key at one
+ * How many deviations of mcr_policy_share_excess() admit a key at one
  * look: max(2, sqrt(2 ln nodes)), about the largest of `nodes` keys' noise
  * (2 up to 7 nodes, 2.04 at 8, 3.72 at 1,024).
  */
-double mcrepl_policy_share_z(uint32_t nodes);
+double mcr_policy_share_z(uint32_t nodes);
 
 /*
  * Does one more replica of a key with `count` hits and `readable` readable
  * replicas help? balance_tolerance 0 or no cluster view: always (no gate).
- * Otherwise when mcrepl_policy_overloaded() and mcrepl_policy_worth(), or
+ * Otherwise when mcr_policy_overloaded() and mcr_policy_worth(), or
  * when the key alone fills a node's fair share per replica: its
- * mcrepl_policy_share_excess() reaches two deviations, or, once the key
- * is settled (b->settled), mcrepl_policy_share_z(nodes). That rule decides
+ * mcr_policy_share_excess() reaches two deviations, or, once the key
+ * is settled (b->settled), mcr_policy_share_z(nodes). That rule decides
  * when loads are unknown or too few, e.g. while the window fills or on a
  * small cluster: a single key read `threshold` = 8 times on a 2-node
  * cluster (d = 4, 2.83 deviations) gets its copy; a key read 16 times out
@@ -226,9 +224,9 @@ double mcrepl_policy_share_z(uint32_t nodes);
  * node), and there a key that needs copies must not wait for a chance
  * burst to get them.
  */
-bool mcrepl_policy_helps(const mcrepl_config *cfg,
-			 const mcrepl_cluster_view *cl, const mcrepl_balance *b,
-			 uint32_t count, uint32_t readable);
+bool mcr_policy_helps(const mcrepl_config *cfg, const mcrepl_cluster_view *cl,
+		      const mcrepl_balance *b, uint32_t count,
+		      uint32_t readable);
 
 /*
  * EVIDENCE OVER A RUN OF REFUSALS (few reads per node). Where a node serves
@@ -270,16 +268,16 @@ typedef struct mcrepl_evidence {
  * sample two windows after the latest starts afresh); past
  * MCREPL_POLICY_EVIDENCE_WINDOWS samples each older one keeps (W - 1) / W
  * of its weight. */
-void mcrepl_policy_evidence_add(mcrepl_evidence *ev, const mcrepl_balance *b,
-				uint32_t count, uint64_t now_ms,
-				uint64_t window_ms);
+void mcr_policy_evidence_add(mcrepl_evidence *ev, const mcrepl_balance *b,
+			     uint32_t count, uint64_t now_ms,
+			     uint64_t window_ms);
 
 /* A copy of the key was granted at `readable` readable replicas: the
  * evidence is kept, each sample's least loaded replica lowered by what the
  * copy takes from it, count / (r (r + 1)) (readers spread by load level
  * the key's replicas), so a key that needs several copies gets them one
  * after another, not one per fresh run of evidence. */
-void mcrepl_policy_evidence_granted(mcrepl_evidence *ev, uint32_t readable);
+void mcr_policy_evidence_granted(mcrepl_evidence *ev, uint32_t readable);
 
 /*
  * Does the evidence admit a copy the one-window gate refused? Two samples
@@ -296,9 +294,9 @@ void mcrepl_policy_evidence_granted(mcrepl_evidence *ev, uint32_t readable);
  *   the copy worth it: 2 (C - 2 sqrt(C)) >= (r + 1) h max(t M, z sqrt(M))
  *   (C the key's count, summed).
  */
-bool mcrepl_policy_evidence_helps(const mcrepl_config *cfg,
-				  const mcrepl_evidence *ev, uint32_t segments,
-				  uint32_t readable);
+bool mcr_policy_evidence_helps(const mcrepl_config *cfg,
+			       const mcrepl_evidence *ev, uint32_t segments,
+			       uint32_t readable);
 
 /*
  * Should one dynamic replica of a key with `count` hits and `readable`
@@ -314,15 +312,15 @@ bool mcrepl_policy_evidence_helps(const mcrepl_config *cfg,
  * counts it judges are independent. Never otherwise: under the RFC,
  * replica reduction is left to eviction.
  */
-bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
-				 const mcrepl_cluster_view *cl, uint32_t count,
-				 uint32_t readable);
+bool mcr_policy_should_retire(const mcrepl_config *cfg,
+			      const mcrepl_cluster_view *cl, uint32_t count,
+			      uint32_t readable);
 
 /*
  * Domain-aware: should one dynamic replica of a key be retired from a
  * reader domain where the key had `count` hits (its heat in that domain,
  * not the cluster's) and has `readable` readable replicas? readable >= 2:
- * mcrepl_policy_should_retire(). readable == 1, the domain's only copy:
+ * mcr_policy_should_retire(). readable == 1, the domain's only copy:
  * true when 2 * (count + 2 * sqrt(count)) <
  * mcrepl_config_cross_domain_threshold(cfg): the domain reads the key at
  * under half the rate that admitted its first copy, with two standard
@@ -331,9 +329,9 @@ bool mcrepl_policy_should_retire(const mcrepl_config *cfg,
  * host never retires an object's last readable replica and judges a key at
  * most once per heat window.
  */
-bool mcrepl_policy_should_retire_in_domain(const mcrepl_config *cfg,
-					   const mcrepl_cluster_view *cl,
-					   uint32_t count, uint32_t readable);
+bool mcr_policy_should_retire_in_domain(const mcrepl_config *cfg,
+					const mcrepl_cluster_view *cl,
+					uint32_t count, uint32_t readable);
 
 /*
  * Which dynamic replica to retire: among readable dynamic replicas, the
@@ -343,10 +341,10 @@ bool mcrepl_policy_should_retire_in_domain(const mcrepl_config *cfg,
  * MCREPL_ENOENT when there is none; MCREPL_EINVAL if pick is NULL or
  * n > 0 and replicas is NULL.
  */
-mcrepl_status mcrepl_policy_retire_pick(const char *tenant, const char *key,
-					const mcrepl_replica_view *replicas,
-					const uint64_t *load, size_t n,
-					size_t *pick);
+mcrepl_status mcr_policy_retire_pick(const char *tenant, const char *key,
+				     const mcrepl_replica_view *replicas,
+				     const uint64_t *load, size_t n,
+				     size_t *pick);
 
 /* The read load a granted copy moves once readers spread over r + 1
  * replicas: the target gains key_load / (r + 1), each of the r readable
@@ -357,8 +355,8 @@ typedef struct mcrepl_projection {
 	uint64_t from_each;
 } mcrepl_projection;
 
-void mcrepl_policy_project(uint64_t key_load, uint32_t readable,
-			   mcrepl_projection *out);
+void mcr_policy_project(uint64_t key_load, uint32_t readable,
+			mcrepl_projection *out);
 
 /*
  * The same when readers spread by load (auto: mcrepl_order_replicas() with
@@ -374,9 +372,9 @@ void mcrepl_policy_project(uint64_t key_load, uint32_t readable,
  * the level its readers would bring it to, and that segment's other keys
  * were then copied away from a load that never came.
  */
-void mcrepl_policy_project_level(uint64_t key_load, uint32_t readable,
-				 uint64_t level, uint64_t target_load,
-				 mcrepl_projection *out);
+void mcr_policy_project_level(uint64_t key_load, uint32_t readable,
+			      uint64_t level, uint64_t target_load,
+			      mcrepl_projection *out);
 
 #ifdef __cplusplus
 }

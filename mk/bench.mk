@@ -33,7 +33,7 @@ BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,\
 # The library's benches draw Zipf keys with the tools' one sampler.
 CFLAGS.bench := -Itools/common
 BENCH_ZIPF_OBJ := $(BUILD)/obj/tools/common/zipf.o
-$(BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BENCH_ZIPF_OBJ) $(STLIB)
+$(BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BENCH_ZIPF_OBJ) $(MCREPL_LINK)
 	$(call link,-lm)
 
 CFLAGS.bench/daemons := $(TOOLS_CFLAGS) -Idaemons/master
@@ -41,7 +41,7 @@ $(call objs,bench/daemons): | $(RPC_GEN_H)
 DAEMON_BENCHES := $(patsubst bench/daemons/%.c,$(BUILD)/bench/%,\
 	$(sort $(wildcard bench/daemons/*.c)))
 $(DAEMON_BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/daemons/%.o \
-		$(RDMA_OBJ) $(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
+		$(RDMA_OBJ) $(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
 	$(call link,$(RDMA_LIBS) $(DAEMON_LIBS) -lm)
 
 all: $(BENCHES) $(DAEMON_BENCHES)
@@ -91,7 +91,7 @@ STORE_BENCH_LOAD := $(BUILD)/obj/bench/master/bench_store_load.o
 $(STORE_BENCH_LOAD): | $(RPC_GEN_H)
 $(STORE_READ_BENCH): $(BUILD)/obj/bench/master/bench_store_read.o \
 		$(STORE_BENCH_LOAD) \
-		$(MASTER_LIB) $(DAEMON_LIB) $(STLIB)
+		$(MASTER_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
 	$(call link,$(DAEMON_LIBS) -lm)
 all: $(STORE_READ_BENCH)
 
@@ -101,7 +101,7 @@ STORE_BALANCE_BENCH := $(BUILD)/bench/bench_store_balance
 $(BUILD)/obj/bench/master/bench_store_balance.o: | $(RPC_GEN_H)
 $(STORE_BALANCE_BENCH): $(BUILD)/obj/bench/master/bench_store_balance.o \
 		$(STORE_BENCH_LOAD) \
-		$(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
+		$(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
 	$(call link,$(DAEMON_LIBS) -lm)
 all: $(STORE_BALANCE_BENCH)
 
@@ -117,7 +117,7 @@ bench-store-balance: $(STORE_BALANCE_BENCH)
 STORE_MEM_BENCH := $(BUILD)/bench/bench_store_mem
 $(BUILD)/obj/bench/master/bench_store_mem.o: | $(RPC_GEN_H)
 $(STORE_MEM_BENCH): $(BUILD)/obj/bench/master/bench_store_mem.o \
-		$(MASTER_LIB) $(DAEMON_LIB) $(STLIB)
+		$(MASTER_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
 	$(call link,$(DAEMON_LIBS) -lm)
 all: $(STORE_MEM_BENCH)
 

@@ -22,7 +22,7 @@
 #                    $(call objs,<dir>): | $(RPC_GEN_H)
 #   DAEMON_LIBS      what links against $(DAEMON_LIB) needs; link order:
 #                    own objects, $(DAEMON_LIB), $(UTIL_LIB) if used,
-#                    $(STLIB), $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
+#                    $(MCREPL_LINK), $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
 #
 # Daemon code sees the public headers and lib/util only (Makefile), plus
 # the directories above.

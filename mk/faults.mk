@@ -15,7 +15,7 @@ FAULTS_BIN := $(BUILD)/bin/fault_client
 FAULTS_OBJ := $(call objs,tests/faults)
 $(FAULTS_OBJ): | $(RPC_GEN_H)
 
-$(FAULTS_BIN): $(FAULTS_OBJ) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
+$(FAULTS_BIN): $(FAULTS_OBJ) $(TOOLS_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
 	$(call link,$(DAEMON_LIBS) -lm)
 
 FAULTS_DEPS := $(FAULTS_BIN) $(BUILD)/bin/mcrepl-master \

@@ -30,7 +30,7 @@ FUZZ_DIR ?= build/fuzz
 
 CFLAGS.tests/fuzz := $(TOOLS_CFLAGS) -Idaemons/master
 $(call objs,tests/fuzz): | $(RPC_GEN_H)
-FUZZ_ARCHIVES := $(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
+FUZZ_ARCHIVES := $(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
 FUZZ_LINK = $(FUZZ_ARCHIVES) $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
 
 # ---- corpus replay (make check) --------------------------------------------

@@ -4,6 +4,8 @@
 #
 #   $(SHLIB) $(STLIB)   $(BUILD)/libmcrepl.so.<version>, $(BUILD)/libmcrepl.a
 #   $(UTIL_LIB)         $(BUILD)/libmcrepl-util.a (hash map, hashing, strings)
+#   $(MCREPL_LINK)      what programs link: $(UTIL_LIB) and the API
+#                       ($(STLIB), or $(SHLIB) with LINK=shared)
 #   $(HEADERS)          the public API, lib/include/mcrepl/*.h
 #   make lib            all of the above and $(PCFILE)
 
@@ -43,6 +45,17 @@ PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' \
 	-e 's|@VERSION@|$(VERSION)|'
 $(PCFILE): pkgconfig/libmcrepl.pc.in $(VERSION_H)
 	$(call quiet,GEN)mkdir -p $(@D) && $(PC_SED) $< > $@
+
+# What a program outside lib/ links for libmcrepl: the util archive (its
+# own copy of lib/util) and the API. LINK=shared links the shared library,
+# where only the API is visible, so a program that takes a private symbol
+# out of libmcrepl fails to link (a CI build does so; .ci/run).
+ifeq ($(LINK),shared)
+MCREPL_LINK := $(UTIL_LIB) $(SHLIB)
+ALL_LDFLAGS += -Wl,-rpath,$(abspath $(BUILD))
+else
+MCREPL_LINK := $(UTIL_LIB) $(STLIB)
+endif
 
 lib: $(SHLIB) $(STLIB) $(UTIL_LIB) $(PCFILE)
 all: lib

@@ -16,7 +16,7 @@ $(MASTER_OBJ): | $(RPC_GEN_H)
 $(MASTER_LIB): $(filter-out $(MASTER_MAIN),$(MASTER_OBJ))
 	$(archive)
 
-$(MASTER_BIN): $(MASTER_MAIN) $(MASTER_LIB) $(DAEMON_LIB) $(STLIB)
+$(MASTER_BIN): $(MASTER_MAIN) $(MASTER_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
 	$(call link,$(DAEMON_LIBS) -lm)
 
 all: $(MASTER_BIN)

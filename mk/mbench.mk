@@ -10,7 +10,7 @@ MBENCH_OBJ := $(call objs,tools/bench)
 MBENCH_BIN := $(BUILD)/bin/mcrepl-bench
 $(MBENCH_OBJ): | $(RPC_GEN_H)
 
-$(MBENCH_BIN): $(MBENCH_OBJ) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
+$(MBENCH_BIN): $(MBENCH_OBJ) $(TOOLS_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
 	$(call link,$(DAEMON_LIBS) -lm)
 
 mbench: $(MBENCH_BIN)

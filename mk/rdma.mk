@@ -50,7 +50,7 @@ RDMA_BENCH := $(BUILD)/bin/mcrepl-rdma-bench
 CFLAGS.tests/rdma := $(DAEMON_CFLAGS) $(RDMA_CFLAGS)
 RDMA_BENCH_OBJ := $(call objs,tests/rdma)
 $(RDMA_BENCH_OBJ): | $(RPC_GEN_H)
-$(RDMA_BENCH): $(RDMA_BENCH_OBJ) $(RDMA_OBJ) $(DAEMON_LIB) $(STLIB)
+$(RDMA_BENCH): $(RDMA_BENCH_OBJ) $(RDMA_OBJ) $(DAEMON_LIB) $(MCREPL_LINK)
 	$(call link,$(DAEMON_LIBS) $(RDMA_LIBS) -lm)
 rdma: $(RDMA_BENCH)
 all: $(RDMA_BENCH)

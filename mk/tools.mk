@@ -20,7 +20,7 @@ $(TOOLS_LIB): $(call objs,tools/common)
 CFLAGS.tools/cli := $(TOOLS_CFLAGS)
 CLI_OBJ := $(call objs,tools/cli)
 CLI_BIN := $(BUILD)/bin/mcrepl-cli
-$(CLI_BIN): $(CLI_OBJ) $(DAEMON_LIB) $(STLIB)
+$(CLI_BIN): $(CLI_OBJ) $(DAEMON_LIB) $(MCREPL_LINK)
 	$(call link,$(DAEMON_LIBS) -lm)
 
 $(call objs,tools/common tools/cli): | $(RPC_GEN_H)

@@ -7,7 +7,7 @@ WORKER_OBJ := $(call objs,daemons/worker)
 WORKER_BIN := $(BUILD)/bin/mcrepl-worker
 $(WORKER_OBJ): | $(RPC_GEN_H)
 
-$(WORKER_BIN): $(WORKER_OBJ) $(RDMA_OBJ) $(DAEMON_LIB) $(STLIB)
+$(WORKER_BIN): $(WORKER_OBJ) $(RDMA_OBJ) $(DAEMON_LIB) $(MCREPL_LINK)
 	$(call link,$(RDMA_LIBS) $(DAEMON_LIBS) -lm)
 
 all: $(WORKER_BIN)
@@ -27,7 +27,7 @@ CFLAGS.tests/rdma/fabric := $(DAEMON_CFLAGS) $(RDMA_CFLAGS)
 $(FAKEFAB_OBJ): | $(RPC_GEN_H)
 RDMA_ENGINE_OBJ := $(filter-out %/rdma_create.o %/rdma_verbs_real.o,$(RDMA_OBJ))
 $(FAKE_WORKER_BIN): $(WORKER_OBJ) $(RDMA_ENGINE_OBJ) $(FAKEFAB_OBJ) \
-		$(DAEMON_LIB) $(STLIB)
+		$(DAEMON_LIB) $(MCREPL_LINK)
 	$(call link,$(RDMA_LIBS) $(DAEMON_LIBS) -lm)
 check-daemons valgrind-daemons: $(FAKE_WORKER_BIN)
 endif

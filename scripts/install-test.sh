@@ -36,6 +36,12 @@ check "the policy rules are private (no mcrepl_policy_* but _name)" sh -c \
 check "only mcrepl_ symbols are exported" sh -c \
 	"! nm -D --defined-only '$dest/usr/lib/libmcrepl.so' | awk '{print \$3}' | sed 's/@.*//' |
 	grep -v '^mcrepl_' | grep -v '^MCREPL_0\$' | grep -q ."
+check "no private function carries the public prefix (every mcrepl_ symbol of the .a is exported)" sh -c \
+	"nm -g --defined-only '$dest/usr/lib/libmcrepl.a' 2>/dev/null |
+	awk '\$2 ~ /^[TDRB]\$/ {print \$3}' | grep '^mcrepl_' | sort -u > '$work/a.sym' &&
+	nm -D --defined-only '$dest/usr/lib/libmcrepl.so' | awk '{print \$3}' |
+	sed 's/@.*//' | sort -u > '$work/so.sym' &&
+	test -z \"\$(comm -23 '$work/a.sym' '$work/so.sym')\""
 check ".pc: libdir=\${prefix}/lib" grep -qx 'libdir=${prefix}/lib' "$pc"
 check ".pc: includedir=\${prefix}/include" \
 	grep -qx 'includedir=${prefix}/include' "$pc"

@@ -712,7 +712,7 @@ static void window_reads(mcrepl_engine *e, const unsigned r[4], uint64_t now)
 /* A key whose window count (181) the gate refuses is admitted when its
  * last bucket shows it read at a higher rate. Right after a bucket
  * boundary the count covers 7 buckets: 39 reads scale to 273, 185 after
- * two deviations (mcrepl_policy_rising()); 38 reads (179) are noise and
+ * two deviations (mcr_policy_rising()); 38 reads (179) are noise and
  * change nothing. The source gives up at most the 181 reads its window
  * holds, and the target gains what the source gives up (a copy moves
  * reads, it makes none: the cluster's sum, the gate's mean, stays).
@@ -757,7 +757,7 @@ END_TEST
  * hot), its rate (7,200 a window, 6,860 after two deviations) opens the
  * gate; spread over the window the same reads are refused BALANCED. A
  * copy projected to relieve the node does not take it below that rate
- * (mcrepl_policy_recent_low()). */
+ * (mcr_policy_recent_low()). */
 static mcrepl_engine *rising_nodes(bool late)
 {
 	mcrepl_config c = auto_cfg();

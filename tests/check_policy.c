@@ -92,20 +92,19 @@ START_TEST(test_policy_thresholds)
 				  .nodes = tc->nodes};
 
 	c.policy = tc->policy;
-	ck_assert_msg(mcrepl_policy_share_count(&c, &cl) == tc->share,
+	ck_assert_msg(mcr_policy_share_count(&c, &cl) == tc->share,
 		      "%s: share %u", tc->name,
-		      mcrepl_policy_share_count(&c, &cl));
-	ck_assert_msg(mcrepl_policy_admit_threshold(&c, &cl, tc->readable) ==
+		      mcr_policy_share_count(&c, &cl));
+	ck_assert_msg(mcr_policy_admit_threshold(&c, &cl, tc->readable) ==
 			  tc->admit,
 		      "%s: admit %u", tc->name,
-		      mcrepl_policy_admit_threshold(&c, &cl, tc->readable));
-	ck_assert_uint_eq(mcrepl_policy_trigger_threshold(&c, &cl),
-			  tc->trigger);
-	ck_assert_uint_eq(mcrepl_policy_replica_cap(&c, &cl), tc->cap);
-	ck_assert_msg(mcrepl_policy_want_replicas(&c, &cl, tc->want_at_count) ==
+		      mcr_policy_admit_threshold(&c, &cl, tc->readable));
+	ck_assert_uint_eq(mcr_policy_trigger_threshold(&c, &cl), tc->trigger);
+	ck_assert_uint_eq(mcr_policy_replica_cap(&c, &cl), tc->cap);
+	ck_assert_msg(mcr_policy_want_replicas(&c, &cl, tc->want_at_count) ==
 			  tc->want,
 		      "%s: want %u", tc->name,
-		      mcrepl_policy_want_replicas(&c, &cl, tc->want_at_count));
+		      mcr_policy_want_replicas(&c, &cl, tc->want_at_count));
 }
 END_TEST
 
@@ -114,40 +113,40 @@ START_TEST(test_policy_cap_knob_and_null_view)
 	mcrepl_config c = auto_cfg();
 	mcrepl_cluster_view cl = {.window_reads = 1000000, .nodes = 1024};
 
-	ck_assert(!mcrepl_policy_is_auto(&c, NULL));
-	ck_assert(mcrepl_policy_is_auto(&c, &cl));
-	ck_assert_uint_eq(mcrepl_policy_replica_cap(&c, NULL), 2);
-	ck_assert_uint_eq(mcrepl_policy_replica_cap(&c, &cl), 1024);
+	ck_assert(!mcr_policy_is_auto(&c, NULL));
+	ck_assert(mcr_policy_is_auto(&c, &cl));
+	ck_assert_uint_eq(mcr_policy_replica_cap(&c, NULL), 2);
+	ck_assert_uint_eq(mcr_policy_replica_cap(&c, &cl), 1024);
 	c.auto_max_replicas = 16;
-	ck_assert_uint_eq(mcrepl_policy_replica_cap(&c, &cl), 16);
-	ck_assert_uint_eq(mcrepl_policy_admit_threshold(&c, NULL, 1), 8);
+	ck_assert_uint_eq(mcr_policy_replica_cap(&c, &cl), 16);
+	ck_assert_uint_eq(mcr_policy_admit_threshold(&c, NULL, 1), 8);
 	/* domain-aware: the first copy into a domain keeps its own count */
 	c.domain_aware = true;
 	c.cross_domain_qps_threshold = 0.3;
-	ck_assert_uint_eq(mcrepl_policy_admit_threshold(&c, &cl, 0), 3);
-	ck_assert_uint_eq(mcrepl_policy_trigger_threshold(&c, &cl), 3);
-	ck_assert_uint_eq(mcrepl_policy_trigger_threshold(&c, NULL), 3);
+	ck_assert_uint_eq(mcr_policy_admit_threshold(&c, &cl, 0), 3);
+	ck_assert_uint_eq(mcr_policy_trigger_threshold(&c, &cl), 3);
+	ck_assert_uint_eq(mcr_policy_trigger_threshold(&c, NULL), 3);
 	/* huge counts saturate at what the heat window can represent */
 	cl.window_reads = UINT64_MAX / 2;
 	cl.nodes = 1;
-	ck_assert_uint_eq(mcrepl_policy_share_count(&c, &cl),
+	ck_assert_uint_eq(mcr_policy_share_count(&c, &cl),
 			  MCREPL_HEAT_MAX_THRESHOLD);
-	ck_assert_uint_eq(mcrepl_policy_admit_threshold(&c, &cl, 5),
+	ck_assert_uint_eq(mcr_policy_admit_threshold(&c, &cl, 5),
 			  MCREPL_HEAT_MAX_THRESHOLD);
 	/* 1,024 nodes, 1 M/s: share 98, (1 + sqrt(99))^2 = 119.9 */
 	cl.window_reads = 10000000;
 	cl.nodes = 1024;
-	ck_assert_uint_eq(mcrepl_policy_trigger_threshold(&c, &cl), 3);
+	ck_assert_uint_eq(mcr_policy_trigger_threshold(&c, &cl), 3);
 	c.domain_aware = false;
-	ck_assert_uint_eq(mcrepl_policy_trigger_threshold(&c, &cl), 120);
-	ck_assert_uint_eq(mcrepl_policy_want_replicas(&c, &cl, 119), 1);
-	ck_assert_uint_eq(mcrepl_policy_want_replicas(&c, &cl, 120), 2);
-	ck_assert_uint_eq(mcrepl_policy_want_replicas(&c, &cl, 600000), 16);
+	ck_assert_uint_eq(mcr_policy_trigger_threshold(&c, &cl), 120);
+	ck_assert_uint_eq(mcr_policy_want_replicas(&c, &cl, 119), 1);
+	ck_assert_uint_eq(mcr_policy_want_replicas(&c, &cl, 120), 2);
+	ck_assert_uint_eq(mcr_policy_want_replicas(&c, &cl, 600000), 16);
 	/* few reads: the RFC count floors what retires, 2 (1 + 2) < 8 */
 	cl.window_reads = 50000;
 	cl.nodes = 128;
-	ck_assert(mcrepl_policy_should_retire(&c, &cl, 1, 2));
-	ck_assert(!mcrepl_policy_should_retire(&c, &cl, 2, 2));
+	ck_assert(mcr_policy_should_retire(&c, &cl, 1, 2));
+	ck_assert(!mcr_policy_should_retire(&c, &cl, 2, 2));
 }
 END_TEST
 
@@ -217,12 +216,12 @@ START_TEST(test_policy_balance_gate)
 			    .segments = tc->segments};
 
 	c.balance_tolerance = tc->tol;
-	ck_assert_msg(mcrepl_policy_overloaded(&c, &b) == tc->overloaded, "%s",
+	ck_assert_msg(mcr_policy_overloaded(&c, &b) == tc->overloaded, "%s",
 		      tc->name);
-	ck_assert_msg(mcrepl_policy_helps(&c, &cl, &b, tc->count,
-					  tc->readable) == tc->helps,
+	ck_assert_msg(mcr_policy_helps(&c, &cl, &b, tc->count, tc->readable) ==
+			  tc->helps,
 		      "%s", tc->name);
-	ck_assert(mcrepl_policy_helps(&c, NULL, &b, 0, 1));
+	ck_assert(mcr_policy_helps(&c, NULL, &b, 0, 1));
 }
 END_TEST
 
@@ -239,20 +238,20 @@ START_TEST(test_policy_gate_hysteresis)
 	    .key_load = 10846, .load_sum = 40000, .segments = 4, .held = true};
 	mcrepl_balance none = {.held = true};
 
-	ck_assert(!mcrepl_policy_overloaded(&c, &b));
+	ck_assert(!mcr_policy_overloaded(&c, &b));
 	b.key_load = 10847;
-	ck_assert(mcrepl_policy_overloaded(&c, &b));
+	ck_assert(mcr_policy_overloaded(&c, &b));
 	b.key_load = 10501;
-	ck_assert(!mcrepl_policy_overloaded(&c, &b));
+	ck_assert(!mcr_policy_overloaded(&c, &b));
 	b.held = false;
-	ck_assert(mcrepl_policy_overloaded(&c, &b));
-	ck_assert(!mcrepl_policy_helps(&c, &cl, &none, 2078, 1));
-	ck_assert(mcrepl_policy_helps(&c, &cl, &none, 2079, 1));
+	ck_assert(mcr_policy_overloaded(&c, &b));
+	ck_assert(!mcr_policy_helps(&c, &cl, &none, 2078, 1));
+	ck_assert(mcr_policy_helps(&c, &cl, &none, 2079, 1));
 	none.held = false;
-	ck_assert(!mcrepl_policy_helps(&c, &cl, &none, 2078, 1));
-	ck_assert(mcrepl_policy_helps(&c, &cl, &none, 2079, 1));
-	/* mcrepl_policy_balance() starts with no memory */
-	mcrepl_policy_balance(NULL, 0, NULL, 0, &b);
+	ck_assert(!mcr_policy_helps(&c, &cl, &none, 2078, 1));
+	ck_assert(mcr_policy_helps(&c, &cl, &none, 2079, 1));
+	/* mcr_policy_balance() starts with no memory */
+	mcr_policy_balance(NULL, 0, NULL, 0, &b);
 	ck_assert(!b.held);
 }
 END_TEST
@@ -277,19 +276,18 @@ START_TEST(test_policy_project_level)
 	mcrepl_projection pr;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		mcrepl_policy_project_level(cases[i].key, cases[i].r,
-					    cases[i].level, cases[i].target,
-					    &pr);
+		mcr_policy_project_level(cases[i].key, cases[i].r,
+					 cases[i].level, cases[i].target, &pr);
 		ck_assert_uint_eq(pr.to_target, cases[i].to);
 		ck_assert_uint_eq(pr.from_each, cases[i].each);
 	}
 	/* no overflow at the extremes */
-	mcrepl_policy_project_level(UINT64_MAX, UINT32_MAX, UINT64_MAX, 0, &pr);
+	mcr_policy_project_level(UINT64_MAX, UINT32_MAX, UINT64_MAX, 0, &pr);
 	ck_assert_uint_eq(pr.to_target,
 			  UINT64_MAX / ((uint64_t)UINT32_MAX + 1) * UINT32_MAX +
 			      UINT64_MAX % ((uint64_t)UINT32_MAX + 1) *
 				  UINT32_MAX / ((uint64_t)UINT32_MAX + 1));
-	mcrepl_policy_project_level(1, 1, 2, 1, NULL); /* no crash */
+	mcr_policy_project_level(1, 1, 2, 1, NULL); /* no crash */
 }
 END_TEST
 
@@ -320,7 +318,7 @@ START_TEST(test_policy_rising)
 	const struct rising_case *c = &rising_cases[_i];
 
 	ck_assert_uint_eq(
-	    mcrepl_policy_rising(c->count, c->recent, c->rb, c->span, c->z),
+	    mcr_policy_rising(c->count, c->recent, c->rb, c->span, c->z),
 	    c->want);
 }
 END_TEST
@@ -329,25 +327,25 @@ END_TEST
 START_TEST(test_policy_recent_low)
 {
 	/* 1,800 in 2 of 8 buckets: 7,200 - 2 sqrt(28,800) */
-	ck_assert_double_eq_tol(mcrepl_policy_recent_low(1800, 2, 8, 2.0),
+	ck_assert_double_eq_tol(mcr_policy_recent_low(1800, 2, 8, 2.0),
 				7200 - 2 * sqrt(28800.0), 1e-9);
-	ck_assert_double_eq(mcrepl_policy_recent_low(0, 2, 8, 2.0), 0);
-	ck_assert_double_eq(mcrepl_policy_recent_low(1, 1, 8, 3.0), 0);
-	ck_assert_double_eq(mcrepl_policy_recent_low(1800, 0, 8, 2.0), 0);
-	ck_assert_double_eq(mcrepl_policy_recent_low(1800, 9, 8, 2.0), 0);
+	ck_assert_double_eq(mcr_policy_recent_low(0, 2, 8, 2.0), 0);
+	ck_assert_double_eq(mcr_policy_recent_low(1, 1, 8, 3.0), 0);
+	ck_assert_double_eq(mcr_policy_recent_low(1800, 0, 8, 2.0), 0);
+	ck_assert_double_eq(mcr_policy_recent_low(1800, 9, 8, 2.0), 0);
 }
 END_TEST
 
 START_TEST(test_policy_noise_z)
 {
-	ck_assert_double_eq_tol(mcrepl_policy_noise_z(0), 3.0349, 1e-4);
-	ck_assert_double_eq_tol(mcrepl_policy_noise_z(1), 3.0349, 1e-4);
-	ck_assert_double_eq_tol(mcrepl_policy_noise_z(4), 3.4616, 1e-4);
-	ck_assert_double_eq_tol(mcrepl_policy_noise_z(8), 3.6564, 1e-4);
-	ck_assert_double_eq_tol(mcrepl_policy_noise_z(64), 4.1867, 1e-4);
-	ck_assert_double_eq_tol(mcrepl_policy_noise_z(1024), 4.8035, 1e-4);
+	ck_assert_double_eq_tol(mcr_policy_noise_z(0), 3.0349, 1e-4);
+	ck_assert_double_eq_tol(mcr_policy_noise_z(1), 3.0349, 1e-4);
+	ck_assert_double_eq_tol(mcr_policy_noise_z(4), 3.4616, 1e-4);
+	ck_assert_double_eq_tol(mcr_policy_noise_z(8), 3.6564, 1e-4);
+	ck_assert_double_eq_tol(mcr_policy_noise_z(64), 4.1867, 1e-4);
+	ck_assert_double_eq_tol(mcr_policy_noise_z(1024), 4.8035, 1e-4);
 	/* worth knows nothing without loads */
-	ck_assert(!mcrepl_policy_worth(NULL, NULL, 1000, 1));
+	ck_assert(!mcr_policy_worth(NULL, NULL, 1000, 1));
 }
 END_TEST
 
@@ -366,11 +364,11 @@ START_TEST(test_policy_balance_from_views)
 	};
 	mcrepl_balance b;
 
-	mcrepl_policy_balance(segs, 4, reps, 3, &b);
+	mcr_policy_balance(segs, 4, reps, 3, &b);
 	ck_assert_uint_eq(b.key_load, 900);
 	ck_assert_uint_eq(b.load_sum, 4000);
 	ck_assert_uint_eq(b.segments, 3);
-	mcrepl_policy_balance(NULL, 0, reps, 3, &b);
+	mcr_policy_balance(NULL, 0, reps, 3, &b);
 	ck_assert_uint_eq(b.key_load, 0);
 	ck_assert_uint_eq(b.segments, 0);
 }
@@ -402,8 +400,8 @@ START_TEST(test_policy_retire)
 	mcrepl_cluster_view cl = {.window_reads = 10000000, .nodes = 64};
 
 	c.policy = tc->policy;
-	ck_assert_msg(mcrepl_policy_should_retire(&c, &cl, tc->count,
-						  tc->readable) == tc->want,
+	ck_assert_msg(mcr_policy_should_retire(&c, &cl, tc->count,
+					       tc->readable) == tc->want,
 		      "%s", tc->name);
 }
 END_TEST
@@ -417,19 +415,19 @@ START_TEST(test_policy_retire_in_domain)
 	mcrepl_config c = auto_cfg();
 	mcrepl_cluster_view cl = {.window_reads = 50000, .nodes = 128};
 
-	ck_assert(!mcrepl_policy_should_retire_in_domain(&c, &cl, 0, 1));
+	ck_assert(!mcr_policy_should_retire_in_domain(&c, &cl, 0, 1));
 	c.domain_aware = true;
 	c.cross_domain_qps_threshold = 0.3;
-	ck_assert(mcrepl_policy_should_retire_in_domain(&c, &cl, 0, 1));
-	ck_assert(!mcrepl_policy_should_retire_in_domain(&c, &cl, 1, 1));
-	ck_assert(!mcrepl_policy_should_retire_in_domain(&c, &cl, 0, 0));
-	ck_assert(!mcrepl_policy_should_retire_in_domain(&c, NULL, 0, 1));
-	ck_assert(mcrepl_policy_should_retire_in_domain(&c, &cl, 1, 2) ==
-		  mcrepl_policy_should_retire(&c, &cl, 1, 2));
-	ck_assert(!mcrepl_policy_should_retire_in_domain(&c, &cl, 2, 2));
+	ck_assert(mcr_policy_should_retire_in_domain(&c, &cl, 0, 1));
+	ck_assert(!mcr_policy_should_retire_in_domain(&c, &cl, 1, 1));
+	ck_assert(!mcr_policy_should_retire_in_domain(&c, &cl, 0, 0));
+	ck_assert(!mcr_policy_should_retire_in_domain(&c, NULL, 0, 1));
+	ck_assert(mcr_policy_should_retire_in_domain(&c, &cl, 1, 2) ==
+		  mcr_policy_should_retire(&c, &cl, 1, 2));
+	ck_assert(!mcr_policy_should_retire_in_domain(&c, &cl, 2, 2));
 	c.cross_domain_qps_threshold = 0; /* the RFC count, 8: c = 1 goes */
-	ck_assert(mcrepl_policy_should_retire_in_domain(&c, &cl, 1, 1));
-	ck_assert(!mcrepl_policy_should_retire_in_domain(&c, &cl, 2, 1));
+	ck_assert(mcr_policy_should_retire_in_domain(&c, &cl, 1, 1));
+	ck_assert(!mcr_policy_should_retire_in_domain(&c, &cl, 2, 1));
 }
 END_TEST
 
@@ -447,24 +445,20 @@ START_TEST(test_policy_retire_pick_and_project)
 	mcrepl_projection pr;
 	size_t pick = 99;
 
-	ck_assert_int_eq(
-	    mcrepl_policy_retire_pick("t", "k", reps, load, 4, &pick),
-	    MCREPL_OK);
+	ck_assert_int_eq(mcr_policy_retire_pick("t", "k", reps, load, 4, &pick),
+			 MCREPL_OK);
 	ck_assert_uint_eq(pick, 2); /* the busiest dynamic, readable one */
-	ck_assert_int_eq(
-	    mcrepl_policy_retire_pick("t", "k", reps, NULL, 4, &pick),
-	    MCREPL_OK);
+	ck_assert_int_eq(mcr_policy_retire_pick("t", "k", reps, NULL, 4, &pick),
+			 MCREPL_OK);
 	ck_assert_uint_eq(pick, s2 < s3 ? 1 : 2); /* lowest score */
-	ck_assert_int_eq(
-	    mcrepl_policy_retire_pick("t", "k", reps, load, 1, &pick),
-	    MCREPL_ENOENT);
-	ck_assert_int_eq(
-	    mcrepl_policy_retire_pick("t", "k", NULL, load, 1, &pick),
-	    MCREPL_EINVAL);
-	mcrepl_policy_project(1200, 2, &pr);
+	ck_assert_int_eq(mcr_policy_retire_pick("t", "k", reps, load, 1, &pick),
+			 MCREPL_ENOENT);
+	ck_assert_int_eq(mcr_policy_retire_pick("t", "k", NULL, load, 1, &pick),
+			 MCREPL_EINVAL);
+	mcr_policy_project(1200, 2, &pr);
 	ck_assert_uint_eq(pr.to_target, 400);
 	ck_assert_uint_eq(pr.from_each, 200);
-	mcrepl_policy_project(1000, 0, &pr);
+	mcr_policy_project(1000, 0, &pr);
 	ck_assert_uint_eq(pr.to_target, 500);
 	ck_assert_uint_eq(pr.from_each, 500);
 }
@@ -787,41 +781,41 @@ START_TEST(test_policy_evidence_sums)
 	mcrepl_evidence ev;
 
 	memset(&ev, 0, sizeof(ev));
-	mcrepl_policy_evidence_add(&ev, &b, 30, NOW, 10000);
+	mcr_policy_evidence_add(&ev, &b, 30, NOW, 10000);
 	ck_assert_double_eq(ev.low, 30.0);
 	ck_assert_double_eq(ev.mean, 50.0);
 	ck_assert_double_eq(ev.count, 30.0);
 	ck_assert_double_eq(ev.n, 1.0);
 	ck_assert_uint_eq(ev.at_ms, NOW);
 	/* the same window adds nothing; no segments add nothing */
-	mcrepl_policy_evidence_add(&ev, &b, 99, NOW + 9999, 10000);
-	mcrepl_policy_evidence_add(&ev, &none, 99, NOW + 10000, 10000);
+	mcr_policy_evidence_add(&ev, &b, 99, NOW + 9999, 10000);
+	mcr_policy_evidence_add(&ev, &none, 99, NOW + 10000, 10000);
 	ck_assert_double_eq(ev.n, 1.0);
 	ck_assert_double_eq(ev.count, 30.0);
-	mcrepl_policy_evidence_add(&ev, &b, 40, NOW + 10000, 10000);
+	mcr_policy_evidence_add(&ev, &b, 40, NOW + 10000, 10000);
 	ck_assert_double_eq(ev.low, 60.0);
 	ck_assert_double_eq(ev.mean, 100.0);
 	ck_assert_double_eq(ev.count, 70.0);
 	ck_assert_double_eq(ev.n, 2.0);
 	/* a copy granted at one readable replica takes count / 2 */
-	mcrepl_policy_evidence_granted(&ev, 1);
+	mcr_policy_evidence_granted(&ev, 1);
 	ck_assert_double_eq(ev.low, 25.0);
 	ck_assert_double_eq(ev.n, 2.0);
 	/* two windows with no refusal: afresh */
-	mcrepl_policy_evidence_add(&ev, &b, 30, NOW + 30000, 10000);
+	mcr_policy_evidence_add(&ev, &b, 30, NOW + 30000, 10000);
 	ck_assert_double_eq(ev.n, 1.0);
 	ck_assert_double_eq(ev.low, 30.0);
 	ck_assert_uint_eq(ev.at_ms, NOW + 30000);
 	/* 16 samples, then each older one keeps 15/16 */
 	for (int i = 1; i <= MCREPL_POLICY_EVIDENCE_WINDOWS; i++)
-		mcrepl_policy_evidence_add(
+		mcr_policy_evidence_add(
 		    &ev, &b, 30, NOW + 30000 + 10000ULL * (unsigned)i, 10000);
 	ck_assert_int_eq(MCREPL_POLICY_EVIDENCE_WINDOWS, 16);
 	ck_assert_double_eq_tol(ev.n, 16.0, 1e-9);
 	ck_assert_double_eq_tol(ev.low, 480.0, 1e-9);
 	ck_assert_double_eq_tol(ev.mean, 800.0, 1e-9);
-	mcrepl_policy_evidence_add(NULL, &b, 30, NOW, 10000);
-	mcrepl_policy_evidence_granted(NULL, 1);
+	mcr_policy_evidence_add(NULL, &b, 30, NOW, 10000);
+	mcr_policy_evidence_granted(NULL, 1);
 }
 END_TEST
 
@@ -838,31 +832,31 @@ START_TEST(test_policy_evidence_judges_few_reads)
 	mcrepl_evidence busy = {
 	    .low = 15000, .mean = 150000, .count = 60000, .n = 15};
 
-	ck_assert(mcrepl_policy_evidence_helps(&c, &ev, 4, 1));
+	ck_assert(mcr_policy_evidence_helps(&c, &ev, 4, 1));
 	/* a full horizon: 150 < 1.5 x 118.4 */
 	ev.n = 16;
-	ck_assert(!mcrepl_policy_evidence_helps(&c, &ev, 4, 1));
+	ck_assert(!mcr_policy_evidence_helps(&c, &ev, 4, 1));
 	ev.low = 178;
-	ck_assert(mcrepl_policy_evidence_helps(&c, &ev, 4, 1));
+	ck_assert(mcr_policy_evidence_helps(&c, &ev, 4, 1));
 	/* under 10 % of the mean (x 1.5): 119 < 120 */
 	ev.low = 119;
 	ev.mean = 800;
-	ck_assert(!mcrepl_policy_evidence_helps(&c, &ev, 4, 1));
+	ck_assert(!mcr_policy_evidence_helps(&c, &ev, 4, 1));
 	/* pooled over 3 replicas: 3 x 121 > 1.5 max(120, 4.187 sqrt(2400)) */
 	ev.low = 121;
-	ck_assert(mcrepl_policy_evidence_helps(&c, &ev, 4, 3));
+	ck_assert(mcr_policy_evidence_helps(&c, &ev, 4, 3));
 	/* ...but a copy must be worth it: 2 (480 - 2 sqrt(480)) = 872 <
 	 * (r + 1) 1.5 x 118.4 at r = 4 */
-	ck_assert(!mcrepl_policy_evidence_helps(&c, &ev, 4, 4));
+	ck_assert(!mcr_policy_evidence_helps(&c, &ev, 4, 4));
 	/* no excess; one sample; 10,000 reads a window (the band is the
 	 * tolerance there, one window's gate is enough) */
-	ck_assert(!mcrepl_policy_evidence_helps(&c, &calm, 4, 1));
+	ck_assert(!mcr_policy_evidence_helps(&c, &calm, 4, 1));
 	ev.n = 1;
-	ck_assert(!mcrepl_policy_evidence_helps(&c, &ev, 4, 1));
-	ck_assert(!mcrepl_policy_evidence_helps(&c, &busy, 4, 1));
-	ck_assert(!mcrepl_policy_evidence_helps(NULL, &ev, 4, 1));
-	ck_assert(!mcrepl_policy_evidence_helps(&c, NULL, 4, 1));
-	ck_assert(!mcrepl_policy_evidence_helps(&c, &ev, 0, 1));
+	ck_assert(!mcr_policy_evidence_helps(&c, &ev, 4, 1));
+	ck_assert(!mcr_policy_evidence_helps(&c, &busy, 4, 1));
+	ck_assert(!mcr_policy_evidence_helps(NULL, &ev, 4, 1));
+	ck_assert(!mcr_policy_evidence_helps(&c, NULL, 4, 1));
+	ck_assert(!mcr_policy_evidence_helps(&c, &ev, 0, 1));
 }
 END_TEST
 
@@ -907,8 +901,8 @@ START_TEST(test_policy_leases_evidence_few_reads)
 END_TEST
 
 /* Steady-state copies: the fair-share rule's deviations
- * (mcrepl_policy_share_excess) and the deviations one look needs
- * (mcrepl_policy_share_z). */
+ * (mcr_policy_share_excess) and the deviations one look needs
+ * (mcr_policy_share_z). */
 START_TEST(test_policy_share_excess_and_z)
 {
 	mcrepl_cluster_view tiny = {.window_reads = 8, .nodes = 2},
@@ -916,29 +910,29 @@ START_TEST(test_policy_share_excess_and_z)
 	mcrepl_cluster_view big = {.window_reads = 44000, .nodes = 1024};
 
 	/* all 8 reads of 2 nodes: d = 4, Var d = 8 / 4 */
-	ck_assert_double_eq_tol(mcrepl_policy_share_excess(&tiny, 8, 1),
+	ck_assert_double_eq_tol(mcr_policy_share_excess(&tiny, 8, 1),
 				4.0 / sqrt(2.0), 1e-12);
 	/* 2079 of 8000 on 4 nodes: d = 79, Var d = 2079 (3/4)^2 + 5921/16 */
-	ck_assert_double_eq_tol(mcrepl_policy_share_excess(&four, 2079, 1),
+	ck_assert_double_eq_tol(mcr_policy_share_excess(&four, 2079, 1),
 				79.0 / sqrt(2079.0 * 9 / 16 + 5921.0 / 16),
 				1e-12);
-	ck_assert_double_eq(mcrepl_policy_share_excess(&four, 2000, 1), 0.0);
-	ck_assert_double_eq(mcrepl_policy_share_excess(&four, 4000, 2), 0.0);
-	ck_assert_double_eq(mcrepl_policy_share_excess(NULL, 8, 1), 0.0);
+	ck_assert_double_eq(mcr_policy_share_excess(&four, 2000, 1), 0.0);
+	ck_assert_double_eq(mcr_policy_share_excess(&four, 4000, 2), 0.0);
+	ck_assert_double_eq(mcr_policy_share_excess(NULL, 8, 1), 0.0);
 	/* 60 of 44,000 reads on 1,024 nodes: 2.2 deviations */
-	ck_assert_double_eq_tol(mcrepl_policy_share_excess(&big, 60, 1), 2.2002,
+	ck_assert_double_eq_tol(mcr_policy_share_excess(&big, 60, 1), 2.2002,
 				1e-4);
-	ck_assert_double_eq(mcrepl_policy_share_z(0), 2.0);
-	ck_assert_double_eq(mcrepl_policy_share_z(7), 2.0);
-	ck_assert_double_eq_tol(mcrepl_policy_share_z(8), sqrt(2 * log(8.0)),
+	ck_assert_double_eq(mcr_policy_share_z(0), 2.0);
+	ck_assert_double_eq(mcr_policy_share_z(7), 2.0);
+	ck_assert_double_eq_tol(mcr_policy_share_z(8), sqrt(2 * log(8.0)),
 				1e-12);
-	ck_assert_double_eq_tol(mcrepl_policy_share_z(1024), 3.7233, 1e-4);
+	ck_assert_double_eq_tol(mcr_policy_share_z(1024), 3.7233, 1e-4);
 }
 END_TEST
 
 /* Steady-state copies: a key refused BALANCED for three heat
  * windows running is settled. The share rule then asks for
- * mcrepl_policy_share_z(nodes) deviations (3.72 at 1,024 nodes) instead of
+ * mcr_policy_share_z(nodes) deviations (3.72 at 1,024 nodes) instead of
  * two, and the gate's held margin doubles: mean 10000 on 4 segments, band
  * 500, held 500 + 346.16, settled 500 + 692.32. */
 START_TEST(test_policy_settled_refusals)
@@ -949,23 +943,23 @@ START_TEST(test_policy_settled_refusals)
 	mcrepl_balance g = {
 	    .key_load = 10847, .load_sum = 40000, .segments = 4, .held = true};
 
-	ck_assert(mcrepl_policy_helps(&c, &big, &b, 60, 1));  /* 2.20 */
-	ck_assert(!mcrepl_policy_helps(&c, &big, &b, 58, 1)); /* 1.97 */
+	ck_assert(mcr_policy_helps(&c, &big, &b, 60, 1));  /* 2.20 */
+	ck_assert(!mcr_policy_helps(&c, &big, &b, 58, 1)); /* 1.97 */
 	b.settled = true;
-	ck_assert(!mcrepl_policy_helps(&c, &big, &b, 60, 1));
-	ck_assert(!mcrepl_policy_helps(&c, &big, &b, 75, 1)); /* 3.70 */
-	ck_assert(mcrepl_policy_helps(&c, &big, &b, 76, 1));  /* 3.79 */
-	ck_assert(mcrepl_policy_overloaded(&c, &g));
+	ck_assert(!mcr_policy_helps(&c, &big, &b, 60, 1));
+	ck_assert(!mcr_policy_helps(&c, &big, &b, 75, 1)); /* 3.70 */
+	ck_assert(mcr_policy_helps(&c, &big, &b, 76, 1));  /* 3.79 */
+	ck_assert(mcr_policy_overloaded(&c, &g));
 	g.settled = true;
-	ck_assert(!mcrepl_policy_overloaded(&c, &g));
+	ck_assert(!mcr_policy_overloaded(&c, &g));
 	g.key_load = 11192;
-	ck_assert(!mcrepl_policy_overloaded(&c, &g));
+	ck_assert(!mcr_policy_overloaded(&c, &g));
 	g.key_load = 11193;
-	ck_assert(mcrepl_policy_overloaded(&c, &g));
+	ck_assert(mcr_policy_overloaded(&c, &g));
 	/* settled without held (no memory of a refusal) changes nothing */
 	g.held = false;
 	g.key_load = 10501;
-	ck_assert(mcrepl_policy_overloaded(&c, &g));
+	ck_assert(mcr_policy_overloaded(&c, &g));
 }
 END_TEST
 
