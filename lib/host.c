@@ -113,7 +113,7 @@ mcrepl_status mcrepl_engine_on_read(mcrepl_engine *e, mcrepl_object_state *st,
 
 	if (!e || !st || !key || !out || (n && !replicas))
 		return MCREPL_EINVAL;
-	memset(out, 0, sizeof(*out));
+	*out = (mcrepl_read_result){0};
 	if (e->cfg.mode == MCREPL_MODE_OFF)
 		return MCREPL_OK;
 	hp = e->hp;
@@ -126,12 +126,12 @@ mcrepl_status mcrepl_engine_on_read(mcrepl_engine *e, mcrepl_object_state *st,
 	}
 	if (!k)
 		return MCREPL_OK;
-	memset(v, 0, k * sizeof(v[0]));
-	for (size_t i = 0; i < k; i++) {
-		v[i].segment = i ? mcrepl_segment_id_of(replicas[i].segment)
-				 : routed(st, &replicas[0]);
-		v[i].readable = v[i].memory = true;
-	}
+	for (size_t i = 0; i < k; i++)
+		v[i] = (mcrepl_replica_view){
+		    .segment = i ? mcrepl_segment_id_of(replicas[i].segment)
+				 : routed(st, &replicas[0]),
+		    .readable = true,
+		    .memory = true};
 	if (k > 1 && (mcrepl_engine_pick(e, tenant, key, v, k, salt, &pick) !=
 			  MCREPL_OK ||
 		      pick >= k))
