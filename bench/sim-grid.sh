@@ -14,7 +14,10 @@
 #       1,024-node 1 M reads/s cells' fan-out takes 40-70 s to settle, so a
 #       60 s run's last third was not a steady state)
 #   GRID_MAX_S=240       longest simulated run
-#   GRID_TRACE=<repo>/traces/synthetic_trace.jsonl ("" = no trace)
+#   GRID_TRACE=FILE      the trace cell's trace; default the generated
+#       one beside the simulator's bin/ (make's
+#       $(BUILD)/traces/synthetic.jsonl; traces/README.md), or a
+#       published Mooncake trace by its path ("" = no trace cell)
 #   GRID_SKIP="rate:size ..."  cells left out, e.g. "1000000:1M" (the
 #       costliest; the policy sees the object size only through copy time
 #       and memory). Default: none; the whole grid takes about 7 minutes
@@ -46,15 +49,16 @@ WORKLOADS=${GRID_WORKLOADS:-"zipf:0.8 zipf:0.99 zipf:1.2 uniform"}
 KEYS=${GRID_KEYS:-100000}
 MAX_S=${GRID_MAX_S:-240}
 MIN_S=${GRID_MIN_S:-120}
-TRACE=${GRID_TRACE-$(cd "$(dirname "$0")/.." && pwd)/traces/synthetic_trace.jsonl}
+TRACE=${GRID_TRACE-$(dirname "$SIM")/../traces/synthetic.jsonl}
 SKIP=${GRID_SKIP-}
 
 # one cell -> one line of "key=value" fields
 run_cell() {
 	wl=$1 theta=$2 n=$3 rate=$4 size=$5
 	if [ "$wl" = trace ]; then
-		# 121,877 reads over 102 s at speed-up 10
-		iv=$(awk -v n="$n" 'BEGIN { i = int(n * 2000 / 1200 + 0.999);
+		# the generated trace: 67,200 reads over 100 s at speed-up 10
+		# (672 reads/s; another trace only moves the interval)
+		iv=$(awk -v n="$n" 'BEGIN { i = int(n * 2000 / 672 + 0.999);
 			if (i < 1) i = 1; if (i > 12) i = 12; print i }')
 		args="--workload trace $TRACE --speedup 10 --interval $iv"
 	else

@@ -8,11 +8,13 @@
 # Cases, each at seeds SHIFT_SEEDS:
 #   shifting  Zipf 0.99 over 100 k keys of 4 KiB, 100 k reads/s, ranking
 #             redrawn every 20 s, SHIFT_PHASES phases, 64 and 512 nodes
-#   trace     traces/synthetic_trace.jsonl at real speed (--speedup 1),
-#             16 and 128 nodes, 60 s intervals (~110 reads/s in all); or
+#   trace     the generated trace (make's $(BUILD)/traces/synthetic.jsonl,
+#             found beside the simulator's bin/; traces/README.md) at real
+#             speed (--speedup 1), 16 and 128 nodes, 60 s intervals (~67
+#             reads/s in all, block 0 in every request); or
 #             SHIFT_TRACE=FILE, e.g. the conversation trace of Mooncake's
-#             FAST25-release/traces (~80 reads/s, one block in 4 % of
-#             them: the few-reads-per-node case)
+#             FAST25-release/traces given by its path (~80 reads/s, one
+#             block in 4 % of them: the few-reads-per-node case)
 #   full      Zipf 0.99, 100 k keys of 4 KiB, 100 k reads/s, 120 s, node
 #             memory such that the primaries fill 90 % of it (--node_memory
 #             = ceil(keys / nodes) x 4 KiB / 0.9), 8 and 64 nodes
@@ -34,7 +36,7 @@ JOBS=${SHIFT_JOBS:-2}
 SEEDS=${SHIFT_SEEDS:-"1 2 3"}
 PHASES=${SHIFT_PHASES:-10}
 CASES=${SHIFT_CASES:-"shifting trace full"}
-TRACE=${SHIFT_TRACE:-$(cd "$(dirname "$0")/.." && pwd)/traces/synthetic_trace.jsonl}
+TRACE=${SHIFT_TRACE:-$(dirname "$SIM")/../traces/synthetic.jsonl}
 
 run_one() {
 	case=$1 n=$2 seed=$3
@@ -79,6 +81,10 @@ if [ -n "${SHIFT_RUN:-}" ]; then # one run, by xargs below
 fi
 
 [ -x "$SIM" ] || { echo "sim-shift: $SIM: not built (make)" >&2; exit 2; }
+case " $CASES " in
+*" trace "*) [ -r "$TRACE" ] || { echo "sim-shift: $TRACE: no such trace" \
+	"(make traces, or SHIFT_TRACE=FILE)" >&2; exit 2; } ;;
+esac
 for c in $CASES; do
 	case $c in
 	shifting) nodes="64 512" ;;

@@ -5,9 +5,17 @@
 # libmcrepl.a.
 #
 #   $(BUILD)/bin/mcrepl-sim     the simulator (built by `all`)
+#   $(BUILD)/bin/mcrepl-tracegen  the trace generator, tools/tracegen/*.c
+#                               with the simulator's random streams
+#                               (tools/sim/rng.c) and the Zipf sampler
+#   $(SYNTH_TRACE)              $(BUILD)/traces/synthetic.jsonl, the trace
+#                               the tests, benches and docs replay: the
+#                               generator's defaults, seed 1 (built by
+#                               `all`; traces/README.md)
 #   make check-sim              tests/common/trace_test (the trace reader of
 #                               tools/common) and tests/sim/run.sh
 #                               (hooked to check)
+#   make check-tracegen         tests/tracegen/run.sh (hooked to check)
 
 CFLAGS.tools/sim := -Idaemons/runtime/common
 SIM_OBJ := $(call objs,tools/sim)
@@ -15,7 +23,7 @@ SIM_BIN := $(BUILD)/bin/mcrepl-sim
 FLAGS_OBJ := $(patsubst %,$(BUILD)/obj/daemons/runtime/common/%.o,\
 	flagparse flagvalue)
 
-$(SIM_BIN): $(SIM_OBJ) $(FLAGS_OBJ) $(TOOLS_LIB) $(STLIB)
+$(SIM_BIN): $(SIM_OBJ) $(FLAGS_OBJ) $(TOOLS_LIB) $(MCREPL_LINK)
 	$(call link,-lm)
 
 TRACE_TEST := $(BUILD)/tests/trace_test
@@ -25,20 +33,46 @@ $(TRACE_TEST): $(call objs,tests/common) $(TOOLS_LIB)
 sim: $(SIM_BIN)
 all: $(SIM_BIN)
 
-check-sim: $(SIM_BIN) $(TRACE_TEST)
+CFLAGS.tools/tracegen := -Idaemons/runtime/common
+TRACEGEN_OBJ := $(call objs,tools/tracegen)
+TRACEGEN_BIN := $(BUILD)/bin/mcrepl-tracegen
+$(TRACEGEN_BIN): $(TRACEGEN_OBJ) $(BUILD)/obj/tools/sim/rng.o $(FLAGS_OBJ) \
+		$(TOOLS_LIB) $(MCREPL_LINK)
+	$(call link,-lm)
+
+# The generated trace: a fixed seed, so its contents (and the figures
+# measured on it) change only when the generator does.
+SYNTH_TRACE := $(BUILD)/traces/synthetic.jsonl
+$(SYNTH_TRACE): $(TRACEGEN_BIN)
+	@mkdir -p $(@D)
+	$(call quiet,GEN)$(TRACEGEN_BIN) --seed 1 > $@.tmp && mv $@.tmp $@
+
+tracegen: $(TRACEGEN_BIN)
+traces: $(SYNTH_TRACE)
+all: $(TRACEGEN_BIN) $(SYNTH_TRACE)
+
+check-sim: $(SIM_BIN) $(TRACE_TEST) $(SYNTH_TRACE) $(TRACEGEN_BIN)
 	$(Q)$(QUIET_TEST) $(TEST_LOGS)/trace.log $(TRACE_TEST)
-	$(Q)$(QUIET_TEST) $(TEST_LOGS)/sim.log sh tests/sim/run.sh $(SIM_BIN)
+	$(Q)$(QUIET_TEST) $(TEST_LOGS)/sim.log sh tests/sim/run.sh $(SIM_BIN) \
+		$(SYNTH_TRACE) $(TRACEGEN_BIN)
 CHECK_FAST += check-sim
 
-.PHONY: sim check-sim
+check-tracegen: $(TRACEGEN_BIN) $(SIM_BIN)
+	$(Q)$(QUIET_TEST) $(TEST_LOGS)/tracegen.log sh tests/tracegen/run.sh \
+		$(TRACEGEN_BIN) $(SIM_BIN)
+CHECK_FAST += check-tracegen
+
+.PHONY: sim check-sim tracegen traces check-tracegen
 
 # The issue-14 grid (bench/sim-grid.sh): minutes of CPU, not in check.
-bench-grid: $(SIM_BIN)
+# Both benches replay $(SYNTH_TRACE) (found beside the simulator's
+# bin/; GRID_TRACE= / SHIFT_TRACE= name another).
+bench-grid: $(SIM_BIN) $(SYNTH_TRACE)
 	sh bench/sim-grid.sh $(SIM_BIN)
 .PHONY: bench-grid
 
 # The issue-29 cases (bench/sim-shift.sh): shifting hot sets, the trace at
 # real speed, 90 %-full clusters; a few minutes, not in check.
-bench-shift: $(SIM_BIN)
+bench-shift: $(SIM_BIN) $(SYNTH_TRACE)
 	sh bench/sim-shift.sh $(SIM_BIN)
 .PHONY: bench-shift

@@ -1,9 +1,14 @@
 #!/bin/sh
 # mcrepl-sim tests (make check-sim): determinism, conservation, a case
 # computed by hand, trace replay with a malformed line, eviction, and the
-# library's knobs changing the outcome. Usage: run.sh path/to/mcrepl-sim
+# library's knobs changing the outcome, and the generated trace's hot spot
+# relieved. Usage: run.sh path/to/mcrepl-sim path/to/synthetic.jsonl
+# path/to/mcrepl-tracegen (the trace: make's $(BUILD)/traces/synthetic.jsonl)
 set -u
-SIM=${1:?usage: run.sh path/to/mcrepl-sim}
+USAGE="usage: run.sh path/to/mcrepl-sim path/to/synthetic.jsonl path/to/mcrepl-tracegen"
+SIM=${1:?$USAGE}
+SYNTH=${2:?$USAGE}
+TRACEGEN=${3:?$USAGE}
 DIR=$(dirname "$0")
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT INT TERM
@@ -269,8 +274,11 @@ check "shifting: static runs print no phase fields" \
 	eval '! grep -q phase_max_mean "$TMP/s5"'
 # Trace puts: least-used segment (the master daemon) by default, uniformly
 # random with --random_puts (Mooncake's allocator): the round robin of
-# least-used spreads the trace's blocks more evenly than random does.
-TR="--nodes 16 --workload trace $DIR/../../traces/synthetic_trace.jsonl --speedup 10 --interval 10 --quiet"
+# least-used spreads the trace's blocks more evenly than random does. On
+# the generator's trace without its hot blocks (no common block, no shared
+# prefix), where the spread of the blocks is all max/mean shows.
+"$TRACEGEN" --common_blocks 0 --prefix_share 0 > "$TMP/flat.jsonl"
+TR="--nodes 16 --workload trace $TMP/flat.jsonl --speedup 10 --interval 10 --quiet"
 $SIM $TR > "$TMP/p1" 2>&1
 $SIM $TR --random_puts 1 > "$TMP/p2" 2>&1
 $SIM $TR --random_puts 1 > "$TMP/p3" 2>&1
@@ -278,6 +286,30 @@ check "trace puts: random placement is less even than least-used" \
 	gt "$(field steady_max_mean "$TMP/p2")" "$(field steady_max_mean "$TMP/p1")"
 check "trace puts: random placement is deterministic per seed" \
 	eq "$(field steady_max_mean "$TMP/p2")" "$(field steady_max_mean "$TMP/p3")"
+# The generated trace (make's $(BUILD)/traces/synthetic.jsonl): every
+# request reads block 0, so its node serves ~1 read per request more than
+# the others; off leaves that hot spot, the default policy copies block 0
+# and brings max/mean to the noise floor. Reads and blocks counted here.
+set -- $(awk '{ s = $0; sub(/.*"hash_ids": \[/, "", s); sub(/\].*/, "", s)
+	k = split(s, id, ", "); reads += k
+	for (i = 1; i <= k; i++) if (!(id[i] in seen)) { seen[id[i]]; blocks++ } }
+	END { print reads + 0, blocks + 0 }' "$SYNTH")
+reads=$1 blocks=$2
+TR="--nodes 16 --workload trace $SYNTH --speedup 10 --interval 10 --quiet"
+$SIM $TR > "$TMP/g0" 2>&1
+$SIM $TR --dynamic_replication_mode enforce > "$TMP/g1" 2>&1
+check "generated trace: exact reads" eq "$(field reads "$TMP/g0")" "$reads"
+check "generated trace: every read served" \
+	eq "$(field reads_served "$TMP/g1")" "$reads"
+check "generated trace: distinct blocks" eq "$(field keys "$TMP/g0")" "$blocks"
+check "generated trace: off makes no copy" eq "$(field copies "$TMP/g0")" 0
+check "generated trace: off is above 1.3 x the noise floor" \
+	gt "$(field steady_max_mean "$TMP/g0")" \
+	"$(awk -v f="$(field noise_floor_max_mean "$TMP/g0")" 'BEGIN { print 1.3 * f }')"
+check "generated trace: the default policy copies" gt "$(field copies "$TMP/g1")" 0
+check "generated trace: the default policy is within 1.05 x the noise floor" \
+	lt "$(field steady_max_mean "$TMP/g1")" \
+	"$(awk -v f="$(field noise_floor_max_mean "$TMP/g1")" 'BEGIN { print 1.05 * f }')"
 $SIM $SHIFT --workload shifting --shift_fraction 1.5 > "$TMP/s7" 2>&1
 check "shifting: --shift_fraction above 1 is refused" grep -q 'out of range' "$TMP/s7"
 $SIM $SMALL --quiet > "$TMP/n1" 2>&1
