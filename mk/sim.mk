@@ -13,7 +13,8 @@
 #                               generator's defaults, seed 1 (built by
 #                               `all`; traces/README.md)
 #   make check-sim              tests/common/trace_test (the trace reader of
-#                               tools/common) and tests/sim/run.sh
+#                               tools/common), tests/sim/random_test (the
+#                               RNG and Zipf sampler) and tests/sim/run.sh
 #                               (hooked to check)
 #   make check-tracegen         tests/tracegen/run.sh (hooked to check)
 
@@ -24,6 +25,13 @@ FLAGS_OBJ := $(patsubst %,$(BUILD)/obj/daemons/runtime/common/%.o,\
 	flagparse flagvalue)
 
 $(SIM_BIN): $(SIM_OBJ) $(FLAGS_OBJ) $(TOOLS_LIB) $(MCREPL_LINK)
+	$(call link,-lm)
+
+# The tools' random numbers: xoshiro256** and its seeding (tools/sim/rng.c)
+# and the Zipf sampler (tools/common/zipf.c), against published outputs.
+RANDOM_TEST := $(BUILD)/tests/random_test
+$(RANDOM_TEST): $(BUILD)/obj/tests/sim/random_test.o \
+		$(BUILD)/obj/tools/sim/rng.o $(TOOLS_LIB)
 	$(call link,-lm)
 
 TRACE_TEST := $(BUILD)/tests/trace_test
@@ -51,8 +59,10 @@ tracegen: $(TRACEGEN_BIN)
 traces: $(SYNTH_TRACE)
 all: $(TRACEGEN_BIN) $(SYNTH_TRACE)
 
-check-sim: $(SIM_BIN) $(TRACE_TEST) $(SYNTH_TRACE) $(TRACEGEN_BIN)
+check-sim: $(SIM_BIN) $(TRACE_TEST) $(RANDOM_TEST) $(SYNTH_TRACE) \
+		$(TRACEGEN_BIN)
 	$(Q)$(QUIET_TEST) $(TEST_LOGS)/trace.log $(TRACE_TEST)
+	$(Q)$(QUIET_TEST) $(TEST_LOGS)/random.log $(RANDOM_TEST)
 	$(Q)$(QUIET_TEST) $(TEST_LOGS)/sim.log sh tests/sim/run.sh $(SIM_BIN) \
 		$(SYNTH_TRACE) $(TRACEGEN_BIN)
 CHECK_FAST += check-sim

@@ -3,7 +3,8 @@
 #
 #   $(TEST_BIN)          $(BUILD)/tests/check_mcrepl: tests/*.c, the
 #                        library's units, linked with libmcrepl.a with
-#                        malloc wrapped so tests can make it fail
+#                        malloc wrapped so tests can make it fail, and
+#                        with libcrypto (check_siphash's oracle)
 #   $(DAEMON_TEST_BIN)   $(BUILD)/tests/check_daemons: tests/daemons/*.c
 #                        (other files than check_*.c are support code),
 #                        linked with the master's archive, the RDMA engine,
@@ -34,7 +35,7 @@ $(TEST_OBJ): | $(BUILD)/tests/suites.h
 # The unit tests fail allocations on purpose (tests/testutil.c).
 TEST_WRAP := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 $(TEST_BIN): $(TEST_OBJ) $(STLIB)
-	$(call link,$(TEST_WRAP) $(CHECK_LIBS) -lm)
+	$(call link,$(TEST_WRAP) $(CHECK_LIBS) -lcrypto -lm)
 
 check-unit: $(TEST_BIN) $(EXAMPLES)
 	$(Q)$(TEST_BIN)
@@ -54,7 +55,7 @@ $(DAEMON_SUITES_H): $(DAEMON_TEST_SRC) mk/tests.mk
 $(DAEMON_TEST_OBJ): | $(DAEMON_SUITES_H) $(RPC_GEN_H)
 WORKER_FLAGS_OBJ := $(BUILD)/obj/daemons/worker/flags.o
 $(DAEMON_TEST_BIN): $(DAEMON_TEST_OBJ) $(RDMA_OBJ) $(WORKER_FLAGS_OBJ) \
-		$(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(STLIB)
+		$(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
 	$(call link,$(RDMA_LIBS) $(DAEMON_LIBS) $(CHECK_LIBS) -lm)
 
 # The integration tests start the real binaries.

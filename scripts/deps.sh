@@ -18,17 +18,23 @@ have_pc libssl || missing="$missing libssl-dev"
 have_pc libibverbs || missing="$missing libibverbs-dev"
 have_pc librdmacm || missing="$missing librdmacm-dev"
 have_pc json-c || missing="$missing libjson-c-dev"
-# Optional: the etcd binary the HA tests start (they skip without it).
-optional=""
-command -v etcd >/dev/null 2>&1 || optional="etcd-server"
-if [ -n "$optional" ]; then
+# xxHash (header only): the string hash of bench_heat's baseline.
+have_pc libxxhash || missing="$missing libxxhash-dev"
+# Optional, installed as root like the rest, else named: the tests that
+# need them skip, each with a line saying so.
+optional() { # PACKAGE "what skips without it"
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-		missing="$missing $optional"
+		missing="$missing $1"
 	else
-		echo "deps: optional $optional missing: the master HA tests" \
-			"(check_ha) will be skipped" >&2
+		echo "deps: optional $1 missing: $2 will be skipped" >&2
 	fi
-fi
+}
+# the etcd binary the HA tests start
+command -v etcd >/dev/null 2>&1 ||
+	optional etcd-server "the master HA tests (check_ha)"
+# promtool, which lints the master's and the worker's /metrics
+command -v promtool >/dev/null 2>&1 ||
+	optional prometheus "the promtool lint of /metrics"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "deps: installing:$missing"

@@ -1,7 +1,8 @@
 /*
  * mcrepl-sim random numbers: splitmix64 (lib/util/hash.h) for seeding,
- * xoshiro256** for streams. The simulator never calls rand(): every stream
- * is derived from --seed, so a run is a pure function of its flags.
+ * xoshiro256** (Blackman and Vigna, ACM TOMS 2021; rng.c) for streams.
+ * The simulator never calls rand(): every stream is derived from --seed,
+ * so a run is a pure function of its flags.
  */
 #ifndef SIM_RNG_H
 #define SIM_RNG_H
@@ -24,7 +25,8 @@ double sim_rng_double(sim_rng *r);
 /* The same for a sim_rng passed as void * (zipf_uniform_fn). */
 double sim_rng_uniform(void *r);
 
-/* Uniform integer in [0, n), n >= 1 (Lemire's multiply-shift, unbiased). */
+/* Uniform integer in [0, n), n >= 1 (Lemire's multiply-shift, unbiased;
+ * ACM TOMACS 2019). */
 uint64_t sim_rng_below(sim_rng *r, uint64_t n);
 
 #endif
