@@ -158,6 +158,7 @@ include mk/demo.mk
 include mk/mbench.mk
 include mk/sim.mk
 include mk/tests.mk
+include mk/adapter.mk
 include mk/rfc.mk
 include mk/fuzz.mk
 include mk/netns.mk

@@ -40,7 +40,6 @@ static mcrepl_status opts_read(const mcrepl_engine_opts *in,
 	o->max_dynamic_keys =
 	    o->max_dynamic_keys ? o->max_dynamic_keys : 1u << 20;
 	o->order_period_ms = o->order_period_ms ? o->order_period_ms : 1000;
-	o->trigger_limit = o->trigger_limit ? o->trigger_limit : 4096;
 	return o->max_segments <= (1u << 24) ? MCREPL_OK : MCREPL_EINVAL;
 }
 
@@ -94,8 +93,9 @@ mcrepl_status mcrepl_engine_create(const mcrepl_config *cfg,
 	}
 	if (alloc_tables(e) ||
 	    mcrepl_leases_create(cfg, &e->leases) != MCREPL_OK ||
-	    mcrepl_triggers_create(o.trigger_limit, &e->triggers) !=
-		MCREPL_OK) {
+	    mcrepl_triggers_create(o.trigger_limit ? o.trigger_limit
+						   : cfg->admission_queue_limit,
+				   &e->triggers) != MCREPL_OK) {
 		mcrepl_engine_destroy(e);
 		return MCREPL_ENOMEM;
 	}

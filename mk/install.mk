@@ -30,7 +30,8 @@ install: lib $(INSTALL_PROGS) $(MAN_PAGES)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/mcrepl \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(DOCDIR)
-	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/mcrepl/
+	install -m 644 $(HEADERS) $(wildcard lib/include/mcrepl/*.hpp) \
+		$(DESTDIR)$(INCLUDEDIR)/mcrepl/
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libmcrepl.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libmcrepl.so

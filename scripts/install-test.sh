@@ -24,6 +24,18 @@ example() {
 		LD_LIBRARY_PATH="$dest/usr/lib" "$work/embed" >/dev/null
 }
 check "the example builds with pkg-config and runs" example
+adapter() {
+	printf '%s\n' '#include <mcrepl/adapter.hpp>' \
+		'#include <mcrepl/adapter_binding.hpp>' \
+		'int main() { mcrepl::Options o; o.mode = "enforce";' \
+		'  auto e = mcrepl::Engine::Create(o);' \
+		'  return e && e->IsAuto() ? 0 : 1; }' > "$work/adapter.cpp" &&
+		c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror \
+			"$work/adapter.cpp" $flags -o "$work/adapter" \
+			${SANFLAGS:-} &&
+		LD_LIBRARY_PATH="$dest/usr/lib" "$work/adapter"
+}
+check "the C++ adapter (installed .hpp) builds with pkg-config and runs" adapter
 soname=$(sed -n 's/^#define MCREPL_VERSION_\(MAJOR\|MINOR\) //p' \
 	lib/include/mcrepl/version.h | paste -sd.)
 check "soname link (libmcrepl.so.$soname)" test -L "$dest/usr/lib/libmcrepl.so.$soname"

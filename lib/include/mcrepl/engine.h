@@ -119,8 +119,8 @@ typedef struct mcrepl_engine_opts {
 	 * earlier incarnation of the engine is refused as unknown. 0 is
 	 * allowed (ids then repeat across restarts). Since 0.6.5. */
 	uint64_t incarnation;
-	/* most triggers mcrepl_engine_on_read() queues at once; 0: 4096
-	 * (since 0.6.5) */
+	/* most triggers mcrepl_engine_on_read() queues at once; 0: the
+	 * config's admission_queue_limit (since 0.6.5) */
 	uint32_t trigger_limit;
 } mcrepl_engine_opts;
 

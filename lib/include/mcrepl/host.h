@@ -36,8 +36,10 @@
  * ended with no readable replica (failed, mcrepl_engine_copy_committed()).
  *
  * THREAD-SAFETY. mcrepl_engine_on_read() and mcrepl_engine_object_heat()
- * are lock-free in the engine; the host calls them under its own lock of
- * the object whose state they touch (the state is not synchronised). Every
+ * are lock-free in the engine (object_heat may be called from the
+ * retirement probe, which runs under the engine's mutex); the host calls
+ * them under its own lock of the object whose state they touch (the state
+ * is not synchronised). Every
  * other call takes the engine's mutex, or the lease table's, or the
  * trigger queue's, and may come from any thread; the sweep's callback runs
  * with no engine lock held (it may call the engine).
@@ -123,7 +125,9 @@ typedef struct mcrepl_read_result {
  * crossing queues a trigger (enforce; observe counts a would-propose
  * instead). The segment of the replica routed first is cached in st by
  * replica id, so a read whose first replica did not change hashes no name
- * for it. n may be 0 (the heat is still recorded). Lock-free in the
+ * for it. Only the first 16 replicas are ordered (a read returns a
+ * handful). Triggers carry no requester domain (the first stage's
+ * admission). n may be 0 (the heat is still recorded). Lock-free in the
  * engine; the caller holds its object's lock. Mode off: nothing is
  * recorded and out->first is 0. MCREPL_EINVAL (NULL e, st, key or out; n
  * > 0 and NULL replicas).
@@ -232,7 +236,12 @@ typedef struct mcrepl_named_fence {
  * stale task), answers UNAVAILABLE (the work is gone, not wrong). Revoke:
  * a lease that expired or is unknown answers outcome OK with status
  * MCREPL_EREJECTED and its reason (nothing left to revoke: free the
- * targets). Every other refusal: the reason's class.
+ * targets). Every other refusal: the reason's class. A lease that expired
+ * is retired by the refusal itself (LEASE_EXPIRED at start, end or
+ * revoke), so the sweep never reports it: the host frees a started copy's
+ * targets there. out->task names the lease whenever the table returned
+ * one. The copy task carries no tenant and key: a host finds them from its
+ * own task (Mooncake's copy payload names the key).
  */
 MCREPL_API mcrepl_status mcrepl_engine_copy_start(mcrepl_engine *e,
 						  const mcrepl_named_fence *f,
