@@ -316,9 +316,9 @@ Expected<void> MiniMaster::Remove(const std::string &key,
 	return {};
 }
 
-size_t MiniMaster::EvictReplicaOnSegment(const std::string &key,
-					 const std::string &tenant,
-					 const std::string &segment)
+size_t MiniMaster::EvictOnSegment(const std::string &key,
+				  const std::string &tenant,
+				  const std::string &segment)
 {
 	Object *o = Find(tenant, key);
 	if (!o)
@@ -834,16 +834,16 @@ bool MiniMaster::HasDynamicReplica(const std::string &key,
 				});
 }
 
-void MiniMaster::BumpVersionEpoch(const std::string &key,
-				  const std::string &tenant)
+void MiniMaster::RewriteObject(const std::string &key,
+			       const std::string &tenant)
 {
 	Object *o = Find(tenant, key);
 	if (o)
 		o->version = next_version_++;
 }
 
-bool MiniMaster::HasDynamicState(const std::string &key,
-				 const std::string &tenant)
+bool MiniMaster::HasLeaseState(const std::string &key,
+			       const std::string &tenant)
 {
 	return engine_->KeyPending(tenant, key);
 }

@@ -282,9 +282,8 @@ class MiniMaster
 	size_t DiscardExpiredProcessingReplicas();
 
 	// Eviction of key's MEMORY replicas on segment; how many went.
-	size_t EvictReplicaOnSegment(const std::string &key,
-				     const std::string &tenant,
-				     const std::string &segment);
+	size_t EvictOnSegment(const std::string &key, const std::string &tenant,
+			      const std::string &segment);
 	// The heat part of a read (no replica routed): true on a crossing.
 	bool ObserveAccess(const std::string &key, const std::string &tenant);
 
@@ -308,9 +307,8 @@ class MiniMaster
 			       const std::string &tenant,
 			       const std::string &segment,
 			       ReplicaStatus status) const;
-	void BumpVersionEpoch(const std::string &key,
-			      const std::string &tenant);
-	bool HasDynamicState(const std::string &key, const std::string &tenant);
+	void RewriteObject(const std::string &key, const std::string &tenant);
+	bool HasLeaseState(const std::string &key, const std::string &tenant);
 	void ClearDynamicReplicationState(const std::string &key,
 					  const std::string &tenant);
 	uint64_t SegmentUsed(const std::string &segment) const;

@@ -51,22 +51,24 @@ struct Fixture {
 		return UUID{0xc11e47ULL, next_uuid++};
 	}
 
-	Mounted PrepareSegment(const std::string &name,
-			       const std::string &host_id = "")
+	// A segment of kSegmentSize named `name`, mounted by a new client.
+	Mounted MountNamed(const std::string &name,
+			   const std::string &host_id = "")
 	{
+		Mounted at{NewUuid(), NewUuid(), name};
 		Segment seg;
-		seg.id = NewUuid();
+
 		seg.name = name;
-		seg.size = kSegmentSize;
-		seg.te_endpoint = name;
 		seg.host_id = host_id;
-		const UUID client = NewUuid();
-		EXPECT_TRUE(m.MountSegment(seg, client).has_value());
-		return Mounted{client, seg.id, name};
+		seg.id = at.segment_id;
+		seg.te_endpoint = name;
+		seg.size = kSegmentSize;
+		EXPECT_TRUE(m.MountSegment(seg, at.client).has_value());
+		return at;
 	}
 
-	void PutObject(const UUID &client, const std::string &key,
-		       const std::string &segment)
+	void PutOn(const UUID &client, const std::string &key,
+		   const std::string &segment)
 	{
 		EXPECT_TRUE(
 		    m.PutStart(client, key, kTenant, kObjectSize, segment)
@@ -82,9 +84,9 @@ struct Fixture {
 	}
 
 	ReplicaActionProposal
-	BuildProposal(const std::string &key,
-		      const std::optional<std::string> &preferred = {},
-		      bool admit = true)
+	ProposalFor(const std::string &key,
+		    const std::optional<std::string> &preferred = {},
+		    bool admit = true)
 	{
 		ReplicaActionProposal p;
 		p.proposal_id = NewUuid();
@@ -158,13 +160,12 @@ UPSTREAM(EnforceQueuesCopyFromProposalAboveFrequencyThreshold)
 	c.dynamic_replication_admission_qps_threshold = 0.2;
 	c.dynamic_replication_max_memory_replicas = 2;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "hot-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	f.PutOn(source.client, "hot-key", source.segment_name);
 
 	EXPECT_EQ(f.m.FetchTasks(source.client, 16)->size(), 0u);
-	auto lease =
-	    f.m.SubmitReplicaActionProposal(f.BuildProposal("hot-key"));
+	auto lease = f.m.SubmitReplicaActionProposal(f.ProposalFor("hot-key"));
 	ASSERT_TRUE(lease.has_value());
 	EXPECT_EQ(lease->source_segment, source.segment_name);
 	EXPECT_EQ(lease->target_segment, target.segment_name);
@@ -177,9 +178,9 @@ UPSTREAM(EnforceGetPathQueuesCopyAfterHeatThreshold)
 	c.dynamic_replication_policy = "rfc"; // literal threshold
 	c.dynamic_replication_admission_qps_threshold = 0.2;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "auto-hot-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	f.PutOn(source.client, "auto-hot-key", source.segment_name);
 
 	ASSERT_TRUE(f.m.GetReplicaList("auto-hot-key", kTenant).has_value());
 	EXPECT_EQ(f.m.engine().Stat(MCREPL_STAT_TRIGGERS_QUEUED), 0);
@@ -194,9 +195,9 @@ UPSTREAM(EnforceBatchGetPathQueuesCopyAfterHeatThreshold)
 	c.dynamic_replication_policy = "rfc"; // literal threshold
 	c.dynamic_replication_admission_qps_threshold = 0.2;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "batch-auto-hot-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	f.PutOn(source.client, "batch-auto-hot-key", source.segment_name);
 
 	for (int i = 0; i < 2; i++) {
 		auto batch =
@@ -215,9 +216,9 @@ UPSTREAM(ObserveModeDoesNotQueueCopy)
 	c.dynamic_replication_policy = "rfc"; // literal threshold
 	c.dynamic_replication_admission_qps_threshold = 0.1;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "observe-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	f.MountNamed("segment_1");
+	f.PutOn(source.client, "observe-key", source.segment_name);
 
 	for (int i = 0; i < 3; i++)
 		ASSERT_TRUE(
@@ -235,12 +236,11 @@ UPSTREAM(MaxReplicaLimitSuppressesFanout)
 	c.dynamic_replication_admission_qps_threshold = 0.1;
 	c.dynamic_replication_max_memory_replicas = 1;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "max-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	f.MountNamed("segment_1");
+	f.PutOn(source.client, "max-key", source.segment_name);
 
-	auto lease =
-	    f.m.SubmitReplicaActionProposal(f.BuildProposal("max-key"));
+	auto lease = f.m.SubmitReplicaActionProposal(f.ProposalFor("max-key"));
 	ASSERT_FALSE(lease.has_value());
 	EXPECT_EQ(lease.error(), ErrorCode::UNAVAILABLE_IN_CURRENT_STATUS);
 	EXPECT_EQ(f.m.last_reason(), MCREPL_REASON_REPLICA_LIMIT);
@@ -253,12 +253,12 @@ UPSTREAM(BelowFrequencyThresholdDoesNotQueueCopy)
 	c.dynamic_replication_policy = "rfc"; // literal threshold
 	c.dynamic_replication_admission_qps_threshold = 0.3;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "warm-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	f.MountNamed("segment_1");
+	f.PutOn(source.client, "warm-key", source.segment_name);
 
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("warm-key", std::nullopt, false));
+	    f.ProposalFor("warm-key", std::nullopt, false));
 	ASSERT_FALSE(lease.has_value());
 	EXPECT_EQ(lease.error(), ErrorCode::INVALID_PARAMS);
 	EXPECT_EQ(f.m.last_reason(), MCREPL_REASON_BELOW_THRESHOLD);
@@ -272,11 +272,11 @@ UPSTREAM(RejectDomainHintsBeforeDomainAwarePlacement)
 	c.dynamic_replication_policy = "rfc"; // literal threshold
 	c.dynamic_replication_admission_qps_threshold = 0.2;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "domain-hint-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	f.MountNamed("segment_1");
+	f.PutOn(source.client, "domain-hint-key", source.segment_name);
 
-	auto p = f.BuildProposal("domain-hint-key");
+	auto p = f.ProposalFor("domain-hint-key");
 	p.target_domain = "domain-a";
 	auto lease = f.m.SubmitReplicaActionProposal(p);
 	ASSERT_FALSE(lease.has_value());
@@ -290,11 +290,11 @@ UPSTREAM(LeaseDeadlineDoesNotExceedProposalDeadline)
 	c.dynamic_replication_policy = "rfc"; // literal threshold
 	c.dynamic_replication_admission_qps_threshold = 0.2;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "short-deadline-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	f.MountNamed("segment_1");
+	f.PutOn(source.client, "short-deadline-key", source.segment_name);
 
-	auto p = f.BuildProposal("short-deadline-key");
+	auto p = f.ProposalFor("short-deadline-key");
 	p.expire_at_ms_epoch = static_cast<int64_t>(f.now + 1000);
 	auto lease = f.m.SubmitReplicaActionProposal(p);
 	ASSERT_TRUE(lease.has_value());
@@ -305,10 +305,10 @@ UPSTREAM(LeaseDeadlineDoesNotExceedProposalDeadline)
 UPSTREAM(ProposalIdempotencyReturnsSameLease)
 {
 	Fixture f(Enforce());
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "proposal-key", source.segment_name);
-	auto p = f.BuildProposal("proposal-key", target.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	f.PutOn(source.client, "proposal-key", source.segment_name);
+	auto p = f.ProposalFor("proposal-key", target.segment_name);
 
 	auto first = f.m.SubmitReplicaActionProposal(p);
 	ASSERT_TRUE(first.has_value());
@@ -329,11 +329,11 @@ UPSTREAM(ProposalIdempotencyReturnsSameLease)
 UPSTREAM(ProposalIdempotencyRejectsConflictingRequest)
 {
 	Fixture f(Enforce());
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	auto other = f.PrepareSegment("segment_2");
-	f.PutObject(source.client, "proposal-key", source.segment_name);
-	auto p = f.BuildProposal("proposal-key", target.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	auto other = f.MountNamed("segment_2");
+	f.PutOn(source.client, "proposal-key", source.segment_name);
+	auto p = f.ProposalFor("proposal-key", target.segment_name);
 
 	ASSERT_TRUE(f.m.SubmitReplicaActionProposal(p).has_value());
 	auto conflicting = p;
@@ -347,12 +347,12 @@ UPSTREAM(ProposalIdempotencyRejectsConflictingRequest)
 UPSTREAM(CopyLifecycleMarksDynamicReplicaComplete)
 {
 	Fixture f(Enforce());
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "copy-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	f.PutOn(source.client, "copy-key", source.segment_name);
 
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("copy-key", target.segment_name));
+	    f.ProposalFor("copy-key", target.segment_name));
 	ASSERT_TRUE(lease.has_value());
 	ASSERT_TRUE(f.m.CopyStart(source.client, "copy-key", kTenant,
 				  lease->source_segment,
@@ -375,18 +375,18 @@ UPSTREAM(CopyLifecycleMarksDynamicReplicaComplete)
 		    std::string::npos);
 	EXPECT_EQ(f.m.DynamicReplicaCount("copy-key", kTenant), 1u);
 	EXPECT_TRUE(f.Complete("copy-key", lease->target_segment));
-	EXPECT_FALSE(f.m.HasDynamicState("copy-key", kTenant));
+	EXPECT_FALSE(f.m.HasLeaseState("copy-key", kTenant));
 }
 
 UPSTREAM(CopyEndForInvalidTargetClearsIncompleteDynamicReplica)
 {
 	Fixture f(Enforce());
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "invalid-target-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	f.PutOn(source.client, "invalid-target-key", source.segment_name);
 
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("invalid-target-key", target.segment_name));
+	    f.ProposalFor("invalid-target-key", target.segment_name));
 	ASSERT_TRUE(lease.has_value());
 	ASSERT_TRUE(f.m.CopyStart(source.client, "invalid-target-key", kTenant,
 				  lease->source_segment,
@@ -402,7 +402,7 @@ UPSTREAM(CopyEndForInvalidTargetClearsIncompleteDynamicReplica)
 	ASSERT_FALSE(end.has_value());
 	EXPECT_EQ(end.error(), ErrorCode::REPLICA_IS_GONE);
 	EXPECT_FALSE(f.Incomplete("invalid-target-key", target.segment_name));
-	EXPECT_FALSE(f.m.HasDynamicState("invalid-target-key", kTenant));
+	EXPECT_FALSE(f.m.HasLeaseState("invalid-target-key", kTenant));
 	// the copy ended with nothing readable: failed, not completed
 	EXPECT_EQ(f.m.engine().Stat(MCREPL_STAT_TASKS_FAILED), 1);
 	EXPECT_EQ(f.m.engine().Stat(MCREPL_STAT_TASKS_COMPLETED), 0);
@@ -411,13 +411,12 @@ UPSTREAM(CopyEndForInvalidTargetClearsIncompleteDynamicReplica)
 UPSTREAM(DynamicCopyStartRejectsStaleLeaseWithoutPending)
 {
 	Fixture f(Enforce());
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "stale-dynamic-task-key",
-		    source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	f.PutOn(source.client, "stale-dynamic-task-key", source.segment_name);
 
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("stale-dynamic-task-key", target.segment_name));
+	    f.ProposalFor("stale-dynamic-task-key", target.segment_name));
 	ASSERT_TRUE(lease.has_value());
 	auto tasks = f.m.FetchTasks(source.client, 16);
 	ASSERT_EQ(tasks->size(), 1u);
@@ -442,13 +441,13 @@ UPSTREAM(DynamicCopyStartRejectsNonSourceClient)
 	c.dynamic_replication_policy = "rfc"; // literal threshold
 	c.dynamic_replication_admission_qps_threshold = 0.1;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	auto other = f.PrepareSegment("segment_2");
-	f.PutObject(source.client, "source-client-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	auto other = f.MountNamed("segment_2");
+	f.PutOn(source.client, "source-client-key", source.segment_name);
 
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("source-client-key", target.segment_name));
+	    f.ProposalFor("source-client-key", target.segment_name));
 	ASSERT_TRUE(lease.has_value());
 	auto rejected = f.m.CopyStart(
 	    other.client, "source-client-key", kTenant, source.segment_name,
@@ -473,13 +472,13 @@ UPSTREAM(DynamicCopyStartFailureClearsPending)
 	c.dynamic_replication_policy = "rfc"; // literal threshold
 	c.dynamic_replication_admission_qps_threshold = 0.1;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	auto fallback = f.PrepareSegment("segment_2");
-	f.PutObject(source.client, "copy-start-fail-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	auto fallback = f.MountNamed("segment_2");
+	f.PutOn(source.client, "copy-start-fail-key", source.segment_name);
 
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("copy-start-fail-key", target.segment_name));
+	    f.ProposalFor("copy-start-fail-key", target.segment_name));
 	ASSERT_TRUE(lease.has_value());
 	ASSERT_TRUE(
 	    f.m.UnmountSegment(target.segment_id, target.client).has_value());
@@ -488,7 +487,7 @@ UPSTREAM(DynamicCopyStartFailureClearsPending)
 	    {target.segment_name}, lease->lease_id, lease->version_epoch);
 	ASSERT_FALSE(failed.has_value());
 	EXPECT_EQ(failed.error(), ErrorCode::SEGMENT_NOT_FOUND);
-	EXPECT_FALSE(f.m.HasDynamicState("copy-start-fail-key", kTenant));
+	EXPECT_FALSE(f.m.HasLeaseState("copy-start-fail-key", kTenant));
 
 	ASSERT_TRUE(f.m.CopyStart(source.client, "copy-start-fail-key", kTenant,
 				  source.segment_name, {fallback.segment_name})
@@ -503,21 +502,21 @@ UPSTREAM(StaleDynamicCopyStartDoesNotClearCurrentPending)
 	MasterConfig c = Enforce();
 	c.dynamic_replication_max_memory_replicas = 3;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	auto stale_target = f.PrepareSegment("segment_1");
-	auto current_target = f.PrepareSegment("segment_2");
-	f.PutObject(source.client, "stale-vs-current-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto stale_target = f.MountNamed("segment_1");
+	auto current_target = f.MountNamed("segment_2");
+	f.PutOn(source.client, "stale-vs-current-key", source.segment_name);
 
 	auto stale = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("stale-vs-current-key", stale_target.segment_name));
+	    f.ProposalFor("stale-vs-current-key", stale_target.segment_name));
 	ASSERT_TRUE(stale.has_value());
 	auto tasks = f.m.FetchTasks(source.client, 16);
 	ASSERT_EQ(tasks->size(), 1u);
 	const ReplicaCopyPayload sp = (*tasks)[0].payload;
 
 	f.m.ClearDynamicReplicationState("stale-vs-current-key", kTenant);
-	auto current = f.m.SubmitReplicaActionProposal(f.BuildProposal(
-	    "stale-vs-current-key", current_target.segment_name));
+	auto current = f.m.SubmitReplicaActionProposal(
+	    f.ProposalFor("stale-vs-current-key", current_target.segment_name));
 	ASSERT_TRUE(current.has_value());
 	EXPECT_EQ(current->target_segment, current_target.segment_name);
 
@@ -527,7 +526,7 @@ UPSTREAM(StaleDynamicCopyStartDoesNotClearCurrentPending)
 	ASSERT_FALSE(stale_start.has_value());
 	EXPECT_EQ(stale_start.error(), ErrorCode::INVALID_VERSION);
 	EXPECT_EQ(f.m.last_reason(), MCREPL_REASON_UNKNOWN_LEASE);
-	EXPECT_TRUE(f.m.HasDynamicState("stale-vs-current-key", kTenant));
+	EXPECT_TRUE(f.m.HasLeaseState("stale-vs-current-key", kTenant));
 
 	ASSERT_TRUE(f.m.CopyStart(source.client, "stale-vs-current-key",
 				  kTenant, current->source_segment,
@@ -544,13 +543,12 @@ UPSTREAM(ExpiredDynamicCopyTaskClearsDynamicState)
 	c.dynamic_replication_policy = "rfc"; // the recreate cooldown
 	c.processing_timeout_ms = 0;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "expired-copy-task-key",
-		    source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	f.PutOn(source.client, "expired-copy-task-key", source.segment_name);
 
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("expired-copy-task-key", target.segment_name));
+	    f.ProposalFor("expired-copy-task-key", target.segment_name));
 	ASSERT_TRUE(lease.has_value());
 	ASSERT_TRUE(f.m.CopyStart(source.client, "expired-copy-task-key",
 				  kTenant, lease->source_segment,
@@ -562,10 +560,10 @@ UPSTREAM(ExpiredDynamicCopyTaskClearsDynamicState)
 	EXPECT_EQ(f.m.DiscardExpiredProcessingReplicas(), 1u);
 	EXPECT_EQ(f.m.DynamicReplicaCount("expired-copy-task-key", kTenant),
 		  0u);
-	EXPECT_FALSE(f.m.HasDynamicState("expired-copy-task-key", kTenant));
+	EXPECT_FALSE(f.m.HasLeaseState("expired-copy-task-key", kTenant));
 
 	auto retry = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("expired-copy-task-key", target.segment_name));
+	    f.ProposalFor("expired-copy-task-key", target.segment_name));
 	ASSERT_FALSE(retry.has_value());
 	EXPECT_EQ(retry.error(), ErrorCode::UNAVAILABLE_IN_CURRENT_STATUS);
 	EXPECT_EQ(f.m.last_reason(), MCREPL_REASON_RECREATE_COOLDOWN);
@@ -574,12 +572,12 @@ UPSTREAM(ExpiredDynamicCopyTaskClearsDynamicState)
 UPSTREAM(DynamicCopyEndRejectsMismatchedLease)
 {
 	Fixture f(Enforce());
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "copy-end-fence-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	f.PutOn(source.client, "copy-end-fence-key", source.segment_name);
 
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("copy-end-fence-key", target.segment_name));
+	    f.ProposalFor("copy-end-fence-key", target.segment_name));
 	ASSERT_TRUE(lease.has_value());
 	ASSERT_TRUE(f.m.CopyStart(source.client, "copy-end-fence-key", kTenant,
 				  lease->source_segment,
@@ -601,13 +599,12 @@ UPSTREAM(DynamicCopyEndRejectsMismatchedLease)
 UPSTREAM(DynamicCopyRevokeRejectsMismatchedLease)
 {
 	Fixture f(Enforce());
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "copy-revoke-fence-key",
-		    source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	f.PutOn(source.client, "copy-revoke-fence-key", source.segment_name);
 
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("copy-revoke-fence-key", target.segment_name));
+	    f.ProposalFor("copy-revoke-fence-key", target.segment_name));
 	ASSERT_TRUE(lease.has_value());
 	ASSERT_TRUE(f.m.CopyStart(source.client, "copy-revoke-fence-key",
 				  kTenant, lease->source_segment,
@@ -626,28 +623,28 @@ UPSTREAM(DynamicCopyRevokeRejectsMismatchedLease)
 			.has_value());
 	EXPECT_EQ(f.m.DynamicReplicaCount("copy-revoke-fence-key", kTenant),
 		  0u);
-	EXPECT_FALSE(f.m.HasDynamicState("copy-revoke-fence-key", kTenant));
+	EXPECT_FALSE(f.m.HasLeaseState("copy-revoke-fence-key", kTenant));
 	EXPECT_EQ(f.m.SegmentUsed(target.segment_name), 0u);
 }
 
 UPSTREAM(CopyStartRejectsVersionMismatch)
 {
 	Fixture f(Enforce());
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "version-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	f.PutOn(source.client, "version-key", source.segment_name);
 
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("version-key", target.segment_name));
+	    f.ProposalFor("version-key", target.segment_name));
 	ASSERT_TRUE(lease.has_value());
-	f.m.BumpVersionEpoch("version-key", kTenant);
+	f.m.RewriteObject("version-key", kTenant);
 	auto start = f.m.CopyStart(
 	    source.client, "version-key", kTenant, lease->source_segment,
 	    {lease->target_segment}, lease->lease_id, lease->version_epoch);
 	ASSERT_FALSE(start.has_value());
 	EXPECT_EQ(start.error(), ErrorCode::INVALID_VERSION);
 	EXPECT_EQ(f.m.last_reason(), MCREPL_REASON_VERSION_MISMATCH);
-	EXPECT_FALSE(f.m.HasDynamicState("version-key", kTenant));
+	EXPECT_FALSE(f.m.HasLeaseState("version-key", kTenant));
 }
 
 UPSTREAM(ExpiredDynamicPendingDoesNotBlockRegularCopy)
@@ -655,16 +652,16 @@ UPSTREAM(ExpiredDynamicPendingDoesNotBlockRegularCopy)
 	MasterConfig c = Enforce();
 	c.dynamic_replication_max_memory_replicas = 3;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	auto expired_target = f.PrepareSegment("segment_1");
-	auto regular_target = f.PrepareSegment("segment_2");
+	auto source = f.MountNamed("segment_0");
+	auto expired_target = f.MountNamed("segment_1");
+	auto regular_target = f.MountNamed("segment_2");
 	const std::string key = "expired-pending-regular-copy-key";
-	f.PutObject(source.client, key, source.segment_name);
+	f.PutOn(source.client, key, source.segment_name);
 
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal(key, expired_target.segment_name));
+	    f.ProposalFor(key, expired_target.segment_name));
 	ASSERT_TRUE(lease.has_value());
-	ASSERT_TRUE(f.m.HasDynamicState(key, kTenant));
+	ASSERT_TRUE(f.m.HasLeaseState(key, kTenant));
 	f.now = static_cast<uint64_t>(lease->expire_at_ms_epoch); // expired
 
 	ASSERT_TRUE(f.m.CopyStart(source.client, key, kTenant,
@@ -672,20 +669,20 @@ UPSTREAM(ExpiredDynamicPendingDoesNotBlockRegularCopy)
 				  {regular_target.segment_name})
 			.has_value());
 	ASSERT_TRUE(f.m.CopyRevoke(source.client, key, kTenant).has_value());
-	EXPECT_FALSE(f.m.HasDynamicState(key, kTenant));
+	EXPECT_FALSE(f.m.HasLeaseState(key, kTenant));
 }
 
 UPSTREAM(ExpiredLeaseRejectsCopyStart)
 {
 	Fixture f(Enforce());
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "expired-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	f.PutOn(source.client, "expired-key", source.segment_name);
 
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("expired-key", target.segment_name));
+	    f.ProposalFor("expired-key", target.segment_name));
 	ASSERT_TRUE(lease.has_value());
-	ASSERT_TRUE(f.m.HasDynamicState("expired-key", kTenant));
+	ASSERT_TRUE(f.m.HasLeaseState("expired-key", kTenant));
 	f.now = static_cast<uint64_t>(lease->expire_at_ms_epoch); // expired
 
 	auto start = f.m.CopyStart(
@@ -695,7 +692,7 @@ UPSTREAM(ExpiredLeaseRejectsCopyStart)
 	EXPECT_EQ(start.error(), ErrorCode::UNAVAILABLE_IN_CURRENT_STATUS);
 	EXPECT_EQ(f.m.last_reason(), MCREPL_REASON_LEASE_EXPIRED);
 	EXPECT_EQ(f.m.DynamicReplicaCount("expired-key", kTenant), 0u);
-	EXPECT_FALSE(f.m.HasDynamicState("expired-key", kTenant));
+	EXPECT_FALSE(f.m.HasLeaseState("expired-key", kTenant));
 }
 
 UPSTREAM(EvictedDynamicReplicaBlocksImmediateRecreate)
@@ -705,13 +702,13 @@ UPSTREAM(EvictedDynamicReplicaBlocksImmediateRecreate)
 	c.dynamic_replication_admission_qps_threshold = 0.1;
 	c.dynamic_replication_max_memory_replicas = 3;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	auto next_target = f.PrepareSegment("segment_2");
-	f.PutObject(source.client, "evicted-dynamic-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	auto next_target = f.MountNamed("segment_2");
+	f.PutOn(source.client, "evicted-dynamic-key", source.segment_name);
 
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("evicted-dynamic-key", target.segment_name));
+	    f.ProposalFor("evicted-dynamic-key", target.segment_name));
 	ASSERT_TRUE(lease.has_value());
 	ASSERT_TRUE(f.m.CopyStart(source.client, "evicted-dynamic-key", kTenant,
 				  lease->source_segment,
@@ -723,8 +720,8 @@ UPSTREAM(EvictedDynamicReplicaBlocksImmediateRecreate)
 			.has_value());
 	ASSERT_EQ(f.m.DynamicReplicaCount("evicted-dynamic-key", kTenant), 1u);
 
-	EXPECT_EQ(f.m.EvictReplicaOnSegment("evicted-dynamic-key", kTenant,
-					    target.segment_name),
+	EXPECT_EQ(f.m.EvictOnSegment("evicted-dynamic-key", kTenant,
+				     target.segment_name),
 		  1u);
 	EXPECT_EQ(f.m.DynamicReplicaCount("evicted-dynamic-key", kTenant), 0u);
 	mcrepl_key_state ks;
@@ -737,13 +734,13 @@ UPSTREAM(EvictedDynamicReplicaBlocksImmediateRecreate)
 	// kept none) refuses first; past it, the recreate cooldown (60 s)
 	// the eviction set refuses alone.
 	auto immediate = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("evicted-dynamic-key", next_target.segment_name));
+	    f.ProposalFor("evicted-dynamic-key", next_target.segment_name));
 	ASSERT_FALSE(immediate.has_value());
 	EXPECT_EQ(immediate.error(), ErrorCode::UNAVAILABLE_IN_CURRENT_STATUS);
 	EXPECT_EQ(f.m.last_reason(), MCREPL_REASON_ACTION_COOLDOWN);
 	f.now += 30000;
 	auto rejected = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("evicted-dynamic-key", next_target.segment_name));
+	    f.ProposalFor("evicted-dynamic-key", next_target.segment_name));
 	ASSERT_FALSE(rejected.has_value());
 	EXPECT_EQ(rejected.error(), ErrorCode::UNAVAILABLE_IN_CURRENT_STATUS);
 	EXPECT_EQ(f.m.last_reason(), MCREPL_REASON_RECREATE_COOLDOWN);
@@ -759,10 +756,10 @@ UPSTREAM(SourceSelectionUsesStableTieBreak)
 	MasterConfig c = Enforce();
 	c.dynamic_replication_max_memory_replicas = 4;
 	Fixture f(c);
-	auto source0 = f.PrepareSegment("segment_0");
-	auto source1 = f.PrepareSegment("segment_1");
-	auto target = f.PrepareSegment("segment_2");
-	f.PutObject(source0.client, "source-fanout-key", source0.segment_name);
+	auto source0 = f.MountNamed("segment_0");
+	auto source1 = f.MountNamed("segment_1");
+	auto target = f.MountNamed("segment_2");
+	f.PutOn(source0.client, "source-fanout-key", source0.segment_name);
 
 	ASSERT_TRUE(f.m.CopyStart(source0.client, "source-fanout-key", kTenant,
 				  source0.segment_name, {source1.segment_name})
@@ -771,7 +768,7 @@ UPSTREAM(SourceSelectionUsesStableTieBreak)
 			.has_value());
 
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("source-fanout-key", target.segment_name));
+	    f.ProposalFor("source-fanout-key", target.segment_name));
 	ASSERT_TRUE(lease.has_value());
 	auto score = [](const std::string &segment) {
 		return mcrepl_rendezvous(kTenant.c_str(), "source-fanout-key",
@@ -788,13 +785,13 @@ UPSTREAM(SourceSelectionUsesStableTieBreak)
 UPSTREAM(TargetSelectionPrefersDifferentHost)
 {
 	Fixture f(Enforce());
-	auto source = f.PrepareSegment("source_segment", "host-a");
-	f.PrepareSegment("same_host_target", "host-a");
-	f.PrepareSegment("other_host_target", "host-b");
-	f.PutObject(source.client, "target-host-key", source.segment_name);
+	auto source = f.MountNamed("source_segment", "host-a");
+	f.MountNamed("same_host_target", "host-a");
+	f.MountNamed("other_host_target", "host-b");
+	f.PutOn(source.client, "target-host-key", source.segment_name);
 
 	auto lease =
-	    f.m.SubmitReplicaActionProposal(f.BuildProposal("target-host-key"));
+	    f.m.SubmitReplicaActionProposal(f.ProposalFor("target-host-key"));
 	ASSERT_TRUE(lease.has_value());
 	EXPECT_EQ(lease->target_segment, std::string("other_host_target"));
 }
@@ -809,8 +806,8 @@ REPLACED(HeatCellIgnoresUnknownKeysAndKeepsTracking)
 	MasterConfig c;
 	c.dynamic_replication_mode = "observe";
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	f.PutObject(source.client, "tracked-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	f.PutOn(source.client, "tracked-key", source.segment_name);
 
 	for (size_t i = 0; i <= 50000; i++)
 		if (f.m.ObserveAccess("window-key-" + std::to_string(i),
@@ -835,14 +832,14 @@ REPLACED(HeatCellDiesWithTheObject)
 	c.dynamic_replication_policy = "rfc"; // literal threshold
 	c.dynamic_replication_admission_qps_threshold = 0.2;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	f.PutObject(source.client, "reborn-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	f.PutOn(source.client, "reborn-key", source.segment_name);
 
 	EXPECT_FALSE(f.m.ObserveAccess("reborn-key", kTenant));
 	EXPECT_TRUE(f.m.ObserveAccess("reborn-key", kTenant));
 	ASSERT_TRUE(f.m.Remove("reborn-key", kTenant).has_value());
 	EXPECT_FALSE(f.m.ObserveAccess("reborn-key", kTenant));
-	f.PutObject(source.client, "reborn-key", source.segment_name);
+	f.PutOn(source.client, "reborn-key", source.segment_name);
 	EXPECT_FALSE(f.m.ObserveAccess("reborn-key", kTenant));
 	EXPECT_TRUE(f.m.ObserveAccess("reborn-key", kTenant));
 }
@@ -858,11 +855,11 @@ EXTRA(AutoPolicyThresholdFollowsClusterReads)
 	c.dynamic_replication_mode = "observe";
 	c.dynamic_replication_heat_window_seconds = 1;
 	Fixture f(c);
-	auto source = f.PrepareSegment("segment_0");
-	f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "auto-key", source.segment_name);
-	f.PutObject(source.client, "auto-key-2", source.segment_name);
-	f.PutObject(source.client, "routed-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	f.MountNamed("segment_1");
+	f.PutOn(source.client, "auto-key", source.segment_name);
+	f.PutOn(source.client, "auto-key-2", source.segment_name);
+	f.PutOn(source.client, "routed-key", source.segment_name);
 
 	ASSERT_EQ(f.m.AdmissionMinHits(), 1u);
 	ASSERT_EQ(f.m.Tick().threshold, 6u);
@@ -883,15 +880,15 @@ EXTRA(AutoPolicyThresholdFollowsClusterReads)
 EXTRA(SweepFailsUnstartedTaskAndFreesStartedTarget)
 {
 	Fixture f(Enforce());
-	auto source = f.PrepareSegment("segment_0");
-	auto t1 = f.PrepareSegment("segment_1");
-	auto t2 = f.PrepareSegment("segment_2");
-	f.PutObject(source.client, "a", source.segment_name);
-	f.PutObject(source.client, "b", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto t1 = f.MountNamed("segment_1");
+	auto t2 = f.MountNamed("segment_2");
+	f.PutOn(source.client, "a", source.segment_name);
+	f.PutOn(source.client, "b", source.segment_name);
 	auto la = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("a", t1.segment_name));
+	    f.ProposalFor("a", t1.segment_name));
 	auto lb = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("b", t2.segment_name));
+	    f.ProposalFor("b", t2.segment_name));
 	ASSERT_TRUE(la.has_value() && lb.has_value());
 	ASSERT_EQ(f.m.PendingTasks(source.client), 2u);
 	ASSERT_TRUE(f.m.CopyStart(source.client, "b", kTenant,
@@ -907,8 +904,8 @@ EXTRA(SweepFailsUnstartedTaskAndFreesStartedTarget)
 	EXPECT_EQ(f.m.PendingTasks(source.client), 1u);
 	EXPECT_FALSE(f.Incomplete("b", t2.segment_name));
 	EXPECT_EQ(f.m.SegmentUsed(t2.segment_name), 0u);
-	EXPECT_FALSE(f.m.HasDynamicState("a", kTenant));
-	EXPECT_FALSE(f.m.HasDynamicState("b", kTenant));
+	EXPECT_FALSE(f.m.HasLeaseState("a", kTenant));
+	EXPECT_FALSE(f.m.HasLeaseState("b", kTenant));
 	EXPECT_EQ(f.m.engine().Stat(MCREPL_STAT_TASKS_FAILED), 2);
 	auto end = f.m.CopyEnd(source.client, "b", kTenant, lb->lease_id,
 			       lb->version_epoch);
@@ -922,11 +919,11 @@ EXTRA(SweepFailsUnstartedTaskAndFreesStartedTarget)
 EXTRA(RetirementDropsColdDynamicReplica)
 {
 	Fixture f(Enforce());
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "cooling-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	f.PutOn(source.client, "cooling-key", source.segment_name);
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("cooling-key", target.segment_name));
+	    f.ProposalFor("cooling-key", target.segment_name));
 	ASSERT_TRUE(lease.has_value());
 	ASSERT_TRUE(f.m.CopyStart(source.client, "cooling-key", kTenant,
 				  lease->source_segment,
@@ -956,14 +953,14 @@ EXTRA(RetirementDropsColdDynamicReplica)
 EXTRA(RemoveClearsUnstartedLease)
 {
 	Fixture f(Enforce());
-	auto source = f.PrepareSegment("segment_0");
-	auto target = f.PrepareSegment("segment_1");
-	f.PutObject(source.client, "gone-key", source.segment_name);
+	auto source = f.MountNamed("segment_0");
+	auto target = f.MountNamed("segment_1");
+	f.PutOn(source.client, "gone-key", source.segment_name);
 	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.BuildProposal("gone-key", target.segment_name));
+	    f.ProposalFor("gone-key", target.segment_name));
 	ASSERT_TRUE(lease.has_value());
 	ASSERT_TRUE(f.m.Remove("gone-key", kTenant).has_value());
-	EXPECT_FALSE(f.m.HasDynamicState("gone-key", kTenant));
+	EXPECT_FALSE(f.m.HasLeaseState("gone-key", kTenant));
 	EXPECT_EQ(f.m.engine().Stat(MCREPL_STAT_TASKS_FAILED), 1);
 	auto start = f.m.CopyStart(
 	    source.client, "gone-key", kTenant, lease->source_segment,
