@@ -82,7 +82,7 @@ static const struct flag flags[] = {
      .off = O(opts.put_discard_ms),
      .def = "30",
      .help = "seconds after which a new PutStart of the key may replace a put "
-	     "never ended"},
+	     "never ended (0 = at once)"},
     {.name = "put_start_release_timeout_sec",
      .type = FLAG_MS,
      .off = O(opts.put_release_ms),
@@ -144,12 +144,14 @@ static const struct flag flags[] = {
      .type = FLAG_U32,
      .off = O(opts.warmup_max_copies),
      .def = "64",
-     .help = "most copies one warmup of a new domain queues (domain-aware)"},
+     .help = "most copies one warmup of a new domain queues (domain-aware; "
+	     "0 = no warmup)"},
     {.name = "warmup_max_bytes",
      .type = FLAG_U64,
      .off = O(opts.warmup_max_bytes),
      .def = "1073741824",
-     .help = "most bytes one warmup of a new domain copies (domain-aware)"},
+     .help = "most bytes one warmup of a new domain copies (domain-aware; 0 "
+	     "= no warmup)"},
     {.name = "sweep_interval_ms",
      .type = FLAG_U32,
      .off = O(sweep_interval_ms),
@@ -213,18 +215,27 @@ static const struct flag flags[] = {
      .help =
 	 "after winning, for this long (and while a worker re-registers) puts "
 	 "and reads that find nothing are answered 'recovering' (clients ask "
-	 "again)",
+	 "again; 0 = only while a worker re-registers)",
      .max = 600000},
 };
 
 static const struct flag_set master_set = {
     .prog = "mcrepl-master",
     .title = "master flags",
+    .epilog = "Prints 'mcrepl-master ready rpc_address=A rpc_port=N "
+	      "metrics_port=M mode=...' once serving. Exits 2 on an invalid "
+	      "flag, 78 on a configuration that cannot work (the auth or TLS "
+	      "files, protected mode, --etcd_endpoints), 1 on other failures.",
     .width = 34,
     .flags = flags,
     .n = sizeof(flags) / sizeof(flags[0]),
     .next = &net_rpc_flags,
 };
+
+const struct flag_set *master_flag_set(void)
+{
+	return &master_set;
+}
 
 void master_flags_defaults(struct master_flags *f)
 {

@@ -31,6 +31,10 @@ struct master_flags {
 	uint32_t ha_recovery_ms;
 };
 
+/* The master's flag table (its rules are checked by tests). */
+struct flag_set;
+const struct flag_set *master_flag_set(void);
+
 /* Every flag at its default (the flags table is the one source of the
  * master's defaults, library knobs from mcrepl_config_init()). */
 void master_flags_defaults(struct master_flags *f);

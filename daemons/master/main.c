@@ -19,6 +19,7 @@
 #include <event2/http.h>
 
 #include "clock.h"
+#include "exitcode.h"
 #include "flags.h"
 #include "ha.h"
 #include "ha_gate.h"
@@ -375,22 +376,24 @@ static void bench_grants_off(struct master *m)
 			   "workers started alike serve anyone)");
 }
 
+/* Each setup phase returns 0, or the exit status its failure calls for
+ * (exitcode.h) with err filled. */
 static int setup_store(struct master *m, char *err, size_t errlen)
 {
 	uint8_t secret[GRANT_SECRET_BYTES];
 
 	if (random_secret(secret, err, errlen))
-		return -1;
+		return DAEMON_EXIT_RETRY;
 	bench_grants_off(m);
 	m->base = event_base_new();
 	if (m->flags.auth_file[0] &&
 	    auth_table_load(m->flags.auth_file, &m->auth, err, errlen))
-		return -1;
+		return DAEMON_EXIT_CONFIG;
 	if (net_protected_bind(
 		"mcrepl-master", "rpc_address", m->flags.rpc_address,
 		sizeof(m->flags.rpc_address), "0.0.0.0", m->auth != NULL,
 		m->flags.insecure, "--auth_file", stderr, err, errlen))
-		return -1;
+		return DAEMON_EXIT_CONFIG;
 	m->svc.auth = m->auth; /* the service was made in start() */
 	if (m->auth)
 		log_line(LOG_INFO,
@@ -402,7 +405,7 @@ static int setup_store(struct master *m, char *err, size_t errlen)
 	if (!m->base ||
 	    store_create(&m->flags.opts, secret, random_key(), &m->store)) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return DAEMON_EXIT_RETRY;
 	}
 	m->svc.store = m->store;
 	return 0;
@@ -417,14 +420,14 @@ static int setup_tls(struct master *m, char *err, size_t errlen)
 	    .cert = f->tls_cert, .key = f->tls_key, .ca = f->tls_ca};
 
 	if (tls_files_check(&tf, err, errlen))
-		return -1;
+		return DAEMON_EXIT_CONFIG;
 	if (!tls_files_server(&tf)) {
 		if (!f->tls_ca[0])
 			return 0;
 		snprintf(err, errlen,
 			 "--tls_ca needs --tls_cert and --tls_key (mutual TLS "
 			 "on the RPC port)");
-		return -1;
+		return DAEMON_EXIT_CONFIG;
 	}
 	m->tls_rpc =
 	    tls_server_ctx(f->tls_cert, f->tls_key, f->tls_ca, err, errlen);
@@ -432,7 +435,7 @@ static int setup_tls(struct master *m, char *err, size_t errlen)
 		m->tls_http =
 		    tls_server_ctx(f->tls_cert, f->tls_key, NULL, err, errlen);
 	if (!m->tls_http)
-		return -1;
+		return DAEMON_EXIT_CONFIG;
 	log_line(LOG_INFO, "TLS on the RPC and HTTP ports (%s)%s", f->tls_cert,
 		 f->tls_ca[0] ? "; client certificates required (--tls_ca)"
 			      : "");
@@ -458,7 +461,7 @@ static int setup_rpc(struct master *m, char *err, size_t errlen)
 	    sizeof(why));
 	if (!m->rpc) {
 		snprintf(err, errlen, "rpc: %s", why);
-		return -1;
+		return DAEMON_EXIT_RETRY;
 	}
 	return 0;
 }
@@ -501,7 +504,7 @@ static int setup_http(struct master *m, char *err, size_t errlen)
 			 "to a free port; 0 picks one)",
 			 m->flags.rpc_address, m->flags.metrics_port,
 			 errno ? strerror(errno) : "cannot bind");
-		return -1;
+		return DAEMON_EXIT_RETRY;
 	}
 	return 0;
 }
@@ -520,7 +523,7 @@ static int setup_loop(struct master *m, char *err, size_t errlen)
 	    event_add(m->timer, &tv) || event_add(m->sigterm, NULL) ||
 	    event_add(m->sigint, NULL)) {
 		snprintf(err, errlen, "event setup failed");
-		return -1;
+		return DAEMON_EXIT_RETRY;
 	}
 	return 0;
 }
@@ -532,7 +535,7 @@ static int setup_admission(struct master *m, char *err, size_t errlen)
 	if (dyn_admitter_start(m->store, m->flags.admission_batch, now_ms,
 			       &m->admitter) != 0) {
 		snprintf(err, errlen, "no admission thread");
-		return -1;
+		return DAEMON_EXIT_RETRY;
 	}
 	return 0;
 }
@@ -578,14 +581,14 @@ static void ha_elected(void *arg, uint64_t term, uint64_t incarnation)
 			 "out of memory taking term "
 			 "%llu",
 			 (unsigned long long)term);
-		exit(1);
+		exit(DAEMON_EXIT_RETRY);
 	}
 	store_set_term(m->store, term);
 	m->svc.store = m->store;
 	if (dyn_admitter_start(m->store, m->flags.admission_batch, now_ms,
 			       &m->admitter) != 0) {
 		log_line(LOG_ERROR, "no admission thread");
-		exit(1);
+		exit(DAEMON_EXIT_RETRY);
 	}
 	m->last_evict_ms = 0;
 	m->elected_ms = now_ms();
@@ -637,34 +640,42 @@ static int setup_ha(struct master *m, char *err, size_t errlen)
 	if (!m->flags.etcd_endpoints[0])
 		return 0;
 	if (advertised(m, adv, sizeof(adv), err, errlen) != 0)
-		return -1;
+		return DAEMON_EXIT_CONFIG;
 	hc.advertise = adv;
+	/* fails only on --etcd_endpoints (or memory) */
 	m->ha = ha_start(m->base, &hc, &cb, err, errlen);
-	return m->ha ? 0 : -1;
+	return m->ha ? 0 : DAEMON_EXIT_CONFIG;
 }
 
+/* The setup phases in order, then the ready line (with the address the
+ * ports are bound to): 0, or the exit status of the phase that failed
+ * (after its line). */
 static int start(struct master *m)
 {
+	static int (*const phases[])(struct master *, char *, size_t) = {
+	    setup_store, setup_tls,	  setup_rpc, setup_http,
+	    setup_loop,	 setup_admission, setup_ha,
+	};
 	char err[512] = "";
+	int rc;
 
 	/* the gate needs the service's descriptor before it has a store */
 	if (master_service_init(&m->svc, NULL, now_ms, NULL)) {
 		log_line(LOG_ERROR, "out of memory");
-		return -1;
+		return DAEMON_EXIT_RETRY;
 	}
 	ha_gate_init(&m->gate, &m->svc.base.base, gate_open, gate_recovering,
 		     m);
-	if (setup_store(m, err, sizeof(err)) ||
-	    setup_tls(m, err, sizeof(err)) || setup_rpc(m, err, sizeof(err)) ||
-	    setup_http(m, err, sizeof(err)) ||
-	    setup_loop(m, err, sizeof(err)) ||
-	    setup_admission(m, err, sizeof(err)) ||
-	    setup_ha(m, err, sizeof(err))) {
-		log_line(LOG_ERROR, "%s", err);
-		return -1;
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+		rc = phases[i](m, err, sizeof(err));
+		if (rc) {
+			log_line(LOG_ERROR, "%s", err);
+			return rc;
+		}
 	}
-	printf("mcrepl-master ready rpc_port=%u metrics_port=%u mode=%s%s\n",
-	       rpc_server_port(m->rpc), m->http_port,
+	printf("mcrepl-master ready rpc_address=%s rpc_port=%u metrics_port=%u "
+	       "mode=%s%s\n",
+	       m->flags.rpc_address, rpc_server_port(m->rpc), m->http_port,
 	       mcrepl_mode_name(m->flags.opts.cfg.mode),
 	       m->ha ? " ha=etcd" : "");
 	fflush(stdout);
@@ -705,13 +716,14 @@ int main(int argc, char **argv)
 	log_init("mcrepl-master", NULL);
 	rc = master_flags_parse(&m.flags, argc, argv);
 	if (rc != 0)
-		return rc > 0 ? 0 : 2;
+		return rc > 0 ? 0 : DAEMON_EXIT_USAGE;
 	log_init("mcrepl-master", m.flags.log_level);
 	master_flags_warn(&m.flags, stderr);
 	m.started_ms = now_ms();
-	if (start(&m) != 0) {
+	rc = start(&m);
+	if (rc != 0) {
 		stop(&m);
-		return 1;
+		return rc;
 	}
 	event_base_dispatch(m.base);
 	stop(&m);

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "ratelog.h"
 #include "rpc_auth.h"
+#include "rpc_dispatch.h"
 #include "methods.h"
 #include "service_priv.h"
 
@@ -90,11 +91,14 @@ static bool has_cap(const McreplRpc__MountSegmentRequest *req, const char *cap)
 	return false;
 }
 
-/* Membership in the log: each mount at info, refusals rate-limited. */
-static void log_mount(const struct mount_args *a, McreplRpc__Code code,
-		      uint64_t segment_id, const char *why)
+/* Membership in the log: each mount at info, refusals rate-limited with
+ * the principal and the address they came from. */
+static void log_mount(const void *cd, const struct mount_args *a,
+		      McreplRpc__Code code, uint64_t segment_id,
+		      const char *why)
 {
 	static struct ratelog refused;
+	const struct auth_principal *p = rpc_call_principal(cd);
 
 	if (code == MCREPL_RPC__CODE__OK)
 		log_line(LOG_INFO,
@@ -105,8 +109,10 @@ static void log_mount(const struct mount_args *a, McreplRpc__Code code,
 			 a->endpoint, (unsigned long long)a->capacity);
 	else
 		ratelog(&refused, LOG_WARN,
-			"mount of segment '%s' by client "
-			"%llu, host '%s' refused: %s",
+			"refused MountSegment from %s%s%s at %s: segment '%s' "
+			"of client %llu, host '%s': %s",
+			p ? "principal '" : "no principal", p ? p->name : "",
+			p ? "'" : "", rpc_call_peer(cd),
 			a->name && a->name[0] ? a->name : "(no name)",
 			(unsigned long long)a->client_id,
 			a->host && a->host[0] ? a->host : "(no host)",
@@ -164,7 +170,7 @@ void method_mount_segment(McreplRpc__Master_Service *svc,
 		resp.master_time_ms = SVC(svc)->now_ms();
 	}
 	store_unlock(s);
-	log_mount(&a, code, resp.segment_id, r.msg);
+	log_mount(cd, &a, code, resp.segment_id, r.msg);
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);

@@ -44,8 +44,8 @@ struct master_service {
 	uint64_t (*now_ms)(void);
 	/* authorization (service_auth.c); auth NULL = none */
 	const struct auth_table *auth;
-	struct ratelog rl_client_id; /* refusals of another's client id */
-	uint64_t refused[SVC_REFUSAL_COUNT]; /* by enum svc_refusal */
+	uint64_t refused[SVC_REFUSAL_COUNT];	      /* by enum svc_refusal */
+	struct ratelog rl_refused[SVC_REFUSAL_COUNT]; /* their log lines */
 };
 
 /* auth: the principals (borrowed; outlives the service), or NULL for no

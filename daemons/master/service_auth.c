@@ -19,11 +19,14 @@
  *
  * A refusal is PERMISSION_DENIED (UNAUTHENTICATED for a request without a
  * principal) with Result.reason "auth_<why>" and one line naming the
- * principal and what it lacks; counted by why for /metrics. A client id
- * outside the caller's space is also logged (rate-limited), naming the
- * principal whose id it is. Which check a method gets is its row's caller
- * (methods.h): svc_authorize() runs it before the handler, from the RPC
- * loop; a task's check reads the store and runs under its lock. */
+ * principal and what it lacks; counted by why for /metrics, and logged
+ * (warn, at most a line a second per reason, so a flood of one kind hides
+ * no other) with the method, the principal, the peer's address, the
+ * message and the reason; a client id outside the caller's space adds the
+ * principal whose id it is (the reply does not say). Which check a method
+ * gets is its row's caller (methods.h): svc_authorize() runs it before the
+ * handler, from the RPC loop; a task's check reads the store and runs
+ * under its lock. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,22 +54,39 @@ static const char *const refusal_labels[] = {
 #undef SVC_REFUSAL_LABEL
 };
 
-static McreplRpc__Code deny(struct master_service *svc, struct reply *r,
-			    enum svc_refusal why, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static McreplRpc__Code deny(struct master_service *svc, struct reply *r,
-			    enum svc_refusal why, const char *fmt, ...)
+/* The refusal in r (message already written), counted and logged; note
+ * ends the log line only. */
+static McreplRpc__Code refuse(struct master_service *svc, const void *cd,
+			      struct reply *r, enum svc_refusal why,
+			      const char *note)
+{
+	const struct auth_principal *p = rpc_call_principal(cd);
+
+	r->why = refusal_labels[why];
+	svc->refused[why]++;
+	ratelog(&svc->rl_refused[why], LOG_WARN,
+		"refused %s from %s%s%s at %s: %s (%s)%s", rpc_call_method(cd),
+		p ? "principal '" : "no principal", p ? p->name : "",
+		p ? "'" : "", rpc_call_peer(cd), r->msg, r->why, note);
+	return why == SVC_REFUSED_unauthenticated
+		   ? MCREPL_RPC__CODE__UNAUTHENTICATED
+		   : MCREPL_RPC__CODE__PERMISSION_DENIED;
+}
+
+static McreplRpc__Code deny(struct master_service *svc, const void *cd,
+			    struct reply *r, enum svc_refusal why,
+			    const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static McreplRpc__Code deny(struct master_service *svc, const void *cd,
+			    struct reply *r, enum svc_refusal why,
+			    const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
 	va_end(ap);
-	r->why = refusal_labels[why];
-	svc->refused[why]++;
-	return why == SVC_REFUSED_unauthenticated
-		   ? MCREPL_RPC__CODE__UNAUTHENTICATED
-		   : MCREPL_RPC__CODE__PERMISSION_DENIED;
+	return refuse(svc, cd, r, why, "");
 }
 
 /* The caller, or NULL after deny() (no principal under an auth table). */
@@ -77,7 +97,7 @@ static const struct auth_principal *caller(struct master_service *svc,
 	const struct auth_principal *p = rpc_call_principal(cd);
 
 	if (!p)
-		*code = deny(svc, r, SVC_REFUSED_unauthenticated,
+		*code = deny(svc, cd, r, SVC_REFUSED_unauthenticated,
 			     "this master requires authentication");
 	return p;
 }
@@ -100,16 +120,16 @@ McreplRpc__Code svc_auth_object(struct master_service *svc, const void *cd,
 	if (!p)
 		return code;
 	if (p->kind != AUTH_CLIENT)
-		return deny(svc, r, SVC_REFUSED_kind,
+		return deny(svc, cd, r, SVC_REFUSED_kind,
 			    "worker principal '%s' has no tenants: object "
 			    "calls need a client principal",
 			    p->name);
 	if (!(p->rights & right))
-		return deny(svc, r, SVC_REFUSED_right,
+		return deny(svc, cd, r, SVC_REFUSED_right,
 			    "principal '%s' lacks the %s right", p->name,
 			    auth_right_name(right));
 	if (!auth_tenant_ok(p, tenant))
-		return deny(svc, r, SVC_REFUSED_tenant,
+		return deny(svc, cd, r, SVC_REFUSED_tenant,
 			    "principal '%s' may not use tenant '%.64s'",
 			    p->name, tenant);
 	return code;
@@ -127,7 +147,7 @@ McreplRpc__Code svc_auth_admin(struct master_service *svc, const void *cd,
 	if (!p)
 		return code;
 	if (p->kind != AUTH_CLIENT || !(p->rights & AUTH_ADMIN))
-		return deny(svc, r, SVC_REFUSED_right,
+		return deny(svc, cd, r, SVC_REFUSED_right,
 			    "%s needs the admin right; principal '%s' lacks "
 			    "it",
 			    what, p->name);
@@ -159,21 +179,20 @@ static const struct auth_principal *space_owner(const struct auth_table *t,
 
 /* p named client_id, which is not in its space: refused, and logged with
  * the principal whose id it is (the reply does not name it). */
-static McreplRpc__Code not_its_id(struct master_service *svc,
+static McreplRpc__Code not_its_id(struct master_service *svc, const void *cd,
 				  const struct auth_principal *p,
 				  uint64_t client_id, struct reply *r)
 {
 	const struct auth_principal *o = space_owner(svc->auth, client_id);
+	char note[AUTH_NAME_MAX + 40];
 
-	ratelog(&svc->rl_client_id, LOG_WARN,
-		"principal '%s' named client_id %llu, %s%s%s: "
-		"refused",
-		p->name, (unsigned long long)client_id,
-		o ? "an id of principal '" : "an id of no principal",
-		o ? o->name : "", o ? "'" : "");
-	return deny(svc, r, SVC_REFUSED_client_id,
-		    "client_id %llu is not in principal '%s''s id space",
-		    (unsigned long long)client_id, p->name);
+	snprintf(note, sizeof(note), ", an id of %s%s%s",
+		 o ? "principal '" : "no principal", o ? o->name : "",
+		 o ? "'" : "");
+	snprintf(r->msg, sizeof(r->msg),
+		 "client_id %llu is not in principal '%s''s id space",
+		 (unsigned long long)client_id, p->name);
+	return refuse(svc, cd, r, SVC_REFUSED_client_id, note);
 }
 
 int svc_seal(const void *cd, const char *label, uint8_t *buf, size_t len)
@@ -184,17 +203,17 @@ int svc_seal(const void *cd, const char *label, uint8_t *buf, size_t len)
 }
 
 /* A worker principal naming client_id: one of its own space. */
-static McreplRpc__Code worker_id(struct master_service *svc,
+static McreplRpc__Code worker_id(struct master_service *svc, const void *cd,
 				 const struct auth_principal *p,
 				 uint64_t client_id, struct reply *r)
 {
 	if (p->kind != AUTH_WORKER)
-		return deny(svc, r, SVC_REFUSED_kind,
+		return deny(svc, cd, r, SVC_REFUSED_kind,
 			    "client principal '%s' may not make worker "
 			    "calls",
 			    p->name);
 	if (!auth_id_owned(p, client_id))
-		return not_its_id(svc, p, client_id, r);
+		return not_its_id(svc, cd, p, client_id, r);
 	return MCREPL_RPC__CODE__OK;
 }
 
@@ -207,7 +226,7 @@ McreplRpc__Code svc_auth_worker(struct master_service *svc, const void *cd,
 	if (!svc->auth)
 		return code;
 	p = caller(svc, cd, r, &code);
-	return p ? worker_id(svc, p, client_id, r) : code;
+	return p ? worker_id(svc, cd, p, client_id, r) : code;
 }
 
 McreplRpc__Code svc_auth_mount(struct master_service *svc, const void *cd,
@@ -223,25 +242,25 @@ McreplRpc__Code svc_auth_mount(struct master_service *svc, const void *cd,
 	if (!p)
 		return code;
 	if (p->kind != AUTH_WORKER)
-		return deny(svc, r, SVC_REFUSED_kind,
+		return deny(svc, cd, r, SVC_REFUSED_kind,
 			    "MountSegment needs a worker principal; '%s' is "
 			    "a %s",
 			    p->name, kind_name(p));
 	if (!auth_host_ok(p, req->host_id))
-		return deny(svc, r, SVC_REFUSED_host,
+		return deny(svc, cd, r, SVC_REFUSED_host,
 			    "worker '%s' may not mount for host '%.64s'",
 			    p->name, req->host_id);
 	if (!auth_domain_ok(p, req->domain))
-		return deny(svc, r, SVC_REFUSED_domain,
+		return deny(svc, cd, r, SVC_REFUSED_domain,
 			    "worker '%s' may not mount in domain '%.64s'",
 			    p->name, req->domain);
 	if (req->capacity > p->max_capacity)
-		return deny(svc, r, SVC_REFUSED_capacity,
+		return deny(svc, cd, r, SVC_REFUSED_capacity,
 			    "segment of %llu bytes is above worker '%s''s "
 			    "max_capacity %llu",
 			    (unsigned long long)req->capacity, p->name,
 			    (unsigned long long)p->max_capacity);
-	return worker_id(svc, p, req->client_id, r);
+	return worker_id(svc, cd, p, req->client_id, r);
 }
 
 McreplRpc__Code svc_auth_writer(struct master_service *svc, const void *cd,
@@ -253,7 +272,7 @@ McreplRpc__Code svc_auth_writer(struct master_service *svc, const void *cd,
 		return MCREPL_RPC__CODE__OK; /* svc_auth_object said no */
 	if (!auth_id_owned(p, client_id) ||
 	    !store_client_known(svc->store, client_id))
-		return deny(svc, r, SVC_REFUSED_client_id,
+		return deny(svc, cd, r, SVC_REFUSED_client_id,
 			    "client_id %llu is not bound to principal '%s' "
 			    "(leave it 0)",
 			    (unsigned long long)client_id, p->name);
@@ -270,14 +289,14 @@ McreplRpc__Code svc_auth_task(struct master_service *svc, const void *cd,
 		return code;
 	t = store_task(svc->store, c->task_id);
 	if (!t || t->client_id != c->client_id)
-		return deny(svc, r, SVC_REFUSED_task,
+		return deny(svc, cd, r, SVC_REFUSED_task,
 			    "task %llu is not queued for client_id %llu",
 			    (unsigned long long)c->task_id,
 			    (unsigned long long)c->client_id);
 	if (strcmp(t->msg.tenant, c->tenant) || strcmp(t->msg.key, c->key) ||
 	    (c->check_segments && (t->msg.source_segment_id != c->source ||
 				   t->msg.target_segment_id != c->target)))
-		return deny(svc, r, SVC_REFUSED_task,
+		return deny(svc, cd, r, SVC_REFUSED_task,
 			    "task %llu names another object or other "
 			    "segments",
 			    (unsigned long long)c->task_id);

@@ -364,13 +364,14 @@ size_t store__drain_segment(struct store *s, struct segment *seg, size_t max,
 	while (seg->n_ix > 0 && done < max) {
 		struct object *o = seg->ix[seg->n_ix - 1];
 		size_t i = store__replica_at_slot(o, seg->id, seg->n_ix - 1);
-		bool lost = o->replicas[i].status == REPLICA_COMPLETE;
+		bool was_readable = o->replicas[i].status == REPLICA_COMPLETE;
+		bool gone;
 
 		drop_replica(s, o, i, now_ms, false);
-		if (lost) {
+		gone = was_readable && !readable(o);
+		if (was_readable && (gone || !seg->draining))
 			(*lost_replicas)++;
-			*lost_objects += !readable(o);
-		}
+		*lost_objects += gone;
 		if (o->n_replicas == 0 && o->copies == 0)
 			store_delete_object(s, o);
 		done++;

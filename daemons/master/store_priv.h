@@ -137,8 +137,10 @@ bool store__link_replica(struct segment *seg, struct object *o,
 			 struct replica *r);
 /* Drop up to max replicas of the leaving segment seg, last indexed first;
  * objects left without replicas go. Adds the readable replicas dropped to
- * *lost_replicas and the objects left with none readable to
- * *lost_objects. Returns how many were dropped. */
+ * *lost_replicas (of a drained segment, only those whose object is left
+ * with none readable: the others were served elsewhere as the drain
+ * planned) and the objects left with none readable to *lost_objects.
+ * Returns how many were dropped. */
 size_t store__drain_segment(struct store *s, struct segment *seg, size_t max,
 			    uint64_t now_ms, uint64_t *lost_replicas,
 			    uint64_t *lost_objects);

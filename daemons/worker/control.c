@@ -87,7 +87,7 @@ static const char *permanent(int status, const McreplRpc__Result *r)
 	return NULL;
 }
 
-/* One line, then the loop ends; main() exits 1. */
+/* One line, then the loop ends; main() exits DAEMON_EXIT_CONFIG (78). */
 static void give_up(struct worker *w, const char *what, const char *why,
 		    const char *fix)
 {
@@ -111,10 +111,14 @@ static const char *msg_of(const McreplRpc__Result *r)
 	return r && r->message ? r->message : "";
 }
 
+/* The ready line: how many segments are mounted, and the master's ids
+ * of them. */
 static void print_ready(struct worker *w)
 {
-	printf("mcrepl-worker ready client_id=%llu data_port=%u segments=",
-	       (unsigned long long)w->client_id, data_server_port(w->ds));
+	printf("mcrepl-worker ready client_id=%llu data_port=%u segments=%u "
+	       "segment_ids=",
+	       (unsigned long long)w->client_id, data_server_port(w->ds),
+	       w->n_segs);
 	for (uint32_t i = 0; i < w->n_segs; i++)
 		printf("%s%llu", i ? "," : "",
 		       (unsigned long long)w->segs[i].id);

@@ -131,17 +131,19 @@ static const struct flag flags[] = {
      .type = FLAG_SIZE,
      .off = O(max_copy_bytes),
      .def = "256M",
-     .help = "bytes of copies in flight at once"},
+     .help = "bytes of copies in flight at once (0 = no bound; one copy "
+	     "larger than the bound runs alone)"},
     {.name = "copy_timeout_ms",
      .type = FLAG_U32,
      .off = O(copy_timeout_ms),
      .def = FLAG_DEFAULT(COPY_TIMEOUT_MS_DEFAULT),
      .help = "per-copy timeout (keep it below the master's "
-	     "dynamic_replication_lease_ttl_seconds, 30 s by default)"},
+	     "dynamic_replication_lease_ttl_seconds, 30 s by default; 0 = no "
+	     "timeout)"},
     {.name = "drain_timeout_ms",
      .type = FLAG_U32,
      .off = O(drain_timeout_ms),
-     .def = "10000",
+     .def = FLAG_DEFAULT(WORKER_DRAIN_TIMEOUT_MS_DEFAULT),
      .help =
 	 "on SIGTERM, first have the master copy the objects only this "
 	 "worker holds to other workers, waiting up to this long (0 = unmount "
@@ -207,7 +209,10 @@ static const struct flag_set worker_set = {
     .prog = "mcrepl-worker",
     .title = "worker flags",
     .epilog = "Prints 'mcrepl-worker ready client_id=... data_port=... "
-	      "segments=... transport=...' once mounted.",
+	      "segments=N segment_ids=ID,... transport=...' once mounted. "
+	      "Exits 2 on an invalid flag, 78 on a configuration that cannot "
+	      "work (refused by the master for good, protected mode, files), "
+	      "1 on other failures.",
     .width = 20,
     .flags = flags,
     .n = sizeof(flags) / sizeof(flags[0]),
@@ -226,6 +231,11 @@ static void defaults(struct worker_flags *f)
 	f->host_id[sizeof(f->host_id) - 1] = '\0';
 	snprintf(f->domain, sizeof(f->domain), "%s",
 		 env && env[0] ? env : "default");
+}
+
+const struct flag_set *worker_flag_set(void)
+{
+	return &worker_set;
 }
 
 int worker_flags_parse(struct worker_flags *f, int argc, char **argv)

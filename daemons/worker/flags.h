@@ -6,6 +6,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* A stop, bounded (main.c): on SIGTERM the drain first (up to
+ * --drain_timeout_ms, default WORKER_DRAIN_TIMEOUT_MS_DEFAULT), then the
+ * copies in flight revoked and the segments unmounted within
+ * WORKER_STOP_GRACE_MS, and a stop cut short (a second signal, the grace
+ * over) still unmounts, blocking, for at most WORKER_STOP_UNMOUNT_MS. A
+ * supervisor's stop timeout must exceed their sum (contrib/systemd). */
+#define WORKER_DRAIN_TIMEOUT_MS_DEFAULT 10000
+#define WORKER_STOP_GRACE_MS 5000
+#define WORKER_STOP_UNMOUNT_MS 1000
+
 struct worker_flags {
 	char master[256];	    /* host:port of mcrepl-master */
 	char host_id[256];	    /* default: hostname */
@@ -35,6 +45,10 @@ struct worker_flags {
 	char ha_key[256];
 	char log_level[8]; /* error|warn|info|debug */
 };
+
+/* The worker's flag table (its rules are checked by tests). */
+struct flag_set;
+const struct flag_set *worker_flag_set(void);
 
 /* Parses argv (and any --config FILE). Returns 0 to run, 1 when --help or
  * --version was printed, -1 after one clear error line on stderr. */

@@ -3,9 +3,10 @@
  * bytes on a data port, and executes REPLICA_COPY tasks through a copy
  * engine (rdma or tcp). One libevent loop: the data server, the async RPC
  * client, /metrics, and one periodic timer (mount retries, heartbeat,
- * FetchTasks, shutdown progress). SIGTERM/SIGINT: stop fetching, revoke
- * the copies in flight, unmount, exit 0; a second signal exits at once
- * after a blocking unmount of what is still mounted (at most 1 s).
+ * FetchTasks, shutdown progress). SIGTERM/SIGINT: drain (drain.c), then
+ * stop fetching, revoke the copies in flight, unmount, exit 0; a second
+ * signal exits at once after a blocking unmount of what is still mounted
+ * (at most 1 s). Exit statuses: exitcode.h.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -17,14 +18,10 @@
 
 #include "log.h"
 #include "advertise.h"
+#include "exitcode.h"
 #include "netutil.h"
 #include "protect.h"
 #include "worker.h"
-
-#define STOP_GRACE_MS 5000
-/* A stop cut short (second signal, grace over) still unmounts, blocking,
- * for at most this long. */
-#define STOP_UNMOUNT_MS 1000
 
 static uint64_t random_id(void)
 {
@@ -69,7 +66,7 @@ void worker_stop(struct worker *w)
 	log_line(LOG_INFO, "stopping (%u task(s) in flight)", w->n_tasks);
 	w->draining = false;
 	w->stopping = true;
-	w->stop_deadline_ms = net_now_ms() + STOP_GRACE_MS;
+	w->stop_deadline_ms = net_now_ms() + WORKER_STOP_GRACE_MS;
 	/* Fails the copies in flight: their tasks revoke and report. */
 	copy_engine_destroy(w->engine);
 	copy_engine_destroy(w->tcp_engine);
@@ -91,12 +88,14 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		worker_stop(w);
 }
 
+/* Each setup phase returns 0, or the exit status its failure calls for
+ * (exitcode.h) with err filled. */
 static int setup_segments(struct worker *w, char *err, size_t errlen)
 {
 	w->segs = calloc(w->flags.segments, sizeof(*w->segs));
 	if (!w->segs) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return DAEMON_EXIT_RETRY;
 	}
 	for (uint32_t i = 0; i < w->flags.segments; i++) {
 		struct wseg *s = &w->segs[i];
@@ -104,12 +103,12 @@ static int setup_segments(struct worker *w, char *err, size_t errlen)
 		s->w = w;
 		if (segment_map(s, w->flags.segment_size, w->flags.hugepages,
 				err, errlen))
-			return -1;
+			return DAEMON_EXIT_RETRY;
 		w->n_segs = i + 1;
 		s->slot = data_server_add_segment(w->ds, s->mem, s->len);
 		if (s->slot < 0) {
 			snprintf(err, errlen, "out of memory");
-			return -1;
+			return DAEMON_EXIT_RETRY;
 		}
 		snprintf(s->name, sizeof(s->name), "%s/%016llx/%u",
 			 w->flags.host_id, (unsigned long long)w->client_id, i);
@@ -157,7 +156,7 @@ static int setup_data(struct worker *w, char *err, size_t errlen)
 	char adv[64];
 
 	if (choose_advertised(w, adv, sizeof(adv), err, errlen))
-		return -1;
+		return DAEMON_EXIT_CONFIG;
 	data_server_config_init(&dc);
 	dc.host = w->flags.data_address;
 	dc.port = (uint16_t)w->flags.data_port;
@@ -166,7 +165,7 @@ static int setup_data(struct worker *w, char *err, size_t errlen)
 	dc.grants_off = bench_grants_off();
 	w->ds = data_server_create(w->base, &dc, err, errlen);
 	if (!w->ds)
-		return -1;
+		return DAEMON_EXIT_RETRY;
 	snprintf(w->endpoint, sizeof(w->endpoint),
 		 strchr(adv, ':') ? "[%s]:%u" : "%s:%u", adv,
 		 data_server_port(w->ds));
@@ -195,13 +194,13 @@ static int setup_rdma_peers(struct worker *w,
 		    err, errlen,
 		    "rdma: cannot advertise '%.64s' to peers (%s); set --data_address to this host's RDMA address",
 		    adv, why);
-		return -1;
+		return DAEMON_EXIT_CONFIG;
 	}
 	net_format_addr((struct sockaddr *)&ss, sslen, w->rdma_endpoint,
 			sizeof(w->rdma_endpoint));
 	w->tcp_engine = copy_engine_tcp_create(w->base, cc, err, errlen);
 	if (!w->tcp_engine)
-		return -1;
+		return DAEMON_EXIT_RETRY;
 	log_line(LOG_INFO, "rdma peers dial %s", w->rdma_endpoint);
 	return 0;
 }
@@ -217,10 +216,12 @@ static int setup_engine(struct worker *w, char *err, size_t errlen)
 	cc.timeout_ms = w->flags.copy_timeout_ms;
 	cc.rdma_device = w->flags.rdma_device[0] ? w->flags.rdma_device : NULL;
 	cc.rdma_port = (uint16_t)w->flags.rdma_port;
+	/* the transport asked for is not on this host (not built, no
+	 * device) */
 	w->engine = copy_engine_select(w->base, w->flags.transport, &cc, &why,
 				       err, errlen);
 	if (!w->engine)
-		return -1;
+		return DAEMON_EXIT_CONFIG;
 	w->transport = w->engine->ops->name;
 	for (uint32_t i = 0; i < w->n_segs; i++)
 		if (w->engine->ops->register_memory(
@@ -229,7 +230,7 @@ static int setup_engine(struct worker *w, char *err, size_t errlen)
 			snprintf(err, errlen,
 				 "%s engine cannot register segment memory",
 				 w->transport);
-			return -1;
+			return DAEMON_EXIT_RETRY;
 		}
 	log_line(LOG_INFO, "transport %s (%s)", w->transport, why);
 	return setup_rdma_peers(w, &cc, err, errlen);
@@ -241,13 +242,22 @@ static int setup_loop(struct worker *w, char *err, size_t errlen)
 	struct timeval tv = net_timeval_ms(ms);
 
 	rpc_client_config rc;
+	char host[256];
+	uint16_t port;
 
+	if (net_split_hostport(w->flags.master, host, sizeof(host), &port)) {
+		snprintf(err, errlen,
+			 "--master: bad address \"%s\" (want host:port)",
+			 w->flags.master);
+		return DAEMON_EXIT_CONFIG;
+	}
+	/* a name that does not resolve yet (DNS at boot) may later */
 	worker_rpc_config(w, &rc);
 	w->rpc = rpc_aclient_create(w->base, w->flags.master, &rc, err, errlen);
 	if (!w->rpc)
-		return -1;
+		return DAEMON_EXIT_RETRY;
 	if (ha_setup(w, err, errlen) != 0)
-		return -1;
+		return DAEMON_EXIT_CONFIG;
 	if (w->etcd) /* the leader is looked up before the first mount */
 		w->flags.master[0] = '\0';
 	w->tick = event_new(w->base, -1, EV_PERSIST, on_tick, w);
@@ -256,7 +266,7 @@ static int setup_loop(struct worker *w, char *err, size_t errlen)
 	if (!w->tick || !w->sigterm || !w->sigint || event_add(w->tick, &tv) ||
 	    event_add(w->sigterm, NULL) || event_add(w->sigint, NULL)) {
 		snprintf(err, errlen, "event setup failed");
-		return -1;
+		return DAEMON_EXIT_RETRY;
 	}
 	return 0;
 }
@@ -271,7 +281,7 @@ static int setup_auth(struct worker *w, char *err, size_t errlen)
 
 	if (client_auth_setup(&w->auth, f->principal, f->secret_file, &tf, true,
 			      err, errlen))
-		return -1;
+		return DAEMON_EXIT_CONFIG;
 	/* a master with an auth file takes only ids of our principal's
 	 * space (auth.h) */
 	if (f->principal[0])
@@ -281,12 +291,15 @@ static int setup_auth(struct worker *w, char *err, size_t errlen)
 		w->tls_http =
 		    tls_server_ctx(f->tls_cert, f->tls_key, NULL, err, errlen);
 		if (!w->tls_http)
-			return -1;
+			return DAEMON_EXIT_CONFIG;
 	}
-	return net_protected_bind(
-	    "mcrepl-worker", "data_address", f->data_address,
-	    sizeof(f->data_address), "0.0.0.0", client_auth_any(&w->auth),
-	    f->insecure, "--principal", stderr, err, errlen);
+	return net_protected_bind("mcrepl-worker", "data_address",
+				  f->data_address, sizeof(f->data_address),
+				  "0.0.0.0", client_auth_any(&w->auth),
+				  f->insecure, "--principal", stderr, err,
+				  errlen)
+		   ? DAEMON_EXIT_CONFIG
+		   : 0;
 }
 
 void worker_rpc_config(const struct worker *w, rpc_client_config *cfg)
@@ -295,9 +308,23 @@ void worker_rpc_config(const struct worker *w, rpc_client_config *cfg)
 	client_auth_apply(&w->auth, cfg);
 }
 
+static int setup_metrics(struct worker *w, char *err, size_t errlen)
+{
+	if (w->flags.metrics_port < 0)
+		return 0;
+	return metrics_start(w, err, errlen) ? DAEMON_EXIT_RETRY : 0;
+}
+
+/* The setup phases in order: 0, or the exit status of the one that
+ * failed (after its line). */
 static int start(struct worker *w)
 {
+	static int (*const phases[])(struct worker *, char *, size_t) = {
+	    setup_auth,	  setup_data,	 setup_segments,
+	    setup_engine, setup_metrics, setup_loop,
+	};
 	char err[512] = "";
+	int rc;
 
 	w->client_id = random_id();
 	snprintf(w->caps[0], sizeof(w->caps[0]), "dynamic_copy");
@@ -305,17 +332,14 @@ static int start(struct worker *w)
 	w->base = event_base_new();
 	if (!w->base) {
 		log_line(LOG_ERROR, "cannot create event loop");
-		return -1;
+		return DAEMON_EXIT_RETRY;
 	}
-	if (setup_auth(w, err, sizeof(err)) ||
-	    setup_data(w, err, sizeof(err)) ||
-	    setup_segments(w, err, sizeof(err)) ||
-	    setup_engine(w, err, sizeof(err)) ||
-	    (w->flags.metrics_port >= 0 &&
-	     metrics_start(w, err, sizeof(err))) ||
-	    setup_loop(w, err, sizeof(err))) {
-		log_line(LOG_ERROR, "%s", err);
-		return -1;
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+		rc = phases[i](w, err, sizeof(err));
+		if (rc) {
+			log_line(LOG_ERROR, "%s", err);
+			return rc;
+		}
 	}
 	return 0;
 }
@@ -356,16 +380,18 @@ int main(int argc, char **argv)
 	log_init("mcrepl-worker", NULL);
 	rc = worker_flags_parse(&w.flags, argc, argv);
 	if (rc != 0)
-		return rc > 0 ? 0 : 2;
+		return rc > 0 ? 0 : DAEMON_EXIT_USAGE;
 	log_init("mcrepl-worker", w.flags.log_level);
 	worker_flags_warn(&w.flags, ram_bytes(), stderr);
-	if (start(&w) != 0) {
+	rc = start(&w);
+	if (rc != 0) {
 		stop(&w);
-		return 1;
+		return rc;
 	}
 	event_base_dispatch(w.base);
 	if (w.stopping || w.fatal) /* the master must not keep placing on us */
-		control_unmount_sync(&w, STOP_UNMOUNT_MS);
+		control_unmount_sync(&w, WORKER_STOP_UNMOUNT_MS);
 	stop(&w);
-	return w.fatal ? 1 : 0;
+	/* refused for good: a restart would be refused the same way */
+	return w.fatal ? DAEMON_EXIT_CONFIG : 0;
 }

@@ -91,7 +91,7 @@ struct worker {
 	struct ratelog rl_mount; /* "mount refused", once a second */
 	uint32_t mount_failures; /* in a row: the retry backs off */
 	/* a refusal no retry can change (control.c): the loop ends and the
-	 * worker exits 1 after one line naming what to fix */
+	 * worker exits 78 (EX_CONFIG) after one line naming what to fix */
 	bool fatal;
 	/* drain (drain.c): on SIGTERM, until drain_deadline_ms */
 	bool draining, drain_pending;

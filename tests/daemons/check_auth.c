@@ -1138,9 +1138,45 @@ static int lines(const char *text)
 	return n;
 }
 
-/* A wrong secret, a host the auth file does not allow: the worker exits 1
+/* The master's log line that starts with `start` with its peer's port
+ * replaced by PORT ("" when none), the one after `after` when given. */
+static const char *log_line_of(const char *log, const char *after,
+			       const char *start)
+{
+	static char line[600];
+	const char *at = after ? strstr(log, after) : log, *p, *end;
+	size_t n;
+
+	at = at ? strstr(at, start) : NULL;
+	if (!at)
+		return "";
+	end = strchr(at, '\n');
+	n = end ? (size_t)(end - at) : strlen(at);
+	if (n >= sizeof(line))
+		n = sizeof(line) - 1;
+	memcpy(line, at, n);
+	line[n] = '\0';
+	p = strstr(line, "127.0.0.1:");
+	if (p) { /* the peer's port varies */
+		char rest[600];
+		const char *q = p + strlen("127.0.0.1:");
+
+		q += strspn(q, "0123456789");
+		snprintf(rest, sizeof(rest), "%s", q);
+		snprintf(line + (p - line) + strlen("127.0.0.1:"),
+			 sizeof(line) - (size_t)(p - line) -
+			     strlen("127.0.0.1:"),
+			 "PORT%s", rest);
+	}
+	return line;
+}
+
+/* A wrong secret, a host the auth file does not allow, an unknown
+ * principal: the worker exits 78 (EX_CONFIG, which the shipped units do
+ * not restart; it exited 1, and systemd restarted it every 2 s forever)
  * at once with one line naming the flags to fix (it used to retry every
- * second forever); the master's log names the principal that failed. */
+ * second forever); the master's log names the principal, its address and
+ * the reason (it logged nothing for a refused mount). */
 START_TEST(test_auth_worker_exits_on_permanent_refusal)
 {
 	char dir[] = "/tmp/mcrepl-wexit-XXXXXX", flags[900], path[700];
@@ -1155,7 +1191,7 @@ START_TEST(test_auth_worker_exits_on_permanent_refusal)
 	harness_auth_secret_file(&fx.auth, "w2", w2, sizeof(w2));
 	/* w2's secret is not w1's */
 	snprintf(flags, sizeof(flags), "--host_id=host-a --secret_file=%s", w2);
-	ck_assert_int_eq(worker_run(dir, flags), 1);
+	ck_assert_int_eq(worker_run(dir, flags), 78);
 	snprintf(path, sizeof(path), "%s/w.err", dir);
 	err = slurp(path);
 	ck_assert_msg(strstr(err, "mcrepl-worker: error: mount of ") &&
@@ -1166,13 +1202,19 @@ START_TEST(test_auth_worker_exits_on_permanent_refusal)
 	free(err);
 	/* host-b is w2's */
 	snprintf(flags, sizeof(flags), "--host_id=host-b --secret_file=%s", w1);
-	ck_assert_int_eq(worker_run(dir, flags), 1);
+	ck_assert_int_eq(worker_run(dir, flags), 78);
 	err = slurp(path);
 	ck_assert_msg(strstr(err, "mcrepl-worker: error: mount of ") &&
 			  strstr(err, "host-b") &&
 			  strstr(err, "must allow this --host_id"),
 		      "%s", err);
 	free(err);
+	/* nobody is in no auth file (a second on: the handshake lines are
+	 * rate-limited together) */
+	harness_sleep_ms(1100);
+	snprintf(flags, sizeof(flags),
+		 "--host_id=host-a --principal=nobody --secret_file=%s", w1);
+	ck_assert_int_eq(worker_run(dir, flags), 78);
 	/* the cli names the flags to check, without a credential and with
 	 * a wrong one */
 	snprintf(flags, sizeof(flags),
@@ -1198,9 +1240,21 @@ START_TEST(test_auth_worker_exits_on_permanent_refusal)
 	ck_assert_int_eq(proc_stop(&fx.master), 0);
 	snprintf(path, sizeof(path), "%s/mcrepl-master.log", dir);
 	mlog = slurp(path);
-	ck_assert_msg(strstr(mlog, "authentication failed for principal 'w1' "
-				   "(bad_proof)"),
-		      "%s", mlog);
+	ck_assert_str_eq(
+	    log_line_of(mlog, NULL, "mcrepl-master: warn: rpc_server: "),
+	    "mcrepl-master: warn: rpc_server: 127.0.0.1:PORT: "
+	    "authentication failed for principal 'w1' "
+	    "(bad_proof)");
+	ck_assert_str_eq(
+	    log_line_of(mlog, NULL, "mcrepl-master: warn: refused "),
+	    "mcrepl-master: warn: refused MountSegment from principal 'w1' "
+	    "at 127.0.0.1:PORT: worker 'w1' may not mount for host 'host-b' "
+	    "(auth_host)");
+	ck_assert_str_eq(log_line_of(mlog, "(auth_host)",
+				     "mcrepl-master: warn: rpc_server: "),
+			 "mcrepl-master: warn: rpc_server: 127.0.0.1:PORT: "
+			 "authentication failed for principal 'nobody' "
+			 "(unknown_principal)");
 	free(mlog);
 	for (int i = 0; i < NP; i++)
 		rpc_client_close(fx.c[i]);

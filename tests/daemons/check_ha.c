@@ -749,7 +749,7 @@ START_TEST(test_ha_attack_register_objects_as_another_principal)
 	ctx = admin_tls(&admin);
 	harness_set_tls(ctx);
 	mcrepl_rpc__index_entry__init(&e);
-	e.segment_id = proc_field(&fx.w[0], "segments");
+	e.segment_id = proc_field(&fx.w[0], "segment_ids");
 	e.offset = 0;
 	e.size = 4096;
 	e.version = 1;

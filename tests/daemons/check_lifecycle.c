@@ -361,6 +361,39 @@ START_TEST(test_lifecycle11_worker_loss_counts_lost_replicas)
 }
 END_TEST
 
+/* A drained worker's segment leaves with its replicas served elsewhere:
+ * those are not lost (a clean drain counted every one as lost and warned
+ * "segments gone: N replicas lost"); an object the drain could not move
+ * before the unmount still is. */
+START_TEST(test_lifecycle11_drained_worker_loses_only_what_stayed)
+{
+	struct store_drain_figures f;
+	struct object *o = NULL;
+	struct fx x;
+	char err[128];
+
+	fx_start(&x);
+	put_on_a(&x, "only-a");
+	ck_assert_int_eq(store_put_start(x.s, "t", "both", 4096, 2, x.now, &o,
+					 err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(store_put_end(x.s, "t", "both", o->version),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(store_drain_worker(x.s, CA, NULL, x.now, &f),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_uint_eq(f.objects_left, 1); /* only-a: queued, never run */
+	ck_assert_int_eq(store_unmount(x.s, CA, x.seg_a, x.now),
+			 MCREPL_RPC__CODE__OK);
+	while (store_drain(x.s, x.now))
+		;
+	ck_assert_uint_eq(figures(&x).replicas_lost, 1);
+	ck_assert_uint_eq(figures(&x).objects_lost, 1);
+	ck_assert(!store_exists(x.s, "t", "only-a"));
+	ck_assert(store_exists(x.s, "t", "both"));
+	fx_stop(&x);
+}
+END_TEST
+
 /* ---- item 10: per-object metadata is bounded ------------------------------ */
 
 static void read_from(struct fx *x, const char *key, const char *domain)
@@ -439,6 +472,8 @@ Suite *make_lifecycle_suite(void)
 	tcase_add_test(tc, test_lifecycle9_oversized_heartbeat_is_refused);
 	tcase_add_test(tc, test_lifecycle10_invented_domains_get_no_heat_slots);
 	tcase_add_test(tc, test_lifecycle11_worker_loss_counts_lost_replicas);
+	tcase_add_test(tc,
+		       test_lifecycle11_drained_worker_loses_only_what_stayed);
 	suite_add_tcase(s, tc);
 	return s;
 }

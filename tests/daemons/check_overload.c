@@ -355,7 +355,7 @@ START_TEST(test_large_frames_wait_for_input_budget)
 		raw_send(fd[i], frame[i] + sent[i], len[i] - sent[i]);
 		expect(fd[i], (uint64_t)i + 1,
 		       MCREPL_RPC__CODE__INVALID_ARGUMENT,
-		       "ExistRequest: key is 716800 bytes, above "
+		       "Exist: key is 716800 bytes, above "
 		       "max_key_bytes=1024");
 		free(frame[i]);
 		close(fd[i]);
@@ -471,12 +471,12 @@ START_TEST(test_key_and_tenant_length_limits)
 	key[1025] = '\0';
 	send_exist(fd, 2, "t", key);
 	expect(fd, 2, MCREPL_RPC__CODE__INVALID_ARGUMENT,
-	       "ExistRequest: key is 1025 bytes, above max_key_bytes=1024");
+	       "Exist: key is 1025 bytes, above max_key_bytes=1024");
 	memset(tenant, 't', sizeof(tenant));
 	tenant[257] = '\0';
 	send_exist(fd, 3, tenant, "yes");
 	expect(fd, 3, MCREPL_RPC__CODE__INVALID_ARGUMENT,
-	       "ExistRequest: tenant is 257 bytes, above "
+	       "Exist: tenant is 257 bytes, above "
 	       "max_tenant_bytes=256");
 	send_exist(fd, 4, "t", "yes"); /* the connection stays */
 	expect(fd, 4, MCREPL_RPC__CODE__OK, NULL);

@@ -554,6 +554,8 @@ START_TEST(test_client_statuses)
 }
 END_TEST
 
+/* Errors name the method, never a protobuf message type
+ * ("mcrepl_rpc.ExistRequest: ..." read as noise to an operator). */
 START_TEST(test_bad_body)
 {
 	static const uint8_t junk[] = {0x12, 0x7f, 'x'}; /* string runs off */
@@ -562,7 +564,7 @@ START_TEST(test_bad_body)
 
 	raw_send_frame(fd, 5, M_EXIST, junk, sizeof(junk));
 	raw_expect(fd, 5, MCREPL_RPC__CODE__BAD_REQUEST,
-		   "body is not a valid mcrepl_rpc.ExistRequest");
+		   "Exist: the request does not parse");
 	raw_send_frame(fd, 6, M_EXIST, exist_yes, sizeof(exist_yes));
 	raw_expect(fd, 6, MCREPL_RPC__CODE__OK, "");
 	close(fd);
@@ -584,10 +586,10 @@ START_TEST(test_lifecycle8_string_with_nul_is_invalid_argument)
 
 	raw_send_frame(fd, 7, M_EXIST, key_nul, sizeof(key_nul));
 	raw_expect(fd, 7, MCREPL_RPC__CODE__INVALID_ARGUMENT,
-		   "mcrepl_rpc.ExistRequest: key holds a NUL byte");
+		   "Exist: key holds a NUL byte");
 	raw_send_frame(fd, 8, M_EXIST, tenant_nul, sizeof(tenant_nul));
 	raw_expect(fd, 8, MCREPL_RPC__CODE__INVALID_ARGUMENT,
-		   "mcrepl_rpc.ExistRequest: tenant holds a NUL byte");
+		   "Exist: tenant holds a NUL byte");
 	raw_send_frame(fd, 9, M_EXIST, exist_yes, sizeof(exist_yes));
 	raw_expect(fd, 9, MCREPL_RPC__CODE__OK, "");
 	close(fd);

@@ -586,6 +586,9 @@ static void start_fails(const char *prog, const char *args, int want_rc,
 		      "got: %s\nwant: %s", line, want_prefix);
 }
 
+/* Bad TLS files, protected mode: the daemon stops with one line and
+ * exits 78 (EX_CONFIG, which the shipped units do not restart; it exited
+ * 1 and was restarted every 2 s); a client's usage error exits 2. */
 START_TEST(test_tls_bad_files_stop_the_programs_with_one_line)
 {
 	char args[2048], want[1024], open_key[400], cmd[1024];
@@ -596,13 +599,13 @@ START_TEST(test_tls_bad_files_stop_the_programs_with_one_line)
 		 "mcrepl-master: error: --tls_key %s: does not match the certificate "
 		 "of --tls_cert (",
 		 cpath("writer.key"));
-	start_fails("mcrepl-master", args, 1, want);
+	start_fails("mcrepl-master", args, 78, want);
 	snprintf(args, sizeof(args), "--tls_cert=%s --tls_key=%s",
 		 cpath("missing.pem"), cpath("server.key"));
 	snprintf(want, sizeof(want),
 		 "mcrepl-master: error: --tls_cert %s: No such file or directory\n",
 		 cpath("missing.pem"));
-	start_fails("mcrepl-master", args, 1, want);
+	start_fails("mcrepl-master", args, 78, want);
 	tlsfix_path(&certs, "notakey.key", open_key, sizeof(open_key));
 	snprintf(cmd, sizeof(cmd), "cp %s %s && chmod 600 %s", cpath("ca.pem"),
 		 open_key, open_key);
@@ -612,13 +615,13 @@ START_TEST(test_tls_bad_files_stop_the_programs_with_one_line)
 	snprintf(want, sizeof(want),
 		 "mcrepl-master: error: --tls_key %s: not a PEM private key (",
 		 open_key);
-	start_fails("mcrepl-master", args, 1, want);
+	start_fails("mcrepl-master", args, 78, want);
 	snprintf(args, sizeof(args), "--tls_ca=%s", cpath("ca.pem"));
-	start_fails("mcrepl-master", args, 1,
+	start_fails("mcrepl-master", args, 78,
 		    "mcrepl-master: error: --tls_ca needs --tls_cert and --tls_key "
 		    "(mutual TLS on the RPC port)\n");
 	snprintf(args, sizeof(args), "--tls_cert=%s", cpath("server.pem"));
-	start_fails("mcrepl-master", args, 1,
+	start_fails("mcrepl-master", args, 78,
 		    "mcrepl-master: error: --tls_cert needs --tls_key\n");
 	/* a key others may read */
 	tlsfix_path(&certs, "open.key", open_key, sizeof(open_key));
@@ -631,7 +634,17 @@ START_TEST(test_tls_bad_files_stop_the_programs_with_one_line)
 		 "mcrepl-master: error: --tls_key: %s holds secrets but others may "
 		 "access it (mode 0644): chmod 600 %s\n",
 		 open_key, open_key);
-	start_fails("mcrepl-master", args, 1, want);
+	start_fails("mcrepl-master", args, 78, want);
+	/* protected mode, either daemon: a configuration no restart fixes */
+	start_fails("mcrepl-master", "--rpc_address=0.0.0.0", 78,
+		    "mcrepl-master: error: protected mode: --rpc_address "
+		    "0.0.0.0 is not a loopback address and there is no "
+		    "--auth_file, ");
+	start_fails("mcrepl-worker",
+		    "--data_address=0.0.0.0 --master=127.0.0.1:1", 78,
+		    "mcrepl-worker: error: protected mode: --data_address "
+		    "0.0.0.0 is not a loopback address and there is no "
+		    "--principal, ");
 	/* clients */
 	snprintf(args, sizeof(args), "--tls_cert %s --tls_key %s segments",
 		 cpath("writer.pem"), cpath("writer.key"));

@@ -300,6 +300,64 @@ START_TEST(test_killed_worker_dropped_after_ttl)
 }
 END_TEST
 
+/* The ready lines say what an operator needs: the master the address
+ * its ports are bound to (SECURITY.md says it is said at start), the
+ * worker how many segments it mounted and, named as ids, which (its
+ * "segments=2" was a segment id). */
+START_TEST(test_ready_lines_say_address_count_and_ids)
+{
+	char want[256];
+
+	snprintf(want, sizeof(want),
+		 "mcrepl-master ready rpc_address=127.0.0.1 rpc_port=%u "
+		 "metrics_port=%llu mode=enforce",
+		 fx.port,
+		 (unsigned long long)proc_field(&fx.master, "metrics_port"));
+	ck_assert_str_eq(fx.master.ready, want);
+	start_worker_with(0, "--segments=2");
+	snprintf(
+	    want, sizeof(want),
+	    "mcrepl-worker ready client_id=%llu data_port=%llu "
+	    "segments=2 segment_ids=1,2 transport=tcp metrics_port=%llu",
+	    (unsigned long long)proc_field(&fx.workers[0], "client_id"),
+	    (unsigned long long)proc_field(&fx.workers[0], "data_port"),
+	    (unsigned long long)proc_field(&fx.workers[0], "metrics_port"));
+	ck_assert_str_eq(fx.workers[0].ready, want);
+}
+END_TEST
+
+/* A master that cannot be reached is transient: the worker keeps
+ * retrying (a supervisor must not see an exit), and a stop still exits
+ * 0. */
+START_TEST(test_lost_master_keeps_worker_retrying)
+{
+	char bin[512], master[80];
+	const char *argv[] = {harness_bin("mcrepl-worker", bin, sizeof(bin)),
+			      master, "--segment_size=1M", NULL};
+	int status;
+	pid_t pid;
+
+	proc_stop(&fx.master); /* its port: nobody answers there */
+	snprintf(master, sizeof(master), "--master=%s", fx.addr);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		execv(argv[0], (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	harness_sleep_ms(2500); /* mounts retried at 1, 2 s */
+	ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 START_TEST(test_sigterm_unmounts_and_exits_0)
 {
 	store_client *c;
@@ -316,7 +374,9 @@ END_TEST
 
 /* Graceful drain: SIGTERM of a worker first has the master copy
  * the objects only it holds to the other worker; it exits 0 once they are
- * readable there, and no object is lost (it used to unmount at once). */
+ * readable there, and no object is lost (it used to unmount at once), nor
+ * counted as lost: its replicas were served elsewhere as planned (the
+ * master counted each in mcrepl_master_replicas_lost_total). */
 START_TEST(test_sigterm_drains_objects_to_other_workers)
 {
 	store_client *c;
@@ -351,11 +411,24 @@ START_TEST(test_sigterm_drains_objects_to_other_workers)
 		ck_assert_int_eq(memcmp(buf, fx.obj, len), 0);
 		free(buf);
 	}
-	page = http_get((uint16_t)proc_field(&fx.master, "metrics_port"),
-			"/metrics");
-	ck_assert_ptr_nonnull(page);
+	/* the leaving segment's replicas are dropped over loop turns */
+	for (int waited = 0;; waited += 20) {
+		page =
+		    http_get((uint16_t)proc_field(&fx.master, "metrics_port"),
+			     "/metrics");
+		ck_assert_ptr_nonnull(page);
+		if (metric_value(page, "mcrepl_master_segments_leaving") == 0 ||
+		    waited >= 3000)
+			break;
+		free(page);
+		harness_sleep_ms(20);
+	}
+	ck_assert_int_eq(metric_value(page, "mcrepl_master_segments_leaving"),
+			 0);
 	ck_assert_int_eq(metric_value(page, "mcrepl_master_objects_lost_total"),
 			 0);
+	ck_assert_int_eq(
+	    metric_value(page, "mcrepl_master_replicas_lost_total"), 0);
 	ck_assert_int_eq(metric_value(page, "mcrepl_master_drain_copies_total"),
 			 on0);
 	ck_assert_int_ge(metric_value(page, "mcrepl_master_drains_total"), 1);
@@ -733,7 +806,7 @@ START_TEST(test_worker_flags)
 	ck_assert_ptr_nonnull(strstr(out, "unknown flag --bogus"));
 	if (!has_rdma_device()) {
 		ck_assert_int_eq(
-		    worker_exit("--transport=rdma", out, sizeof(out)), 1);
+		    worker_exit("--transport=rdma", out, sizeof(out)), 78);
 		ck_assert_msg(strstr(out, "rdma") != NULL, "%s", out);
 	}
 	/* huge pages are optional: without them it falls back and runs */
@@ -912,9 +985,9 @@ static int cli(const char *out_path, const char *const *args)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/* Runs mcrepl-cli with args; its exit status, its stderr (one line, the
- * newline cut) in err. */
-static int cli_msg(const char *const *args, char *err, size_t cap)
+/* Runs mcrepl-cli with args, as admin when auth; its exit status, its
+ * stderr (one line, the newline cut) in err. */
+static int cli_run(bool auth, const char *const *args, char *err, size_t cap)
 {
 	char path[] = "/tmp/mcrepl-cli-err-XXXXXX", bin[512];
 	const char *argv[20];
@@ -927,10 +1000,12 @@ static int cli_msg(const char *const *args, char *err, size_t cap)
 	argv[n++] = harness_bin("mcrepl-cli", bin, sizeof(bin));
 	argv[n++] = "--master";
 	argv[n++] = fx.addr;
-	argv[n++] = "--principal";
-	argv[n++] = "admin";
-	argv[n++] = "--secret_file";
-	argv[n++] = fx.auth.secret_flag[1] + strlen("--secret_file=");
+	if (auth) {
+		argv[n++] = "--principal";
+		argv[n++] = "admin";
+		argv[n++] = "--secret_file";
+		argv[n++] = fx.auth.secret_flag[1] + strlen("--secret_file=");
+	}
 	for (size_t i = 0; args[i] && n < 19; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
@@ -950,6 +1025,11 @@ static int cli_msg(const char *const *args, char *err, size_t cap)
 	close(fd);
 	unlink(path);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int cli_msg(const char *const *args, char *err, size_t cap)
+{
+	return cli_run(true, args, err, cap);
 }
 
 static void write_file(const char *path, const void *buf, size_t len)
@@ -1020,6 +1100,45 @@ START_TEST(test_cli)
 	unlink(in);
 	unlink(out);
 	rmdir(dir);
+}
+END_TEST
+
+/* What a person reads when the cli is used wrong: an empty tenant is
+ * refused (it was accepted, as no tenant); --master at the /metrics port
+ * gets a hint, said once (it said "malformed or unexpected reply" twice);
+ * a refusal names the method, not a protobuf type
+ * ("mcrepl_rpc.ExistRequest: key is 5000 bytes ..."). */
+START_TEST(test_cli_messages_a_person_reads)
+{
+	char metrics[64], msg[512], key[1100];
+
+	ck_assert_int_eq(
+	    cli_msg((const char *[]){"--tenant", "", "exist", "k", NULL}, msg,
+		    sizeof(msg)),
+	    2);
+	ck_assert_str_eq(msg, "mcrepl-cli: command line: invalid value '' for "
+			      "--tenant (the tenant whose keys these are); "
+			      "allowed: 1 or more characters");
+	/* without a credential the first frame is the call (an auth hello
+	 * holds no newline an HTTP server would answer) */
+	snprintf(metrics, sizeof(metrics), "127.0.0.1:%llu",
+		 (unsigned long long)proc_field(&fx.master, "metrics_port"));
+	ck_assert_int_eq(
+	    cli_run(false,
+		    (const char *[]){"--master", metrics, "exist", "k", NULL},
+		    msg, sizeof(msg)),
+	    1);
+	ck_assert_str_eq(msg, "mcrepl-cli: exist: master Exist failed: the "
+			      "address answers HTTP, not RPC (a /metrics "
+			      "port?): give the master's rpc_port (its ready "
+			      "line says it; 50051 by default)");
+	memset(key, 'k', sizeof(key) - 1);
+	key[sizeof(key) - 1] = '\0';
+	ck_assert_int_eq(
+	    cli_msg((const char *[]){"exist", key, NULL}, msg, sizeof(msg)), 1);
+	ck_assert_str_eq(msg, "mcrepl-cli: exist: master Exist failed: Exist: "
+			      "key is 1099 bytes, above max_key_bytes=1024 "
+			      "(INVALID_ARGUMENT)");
 }
 END_TEST
 
@@ -1264,6 +1383,8 @@ Suite *make_worker_suite(void)
 	tcase_add_test(tc, test_hot_key_gets_one_dynamic_replica);
 	tcase_add_test(tc, test_bad_writes_refused);
 	tcase_add_test(tc, test_killed_worker_dropped_after_ttl);
+	tcase_add_test(tc, test_ready_lines_say_address_count_and_ids);
+	tcase_add_test(tc, test_lost_master_keeps_worker_retrying);
 	tcase_add_test(tc, test_sigterm_unmounts_and_exits_0);
 	tcase_add_test(tc, test_sigterm_drains_objects_to_other_workers);
 	tcase_add_test(tc, test_lifecycle7_second_sigterm_still_unmounts);
@@ -1272,6 +1393,7 @@ Suite *make_worker_suite(void)
 	    tc,
 	    test_lifecycle1_old_descriptors_after_master_restart_are_refused);
 	tcase_add_test(tc, test_cli);
+	tcase_add_test(tc, test_cli_messages_a_person_reads);
 	tcase_add_test(tc, test_cli_drain_host);
 	tcase_add_test(tc, test_sigterm_revokes_copy_in_flight);
 	tcase_add_test(tc, test_worker_flags);

@@ -9,6 +9,7 @@
 #include "../../daemons/worker/flags.h"
 #include "advertise.h"
 #include "capture.h"
+#include "flagparse.h"
 
 Suite *make_worker_flags_suite(void);
 
@@ -140,6 +141,70 @@ START_TEST(test_loopback_and_wildcard)
 }
 END_TEST
 
+/* The value of the first "key=" line of a unit file, or "" (static). */
+static const char *unit_value(const char *path, const char *key)
+{
+	static char value[256];
+	char line[512];
+	size_t n = strlen(key);
+	FILE *f = fopen(path, "r");
+
+	ck_assert_msg(f != NULL, "%s", path);
+	value[0] = '\0';
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, n) == 0 && line[n] == '=') {
+			snprintf(value, sizeof(value), "%s", line + n + 1);
+			value[strcspn(value, "\n")] = '\0';
+			break;
+		}
+	fclose(f);
+	return value;
+}
+
+/* The shipped units do not restart a daemon that exits 2 (a flag error)
+ * or 78 (EX_CONFIG: refused for good; they restarted it every 2 s
+ * forever), and the worker's stop timeout covers its drain, stop and
+ * unmount at the default --drain_timeout_ms (SIGKILL landed mid-drain at
+ * TimeoutStopSec=10). */
+START_TEST(test_units_match_exit_statuses_and_stop)
+{
+	static const char *const units[] = {
+	    "contrib/systemd/mcrepl-master.service",
+	    "contrib/systemd/mcrepl-worker@.service"};
+	struct worker_flags f;
+	char err[256];
+	long stop_s;
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		ck_assert_str_eq(
+		    unit_value(units[i], "RestartPreventExitStatus"), "2 78");
+	ck_assert_int_eq(wparse(&f, NULL, err, sizeof(err)), 0);
+	ck_assert_uint_eq(f.drain_timeout_ms, WORKER_DRAIN_TIMEOUT_MS_DEFAULT);
+	stop_s = strtol(unit_value(units[1], "TimeoutStopSec"), NULL, 10);
+	ck_assert_int_gt(stop_s * 1000, WORKER_DRAIN_TIMEOUT_MS_DEFAULT +
+					    WORKER_STOP_GRACE_MS +
+					    WORKER_STOP_UNMOUNT_MS);
+}
+END_TEST
+
+/* Every flag whose range allows 0 says in --help what 0 means
+ * (--copy_timeout_ms and --max_copy_bytes took 0 with no word on it). The
+ * rule runs over the table, the shared data and HTTP tables chained to it
+ * included. */
+START_TEST(test_zero_values_say_what_they_mean)
+{
+	const char *names[64];
+	char list[1024] = "";
+	size_t n = flags_zero_unsaid(worker_flag_set(), names, 64);
+
+	for (size_t i = 0; i < n && i < 64; i++) {
+		strncat(list, " --", sizeof(list) - strlen(list) - 1);
+		strncat(list, names[i], sizeof(list) - strlen(list) - 1);
+	}
+	ck_assert_msg(n == 0, "0 allowed, its meaning unsaid:%s", list);
+}
+END_TEST
+
 Suite *make_worker_flags_suite(void)
 {
 	Suite *s = suite_create("worker_flags");
@@ -150,6 +215,8 @@ Suite *make_worker_flags_suite(void)
 	tcase_add_loop_test(tc, test_advertise_choose, 0,
 			    (int)(sizeof(adv) / sizeof(adv[0])));
 	tcase_add_test(tc, test_loopback_and_wildcard);
+	tcase_add_test(tc, test_units_match_exit_statuses_and_stop);
+	tcase_add_test(tc, test_zero_values_say_what_they_mean);
 	suite_add_tcase(s, tc);
 	return s;
 }

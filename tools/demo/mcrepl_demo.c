@@ -132,7 +132,7 @@ static int start_cluster(struct demo *d)
 				i + 1);
 			return -1;
 		}
-		d->seg_of[i] = proc_field(&d->workers[i], "segments");
+		d->seg_of[i] = proc_field(&d->workers[i], "segment_ids");
 		printf(
 		    "worker %d host-%d  data port %llu  segment %llu\n", i + 1,
 		    i + 1,
@@ -578,6 +578,9 @@ int main(int argc, char **argv)
 	struct demo d;
 	int rc;
 
+	/* a line at a time, also into a pipe or file: the daemons' lines
+	 * (their stderr is ours) stay in order with the report's */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	memset(&d, 0, sizeof(d));
 	d.rng = 2026;
 	flags_defaults(&demo_set, &d);

@@ -253,11 +253,14 @@ static int call(store_client *c, const char *name, const ProtobufCMessage *req,
 		if (find_leader(c, c->term, HA_WAIT_MS) != 0)
 			return -EAGAIN;
 	}
-	if (st)
-		return fail(c, st, "master %s failed: %s (%s)", name,
-			    why[0] ? why : rpc_status_str(st),
+	if (!st)
+		return 0;
+	/* the status after the reason, unless it is the reason */
+	if (!why[0] || strcmp(why, rpc_status_str(st)) == 0)
+		return fail(c, st, "master %s failed: %s", name,
 			    rpc_status_str(st));
-	return 0;
+	return fail(c, st, "master %s failed: %s (%s)", name, why,
+		    rpc_status_str(st));
 }
 
 static const char *code_name(int code)

@@ -333,6 +333,34 @@ const struct flag *flags_find(const struct flag_set *set, const char *name)
 	return find_flag(set, name, strlen(name));
 }
 
+/* help says "0 = ..." (not "10 = ..."). */
+static bool says_zero(const char *help)
+{
+	for (const char *at = help; (at = strstr(at, "0 = ")) != NULL; at++)
+		if (at == help ||
+		    ((at[-1] < '0' || at[-1] > '9') && at[-1] != '.'))
+			return true;
+	return false;
+}
+
+size_t flags_zero_unsaid(const struct flag_set *set, const char **names,
+			 size_t cap)
+{
+	size_t n = 0;
+
+	for (; set; set = set->next)
+		for (size_t i = 0; i < set->n; i++) {
+			const struct flag *fl = &set->flags[i];
+
+			if (!flag_value_zero_allowed(fl) || says_zero(fl->help))
+				continue;
+			if (n < cap)
+				names[n] = fl->name;
+			n++;
+		}
+	return n;
+}
+
 int flags_set(const struct flag_set *set, void *base, mcrepl_config *cfg,
 	      const char *name, const char *value, const char *where)
 {

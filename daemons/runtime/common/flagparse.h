@@ -133,6 +133,13 @@ const struct flag *flags_find(const struct flag_set *set, const char *name);
 int flags_set(const struct flag_set *set, void *base, mcrepl_config *cfg,
 	      const char *name, const char *value, const char *where);
 
+/* A table's rule: every number flag whose range allows 0 says in its help
+ * what 0 means ("(0 = never)"). The flags of set and its chained tables
+ * that do not (at most cap names into names); how many. Tests run it over
+ * every program's table. */
+size_t flags_zero_unsaid(const struct flag_set *set, const char **names,
+			 size_t cap);
+
 /* "64M" -> 67108864; K, M, G, T (powers of 1024), optional "iB"/"B".
  * Returns 0, or -1 when malformed or overflowing (*out untouched). */
 int flags_parse_size(const char *s, uint64_t *out);

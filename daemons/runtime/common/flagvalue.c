@@ -141,6 +141,23 @@ static int set_real(const struct flag *fl, char *p, const char *v)
 	return 0;
 }
 
+bool flag_value_zero_allowed(const struct flag *fl)
+{
+	switch (fl->type) {
+	case FLAG_U32:
+	case FLAG_U64:
+	case FLAG_SIZE:
+	case FLAG_MS:
+		return fl->min <= 0;
+	case FLAG_I32:
+		return fl->min <= 0 && fl->max >= 0;
+	case FLAG_DOUBLE:
+		return !has_range(fl) || (fl->dmin <= 0 && fl->dmax >= 0);
+	default: /* a ratio is above 0; text, booleans, enums */
+		return false;
+	}
+}
+
 /* The index of v in choices ("a|b|c"), or -1. */
 static int choice_index(const char *choices, const char *v)
 {

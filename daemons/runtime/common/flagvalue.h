@@ -20,4 +20,7 @@ int flag_value_set(void *base, const struct flag *fl, const char *v,
 /* What fl accepts, for error messages: "an integer in 1..100". */
 void flag_value_allowed(const struct flag *fl, char *buf, size_t cap);
 
+/* fl is a number and its range allows 0. */
+bool flag_value_zero_allowed(const struct flag *fl);
+
 #endif

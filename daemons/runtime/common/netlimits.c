@@ -34,7 +34,8 @@ static const struct flag rpc_flags[] = {
      .def = "32M",
      .help =
 	 "bytes of partial RPC frames over 64 KiB buffered, all connections; a "
-	 "frame waits for room (raised to max_frame_bytes)"},
+	 "frame waits for room (raised to max_frame_bytes: 0 = one largest "
+	 "frame)"},
     {.name = "rpc_max_connections",
      .type = FLAG_U32,
      .off = R(max_connections),
@@ -55,7 +56,7 @@ static const struct flag rpc_flags[] = {
      .help =
 	 "with --auth_file: share of rpc_max_connections that connections not "
 	 "yet authenticated may hold; over it (or at any full cap) the oldest "
-	 "of them is closed (0 = the whole limit)"},
+	 "of them is closed (1 = the whole limit)"},
     {.name = "rpc_reserved_share",
      .type = FLAG_RATIO,
      .off = R(reserved_share),
@@ -103,7 +104,8 @@ static const struct flag http_flags[] = {
      .type = FLAG_SIZE,
      .off = H(max_body_bytes),
      .def = "64K",
-     .help = "HTTP request body"},
+     .help = "HTTP request body (0 = none: /metrics and /health take no "
+	     "body)"},
     {.name = "http_timeout_ms",
      .type = FLAG_U32,
      .off = H(timeout_ms),
@@ -127,7 +129,8 @@ static const struct flag http_flags[] = {
      .def = "8",
      .help =
 	 "last of http_max_connections kept for addresses holding no other "
-	 "HTTP connection (an operator's /health while one address floods)"},
+	 "HTTP connection (an operator's /health while one address floods; 0 "
+	 "= none kept)"},
 };
 
 #define D(f) FLAG_AT(struct net_data_limits, f)
@@ -155,7 +158,7 @@ static const struct flag data_flags[] = {
      .off = D(min_body_rate),
      .def = "1M",
      .help = "bytes per second a WRITE payload must keep up, per "
-	     "data_body_timeout_ms window"},
+	     "data_body_timeout_ms window (0 = no minimum)"},
     {.name = "data_conn_input",
      .type = FLAG_SIZE,
      .off = D(conn_input),
@@ -171,7 +174,7 @@ static const struct flag data_flags[] = {
      .help =
 	 "request bytes held, all data connections, by connections paused "
 	 "because they do not read their replies; past it such a connection "
-	 "is closed"},
+	 "is closed (0 = closed at once)"},
 };
 
 const struct flag_set net_http_flags = {

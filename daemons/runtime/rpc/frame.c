@@ -1,5 +1,6 @@
 /* RPC frame codec: length prefix + packed Envelope (see frame.h). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "bytes.h"
 #include "frame.h"
@@ -65,6 +66,11 @@ rpc_frame_result rpc_frame_peek(const uint8_t *buf, size_t len,
 		return RPC_FRAME_TOO_LARGE;
 	*frame_len = RPC_FRAME_PREFIX_BYTES + (size_t)n;
 	return RPC_FRAME_OK;
+}
+
+bool rpc_frame_is_http(const uint8_t *buf, size_t len)
+{
+	return len >= 4 && memcmp(buf, "HTTP", 4) == 0;
 }
 
 rpc_frame_result rpc_frame_parse(const uint8_t *buf, size_t len,

@@ -17,6 +17,7 @@
 #ifndef MCREPL_DAEMON_FRAME_H
 #define MCREPL_DAEMON_FRAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,10 @@ rpc_frame_result rpc_frame_encode_msg(const rpc_frame_head *head,
  * *frame_len = 4 + N (the whole frame, which may not all be in buf yet). */
 rpc_frame_result rpc_frame_peek(const uint8_t *buf, size_t len,
 				size_t max_frame_bytes, size_t *frame_len);
+
+/* The len bytes at buf start an HTTP response ("HTTP/1.1 400 ..."): a
+ * client dialed an HTTP port (the master's /metrics) for RPC. */
+bool rpc_frame_is_http(const uint8_t *buf, size_t len);
 
 /* Tries to take one frame from the start of buf. On RPC_FRAME_OK *env_out is
  * the unpacked envelope, owned by the caller (free it with

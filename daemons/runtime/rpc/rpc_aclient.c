@@ -190,7 +190,15 @@ static void read_cb(struct bufferevent *bev, void *arg)
 		if (r == RPC_FRAME_NEED_MORE)
 			return;
 		if (r != RPC_FRAME_OK) {
-			disconnect(c, RPC_E_PROTOCOL, rpc_frame_result_str(r));
+			uint8_t head[4];
+			ev_ssize_t n = evbuffer_copyout(
+			    bufferevent_get_input(bev), head, sizeof(head));
+			bool http =
+			    rpc_frame_is_http(head, n > 0 ? (size_t)n : 0);
+
+			disconnect(c, http ? RPC_E_HTTP_PEER : RPC_E_PROTOCOL,
+				   http ? rpc_status_str(RPC_E_HTTP_PEER)
+					: rpc_frame_result_str(r));
 			return;
 		}
 		alive = c->cfg.cred && !c->authed ? on_auth(c, env)

@@ -352,8 +352,10 @@ static int recv_reply(rpc_client *c, int64_t deadline,
 		return st;
 	if (rpc_frame_peek(prefix, sizeof(prefix), c->cfg.max_frame_bytes,
 			   &total) != RPC_FRAME_OK)
-		return !c->ssl && prefix[0] == 0x15 && prefix[1] == 0x03
-			   ? RPC_E_TLS_PEER
+		return c->ssl					? RPC_E_PROTOCOL
+		       : prefix[0] == 0x15 && prefix[1] == 0x03 ? RPC_E_TLS_PEER
+		       : rpc_frame_is_http(prefix, sizeof(prefix))
+			   ? RPC_E_HTTP_PEER
 			   : RPC_E_PROTOCOL;
 	frame = malloc(total);
 	if (!frame)

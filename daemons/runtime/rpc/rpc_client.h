@@ -31,7 +31,10 @@
 	X(RPC_E_NOMEM, -4, "out of memory")                                    \
 	X(RPC_E_INVALID, -5, "invalid argument")                               \
 	X(RPC_E_CANCELLED, -6, "cancelled")                                    \
-	X(RPC_E_TLS_PEER, -7, "the server speaks TLS: connect with --tls_ca")
+	X(RPC_E_TLS_PEER, -7, "the server speaks TLS: connect with --tls_ca")  \
+	X(RPC_E_HTTP_PEER, -8,                                                 \
+	  "the address answers HTTP, not RPC (a /metrics port?): give the "    \
+	  "master's rpc_port (its ready line says it; 50051 by default)")
 
 enum rpc_status {
 	RPC_OK = 0,

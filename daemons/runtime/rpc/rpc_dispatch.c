@@ -15,6 +15,7 @@ struct rpc_call {
 	bool replied;
 	const struct auth_principal *principal;
 	const uint8_t *session;
+	const char *peer; /* NULL: in-process */
 	/* rpc_call_relay(): the handler's reply goes here instead */
 	ProtobufCClosure relay;
 	void *relay_arg;
@@ -106,20 +107,20 @@ void rpc_dispatch_limited(ProtobufCService *svc, const McreplRpc__Envelope *env,
 			  const pb_string_limits *lim, rpc_reply_fn reply,
 			  void *arg)
 {
-	rpc_dispatch_as(svc, env, lim, NULL, NULL, reply, arg);
+	rpc_dispatch_as(svc, env, lim, NULL, reply, arg);
 }
 
 void rpc_dispatch_as(ProtobufCService *svc, const McreplRpc__Envelope *env,
-		     const pb_string_limits *lim,
-		     const struct auth_principal *principal,
-		     const uint8_t *session, rpc_reply_fn reply, void *arg)
+		     const pb_string_limits *lim, const struct rpc_caller *from,
+		     rpc_reply_fn reply, void *arg)
 {
 	struct rpc_call call = {.reply = reply,
 				.arg = arg,
 				.request_id = env->request_id,
 				.method_index = env->method,
-				.principal = principal,
-				.session = session};
+				.principal = from ? from->principal : NULL,
+				.session = from ? from->session : NULL,
+				.peer = from ? from->peer : NULL};
 	ProtobufCMessage *in;
 	char text[200], why[128];
 
@@ -128,16 +129,16 @@ void rpc_dispatch_as(ProtobufCService *svc, const McreplRpc__Envelope *env,
 		return;
 	in = protobuf_c_message_unpack(call.method->input, NULL, env->body.len,
 				       env->body.data);
+	/* the method's name, not the message type's: people read these */
 	if (!in) {
-		snprintf(text, sizeof(text), "body is not a valid %s",
-			 call.method->input->name);
+		snprintf(text, sizeof(text), "%s: the request does not parse",
+			 call.method->name);
 		call_error(&call, MCREPL_RPC__CODE__BAD_REQUEST, text);
 		return;
 	}
 	if (!pb_check_strings(call.method->input, env->body.data, env->body.len,
 			      lim, why, sizeof(why))) {
-		snprintf(text, sizeof(text), "%s: %s", call.method->input->name,
-			 why);
+		snprintf(text, sizeof(text), "%s: %s", call.method->name, why);
 		call_error(&call, MCREPL_RPC__CODE__INVALID_ARGUMENT, text);
 		protobuf_c_message_free_unpacked(in, NULL);
 		return;
@@ -157,6 +158,18 @@ const struct auth_principal *rpc_call_principal(const void *closure_data)
 const uint8_t *rpc_call_session_key(const void *closure_data)
 {
 	return ((const struct rpc_call *)closure_data)->session;
+}
+
+const char *rpc_call_peer(const void *closure_data)
+{
+	const char *peer = ((const struct rpc_call *)closure_data)->peer;
+
+	return peer ? peer : "in-process";
+}
+
+const char *rpc_call_method(const void *closure_data)
+{
+	return ((const struct rpc_call *)closure_data)->method->name;
 }
 
 void *rpc_dispatch_arg(const void *closure_data)

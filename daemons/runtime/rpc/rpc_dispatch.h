@@ -36,12 +36,20 @@ void rpc_dispatch_limited(ProtobufCService *service,
 			  const pb_string_limits *lim, rpc_reply_fn reply,
 			  void *arg);
 
-/* As rpc_dispatch_limited(), for a request of the authenticated principal
- * (NULL: none; the connection did no handshake). */
+/* Who a request came from: the principal its connection authenticated
+ * as (NULL: none; the connection did no handshake), the session key, and
+ * the peer's address ("1.2.3.4:5678"; NULL: in-process). */
+struct rpc_caller {
+	const struct auth_principal *principal;
+	const uint8_t *session;
+	const char *peer;
+};
+
+/* As rpc_dispatch_limited(), for a request from `from` (NULL: an
+ * in-process caller, no principal). */
 void rpc_dispatch_as(ProtobufCService *service, const McreplRpc__Envelope *env,
-		     const pb_string_limits *lim,
-		     const struct auth_principal *principal,
-		     const uint8_t *session, rpc_reply_fn reply, void *arg);
+		     const pb_string_limits *lim, const struct rpc_caller *from,
+		     rpc_reply_fn reply, void *arg);
 
 /* The principal the handler's request came from (rpc_auth.h): the one its
  * connection authenticated as, never a field of the request; NULL when the
@@ -51,6 +59,11 @@ const struct auth_principal *rpc_call_principal(const void *closure_data);
 /* The connection's session key (rpc_auth.h; AUTH_MAC_BYTES), or NULL
  * without a handshake. Valid only during the handler. */
 const uint8_t *rpc_call_session_key(const void *closure_data);
+/* The peer's address, "in-process" without a connection, and the called
+ * method's name ("MountSegment"), for log lines. Valid only during the
+ * handler. */
+const char *rpc_call_peer(const void *closure_data);
+const char *rpc_call_method(const void *closure_data);
 
 /* Runs svc's method on behalf of the request closure_data came with (a
  * service wrapping another: the HA gate): the handler sees that request's

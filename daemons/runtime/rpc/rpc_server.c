@@ -326,15 +326,19 @@ static void reply(void *arg, const rpc_frame_head *head,
 /* Serves one request; always queues one reply. */
 static void dispatch(rpc_conn *conn, const McreplRpc__Envelope *env)
 {
-	conn->server->current = conn;
 	/* the session key: the handshake's, else TLS's own (both ends of a
 	 * TLS connection without a principal seal with it too) */
+	struct rpc_caller from = {
+	    .principal = conn->auth.principal,
+	    .session = conn->auth.principal ? conn->auth.session
+		       : conn->tls_keyed    ? conn->tls_key
+					    : NULL,
+	    .peer = conn->peer,
+	};
+
+	conn->server->current = conn;
 	rpc_dispatch_as(conn->server->service, env, &conn->server->strlim,
-			conn->auth.principal,
-			conn->auth.principal ? conn->auth.session
-			: conn->tls_keyed    ? conn->tls_key
-					     : NULL,
-			reply, conn);
+			&from, reply, conn);
 	conn->server->current = NULL;
 }
 
