@@ -22,6 +22,8 @@
 #define HALF_EPOCHS 0x80000000u
 #define HUGE_PAGE (2u << 20)
 #define SEED_KEY 0x6d63726570686561ULL /* "mcrephea" */
+/* mixed into the key's seed so a key never hashes with a tenant's seed */
+#define SEED_KEYPART 0x6d637265706b6579ULL /* "mcrepkey" */
 
 #if defined(__x86_64__) || defined(__i386__)
 #define heat_relax() __builtin_ia32_pause()
@@ -434,7 +436,7 @@ static uint64_t heat_hash(const mcrepl_heat *h, const char *tenant,
 
 	if (tenant && tenant[0])
 		x = mcu_hash_str(tenant, x);
-	x = mcu_hash_str(key, x ^ MCU_P2);
+	x = mcu_hash_str(key, x ^ SEED_KEYPART);
 	if (h->domain_aware)
 		x = mcu_hash_str(
 		    domain && domain[0] ? domain : MCREPL_DEFAULT_DOMAIN, x);

@@ -18,7 +18,7 @@ have_pc libssl || missing="$missing libssl-dev"
 have_pc libibverbs || missing="$missing libibverbs-dev"
 have_pc librdmacm || missing="$missing librdmacm-dev"
 have_pc json-c || missing="$missing libjson-c-dev"
-# xxHash (header only): the string hash of bench_heat's baseline.
+# xxHash (header only, nothing links it): the library's and the daemons' string hash.
 have_pc libxxhash || missing="$missing libxxhash-dev"
 # Optional, installed as root like the rest, else named: the tests that
 # need them skip, each with a line saying so.

@@ -1,6 +1,6 @@
-/* lib/util/hash.h's mix functions pinned to published or independently
- * computed outputs: placement tie-breaks, the simulator's figures and
- * many tests depend on these exact values. */
+/* lib/util/hash.h's mix and hash functions pinned to published or
+ * independently computed outputs: placement tie-breaks, the simulator's
+ * figures and many tests depend on these exact values. */
 #include <check.h>
 #include <stdint.h>
 
@@ -73,6 +73,71 @@ START_TEST(test_splitmix64_step_is_mix)
 }
 END_TEST
 
+/* mcu_hash64 is XXH3_64bits_withSeed: xxHash's own sanity vectors
+ * (cli/xsum_sanity_check.c, XSUM_XXH3_testdata; XXH3's output is frozen
+ * since xxHash 0.8.0), over the buffer XSUM_fillTestBuffer() makes, one
+ * length per code path. */
+#define XSUM_PRIME32 2654435761U
+#define XSUM_PRIME64 11400714785074694797ULL
+
+static const struct {
+	size_t len;
+	uint64_t seed, want;
+} xxh3_rows[] = {
+    {0, 0, 0x2d06800538d394c2ULL}, /* empty */
+    {0, XSUM_PRIME64, 0xa8a6b918b2f0364aULL},
+    {1, 0, 0xc44bdff4074eecdbULL}, /* 1-3 */
+    {1, XSUM_PRIME64, 0x032be332dd766ef8ULL},
+    {6, 0, 0x27b56a84cd2d7325ULL}, /* 4-8 */
+    {6, XSUM_PRIME64, 0x84589c116ab59ab9ULL},
+    {12, 0, 0xa713daf0dfbb77e7ULL}, /* 9-16 */
+    {12, XSUM_PRIME64, 0xe7303e1b2336de0eULL},
+    {24, 0, 0xa3fe70bf9d3510ebULL}, /* 17-32 */
+    {24, XSUM_PRIME64, 0x850e80fc35bdd690ULL},
+    {48, 0, 0x397da259ecba1f11ULL}, /* 33-64 */
+    {48, XSUM_PRIME64, 0xadc2cbaa44acc616ULL},
+    {80, 0, 0xbcdefbbb2c47c90aULL}, /* 65-96 */
+    {80, XSUM_PRIME64, 0xc6dd0cb699532e73ULL},
+    {195, 0, 0xcd94217ee362ec3aULL}, /* 129-240 */
+    {195, XSUM_PRIME64, 0xba68003d370cb3d9ULL},
+    {403, 0, 0xcdeb804d65c6dea4ULL}, /* one block */
+    {403, XSUM_PRIME64, 0x6259f6ecfd6443fdULL},
+    {2367, 0, 0xcb37aeb9e5d361edULL}, /* three blocks */
+    {2367, XSUM_PRIME64, 0xd2db3415b942b42aULL},
+};
+
+START_TEST(test_hash64_xxh3_sanity_vectors)
+{
+	static unsigned char buf[2367];
+	uint64_t gen = XSUM_PRIME32;
+
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		buf[i] = (unsigned char)(gen >> 56);
+		gen *= XSUM_PRIME64;
+	}
+	ck_assert_uint_eq(
+	    mcu_hash64(buf, xxh3_rows[_i].len, xxh3_rows[_i].seed),
+	    xxh3_rows[_i].want);
+}
+END_TEST
+
+/* Strings, as `printf <s> | xxhsum -H3` (Debian's xxhash 0.8.1, seed 0)
+ * prints them; NULL hashes like "", the empty vectors above. */
+START_TEST(test_hash_str_values)
+{
+	ck_assert_uint_eq(mcu_hash_str("abc", 0), 0x78af5f94892f3950ULL);
+	ck_assert_uint_eq(mcu_hash_str("segment_0", 0), 0xd128f0eb6065c5aeULL);
+	ck_assert_uint_eq(mcu_hash_str("zipf-12345678", 0),
+			  0x6863e8612988b413ULL);
+	ck_assert_uint_eq(
+	    mcu_hash_str("mooncake/key-0000000000000000000000000001", 0),
+	    0xdfdbc84b326e8abfULL);
+	ck_assert_uint_eq(mcu_hash_str(NULL, 0), 0x2d06800538d394c2ULL);
+	ck_assert_uint_eq(mcu_hash_str(NULL, XSUM_PRIME64),
+			  0xa8a6b918b2f0364aULL);
+}
+END_TEST
+
 Suite *make_hash_suite(void)
 {
 	Suite *s = suite_create("hash");
@@ -83,6 +148,11 @@ Suite *make_hash_suite(void)
 	tcase_add_loop_test(tc, test_mix_values, 0,
 			    sizeof(mix_rows) / sizeof(mix_rows[0]));
 	tcase_add_test(tc, test_splitmix64_step_is_mix);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("hash64");
+	tcase_add_loop_test(tc, test_hash64_xxh3_sanity_vectors, 0,
+			    sizeof(xxh3_rows) / sizeof(xxh3_rows[0]));
+	tcase_add_test(tc, test_hash_str_values);
 	suite_add_tcase(s, tc);
 	return s;
 }

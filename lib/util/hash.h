@@ -11,6 +11,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifndef XXH_INLINE_ALL
+#define XXH_INLINE_ALL
+#endif
+#include <xxhash.h>
+
 /* One xorshift-multiply step, (x ^ x >> shift) * mul, the step both
  * finalizers below are made of (each is three such steps, the last one
  * without its multiply). */
@@ -58,55 +63,14 @@ static inline uint64_t mcu_splitmix64(uint64_t *state)
 	return mcu_splitmix64_mix(*state);
 }
 
-#define MCU_P0 0xa0761d6478bd642fULL
-#define MCU_P1 0xe7037ed1a0b428dbULL
-#define MCU_P2 0x8ebc6af09c88c6e3ULL
-
-static inline uint64_t mcu_mum(uint64_t a, uint64_t b)
-{
-	__uint128_t r = (__uint128_t)a * b;
-
-	return (uint64_t)(r >> 64) ^ (uint64_t)r;
-}
-
-static inline uint64_t mcu_r8(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline uint64_t mcu_r4(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* 64-bit hash of a byte string, wyhash's shape: fixed-size, possibly
- * overlapping loads and no byte loop, so short keys hash in a few dozen
- * cycles (the read path hashes one per Get). Inline for that reason. */
+/* 64-bit hash of a byte string: xxHash's XXH3_64bits_withSeed(), from
+ * Debian's libxxhash-dev compiled in from its header (XXH_INLINE_ALL), so
+ * neither libmcrepl nor the daemons link libxxhash at run time. Inline:
+ * short keys hash in a few ns (the read path hashes one per Get). Values
+ * pinned to xxHash's sanity vectors in tests/check_hash.c. */
 static inline uint64_t mcu_hash64(const void *data, size_t n, uint64_t seed)
 {
-	const unsigned char *s = data;
-	uint64_t a = 0, b = 0;
-	size_t i = 0;
-
-	if (n > 16) {
-		for (; i + 16 < n; i += 16)
-			seed = mcu_mum(mcu_r8(s + i) ^ MCU_P1,
-				       mcu_r8(s + i + 8) ^ seed);
-		a = mcu_r8(s + n - 16);
-		b = mcu_r8(s + n - 8);
-	} else if (n >= 4) {
-		a = mcu_r4(s) << 32 | mcu_r4(s + (n >> 3 << 2));
-		b = mcu_r4(s + n - 4) << 32 | mcu_r4(s + n - 4 - (n >> 3 << 2));
-	} else if (n > 0) {
-		a = (uint64_t)s[0] << 16 | (uint64_t)s[n >> 1] << 8 | s[n - 1];
-	}
-	return mcu_mum(MCU_P0 ^ n, mcu_mum(a ^ MCU_P0, b ^ seed));
+	return XXH3_64bits_withSeed(data, n, seed);
 }
 
 /* Hash of a NUL-terminated string (NULL hashes like ""). */

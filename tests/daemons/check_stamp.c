@@ -72,7 +72,7 @@ START_TEST(test_stamp_golden_bytes)
 	uint8_t *r = region_of(&ID, "hello");
 
 	ck_assert_uint_eq(get_be32(r), STAMP_MAGIC);
-	ck_assert_uint_eq(r[4] << 8 | r[5], 2);
+	ck_assert_uint_eq(r[4] << 8 | r[5], 3);
 	ck_assert_uint_eq(r[6] | r[7], 0);
 	ck_assert_uint_eq(get_be64(r + 8), 0x1122334455667788ULL);
 	ck_assert_uint_eq(get_be64(r + 16), 42);

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "hash.h"
 #include "workload.h"
 
 enum {
@@ -10,17 +11,6 @@ enum {
 	STREAM_PLACE = 3,
 	STREAM_SHIFT = 4
 };
-
-/* mcrepl-bench's generator (tools/bench/zipf.c), so that both tools
- * draw the same key permutation from the same seed. */
-static uint64_t bench_rand(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 /*
  * Write every object once, as mcrepl-bench loads a cluster before its
@@ -31,7 +21,8 @@ static uint64_t bench_rand(uint64_t *state)
  * equal objects in an empty cluster is round robin: key k lands on
  * segment k mod segments. So both tools hold the same ranks on the same
  * nodes. Objects are named as mcrepl-bench names its keys, "zipf-<key>",
- * so the rendezvous tie-breaks of placement agree too.
+ * so the rendezvous tie-breaks of placement agree too. The shuffle is
+ * mcrepl-bench's (tools/bench/keys.c): splitmix64 from the same seed.
  */
 static int write_all(struct sim_cluster *c, uint64_t seed)
 {
@@ -47,7 +38,7 @@ static int write_all(struct sim_cluster *c, uint64_t seed)
 	for (uint64_t i = 0; i < n; i++)
 		perm[i] = (uint32_t)i;
 	for (uint64_t r = n ? n - 1 : 0; r > 0; r--) { /* Fisher-Yates */
-		uint64_t j = bench_rand(&rng) % (r + 1);
+		uint64_t j = mcu_splitmix64(&rng) % (r + 1);
 		uint32_t t = perm[r];
 
 		perm[r] = perm[j];

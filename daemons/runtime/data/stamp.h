@@ -54,7 +54,11 @@
 #include "siphash.h"
 
 #define STAMP_MAGIC 0x4D43534Fu
-#define STAMP_VERSION 2u
+/* 3 (libmcrepl 0.6.5): key_hash is XXH3 (it was a hash of wyhash's
+ * shape). A region an older writer stamped fails the version check and
+ * reads as not there, so after an upgrade the objects written before it are
+ * misses, never wrong bytes (docs/DAEMONS.md, "Upgrades"). */
+#define STAMP_VERSION 3u
 #define STAMP_BYTES 64u
 #define STAMP_ROOT_BYTES MCU_SIPHASH_KEY_BYTES
 
