@@ -102,6 +102,34 @@ struct Fixture {
 		return p;
 	}
 
+	// The shape of most copy scenarios: segment_0 and segment_1 mounted,
+	// key put on segment_0, a copy to segment_1 leased and, when `start`,
+	// started by the source. lease is empty when a step failed (the
+	// failure is recorded).
+	struct Copy {
+		Mounted source, target;
+		std::optional<ReplicaActionLease> lease;
+	};
+	Copy LeasedCopy(const std::string &key, bool start)
+	{
+		Copy c{MountNamed("segment_0"), MountNamed("segment_1"), {}};
+
+		PutOn(c.source.client, key, c.source.segment_name);
+		auto l = m.SubmitReplicaActionProposal(
+		    ProposalFor(key, c.target.segment_name));
+		if (!EXPECT_TRUE(l.has_value()))
+			return c;
+		if (start &&
+		    !EXPECT_TRUE(m.CopyStart(c.source.client, key, kTenant,
+					     l->source_segment,
+					     {l->target_segment}, l->lease_id,
+					     l->version_epoch)
+				     .has_value()))
+			return c;
+		c.lease = *l;
+		return c;
+	}
+
 	// What the source's client finds after the admission loop's turn.
 	std::vector<TaskAssignment> Tasks(const UUID &client)
 	{
@@ -347,18 +375,8 @@ UPSTREAM(ProposalIdempotencyRejectsConflictingRequest)
 UPSTREAM(CopyLifecycleMarksDynamicReplicaComplete)
 {
 	Fixture f(Enforce());
-	auto source = f.MountNamed("segment_0");
-	auto target = f.MountNamed("segment_1");
-	f.PutOn(source.client, "copy-key", source.segment_name);
-
-	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.ProposalFor("copy-key", target.segment_name));
+	auto [source, target, lease] = f.LeasedCopy("copy-key", true);
 	ASSERT_TRUE(lease.has_value());
-	ASSERT_TRUE(f.m.CopyStart(source.client, "copy-key", kTenant,
-				  lease->source_segment,
-				  {lease->target_segment}, lease->lease_id,
-				  lease->version_epoch)
-			.has_value());
 	EXPECT_EQ(f.m.DynamicReplicaCount("copy-key", kTenant), 1u);
 	EXPECT_FALSE(f.Complete("copy-key", lease->target_segment));
 	EXPECT_TRUE(f.Incomplete("copy-key", lease->target_segment));
@@ -381,18 +399,8 @@ UPSTREAM(CopyLifecycleMarksDynamicReplicaComplete)
 UPSTREAM(CopyEndForInvalidTargetClearsIncompleteDynamicReplica)
 {
 	Fixture f(Enforce());
-	auto source = f.MountNamed("segment_0");
-	auto target = f.MountNamed("segment_1");
-	f.PutOn(source.client, "invalid-target-key", source.segment_name);
-
-	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.ProposalFor("invalid-target-key", target.segment_name));
+	auto [source, target, lease] = f.LeasedCopy("invalid-target-key", true);
 	ASSERT_TRUE(lease.has_value());
-	ASSERT_TRUE(f.m.CopyStart(source.client, "invalid-target-key", kTenant,
-				  lease->source_segment,
-				  {lease->target_segment}, lease->lease_id,
-				  lease->version_epoch)
-			.has_value());
 	ASSERT_TRUE(f.Incomplete("invalid-target-key", target.segment_name));
 	ASSERT_TRUE(
 	    f.m.UnmountSegment(target.segment_id, target.client).has_value());
@@ -411,12 +419,8 @@ UPSTREAM(CopyEndForInvalidTargetClearsIncompleteDynamicReplica)
 UPSTREAM(DynamicCopyStartRejectsStaleLeaseWithoutPending)
 {
 	Fixture f(Enforce());
-	auto source = f.MountNamed("segment_0");
-	auto target = f.MountNamed("segment_1");
-	f.PutOn(source.client, "stale-dynamic-task-key", source.segment_name);
-
-	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.ProposalFor("stale-dynamic-task-key", target.segment_name));
+	auto [source, target, lease] =
+	    f.LeasedCopy("stale-dynamic-task-key", false);
 	ASSERT_TRUE(lease.has_value());
 	auto tasks = f.m.FetchTasks(source.client, 16);
 	ASSERT_EQ(tasks->size(), 1u);
@@ -543,12 +547,8 @@ UPSTREAM(ExpiredDynamicCopyTaskClearsDynamicState)
 	c.dynamic_replication_policy = "rfc"; // the recreate cooldown
 	c.processing_timeout_ms = 0;
 	Fixture f(c);
-	auto source = f.MountNamed("segment_0");
-	auto target = f.MountNamed("segment_1");
-	f.PutOn(source.client, "expired-copy-task-key", source.segment_name);
-
-	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.ProposalFor("expired-copy-task-key", target.segment_name));
+	auto [source, target, lease] =
+	    f.LeasedCopy("expired-copy-task-key", false);
 	ASSERT_TRUE(lease.has_value());
 	ASSERT_TRUE(f.m.CopyStart(source.client, "expired-copy-task-key",
 				  kTenant, lease->source_segment,
@@ -572,18 +572,8 @@ UPSTREAM(ExpiredDynamicCopyTaskClearsDynamicState)
 UPSTREAM(DynamicCopyEndRejectsMismatchedLease)
 {
 	Fixture f(Enforce());
-	auto source = f.MountNamed("segment_0");
-	auto target = f.MountNamed("segment_1");
-	f.PutOn(source.client, "copy-end-fence-key", source.segment_name);
-
-	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.ProposalFor("copy-end-fence-key", target.segment_name));
+	auto [source, target, lease] = f.LeasedCopy("copy-end-fence-key", true);
 	ASSERT_TRUE(lease.has_value());
-	ASSERT_TRUE(f.m.CopyStart(source.client, "copy-end-fence-key", kTenant,
-				  lease->source_segment,
-				  {lease->target_segment}, lease->lease_id,
-				  lease->version_epoch)
-			.has_value());
 	auto stale = f.m.CopyEnd(source.client, "copy-end-fence-key", kTenant,
 				 f.NewUuid(), lease->version_epoch);
 	ASSERT_FALSE(stale.has_value());
@@ -599,12 +589,8 @@ UPSTREAM(DynamicCopyEndRejectsMismatchedLease)
 UPSTREAM(DynamicCopyRevokeRejectsMismatchedLease)
 {
 	Fixture f(Enforce());
-	auto source = f.MountNamed("segment_0");
-	auto target = f.MountNamed("segment_1");
-	f.PutOn(source.client, "copy-revoke-fence-key", source.segment_name);
-
-	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.ProposalFor("copy-revoke-fence-key", target.segment_name));
+	auto [source, target, lease] =
+	    f.LeasedCopy("copy-revoke-fence-key", false);
 	ASSERT_TRUE(lease.has_value());
 	ASSERT_TRUE(f.m.CopyStart(source.client, "copy-revoke-fence-key",
 				  kTenant, lease->source_segment,
@@ -630,12 +616,7 @@ UPSTREAM(DynamicCopyRevokeRejectsMismatchedLease)
 UPSTREAM(CopyStartRejectsVersionMismatch)
 {
 	Fixture f(Enforce());
-	auto source = f.MountNamed("segment_0");
-	auto target = f.MountNamed("segment_1");
-	f.PutOn(source.client, "version-key", source.segment_name);
-
-	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.ProposalFor("version-key", target.segment_name));
+	auto [source, target, lease] = f.LeasedCopy("version-key", false);
 	ASSERT_TRUE(lease.has_value());
 	f.m.RewriteObject("version-key", kTenant);
 	auto start = f.m.CopyStart(
@@ -675,12 +656,7 @@ UPSTREAM(ExpiredDynamicPendingDoesNotBlockRegularCopy)
 UPSTREAM(ExpiredLeaseRejectsCopyStart)
 {
 	Fixture f(Enforce());
-	auto source = f.MountNamed("segment_0");
-	auto target = f.MountNamed("segment_1");
-	f.PutOn(source.client, "expired-key", source.segment_name);
-
-	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.ProposalFor("expired-key", target.segment_name));
+	auto [source, target, lease] = f.LeasedCopy("expired-key", false);
 	ASSERT_TRUE(lease.has_value());
 	ASSERT_TRUE(f.m.HasLeaseState("expired-key", kTenant));
 	f.now = static_cast<uint64_t>(lease->expire_at_ms_epoch); // expired
@@ -919,17 +895,8 @@ EXTRA(SweepFailsUnstartedTaskAndFreesStartedTarget)
 EXTRA(RetirementDropsColdDynamicReplica)
 {
 	Fixture f(Enforce());
-	auto source = f.MountNamed("segment_0");
-	auto target = f.MountNamed("segment_1");
-	f.PutOn(source.client, "cooling-key", source.segment_name);
-	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.ProposalFor("cooling-key", target.segment_name));
+	auto [source, target, lease] = f.LeasedCopy("cooling-key", true);
 	ASSERT_TRUE(lease.has_value());
-	ASSERT_TRUE(f.m.CopyStart(source.client, "cooling-key", kTenant,
-				  lease->source_segment,
-				  {lease->target_segment}, lease->lease_id,
-				  lease->version_epoch)
-			.has_value());
 	ASSERT_TRUE(f.m.CopyEnd(source.client, "cooling-key", kTenant,
 				lease->lease_id, lease->version_epoch)
 			.has_value());
@@ -953,11 +920,7 @@ EXTRA(RetirementDropsColdDynamicReplica)
 EXTRA(RemoveClearsUnstartedLease)
 {
 	Fixture f(Enforce());
-	auto source = f.MountNamed("segment_0");
-	auto target = f.MountNamed("segment_1");
-	f.PutOn(source.client, "gone-key", source.segment_name);
-	auto lease = f.m.SubmitReplicaActionProposal(
-	    f.ProposalFor("gone-key", target.segment_name));
+	auto [source, target, lease] = f.LeasedCopy("gone-key", false);
 	ASSERT_TRUE(lease.has_value());
 	ASSERT_TRUE(f.m.Remove("gone-key", kTenant).has_value());
 	EXPECT_FALSE(f.m.HasLeaseState("gone-key", kTenant));
