@@ -160,6 +160,7 @@ include mk/sim.mk
 include mk/tests.mk
 include mk/adapter.mk
 include mk/rfc.mk
+include mk/budgets.mk
 include mk/fuzz.mk
 include mk/netns.mk
 include mk/docs.mk

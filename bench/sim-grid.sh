@@ -1,5 +1,5 @@
 #!/bin/sh
-# The issue-14 grid: mcrepl-sim with only mode=enforce set, against mode
+# The self-tuning grid: mcrepl-sim with only mode=enforce set, against mode
 # off and against the oracle at the same memory, over nodes x read rate x
 # object size x workload. Not part of `make check`: `make bench-grid`.
 #

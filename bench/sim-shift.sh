@@ -1,5 +1,5 @@
 #!/bin/sh
-# The issue-29 cases: mcrepl-sim with only mode=enforce set (the default
+# The policy's hard cases: mcrepl-sim with only mode=enforce set (the default
 # policy) where it falls short. Not part of `make check`: `make
 # bench-shift`, a few minutes on 2 cores.
 #

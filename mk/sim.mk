@@ -74,14 +74,14 @@ CHECK_FAST += check-tracegen
 
 .PHONY: sim check-sim tracegen traces check-tracegen
 
-# The issue-14 grid (bench/sim-grid.sh): minutes of CPU, not in check.
+# The self-tuning grid (bench/sim-grid.sh): minutes of CPU, not in check.
 # Both benches replay $(SYNTH_TRACE) (found beside the simulator's
 # bin/; GRID_TRACE= / SHIFT_TRACE= name another).
 bench-grid: $(SIM_BIN) $(SYNTH_TRACE)
 	sh bench/sim-grid.sh $(SIM_BIN)
 .PHONY: bench-grid
 
-# The issue-29 cases (bench/sim-shift.sh): shifting hot sets, the trace at
+# The policy's hard cases (bench/sim-shift.sh): shifting hot sets, the trace at
 # real speed, 90 %-full clusters; a few minutes, not in check.
 bench-shift: $(SIM_BIN) $(SYNTH_TRACE)
 	sh bench/sim-shift.sh $(SIM_BIN)

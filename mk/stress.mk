@@ -2,7 +2,7 @@
 # with 1 M objects under idle, slowloris, partial-frame, connection-storm,
 # HTTP-header and long-key attacks while workers mount, in rounds (the
 # probe alone, then under attack; the median of the rounds' p99 ratios);
-# prints a line per attacker and per issue-17 target; about 4 minutes, not
+# prints a line per attacker and per resource-bound target; about 4 minutes, not
 # part of make check. Figures in BENCHMARKS.md. STRESS_ARGS passes
 # --keys N --idle N --seconds S --rounds R --only idle,slow,storm,http,keys.
 STRESS_ARGS ?=

@@ -68,8 +68,8 @@ START_TEST(test_host_segment_ids_by_name)
 	ck_assert_uint_ne(a.v, 0);
 	ck_assert_uint_eq(a.v, mcrepl_segment_id_of("seg-a").v);
 	ck_assert_uint_ne(a.v, mcrepl_segment_id_of("seg-b").v);
-	/* the same id in every process and release (since issue 42:
-	 * XXH3_64bits_withSeed, checked against Debian's libxxhash.so) */
+	/* the same id in every process and release (XXH3_64bits_withSeed,
+	 * checked against Debian's libxxhash.so) */
 	ck_assert_uint_eq(mcrepl_segment_id_of("segment_0").v,
 			  0x3dd25d61f682ebc7ULL);
 	ck_assert_int_eq(mcrepl_stats_create(&stats), MCREPL_OK);

@@ -769,7 +769,7 @@ START_TEST(test_policy_leases_remember_balanced)
 }
 END_TEST
 
-/* Issue 29, few reads per node: the evidence of a run of BALANCED
+/* Few reads per node: the evidence of a run of BALANCED
  * refusals is one sample a heat window, fades past
  * MCREPL_POLICY_EVIDENCE_WINDOWS samples, starts afresh after a window with
  * no refusal, and a grant lowers it by what the copy takes. */
@@ -819,7 +819,7 @@ START_TEST(test_policy_evidence_sums)
 }
 END_TEST
 
-/* Issue 29, few reads per node: the sums judged by the gate's rules with z
+/* Few reads per node: the sums judged by the gate's rules with z
  * for segments x windows looks, only where one window's band is noise, and
  * asking half as much again once a full horizon of refusals has passed. */
 START_TEST(test_policy_evidence_judges_few_reads)
@@ -860,7 +860,7 @@ START_TEST(test_policy_evidence_judges_few_reads)
 }
 END_TEST
 
-/* Issue 29, low read rates, through the lease table: a node 60 % over the
+/* Low read rates, through the lease table: a node 60 % over the
  * mean at 50 reads a window is within one window's noise allowance for a
  * key of 30 reads (the copy is not worth half the band), so the gate
  * refuses it; the second window's refusal brings the evidence to two

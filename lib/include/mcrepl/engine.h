@@ -212,7 +212,7 @@ MCREPL_API void mcrepl_engine_read(mcrepl_engine *e, mcrepl_segment_id id);
  * Lock-free. With one reader thread the period's counts are exact; with
  * several, a node's count is the one the last tick saw plus the calling
  * thread's own reads since, times the threads that read the node (since
- * 0.6.4: the order reads no other thread's counters, which would cost a
+ * 0.6.4, the order reads no other thread's counters, which would cost a
  * cache miss per reading thread and replica on every hot read). Tick every
  * few hundred ms, as the calls table says. MCREPL_EINVAL as
  * mcrepl_order_replicas().

@@ -1,0 +1,41 @@
+#!/bin/sh
+# scripts/check-budgets.sh passes on this tree and fails on a copy that
+# breaks each rule in turn: the gate can fail.
+set -u
+. tests/tap.sh
+gate=$(pwd)/scripts/check-budgets.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+check "this tree keeps every budget" sh "$gate" .
+
+# A tree of its own (not a git checkout): the rules read files directly.
+fresh() {
+	rm -rf "$work/t" && mkdir -p "$work/t/lib/include/mcrepl" "$work/t/lib" &&
+		printf 'x\n' > "$work/t/README.md" &&
+		printf 'x\n' > "$work/t/BENCHMARKS.md" &&
+		printf '#define V 1\n' > "$work/t/lib/include/mcrepl/version.h" &&
+		printf 'int f(void);\n' > "$work/t/lib/a.c"
+}
+fails() { # fails "what the message names"
+	out=$(sh "$gate" "$work/t") && { echo "#   the gate passed" >&2; return 1; }
+	case $out in *"$1"*) return 0 ;; esac
+	echo "#   got '$out', want it to name '$1'" >&2
+	return 1
+}
+fresh
+check "a tree that keeps every budget passes" sh "$gate" "$work/t"
+fresh && seq 301 > "$work/t/README.md"
+check "README over 300 lines fails" fails "README.md has 301 lines"
+fresh && seq 401 > "$work/t/BENCHMARKS.md"
+check "BENCHMARKS over 400 lines fails" fails "BENCHMARKS.md has 401 lines"
+fresh && printf '/* as iss%s 12 asked */\n' ue >> "$work/t/lib/a.c"
+check "a comment citing an issue fails" fails "code cites an issue number"
+fresh && printf '# the iss%s-7 grid\n' ue > "$work/t/lib/x.mk"
+check "a make comment citing an issue fails" fails "lib/x.mk:1"
+fresh && printf '/*\n * 0.6.5: an addition.\n */\n' >> \
+	"$work/t/lib/include/mcrepl/version.h"
+check "release history in an installed header fails" fails "release history"
+fresh && printf 'iss%s 12 fixed this\n' ue > "$work/t/NEWS"
+check "NEWS may name issues" sh "$gate" "$work/t"
+tap_done check-budgets
