@@ -5,6 +5,7 @@
 #include <check.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -79,6 +80,12 @@ static void *fake_run(void *arg)
 	int fd;
 
 	while ((fd = accept(f->lfd, NULL, NULL)) >= 0) {
+		int one = 1;
+
+		/* as the data server: an answer's two sends do not wait for the
+		 * reader's delayed ACK (40 ms a read without it) */
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+				 sizeof(one));
 		atomic_fetch_add(&f->accepted, 1);
 		serve(f, fd);
 	}
