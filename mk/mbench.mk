@@ -2,8 +2,8 @@
 #
 #   $(BUILD)/bin/mcrepl-bench   tools/bench/*.c with the tools' shared
 #                               code, $(TOOLS_LIB) (built by `all`)
-#   make check-mbench           tests/mbench/run.sh against it (< 40 s;
-#                               hooked to check)
+#   make check-mbench           tests/mbench/run.sh against it (about a
+#                               minute; hooked to check)
 
 CFLAGS.tools/bench := $(TOOLS_CFLAGS)
 MBENCH_OBJ := $(call objs,tools/bench)
@@ -16,9 +16,10 @@ $(MBENCH_BIN): $(MBENCH_OBJ) $(TOOLS_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
 mbench: $(MBENCH_BIN)
 all: $(MBENCH_BIN)
 
+# The daemons' stderr: $(TEST_LOGS)/mbench/<case>.log.
 check-mbench: $(MBENCH_BIN) $(MASTER_BIN) $(WORKER_BIN)
-	$(Q)$(QUIET_TEST) $(TEST_LOGS)/mbench.log sh tests/mbench/run.sh \
-		$(MBENCH_BIN)
+	$(Q)MCREPL_TEST_LOG_DIR=$(abspath $(TEST_LOGS)) $(QUIET_TEST) \
+		$(TEST_LOGS)/mbench.log sh tests/mbench/run.sh $(MBENCH_BIN)
 CHECK_TIMED += check-mbench
 CHECK_TIMED_DEPS += $(MBENCH_BIN) $(MASTER_BIN) $(WORKER_BIN)
 

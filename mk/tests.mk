@@ -13,6 +13,7 @@
 #                        they start the real daemons
 #   make check-unit      runs $(TEST_BIN) and the examples
 #   make check-daemons   runs $(DAEMON_TEST_BIN) (both hooked to check)
+#   make check-stress    the timing-sensitive suites with every core busy
 #   make valgrind        both runners under valgrind, one after the other
 
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
@@ -47,12 +48,15 @@ DAEMON_TEST_SRC := $(sort $(wildcard tests/daemons/check_*.c))
 DAEMON_TEST_OBJ := $(call objs,tests/daemons)
 DAEMON_TEST_BIN := $(BUILD)/tests/check_daemons
 DAEMON_SUITES_H := $(BUILD)/tests/daemons/daemon_suites.h
+# Every source there sees testlog.h first: its START_TEST names the test's
+# log directory.
 CFLAGS.tests/daemons := $(TOOLS_CFLAGS) -Idaemons/master $(RDMA_CFLAGS) \
-	$(CHECK_CFLAGS) -I$(BUILD)/tests/daemons
+	$(CHECK_CFLAGS) -I$(BUILD)/tests/daemons \
+	-include tests/daemons/testlog.h
 
 $(DAEMON_SUITES_H): $(DAEMON_TEST_SRC) mk/tests.mk
 	$(call suites_h,$@,$(DAEMON_TEST_SRC))
-$(DAEMON_TEST_OBJ): | $(DAEMON_SUITES_H) $(RPC_GEN_H)
+$(DAEMON_TEST_OBJ): tests/daemons/testlog.h | $(DAEMON_SUITES_H) $(RPC_GEN_H)
 WORKER_FLAGS_OBJ := $(BUILD)/obj/daemons/worker/flags.o
 $(DAEMON_TEST_BIN): $(DAEMON_TEST_OBJ) $(RDMA_OBJ) $(WORKER_FLAGS_OBJ) \
 		$(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
@@ -61,19 +65,24 @@ $(DAEMON_TEST_BIN): $(DAEMON_TEST_OBJ) $(RDMA_OBJ) $(WORKER_FLAGS_OBJ) \
 # The integration tests start the real binaries.
 DAEMON_TEST_DEPS := $(DAEMON_TEST_BIN) $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN) \
 	$(DEMO_BIN)
-# The runner's stderr and the daemons' go to $(TEST_LOGS) (main.c,
-# tools/common/harness.c); Check's report stays on the console.
+# Each test's daemons and its own stderr go to
+# $(TEST_LOGS)/daemons/<suite>/<test>/ (tests/daemons/testlog.h; a failed
+# test's directory and last lines are printed), the runner's stderr to
+# $(TEST_LOGS)/check_daemons.log; Check's report stays on the console.
+# MCREPL_TEST_TIMEOUT_SCALE=N stretches every wait's bound and Check's
+# timeouts (tests/daemons/wait.h).
 # Their temporary directories (auth files, certificates, etcd data) go to
 # $(TEST_TMP): a test that fails or is killed leaves them there, not in
 # /tmp, and the next run starts clean.
 TEST_TMP := $(BUILD)/tmp/daemons
 check-daemons: $(DAEMON_TEST_DEPS)
-	$(Q)mkdir -p $(TEST_LOGS) && rm -f $(TEST_LOGS)/mcrepl-*.log \
-		$(TEST_LOGS)/check_daemons.log
+	$(Q)mkdir -p $(TEST_LOGS) && rm -rf $(TEST_LOGS)/mcrepl-*.log \
+		$(TEST_LOGS)/check_daemons.log $(TEST_LOGS)/daemons
 	$(Q)rm -rf $(TEST_TMP) && mkdir -p $(TEST_TMP)
 	$(Q)TMPDIR=$(abspath $(TEST_TMP)) \
 		MCREPL_TEST_LOG_DIR=$(abspath $(TEST_LOGS)) $(DAEMON_TEST_BIN) || \
-		{ echo "daemon logs: $(TEST_LOGS)/"; exit 1; }
+		{ echo "each test's logs: $(TEST_LOGS)/daemons/<suite>/<test>/"; \
+		exit 1; }
 	$(Q)rm -rf $(TEST_TMP)
 
 CHECK_FAST += check-unit
@@ -89,3 +98,16 @@ valgrind-daemons: $(DAEMON_TEST_DEPS)
 	$(VALGRIND) $(DAEMON_TEST_BIN)
 
 .PHONY: check-unit check-daemons valgrind-daemons
+
+# ---- the timing-sensitive suites under load ----------------------------------
+# make check-stress [STRESS_ROUNDS=3]: the CHECK_TIMED suites, STRESS_ROUNDS
+# times, with one busy loop per CPU (tests/common/stress-check.sh); it ends
+# "check-stress rounds=<r> passed=<p>". Everything is built first, before
+# the loops start. .ci/run runs one round.
+STRESS_ROUNDS ?= 3
+check-stress:
+	$(Q)$(MAKE) --no-print-directory -s $(CHECK_TIMED_DEPS)
+	$(Q)MAKEFLAGS="$(filter-out -j% --jobserver%,$(MAKEFLAGS))" \
+		sh tests/common/stress-check.sh "$(STRESS_ROUNDS)" $(TEST_LOGS) \
+		$(MAKE) --no-print-directory -j1 -k $(CHECK_TIMED)
+.PHONY: check-stress

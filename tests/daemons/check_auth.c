@@ -25,6 +25,7 @@
 #include "netutil.h"
 #include "rawframe.h"
 #include "rpc_auth.h"
+#include "wait.h"
 
 Suite *make_auth_suite(void);
 
@@ -487,7 +488,7 @@ static void heat_until_task(void)
 	mcrepl_rpc__get_replica_list_request__init(&g);
 	g.tenant = mut("t-alice");
 	g.key = mut("k");
-	for (int round = 0; round < 60; round++) {
+	for (struct test_wait w = test_wait_start(); test_wait_more(&w);) {
 		McreplRpc__StatsResponse *s;
 		bool queued;
 
@@ -499,7 +500,6 @@ static void heat_until_task(void)
 		freem(s);
 		if (queued)
 			return;
-		harness_sleep_ms(100);
 	}
 	ck_abort_msg("no REPLICA_COPY task was queued");
 }
@@ -695,6 +695,17 @@ START_TEST(test_auth_attack_forged_heartbeats_keep_killed_worker)
 		ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
 		freem(r);
 		harness_sleep_ms(100);
+	}
+	/* w1 is dropped (w2 beating on) */
+	for (struct test_wait w = test_wait_start(); test_wait_more(&w);) {
+		size_t n;
+
+		freem(beat(W2, W2_ID));
+		s = stats();
+		n = s->n_segments;
+		freem(s);
+		if (n == 1)
+			break;
 	}
 	s = stats();
 	ck_assert_uint_eq(s->n_segments, 1);
@@ -999,7 +1010,7 @@ static int start_worker_on(const char *addr, bool cred, struct proc *p)
 	snprintf(master, sizeof(master), "--master=127.0.0.1:%u", fx.port);
 	snprintf(data, sizeof(data), "--data_address=%s", addr);
 	return proc_start(p, (char *const *)(uintptr_t)argv,
-			  "mcrepl-worker ready", 5000);
+			  "mcrepl-worker ready", test_hang_ms());
 }
 
 START_TEST(test_auth_protected_mode_refuses_public_bind)
@@ -1023,7 +1034,7 @@ START_TEST(test_auth_protected_mode_refuses_public_bind)
 	/* with an auth file, the network is fine */
 	snprintf(flag, sizeof(flag), "--auth_file=%s", fx.auth.file);
 	ck_assert_int_eq(proc_start(&p, (char *const *)(uintptr_t)argv,
-				    "mcrepl-master ready", 5000),
+				    "mcrepl-master ready", test_hang_ms()),
 			 0);
 	ck_assert_int_eq(proc_stop(&p), 0);
 	/* a worker: a public data port needs a credential */

@@ -23,6 +23,7 @@
 #include "revoke.h"
 #include "stamp.h"
 #include "store_client.h"
+#include "wait.h"
 
 Suite *make_grant_suite(void);
 
@@ -387,6 +388,18 @@ static int stream_start(const struct data_req *r)
 	return fd;
 }
 
+/* The stream's first 4 KiB have landed. */
+static bool first_part_landed(void)
+{
+	return ip.seg[CUT_PART - 1] == 'w';
+}
+
+static uint64_t cut_writes(struct data_server_counters *c)
+{
+	data_server_counters(ip.ds, c);
+	return c->cut_writes;
+}
+
 /* The rest of fd's stream sent after its grant died: the first 4 KiB
  * landed, nothing after them, one write cut. */
 static void assert_cut(int fd, uint64_t len, struct data_server_counters *c)
@@ -395,7 +408,7 @@ static void assert_cut(int fd, uint64_t len, struct data_server_counters *c)
 
 	memset(part, 'w', sizeof(part));
 	send(fd, part, sizeof(part), MSG_NOSIGNAL);
-	harness_sleep_ms(200);
+	WAIT_UNTIL(cut_writes(c) == 1);
 	for (size_t i = 0; i < sizeof(part); i++)
 		ck_assert_uint_eq(ip.seg[i], 'w'); /* before: landed */
 	for (size_t i = sizeof(part); i < len; i++)
@@ -407,14 +420,17 @@ static void assert_cut(int fd, uint64_t len, struct data_server_counters *c)
 
 START_TEST(test_write_cut_when_its_grant_expires_mid_stream)
 {
-	const uint64_t len = 64u << 10;
-	struct data_grant g = gf_grant_until(DATA_OP_WRITE, SEG_ID, 0, len, 1,
-					     (uint64_t)net_now_ms() + 300);
+	const uint64_t len = 64u << 10, until = (uint64_t)net_now_ms() + 1000;
+	struct data_grant g =
+	    gf_grant_until(DATA_OP_WRITE, SEG_ID, 0, len, 1, until);
 	struct data_req r = req_of(DATA_OP_WRITE, SEG_ID, 0, len, g);
 	struct data_server_counters c;
 	int fd = stream_start(&r);
 
-	harness_sleep_ms(500); /* past the expiry */
+	WAIT_UNTIL(first_part_landed()); /* before the expiry (1 s) */
+	ck_assert(first_part_landed());
+	while ((uint64_t)net_now_ms() < until + 200) /* past the expiry */
+		harness_sleep_ms(50);
 	assert_cut(fd, len, &c);
 }
 END_TEST
@@ -483,7 +499,7 @@ START_TEST(test_write_cut_when_its_grant_is_revoked_mid_stream)
 	struct data_server_counters c;
 	int fd = stream_start(&r);
 
-	harness_sleep_ms(200);
+	WAIT_UNTIL(first_part_landed());
 	ip_pause();
 	ck_assert_int_eq(
 	    data_server_revoke_write(ip.ds, SEG_ID, 0, len, 1, g.expires_ms),
@@ -535,7 +551,8 @@ static void start_worker(void)
 	harness_bin("mcrepl-worker", bin, sizeof(bin));
 	snprintf(master, sizeof(master), "--master=%s", fx.addr);
 	ck_assert_int_eq(
-	    proc_start(&fx.worker, argv, "mcrepl-worker ready", 5000), 0);
+	    proc_start(&fx.worker, argv, "mcrepl-worker ready", test_hang_ms()),
+	    0);
 }
 
 static void setup(void)
@@ -552,6 +569,18 @@ static void teardown(void)
 {
 	proc_stop(&fx.worker);
 	proc_stop(&fx.master);
+}
+
+static long long master_metric(const char *name)
+{
+	char *page = http_get((uint16_t)proc_field(&fx.master, "metrics_port"),
+			      "/metrics");
+	long long v;
+
+	ck_assert_ptr_nonnull(page);
+	v = metric_value(page, name);
+	free(page);
+	return v;
 }
 
 static store_client *client(const char *tenant)
@@ -812,7 +841,9 @@ START_TEST(test_stale_writer_after_reclaim_refused)
 
 	for (size_t i = 0; i < OBJ_BYTES; i++)
 		obj2[i] = (uint8_t)(i * 7 + 1);
-	harness_sleep_ms(1600); /* past its 1 s deadline: reclaimed */
+	/* past its 1 s deadline: reclaimed */
+	WAIT_UNTIL(master_metric("mcrepl_master_reservations_reclaimed_total"
+				 "{kind=\"put\",reason=\"deadline\"}") == 1);
 	put(other, "n", obj2);
 	ol = list(other, "n");
 	/* the new object took the stale writer's very region */
@@ -849,11 +880,8 @@ START_TEST(test_restarted_master_invalidates_old_grants)
 	proc_kill9(&fx.master);
 	start_master(port_flag);
 	c = client("t2");
-	for (int i = 0; i < 100; i++) { /* the worker re-mounts */
-		if (store_client_put(c, "new", fx.obj, OBJ_BYTES) == 0)
-			break;
-		harness_sleep_ms(100);
-	}
+	/* the worker re-mounts */
+	WAIT_UNTIL(store_client_put(c, "new", fx.obj, OBJ_BYTES) == 0);
 	nl = list(c, "new");
 	ck_assert_uint_eq(nl->replicas[0]->offset, r->offset);
 	ck_assert_int_eq(write_junk(r, r->offset, &g, err, sizeof(err)),

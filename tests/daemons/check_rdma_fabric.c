@@ -28,6 +28,7 @@ Suite *make_rdma_fabric_suite(void)
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ Suite *make_rdma_fabric_suite(void)
 #include "harness.h"
 #include "stamp.h"
 #include "store_client.h"
+#include "wait.h"
 
 #define MAX_W 3
 #define OBJ_BYTES ((4u << 20) + 4097u) /* 17 WRs of at most 256 KiB */
@@ -45,6 +47,7 @@ Suite *make_rdma_fabric_suite(void)
 
 static struct {
 	char dir[96];
+	char logdir[PATH_MAX]; /* the workers' stderr: host-a.log, ... */
 	struct proc master;
 	struct proc w[MAX_W];
 	char addr[64];
@@ -91,8 +94,12 @@ static void setup_with(const char *const *master_extra)
 		 getenv("MCREPL_FAB_PREFIX"));
 	ck_assert_ptr_nonnull(mkdtemp(fx.dir));
 	start_master(master_extra);
-	/* the workers' stderr, one file each, in the fabric directory */
-	setenv("MCREPL_TEST_LOG_DIR", fx.dir, 1);
+	/* the workers' stderr, one file each: in the test's log directory
+	 * (testlog.h), else in the fabric directory */
+	snprintf(fx.logdir, sizeof(fx.logdir), "%s",
+		 testlog_dir() ? testlog_dir() : fx.dir);
+	if (!testlog_dir())
+		setenv("MCREPL_TEST_LOG_DIR", fx.dir, 1);
 	setenv("MCREPL_FAKE_RDMA_DIR", fx.dir, 1);
 }
 
@@ -142,6 +149,8 @@ static void teardown(void)
 	/* the runner's environment as it was (CK_FORK=no runs the other
 	 * suites in this process) */
 	unsetenv("MCREPL_FAKE_RDMA_DIR");
+	if (testlog_dir())
+		return;
 	if (getenv("MCREPL_RUN_LOG_DIR"))
 		setenv("MCREPL_TEST_LOG_DIR", getenv("MCREPL_RUN_LOG_DIR"), 1);
 	else
@@ -225,7 +234,8 @@ static void start_worker(int i, const char *env, const char *flag)
 		setenv(name, eq + 1, 1);
 	}
 	ck_assert_int_eq(
-	    proc_start(&fx.w[i], argv, "mcrepl-worker ready", 8000), 0);
+	    proc_start(&fx.w[i], argv, "mcrepl-worker ready", test_hang_ms()),
+	    0);
 	if (env)
 		unsetenv(name);
 	snprintf(want, sizeof(want), "transport=%s",
@@ -253,26 +263,25 @@ static long long fab(int i, const char *field)
 	return strtoll(p + strlen(key), NULL, 10);
 }
 
-/* Waits up to ms for worker i's field to equal want; its last value. */
-static long long wait_fab(int i, const char *field, long long want, int ms)
+/* Waits for worker i's field to equal want (wait.h); its last value. */
+static long long wait_fab(int i, const char *field, long long want)
 {
-	long long v = fab(i, field);
+	struct test_wait w = test_wait_start();
+	long long v;
 
-	for (int waited = 0; v != want && waited < ms; waited += 20) {
-		harness_sleep_ms(20);
-		v = fab(i, field);
-	}
+	while ((v = fab(i, field)) != want && test_wait_more(&w))
+		;
 	return v;
 }
 
 /* How many lines of worker i's log contain part ("^part": start with). */
 static int logged(int i, const char *part)
 {
-	char path[128], line[2048];
+	char path[PATH_MAX + 16], line[2048];
 	int n = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/host-%c.log", fx.dir, 'a' + i);
+	snprintf(path, sizeof(path), "%s/host-%c.log", fx.logdir, 'a' + i);
 	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f))
 		n += part[0] == '^' ? !strncmp(line, part + 1, strlen(part + 1))
@@ -336,20 +345,19 @@ replica_on(const struct store_object_info *o, const char *host)
 }
 
 /* Waits up to ms for the master to list n segments. */
-static void wait_segments(store_client *c, size_t n, int ms)
+static size_t segments(store_client *c)
 {
-	struct store_segment_info *segs;
+	struct store_segment_info *segs = NULL;
 	size_t have = 0;
 
-	for (int waited = 0; waited <= ms; waited += 100) {
-		segs = NULL;
-		ck_assert_int_eq(store_client_stats(c, &segs, &have, NULL), 0);
-		free(segs);
-		if (have == n)
-			return;
-		harness_sleep_ms(100);
-	}
-	ck_assert_uint_eq(have, n);
+	ck_assert_int_eq(store_client_stats(c, &segs, &have, NULL), 0);
+	free(segs);
+	return have;
+}
+
+static void wait_segments(store_client *c, size_t n)
+{
+	WAIT_UNTIL(segments(c) == n);
 }
 
 /* The worker (0 for host-a, 1 for host-b) holding key's one replica. */
@@ -362,7 +370,8 @@ static int host_of(store_client *c, const char *key)
 	return o.replicas[0].host_id[5] - 'a';
 }
 
-/* Reads key (heat) until it has a replica on host, at most ms. */
+/* Reads key (heat) until it has a replica on host, at most ms (a check
+ * that none comes; test_hang_ms() for one that does). */
 static bool heat_until_on(store_client *c, const char *key, const char *host,
 			  int ms)
 {
@@ -427,7 +436,7 @@ START_TEST(test_hot_copies_move_bytes_between_worker_processes)
 	c = client(NULL);
 	put(c, "k1", 1); /* the only worker: host-a */
 	start_worker(1, NULL, NULL);
-	ck_assert(heat_until_on(c, "k1", "host-b", 10000));
+	ck_assert(heat_until_on(c, "k1", "host-b", test_hang_ms()));
 	verify_on("k1", "host-b", 1);
 	wrs = fab(0, "writes");
 	ck_assert_int_ge(wrs, (OBJ_BYTES + STAMP_BYTES) / (256 << 10) + 1);
@@ -439,7 +448,8 @@ START_TEST(test_hot_copies_move_bytes_between_worker_processes)
 	 * the QP a already has to b, or on a new one from b to a */
 	put(c, "k2", 2);
 	from = host_of(c, "k2");
-	ck_assert(heat_until_on(c, "k2", from ? "host-a" : "host-b", 10000));
+	ck_assert(
+	    heat_until_on(c, "k2", from ? "host-a" : "host-b", test_hang_ms()));
 	verify_on("k2", "host-a", 2);
 	verify_on("k2", "host-b", 2);
 	ck_assert_int_eq(fab(0, "qps"), from ? 2 : 1);
@@ -458,6 +468,34 @@ START_TEST(test_hot_copies_move_bytes_between_worker_processes)
 }
 END_TEST
 
+/* Reads key until worker 0's first copy failed, then none: the master
+ * may still try again while the key is hot, each try its own copy. Waits
+ * for the last try to end, every failure counted on both sides; the
+ * number of tries (>= 1). */
+static long long read_until_copies_fail(store_client *c, const char *key)
+{
+	long long n;
+
+	for (struct test_wait w = test_wait_start();
+	     fab(0, "access_errors") < 1 && test_wait_more(&w);) {
+		uint64_t len;
+		void *buf;
+
+		ck_assert_int_eq(store_client_get(c, key, &buf, &len, NULL), 0);
+		free(buf);
+	}
+	harness_sleep_ms(2500); /* at least: the key cools down */
+	WAIT_UNTIL(
+	    master_metric(c, "mcrepl_dynamic_copies_inflight") == 0 &&
+	    worker_metric(0, "mcrepl_worker_copies_failed_total") ==
+		fab(0, "access_errors") &&
+	    master_metric(c, "mcrepl_dynamic_copy_tasks_revoked_total") ==
+		fab(0, "access_errors"));
+	n = fab(0, "access_errors");
+	ck_assert_int_ge(n, 1);
+	return n;
+}
+
 /* The target hands out a wrong rkey: the source's NIC gets a remote
  * access error on the first WR, the rest is flushed; the copy fails once
  * with that reason, nothing is written, the key keeps its one replica. */
@@ -471,20 +509,7 @@ START_TEST(test_wrong_rkey_fails_the_copy_once_with_the_reason)
 	c = client(NULL);
 	put(c, "k", 3);
 	start_worker(1, "MCREPL_FAKE_RDMA_BAD_RKEY=1", NULL);
-	/* reads until the first copy failed, then none: the master may
-	 * still try again while the key is hot, each try its own copy */
-	for (int waited = 0; waited < 10000 && fab(0, "access_errors") < 1;
-	     waited += 50) {
-		uint64_t len;
-		void *buf;
-
-		ck_assert_int_eq(store_client_get(c, "k", &buf, &len, NULL), 0);
-		free(buf);
-		harness_sleep_ms(50);
-	}
-	harness_sleep_ms(2500); /* the key cools down; the last try ends */
-	n = fab(0, "access_errors");
-	ck_assert_int_ge(n, 1);
+	n = read_until_copies_fail(c, "k");
 	/* each failed copy: one remote access error (the WRs behind it are
 	 * flushed, not counted), one failure on the worker and the master,
 	 * one line from the engine with the reason */
@@ -513,26 +538,23 @@ START_TEST(test_write_past_the_remote_mr_fails_as_on_hardware)
 {
 	store_client *c;
 	struct store_object_info o;
+	long long n;
 
 	start_worker(0, NULL, NULL);
 	c = client(NULL);
 	put(c, "k", 9);
 	start_worker(1, "MCREPL_FAKE_RDMA_MR_LIMIT=1048576", NULL);
-	for (int waited = 0; waited < 10000 && fab(0, "access_errors") < 1;
-	     waited += 50) {
-		uint64_t len;
-		void *buf;
-
-		ck_assert_int_eq(store_client_get(c, "k", &buf, &len, NULL), 0);
-		free(buf);
-		harness_sleep_ms(50);
-	}
-	ck_assert_int_eq(fab(0, "access_errors"), 1);
+	n = read_until_copies_fail(c, "k");
+	/* a try into the MiB: its 4 WRs of 256 KiB landed, the fifth refused;
+	 * the first try's region starts at 0, a retry's lies past the first
+	 * (still quarantined) and fails at its first WR */
 	ck_assert_int_eq(fab(0, "writes"), 4);
-	ck_assert_int_eq(fab(0, "bytes"), 1 << 20); /* 4 WRs of 256 KiB */
+	ck_assert_int_eq(fab(0, "bytes"), 1 << 20);
 	ck_assert_int_eq(logged(0, "^rdma: write to 127.0.0.1:20887 failed: "
 				   "remote access error (wc status 10"),
-			 1);
+			 n);
+	ck_assert_int_eq(
+	    worker_metric(0, "mcrepl_worker_copies_completed_total"), 0);
 	ck_assert_int_eq(store_client_stat(c, "k", &o), 0);
 	ck_assert_uint_eq(o.n_replicas, 1);
 	ck_assert_str_eq(o.replicas[0].host_id, "host-a");
@@ -552,9 +574,9 @@ START_TEST(test_target_without_rdma_endpoint_is_copied_over_tcp)
 	put(c, "k1", 11);
 	put(c, "k2", 12);
 	start_worker(1, NULL, "--transport=tcp");
-	ck_assert(heat_until_on(c, "k1", "host-b", 10000));
+	ck_assert(heat_until_on(c, "k1", "host-b", test_hang_ms()));
 	verify_on("k1", "host-b", 11);
-	ck_assert(heat_until_on(c, "k2", "host-b", 10000));
+	ck_assert(heat_until_on(c, "k2", "host-b", test_hang_ms()));
 	verify_on("k2", "host-b", 12);
 	ck_assert_int_eq(logged(0, "came without an rdma endpoint"), 1);
 	ck_assert_int_eq(fab(0, "writes"), 0);
@@ -576,14 +598,10 @@ START_TEST(test_warmup_copy_to_a_new_domain_over_rdma)
 	c = client(NULL);
 	put(c, "warm", 10);
 	start_worker(1, NULL, NULL);
-	ck_assert(heat_until_on(c, "warm", "host-b", 10000));
+	ck_assert(heat_until_on(c, "warm", "host-b", test_hang_ms()));
 	start_worker(2, NULL, "--domain=zone-c");
-	for (int waited = 0;
-	     waited < 10000 &&
-	     master_metric(c, "mcrepl_master_warmup_copies_completed_total") <
-		 1;
-	     waited += 50)
-		harness_sleep_ms(50);
+	WAIT_UNTIL(master_metric(
+		       c, "mcrepl_master_warmup_copies_completed_total") >= 1);
 	ck_assert_int_eq(
 	    master_metric(c, "mcrepl_master_warmup_copies_completed_total"), 1);
 	verify_on("warm", "host-c", 10);
@@ -614,12 +632,11 @@ static store_client *copy_under_way(const char *target_env)
 	c = client(NULL);
 	put(c, "big", 4);
 	start_worker(1, target_env, NULL);
-	for (int waited = 0; waited < 10000 && fab(0, "writes") < 2;
-	     waited += 50) {
+	for (struct test_wait w = test_wait_start();
+	     fab(0, "writes") < 2 && test_wait_more(&w);) {
 		ck_assert_int_eq(store_client_get(c, "big", &buf, &len, NULL),
 				 0);
 		free(buf);
-		harness_sleep_ms(50);
 	}
 	ck_assert_int_ge(fab(0, "writes"), 2);
 	ck_assert_int_lt(fab(0, "writes"), 17); /* mid-copy */
@@ -635,9 +652,9 @@ START_TEST(test_source_killed_mid_copy_target_frees_inbound)
 	store_client *c = copy_under_way(NULL);
 
 	proc_kill9(&fx.w[0]);
-	ck_assert_int_eq(wait_fab(1, "inbound_qps", 0, 2000), 0);
+	ck_assert_int_eq(wait_fab(1, "inbound_qps", 0), 0);
 	ck_assert_int_eq(fab(1, "qps"), 0);
-	ck_assert_int_eq(wait_fab(1, "ids", 1, 2000), 1); /* the listener */
+	ck_assert_int_eq(wait_fab(1, "ids", 1), 1); /* the listener */
 	store_client_close(c);
 }
 END_TEST
@@ -653,15 +670,15 @@ START_TEST(test_host_crash_stale_inbound_replaced_when_source_returns)
 	proc_kill9(&fx.w[0]);
 	harness_sleep_ms(500);
 	ck_assert_int_eq(fab(1, "inbound_qps"), 1); /* stale: nobody said */
-	wait_segments(c, 1, 8000); /* the master drops the dead a (TTL 2 s) */
-	put(c, "filler", 5);	   /* on b, the only worker */
+	wait_segments(c, 1); /* the master drops the dead a (TTL 2 s) */
+	put(c, "filler", 5); /* on b, the only worker */
 	ck_assert_int_eq(host_of(c, "filler"), 1);
 	start_worker(0, NULL, NULL); /* same address and rdma_cm port */
 	put(c, "big2", 6);	     /* on a, the least used */
 	ck_assert_int_eq(host_of(c, "big2"), 0);
-	ck_assert(heat_until_on(c, "big2", "host-b", 10000));
+	ck_assert(heat_until_on(c, "big2", "host-b", test_hang_ms()));
 	verify_on("big2", "host-b", 6);
-	ck_assert_int_eq(wait_fab(1, "inbound_qps", 1, 2000), 1);
+	ck_assert_int_eq(wait_fab(1, "inbound_qps", 1), 1);
 	ck_assert_int_eq(logged(1, "replaced by"), 1);
 	store_client_close(c);
 }
@@ -680,12 +697,12 @@ START_TEST(test_device_removal_fails_connections_and_refuses_copies)
 	put(c, "k1", 7);
 	put(c, "k2", 8);
 	start_worker(1, NULL, NULL);
-	ck_assert(heat_until_on(c, "k1", "host-b", 10000));
+	ck_assert(heat_until_on(c, "k1", "host-b", test_hang_ms()));
 	verify_on("k1", "host-b", 7);
 	ck_assert_int_eq(fab(0, "qps"), 1); /* a's QP to b */
 	kill(fx.w[0].pid, SIGUSR2);
-	ck_assert_int_eq(wait_fab(0, "dead", 1, 2000), 1);
-	ck_assert_int_eq(wait_fab(0, "qps", 0, 2000), 0);
+	ck_assert_int_eq(wait_fab(0, "dead", 1), 1);
+	ck_assert_int_eq(wait_fab(0, "qps", 0), 0);
 	ck_assert_int_eq(logged(0, "DEVICE_REMOVAL"), 1);
 	ck_assert(!heat_until_on(c, "k2", "host-b", 2500));
 	ck_assert_int_ge(logged(0, "No such device"), 1);

@@ -20,6 +20,7 @@
 #include "pbcheck.h"
 #include "rpc_client.h"
 #include "rpc_server.h"
+#include "wait.h"
 
 Suite *make_rpc_suite(void);
 
@@ -309,14 +310,12 @@ static uint64_t server_conns(rpc_client *c)
 	return n;
 }
 
-/* Polls until the server counts `want` connections (or 5 s pass). */
+/* Polls until the server counts `want` connections (wait.h). */
 static void wait_conns(rpc_client *c, uint64_t want)
 {
-	uint64_t n = 0;
-	int i;
+	uint64_t n;
 
-	for (i = 0; i < 500 && (n = server_conns(c)) != want; i++)
-		sleep_ms(10);
+	WAIT_UNTIL((n = server_conns(c)) == want);
 	ck_assert_uint_eq(n, want);
 }
 
@@ -759,7 +758,8 @@ START_TEST(test_high_water)
 	fd = raw_connect(server_port(ts));
 	for (i = 0; i < N; i++)
 		raw_send_frame(fd, (uint64_t)i + 1, M_EXIST, big, sizeof(big));
-	sleep_ms(300);
+	WAIT_UNTIL(atomic_load(&ts->dispatched) > 0);
+	sleep_ms(300); /* a span for dispatching past the high water */
 	seen = atomic_load(&ts->dispatched);
 	ck_assert_msg(seen > 0 && seen < N, "dispatched %u of %d", seen, N);
 	for (i = 0; i < N; i++)
@@ -907,11 +907,11 @@ static int acall_exist(rpc_aclient *c, const char *key, struct acall *a)
 				acall_cb, a);
 }
 
-/* Runs base until *done (or 5 s). */
+/* Runs base until *done (wait.h: only a hang ends it sooner). */
 static void run_until(struct event_base *base, const int *done)
 {
 	struct timeval tick = {0, 10000};
-	int64_t end = net_now_ms() + 5000;
+	int64_t end = net_now_ms() + test_hang_ms();
 
 	while (!*done && net_now_ms() < end) {
 		event_base_loopexit(base, &tick);

@@ -18,8 +18,10 @@
 #include "harness.h"
 #include "netutil.h"
 #include "rpc_auth.h"
+#include "rawsock.h"
 #include "tls.h"
 #include "tlsfix.h"
+#include "wait.h"
 
 Suite *make_tls_suite(void);
 
@@ -251,11 +253,9 @@ START_TEST(test_tls_end_to_end_worker_mounts_and_cli_puts_and_gets)
 	snprintf(key, sizeof(key), "--tls_key=%s", cpath("w1.key"));
 	snprintf(ca, sizeof(ca), "--tls_ca=%s", cpath("ca.pem"));
 	ck_assert_int_eq(proc_start(&fx.worker, (char *const *)(uintptr_t)argv,
-				    "mcrepl-worker ready", 5000),
+				    "mcrepl-worker ready", test_hang_ms()),
 			 0);
-	for (int i = 0; i < 100 && metric("mcrepl_master_segments") < 1; i++)
-		harness_sleep_ms(50);
-	ck_assert_int_eq(metric("mcrepl_master_segments"), 1);
+	WAIT_UNTIL(metric("mcrepl_master_segments") == 1);
 	/* the worker's /metrics is HTTPS with its --tls_cert */
 	page =
 	    tlsfix_https_get((uint16_t)proc_field(&fx.worker, "metrics_port"),
@@ -525,16 +525,19 @@ START_TEST(test_tls_http_caps_still_apply)
 {
 	static const char *const cap[] = {"--http_max_connections=1", NULL};
 	char err[128];
-	int fd;
+	int fd, fds0;
 
 	start_master_with("server.pem", false, cap);
+	fds0 = fd_count(fx.master.pid);
 	fd = net_connect("127.0.0.1", fx.http, 1000, err, sizeof(err));
 	ck_assert_int_ge(fd, 0);
-	harness_sleep_ms(100); /* admitted: the one connection allowed */
+	/* admitted: the one connection allowed */
+	WAIT_UNTIL(fd_count(fx.master.pid) == fds0 + 1);
 	ck_assert_ptr_null(
 	    tlsfix_https_get(fx.http, "/health", cpath("ca.pem")));
 	close(fd);
-	harness_sleep_ms(100);
+	/* its place given back, /metrics is served again */
+	WAIT_UNTIL(fd_count(fx.master.pid) == fds0);
 	ck_assert_int_eq(
 	    metric("mcrepl_master_http_refused_total{reason=\"cap\"}"), 1);
 }
@@ -595,16 +598,18 @@ START_TEST(test_tls_bad_files_stop_the_programs_with_one_line)
 
 	snprintf(args, sizeof(args), "--tls_cert=%s --tls_key=%s",
 		 cpath("server.pem"), cpath("writer.key"));
-	snprintf(want, sizeof(want),
-		 "mcrepl-master: error: --tls_key %s: does not match the certificate "
-		 "of --tls_cert (",
-		 cpath("writer.key"));
+	snprintf(
+	    want, sizeof(want),
+	    "mcrepl-master: error: --tls_key %s: does not match the certificate "
+	    "of --tls_cert (",
+	    cpath("writer.key"));
 	start_fails("mcrepl-master", args, 78, want);
 	snprintf(args, sizeof(args), "--tls_cert=%s --tls_key=%s",
 		 cpath("missing.pem"), cpath("server.key"));
-	snprintf(want, sizeof(want),
-		 "mcrepl-master: error: --tls_cert %s: No such file or directory\n",
-		 cpath("missing.pem"));
+	snprintf(
+	    want, sizeof(want),
+	    "mcrepl-master: error: --tls_cert %s: No such file or directory\n",
+	    cpath("missing.pem"));
 	start_fails("mcrepl-master", args, 78, want);
 	tlsfix_path(&certs, "notakey.key", open_key, sizeof(open_key));
 	snprintf(cmd, sizeof(cmd), "cp %s %s && chmod 600 %s", cpath("ca.pem"),
@@ -617,9 +622,10 @@ START_TEST(test_tls_bad_files_stop_the_programs_with_one_line)
 		 open_key);
 	start_fails("mcrepl-master", args, 78, want);
 	snprintf(args, sizeof(args), "--tls_ca=%s", cpath("ca.pem"));
-	start_fails("mcrepl-master", args, 78,
-		    "mcrepl-master: error: --tls_ca needs --tls_cert and --tls_key "
-		    "(mutual TLS on the RPC port)\n");
+	start_fails(
+	    "mcrepl-master", args, 78,
+	    "mcrepl-master: error: --tls_ca needs --tls_cert and --tls_key "
+	    "(mutual TLS on the RPC port)\n");
 	snprintf(args, sizeof(args), "--tls_cert=%s", cpath("server.pem"));
 	start_fails("mcrepl-master", args, 78,
 		    "mcrepl-master: error: --tls_cert needs --tls_key\n");
@@ -630,10 +636,11 @@ START_TEST(test_tls_bad_files_stop_the_programs_with_one_line)
 	ck_assert_int_eq(system(cmd), 0);
 	snprintf(args, sizeof(args), "--tls_cert=%s --tls_key=%s",
 		 cpath("server.pem"), open_key);
-	snprintf(want, sizeof(want),
-		 "mcrepl-master: error: --tls_key: %s holds secrets but others may "
-		 "access it (mode 0644): chmod 600 %s\n",
-		 open_key, open_key);
+	snprintf(
+	    want, sizeof(want),
+	    "mcrepl-master: error: --tls_key: %s holds secrets but others may "
+	    "access it (mode 0644): chmod 600 %s\n",
+	    open_key, open_key);
 	start_fails("mcrepl-master", args, 78, want);
 	/* protected mode, either daemon: a configuration no restart fixes */
 	start_fails("mcrepl-master", "--rpc_address=0.0.0.0", 78,

@@ -1,14 +1,17 @@
 /* Raw loopback sockets for the daemon tests (see rawsock.h). */
 #include <arpa/inet.h>
 #include <check.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include "netutil.h"
 #include "rawsock.h"
+#include "wait.h"
 
 int connect_from(const char *src, uint16_t port)
 {
@@ -57,6 +60,27 @@ bool closed_within(int fd, int timeout_ms)
 		if (n <= 0)
 			return true;
 	}
+}
+
+bool closed_soon(int fd)
+{
+	return closed_within(fd, test_hang_ms());
+}
+
+int fd_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
 }
 
 void set_send_timeout(int fd)

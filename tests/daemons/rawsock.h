@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* A blocking connection to 127.0.0.1:port from source address src (NULL =
  * any), with a 5 s receive timeout. */
@@ -16,8 +17,16 @@ int raw_connect(uint16_t port);
 /* Sends all of buf (asserted). */
 void raw_send(int fd, const void *buf, size_t len);
 
-/* The peer closes within timeout_ms (reading and dropping what comes). */
+/* The peer closes within timeout_ms (reading and dropping what comes):
+ * for a check that it does not close (yet). */
 bool closed_within(int fd, int timeout_ms);
+/* The peer closes, before a wait's bound (wait.h): for a check that it
+ * does. */
+bool closed_soon(int fd);
+
+/* The file descriptors process pid has open (its accepted connections
+ * among them). */
+int fd_count(pid_t pid);
 
 /* A 5 s send timeout on fd. */
 void set_send_timeout(int fd);
