@@ -25,8 +25,8 @@
  * period equal to the heat window, a key's hit count and a segment's load
  * are in the same unit.
  */
-#ifndef MCREPL_POLICY_PRIV_H
-#define MCREPL_POLICY_PRIV_H
+#ifndef MCREPL_LIB_POLICY_H
+#define MCREPL_LIB_POLICY_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,7 +5,10 @@
 #   go to docs/benchmarks-archive.md);
 #   no code cites an issue number (issues end; code and its comments stay:
 #   say what the code does and why, history goes to NEWS and git log);
-#   no installed header carries history (a "X.Y.Z:" release entry; NEWS).
+#   no installed header carries history (a "X.Y.Z:" release entry; NEWS);
+#   every header's include guard ends with its file's name (foo_bar.h:
+#   ..._FOO_BAR_H) and no two headers share one (a copied or moved header
+#   keeps a guard that no longer says what it guards).
 # Usage: check-budgets.sh [ROOT]  (default: the tree this script is in).
 # Prints one line per broken rule; exits 1 when any is broken.
 set -u
@@ -42,5 +45,21 @@ hist=$(grep -nE '^[ /*]*[0-9]+\.[0-9]+\.[0-9]+:' lib/include/mcrepl/*.h \
 	lib/include/mcrepl/*.hpp 2>/dev/null | head -5)
 [ -z "$hist" ] || say "an installed header carries release history (NEWS):
 $hist"
-[ "$bad" -eq 0 ] && echo "check-budgets: README $(lines README.md)/300, BENCHMARKS $(lines BENCHMARKS.md)/400 lines; no issue numbers in code; no history in installed headers"
+guards=$(printf '%s\n' "$files" | grep -E '\.h$' |
+	while IFS= read -r f; do
+		[ -f "$f" ] || continue
+		g=$(grep -m1 -E '^#ifndef [A-Za-z0-9_]+$' "$f" | cut -d' ' -f2)
+		b=$(basename "$f" .h | tr 'a-z.-' 'A-Z__')
+		case "$g" in
+		*"${b}_H") printf '%s %s\n' "$g" "$f" ;;
+		*) printf 'WRONG %s %s\n' "${g:-none}" "$f" ;;
+		esac
+	done)
+wrong=$(printf '%s\n' "$guards" | grep '^WRONG ' | cut -d' ' -f2- | head -5)
+[ -z "$wrong" ] || say "include guards that do not end with their file's name (guard, file):
+$wrong"
+twice=$(printf '%s\n' "$guards" | grep -v '^WRONG ' | cut -d' ' -f1 | sort |
+	uniq -d | head -5)
+[ -z "$twice" ] || say "include guards used by more than one header: $twice"
+[ "$bad" -eq 0 ] && echo "check-budgets: README $(lines README.md)/300, BENCHMARKS $(lines BENCHMARKS.md)/400 lines; no issue numbers in code; no history in installed headers; include guards named for their files"
 exit "$bad"

@@ -93,6 +93,7 @@ struct store {
 	uint64_t term;
 	struct orphan *orphans; /* re-registered regions without a key */
 	size_t n_orphans, cap_orphans;
+	struct store_removed *removed; /* keys removed in this term */
 	struct store_ha_figures ha;
 	/* the counters of STORE_FIGURES (gauges are filled when taken) */
 	struct store_figures ctr;
@@ -108,7 +109,6 @@ void store__free_segments(struct store *s);
 /* The segment with this id, mounted or leaving; NULL when none. */
 struct segment *store__segment_any(const struct store *s, uint64_t id);
 /* Hosts with a mounted segment (kept as segments come and go). */
-size_t store__n_hosts(const struct store *s);
 
 /* store_obj.c */
 /* key and tenant can name an object (store_key_valid without a reason) */
@@ -204,6 +204,11 @@ void store__ha_tick(struct store *s, uint64_t now_ms);
 /* The orphan whose stamp names tenant/key becomes its object (NULL: none) */
 struct object *store__adopt(struct store *s, const char *tenant,
 			    const char *key);
+/* o is removed in this term: no re-registered replica of its key at its
+ * version or older brings it back (a bounded record; no-op while term is
+ * 0). */
+void store__removed_note(struct store *s, const struct object *o);
+void store__removed_free(struct store *s);
 
 /* store_dyn_policy.c */
 /* Create the policy engine and its lease table, and the read path's heat

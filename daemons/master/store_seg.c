@@ -70,11 +70,6 @@ static bool host_count(struct store *s, const char *host, int delta)
 	return true;
 }
 
-size_t store__n_hosts(const struct store *s)
-{
-	return mcu_map_size(&s->hosts);
-}
-
 struct client *store__find_client(struct store *s, uint64_t id)
 {
 	for (size_t i = 0; i < s->n_clients; i++)

@@ -14,7 +14,8 @@ fresh() {
 	rm -rf "$work/t" && mkdir -p "$work/t/lib/include/mcrepl" "$work/t/lib" &&
 		printf 'x\n' > "$work/t/README.md" &&
 		printf 'x\n' > "$work/t/BENCHMARKS.md" &&
-		printf '#define V 1\n' > "$work/t/lib/include/mcrepl/version.h" &&
+		printf '#ifndef MCREPL_VERSION_H\n#define MCREPL_VERSION_H\n#define V 1\n#endif\n' \
+			> "$work/t/lib/include/mcrepl/version.h" &&
 		printf 'int f(void);\n' > "$work/t/lib/a.c"
 }
 fails() { # fails "what the message names"
@@ -38,4 +39,12 @@ fresh && printf '/*\n * 0.6.5: an addition.\n */\n' >> \
 check "release history in an installed header fails" fails "release history"
 fresh && printf 'iss%s 12 fixed this\n' ue > "$work/t/NEWS"
 check "NEWS may name issues" sh "$gate" "$work/t"
+fresh && printf '#ifndef EXAMPLES_ZIPF_H\n#endif\n' > "$work/t/lib/zipf_draw.h"
+check "a guard that does not name its file fails, named with its file" \
+	fails "EXAMPLES_ZIPF_H lib/zipf_draw.h"
+fresh && printf '#ifndef A_MAP_H\n#endif\n' > "$work/t/lib/map.h" &&
+	mkdir -p "$work/t/lib/util" &&
+	printf '#ifndef A_MAP_H\n#endif\n' > "$work/t/lib/util/map.h"
+check "two headers with one guard fail" \
+	fails "include guards used by more than one header: A_MAP_H"
 tap_done check-budgets

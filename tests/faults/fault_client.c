@@ -454,7 +454,7 @@ static int start_worker(int i)
 	harness_bin("mcrepl-worker", bin, sizeof(bin));
 	snprintf(master, sizeof(master), "--master=%s", E.addr);
 	snprintf(host, sizeof(host), "--host_id=host-%c", 'a' + i);
-	return proc_start(&E.w[i], argv, "mcrepl-worker ready", 5000);
+	return proc_start(&E.w[i], argv, "mcrepl-worker ready", 20000);
 }
 
 static store_client *client(const char *tenant, const char *local)

@@ -176,8 +176,10 @@ int master_start(struct proc *p, const char *const *flags)
 	for (size_t i = 0; flags && flags[i] && n < 62; i++)
 		argv[n++] = flags[i];
 	argv[n] = NULL;
+	/* a bound on a hang only: the ready line comes in milliseconds, but
+	 * a master under valgrind on a loaded machine may take seconds */
 	return proc_start(p, (char *const *)(uintptr_t)argv,
-			  "mcrepl-master ready", 5000);
+			  "mcrepl-master ready", 20000);
 }
 
 rpc_client *harness_client(uint16_t port)

@@ -8,8 +8,8 @@
  * are checked and skipped whatever their type. No allocation except for
  * id arrays.
  */
-#ifndef MCREPL_EXAMPLES_JSONL_H
-#define MCREPL_EXAMPLES_JSONL_H
+#ifndef MCREPL_TOOLS_JSONL_H
+#define MCREPL_TOOLS_JSONL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * at its end, the worst phase and how many phases were relieved; and the
  * steady median both tools use for a run's figures.
  */
-#ifndef EXAMPLES_PHASES_H
-#define EXAMPLES_PHASES_H
+#ifndef MCREPL_TOOLS_PHASES_H
+#define MCREPL_TOOLS_PHASES_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,8 +7,8 @@
  * the random numbers (as for zipf.h), so each tool keeps its own
  * generator and a redraw is a pure function of the generator's state.
  */
-#ifndef EXAMPLES_SHIFT_H
-#define EXAMPLES_SHIFT_H
+#ifndef MCREPL_TOOLS_SHIFT_H
+#define MCREPL_TOOLS_SHIFT_H
 
 #include <stdint.h>
 

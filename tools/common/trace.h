@@ -15,8 +15,8 @@
  * TRACE_MAX_REPORTED; past that a final "PROG: FILE: N malformed lines in
  * all, the first 100 reported") and left out; blank lines are ignored.
  */
-#ifndef MCREPL_EXAMPLES_TRACE_H
-#define MCREPL_EXAMPLES_TRACE_H
+#ifndef MCREPL_TOOLS_TRACE_H
+#define MCREPL_TOOLS_TRACE_H
 
 #include <stddef.h>
 #include <stdint.h>

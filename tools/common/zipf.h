@@ -8,8 +8,8 @@
  * each program keeps its own generator. tests/sim/random_test.c checks the
  * distribution (chi-square) and pins the first draws of a seed.
  */
-#ifndef EXAMPLES_ZIPF_H
-#define EXAMPLES_ZIPF_H
+#ifndef MCREPL_TOOLS_ZIPF_H
+#define MCREPL_TOOLS_ZIPF_H
 
 #include <stdint.h>
 
