@@ -67,6 +67,32 @@ static void heapify(struct heap *q)
 		sift_down(q, i);
 }
 
+/* Add amount to each of the parts least-loaded nodes (distinct): pop
+ * them, load them, push them back. */
+static void spread(struct heap *q, uint32_t *taken, uint32_t parts,
+		   double amount)
+{
+	for (uint32_t j = 0; j < parts; j++) {
+		taken[j] = q->h[0];
+		q->h[0] = q->h[--q->n];
+		sift_down(q, 0);
+	}
+	for (uint32_t j = 0; j < parts; j++) {
+		uint32_t p;
+
+		q->load[taken[j]] += amount;
+		p = q->n++;
+		q->h[p] = taken[j];
+		while (p && q->load[q->h[p]] < q->load[q->h[(p - 1) / 2]]) {
+			uint32_t t = q->h[p];
+
+			q->h[p] = q->h[(p - 1) / 2];
+			q->h[(p - 1) / 2] = t;
+			p = (p - 1) / 2;
+		}
+	}
+}
+
 static double max_mean(const double *load, uint32_t n, double total)
 {
 	double mx = 0;
@@ -101,27 +127,12 @@ static double ideal_k(const struct sim_cluster *c, const struct weights *w,
 
 		if (c->objs[nth(w, i)].primary == SIM_NONE)
 			continue;
-		/* Pop the R least-loaded nodes (distinct), load, push back. */
-		for (uint32_t j = 0; j < R; j++) {
-			taken[j] = q->h[0];
-			q->h[0] = q->h[--q->n];
-			sift_down(q, 0);
+		if (R == N) { /* every node: no choice to make, the same sums */
+			for (uint32_t j = 0; j < N; j++)
+				q->load[j] += part;
+			continue;
 		}
-		for (uint32_t j = 0; j < R; j++) {
-			uint32_t p;
-
-			q->load[taken[j]] += part;
-			p = q->n++;
-			q->h[p] = taken[j];
-			while (p &&
-			       q->load[q->h[p]] < q->load[q->h[(p - 1) / 2]]) {
-				uint32_t t = q->h[p];
-
-				q->h[p] = q->h[(p - 1) / 2];
-				q->h[(p - 1) / 2] = t;
-				p = (p - 1) / 2;
-			}
-		}
+		spread(q, taken, R, part);
 	}
 	return max_mean(q->load, N, total);
 }
@@ -259,26 +270,7 @@ static double ideal_prop(const struct sim_cluster *c, const struct weights *w,
 		if (c->objs[obj].primary == SIM_NONE)
 			continue;
 		*mem += parts - 1;
-		for (uint32_t j = 0; j < parts; j++) {
-			taken[j] = q->h[0];
-			q->h[0] = q->h[--q->n];
-			sift_down(q, 0);
-		}
-		for (uint32_t j = 0; j < parts; j++) {
-			uint32_t p;
-
-			q->load[taken[j]] += x / parts;
-			p = q->n++;
-			q->h[p] = taken[j];
-			while (p &&
-			       q->load[q->h[p]] < q->load[q->h[(p - 1) / 2]]) {
-				uint32_t t = q->h[p];
-
-				q->h[p] = q->h[(p - 1) / 2];
-				q->h[(p - 1) / 2] = t;
-				p = (p - 1) / 2;
-			}
-		}
+		spread(q, taken, parts, x / parts);
 	}
 	return max_mean(q->load, N, total);
 }
