@@ -35,6 +35,7 @@ struct akey {
 	struct lrec *pending;	   /* the single-flight lease or NULL */
 	uint64_t action_until;	   /* action cooldown end, 0 = none */
 	uint64_t recreate_after;   /* recreate cooldown end, 0 = none */
+	uint64_t failed_until;	   /* auto: a revoked copy's hold, 0 = none */
 	uint64_t balanced_at;	   /* last judged BALANCED, 0 = none */
 	uint64_t balanced_since;   /* the run of BALANCED began */
 	mcrepl_evidence ev;	   /* the gate's inputs over the run */
@@ -274,7 +275,7 @@ static void key_free(mcrepl_leases *t, struct akey *k)
 static void key_settle(mcrepl_leases *t, struct akey *k, uint64_t now)
 {
 	uint64_t until = max64(max64(k->action_until, k->recreate_after),
-			       balanced_kept(t, k));
+			       max64(k->failed_until, balanced_kept(t, k)));
 
 	if (k->nleases)
 		mcr_heap_remove(&t->idle, &k->idle);
@@ -345,6 +346,9 @@ static void lease_end(mcrepl_leases *t, struct lrec *l, enum end_how how,
 		k->action_until = max64(
 		    k->action_until, sat_add(now, t->cfg.action_cooldown_ms));
 	}
+	if (how == END_REVOKE) /* the worker failed the copy */
+		k->failed_until =
+		    max64(k->failed_until, sat_add(now, t->cfg.heat_window_ms));
 	if (p) {
 		p->l = l->l;
 		p->live = NULL;
@@ -788,6 +792,14 @@ static mcrepl_status propose_locked(mcrepl_leases *t,
 		k = remember_balanced(t, k, &ai, domain);
 		res->reason = evidence_reason(t, k, &ai);
 	}
+	/* auto sets the action cooldown aside for the balance gate, but not
+	 * after a failed copy: a key whose last copy a worker revoked waits
+	 * a heat window, so a target that fails every copy is not tried
+	 * again at the rate the key's reads trigger */
+	if (res->reason == MCREPL_REASON_NONE && k &&
+	    in->now_ms < k->failed_until &&
+	    mcr_policy_is_auto(&t->cfg, in->cluster))
+		res->reason = MCREPL_REASON_ACTION_COOLDOWN;
 	if (res->reason != MCREPL_REASON_NONE &&
 	    res->reason != MCREPL_REASON_MODE_OBSERVE)
 		return MCREPL_EREJECTED;

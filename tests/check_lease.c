@@ -640,6 +640,58 @@ START_TEST(test_copy_revoke_clears_pending_and_enters_action_cooldown)
 }
 END_TEST
 
+/* Under auto the balance gate stands in for the action cooldown: after a
+ * copy ends, an overloaded key is admitted again at once. After a copy
+ * its worker revoked (failed) the key waits one heat window, so a target
+ * that fails every copy is not tried again at the rate reads trigger. */
+static void auto_overloaded(mcrepl_cluster_view *cl)
+{
+	fx_init_cfg(MCREPL_MODE_ENFORCE, false, RCD);
+	F.cfg.policy = MCREPL_POLICY_AUTO;
+	ck_assert_int_eq(mcrepl_leases_create(&F.cfg, &F.t), MCREPL_OK);
+	/* 4 nodes, mean 10,000 reads a window; the key's two holders
+	 * serve 19,000 each, the others 1,000 */
+	*cl = (mcrepl_cluster_view){.window_reads = 40000, .nodes = 4};
+	F.in.cluster = cl;
+	F.in.heat_count = 20000;
+	F.segs[0].read_load = F.segs[1].read_load = 19000;
+	F.segs[2].read_load = F.segs[3].read_load = 1000;
+}
+
+START_TEST(test_auto_revoked_copy_holds_the_key_one_heat_window)
+{
+	mcrepl_cluster_view cl;
+	mcrepl_lease l, out;
+	mcrepl_reason why;
+	mcrepl_fence f;
+	uint64_t win;
+
+	auto_overloaded(&cl);
+	win = F.cfg.heat_window_ms;
+	l = propose_ok("p-1", T0);
+	start_ok(&l, T0 + 1);
+	f = fence_of(&l);
+	ck_assert_int_eq(mcrepl_leases_copy_revoke(F.t, &f, T0 + 2, &out, &why),
+			 MCREPL_OK);
+	expect_rejected("p-2", T0 + 3, MCREPL_REASON_ACTION_COOLDOWN);
+	expect_rejected("p-3", T0 + 2 + win - 1, MCREPL_REASON_ACTION_COOLDOWN);
+	l = propose_ok("p-4", T0 + 2 + win);
+	ck_assert_uint_eq(l.target.v, 3);
+	fx_fini();
+
+	/* the same key after a copy that ended: admitted at once */
+	auto_overloaded(&cl);
+	l = propose_ok("p-1", T0);
+	start_ok(&l, T0 + 1);
+	f = fence_of(&l);
+	ck_assert_int_eq(mcrepl_leases_copy_end(F.t, &f, T0 + 2, &out, &why),
+			 MCREPL_OK);
+	l = propose_ok("p-2", T0 + 3);
+	ck_assert_uint_eq(l.target.v, 3);
+	fx_fini();
+}
+END_TEST
+
 /* covers: T-12 R-LEASE-5 R-LEASE-6 */
 START_TEST(test_invalid_target_cleanup_removes_incomplete_dynamic_state)
 {
@@ -1553,6 +1605,8 @@ Suite *make_lease_suite(void)
 		       test_copy_lifecycle_marks_dynamic_replica_completion);
 	tcase_add_test(
 	    life, test_copy_revoke_clears_pending_and_enters_action_cooldown);
+	tcase_add_test(life,
+		       test_auto_revoked_copy_holds_the_key_one_heat_window);
 	tcase_add_test(
 	    life, test_invalid_target_cleanup_removes_incomplete_dynamic_state);
 	tcase_add_test(
