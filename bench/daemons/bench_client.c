@@ -16,9 +16,9 @@
  * both: a get is one GetReplicaList over TLS plus the read.)
  * --grants: compare the data-plane checks instead, grants and stamp tags:
  * two clusters, the baseline's master and worker started with
- * MCREPL_BENCH_NO_GRANTS=1 (no grants signed or checked, no stamp tags
- * given) and its client with stamp_tags_off (no tag written or compared),
- * both clients keeping connections. Last line:
+ * --insecure_no_grants_for_benchmarks (loopback only: no grants signed
+ * or checked, no stamp tags given) and its client with stamp_tags_off (no
+ * tag written or compared), both clients keeping connections. Last line:
  * client_get_us_median_checks=<x> client_get_us_median_nochecks=<x>
  * ratio=<checks/nochecks> p99s, gets, bytes.
  * Last line: client_get_us_median=<x> client_get_us_p99=<x>
@@ -51,16 +51,22 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int start_worker(struct proc *w, uint16_t master_port, bool with_tls)
+static int start_worker(struct proc *w, uint16_t master_port, bool with_tls,
+			bool no_grants)
 {
+	static char no_grants_flag[] = "--insecure_no_grants_for_benchmarks";
 	char bin[512], master[80], ca[160];
 	char *argv[] = {bin,
 			master,
 			(char *)(uintptr_t) "--host_id=bench-host",
 			(char *)(uintptr_t) "--segment_size=64M",
 			(char *)(uintptr_t) "--transport=tcp",
-			with_tls ? ca : NULL,
+			NULL,
 			NULL};
+
+	/* the grants baseline binds loopback only (the default
+	 * --data_address), as the flag requires */
+	argv[5] = with_tls ? ca : no_grants ? no_grants_flag : NULL;
 
 	snprintf(ca, sizeof(ca), "--tls_ca=%s", tls.ca);
 
@@ -224,10 +230,12 @@ int main(int argc, char **argv)
 	 * in --tls mode (cluster 0 serves TLS) */
 	n = grants || with_tls ? 2 : 1;
 	for (int k = 0; k < n; k++) {
-		if (k == 1 && grants)
-			setenv("MCREPL_BENCH_NO_GRANTS", "1", 1);
 		flags[2] = with_tls && k == 0 ? tls.cert : NULL;
 		flags[3] = with_tls && k == 0 ? tls.key : NULL;
+		/* the grants baseline: master_start binds loopback, as the
+		 * flag requires */
+		if (k == 1 && grants)
+			flags[2] = "--insecure_no_grants_for_benchmarks";
 		if (master_start(&master[k], flags)) {
 			fprintf(stderr, "bench_client: cannot start "
 					"mcrepl-master\n");
@@ -235,7 +243,8 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		port[k] = (uint16_t)proc_field(&master[k], "rpc_port");
-		if (start_worker(&worker[k], port[k], with_tls && k == 0)) {
+		if (start_worker(&worker[k], port[k], with_tls && k == 0,
+				 grants && k == 1)) {
 			fprintf(stderr, "bench_client: cannot start "
 					"mcrepl-worker\n");
 			proc_stop(&master[k]);
@@ -243,12 +252,10 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	unsetenv("MCREPL_BENCH_NO_GRANTS");
 	if (n == 1)
 		port[1] = port[0];
 	rc = bench(port, n == 2, gets, bytes) ? 1 : 0;
 out:
-	unsetenv("MCREPL_BENCH_NO_GRANTS");
 	for (int k = 0; k < n; k++) {
 		proc_stop(&worker[k]);
 		proc_stop(&master[k]);

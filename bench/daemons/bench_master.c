@@ -11,7 +11,8 @@
  * certificate made with the openssl command): columns plain / tls.
  * --grants (or --compare grants): compare the data-plane checks, grants
  * and stamp tags (both masters mode off; the baseline started with
- * MCREPL_BENCH_NO_GRANTS=1, which signs no grant and tags no stamp): the
+ * --insecure_no_grants_for_benchmarks on loopback, which signs no grant
+ * and tags no stamp): the
  * columns then say nochecks / checks; it also prints grant_tag_ns= and
  * stamp_tag_ns= (ns per grant MAC and per stamp tag, in this process).
  * --compare auth: both masters in enforce mode, one without
@@ -182,12 +183,8 @@ static int server_start(struct server *s, const char *mode, bool authed,
 			bool no_grants, bool with_tls, uint64_t keys)
 {
 	char mode_flag[64];
-	const char *flags[] = {mode_flag,
-			       "--max_batch_keys=4096",
-			       authed ? auth.flag : NULL,
-			       with_tls ? tls.cert : NULL,
-			       with_tls ? tls.key : NULL,
-			       NULL};
+	const char *flags[8] = {mode_flag, "--max_batch_keys=4096"};
+	size_t nf = 2;
 	const ProtobufCServiceDescriptor *d = &mcrepl_rpc__master__descriptor;
 	char addr[64], err[256];
 	struct load *l = calloc(1, sizeof(*l));
@@ -195,14 +192,19 @@ static int server_start(struct server *s, const char *mode, bool authed,
 
 	snprintf(mode_flag, sizeof(mode_flag), "--dynamic_replication_mode=%s",
 		 mode);
+	/* master_start binds loopback, which the no-grants flag requires */
+	if (no_grants)
+		flags[nf++] = "--insecure_no_grants_for_benchmarks";
+	if (authed)
+		flags[nf++] = auth.flag;
+	if (authed && with_tls) { /* TLS is compared between authed masters */
+		flags[nf++] = tls.cert;
+		flags[nf++] = tls.key;
+	}
 	rpc_client_config_init(&cfg);
 	cfg.cred = authed ? &auth.admin : NULL;
 	cfg.tls = with_tls ? tls.ctx : NULL;
 	harness_set_tls(cfg.tls);
-	if (no_grants)
-		setenv("MCREPL_BENCH_NO_GRANTS", "1", 1);
-	else
-		unsetenv("MCREPL_BENCH_NO_GRANTS");
 	s->keeper = NULL; /* its thread connects at once, with the TLS set */
 	if (!l || master_start(&s->proc, flags) != 0 ||
 	    !(s->keeper =

@@ -53,6 +53,14 @@ static const struct flag flags[] = {
      .def = "false",
      .help = "without --auth_file, serve a non-loopback --rpc_address anyway "
 	     "(anyone who reaches it can use it)"},
+    {.name = "insecure_no_grants_for_benchmarks",
+     .type = FLAG_BOOL,
+     .off = O(opts.grants_off),
+     .def = "false",
+     .help = "sign no data-plane grant and no stamp tag (workers started "
+	     "alike serve anyone): only the baseline of the benchmark that "
+	     "measures their cost; refused (exit 78) unless --rpc_address is "
+	     "loopback"},
     {.name = "rpc_port",
      .type = FLAG_U32,
      .off = O(rpc_port),
@@ -213,9 +221,10 @@ static const struct flag flags[] = {
      .off = O(ha_recovery_ms),
      .def = "1000",
      .help =
-	 "after winning, for this long (and while a worker re-registers) puts "
-	 "and reads that find nothing are answered 'recovering' (clients ask "
-	 "again; 0 = only while a worker re-registers)",
+	 "after winning, for this long (and while a worker re-registers) "
+	 "puts, removes, warmups, proposals and reads that find nothing are "
+	 "answered 'recovering' (clients ask again; 0 = only while a worker "
+	 "re-registers)",
      .max = 600000},
 };
 
@@ -225,7 +234,9 @@ static const struct flag_set master_set = {
     .epilog = "Prints 'mcrepl-master ready rpc_address=A rpc_port=N "
 	      "metrics_port=M mode=...' once serving. Exits 2 on an invalid "
 	      "flag, 78 on a configuration that cannot work (the auth or TLS "
-	      "files, protected mode, --etcd_endpoints), 1 on other failures.",
+	      "files, protected mode, --etcd_endpoints, "
+	      "--insecure_no_grants_for_benchmarks off loopback), 1 on other "
+	      "failures.",
     .width = 34,
     .flags = flags,
     .n = sizeof(flags) / sizeof(flags[0]),

@@ -23,9 +23,11 @@ struct ha_gate {
 	/* true: pass the request; else leader[0, cap) may name the leader */
 	bool (*open)(void *arg, char *leader, size_t cap);
 	/* true while a new leader's workers may still be re-registering:
-	 * PutStart is refused and a GetReplicaList, BatchGetReplicaList
-	 * (any entry), Stat or Exist that finds nothing is
-	 * answered UNAVAILABLE, reason "recovering" (ask again) */
+	 * the methods of class HA_REFUSE (PutStart, Remove, Warmup,
+	 * SubmitReplicaActionProposal) are refused and a GetReplicaList,
+	 * BatchGetReplicaList (any entry), Stat or Exist that finds nothing
+	 * is answered UNAVAILABLE, reason "recovering" (ask again); the
+	 * classes are the method table's (methods.c) */
 	bool (*recovering)(void *arg);
 	void *arg;
 	unsigned long refused, deferred;

@@ -52,6 +52,11 @@ struct master {
 	struct ha *ha;
 	struct ha_gate gate;
 	uint64_t elected_ms;
+	/* RPC connections closed since the last tick (on_rpc_close): the
+	 * tick releases the unfinished puts they started
+	 * (store_conns_gone) */
+	uint64_t *gone;
+	size_t n_gone, cap_gone;
 };
 
 static uint64_t now_ms(void)
@@ -314,6 +319,26 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 	drain_later(m, more);
 }
 
+/* An RPC connection closed (rpc_server_config.on_close): noted for the
+ * next tick, which runs within --sweep_interval_ms, outside any handler
+ * and under the store lock. Without memory the id is dropped: its puts
+ * then wait for their deadline, as before. */
+static void on_rpc_close(void *arg, uint64_t conn_id)
+{
+	struct master *m = arg;
+
+	if (m->n_gone == m->cap_gone) {
+		size_t cap = m->cap_gone ? 2 * m->cap_gone : 64;
+		uint64_t *p = realloc(m->gone, cap * sizeof(*p));
+
+		if (!p)
+			return;
+		m->gone = p;
+		m->cap_gone = cap;
+	}
+	m->gone[m->n_gone++] = conn_id;
+}
+
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct master *m = arg;
@@ -322,9 +347,13 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (!m->store)
+	if (!m->store) {
+		m->n_gone = 0; /* no store: no puts to release */
 		return;
+	}
 	store_lock(m->store);
+	store_conns_gone(m->store, m->gone, m->n_gone, now);
+	m->n_gone = 0;
 	store_tick(m->store, now, &m->last_evict_ms);
 	more = store_backlog(m->store);
 	store_unlock(m->store);
@@ -362,18 +391,30 @@ static int random_secret(uint8_t out[GRANT_SECRET_BYTES], char *err,
 	return -1;
 }
 
-/* MCREPL_BENCH_NO_GRANTS=1: zero grants, for the baseline of the benchmark
- * that measures their cost (BENCHMARKS.md), loudly. */
-static void bench_grants_off(struct master *m)
+/* --insecure_no_grants_for_benchmarks: zero grants and stamp tags, for
+ * the baseline of the benchmark that measures their cost (BENCHMARKS.md).
+ * Only a command-line flag turns a security check off, never the
+ * environment; and only where nobody else can reach: the RPC and HTTP
+ * ports (both on --rpc_address) must be loopback, else the master does
+ * not start (78). Said loudly when on. */
+static int bench_grants_off(struct master *m, char *err, size_t errlen)
 {
-	const char *v = getenv("MCREPL_BENCH_NO_GRANTS");
-
-	if (!v || strcmp(v, "1") != 0)
-		return;
-	m->flags.opts.grants_off = true;
-	log_line(LOG_WARN, "MCREPL_BENCH_NO_GRANTS=1: "
+	if (!m->flags.opts.grants_off)
+		return 0;
+	if (!net_is_loopback(m->flags.rpc_address)) {
+		snprintf(err, errlen,
+			 "--insecure_no_grants_for_benchmarks: --rpc_address "
+			 "%s (the RPC and HTTP ports) is not a loopback "
+			 "address; without grants anyone who reaches the "
+			 "workers' data ports reads and writes every object, "
+			 "so this benchmark switch serves loopback only",
+			 m->flags.rpc_address);
+		return DAEMON_EXIT_CONFIG;
+	}
+	log_line(LOG_WARN, "--insecure_no_grants_for_benchmarks: "
 			   "data-plane grants are OFF (a benchmark baseline; "
 			   "workers started alike serve anyone)");
+	return 0;
 }
 
 /* Each setup phase returns 0, or the exit status its failure calls for
@@ -381,10 +422,10 @@ static void bench_grants_off(struct master *m)
 static int setup_store(struct master *m, char *err, size_t errlen)
 {
 	uint8_t secret[GRANT_SECRET_BYTES];
+	int rc;
 
 	if (random_secret(secret, err, errlen))
 		return DAEMON_EXIT_RETRY;
-	bench_grants_off(m);
 	m->base = event_base_new();
 	if (m->flags.auth_file[0] &&
 	    auth_table_load(m->flags.auth_file, &m->auth, err, errlen))
@@ -394,6 +435,9 @@ static int setup_store(struct master *m, char *err, size_t errlen)
 		sizeof(m->flags.rpc_address), "0.0.0.0", m->auth != NULL,
 		m->flags.insecure, "--auth_file", stderr, err, errlen))
 		return DAEMON_EXIT_CONFIG;
+	rc = bench_grants_off(m, err, errlen); /* the address is known now */
+	if (rc)
+		return rc;
 	m->svc.auth = m->auth; /* the service was made in start() */
 	if (m->auth)
 		log_line(LOG_INFO,
@@ -455,6 +499,8 @@ static int setup_rpc(struct master *m, char *err, size_t errlen)
 	rc.auth_timeout_ms = m->flags.auth_timeout_ms;
 	rc.tls = m->tls_rpc;
 	rc.tls_verify_clients = m->flags.tls_ca[0] != '\0';
+	rc.on_close = on_rpc_close;
+	rc.on_close_arg = m;
 	m->rpc = rpc_server_create(
 	    m->base, &rc,
 	    m->flags.etcd_endpoints[0] ? &m->gate.base : &m->svc.base.base, why,
@@ -700,6 +746,7 @@ static void stop(struct master *m)
 	master_service_fini(&m->svc);
 	store_destroy(m->store);
 	auth_table_free(m->auth);
+	free(m->gone);
 	SSL_CTX_free(m->tls_rpc);
 	SSL_CTX_free(m->tls_http);
 	if (m->base)

@@ -40,7 +40,9 @@ enum method_caller {
 };
 
 /* What the HA gate does with a method while a new leader recovers (its
- * workers re-register their objects, docs/HA.md). */
+ * workers re-register their objects, docs/HA.md): a method whose answer
+ * or effect depends on objects not yet re-registered is refused, or, for
+ * a read, asked again when it finds nothing. */
 enum method_ha {
 	HA_SERVE,	   /* served as usual */
 	HA_REFUSE,	   /* refused UNAVAILABLE "recovering": ask again */
@@ -60,6 +62,8 @@ struct master_method {
 	 * others reply after releasing it. */
 	bool reply_under_lock;
 	enum method_ha ha;
+	/* why ha is right for the method, in one line (docs/DAEMONS.md) */
+	const char *ha_why;
 	const char *limit; /* the flag bounding one request, or NULL */
 };
 

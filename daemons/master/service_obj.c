@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rpc_dispatch.h"
 #include "service_priv.h"
 
 /* ---- puts ---------------------------------------------------------------- */
@@ -29,6 +30,8 @@ void method_put_start(McreplRpc__Master_Service *svc,
 				       r.msg, sizeof(r.msg));
 	if (code == MCREPL_RPC__CODE__OK) {
 		store_put_owner(s, o, req->client_id);
+		/* its connection's close releases it (store_conns_gone) */
+		store_put_conn(s, o, rpc_call_conn_id(cd));
 		resp.version = o->version;
 		resp.incarnation = store_incarnation(s);
 		resp.stamp_tag = store_object_stamp_tag(s, o);

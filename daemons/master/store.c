@@ -43,6 +43,7 @@ void store_destroy(struct store *s)
 	store__free_segments(s);
 	free(s->quar);
 	free(s->orphans);
+	store__removed_free(s);
 	mcrepl_triggers_destroy(s->triggers);
 	mcrepl_engine_destroy(s->engine);
 	mcrepl_stats_destroy(s->stats);

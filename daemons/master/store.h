@@ -59,8 +59,9 @@ struct master_opts {
 	uint64_t put_discard_ms, put_release_ms, copy_release_ms;
 	uint32_t max_heartbeat_segments; /* ids one Heartbeat may name */
 	/* Hand out zero grants. Only for the benchmark baseline measuring
-	 * what grants cost (MCREPL_BENCH_NO_GRANTS; BENCHMARKS.md), with
-	 * workers that skip the check alike; never a default. */
+	 * what grants cost (--insecure_no_grants_for_benchmarks, loopback
+	 * only; BENCHMARKS.md), with workers that skip the check alike;
+	 * never a default. */
 	bool grants_off;
 };
 
@@ -147,12 +148,12 @@ struct object {
 	uint64_t last_read_ms;	   /* or put start while incomplete */
 	uint64_t reads;		   /* salt for the reader order */
 	uint64_t copy_target; /* segment of a running ordinary copy, 0 none */
-	/* reservations (store_life.c): the put's writer (0: none given) and
-	 * deadline while incomplete; the ordinary copy's owner and deadline
-	 * while copy_target is set. Objects holding one are on the store's
-	 * reservation lists, in deadline order (resv_prev/resv_next, in_resv:
-	 * which list). */
-	uint64_t put_owner, put_deadline_ms;
+	/* reservations (store_life.c): the put's writer (0: none given),
+	 * deadline and RPC connection (0: in-process) while incomplete; the
+	 * ordinary copy's owner and deadline while copy_target is set.
+	 * Objects holding one are on the store's reservation lists, in
+	 * deadline order (resv_prev/resv_next, in_resv: which list). */
+	uint64_t put_owner, put_deadline_ms, put_conn;
 	uint64_t copy_owner, copy_deadline_ms;
 	struct object *resv_prev, *resv_next;
 	/* HA: recovered from a worker, written under another master whose
@@ -233,6 +234,12 @@ struct task {
 	  "Objects that lost their last readable replica with a segment")      \
 	X(heartbeats_refused, "heartbeats_refused_total", counter,             \
 	  "Heartbeats refused for naming too many segments")                   \
+	X(removed_refused, "removed_reregister_refused_total", counter,        \
+	  "Re-registered replicas refused: their key was removed in this "     \
+	  "term")                                                              \
+	X(removed_forgotten, "removed_keys_forgotten_total", counter,          \
+	  "Keys removed in this term dropped from the bounded record of "      \
+	  "them")                                                              \
 	X(segments_leaving, "segments_leaving", gauge,                         \
 	  "Segments gone whose replicas are still being dropped")              \
 	X(replicas_leaving, "replicas_leaving", gauge,                         \
@@ -283,6 +290,7 @@ struct task {
 #define STORE_RECLAIMS(X)                                                      \
 	X(put_deadline, "put", "deadline")                                     \
 	X(put_owner, "put", "owner_expired")                                   \
+	X(put_conn, "put", "client_gone")                                      \
 	X(copy_deadline, "copy", "deadline")                                   \
 	X(copy_owner, "copy", "owner_expired")                                 \
 	X(dyn_worker, "dynamic_copy", "worker_expired")
@@ -479,6 +487,19 @@ McreplRpc__Code store_put_start(struct store *s, const char *tenant,
 /* The put's writer (PutStartRequest.client_id; 0: none): when it is a
  * known client and expires, its unfinished puts are reclaimed. */
 void store_put_owner(struct store *s, struct object *o, uint64_t client_id);
+/* The RPC connection that started the put (rpc_call_conn_id(); 0:
+ * in-process, none): see store_conns_gone. */
+void store_put_conn(struct store *s, struct object *o, uint64_t conn_id);
+/* The RPC connections conn_ids[0..n) closed (in any order; the array is
+ * sorted in place): every unfinished put one of them started is released
+ * at once (its regions freed, or held until the worker acknowledges the
+ * revocation of their WRITE grants, store_revokes), unless its writer
+ * names a live client id, a session that may come back on another
+ * connection: that put waits for its PutEnd, its deadline, or the id's
+ * expiry. Counted as reclaimed{kind="put",reason="client_gone"}; returns
+ * how many (store_life.c). */
+size_t store_conns_gone(struct store *s, uint64_t *conn_ids, size_t n,
+			uint64_t now_ms);
 /* Reclaim reservations past their deadline (puts, ordinary copies);
  * returns how many (store_life.c; store_tick calls it). */
 size_t store_reclaim_reservations(struct store *s, uint64_t now_ms);

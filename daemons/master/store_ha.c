@@ -19,6 +19,26 @@
 #define ORPHANS_MAX 4096u
 #define ORPHAN_TTL_MS 60000u
 
+/* Keys removed in this term (store_remove), by stamp key hash with the
+ * version removed, so no re-registered replica (a worker that re-mounts
+ * still holding one) brings one back: two generations of at most
+ * REMOVED_GEN keys; once the newer is full the older is forgotten
+ * (removed_keys_forgotten_total) and a fresh one begins. 2 MiB at most,
+ * allocated with the first remove of a term. */
+#define REMOVED_GEN 32768u
+#define REMOVED_SLOTS (2 * REMOVED_GEN) /* open addressing, half full */
+
+struct removed_gen {
+	size_t n;
+	struct removed_slot {
+		uint64_t hash, version; /* hash 0: empty */
+	} slot[REMOVED_SLOTS];
+};
+
+struct store_removed {
+	struct removed_gen *cur, *old;
+};
+
 struct orphan {
 	uint64_t segment_id, offset, size, version, incarnation, key_hash;
 	uint64_t stamp_tag, expires_ms;
@@ -44,6 +64,8 @@ static void orphan_remove(struct store *s, size_t i)
 
 void store_set_term(struct store *s, uint64_t term)
 {
+	if (term != s->term)
+		store__removed_free(s); /* a record of this term only */
 	s->term = term;
 	if (term)
 		s->next_version = (term & 0xffffffffULL) << 32 | 1;
@@ -222,6 +244,96 @@ size_t store_journal_fill(struct store *s, uint64_t client_id, uint64_t ack,
 	return n;
 }
 
+/* ---- keys removed in this term ----------------------------------------- */
+
+static uint64_t removed_hash(uint64_t key_hash)
+{
+	return key_hash ? key_hash : 1; /* 0 marks an empty slot */
+}
+
+static struct removed_slot *removed_slot(struct removed_gen *g, uint64_t h)
+{
+	size_t i = (size_t)(h ^ h >> 29) & (REMOVED_SLOTS - 1);
+
+	while (g->slot[i].hash && g->slot[i].hash != h)
+		i = (i + 1) & (REMOVED_SLOTS - 1);
+	return &g->slot[i];
+}
+
+void store__removed_free(struct store *s)
+{
+	if (!s->removed)
+		return;
+	free(s->removed->cur);
+	free(s->removed->old);
+	free(s->removed);
+	s->removed = NULL;
+}
+
+void store__removed_note(struct store *s, const struct object *o)
+{
+	struct store_removed *r = s->removed;
+	uint64_t h;
+	struct removed_slot *slot;
+
+	if (!s->term)
+		return;
+	if (!r) {
+		r = s->removed = calloc(1, sizeof(*r));
+		if (r)
+			r->cur = calloc(1, sizeof(*r->cur));
+		if (!r || !r->cur) {
+			store__removed_free(s);
+			s->ctr.removed_forgotten++;
+			return;
+		}
+	}
+	h = removed_hash(stamp_key_hash(o->tenant, strlen(o->tenant), o->key,
+					strlen(o->key)));
+	slot = removed_slot(r->cur, h);
+	if (!slot->hash && r->cur->n >= REMOVED_GEN) { /* a new generation */
+		struct removed_gen *g = r->old;
+
+		if (g) {
+			s->ctr.removed_forgotten += g->n;
+			memset(g, 0, sizeof(*g));
+		} else if (!(g = calloc(1, sizeof(*g)))) {
+			s->ctr.removed_forgotten++;
+			return;
+		}
+		r->old = r->cur;
+		r->cur = g;
+		slot = removed_slot(g, h);
+	}
+	if (!slot->hash) {
+		slot->hash = h;
+		r->cur->n++;
+	}
+	if (slot->version < o->version)
+		slot->version = o->version;
+}
+
+/* The newest version of the key (by stamp key hash) removed in this term,
+ * 0 when none is known. */
+static uint64_t removed_version(const struct store *s, uint64_t key_hash)
+{
+	const struct store_removed *r = s->removed;
+	uint64_t h = removed_hash(key_hash), v = 0;
+	const struct removed_slot *slot;
+
+	if (!r)
+		return 0;
+	slot = removed_slot(r->cur, h);
+	if (slot->hash)
+		v = slot->version;
+	if (r->old) {
+		slot = removed_slot(r->old, h);
+		if (slot->hash && slot->version > v)
+			v = slot->version;
+	}
+	return v;
+}
+
 /* ---- re-registration ---------------------------------------------------- */
 
 void store_hold_segment(struct store *s, uint64_t client_id, uint64_t seg_id,
@@ -350,6 +462,14 @@ struct object *store__adopt(struct store *s, const char *tenant,
 			orphan_remove(s, i);
 			continue;
 		}
+		if (p->version <= removed_version(s, h)) {
+			/* its key was removed in this term */
+			seg_alloc_free(seg->alloc, p->offset);
+			s->ctr.removed_refused++;
+			s->ha.recover_refused++;
+			orphan_remove(s, i);
+			continue;
+		}
 		if (o && (o->version != p->version || o->size != p->size ||
 			  o->origin->stamp_tag != p->stamp_tag ||
 			  store__on_segment(o, seg->id) ||
@@ -398,6 +518,15 @@ McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 	    e->size > seg->capacity || e->size > STORE_MAX_OBJECT_BYTES)
 		return refuse(s, MCREPL_RPC__CODE__INVALID_ARGUMENT, err,
 			      errlen, "bad object record");
+	if (e->version <=
+	    removed_version(
+		s, keyless ? e->key_hash
+			   : stamp_key_hash(e->tenant, strlen(e->tenant),
+					    e->key, strlen(e->key)))) {
+		s->ctr.removed_refused++;
+		return refuse(s, MCREPL_RPC__CODE__STALE, err, errlen,
+			      "its key was removed in this term");
+	}
 	if (seg_alloc_alloc_at(seg->alloc, e->offset,
 			       store_region_bytes(e->size)) != 0)
 		return refuse(s, MCREPL_RPC__CODE__NO_SPACE, err, errlen,

@@ -2,7 +2,11 @@
  * and a deadline, and is given back when either goes.
  *
  *   put            owner: PutStartRequest.client_id (0: none given);
- *                  deadline: PutStart + put_release_ms
+ *                  deadline: PutStart + put_release_ms; and the RPC
+ *                  connection that started it: when that closes and no
+ *                  live client id vouches for the writer, the put is
+ *                  released at once (store_conns_gone, reason
+ *                  client_gone)
  *   ordinary copy  owner: the CopyStart caller; deadline: CopyStart +
  *                  copy_release_ms (store_copy.c checks the owner at
  *                  CopyEnd/CopyRevoke)
@@ -17,6 +21,7 @@
  * reservation. PutEnd takes an object off at once; an ended copy leaves
  * when it reaches the head. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "store_priv.h"
 
@@ -59,6 +64,12 @@ void store_put_owner(struct store *s, struct object *o, uint64_t client_id)
 {
 	(void)s;
 	o->put_owner = client_id;
+}
+
+void store_put_conn(struct store *s, struct object *o, uint64_t conn_id)
+{
+	(void)s;
+	o->put_conn = conn_id;
 }
 
 /* The PROCESSING replica of o's ordinary copy, SIZE_MAX when none. */
@@ -125,6 +136,54 @@ size_t store_reclaim_reservations(struct store *s, uint64_t now_ms)
 		reclaim_put(s, o, now_ms); /* o may be gone */
 	}
 	return n;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whose put is released when its connection closes. A writer that named
+ * no client id, or one no live client holds (nothing else will ever end
+ * or vouch for the put: no session of it can come back), is gone with its
+ * connection: its reservations are released at once, not at the put
+ * release timeout (600 s by default), so a tenant that disconnects cannot
+ * keep other tenants' space. A writer that named a live client id (a
+ * heartbeating session, which may reconnect after a network blip and end
+ * the put from another connection) keeps the put until its PutEnd, its
+ * deadline or the expiry of that id (--client_ttl; owner_expired), as an
+ * operator would expect from a session. */
+static bool put_orphaned(struct store *s, const struct object *o)
+{
+	return o->put_owner == 0 || !store__find_client(s, o->put_owner);
+}
+
+size_t store_conns_gone(struct store *s, uint64_t *conn_ids, size_t n,
+			uint64_t now_ms)
+{
+	struct object *o, *next;
+	size_t released = 0;
+
+	if (n == 0 || !s->resv[STORE_RESV_PUTS].head)
+		return 0;
+	qsort(conn_ids, n, sizeof(*conn_ids), cmp_u64);
+	/* the puts list holds the unfinished puts only (PutEnd takes an
+	 * object off): the puts in flight, not every object */
+	for (o = s->resv[STORE_RESV_PUTS].head; o; o = next) {
+		next = o->resv_next;
+		if (o->complete || !o->put_conn ||
+		    !bsearch(&o->put_conn, conn_ids, n, sizeof(*conn_ids),
+			     cmp_u64) ||
+		    !put_orphaned(s, o))
+			continue;
+		s->ctr.reclaimed.put_conn++;
+		released++;
+		store__resv_untrack(s, o);
+		reclaim_put(s, o, now_ms); /* o may be gone */
+	}
+	return released;
 }
 
 void store__reclaim_client(struct store *s, uint64_t client_id, uint64_t now_ms)

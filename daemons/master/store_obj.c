@@ -437,6 +437,7 @@ McreplRpc__Code store_remove(struct store *s, const char *tenant,
 	code = dyn_on_remove(s, tenant, key, err, errlen);
 	if (code != MCREPL_RPC__CODE__OK)
 		return code;
+	store__removed_note(s, o);
 	store__free_replicas(s, o, now_ms);
 	store_delete_object(s, o);
 	s->ctr.removes++;

@@ -190,6 +190,14 @@ static const struct flag flags[] = {
      .off = O(insecure),
      .def = "false",
      .help = "without --principal, serve a non-loopback --data_address anyway"},
+    {.name = "insecure_no_grants_for_benchmarks",
+     .type = FLAG_BOOL,
+     .off = O(no_grants),
+     .def = "false",
+     .help = "read and write without checking grants (anyone reaching the "
+	     "data port may): only the baseline of the benchmark that "
+	     "measures their cost, with a master started alike; refused "
+	     "(exit 78) unless --data_address is loopback"},
     {.name = "etcd_endpoints",
      .type = FLAG_STR,
      S(etcd_endpoints),
@@ -211,8 +219,9 @@ static const struct flag_set worker_set = {
     .epilog = "Prints 'mcrepl-worker ready client_id=... data_port=... "
 	      "segments=N segment_ids=ID,... transport=...' once mounted. "
 	      "Exits 2 on an invalid flag, 78 on a configuration that cannot "
-	      "work (refused by the master for good, protected mode, files), "
-	      "1 on other failures.",
+	      "work (refused by the master for good, protected mode, files, "
+	      "--insecure_no_grants_for_benchmarks off loopback), 1 on other "
+	      "failures.",
     .width = 20,
     .flags = flags,
     .n = sizeof(flags) / sizeof(flags[0]),

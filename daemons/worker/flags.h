@@ -39,6 +39,9 @@ struct worker_flags {
 	char principal[65];	/* "" = no credential */
 	char secret_file[1024]; /* its secret (auth.h) */
 	bool insecure;		/* non-loopback data port without one */
+	/* --insecure_no_grants_for_benchmarks: serve without grants (the
+	 * benchmark baseline; main.c: loopback only) */
+	bool no_grants;
 	/* TLS (tls.h, client_auth.h): "" = not given */
 	char tls_cert[1024], tls_key[1024], tls_ca[1024];
 	char etcd_endpoints[1024]; /* HA: find the master here (ha.c) */

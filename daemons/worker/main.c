@@ -136,25 +136,40 @@ static int choose_advertised(struct worker *w, char *out, size_t cap, char *err,
 	return 0;
 }
 
-/* MCREPL_BENCH_NO_GRANTS=1: serve without grants, for the baseline of the
- * benchmark that measures their cost (BENCHMARKS.md), loudly. */
-static bool bench_grants_off(void)
+/* --insecure_no_grants_for_benchmarks: serve without grants, for the
+ * baseline of the benchmark that measures their cost (BENCHMARKS.md).
+ * Only a command-line flag turns a security check off, never the
+ * environment; and only where nobody else can reach: the data and
+ * metrics ports (both on --data_address) must be loopback, else the
+ * worker does not start (78). Said loudly when on. */
+static int bench_grants_off(const struct worker *w, char *err, size_t errlen)
 {
-	const char *v = getenv("MCREPL_BENCH_NO_GRANTS");
-
-	if (!v || strcmp(v, "1") != 0)
-		return false;
-	log_line(LOG_WARN, "MCREPL_BENCH_NO_GRANTS=1: "
+	if (!w->flags.no_grants)
+		return 0;
+	if (!net_is_loopback(w->flags.data_address)) {
+		snprintf(err, errlen,
+			 "--insecure_no_grants_for_benchmarks: --data_address "
+			 "%s (the data and metrics ports) is not a loopback "
+			 "address; without grants anyone who reaches it reads "
+			 "and writes every object, so this benchmark switch "
+			 "serves loopback only",
+			 w->flags.data_address);
+		return DAEMON_EXIT_CONFIG;
+	}
+	log_line(LOG_WARN, "--insecure_no_grants_for_benchmarks: "
 			   "data-plane grants are OFF (a benchmark baseline): "
 			   "anyone reaching the data port reads and writes");
-	return true;
+	return 0;
 }
 
 static int setup_data(struct worker *w, char *err, size_t errlen)
 {
 	struct data_server_config dc;
 	char adv[64];
+	int rc = bench_grants_off(w, err, errlen);
 
+	if (rc)
+		return rc;
 	if (choose_advertised(w, adv, sizeof(adv), err, errlen))
 		return DAEMON_EXIT_CONFIG;
 	data_server_config_init(&dc);
@@ -162,7 +177,7 @@ static int setup_data(struct worker *w, char *err, size_t errlen)
 	dc.port = (uint16_t)w->flags.data_port;
 	dc.max_io_bytes = w->flags.segment_size;
 	dc.idle_timeout_ms = w->flags.data_idle_timeout_ms;
-	dc.grants_off = bench_grants_off();
+	dc.grants_off = w->flags.no_grants;
 	w->ds = data_server_create(w->base, &dc, err, errlen);
 	if (!w->ds)
 		return DAEMON_EXIT_RETRY;

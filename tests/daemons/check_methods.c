@@ -145,25 +145,48 @@ START_TEST(test_methods_bind_fills_every_handler)
 }
 END_TEST
 
-/* While a new leader recovers: a put is refused, reads that find nothing
- * are asked again (BatchGetReplicaList and Stat as GetReplicaList), the
- * rest is served (docs/HA.md). */
+/* While a new leader recovers: what rests on objects not re-registered
+ * yet is refused (a put, a remove, a warmup, a replica proposal), reads
+ * that find nothing are asked again (BatchGetReplicaList and Stat as
+ * GetReplicaList), the rest is served (docs/HA.md). */
 START_TEST(test_methods_ha_classes)
 {
 	static const char *const ask[] = {
 	    "GetReplicaList", "BatchGetReplicaList", "Exist", "Stat"};
+	static const char *const refuse[] = {"PutStart", "Remove", "Warmup",
+					     "SubmitReplicaActionProposal"};
 
 	for (size_t i = 0; i < master_methods_n; i++) {
 		const struct master_method *m = &master_methods[i];
 		enum method_ha want = HA_SERVE;
 
-		if (strcmp(m->name, "PutStart") == 0)
-			want = HA_REFUSE;
+		for (size_t j = 0; j < sizeof(refuse) / sizeof(refuse[0]); j++)
+			if (strcmp(m->name, refuse[j]) == 0)
+				want = HA_REFUSE;
 		for (size_t j = 0; j < sizeof(ask) / sizeof(ask[0]); j++)
 			if (strcmp(m->name, ask[j]) == 0)
 				want = HA_ASK_IF_NOTHING;
 		ck_assert_msg(m->ha == want, "%s: class %d, want %d", m->name,
 			      (int)m->ha, (int)want);
+	}
+}
+END_TEST
+
+/* Every row's HA class carries its reason: one line, no newline, some
+ * words (docs/DAEMONS.md lists them). */
+START_TEST(test_methods_every_ha_class_has_a_reason)
+{
+	for (size_t i = 0; i < master_methods_n; i++) {
+		const struct master_method *m = &master_methods[i];
+
+		ck_assert_msg(m->ha_why != NULL, "%s: no HA reason", m->name);
+		ck_assert_msg(strlen(m->ha_why) >= 10, "%s: HA reason \"%s\"",
+			      m->name, m->ha_why);
+		ck_assert_msg(strlen(m->ha_why) <= 200,
+			      "%s: HA reason of %zu bytes", m->name,
+			      strlen(m->ha_why));
+		ck_assert_msg(!strchr(m->ha_why, '\n'),
+			      "%s: HA reason of more than a line", m->name);
 	}
 }
 END_TEST
@@ -203,6 +226,7 @@ Suite *make_methods_suite(void)
 	tcase_add_test(tc, test_methods_every_method_has_one_row_in_order);
 	tcase_add_test(tc, test_methods_bind_fills_every_handler);
 	tcase_add_test(tc, test_methods_ha_classes);
+	tcase_add_test(tc, test_methods_every_ha_class_has_a_reason);
 	tcase_add_test(tc,
 		       test_methods_reply_under_lock_only_with_store_memory);
 	tcase_add_test(tc, test_methods_callers_find_their_fields);

@@ -1619,7 +1619,9 @@ static int probe_max_ms(pid_t busy)
 }
 
 /* n PutStart calls (64-byte objects never ended): many objects, fast. */
-static void many_objects(int n)
+/* n unwritten puts on one connection, left open (the caller closes it:
+ * a closed writer's unwritten puts are released at once). */
+static rpc_client *many_objects(int n)
 {
 	rpc_client *rc = rpc_to(E.addr);
 	char key[32];
@@ -1638,7 +1640,7 @@ static void many_objects(int n)
 		(void)RAW(rc, "PutStart", req, resp);
 		free_msg(resp);
 	}
-	rpc_client_close(rc);
+	return rc;
 }
 
 /* The longest Exist while a Heartbeat naming n segments is handled. */
@@ -1672,10 +1674,10 @@ static int heartbeat_stall(size_t n)
  * n_objects objects in all. */
 static int expiry_stall(int n_objects)
 {
+	rpc_client *writer = many_objects(n_objects);
 	pid_t p;
 	int worst;
 
-	many_objects(n_objects);
 	p = fork();
 	if (p == 0) { /* outlive the expiry */
 		msleep(CLIENT_TTL_MS + 1200);
@@ -1684,6 +1686,7 @@ static int expiry_stall(int n_objects)
 	for (int i = 0; i < E.nw; i++)
 		kill(E.w[i].pid, SIGKILL);
 	worst = probe_max_ms(p);
+	rpc_client_close(writer); /* after the expiry freed its puts */
 	for (int i = 0; i < E.nw; i++) {
 		waitpid(E.w[i].pid, NULL, 0);
 		close(E.w[i].out_fd);
@@ -1694,9 +1697,25 @@ static int expiry_stall(int n_objects)
 	return worst;
 }
 
+/* The longest Exist while the master releases the n_objects unwritten
+ * puts of a writer that closed its connection. */
+static int close_stall(int n_objects)
+{
+	rpc_client *writer = many_objects(n_objects);
+	pid_t p = fork();
+
+	if (p == 0) { /* outlive the next sweep */
+		msleep(500);
+		_exit(0);
+	}
+	msleep(20);
+	rpc_client_close(writer);
+	return probe_max_ms(p);
+}
+
 static long long run_stall(const struct fcase *fc, struct audit *a)
 {
-	int quiet, e1, e2, h1, h2;
+	int quiet, e1, e2, c2, h1, h2;
 	pid_t p;
 
 	(void)fc;
@@ -1709,13 +1728,14 @@ static long long run_stall(const struct fcase *fc, struct audit *a)
 	quiet = probe_max_ms(p);
 	e1 = expiry_stall(2000);
 	e2 = expiry_stall(40000);
+	c2 = close_stall(40000);
 	h1 = heartbeat_stall(1u << 17);
 	h2 = heartbeat_stall(1u << 20);
 	note(a,
 	     "longest Exist (ms): idle %d; segment expiry with 2k objects "
-	     "%d, 40k objects %d; Heartbeat naming 128k segments %d, 1M "
-	     "segments %d",
-	     quiet, e1, e2, h1, h2);
+	     "%d, 40k objects %d; a writer leaving 40k unwritten puts %d; "
+	     "Heartbeat naming 128k segments %d, 1M segments %d",
+	     quiet, e1, e2, c2, h1, h2);
 	return 0;
 }
 

@@ -80,7 +80,8 @@ struct store_client_config {
 	/* Read stamps without their master's tag, write them without one.
 	 * Only for the benchmark baseline that measures what the tag costs
 	 * (bench_client --grants, against daemons run with
-	 * MCREPL_BENCH_NO_GRANTS=1; BENCHMARKS.md); never a default. false. */
+	 * --insecure_no_grants_for_benchmarks; BENCHMARKS.md); never a
+	 * default. false. */
 	bool stamp_tags_off;
 };
 

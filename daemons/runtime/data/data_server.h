@@ -63,8 +63,9 @@ struct data_server_config {
 	uint64_t conn_input;
 	uint64_t input_budget;
 	/* Serve READ and WRITE without grants. Only for the benchmark
-	 * baseline that measures what grants cost (MCREPL_BENCH_NO_GRANTS,
-	 * BENCHMARKS.md); never a default. false. */
+	 * baseline that measures what grants cost (the worker's
+	 * --insecure_no_grants_for_benchmarks, loopback only; BENCHMARKS.md);
+	 * never a default. false. */
 	bool grants_off;
 };
 

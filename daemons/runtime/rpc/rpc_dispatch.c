@@ -16,6 +16,7 @@ struct rpc_call {
 	const struct auth_principal *principal;
 	const uint8_t *session;
 	const char *peer; /* NULL: in-process */
+	uint64_t conn_id; /* 0: in-process */
 	/* rpc_call_relay(): the handler's reply goes here instead */
 	ProtobufCClosure relay;
 	void *relay_arg;
@@ -120,7 +121,8 @@ void rpc_dispatch_as(ProtobufCService *svc, const McreplRpc__Envelope *env,
 				.method_index = env->method,
 				.principal = from ? from->principal : NULL,
 				.session = from ? from->session : NULL,
-				.peer = from ? from->peer : NULL};
+				.peer = from ? from->peer : NULL,
+				.conn_id = from ? from->conn_id : 0};
 	ProtobufCMessage *in;
 	char text[200], why[128];
 
@@ -170,6 +172,11 @@ const char *rpc_call_peer(const void *closure_data)
 const char *rpc_call_method(const void *closure_data)
 {
 	return ((const struct rpc_call *)closure_data)->method->name;
+}
+
+uint64_t rpc_call_conn_id(const void *closure_data)
+{
+	return ((const struct rpc_call *)closure_data)->conn_id;
 }
 
 void *rpc_dispatch_arg(const void *closure_data)

@@ -37,12 +37,14 @@ void rpc_dispatch_limited(ProtobufCService *service,
 			  void *arg);
 
 /* Who a request came from: the principal its connection authenticated
- * as (NULL: none; the connection did no handshake), the session key, and
- * the peer's address ("1.2.3.4:5678"; NULL: in-process). */
+ * as (NULL: none; the connection did no handshake), the session key, the
+ * peer's address ("1.2.3.4:5678"; NULL: in-process), and the connection's
+ * id (rpc_server.h: unique for the server's life; 0: in-process). */
 struct rpc_caller {
 	const struct auth_principal *principal;
 	const uint8_t *session;
 	const char *peer;
+	uint64_t conn_id;
 };
 
 /* As rpc_dispatch_limited(), for a request from `from` (NULL: an
@@ -64,6 +66,10 @@ const uint8_t *rpc_call_session_key(const void *closure_data);
  * handler. */
 const char *rpc_call_peer(const void *closure_data);
 const char *rpc_call_method(const void *closure_data);
+/* The id of the connection the request came on (what the server's
+ * on_close hook names when it closes; rpc_server.h), 0 in-process. Valid
+ * only during the handler. */
+uint64_t rpc_call_conn_id(const void *closure_data);
 
 /* Runs svc's method on behalf of the request closure_data came with (a
  * service wrapping another: the HA gate): the handler sees that request's

@@ -86,6 +86,7 @@ struct rpc_server {
 	rpc_conn *conns;
 	size_t nconns, nrefusing;
 	uint64_t next_conn_id;
+	bool destroying; /* no on_close from rpc_server_destroy() */
 	rpc_conn *current;
 	uint16_t port;
 	unsigned accepted_turn; /* accepts since the listener was enabled */
@@ -239,6 +240,8 @@ static void conn_free(rpc_conn *conn)
 		s->nrefusing--;
 	else
 		s->nconns--;
+	if (!conn->refused && !s->destroying && s->cfg.on_close)
+		s->cfg.on_close(s->cfg.on_close_arg, conn->id);
 	peer_table_put(&s->peers, conn->peer_ent);
 	if (conn->timer)
 		event_free(conn->timer);
@@ -334,6 +337,7 @@ static void dispatch(rpc_conn *conn, const McreplRpc__Envelope *env)
 		       : conn->tls_keyed    ? conn->tls_key
 					    : NULL,
 	    .peer = conn->peer,
+	    .conn_id = conn->id,
 	};
 
 	conn->server->current = conn;
@@ -1266,6 +1270,7 @@ void rpc_server_destroy(rpc_server *server)
 {
 	if (!server)
 		return;
+	server->destroying = true;
 	while (server->conns) /* those in the reap queue too */
 		conn_free(server->conns);
 	evconnlistener_free(server->listener);

@@ -134,6 +134,14 @@ typedef struct rpc_server_config {
 	 * (rpc_auth_server_cert()). Borrowed, must outlive the server. */
 	struct ssl_ctx_st *tls;
 	bool tls_verify_clients;
+	/* Called on the server's thread once for each connection that was
+	 * admitted (not one refused over a cap) as it is freed, whoever
+	 * closed it, with the id its requests carried (rpc_call_conn_id());
+	 * not from rpc_server_destroy(). It may run from within the server's
+	 * own callbacks: note the id and act later (the master releases, on
+	 * its next tick, what a writer that left had reserved). NULL: none. */
+	void (*on_close)(void *arg, uint64_t conn_id);
+	void *on_close_arg;
 } rpc_server_config;
 
 /* The defaults: the fixed ones above and net_limits()->rpc. */
