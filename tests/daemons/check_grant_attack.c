@@ -16,6 +16,7 @@
 
 #include "grant.h"
 #include "harness.h"
+#include "rpcresult.h"
 #include "stamp.h"
 #include "store_client.h"
 #include "wait.h"
@@ -90,24 +91,12 @@ static char *mut(const char *s)
 	return (char *)(uintptr_t)s;
 }
 
-static McreplRpc__Code code_of(ProtobufCMessage *m)
-{
-	const ProtobufCFieldDescriptor *f;
-	McreplRpc__Result *r;
-
-	ck_assert_ptr_nonnull(m);
-	f = protobuf_c_message_descriptor_get_field_by_name(m->descriptor,
-							    "result");
-	memcpy(&r, (const uint8_t *)m + f->offset, sizeof(r));
-	return r ? r->code : MCREPL_RPC__CODE__OK;
-}
-
 /* One Master call that must succeed; the response freed. */
 static void call_ok(const char *method, const ProtobufCMessage *req)
 {
 	ProtobufCMessage *r = harness_call(fx.rc, method, req, NULL);
 
-	ck_assert_int_eq(code_of(r), MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(rpc_result_code(r), MCREPL_RPC__CODE__OK);
 	protobuf_c_message_free_unpacked(r, NULL);
 }
 
@@ -130,7 +119,7 @@ static McreplRpc__PutStartResponse *evil_put(const char *key)
 	ps.replica_num = 1;
 	r = (McreplRpc__PutStartResponse *)harness_call(fx.rc, "PutStart",
 							&ps.base, NULL);
-	ck_assert_int_eq(code_of(&r->base), MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(rpc_result_code(&r->base), MCREPL_RPC__CODE__OK);
 	ck_assert_uint_eq(r->n_replicas, 1);
 	g = store_replica_grant(r->replicas[0]);
 	ck_assert_int_eq(store_data_write(r->replicas[0]->endpoint,
@@ -159,7 +148,7 @@ static bool exists(const char *tenant, const char *key)
 	ex.key = mut(key);
 	r = (McreplRpc__ExistResponse *)harness_call(fx.rc, "Exist", &ex.base,
 						     NULL);
-	ck_assert_int_eq(code_of(&r->base), MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(rpc_result_code(&r->base), MCREPL_RPC__CODE__OK);
 	e = r->exists;
 	protobuf_c_message_free_unpacked(&r->base, NULL);
 	return e;
@@ -360,7 +349,7 @@ static McreplRpc__MountSegmentResponse *evil_mount(void)
 	req.protocol_version = 1;
 	r = (McreplRpc__MountSegmentResponse *)harness_call(
 	    fx.rc, "MountSegment", &req.base, NULL);
-	ck_assert_int_eq(code_of(&r->base), MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(rpc_result_code(&r->base), MCREPL_RPC__CODE__OK);
 	ck_assert_uint_eq(r->grant_secret.len, GRANT_SECRET_BYTES);
 	return r;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "rpcresult.h"
 #include "stamp.h"
 #include "wait.h"
 
@@ -43,16 +44,6 @@ static const char *const rfc_flags[] = {"--dynamic_replication_policy=rfc",
 static char *mut(const char *s)
 {
 	return (char *)(uintptr_t)s;
-}
-
-static McreplRpc__Code result_code(const ProtobufCMessage *m)
-{
-	/* Every response's first field is `Result result = 1`. */
-	const McreplRpc__Result *r = *(
-	    McreplRpc__Result *const *)(const void *)((const char *)m +
-						      sizeof(ProtobufCMessage));
-
-	return r ? r->code : MCREPL_RPC__CODE__OK;
 }
 
 static uint64_t mount_in(struct cluster *cl, uint64_t client, const char *host,
@@ -156,7 +147,7 @@ static uint64_t put_n(struct cluster *cl, const char *tenant, const char *key,
 	pe.version = version;
 	e = harness_call(cl->c, "PutEnd", &pe.base, NULL);
 	ck_assert_ptr_nonnull(e);
-	ck_assert_int_eq(result_code(e), MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(rpc_result_code(e), MCREPL_RPC__CODE__OK);
 	protobuf_c_message_free_unpacked(e, NULL);
 	return version;
 }
@@ -626,7 +617,7 @@ START_TEST(test_dynamic_replica_bytes_gauge_follows_copy_and_remove)
 	rm.tenant = mut("t");
 	rm.key = mut("hot");
 	r = harness_call(cl.c, "Remove", &rm.base, NULL);
-	ck_assert_int_eq(result_code(r), MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(rpc_result_code(r), MCREPL_RPC__CODE__OK);
 	protobuf_c_message_free_unpacked(r, NULL);
 	ck_assert_int_eq(metric(&cl, "mcrepl_master_dynamic_replica_bytes"), 0);
 	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_replicas"), 0);
@@ -682,7 +673,7 @@ START_TEST(test_version_mismatch_rejects_stale_copy_start_after_reput)
 	rm.tenant = mut("t");
 	rm.key = mut("hot");
 	resp = harness_call(cl.c, "Remove", &rm.base, NULL);
-	ck_assert_int_eq(result_code(resp), MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(rpc_result_code(resp), MCREPL_RPC__CODE__OK);
 	protobuf_c_message_free_unpacked(resp, NULL);
 	v2 = put(&cl, "t", "hot", 4096);
 	ck_assert_uint_gt(v2, v1);
@@ -825,7 +816,7 @@ START_TEST(test_stat_records_no_heat_and_grants_no_read_lease)
 	rm.tenant = mut("t");
 	rm.key = mut("k");
 	rr = harness_call(cl.c, "Remove", &rm.base, NULL);
-	ck_assert_int_eq(result_code(rr), MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(rpc_result_code(rr), MCREPL_RPC__CODE__OK);
 	protobuf_c_message_free_unpacked(rr, NULL);
 	put(&cl, "t", "hot", 4096);
 	read_n(&cl, "hot", 5);
@@ -1059,7 +1050,7 @@ static McreplRpc__Code remove_key(struct cluster *cl, const char *key)
 	rm.key = mut(key);
 	resp = harness_call(cl->c, "Remove", &rm.base, NULL);
 	ck_assert_ptr_nonnull(resp);
-	code = result_code(resp);
+	code = rpc_result_code(resp);
 	protobuf_c_message_free_unpacked(resp, NULL);
 	return code;
 }

@@ -23,6 +23,7 @@
 
 #include "grant.h"
 #include "harness.h"
+#include "rpcresult.h"
 #include "stamp.h"
 #include "store_client.h"
 #include "wait.h"
@@ -101,18 +102,6 @@ static long long metric(const char *name)
 	return v;
 }
 
-static McreplRpc__Code code_of(const ProtobufCMessage *m)
-{
-	const ProtobufCFieldDescriptor *f;
-	McreplRpc__Result *r;
-
-	ck_assert_ptr_nonnull(m);
-	f = protobuf_c_message_descriptor_get_field_by_name(m->descriptor,
-							    "result");
-	memcpy(&r, (const uint8_t *)m + f->offset, sizeof(r));
-	return r ? r->code : MCREPL_RPC__CODE__OK;
-}
-
 /* PutStart of tenant/key (OBJ bytes, one replica) by writer (0: none);
  * *code its result. The reply is the caller's to free. */
 static McreplRpc__PutStartResponse *put_start(rpc_client *rc,
@@ -131,7 +120,7 @@ static McreplRpc__PutStartResponse *put_start(rpc_client *rc,
 	ps.client_id = writer;
 	r = (McreplRpc__PutStartResponse *)harness_call(rc, "PutStart",
 							&ps.base, NULL);
-	*code = code_of(&r->base);
+	*code = rpc_result_code(&r->base);
 	return r;
 }
 
@@ -147,7 +136,7 @@ static McreplRpc__Code put_end(rpc_client *rc, const char *tenant,
 	pe.key = mut(key);
 	pe.version = version;
 	r = harness_call(rc, "PutEnd", &pe.base, NULL);
-	code = code_of(r);
+	code = rpc_result_code(r);
 	protobuf_c_message_free_unpacked(r, NULL);
 	return code;
 }
