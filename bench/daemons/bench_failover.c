@@ -22,9 +22,19 @@
  * master is), and the run must see no failover and no error. Last line:
  *   etcd_member_killed=1 failovers=<n> step_downs=<n> failed_ops=<f> ops=<n>
  *
- *   bench_failover [--objects N] [--bytes B] [--etcd3] [--no-auth]
+ * --kills K kills the leader K times (each killed master restarted as a
+ * standby, the next kill once a master serves again; failover_ms is the
+ * worst); --busy N runs N busy loops for the whole load (the cores
+ * saturated); --settle-ms T waits T ms after the load (61000: past the
+ * orphans' release) and reads back every object ever acknowledged.
+ *
+ *   bench_failover [--objects N] [--bytes B] [--kills K] [--busy N]
+ *                  [--settle-ms T] [--etcd3] [--no-auth]
  * Last line (default): failover_ms=<t> objects_before=<n>
- * readable_after=<r> wrong_bytes=<w> failed_ops=<f>
+ * readable_after=<r> wrong_bytes=<w> failed_ops=<f>, then with --kills
+ * above 1 or --busy: kills=<k> busy=<n> step_downs=<s> (leaderships
+ * given up without a kill), and with --settle-ms: acked=<a>
+ * readable_after_settle=<r>
  */
 #include <pthread.h>
 #include <signal.h>
@@ -33,6 +43,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "auth.h"
 #include "clock.h"
@@ -146,7 +158,9 @@ static void *writer(void *arg)
 		B.ops++;
 		if (st) {
 			B.failed++;
-			fprintf(stderr, "bench_failover: put o%d: %s\n", i,
+			fprintf(stderr,
+				"bench_failover: put o%d (%lld ms): %s\n", i,
+				(long long)(net_now_ms() - t0),
 				store_client_error(c));
 		} else {
 			B.acked_ms[i] = net_now_ms();
@@ -263,6 +277,24 @@ static long long metric(int i, const char *name)
 	return v;
 }
 
+/* Master i's step downs, any reason (0 when it does not answer). */
+static long long step_downs(int i)
+{
+	static const char *const reasons[] = {"lease_expired", "lease_gone",
+					      "other_term"};
+	char name[96];
+	long long n = 0, v;
+
+	for (size_t r = 0; r < sizeof(reasons) / sizeof(*reasons); r++) {
+		snprintf(name, sizeof(name),
+			 "mcrepl_master_ha_step_downs_total{reason=\"%s\"}",
+			 reasons[r]);
+		v = metric(i, name);
+		n += v > 0 ? v : 0;
+	}
+	return n;
+}
+
 static void preload(int n)
 {
 	store_client *c = client();
@@ -300,8 +332,7 @@ static int run_etcd3(int objects)
 	pthread_join(tr, NULL);
 	fo = metric(0, "mcrepl_master_ha_failovers_total") +
 	     metric(1, "mcrepl_master_ha_failovers_total");
-	sd = metric(0, "mcrepl_master_ha_step_downs_total") +
-	     metric(1, "mcrepl_master_ha_step_downs_total");
+	sd = step_downs(0) + step_downs(1);
 	stop_cluster();
 	printf("etcd_member_killed=1 failovers=%lld step_downs=%lld "
 	       "failed_ops=%lld ops=%lld\n",
@@ -309,59 +340,173 @@ static int run_etcd3(int objects)
 	return fo == 0 && sd == 0 && B.failed == 0 ? 0 : 1;
 }
 
-static int run_failover(int objects)
+/* --busy: n processes that spin until killed (the cores saturated). */
+static void busy_start(pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			volatile unsigned long x = 0;
+
+			for (;;)
+				x++;
+		}
+	}
+}
+
+static void busy_stop(const pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (pids[i] > 0) {
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], NULL, 0);
+		}
+}
+
+/* The master that serves (its /metrics says mcrepl_master_ha_serving 1),
+ * other than not, within 20 s; -1 if none. */
+static int wait_serving(int not )
+{
+	for (int t = 0; t < 400; t++) {
+		for (int i = 0; i < 2; i++)
+			if (i != not &&B.m[i].pid > 0 &&
+			    metric(i, "mcrepl_master_ha_serving") == 1)
+				return i;
+		harness_sleep_ms(50);
+	}
+	return -1;
+}
+
+/* Kill the leader, wait for the first read and write through the next
+ * one, restart the killed master (a standby now): the failover's ms. */
+static long long kill_leader(int leader)
+{
+	const char *mflags[] = {B.ep_flag, B.auth ? B.auth_flag : NULL, NULL};
+	long long fr, fw;
+
+	B.first_read_ms = 0;
+	B.first_write_ms = 0;
+	long long elected = -1;
+
+	B.kill_ms = net_now_ms();
+	proc_kill9(&B.m[leader]);
+	for (int t = 0; t < 600 && (!B.first_read_ms || !B.first_write_ms);
+	     t++) {
+		if (elected < 0 &&
+		    metric(1 - leader, "mcrepl_master_ha_serving") == 1)
+			elected = net_now_ms() - B.kill_ms;
+		harness_sleep_ms(50);
+	}
+	fr = B.first_read_ms ? B.first_read_ms - B.kill_ms : -1;
+	fw = B.first_write_ms ? B.first_write_ms - B.kill_ms : -1;
+	fprintf(stderr,
+		"bench_failover: kill of master %d: the other serves after "
+		"%lld ms, first read %lld ms, first write %lld ms\n",
+		leader, elected, fr, fw);
+	if (master_start(&B.m[leader], mflags) != 0)
+		fprintf(stderr, "bench_failover: master %d did not restart\n",
+			leader);
+	return fr < 0 || fw < 0 ? -1 : (fr > fw ? fr : fw);
+}
+
+/* Every object acknowledged before `until` (all: 0), read back. */
+static void verify(int64_t until, int *acked, int *readable)
+{
+	store_client *c = client();
+	uint8_t *want = malloc(B.bytes);
+
+	*acked = *readable = 0;
+	for (int i = 0; i < B.n_obj; i++) {
+		if (!B.acked[i] || (until && B.acked_ms[i] > until))
+			continue;
+		(*acked)++;
+		if (check(c, i, want) == 0)
+			(*readable)++;
+		else
+			fprintf(stderr, "bench_failover: lost o%d: %s\n", i,
+				store_client_error(c));
+	}
+	free(want);
+	store_client_close(c);
+}
+
+static int run_failover(int objects, int kills, int busy, int settle_ms)
 {
 	pthread_t tw, tr;
-	int before = 0, readable = 0;
-	store_client *c;
-	uint8_t *want;
-	long long fr, fw;
+	int before = 0, readable = 0, leader = 0, acked = 0, later = -1;
+	long long worst = 0, flaps;
+	pid_t pids[64] = {0};
+	int64_t first_kill;
 
 	if (start_cluster(1) != 0)
 		return 1;
 	harness_sleep_ms(2500); /* past the recovery window */
 	preload(objects);
+	busy_start(pids, busy);
 	pthread_create(&tw, NULL, writer, NULL);
 	pthread_create(&tr, NULL, reader, NULL);
 	harness_sleep_ms(2000);
-	B.kill_ms = net_now_ms();
-	proc_kill9(&B.m[0]);
-	for (int t = 0; t < 300 && (!B.first_read_ms || !B.first_write_ms); t++)
-		harness_sleep_ms(50);
+	first_kill = net_now_ms();
+	for (int k = 0; k < kills; k++) {
+		long long fo;
+
+		leader = wait_serving(-1);
+		if (leader < 0) {
+			fprintf(stderr, "bench_failover: no leader serves\n");
+			worst = -1;
+			break;
+		}
+		fo = kill_leader(leader);
+		if (fo < 0 || worst < 0)
+			worst = -1;
+		else if (fo > worst)
+			worst = fo;
+		harness_sleep_ms(1000);
+	}
 	harness_sleep_ms(1000);
 	B.stop = true;
 	pthread_join(tw, NULL);
 	pthread_join(tr, NULL);
-	fr = B.first_read_ms ? B.first_read_ms - B.kill_ms : -1;
-	fw = B.first_write_ms ? B.first_write_ms - B.kill_ms : -1;
-	c = client();
-	want = malloc(B.bytes);
-	for (int i = 0; i < B.n_obj; i++) {
-		if (!B.acked[i] || B.acked_ms[i] > B.kill_ms)
-			continue;
-		before++;
-		readable += check(c, i, want) == 0;
+	busy_stop(pids, busy);
+	verify(first_kill, &before, &readable);
+	if (settle_ms > 0) { /* past the orphans' release */
+		harness_sleep_ms(settle_ms);
+		verify(0, &acked, &later);
 	}
-	free(want);
-	store_client_close(c);
-	fprintf(stderr,
-		"bench_failover: first read %lld ms, first write %lld ms "
-		"after the kill; objects recovered %lld (%lld of them "
-		"orphans adopted); ops %lld\n",
-		fr, fw, metric(1, "mcrepl_master_ha_objects_recovered_total"),
-		metric(1, "mcrepl_master_ha_orphans_adopted_total"),
-		(long long)B.ops);
+	leader = wait_serving(-1);
+	/* leaderships given up without a kill, since each was started */
+	flaps = step_downs(0) + step_downs(1);
+	fprintf(
+	    stderr,
+	    "bench_failover: objects recovered %lld (%lld of them "
+	    "orphans adopted); ops %lld; suspensions %lld, pauses %lld at "
+	    "the last leader\n",
+	    leader < 0
+		? -1
+		: metric(leader, "mcrepl_master_ha_objects_recovered_total"),
+	    leader < 0
+		? -1
+		: metric(leader, "mcrepl_master_ha_orphans_adopted_total"),
+	    (long long)B.ops,
+	    leader < 0 ? -1
+		       : metric(leader, "mcrepl_master_ha_suspensions_total"),
+	    leader < 0 ? -1 : metric(leader, "mcrepl_master_ha_pauses_total"));
 	stop_cluster();
 	printf("failover_ms=%lld objects_before=%d readable_after=%d "
-	       "wrong_bytes=%lld failed_ops=%lld\n",
-	       fr < 0 || fw < 0 ? -1 : (fr > fw ? fr : fw), before, readable,
-	       (long long)B.wrong_bytes, (long long)B.failed);
+	       "wrong_bytes=%lld failed_ops=%lld",
+	       worst, before, readable, (long long)B.wrong_bytes,
+	       (long long)B.failed);
+	if (kills > 1 || busy)
+		printf(" kills=%d busy=%d step_downs=%lld", kills, busy, flaps);
+	if (settle_ms > 0)
+		printf(" acked=%d readable_after_settle=%d", acked, later);
+	printf("\n");
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	int objects = 2000;
+	int objects = 2000, kills = 1, busy = 0, settle_ms = 0;
 	bool etcd3 = false;
 
 	B.bytes = 16384;
@@ -371,21 +516,31 @@ int main(int argc, char **argv)
 			objects = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--bytes") && i + 1 < argc)
 			B.bytes = (size_t)atol(argv[++i]);
+		else if (!strcmp(argv[i], "--kills") && i + 1 < argc)
+			kills = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--busy") && i + 1 < argc)
+			busy = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--settle-ms") && i + 1 < argc)
+			settle_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--etcd3"))
 			etcd3 = true;
 		else if (!strcmp(argv[i], "--no-auth"))
 			B.auth = false;
 		else {
-			fprintf(stderr, "usage: bench_failover [--objects N] "
-					"[--bytes B] [--etcd3] [--no-auth]\n");
+			fprintf(stderr,
+				"usage: bench_failover [--objects N] "
+				"[--bytes B] [--kills K] [--busy N] "
+				"[--settle-ms T] [--etcd3] [--no-auth]\n");
 			return 2;
 		}
 	}
 	if (objects < 1 || objects > MAX_OBJ / 2 || B.bytes < 1 ||
-	    B.bytes > (64u << 20)) {
+	    B.bytes > (64u << 20) || kills < 1 || kills > 100 || busy < 0 ||
+	    busy > 64 || settle_ms < 0 || settle_ms > 600000) {
 		fprintf(stderr,
-			"bench_failover: --objects 1..%d, --bytes "
-			"1..64M\n",
+			"bench_failover: --objects 1..%d, --bytes 1..64M, "
+			"--kills 1..100, --busy 0..64, --settle-ms "
+			"0..600000\n",
 			MAX_OBJ / 2);
 		return 2;
 	}
@@ -396,5 +551,6 @@ int main(int argc, char **argv)
 	}
 	if (B.auth && setup_auth() != 0)
 		return 1;
-	return etcd3 ? run_etcd3(objects) : run_failover(objects);
+	return etcd3 ? run_etcd3(objects)
+		     : run_failover(objects, kills, busy, settle_ms);
 }

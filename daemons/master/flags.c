@@ -205,8 +205,9 @@ static const struct flag flags[] = {
      .off = O(ha_lease_ttl_ms),
      .def = "3000",
      .help =
-	 "etcd lease of the leader (whole seconds); it stops serving after "
-	 "half of it without a renewal, a standby takes over after all of it",
+	 "etcd lease of the leader (whole seconds); it pauses serving after "
+	 "half of it without a confirmed renewal and steps down after all "
+	 "of it (sizing: docs/HA.md)",
      .min = 2000,
      .max = 600000},
     {.name = "ha_poll_ms",

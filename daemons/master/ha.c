@@ -10,6 +10,17 @@
 
 enum ha_state { ST_IDLE, ST_LOOK, ST_GRANT, ST_TXN, ST_LEADER };
 
+const char *ha_step_down_name(enum ha_step_down r)
+{
+	static const char *const names[HA_SD_COUNT] = {
+	    [HA_SD_LEASE_EXPIRED] = "lease_expired",
+	    [HA_SD_LEASE_GONE] = "lease_gone",
+	    [HA_SD_OTHER_TERM] = "other_term",
+	};
+
+	return (unsigned)r < HA_SD_COUNT ? names[r] : "unknown";
+}
+
 #define HA_RENEWS 3
 
 struct renew {
@@ -32,6 +43,12 @@ struct ha {
 	int64_t renew_deadline_ms; /* leader: serve until then */
 	int64_t grant_deadline_ms; /* the same, from the lease grant */
 	int64_t grant_sent_ms;
+	/* leader: when the last renewal etcd confirmed was sent; the lease
+	 * lives at least ttl from then, and may be gone after */
+	int64_t confirmed_sent_ms;
+	bool suspended;	      /* leader past renew_deadline_ms */
+	int64_t suspended_ms; /* since when */
+	int64_t last_run_ms;  /* the loop last ran this module */
 	/* keep-alives in flight: a slow one does not hold the next back */
 	struct renew renews[HA_RENEWS];
 	bool check_pending;
@@ -66,23 +83,31 @@ static void forget_self(struct ha *h)
 		h->fig.leader_addr[0] = '\0';
 }
 
-static void step_down(struct ha *h, const char *why)
+/* Back to standby: the lease revoked (best effort, so a standby need not
+ * wait for it to lapse), the term forgotten. */
+static void give_up(struct ha *h)
 {
-	bool was = h->st == ST_LEADER;
-
 	if (h->lease_id)
 		etcd_lease_revoke(h->etcd, h->lease_id, on_revoked, h);
 	h->lease_id = 0;
 	h->st = ST_IDLE;
 	h->term = 0;
+	h->suspended = false;
 	h->fig.leader = false;
+	h->fig.serving = false;
 	h->fig.term = 0;
 	forget_self(h);
-	if (was) {
-		h->fig.step_downs++;
-		log_line(LOG_WARN, "ha: stepping down: %s", why);
-		h->cb.deposed(h->cb.arg, why);
-	}
+}
+
+/* The leader gives its term up, for reason (why: its one-line account). */
+static void step_down(struct ha *h, enum ha_step_down reason, const char *why)
+{
+	give_up(h);
+	h->fig.step_downs++;
+	h->fig.step_downs_by[reason]++;
+	log_line(LOG_WARN, "ha: stepping down (%s): %s",
+		 ha_step_down_name(reason), why);
+	h->cb.deposed(h->cb.arg, why);
 }
 
 static void etcd_failed(struct ha *h, const struct etcd_result *r)
@@ -102,19 +127,22 @@ static void on_txn(const struct etcd_result *r, void *arg)
 		return;
 	if (r->status) {
 		etcd_failed(h, r);
-		step_down(h, r->err);
+		give_up(h);
 		return;
 	}
 	if (!r->succeeded) { /* another master won first */
 		snprintf(h->fig.leader_addr, sizeof(h->fig.leader_addr), "%s",
 			 r->value);
 		h->seen_other = true;
-		step_down(h, "lost the race");
+		give_up(h); /* lost the race */
 		return;
 	}
 	h->st = ST_LEADER;
 	h->term = r->revision;
 	h->renew_deadline_ms = h->grant_deadline_ms;
+	h->confirmed_sent_ms = h->grant_sent_ms;
+	h->suspended = false;
+	h->fig.serving = true;
 	h->next_renew_ms = net_now_ms() + renew_every(h);
 	if (h->term > h->fig.last_term_seen)
 		h->fig.last_term_seen = h->term;
@@ -152,7 +180,7 @@ static void on_grant(const struct etcd_result *r, void *arg)
 	h->st = ST_TXN;
 	if (etcd_put_if_absent(h->etcd, h->key, h->advertise, h->lease_id,
 			       on_txn, h) != 0)
-		step_down(h, "out of memory");
+		give_up(h); /* out of memory */
 }
 
 static void on_look(const struct etcd_result *r, void *arg)
@@ -187,11 +215,46 @@ static void on_look(const struct etcd_result *r, void *arg)
 
 /* ---- leader: renew, check the key ---------------------------------------- */
 
+/* The leader's lease checked at now: false once it stepped down. Past
+ * renew_deadline_ms (ttl/2 after the last confirmed renewal was sent) it
+ * stops serving, since the lease's end is no longer certain to be ttl/2
+ * away; it keeps renewing, and serves again when etcd confirms a renewal
+ * sent within the last ttl/2. Only a whole ttl without a confirmed
+ * renewal, when the lease may have lapsed and a standby may be winning,
+ * ends the term: a loop slowed by load (or etcd's slow answers) costs a
+ * pause in serving, not a failover. */
+static bool lease_holds(struct ha *h, int64_t now)
+{
+	int64_t since = now - h->confirmed_sent_ms;
+	char why[160];
+
+	if (since >= (int64_t)h->cfg.lease_ttl_ms) {
+		snprintf(why, sizeof(why),
+			 "no renewal confirmed for %lld ms, the whole lease "
+			 "(etcd unreachable, or this master was stopped)",
+			 (long long)since);
+		step_down(h, HA_SD_LEASE_EXPIRED, why);
+		return false;
+	}
+	if (now >= h->renew_deadline_ms && !h->suspended) {
+		h->suspended = true;
+		h->suspended_ms = now;
+		h->fig.suspensions++;
+		h->fig.serving = false;
+		log_line(LOG_WARN,
+			 "ha: not serving: no renewal confirmed for %lld ms "
+			 "(half the lease); still renewing, stepping down at "
+			 "%u ms",
+			 (long long)since, h->cfg.lease_ttl_ms);
+	}
+	return true;
+}
+
 static void on_renewed(const struct etcd_result *r, void *arg)
 {
 	struct renew *rn = arg;
 	struct ha *h = rn->h;
-	int64_t sent = rn->sent_ms;
+	int64_t sent = rn->sent_ms, now = net_now_ms();
 	bool ours = rn->lease_id == h->lease_id;
 
 	rn->used = false;
@@ -202,11 +265,22 @@ static void on_renewed(const struct etcd_result *r, void *arg)
 		return; /* the deadline decides */
 	}
 	if (r->ttl <= 0) {
-		step_down(h, "etcd says the lease is gone");
+		step_down(h, HA_SD_LEASE_GONE, "etcd says the lease is gone");
 		return;
 	}
+	if (sent > h->confirmed_sent_ms)
+		h->confirmed_sent_ms = sent;
 	if (sent + (int64_t)h->cfg.lease_ttl_ms / 2 > h->renew_deadline_ms)
 		h->renew_deadline_ms = sent + (int64_t)h->cfg.lease_ttl_ms / 2;
+	if (h->suspended && now < h->renew_deadline_ms) {
+		h->suspended = false;
+		h->fig.serving = true;
+		log_line(LOG_INFO,
+			 "ha: serving again after %lld ms: etcd confirmed a "
+			 "renewal, term %llu kept",
+			 (long long)(now - h->suspended_ms),
+			 (unsigned long long)h->term);
+	}
 }
 
 static void on_check(const struct etcd_result *r, void *arg)
@@ -222,7 +296,8 @@ static void on_check(const struct etcd_result *r, void *arg)
 		/* the key names the new leader, or none */
 		snprintf(h->fig.leader_addr, sizeof(h->fig.leader_addr), "%s",
 			 r->found ? r->value : "");
-		step_down(h, "the leader key holds another term");
+		step_down(h, HA_SD_OTHER_TERM,
+			  "the leader key holds another term");
 	}
 }
 
@@ -230,10 +305,8 @@ static void leader_tick(struct ha *h, int64_t now)
 {
 	struct renew *rn = NULL;
 
-	if (now >= h->renew_deadline_ms) {
-		step_down(h, "lease not renewed in time (etcd unreachable?)");
+	if (!lease_holds(h, now))
 		return;
-	}
 	if (now < h->next_renew_ms)
 		return;
 	for (int i = 0; i < HA_RENEWS && !rn; i++)
@@ -254,6 +327,29 @@ static void leader_tick(struct ha *h, int64_t now)
 	}
 }
 
+/* A gap in this module's runs longer than a quarter of the lease: the
+ * process was stopped (SIGSTOP, a VM pause) or starved of CPU. Said, with
+ * its length, and counted: it explains the step down or pause in serving
+ * that may follow. */
+static void noticed_gap(struct ha *h, int64_t now)
+{
+	int64_t gap = now - h->last_run_ms;
+	int64_t expected = h->cfg.poll_ms > 50 ? h->cfg.poll_ms : 50;
+
+	if (h->last_run_ms && gap > expected + h->cfg.lease_ttl_ms / 4) {
+		h->fig.pauses++;
+		if ((uint64_t)gap > h->fig.longest_pause_ms)
+			h->fig.longest_pause_ms = (uint64_t)gap;
+		log_line(LOG_WARN,
+			 "ha: this master did not run for %lld ms (stopped or "
+			 "starved of CPU)%s",
+			 (long long)gap,
+			 h->st == ST_LEADER ? "; checking its lease" : "");
+	}
+	if (now > h->last_run_ms)
+		h->last_run_ms = now;
+}
+
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct ha *h = arg;
@@ -261,6 +357,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	noticed_gap(h, now);
 	if (h->st == ST_LEADER) {
 		leader_tick(h, now);
 	} else if (h->st == ST_IDLE) {
@@ -309,11 +406,8 @@ bool ha_serving(struct ha *h, int64_t now_ms)
 {
 	if (!h || h->st != ST_LEADER)
 		return false;
-	if (now_ms >= h->renew_deadline_ms) {
-		step_down(h, "lease not renewed in time (etcd unreachable?)");
-		return false;
-	}
-	return true;
+	noticed_gap(h, now_ms);
+	return lease_holds(h, now_ms) && !h->suspended;
 }
 
 void ha_figures(const struct ha *h, struct ha_figures *f)

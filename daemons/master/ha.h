@@ -9,13 +9,18 @@
  * term are recognised and refused.
  *
  * The leader renews its lease every ttl/6 and stops serving (ha_serving()
- * false, the deposed callback) once ttl/2 has passed since it SENT the last
- * renewal etcd confirmed: etcd started that lease's new TTL only when it
- * received the renewal, so the deposed leader is silent for at least ttl/2
- * before any other master can win. ha_serving() reads the clock itself, so
- * a leader resumed after SIGSTOP refuses its first request. It also steps
- * down when etcd says its lease is gone or the key holds another term. On a
- * step down the lease is revoked (best effort) so a standby need not wait.
+ * false) once ttl/2 has passed since it SENT the last renewal etcd
+ * confirmed: etcd started that lease's new TTL only when it received the
+ * renewal, so the leader is silent for at least ttl/2 before any other
+ * master can win. It keeps its term and keeps renewing: a renewal etcd
+ * confirms, sent less than ttl/2 ago, lets it serve again (a loop slowed
+ * by load or a slow etcd is a pause in serving, not a failover). It steps
+ * down (the deposed callback) on evidence only: no renewal confirmed for a
+ * whole ttl (the lease may have lapsed), etcd saying the lease is gone, or
+ * the key holding another term. ha_serving() reads the clock itself, so a
+ * leader resumed after SIGSTOP refuses its first request. On a step down
+ * the lease is revoked (best effort) so a standby need not wait. A gap in
+ * the master's own runs longer than ttl/4 is logged as a pause.
  *
  * Standbys read the key every poll_ms and campaign when it is absent.
  * Everything is asynchronous on the master's loop (etcd.h).
@@ -45,15 +50,31 @@ struct ha_callbacks {
 	void *arg;
 };
 
+/* Why a leader gave its term up (mcrepl_master_ha_step_downs_total). */
+enum ha_step_down {
+	HA_SD_LEASE_EXPIRED, /* no renewal confirmed for a whole ttl */
+	HA_SD_LEASE_GONE,    /* etcd: the lease is gone */
+	HA_SD_OTHER_TERM,    /* the leader key holds another term */
+	HA_SD_COUNT
+};
+
+/* "lease_expired", "lease_gone", "other_term". */
+const char *ha_step_down_name(enum ha_step_down r);
+
 struct ha_figures {
 	bool leader;
+	bool serving;		 /* leader, and its lease is certain to hold */
 	uint64_t term;		 /* current term held, 0 when standby */
 	uint64_t last_term_seen; /* highest term seen in etcd */
 	uint64_t elections_won;	 /* terms this master won */
 	uint64_t failovers;	 /* of them, taken over from another leader */
 	uint64_t step_downs;	 /* leaderships given up */
-	uint64_t etcd_errors;	 /* etcd requests that failed */
-	char leader_addr[256];	 /* the leader's address, "" unknown */
+	uint64_t step_downs_by[HA_SD_COUNT];
+	uint64_t suspensions;	   /* leader stopped serving, kept its term */
+	uint64_t pauses;	   /* gaps in this master's runs > ttl/4 */
+	uint64_t longest_pause_ms; /* the longest of them */
+	uint64_t etcd_errors;	   /* etcd requests that failed */
+	char leader_addr[256];	   /* the leader's address, "" unknown */
 };
 
 struct ha;

@@ -196,9 +196,28 @@ static void ha_metrics(const struct master *m, struct mcu_prom *t)
 	mcu_prom_metric(t, "mcrepl_master_ha_failovers_total", "counter",
 			"Leaderships taken over from another master",
 			f.failovers);
-	mcu_prom_metric(t, "mcrepl_master_ha_step_downs_total", "counter",
-			"Leaderships given up (lease lost, etcd unreachable)",
-			f.step_downs);
+	mcu_prom_metric(t, "mcrepl_master_ha_serving", "gauge",
+			"1 while this master leads and its lease is certain to "
+			"hold",
+			f.serving);
+	mcu_prom_head(t, "mcrepl_master_ha_step_downs_total", "counter",
+		      "Leaderships given up, by reason (lease_expired: no "
+		      "renewal confirmed for a whole TTL)");
+	for (int why = 0; why < HA_SD_COUNT; why++)
+		mcu_prom_u64(t, "mcrepl_master_ha_step_downs_total",
+			     (const struct mcu_prom_label[]){
+				 {"reason", ha_step_down_name(why)}},
+			     1, f.step_downs_by[why]);
+	mcu_prom_metric(t, "mcrepl_master_ha_suspensions_total", "counter",
+			"Times the leader stopped serving for want of a "
+			"confirmed renewal and kept its term",
+			f.suspensions);
+	mcu_prom_metric(t, "mcrepl_master_ha_pauses_total", "counter",
+			"Gaps longer than TTL/4 in this master's runs (stopped "
+			"or starved of CPU)",
+			f.pauses);
+	mcu_prom_metric(t, "mcrepl_master_ha_longest_pause_ms", "gauge",
+			"The longest of those gaps", f.longest_pause_ms);
 	mcu_prom_metric(t, "mcrepl_master_ha_etcd_errors_total", "counter",
 			"etcd requests that failed", f.etcd_errors);
 	mcu_prom_metric(t, "mcrepl_master_ha_refused_total", "counter",
@@ -279,8 +298,10 @@ static void on_health(struct evhttp_request *req, void *arg)
 			    : h.leader ? "leader"
 				       : "standby");
 	if (m->ha) /* HA (docs/HA.md): the term held, the leader known */
-		evbuffer_add_printf(out, "\"term\":%llu,\"leader\":\"%s\",",
-				    (unsigned long long)h.term, h.leader_addr);
+		evbuffer_add_printf(
+		    out, "\"term\":%llu,\"leader\":\"%s\",\"serving\":%s,",
+		    (unsigned long long)h.term, h.leader_addr,
+		    h.serving ? "true" : "false");
 	evbuffer_add_printf(
 	    out,
 	    "\"version\":\"%s\","
@@ -347,6 +368,10 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	/* an HA leader that does not serve (its lease uncertain) changes
+	 * nothing: workers whose heartbeats it refuses are not expired */
+	if (m->ha && !ha_serving(m->ha, net_now_ms()) && m->store)
+		return;
 	if (!m->store) {
 		m->n_gone = 0; /* no store: no puts to release */
 		return;
