@@ -168,6 +168,7 @@ include mk/bench.mk
 include mk/faults.mk
 include mk/install.mk
 include mk/stress.mk
+include mk/history.mk
 
 # ---- top-level targets -------------------------------------------------------
 deps:
