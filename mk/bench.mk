@@ -24,6 +24,10 @@
 #     bench_drain          rolling restart of 4 of 8 workers under reads,
 #                          each draining on SIGTERM (make bench-drain;
 #                          --no-drain: the baseline)
+#     bench_hedge          hedged reads: 3 workers, 2 replicas per object;
+#                          throughput and hedged share vs a never-hedging
+#                          client, then read latency with one worker
+#                          SIGSTOPped (make bench-hedge)
 #   bench/master/*.c       our master's store in-process (end of this file):
 #                          bench_store_read, bench_store_balance,
 #                          bench_store_mem
@@ -47,7 +51,7 @@ $(DAEMON_BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/daemons/%.o \
 all: $(BENCHES) $(DAEMON_BENCHES)
 
 bench: all bench-master bench-master-auth bench-copy bench-client bench-stall \
-		bench-store-mem bench-checks
+		bench-store-mem bench-checks bench-hedge
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 bench-master: $(BUILD)/bench/bench_master $(MASTER_BIN)
 	$(BUILD)/bench/bench_master
@@ -67,6 +71,8 @@ bench-checks: $(BUILD)/bench/bench_client $(BUILD)/bench/bench_master \
 	$(BUILD)/bench/bench_master --grants
 bench-stall: $(BUILD)/bench/bench_stall
 	$(BUILD)/bench/bench_stall $(STALL_ARGS)
+bench-hedge: $(BUILD)/bench/bench_hedge $(MASTER_BIN) $(WORKER_BIN)
+	$(BUILD)/bench/bench_hedge
 
 bench-failover: $(BUILD)/bench/bench_failover $(MASTER_BIN) $(WORKER_BIN)
 	$(BUILD)/bench/bench_failover --etcd3
@@ -78,7 +84,7 @@ bench-drain: $(BUILD)/bench/bench_drain $(MASTER_BIN) $(WORKER_BIN)
 
 .PHONY: bench-drain
 .PHONY: bench bench-master bench-master-auth bench-master-tls bench-copy bench-client bench-client-tls bench-checks \
-	bench-stall bench-failover
+	bench-stall bench-failover bench-hedge
 
 # bench/master/: our own master's store in-process. The read path: the
 # driver shape of a Mooncake master's GetReplicaList: store_get under the store

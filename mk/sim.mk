@@ -14,7 +14,9 @@
 #                               `all`; traces/README.md)
 #   make check-sim              tests/common/trace_test (the trace reader of
 #                               tools/common), tests/sim/random_test (the
-#                               RNG and Zipf sampler) and tests/sim/run.sh
+#                               RNG and Zipf sampler), tests/sim/popgen_test
+#                               (the rankings both tools share) and
+#                               tests/sim/run.sh
 #                               (hooked to check)
 #   make check-tracegen         tests/tracegen/run.sh (hooked to check)
 
@@ -32,6 +34,11 @@ $(SIM_BIN): $(SIM_OBJ) $(FLAGS_OBJ) $(TOOLS_LIB) $(MCREPL_LINK)
 RANDOM_TEST := $(BUILD)/tests/random_test
 $(RANDOM_TEST): $(BUILD)/obj/tests/sim/random_test.o \
 		$(BUILD)/obj/tools/sim/rng.o $(TOOLS_LIB)
+	$(call link,-lm)
+
+# The popularity generator both tools share (tools/common/popgen.c).
+POPGEN_TEST := $(BUILD)/tests/popgen_test
+$(POPGEN_TEST): $(BUILD)/obj/tests/sim/popgen_test.o $(TOOLS_LIB)
 	$(call link,-lm)
 
 TRACE_TEST := $(BUILD)/tests/trace_test
@@ -59,10 +66,11 @@ tracegen: $(TRACEGEN_BIN)
 traces: $(SYNTH_TRACE)
 all: $(TRACEGEN_BIN) $(SYNTH_TRACE)
 
-check-sim: $(SIM_BIN) $(TRACE_TEST) $(RANDOM_TEST) $(SYNTH_TRACE) \
-		$(TRACEGEN_BIN)
+check-sim: $(SIM_BIN) $(TRACE_TEST) $(RANDOM_TEST) $(POPGEN_TEST) \
+		$(SYNTH_TRACE) $(TRACEGEN_BIN)
 	$(Q)$(QUIET_TEST) $(TEST_LOGS)/trace.log $(TRACE_TEST)
 	$(Q)$(QUIET_TEST) $(TEST_LOGS)/random.log $(RANDOM_TEST)
+	$(Q)$(QUIET_TEST) $(TEST_LOGS)/popgen.log $(POPGEN_TEST)
 	$(Q)$(QUIET_TEST) $(TEST_LOGS)/sim.log sh tests/sim/run.sh $(SIM_BIN) \
 		$(SYNTH_TRACE) $(TRACEGEN_BIN)
 CHECK_FAST += check-sim

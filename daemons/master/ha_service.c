@@ -37,9 +37,6 @@ void method_register_objects(McreplRpc__Master_Service *svc,
 	} else if (!store_client_known(s, req->client_id)) {
 		code = MCREPL_RPC__CODE__UNKNOWN_CLIENT;
 	} else {
-		if (req->last)
-			store_hold_segment(s, req->client_id, req->segment_id,
-					   0);
 		for (size_t i = 0; i < req->n_objects; i++) {
 			if (store_recover(s, req->client_id, req->segment_id,
 					  req->objects[i], SVC(svc)->now_ms(),
@@ -49,6 +46,10 @@ void method_register_objects(McreplRpc__Master_Service *svc,
 			else
 				resp.refused++;
 		}
+		/* the last batch ends the hold: nothing after it is taken */
+		if (req->last)
+			store_hold_segment(s, req->client_id, req->segment_id,
+					   0);
 	}
 	store_unlock(s);
 	if (resp.refused)

@@ -247,6 +247,9 @@ static void ha_metrics(const struct master *m, struct mcu_prom *t)
 			r.orphans_adopted);
 	mcu_prom_metric(t, "mcrepl_master_ha_orphans_expired_total", "counter",
 			"Keyless regions freed unclaimed", r.orphans_expired);
+	mcu_prom_metric(t, "mcrepl_master_ha_superseded_total", "counter",
+			"Re-registered objects replaced by a newer version",
+			r.superseded);
 }
 
 static void on_metrics(struct evhttp_request *req, void *arg)
@@ -672,6 +675,9 @@ static void ha_deposed(void *arg, const char *why)
 	(void)why;
 	dyn_admitter_stop(m->admitter);
 	m->admitter = NULL;
+	store_lock(m->store); /* waiting removes: ask the next leader */
+	store_abort_removes(m->store);
+	store_unlock(m->store);
 	store_destroy(m->store);
 	m->store = NULL;
 	m->svc.store = NULL;
@@ -767,6 +773,11 @@ static void stop(struct master *m)
 	if (m->sigint)
 		event_free(m->sigint);
 	net_http_free(m->http, m->http_cap);
+	if (m->store) { /* waiting removes: ask the next leader */
+		store_lock(m->store);
+		store_abort_removes(m->store);
+		store_unlock(m->store);
+	}
 	rpc_server_destroy(m->rpc);
 	master_service_fini(&m->svc);
 	store_destroy(m->store);

@@ -6,6 +6,24 @@
 #include "prom.h"
 #include "service.h"
 
+/* Puts refused by their bounds, by reason (store_quota.c). */
+static void quota_metrics(struct store *s, struct mcu_prom *t)
+{
+	struct store_quota_figures q;
+
+	store_quota_figures(s, &q);
+	mcu_prom_head(t, "mcrepl_master_put_refusals_total", "counter",
+		      "PutStarts refused by a bound: QUOTA (the caller's "
+		      "reserve or quota, its tenant's quota) or NO_SPACE "
+		      "(fair_share)");
+#define QUOTA_METRIC(field, reason)                                            \
+	mcu_prom_u64(t, "mcrepl_master_put_refusals_total",                    \
+		     (const struct mcu_prom_label[]){{"reason", reason}}, 1,   \
+		     q.field);
+	STORE_QUOTA_REFUSALS(QUOTA_METRIC)
+#undef QUOTA_METRIC
+}
+
 /* The store's figures, one metric per row of STORE_FIGURES. */
 static void store_metrics(struct store *s, struct mcu_prom *t)
 {
@@ -27,6 +45,7 @@ static void store_metrics(struct store *s, struct mcu_prom *t)
 		     2, f.reclaimed.field);
 	STORE_RECLAIMS(STORE_RECLAIM)
 #undef STORE_RECLAIM
+	quota_metrics(s, t);
 }
 
 /* libmcrepl's counters, rendered straight into the text. */

@@ -268,14 +268,18 @@ McreplRpc__Code svc_auth_writer(struct master_service *svc, const void *cd,
 {
 	const struct auth_principal *p = rpc_call_principal(cd);
 
+	/* the put's bounds are p's (store_quota.c) */
+	store_put_caller(svc->store, svc->auth, svc->auth ? p : NULL, &r->why);
 	if (!svc->auth || !client_id || !p)
 		return MCREPL_RPC__CODE__OK; /* svc_auth_object said no */
 	if (!auth_id_owned(p, client_id) ||
-	    !store_client_known(svc->store, client_id))
+	    !store_client_known(svc->store, client_id)) {
+		store_put_caller(svc->store, NULL, NULL, NULL);
 		return deny(svc, cd, r, SVC_REFUSED_client_id,
 			    "client_id %llu is not bound to principal '%s' "
 			    "(leave it 0)",
 			    (unsigned long long)client_id, p->name);
+	}
 	return MCREPL_RPC__CODE__OK;
 }
 

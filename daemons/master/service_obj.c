@@ -50,22 +50,59 @@ void method_put_start(McreplRpc__Master_Service *svc,
 	store_unlock(s);
 }
 
+/* A PutEnd's reply, given once its commits are acknowledged (HA). */
+struct put_end_later {
+	struct rpc_later later;
+	bool deferred;
+};
+
+static void put_end_reply(struct put_end_later *p, McreplRpc__Code code,
+			  McreplRpc__PutEndResponse_Closure done, void *cd)
+{
+	McreplRpc__PutEndResponse resp;
+	struct reply r = {0};
+
+	mcrepl_rpc__put_end_response__init(&resp);
+	svc_reply(&r, code, NULL);
+	resp.result = &r.result;
+	if (p && p->deferred)
+		rpc_later_reply(&p->later, &resp.base);
+	else
+		done(&resp, cd);
+}
+
+static void put_ended(void *arg, McreplRpc__Code code, const char *reason)
+{
+	struct put_end_later *p = arg;
+
+	(void)reason;
+	if (p->deferred) /* else answered already (in-process) */
+		put_end_reply(p, code, NULL, NULL);
+	free(p);
+}
+
 void method_put_end(McreplRpc__Master_Service *svc,
 		    const McreplRpc__PutEndRequest *req,
 		    McreplRpc__PutEndResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	McreplRpc__PutEndResponse resp;
-	struct reply r = {0};
+	struct put_end_later *p = calloc(1, sizeof(*p));
 	McreplRpc__Code code;
+	bool later = false;
 
-	mcrepl_rpc__put_end_response__init(&resp);
+	/* answered when the workers' indexes name it (docs/HA.md) */
 	store_lock(s);
-	code = store_put_end(s, req->tenant, req->key, req->version);
-	svc_reply(&r, code, NULL);
+	code = store_put_end_acked(s, req->tenant, req->key, req->version,
+				   SVC(svc)->now_ms(), p ? put_ended : NULL, p,
+				   &later);
+	if (later)
+		p->deferred = rpc_call_defer(cd, &p->later);
 	store_unlock(s);
-	resp.result = &r.result;
-	done(&resp, cd);
+	if (later && p->deferred)
+		return;
+	put_end_reply(NULL, code, done, cd);
+	if (!later) /* else freed when the wait ends */
+		free(p);
 }
 
 void method_put_revoke(McreplRpc__Master_Service *svc,
@@ -265,21 +302,68 @@ void method_exist(McreplRpc__Master_Service *svc,
 	done(&resp, cd);
 }
 
+/* A Remove's reply, given once its drops are acknowledged (HA). */
+struct remove_later {
+	struct rpc_later later;
+	bool deferred;
+};
+
+static void remove_reply(struct remove_later *p, McreplRpc__Code code,
+			 const char *reason, const char *msg,
+			 McreplRpc__RemoveResponse_Closure done, void *cd)
+{
+	McreplRpc__RemoveResponse resp;
+	struct reply r = {0};
+
+	mcrepl_rpc__remove_response__init(&resp);
+	snprintf(r.msg, sizeof(r.msg), "%s", msg);
+	svc_reply(&r, code, reason);
+	resp.result = &r.result;
+	if (p && p->deferred)
+		rpc_later_reply(&p->later, &resp.base);
+	else
+		done(&resp, cd);
+}
+
+/* not_leader: asked again at the next leader; recovering: here */
+static void removed(void *arg, McreplRpc__Code code, const char *reason)
+{
+	struct remove_later *p = arg;
+
+	if (p->deferred) /* else answered already (in-process) */
+		remove_reply(p, code, reason,
+			     !reason ? ""
+			     : strcmp(reason, "recovering") == 0
+				 ? "a worker has not acknowledged the drop yet"
+				 : "the leader stepped down",
+			     NULL, NULL);
+	free(p);
+}
+
 void method_remove(McreplRpc__Master_Service *svc,
 		   const McreplRpc__RemoveRequest *req,
 		   McreplRpc__RemoveResponse_Closure done, void *cd)
 {
 	struct store *s = SVC(svc)->store;
-	McreplRpc__RemoveResponse resp;
-	struct reply r = {0};
+	struct remove_later *p = calloc(1, sizeof(*p));
+	char msg[256] = "";
 	McreplRpc__Code code;
+	bool later = false;
 
-	mcrepl_rpc__remove_response__init(&resp);
+	/* answered when no worker can bring the object back (docs/HA.md) */
 	store_lock(s);
-	code = store_remove(s, req->tenant, req->key, SVC(svc)->now_ms(), r.msg,
-			    sizeof(r.msg));
+	code = store_remove_acked(s, req->tenant, req->key, req->request_id,
+				  SVC(svc)->now_ms(), p ? removed : NULL, p,
+				  &later, msg, sizeof(msg));
+	if (later)
+		p->deferred = rpc_call_defer(cd, &p->later);
 	store_unlock(s);
-	svc_reply(&r, code, NULL);
-	resp.result = &r.result;
-	done(&resp, cd);
+	if (later && p->deferred)
+		return;
+	remove_reply(NULL, code,
+		     code == MCREPL_RPC__CODE__UNAVAILABLE ? "recovering"
+							   : NULL,
+		     msg, done, cd);
+	if (!later) /* else freed when the wait ends */
+		free(p);
 }

@@ -39,11 +39,13 @@ void store_destroy(struct store *s)
 	if (!s)
 		return;
 	store__free_objects(s);
+	store__quota_free(s);
 	store__free_tasks(s);
 	store__free_segments(s);
 	free(s->quar);
 	free(s->orphans);
 	store__removed_free(s);
+	store__rm_free(s);
 	mcrepl_triggers_destroy(s->triggers);
 	mcrepl_engine_destroy(s->engine);
 	mcrepl_stats_destroy(s->stats);

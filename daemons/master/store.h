@@ -167,6 +167,11 @@ struct object {
 	uint8_t in_resv; /* 0, or STORE_RESV_PUTS / STORE_RESV_COPIES */
 	/* at most MASTER_MAX_REPLICAS, the capacity at most twice that */
 	uint8_t n_replicas, cap_replicas;
+	/* what its put is charged to (store_quota.c): quota_n replicas of
+	 * size (0: nothing, as for a recovered object), to its tenant and to
+	 * principal quota_who - 1 of the auth table (0: none) */
+	uint8_t quota_n;
+	uint16_t quota_who;
 	char names[]; /* tenant, NUL, key, NUL */
 };
 
@@ -237,6 +242,20 @@ struct task {
 	X(removed_refused, "removed_reregister_refused_total", counter,        \
 	  "Re-registered replicas refused: their key was removed in this "     \
 	  "term")                                                              \
+	X(recover_unheld, "reregister_refused_unheld_total", counter,          \
+	  "Re-registered records refused: their segment was not re-mounted "   \
+	  "after a leader change, or its re-registration had ended")           \
+	X(recover_term, "reregister_refused_term_total", counter,              \
+	  "Re-registered records refused: not written in an earlier term")     \
+	X(removes_waited, "remove_waits_total", counter,                       \
+	  "Removes answered once their workers acknowledged the drops (HA)")   \
+	X(puts_waited, "put_waits_total", counter,                             \
+	  "PutEnds answered once their workers acknowledged the commits (HA)") \
+	X(puts_unacked, "put_waits_unacknowledged_total", counter,             \
+	  "PutEnds answered after 2 s without every worker's acknowledgement") \
+	X(removes_expired_workers, "remove_workers_expired_total", counter,    \
+	  "Workers expired for not acknowledging a remove's drop within "      \
+	  "--client_ttl")                                                      \
 	X(removed_forgotten, "removed_keys_forgotten_total", counter,          \
 	  "Keys removed in this term dropped from the bounded record of "      \
 	  "them")                                                              \
@@ -386,6 +405,7 @@ struct store_ha_figures {
 	uint64_t objects_recovered, replicas_recovered, recover_refused;
 	uint64_t journal_overflow;
 	uint64_t orphans, orphans_adopted, orphans_expired; /* keyless */
+	uint64_t superseded; /* older versions replaced by a newer record */
 };
 void store_ha_figures(struct store *s, struct store_ha_figures *f);
 /* A WRITE grant the master revokes on its worker (store_revoke.c). */
@@ -414,6 +434,40 @@ size_t store_journal_fill(struct store *s, uint64_t client_id, uint64_t ack,
 McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 			      uint64_t seg_id, const McreplRpc__IndexEntry *e,
 			      uint64_t now_ms, char *err, size_t errlen);
+/* A Remove that holds through failovers (store_rmwait.c, docs/HA.md):
+ * store_remove(), and in an HA store (a term) with done given, when some
+ * worker held a replica, *later is set and done(arg, code, reason) is
+ * called once: OK when every such worker acknowledged the drop in
+ * FetchTasks or left this master (at most --client_ttl: a worker that
+ * does not acknowledge by then is expired); UNAVAILABLE "recovering"
+ * after 2 s without (asked again: a try naming the same request_id, or
+ * any Remove while the key is absent if request_id is 0, waits with the
+ * first one, and is answered OK for 20 s after it settled, whatever the
+ * key holds by then); UNAVAILABLE "not_leader" from
+ * store_abort_removes(). TOO_MANY (nothing removed) while 4096 removes
+ * wait. */
+typedef void (*store_remove_done_fn)(void *arg, McreplRpc__Code code,
+				     const char *reason);
+McreplRpc__Code store_remove_acked(struct store *s, const char *tenant,
+				   const char *key, uint64_t request_id,
+				   uint64_t now_ms, store_remove_done_fn done,
+				   void *arg, bool *later, char *err,
+				   size_t errlen);
+/* A PutEnd that holds through failovers (store_rmwait.c, docs/HA.md):
+ * store_put_end(), and in an HA store with done given, when the put
+ * committed replicas, *later is set and done(arg, OK, NULL) is called once
+ * every worker holding one acknowledged its commit in FetchTasks (its
+ * index names the key: a next leader hears of it whatever happens), or
+ * left, or after 2 s (counted: such a put survives a failover only as an
+ * orphan). While 4096 removes and puts wait, it does not wait. */
+McreplRpc__Code store_put_end_acked(struct store *s, const char *tenant,
+				    const char *key, uint64_t version,
+				    uint64_t now_ms, store_remove_done_fn done,
+				    void *arg, bool *later);
+/* The leader steps down: every waiting remove ends UNAVAILABLE (it is
+ * asked again at the next leader). Before store_destroy(). */
+void store_abort_removes(struct store *s);
+size_t store_removes_waiting(const struct store *s);
 /* Hold segment seg_id (mounted by client_id) out of placement until
  * until_ms, or release it (until_ms 0) once re-registration is done; the
  * tick releases holds past their deadline. No-op without a term. */
@@ -477,6 +531,32 @@ const struct segment *store_segment_at(const struct store *s, size_t i);
 uint64_t store_used(const struct segment *seg);
 
 /* ---- objects, puts and removes (store_obj.c, store_put.c) ---- */
+/* ---- bounds on puts (store_quota.c, docs/SECURITY.md) ---- */
+/* Refusals of a put by its bounds, by Result.reason: QUOTA for the
+ * caller's unwritten bytes (reserve=), its written and unwritten ones
+ * (quota=), its tenant's (a tenant line); NO_SPACE fair_share when
+ * room could only come from evicting tenants at or below their fair
+ * share. X(field, reason). */
+#define STORE_QUOTA_REFUSALS(X)                                                \
+	X(reserve, "quota_reserve")                                            \
+	X(principal, "quota_principal")                                        \
+	X(tenant, "quota_tenant")                                              \
+	X(fair_share, "fair_share")
+struct store_quota_figures {
+#define STORE_QUOTA_FIELD(field, reason) uint64_t field;
+	STORE_QUOTA_REFUSALS(STORE_QUOTA_FIELD)
+#undef STORE_QUOTA_FIELD
+};
+struct auth_table;
+struct auth_principal;
+/* Who calls the next store_put_start (under the same lock hold): the
+ * auth table and the caller's principal in it (NULL, NULL: none, no
+ * bound), and where its refusal's reason label goes (NULL: nowhere).
+ * store_put_start uses it once and forgets it. */
+void store_put_caller(struct store *s, const struct auth_table *t,
+		      const struct auth_principal *p, const char **why);
+void store_quota_figures(struct store *s, struct store_quota_figures *f);
+
 struct object *store_find(struct store *s, const char *tenant, const char *key);
 /* True when a COMPLETE object (PutEnd done) has this name. */
 bool store_exists(struct store *s, const char *tenant, const char *key);

@@ -1,6 +1,8 @@
 /* Eviction: free eviction_ratio of a segment's capacity, least recently
  * read objects first, never an object under read lease, with a copy
- * running or with a pending dynamic copy.
+ * running or with a pending dynamic copy, nor, for a put, another
+ * tenant's object while that tenant is within its fair share
+ * (store_quota.c).
  *
  * Victims come from the segment's own replica index (store_obj.c): each is
  * the least recently read (lru_seq) of STORE_EVICT_SAMPLES entries sampled
@@ -17,7 +19,8 @@
 static bool evictable(struct store *s, const struct object *o, uint64_t now)
 {
 	return o->complete && o->copies == 0 && o->lease_until_ms <= now &&
-	       !dyn_key_is_pending(s, o->tenant, o->key, now);
+	       !dyn_key_is_pending(s, o->tenant, o->key, now) &&
+	       store__quota_may_evict(s, o);
 }
 
 /* The least recently read evictable object among k entries of seg's index
@@ -104,9 +107,34 @@ uint64_t store_evict_segment(struct store *s, struct segment *seg,
 	return store__evict_budgeted(s, seg, &visits, now_ms);
 }
 
-void store__evict_step(struct store *s, uint64_t now_ms)
+/* Towards goal on seg: first only from tenants above their fair share
+ * (within half the budget left); when that falls short for want of any
+ * (every tenant within its share), least recently read first, as with one
+ * tenant. */
+static uint64_t evict_fair(struct store *s, struct segment *seg, uint64_t goal,
+			   size_t *visits, uint64_t now_ms)
 {
-	size_t visits = STORE_EVICT_VISITS, n = s->n_segs;
+	size_t half = *visits / 2, rest = *visits - half;
+	uint64_t freed;
+
+	if (!s->q.guard)
+		return evict_some(s, seg, goal, visits, now_ms);
+	s->q.share_skips = 0;
+	freed = evict_some(s, seg, goal, &half, now_ms);
+	rest += half;
+	if (freed < goal && s->q.share_skips) {
+		s->q.guard = false;
+		freed += evict_some(s, seg, goal - freed, &rest, now_ms);
+		s->q.guard = true;
+	}
+	*visits = rest;
+	return freed;
+}
+
+/* One step towards the n segments' goals, within one budget. */
+static void evict_goals(struct store *s, size_t n, uint64_t now_ms)
+{
+	size_t visits = STORE_EVICT_VISITS;
 
 	for (size_t j = 0; j < n && visits > 0; j++) {
 		struct segment *seg = s->segs[(s->evict_next + j) % n];
@@ -114,7 +142,7 @@ void store__evict_step(struct store *s, uint64_t now_ms)
 
 		if (seg->evict_left == 0)
 			continue;
-		freed = evict_some(s, seg, seg->evict_left, &visits, now_ms);
+		freed = evict_fair(s, seg, seg->evict_left, &visits, now_ms);
 		/* done, or nothing more it could evict: no goal left */
 		seg->evict_left = visits > 0 || freed >= seg->evict_left
 				      ? 0
@@ -122,6 +150,13 @@ void store__evict_step(struct store *s, uint64_t now_ms)
 		if (visits == 0) /* the next step starts after it */
 			s->evict_next = (s->evict_next + j + 1) % n;
 	}
+}
+
+void store__evict_step(struct store *s, uint64_t now_ms)
+{
+	store__quota_evict_for(s, true, NULL);
+	evict_goals(s, s->n_segs, now_ms);
+	store__quota_evict_for(s, false, NULL);
 }
 
 void store_evict_all(struct store *s, uint64_t now_ms)

@@ -18,6 +18,13 @@
  * first lookup of their key or freed. */
 #define ORPHANS_MAX 4096u
 #define ORPHAN_TTL_MS 60000u
+/* Re-registration is recovery after a leader change: a segment mounted
+ * later than this after the term's first tick is never held, and a
+ * segment not held has its records refused (recover_unheld). Workers
+ * follow a new leader within a poll of etcd (500 ms). */
+#define REMOUNT_WINDOW_MS 10000u
+/* The term in an incarnation's low bits (ha.c). */
+#define TERM_BITS 0x0000ffffffffffffULL
 
 /* Keys removed in this term (store_remove), by stamp key hash with the
  * version removed, so no re-registered replica (a worker that re-mounts
@@ -64,8 +71,10 @@ static void orphan_remove(struct store *s, size_t i)
 
 void store_set_term(struct store *s, uint64_t term)
 {
-	if (term != s->term)
+	if (term != s->term) {
 		store__removed_free(s); /* a record of this term only */
+		s->term_tick0_ms = 0;
+	}
 	s->term = term;
 	if (term)
 		s->next_version = (term & 0xffffffffULL) << 32 | 1;
@@ -162,6 +171,8 @@ static void journal_add(struct store *s, const struct object *o,
 	j = journal_of(s, seg->client_id);
 	if (!j || j->n - j->head >= JOURNAL_MAX) {
 		s->ha.journal_overflow++;
+		/* never acknowledged: waits for it to leave */
+		store__rm_note_drop(s, seg->client_id, 0);
 		return;
 	}
 	if (j->head && j->n == j->cap) { /* compact */
@@ -171,6 +182,7 @@ static void journal_add(struct store *s, const struct object *o,
 	}
 	if (!store__grow(&j->e, j->n, &j->cap, sizeof(*e))) {
 		s->ha.journal_overflow++;
+		store__rm_note_drop(s, seg->client_id, 0);
 		return;
 	}
 	e = &j->e[j->n];
@@ -189,9 +201,11 @@ static void journal_add(struct store *s, const struct object *o,
 		if (!e->tenant || !e->key) {
 			jentry_free(e);
 			s->ha.journal_overflow++;
+			store__rm_note_drop(s, seg->client_id, 0);
 			return;
 		}
 	}
+	store__rm_note_drop(s, seg->client_id, e->seq);
 	j->next_seq++;
 	j->n++;
 }
@@ -216,6 +230,9 @@ size_t store_journal_fill(struct store *s, uint64_t client_id, uint64_t ack,
 	struct store_journal *j = c ? c->journal : NULL;
 	size_t n = 0;
 
+	if (!c)
+		return 0;
+	store__rm_acked(s, client_id, ack); /* the removes it held back */
 	if (!j)
 		return 0;
 	while (j->head < j->n && j->e[j->head].seq <= ack)
@@ -336,12 +353,22 @@ static uint64_t removed_version(const struct store *s, uint64_t key_hash)
 
 /* ---- re-registration ---------------------------------------------------- */
 
+/* A mount now is a re-mount after the leader change (the store has not
+ * ticked yet, or did so first less than REMOUNT_WINDOW_MS ago). */
+static bool remount_window(const struct store *s)
+{
+	return !s->term_tick0_ms ||
+	       s->tick_ms - s->term_tick0_ms < REMOUNT_WINDOW_MS;
+}
+
 void store_hold_segment(struct store *s, uint64_t client_id, uint64_t seg_id,
 			uint64_t until_ms)
 {
 	struct segment *seg = store_segment(s, seg_id);
 
-	if (seg && seg->client_id == client_id && s->term) /* HA only */
+	if (!seg || seg->client_id != client_id || !s->term) /* HA only */
+		return;
+	if (!until_ms || remount_window(s))
 		seg->held_until_ms = until_ms;
 }
 
@@ -355,6 +382,10 @@ bool store_segments_held(const struct store *s)
 
 void store__ha_tick(struct store *s, uint64_t now_ms)
 {
+	if (!s->term_tick0_ms)
+		s->term_tick0_ms = now_ms ? now_ms : 1;
+	s->tick_ms = now_ms;
+	store__rm_tick(s, now_ms);
 	for (size_t i = s->n_orphans; i-- > 0;) {
 		struct orphan *p = &s->orphans[i];
 		struct segment *seg;
@@ -501,6 +532,27 @@ struct object *store__adopt(struct store *s, const char *tenant,
 	return o;
 }
 
+void store__orphans_removed(struct store *s, const struct object *o)
+{
+	uint64_t h;
+
+	if (!s->n_orphans)
+		return;
+	h = stamp_key_hash(o->tenant, strlen(o->tenant), o->key,
+			   strlen(o->key));
+	for (size_t i = s->n_orphans; i-- > 0;) {
+		struct orphan *p = &s->orphans[i];
+		struct segment *seg = store_segment(s, p->segment_id);
+
+		if (p->key_hash != h || p->version > o->version)
+			continue;
+		if (seg)
+			seg_alloc_free(seg->alloc, p->offset);
+		s->ha.recover_refused++;
+		orphan_remove(s, i);
+	}
+}
+
 McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 			      uint64_t seg_id, const McreplRpc__IndexEntry *e,
 			      uint64_t now_ms, char *err, size_t errlen)
@@ -512,6 +564,19 @@ McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 	if (!seg || seg->client_id != client_id)
 		return refuse(s, MCREPL_RPC__CODE__PERMISSION_DENIED, err,
 			      errlen, "not a segment of this client");
+	if (!seg->held_until_ms) {
+		s->ctr.recover_unheld++;
+		return refuse(s, MCREPL_RPC__CODE__PERMISSION_DENIED, err,
+			      errlen,
+			      "the segment is not re-registering after a "
+			      "leader change");
+	}
+	if ((e->incarnation & TERM_BITS) >= (s->term & TERM_BITS) ||
+	    (e->version >> 32) >= (s->term & 0xffffffffULL)) {
+		s->ctr.recover_term++;
+		return refuse(s, MCREPL_RPC__CODE__STALE, err, errlen,
+			      "not written in an earlier term");
+	}
 	keyless = (!e->key || !e->key[0]) && e->key_hash;
 	if ((!keyless && !store__key_ok(e->tenant, e->key)) || e->size == 0 ||
 	    e->drop || !e->version || !e->incarnation || !e->stamp_tag ||
@@ -534,6 +599,14 @@ McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
 	if (keyless)
 		return add_orphan(s, seg, e, now_ms, err, errlen);
 	o = store_find(s, e->tenant, e->key);
+	if (o && o->complete && o->version < e->version) {
+		/* an older version, evicted or retired as the old leader
+		 * died, came back first: the newer one is the key's */
+		s->ha.superseded++;
+		store__free_replicas(s, o, now_ms);
+		store_delete_object(s, o);
+		o = NULL;
+	}
 	if (o) {
 		if (o->version == e->version && o->size == e->size &&
 		    o->complete &&

@@ -112,6 +112,7 @@ void store__insert_object(struct store *s, struct object *o)
 
 void store_delete_object(struct store *s, struct object *o)
 {
+	store__quota_release(s, o);
 	store__resv_untrack(s, o);
 	store__lru_unlink(s, o);
 	mcu_map_remove(&s->objects, &o->node);
@@ -438,6 +439,7 @@ McreplRpc__Code store_remove(struct store *s, const char *tenant,
 	if (code != MCREPL_RPC__CODE__OK)
 		return code;
 	store__removed_note(s, o);
+	store__orphans_removed(s, o);
 	store__free_replicas(s, o, now_ms);
 	store_delete_object(s, o);
 	s->ctr.removes++;

@@ -35,6 +35,28 @@ struct quarantine {
 	uint64_t client_id, object_id, grant_until_ms, seq;
 };
 
+/* What puts hold (store_quota.c): bytes (size x replicas) of objects put
+ * and not yet gone, per tenant (an entry while it holds any, so at most
+ * one per object) and per principal of the auth table (unwritten ones
+ * too); the next put's caller (store_put_caller); while a put evicts,
+ * the tenant it evicts for and the share below which it may not evict
+ * another tenant's objects. */
+struct store_quota {
+	struct mcu_map tenants;
+	struct quota_tenant *last; /* the entry last found */
+	struct quota_use {
+		uint64_t bytes, unwritten;
+	} * who; /* [principal index], n_who of them */
+	size_t n_who;
+	const struct auth_table *auth;
+	const struct auth_principal *caller;
+	const char **why;
+	bool guard; /* eviction spares tenants within their share */
+	const char *evict_for;
+	uint64_t share, share_skips; /* objects it could not take */
+	struct store_quota_figures refused;
+};
+
 struct store {
 	pthread_mutex_t lock;
 	struct master_opts opts;
@@ -91,12 +113,18 @@ struct store {
 	size_t evict_next;
 	/* high availability (store_ha.c) */
 	uint64_t term;
+	/* the store's first and latest tick in this term: segments mounted
+	 * within REMOUNT_WINDOW_MS of the first may re-register (store_ha.c) */
+	uint64_t term_tick0_ms, tick_ms;
 	struct orphan *orphans; /* re-registered regions without a key */
 	size_t n_orphans, cap_orphans;
 	struct store_removed *removed; /* keys removed in this term */
+	struct store_rmwait *rmwait;   /* removes waiting for their workers */
 	struct store_ha_figures ha;
 	/* the counters of STORE_FIGURES (gauges are filled when taken) */
 	struct store_figures ctr;
+	/* bounds on puts (store_quota.c) */
+	struct store_quota q;
 };
 
 /* Grow the array at *arr (any T *, elements of `size` bytes) by doubling;
@@ -174,6 +202,26 @@ void store__resv_untrack(struct store *s, struct object *o);
 void store__reclaim_client(struct store *s, uint64_t client_id,
 			   uint64_t now_ms);
 
+/* store_quota.c */
+/* OK when tenant's put of bytes (size x replicas) is within the caller's
+ * and the tenant's bounds, else QUOTA with the reason and message; the
+ * caller is forgotten either way (kept for store__quota_charge). */
+McreplRpc__Code store__quota_check(struct store *s, const char *tenant,
+				   uint64_t bytes, char *err, size_t errlen);
+/* o was placed: charge it to its tenant and the checked caller. */
+void store__quota_charge(struct store *s, struct object *o);
+/* o's put ended (its bytes are no longer unwritten). */
+void store__quota_written(struct store *s, struct object *o);
+/* o is going: give back what it was charged. */
+void store__quota_release(struct store *s, struct object *o);
+/* Whether eviction may take o (store_evict.c): no guard, o is the
+ * putting tenant's, or its tenant holds more than the fair share. */
+bool store__quota_may_evict(struct store *s, const struct object *o);
+/* Guard the evictions that follow (on) for a put of tenant (NULL: the
+ * watermark's), when two or more tenants count; or end the guard. */
+void store__quota_evict_for(struct store *s, bool on, const char *tenant);
+void store__quota_free(struct store *s);
+
 /* store_evict.c */
 /* store_evict_segment with the caller's budget of index entries to look
  * at (*visits, decremented): a put evicting on several segments shares
@@ -209,6 +257,21 @@ struct object *store__adopt(struct store *s, const char *tenant,
  * 0). */
 void store__removed_note(struct store *s, const struct object *o);
 void store__removed_free(struct store *s);
+/* o is removed: the orphans of its key (not adopted: o was found with
+ * its own replicas) at its version or older are freed now. */
+void store__orphans_removed(struct store *s, const struct object *o);
+
+/* store_rmwait.c: removes answered once their drops are acknowledged */
+/* A drop (a commit) journaled for client_id's worker at seq (0: not
+ * journaled) by the remove (the PutEnd) being made. */
+void store__rm_note_drop(struct store *s, uint64_t client_id, uint64_t seq);
+/* client_id applied its journal up to ack / left this master. */
+void store__rm_acked(struct store *s, uint64_t client_id, uint64_t ack);
+void store__rm_client_gone(struct store *s, uint64_t client_id);
+/* Workers past a remove's deadline are expired in this tick. */
+void store__rm_tick(struct store *s, uint64_t now_ms);
+/* Forgets the waiting removes without answering them (store_destroy). */
+void store__rm_free(struct store *s);
 
 /* store_dyn_policy.c */
 /* Create the policy engine and its lease table, and the read path's heat

@@ -49,22 +49,26 @@ static struct segment *put_target(struct store *s, const struct object *o)
 }
 
 /* Evict on the first segment that could ever hold size, within one
- * budget of index entries for the put; true if freed. */
+ * budget of index entries for the put, taking another tenant's objects
+ * only above its fair share (store_quota.c); true if freed. */
 static bool evict_for(struct store *s, const struct object *o, uint64_t now_ms)
 {
 	size_t visits = STORE_EVICT_VISITS;
+	bool freed = false;
 
-	for (size_t i = 0; i < s->n_segs && visits > 0; i++) {
+	store__quota_evict_for(s, true, o->tenant);
+	for (size_t i = 0; i < s->n_segs && visits > 0 && !freed; i++) {
 		struct segment *seg = s->segs[i];
 
-		if (!store__on_segment(o, seg->id) && store__placeable(seg) &&
-		    seg->capacity >= store_region_bytes(o->size) &&
-		    store__evict_budgeted(s, seg, &visits, now_ms) > 0 &&
-		    seg_alloc_largest_free(seg->alloc) >=
-			store_region_bytes(o->size))
-			return true;
+		freed = !store__on_segment(o, seg->id) &&
+			store__placeable(seg) &&
+			seg->capacity >= store_region_bytes(o->size) &&
+			store__evict_budgeted(s, seg, &visits, now_ms) > 0 &&
+			seg_alloc_largest_free(seg->alloc) >=
+			    store_region_bytes(o->size);
 	}
-	return false;
+	store__quota_evict_for(s, false, NULL);
+	return freed;
 }
 
 static bool add_put_replica(struct store *s, struct object *o, uint64_t now_ms)
@@ -75,6 +79,27 @@ static bool add_put_replica(struct store *s, struct object *o, uint64_t now_ms)
 		seg = put_target(s, o);
 	return seg &&
 	       store__place_replica(s, o, seg, REPLICA_PROCESSING, false);
+}
+
+/* NO_SPACE for a put of size: reason fair_share when eviction passed
+ * over objects of tenants at or below their share. */
+static McreplRpc__Code no_space(struct store *s, uint64_t size, char *err,
+				size_t errlen)
+{
+	int n = snprintf(err, errlen, "no segment has %llu free bytes",
+			 (unsigned long long)size);
+
+	if (s->q.share_skips) {
+		s->q.refused.fair_share++;
+		if (s->q.why)
+			*s->q.why = "fair_share";
+		if (n > 0 && (size_t)n < errlen)
+			snprintf(err + n, errlen - (size_t)n,
+				 " (the rest is other tenants' within their "
+				 "fair share of %llu bytes)",
+				 (unsigned long long)s->q.share);
+	}
+	return MCREPL_RPC__CODE__NO_SPACE;
 }
 
 /* A new object with n placed replicas, or NO_SPACE / INTERNAL. One of the
@@ -89,13 +114,12 @@ static McreplRpc__Code place_object(struct store *s, const char *tenant,
 
 	if (!o)
 		return MCREPL_RPC__CODE__INTERNAL;
+	s->q.share_skips = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		if (!add_put_replica(s, o, now_ms)) {
 			store__free_replicas(s, o, now_ms);
 			store__free_object(o);
-			snprintf(err, errlen, "no segment has %llu free bytes",
-				 (unsigned long long)size);
-			return MCREPL_RPC__CODE__NO_SPACE;
+			return no_space(s, size, err, errlen);
 		}
 	}
 	*out = o;
@@ -126,10 +150,27 @@ bool store_size_valid(uint64_t size, char *err, size_t errlen)
 	return false;
 }
 
+static McreplRpc__Code put_start(struct store *s, const char *tenant,
+				 const char *key, uint64_t size, uint32_t n,
+				 uint64_t now_ms, struct object **out,
+				 char *err, size_t errlen);
+
 McreplRpc__Code store_put_start(struct store *s, const char *tenant,
 				const char *key, uint64_t size, uint32_t n,
 				uint64_t now_ms, struct object **out, char *err,
 				size_t errlen)
+{
+	McreplRpc__Code code =
+	    put_start(s, tenant, key, size, n, now_ms, out, err, errlen);
+
+	store_put_caller(s, NULL, NULL, NULL); /* for this put only */
+	return code;
+}
+
+static McreplRpc__Code put_start(struct store *s, const char *tenant,
+				 const char *key, uint64_t size, uint32_t n,
+				 uint64_t now_ms, struct object **out,
+				 char *err, size_t errlen)
 {
 	struct object *o;
 	McreplRpc__Code code;
@@ -151,10 +192,14 @@ McreplRpc__Code store_put_start(struct store *s, const char *tenant,
 		store__free_replicas(s, o, now_ms);
 		store_delete_object(s, o);
 	}
-	code = place_object(s, tenant, key, size, n ? n : 1, now_ms, &o, err,
-			    errlen);
+	n = n ? n : 1;
+	code = store__quota_check(s, tenant, size * n, err, errlen);
+	if (code == MCREPL_RPC__CODE__OK)
+		code = place_object(s, tenant, key, size, n, now_ms, &o, err,
+				    errlen);
 	if (code != MCREPL_RPC__CODE__OK)
 		return code;
+	store__quota_charge(s, o);
 	o->version = s->next_version++;
 	o->last_read_ms = now_ms;
 	o->put_deadline_ms = now_ms + s->opts.put_release_ms;
@@ -197,6 +242,7 @@ McreplRpc__Code store_put_end(struct store *s, const char *tenant,
 		store__journal_commit(s, o, &o->replicas[i]);
 	}
 	o->complete = true;
+	store__quota_written(s, o);
 	if (!o->copy_target) /* nothing left to reclaim */
 		store__resv_untrack(s, o);
 	return MCREPL_RPC__CODE__OK;

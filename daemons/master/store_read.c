@@ -72,14 +72,48 @@ McreplRpc__Code store_stat(struct store *s, const char *tenant, const char *key,
 	return MCREPL_RPC__CODE__OK;
 }
 
+/* A worker is late when it has not polled (FetchTasks, every 20 ms by
+ * default) nor sent a heartbeat for this long: stopped, swapped out or
+ * cut off. Its replicas are still offered, after the timely ones. */
+#define READ_LATE_MS 200
+
+/* The replica's worker has been silent past READ_LATE_MS at now_ms. */
+static bool replica_late(struct store *s, const struct replica *r,
+			 uint64_t now_ms)
+{
+	const struct segment *seg = store__segment_any(s, r->segment_id);
+	const struct client *c =
+	    seg ? store__find_client(s, seg->client_id) : NULL;
+
+	return c && now_ms > c->last_seen_ms &&
+	       now_ms - c->last_seen_ms > READ_LATE_MS;
+}
+
+/* Moves the replicas of late workers to the end of perm[0, n), keeping
+ * the order within the timely and within the late ones. */
+static void late_last(struct store *s, const struct object *o,
+		      const size_t *idx, size_t n, size_t *perm,
+		      uint64_t now_ms)
+{
+	size_t late[MASTER_MAX_REPLICAS], n_late = 0, k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (replica_late(s, &o->replicas[idx[perm[i]]], now_ms))
+			late[n_late++] = perm[i];
+		else
+			perm[k++] = perm[i];
+	}
+	memcpy(perm + k, late, n_late * sizeof(*perm));
+}
+
 /* Reader order of the n readable replicas idx[] of o into perm[]
  * (mcrepl_engine_order(): salted, so equal replicas share a key's reads;
  * auto or read-load order: the replica whose node was given the fewest
- * reads this second goes first), and the read counted on the first: the
- * master counts what it routes, readers take the first replica unless one
- * is local. */
+ * reads this second goes first), then those of late workers moved last,
+ * and the read counted on the first: the master counts what it routes,
+ * readers take the first replica unless one is local. */
 static void reader_order(struct store *s, struct object *o, const size_t *idx,
-			 size_t n, size_t *perm)
+			 size_t n, size_t *perm, uint64_t now_ms)
 {
 	mcrepl_replica_view v[MASTER_MAX_REPLICAS];
 
@@ -90,6 +124,8 @@ static void reader_order(struct store *s, struct object *o, const size_t *idx,
 	}
 	mcrepl_engine_order(s->engine, o->tenant, o->key, v, n, o->reads++,
 			    perm);
+	if (n > 1)
+		late_last(s, o, idx, n, perm, now_ms);
 	mcrepl_engine_read(s->engine, v[perm[0]].segment);
 }
 
@@ -107,7 +143,7 @@ McreplRpc__Code store_get(struct store *s, const char *tenant, const char *key,
 	o = readable(s, tenant, key, idx, &n);
 	if (!o)
 		return MCREPL_RPC__CODE__NOT_FOUND;
-	reader_order(s, o, idx, n, perm);
+	reader_order(s, o, idx, n, perm, now_ms);
 	*n_out = n < cap ? n : cap;
 	for (size_t i = 0; i < *n_out; i++)
 		order[i] = idx[perm[i]];

@@ -456,6 +456,8 @@ size_t store_expire_clients(struct store *s, uint64_t now_ms)
 		store__fail_client_tasks(s, c);
 		s->clients[i] = s->clients[--s->n_clients];
 		store__journal_free(c);
+		/* a worker gone that long re-registers nothing (docs/HA.md) */
+		store__rm_client_gone(s, c->id);
 		free(c);
 		gone++;
 	}

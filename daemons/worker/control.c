@@ -263,6 +263,7 @@ void control_remount(struct worker *w)
 		 (unsigned long long)w->client_id);
 	w->ctr.remounts++;
 	w->index_ack = 0;  /* a new client record: its journal starts over */
+	w->expired = true; /* its index is of no use there (ha.c) */
 	w->revoke_ack = 0; /* and its revocations */
 	/* unbound until re-mounted: the next master may give another of our
 	 * segments an id one of these had */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "worker.h"
 
@@ -47,4 +48,23 @@ void segment_unmap(struct wseg *s)
 	if (s->mem)
 		munmap(s->mem, (size_t)s->len);
 	s->mem = NULL;
+}
+
+size_t segment_resident(const struct wseg *s, uint64_t off, uint64_t len,
+			unsigned char *vec, size_t cap)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t n;
+
+	if (page <= 0 || off % (uint64_t)page || off >= s->len)
+		return 0;
+	if (len > s->len - off)
+		len = s->len - off;
+	n = (size_t)((len + (uint64_t)page - 1) / (uint64_t)page);
+	if (n > cap)
+		n = cap;
+	/* on failure every page counts as resident: scanned, never missed */
+	if (mincore((uint8_t *)s->mem + off, n * (size_t)page, vec) != 0)
+		memset(vec, 1, n);
+	return n;
 }

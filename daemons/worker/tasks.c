@@ -532,6 +532,7 @@ static void on_fetched(int status, ProtobufCMessage *resp, const char *error,
 	struct worker *w = arg;
 	McreplRpc__FetchTasksResponse *r =
 	    (McreplRpc__FetchTasksResponse *)resp;
+	bool journaled = false;
 
 	(void)error; /* the heartbeat reports an unreachable master */
 	w->fetch_pending = false;
@@ -543,12 +544,18 @@ static void on_fetched(int status, ProtobufCMessage *resp, const char *error,
 	    code_of(r->result) == MCREPL_RPC__CODE__UNKNOWN_CLIENT) {
 		control_remount(w);
 	} else if (status == RPC_OK && !ha_master_failed(w, r->result)) {
+		w->master_ok_ms = w->fetch_sent_ms;
 		ha_index_apply(w, r->index, r->n_index);
 		apply_revokes(w, r->revokes, r->n_revokes);
 		for (size_t i = 0; i < r->n_tasks; i++)
 			run_task(w, r->tasks[i]);
+		journaled = r->n_index > 0;
 	}
 	free_resp(resp);
+	/* removes and puts wait for this acknowledgement (docs/HA.md): at
+	 * once */
+	if (journaled)
+		tasks_tick(w);
 }
 
 void tasks_tick(struct worker *w)
@@ -565,6 +572,7 @@ void tasks_tick(struct worker *w)
 	req.index_ack = w->index_ack;
 	req.revoke_ack = w->revoke_ack;
 	w->fetch_pending = true;
+	w->fetch_sent_ms = net_now_ms();
 	worker_call(w, "FetchTasks", &req.base,
 		    &mcrepl_rpc__fetch_tasks_response__descriptor, on_fetched,
 		    w);

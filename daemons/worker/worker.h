@@ -41,6 +41,7 @@ struct wseg {
 	bool mounted; /* the current master knows it */
 	bool mount_pending, unmount_pending;
 	int64_t mount_sent_ms; /* when its pending MountSegment left */
+	uint64_t mounted_inc;  /* HA: the master it was last mounted at */
 };
 
 struct worker_counters {
@@ -111,6 +112,15 @@ struct worker {
 	 * and the previous master's incarnation and highest version: stamps
 	 * of it above that are puts the journal did not reach (orphans) */
 	uint64_t fed_max_version, prev_incarnation, prev_max_version;
+	/* the last FetchTasks answered was sent at master_ok_ms (0: none
+	 * yet); when the next mount comes --client_ttl or more after it, the
+	 * master may have expired us and acknowledged removes we never
+	 * applied: the index is forgotten, not re-registered. expired: the
+	 * master forgot us (UNKNOWN_CLIENT); no_orphans: stamps of the
+	 * current master are not trusted as orphans at the next one */
+	int64_t fetch_sent_ms, master_ok_ms;
+	bool expired, no_orphans;
+	uint64_t indexes_forgotten; /* mcrepl_worker_index_forgotten_total */
 };
 
 /* ---- drain before stopping (drain.c) ---- */
@@ -191,6 +201,13 @@ size_t ha_index_size(const struct wseg *s);
 int segment_map(struct wseg *s, uint64_t len, bool hugepages, char *err,
 		size_t errlen);
 void segment_unmap(struct wseg *s);
+/* Which pages of [off, off + len) are in memory (mincore(2)): vec[i] & 1
+ * for the i-th page; at most cap pages, their number returned (0: off not
+ * on a page boundary or past the end). A page never touched is not, so
+ * it holds no stamp; a page swapped out is not either (segment memory is
+ * not expected to be). On error every page says resident. */
+size_t segment_resident(const struct wseg *s, uint64_t off, uint64_t len,
+			unsigned char *vec, size_t cap);
 
 /* ---- the master's RPC (main.c) ---- */
 

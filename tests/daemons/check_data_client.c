@@ -1,7 +1,7 @@
 /* The data-plane connection pool (data_client.h) against scripted fake
  * data servers on loopback threads: reuse, LRU eviction, the one retry
  * after a connection the server dropped, and no retry where it would not
- * help. */
+ * help; READs raced (data_race_*: hedged reads) past one never answered. */
 #include <check.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "data_client.h"
 #include "data_proto.h"
 
@@ -21,7 +22,10 @@ Suite *make_data_client_suite(void);
 #define LEN 4096u
 
 /* Serves READs: each connection answers `answers` requests (-1 = all),
- * then closes on the next request header without a reply. */
+ * then closes on the next request header without a reply; MUTE: takes
+ * every request and answers none (a stopped worker's kernel does as
+ * much), until the client closes. */
+#define MUTE (-2)
 struct fake {
 	int lfd;
 	uint16_t port;
@@ -64,6 +68,8 @@ static void serve(struct fake *f, int fd)
 	struct data_req r;
 
 	for (int k = 0; read_full(fd, hdr, sizeof(hdr)) == 0; k++) {
+		if (f->answers == MUTE)
+			continue;
 		if (f->answers >= 0 && k >= f->answers)
 			break;
 		if (data_req_decode(hdr, &r) != DATA_DECODE_OK ||
@@ -245,6 +251,115 @@ START_TEST(test_bad_endpoint_is_refused)
 }
 END_TEST
 
+/* A READ of LEN bytes at off (the fakes' bytes are off + i). */
+static struct data_read_req race_req(const struct fake *f, uint64_t off,
+				     uint8_t *buf)
+{
+	return (struct data_read_req){.ep = f->ep,
+				      .segment_id = 1,
+				      .offset = off,
+				      .buf = buf,
+				      .len = LEN};
+}
+
+static void assert_bytes(const uint8_t *buf, uint64_t off)
+{
+	for (size_t i = 0; i < LEN; i++)
+		ck_assert_uint_eq(buf[i], (uint8_t)(off + i));
+}
+
+/* A READ nobody answers does not hold back the one raced against it: the
+ * other answers, its connection goes back to the pool, the stalled one is
+ * closed when cancelled. */
+START_TEST(test_race_answer_overtakes_a_stalled_read)
+{
+	struct data_pool *p = data_pool_create(0);
+	struct data_race r;
+	struct data_read_req q[2];
+	static uint8_t buf[2][LEN];
+	struct fake mute, f;
+	char err[256];
+	int st = 1;
+
+	fake_start(&mute, MUTE);
+	fake_start(&f, -1);
+	q[0] = race_req(&mute, 3, buf[0]);
+	q[1] = race_req(&f, 5, buf[1]);
+	data_race_init(&r, p, 5000);
+	ck_assert_int_eq(data_race_start(&r, 0, &q[0], err, sizeof(err)), 0);
+	ck_assert_int_eq(
+	    data_race_wait(&r, net_now_ms() + 30, &st, err, sizeof(err)), -1);
+	ck_assert(data_race_busy(&r, 0));
+	ck_assert_int_eq(data_race_start(&r, 1, &q[1], err, sizeof(err)), 0);
+	ck_assert_int_eq(data_race_wait(&r, -1, &st, err, sizeof(err)), 1);
+	ck_assert_int_eq(st, 0);
+	assert_bytes(buf[1], 5);
+	ck_assert(data_race_busy(&r, 0));
+	ck_assert(!data_race_busy(&r, 1));
+	data_race_cancel(&r, 0);
+	ck_assert_int_eq(data_race_wait(&r, -1, &st, err, sizeof(err)), -2);
+	assert_stats(p, 2, 0, 0, 0, 1); /* the answered one is kept */
+	ck_assert_int_eq(read_ok(p, &f, 9), 0);
+	assert_stats(p, 2, 1, 0, 0, 1);
+	data_pool_destroy(p);
+	fake_stop(&mute);
+	fake_stop(&f);
+	ck_assert_int_eq(atomic_load(&mute.accepted), 1);
+	ck_assert_int_eq(atomic_load(&f.accepted), 1);
+}
+END_TEST
+
+/* A raced READ's own deadline ends it: -ETIMEDOUT, its connection closed. */
+START_TEST(test_race_read_times_out)
+{
+	struct data_pool *p = data_pool_create(0);
+	struct data_race r;
+	struct data_read_req q;
+	static uint8_t buf[LEN];
+	struct fake mute;
+	char err[256];
+	int st = 0;
+
+	fake_start(&mute, MUTE);
+	q = race_req(&mute, 0, buf);
+	data_race_init(&r, p, 50);
+	ck_assert_int_eq(data_race_start(&r, 0, &q, err, sizeof(err)), 0);
+	ck_assert_int_eq(data_race_wait(&r, -1, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(st, -ETIMEDOUT);
+	ck_assert(!data_race_busy(&r, 0));
+	assert_stats(p, 1, 0, 0, 0, 0);
+	data_pool_destroy(p);
+	fake_stop(&mute);
+}
+END_TEST
+
+/* A pooled connection the server dropped: the raced READ is sent once
+ * more on a new one, as data_read does. */
+START_TEST(test_race_retries_a_dropped_connection)
+{
+	struct data_pool *p = data_pool_create(0);
+	struct data_race r;
+	struct data_read_req q;
+	static uint8_t buf[LEN];
+	struct fake f;
+	char err[256];
+	int st = 1;
+
+	fake_start(&f, 1);
+	ck_assert_int_eq(read_ok(p, &f, 0), 0);
+	q = race_req(&f, 7, buf);
+	data_race_init(&r, p, 2000);
+	ck_assert_int_eq(data_race_start(&r, 0, &q, err, sizeof(err)), 0);
+	ck_assert_int_eq(data_race_wait(&r, -1, &st, err, sizeof(err)), 0);
+	ck_assert_msg(st == 0, "%s", err);
+	assert_bytes(buf, 7);
+	assert_stats(p, 2, 1, 1, 0, 1);
+	data_pool_destroy(p);
+	fake_stop(&f);
+	ck_assert_int_eq(atomic_load(&f.accepted), 2);
+}
+END_TEST
+
 Suite *make_data_client_suite(void)
 {
 	Suite *s = suite_create("data_client");
@@ -256,6 +371,9 @@ Suite *make_data_client_suite(void)
 	tcase_add_test(tc, test_least_recently_used_connection_is_closed);
 	tcase_add_test(tc, test_one_shot_reads_never_keep_a_connection);
 	tcase_add_test(tc, test_bad_endpoint_is_refused);
+	tcase_add_test(tc, test_race_answer_overtakes_a_stalled_read);
+	tcase_add_test(tc, test_race_read_times_out);
+	tcase_add_test(tc, test_race_retries_a_dropped_connection);
 	suite_add_tcase(s, tc);
 	return s;
 }

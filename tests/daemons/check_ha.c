@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "etcd.h"
 #include "etcd_proc.h"
+#include "hafx.h"
 #include "harness.h"
 #include "store_client.h"
 #include "tls.h"
@@ -81,7 +82,7 @@ static void start_master(int i)
 				 ttl,
 				 "--ha_poll_ms=100",
 				 recovery,
-				 "--client_ttl=4",
+				 "--client_ttl=8",
 				 "--put_start_discard_timeout_sec=2",
 				 "--rpc_address=127.0.0.1"};
 	size_t n = 7;
@@ -569,8 +570,8 @@ START_TEST(test_ha_slow_etcd_pauses_serving_keeps_the_term)
 	ck_assert_int_eq(metric(0, "mcrepl_master_ha_serving"), 1);
 	etcd_proc_signal(&fx.etcd, 0, SIGSTOP);
 	WAIT_UNTIL(metric(0, "mcrepl_master_ha_serving") == 0);
+	assert_not_leader(0); /* etcd still stopped: it cannot resume yet */
 	etcd_proc_signal(&fx.etcd, 0, SIGCONT);
-	assert_not_leader(0);
 	WAIT_UNTIL(metric(0, "mcrepl_master_ha_serving") == 1);
 	ck_assert_str_eq(role(0, &t1), "leader");
 	ck_assert_uint_eq(t1, t0);
@@ -844,6 +845,98 @@ START_TEST(test_ha_attack_register_objects_as_another_principal)
 }
 END_TEST
 
+/* Exist asked again (prev freed): the response, NULL on failure. */
+static McreplRpc__ExistResponse *exist_again(rpc_client *c,
+					     McreplRpc__ExistRequest *xr,
+					     McreplRpc__ExistResponse *prev)
+{
+	if (prev)
+		protobuf_c_message_free_unpacked(&prev->base, NULL);
+	return (McreplRpc__ExistResponse *)harness_call(c, "Exist", &xr->base,
+							NULL);
+}
+
+/* A worker in steady state (no leader change) re-registers a record for
+ * a key nobody put, with a made-up version, incarnation and tag, on its
+ * own segment: the leader took it, and readers of the key were served
+ * the worker's bytes. Recovery restores, never creates: the segment was
+ * not re-mounted after a leader change, so the record is refused,
+ * counted, and the key does not exist. */
+START_TEST(test_ha_attack_worker_registers_injected_key)
+{
+	McreplRpc__RegisterObjectsRequest rr;
+	McreplRpc__RegisterObjectsResponse *resp;
+	McreplRpc__ExistRequest xr;
+	McreplRpc__ExistResponse *xresp;
+	McreplRpc__IndexEntry e, *ep = &e;
+	struct auth_cred worker, admin;
+	char err[256];
+	SSL_CTX *ctx;
+	rpc_client *c;
+
+	if (skip())
+		return;
+	fx_secure();
+	fx_start(1, 1, 1);
+	ck_assert_int_eq(wait_leader(-1), 0);
+	WAIT_UNTIL(metric(0, "mcrepl_master_segments") == 1);
+	ctx = admin_tls(&admin);
+	harness_set_tls(ctx);
+	ck_assert_int_eq(
+	    auth_cred_load("worker",
+			   fx.auth.secret_flag[0] + strlen("--secret_file="),
+			   &worker, err, sizeof(err)),
+	    0);
+	mcrepl_rpc__index_entry__init(&e);
+	e.segment_id = proc_field(&fx.w[0], "segment_ids");
+	e.offset = 1 << 20;
+	e.size = 4096;
+	e.version = 1ULL << 32 | 1; /* "term 1": earlier than any */
+	e.incarnation = 1;
+	e.stamp_tag = 0x5eed;
+	e.tenant = mut("default");
+	e.key = mut("inj");
+	mcrepl_rpc__register_objects_request__init(&rr);
+	rr.client_id = proc_field(&fx.w[0], "client_id");
+	rr.segment_id = e.segment_id;
+	rr.n_objects = 1;
+	rr.objects = &ep;
+	rr.last = true;
+	c = harness_client_as(rpc_port(0), &worker);
+	ck_assert_ptr_nonnull(c);
+	resp = (McreplRpc__RegisterObjectsResponse *)harness_call(
+	    c, "RegisterObjects", &rr.base, NULL);
+	ck_assert_ptr_nonnull(resp);
+	ck_assert_int_eq(resp->result->code, MCREPL_RPC__CODE__OK);
+	ck_assert_uint_eq(resp->accepted, 0);
+	ck_assert_uint_eq(resp->refused, 1);
+	ck_assert_str_eq(resp->result->message,
+			 "1 refused, the last: the segment is not "
+			 "re-registering after a leader change");
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	rpc_client_close(c);
+	ck_assert_int_eq(
+	    metric(0, "mcrepl_master_reregister_refused_unheld_total"), 1);
+	ck_assert_int_eq(metric(0, "mcrepl_master_keys"), 0);
+	/* (an empty Exist is "recovering" until the window is over) */
+	c = harness_client_as(rpc_port(0), &admin);
+	ck_assert_ptr_nonnull(c);
+	mcrepl_rpc__exist_request__init(&xr);
+	xr.tenant = mut("default");
+	xr.key = mut("inj");
+	xresp = NULL;
+	WAIT_UNTIL((xresp = exist_again(c, &xr, xresp)) != NULL &&
+		   xresp->result->code != MCREPL_RPC__CODE__UNAVAILABLE);
+	ck_assert_int_eq(xresp->result->code, MCREPL_RPC__CODE__OK);
+	ck_assert(!xresp->exists);
+	protobuf_c_message_free_unpacked(&xresp->base, NULL);
+	rpc_client_close(c);
+	harness_set_tls(NULL);
+	SSL_CTX_free(ctx);
+	fx_stop();
+}
+END_TEST
+
 /* Without --etcd_endpoints: the master as before (role single, no HA
  * metrics), and RegisterObjects refused. Needs no etcd. */
 /* A dynamic copy made under the old leader is still one under the new
@@ -973,7 +1066,8 @@ END_TEST
 
 /* A recovery window of 4 s: long enough that the first request after
  * the new leader says so on /health falls inside it on a loaded
- * machine. A worker silent for 4 s is forgotten (--client_ttl). */
+ * machine. A worker silent for 8 s is forgotten (--client_ttl: above a
+ * failover's few seconds, or workers would forget their indexes). */
 #define RECOVERY_MS 4000
 #define LEN 5000
 
@@ -1147,9 +1241,10 @@ START_TEST(test_ha_recovery_remove_asks_again_key_stays_gone)
 END_TEST
 
 /* A worker forgotten by the leader (stopped past --client_ttl) still
- * holds a replica of a key removed meanwhile; when it resumes, re-mounts
- * and re-registers its index, the removed key's record is refused and
- * counted, the other key's replica comes back. */
+ * holds a replica of a key removed meanwhile; when it resumes it is told
+ * so (UNKNOWN_CLIENT), re-mounts and forgets its index: nothing of it is
+ * re-registered (the master would refuse it: no leader change), the
+ * removed key stays gone, the other key is served by the other worker. */
 START_TEST(test_ha_recovery_removed_key_not_reregistered)
 {
 	static uint8_t kept[LEN];
@@ -1165,22 +1260,16 @@ START_TEST(test_ha_recovery_removed_key_not_reregistered)
 	ck_assert_msg(store_client_remove(sc, "gone") == 0, "%s",
 		      store_client_error(sc));
 	ck_assert_int_eq(metric(0, "mcrepl_master_keys"), 1);
-	ck_assert_int_eq(metric(0, "mcrepl_master_ha_replicas_recovered_total"),
-			 0);
 	kill(fx.w[1].pid, SIGCONT);
-	/* it re-mounts and re-registers both records */
-	WAIT_UNTIL(
-	    metric(0, "mcrepl_master_segments") == 2 &&
-	    metric(0, "mcrepl_master_ha_replicas_recovered_total") +
-		    metric(0, "mcrepl_master_ha_recover_refused_total") ==
-		2);
-	ck_assert_int_eq(metric(0, "mcrepl_master_ha_recover_refused_total"),
-			 1);
+	WAIT_UNTIL(metric(0, "mcrepl_master_segments") == 2 &&
+		   worker_metric(1, "mcrepl_worker_index_forgotten_total") ==
+		       1);
+	ck_assert_int_eq(worker_metric(1, "mcrepl_worker_index_objects"), 0);
 	ck_assert_int_eq(
-	    metric(0, "mcrepl_master_removed_reregister_refused_total"), 1);
+	    worker_metric(1, "mcrepl_worker_objects_registered_total"), 0);
+	ck_assert_int_eq(metric(0, "mcrepl_master_ha_recover_refused_total"),
+			 0);
 	ck_assert_int_eq(metric(0, "mcrepl_master_ha_replicas_recovered_total"),
-			 1);
-	ck_assert_int_eq(metric(0, "mcrepl_master_ha_objects_recovered_total"),
 			 0);
 	ck_assert_int_eq(metric(0, "mcrepl_master_keys"), 1);
 	assert_gone_kept(sc, kept);
@@ -1207,9 +1296,74 @@ Suite *make_ha_suite(void)
 	tcase_add_test(tc, test_ha_failover_auth_tls_no_failed_ops);
 	tcase_add_test(tc,
 		       test_ha_attack_register_objects_as_another_principal);
+	tcase_add_test(tc, test_ha_attack_worker_registers_injected_key);
 	tcase_add_test(tc, test_ha_failover_keeps_dynamic_copies_retirable);
 	tcase_add_test(tc, test_ha_recovery_remove_asks_again_key_stays_gone);
 	tcase_add_test(tc, test_ha_recovery_removed_key_not_reregistered);
 	suite_add_tcase(s, tc);
 	return s;
+}
+
+/* ---- the fixture for check_ha_remove.c (hafx.h) ---------------------- */
+
+bool hafx_skip(void)
+{
+	return skip();
+}
+
+store_client *hafx_start_clients(int masters, uint32_t replicas,
+				 uint32_t recovery_ms)
+{
+	fx.recovery_ms = recovery_ms;
+	return fx_start_clients(masters, replicas);
+}
+
+void hafx_stop(void)
+{
+	fx_stop();
+}
+
+int hafx_wait_leader(int not )
+{
+	return wait_leader(not );
+}
+
+long long hafx_metric(int i, const char *name)
+{
+	return metric(i, name);
+}
+
+long long hafx_worker_metric(int i, const char *name)
+{
+	return worker_metric(i, name);
+}
+
+void hafx_put_keys(store_client *sc, uint8_t *kept, int n)
+{
+	put_keys(sc, kept, n);
+}
+
+void hafx_assert_gone(store_client *sc, const char *key)
+{
+	assert_gone(sc, key);
+}
+
+void hafx_assert_gone_kept(store_client *sc, const uint8_t *kept)
+{
+	assert_gone_kept(sc, kept);
+}
+
+struct proc *hafx_master(int i)
+{
+	return &fx.m[i];
+}
+
+struct proc *hafx_worker(int i)
+{
+	return &fx.w[i];
+}
+
+const char *hafx_etcd_endpoints(void)
+{
+	return fx.etcd.endpoints;
 }

@@ -136,13 +136,84 @@ static McreplRpc__IndexEntry record(const char *key, uint64_t offset,
 	return e;
 }
 
+/* A record in a batch of its own (the last) from a segment re-mounted
+ * (held) after the leader change. */
 static McreplRpc__Code recover(struct fx *x, uint64_t client, uint64_t seg,
 			       const McreplRpc__IndexEntry *e)
 {
 	char err[128];
+	McreplRpc__Code code;
 
-	return store_recover(x->s, client, seg, e, x->now, err, sizeof(err));
+	store_hold_segment(x->s, client, seg, x->now + 10000);
+	code = store_recover(x->s, client, seg, e, x->now, err, sizeof(err));
+	store_hold_segment(x->s, client, seg, 0);
+	return code;
 }
+
+/* Recovery restores, never creates: a record is taken only from a segment
+ * re-mounted (held) within 10 s of the term's first tick, until its last
+ * batch, and only when written in an earlier term; every other is
+ * refused with its reason, and counted. */
+START_TEST(test_recover_only_after_leader_change)
+{
+	struct fx x;
+	struct store_figures sf;
+	uint64_t v = ((uint64_t)(TERM - 1) << 32) | 3, last = 0;
+	McreplRpc__IndexEntry e = record("inj", 8192, v);
+	char err[128];
+
+	fx_start(&x, TERM);
+	/* steady state: never held, nothing taken */
+	store_tick(x.s, x.now, &last);
+	x.now += 10000;
+	store_tick(x.s, x.now, &last);
+	ck_assert_int_eq(
+	    store_recover(x.s, CA, x.seg_a, &e, x.now, err, sizeof(err)),
+	    MCREPL_RPC__CODE__PERMISSION_DENIED);
+	ck_assert_str_eq(err, "the segment is not re-registering after a "
+			      "leader change");
+	store_hold_segment(x.s, CA, x.seg_a, x.now + 10000);
+	ck_assert(!store_segments_held(x.s));
+	ck_assert_int_eq(
+	    store_recover(x.s, CA, x.seg_a, &e, x.now, err, sizeof(err)),
+	    MCREPL_RPC__CODE__PERMISSION_DENIED);
+	ck_assert_ptr_null(store_find(x.s, "t", "inj"));
+	store_figures(x.s, &sf);
+	ck_assert_uint_eq(sf.recover_unheld, 2);
+	ck_assert_uint_eq(sf.keys, 0);
+	fx_stop(&x);
+
+	/* a re-mount after the change: this term's writes are not restored */
+	fx_start(&x, TERM);
+	store_hold_segment(x.s, CA, x.seg_a, x.now + 10000);
+	e.incarnation = 0x1234000000000000ULL | TERM;
+	ck_assert_int_eq(
+	    store_recover(x.s, CA, x.seg_a, &e, x.now, err, sizeof(err)),
+	    MCREPL_RPC__CODE__STALE);
+	ck_assert_str_eq(err, "not written in an earlier term");
+	e.incarnation = OLD_INC;
+	e.version = ((uint64_t)TERM << 32) | 3;
+	ck_assert_int_eq(
+	    store_recover(x.s, CA, x.seg_a, &e, x.now, err, sizeof(err)),
+	    MCREPL_RPC__CODE__STALE);
+	e.version = v;
+	ck_assert_int_eq(
+	    store_recover(x.s, CA, x.seg_a, &e, x.now, err, sizeof(err)),
+	    MCREPL_RPC__CODE__OK);
+	/* the last batch ends it */
+	store_hold_segment(x.s, CA, x.seg_a, 0);
+	e = record("inj2", 65536, v);
+	ck_assert_int_eq(
+	    store_recover(x.s, CA, x.seg_a, &e, x.now, err, sizeof(err)),
+	    MCREPL_RPC__CODE__PERMISSION_DENIED);
+	store_figures(x.s, &sf);
+	ck_assert_uint_eq(sf.recover_term, 2);
+	ck_assert_uint_eq(sf.recover_unheld, 1);
+	ck_assert_uint_eq(sf.keys, 1);
+	ck_assert_ptr_null(store_find(x.s, "t", "inj2"));
+	fx_stop(&x);
+}
+END_TEST
 
 START_TEST(test_term_in_versions_old_term_stale)
 {
@@ -242,8 +313,8 @@ START_TEST(test_recover_objects)
 	e2 = record("r1", 65536, v);
 	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e2),
 			 MCREPL_RPC__CODE__ALREADY_EXISTS);
-	/* another version of the key: refused */
-	e2 = record("r1", 65536, v + 1);
+	/* an older version of the key: refused */
+	e2 = record("r1", 65536, v - 1);
 	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e2),
 			 MCREPL_RPC__CODE__ALREADY_EXISTS);
 	/* overlapping a recovered region */
@@ -276,6 +347,226 @@ START_TEST(test_recover_objects)
 		ck_assert_uint_eq(sf.used, 0);
 		ck_assert_uint_eq(sf.keys, 0);
 	}
+	fx_stop(&x);
+}
+END_TEST
+
+/* An older version came back first (evicted as the old leader died, the
+ * key put again): the newer record replaces it, never the reverse. */
+START_TEST(test_recover_newer_version_supersedes)
+{
+	struct fx x;
+	struct object *o;
+	struct store_ha_figures f;
+	uint64_t v = ((uint64_t)(TERM - 1) << 32) | 3;
+	McreplRpc__IndexEntry e = record("k", 8192, v);
+
+	fx_start(&x, TERM);
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e), MCREPL_RPC__CODE__OK);
+	e = record("k", 0, v + 5);
+	ck_assert_int_eq(recover(&x, CB, x.seg_b, &e), MCREPL_RPC__CODE__OK);
+	o = store_find(x.s, "t", "k");
+	ck_assert_ptr_nonnull(o);
+	ck_assert_uint_eq(o->version, v + 5);
+	ck_assert_uint_eq(o->n_replicas, 1);
+	ck_assert_uint_eq(o->replicas[0].segment_id, x.seg_b);
+	/* the old version's region is free again; it is never taken back */
+	e = record("k", 8192, v);
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e),
+			 MCREPL_RPC__CODE__ALREADY_EXISTS);
+	ck_assert_uint_eq(store_find(x.s, "t", "k")->version, v + 5);
+	store_ha_figures(x.s, &f);
+	ck_assert_uint_eq(f.superseded, 1);
+	fx_stop(&x);
+}
+END_TEST
+
+/* A key re-registered from one worker's index and, from another, as an
+ * orphan (the journal had reached only the first): the lookup finds the
+ * object and adopts nothing; a remove of the key frees the orphan too. */
+START_TEST(test_remove_covers_unadopted_orphans)
+{
+	struct fx x;
+	struct store_figures sf;
+	uint64_t v = ((uint64_t)(TERM - 1) << 32) | 9;
+	McreplRpc__IndexEntry e = record("k", 4096, v);
+	char err[128];
+
+	fx_start(&x, TERM);
+	ck_assert_int_eq(recover(&x, CA, x.seg_a, &e), MCREPL_RPC__CODE__OK);
+	e = record("", 0, v);
+	e.key_hash = stamp_key_hash("t", 1, "k", 1);
+	ck_assert_int_eq(recover(&x, CB, x.seg_b, &e), MCREPL_RPC__CODE__OK);
+	ck_assert_uint_eq(store_find(x.s, "t", "k")->n_replicas, 1);
+	ck_assert_int_eq(store_remove(x.s, "t", "k", x.now, err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	store_figures(x.s, &sf);
+	ck_assert_uint_eq(sf.used, 0);
+	ck_assert_ptr_null(store_find(x.s, "t", "k"));
+	fx_stop(&x);
+}
+END_TEST
+
+struct rm_seen {
+	int calls;
+	McreplRpc__Code code;
+	const char *reason;
+};
+
+static void rm_done(void *arg, McreplRpc__Code code, const char *reason)
+{
+	struct rm_seen *r = arg;
+
+	r->calls++;
+	r->code = code;
+	r->reason = reason;
+}
+
+static void put2(struct fx *x, const char *key)
+{
+	struct object *o = NULL;
+	char err[128];
+
+	ck_assert_int_eq(store_put_start(x->s, "t", key, 4096, 2, x->now, &o,
+					 err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(store_put_end(x->s, "t", key, o->version),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_uint_eq(o->n_replicas, 2);
+}
+
+/* A Remove is answered once every worker that held a replica
+ * acknowledged its drop; a worker that does not is expired at the
+ * client TTL, the caller told "recovering" after 2 s meanwhile (asked
+ * again, it waits with the first). */
+START_TEST(test_remove_answered_once_workers_acknowledge)
+{
+	struct fx x;
+	struct rm_seen r = {0}, r2 = {0};
+	struct store_figures sf;
+	McreplRpc__IndexEntry e[8];
+	uint64_t last = 0, t0, ttl;
+	bool later = false;
+	char err[128];
+
+	fx_start(&x, TERM);
+	ttl = store_opts(x.s)->client_ttl_ms;
+	put2(&x, "k");
+	ck_assert_int_eq(store_remove_acked(x.s, "t", "k", 0, x.now, rm_done,
+					    &r, &later, err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert(later);
+	ck_assert_ptr_null(store_find(x.s, "t", "k"));
+	ck_assert_uint_eq(store_removes_waiting(x.s), 1);
+	/* A is fed the drop and acknowledges it: B still holds it */
+	ck_assert_uint_eq(store_journal_fill(x.s, CA, 1, e, 8), 1);
+	ck_assert(e[0].drop);
+	ck_assert_uint_eq(e[0].seq, 2);
+	store_journal_fill(x.s, CA, 2, e, 8);
+	ck_assert_int_eq(r.calls, 0);
+	store_journal_fill(x.s, CB, 2, e, 8);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.code, MCREPL_RPC__CODE__OK);
+	ck_assert_ptr_null(r.reason);
+	ck_assert_uint_eq(store_removes_waiting(x.s), 0);
+
+	/* B heartbeats and never acknowledges */
+	put2(&x, "k2");
+	memset(&r, 0, sizeof(r));
+	t0 = x.now;
+	ck_assert_int_eq(store_remove_acked(x.s, "t", "k2", 0, x.now, rm_done,
+					    &r, &later, err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert(later);
+	store_journal_fill(x.s, CA, 4, e, 8);
+	x.now += 2000;
+	store_heartbeat(x.s, CB, NULL, NULL, 0, x.now);
+	store_heartbeat(x.s, CA, NULL, NULL, 0, x.now);
+	store_tick(x.s, x.now, &last);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.code, MCREPL_RPC__CODE__UNAVAILABLE);
+	ck_assert_str_eq(r.reason, "recovering");
+	/* asked again: it waits with the first */
+	x.now = t0 + ttl - 1000;
+	ck_assert_int_eq(store_remove_acked(x.s, "t", "k2", 0, x.now, rm_done,
+					    &r2, &later, err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert(later);
+	x.now = t0 + ttl;
+	store_heartbeat(x.s, CB, NULL, NULL, 0, x.now - 1);
+	store_heartbeat(x.s, CA, NULL, NULL, 0, x.now - 1);
+	store_tick(x.s, x.now - 1, &last);
+	ck_assert_int_eq(r2.calls, 0);
+	store_tick(x.s, x.now, &last); /* B expired: nothing of it returns */
+	ck_assert_int_eq(r2.calls, 1);
+	ck_assert_int_eq(r2.code, MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert(store_client_known(x.s, CA));
+	ck_assert(!store_client_known(x.s, CB));
+	store_figures(x.s, &sf);
+	ck_assert_uint_eq(sf.removes_waited, 2);
+	ck_assert_uint_eq(sf.removes_expired_workers, 1);
+	ck_assert_uint_eq(store_removes_waiting(x.s), 0);
+	fx_stop(&x);
+}
+END_TEST
+
+/* A try of a remove told "recovering" comes again with its request id:
+ * it joins the first, even when a put of the key came in between (that
+ * object stays), and is answered OK after it settled; another remove of
+ * the key, while it is absent, is NOT_FOUND (it did not remove anything). */
+START_TEST(test_remove_retry_named_never_removes_twice)
+{
+	struct fx x;
+	struct rm_seen r = {0}, r2 = {0}, r3 = {0};
+	McreplRpc__IndexEntry e[8];
+	uint64_t last = 0, a;
+	bool later = false;
+	char err[128];
+
+	fx_start(&x, TERM);
+	put2(&x, "k");
+	ck_assert_int_eq(store_remove_acked(x.s, "t", "k", 77, x.now, rm_done,
+					    &r, &later, err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert(later);
+	x.now += 2000; /* no acknowledgement yet: ask again */
+	store_heartbeat(x.s, CA, NULL, NULL, 0, x.now);
+	store_heartbeat(x.s, CB, NULL, NULL, 0, x.now);
+	store_tick(x.s, x.now, &last);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_str_eq(r.reason, "recovering");
+	/* another remove while the key is absent removed nothing */
+	ck_assert_int_eq(store_remove_acked(x.s, "t", "k", 78, x.now, rm_done,
+					    &r3, &later, err, sizeof(err)),
+			 MCREPL_RPC__CODE__NOT_FOUND);
+	ck_assert(!later);
+	/* a put of the key in between; then the workers acknowledge the
+	 * first remove's drops, with nobody waiting for it */
+	put2(&x, "k");
+	a = store_journal_fill(x.s, CA, 0, e, 8);
+	ck_assert_uint_ge(a, 1);
+	store_journal_fill(x.s, CA, e[a - 1].seq, e, 8);
+	a = store_journal_fill(x.s, CB, 0, e, 8);
+	ck_assert_uint_ge(a, 1);
+	store_journal_fill(x.s, CB, e[a - 1].seq, e, 8);
+	/* its next tries are answered OK, and the put since stays */
+	for (int i = 0; i < 2; i++) {
+		memset(&r2, 0, sizeof(r2));
+		ck_assert_int_eq(store_remove_acked(x.s, "t", "k", 77, x.now,
+						    rm_done, &r2, &later, err,
+						    sizeof(err)),
+				 MCREPL_RPC__CODE__OK);
+		ck_assert(!later);
+		ck_assert_int_eq(r2.calls, 0);
+		ck_assert_ptr_nonnull(store_find(x.s, "t", "k"));
+	}
+	/* a remove naming another id removes it */
+	ck_assert_int_eq(store_remove_acked(x.s, "t", "k", 79, x.now, rm_done,
+					    &r3, &later, err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert(later);
+	ck_assert_ptr_null(store_find(x.s, "t", "k"));
 	fx_stop(&x);
 }
 END_TEST
@@ -478,6 +769,11 @@ Suite *make_ha_store_suite(void)
 	tcase_add_test(tc, test_term_in_versions_old_term_stale);
 	tcase_add_test(tc, test_journal_fed_and_acknowledged);
 	tcase_add_test(tc, test_recover_objects);
+	tcase_add_test(tc, test_recover_only_after_leader_change);
+	tcase_add_test(tc, test_recover_newer_version_supersedes);
+	tcase_add_test(tc, test_remove_answered_once_workers_acknowledge);
+	tcase_add_test(tc, test_remove_retry_named_never_removes_twice);
+	tcase_add_test(tc, test_remove_covers_unadopted_orphans);
 	tcase_add_test(tc, test_orphans_adopted_or_expired);
 	tcase_add_test(tc, test_recovered_objects_keep_their_stamp_tag);
 	tcase_add_test(tc, test_held_segment_gets_no_placement);

@@ -4,10 +4,13 @@
 # ranking, an exact tiny-trace replay with a malformed line, bad flags, a
 # mode comparison with a chart, cross-domain reads with --domains (local)
 # and with --master, and Ctrl-C / kill -9 taking the daemons down.
-# Usage: run.sh path/to/mcrepl-bench
+# Flash and rehot runs, and the ranking both tools draw for a seed
+# (mcrepl-sim's summary names the same one).
+# Usage: run.sh path/to/mcrepl-bench path/to/mcrepl-sim
 # MCREPL_BIN_DIR must name the directory of mcrepl-master and mcrepl-worker.
 set -u
-BENCH=${1:?usage: run.sh path/to/mcrepl-bench}
+BENCH=${1:?usage: run.sh path/to/mcrepl-bench path/to/mcrepl-sim}
+SIM=${2:?usage: run.sh path/to/mcrepl-bench path/to/mcrepl-sim}
 DIR=$(dirname "$0")
 TMP=$(mktemp -d)
 own= # daemons this script started itself (the --master test)
@@ -106,9 +109,10 @@ begin shifting
 # 3 keys, Zipf theta 3 (the hottest gets 86 % of the reads), mode off, 4 s
 # in 1 s rows: the keys are put round robin, one per worker, so each row's
 # busiest worker holds that phase's hottest key. Static Zipf keeps it on
-# one worker; shifting (period 1 s, seed 1) redraws the ranking each
+# one worker; shifting (period 1 s, seed 7) redraws the ranking each
 # second, and the busiest worker follows (the sequence is fixed by the
-# seed: the redraws are the simulator's code on the bench's generator).
+# seed: the redraws are tools/common/popgen.c's, mcrepl-sim's too; its
+# unit test pins the hot object of each phase, 0 1 0 2).
 # hottest FILE: the busiest worker's column (1-3) in each interval row,
 # a run of rows with the same one said once: on a loaded machine a row
 # may close late and span two phases (its busiest is the one with more of
@@ -120,7 +124,7 @@ hottest() {
 }
 rows() { awk '$1 == "[off]" && $2 ~ /^[0-9.]+$/ && NF > 8' "$1" | wc -l; }
 KEYS3="--local 3 --duration 4 --modes off --keys 3 --theta 3 --object_size 4K
-       --clients 2 --rate 2000 $LOG"
+       --clients 2 --rate 2000 --seed 7 $LOG"
 $BENCH zipf $KEYS3 > "$TMP/static" 2>&1
 rc=$?
 check "shifting: the static run's exit status 0" eq "$rc" 0
@@ -134,11 +138,19 @@ check "shifting: workload named, 4 phases, 0 errors" \
 	'"shifting",4,0'
 check "shifting: a row a second (4 s)" ge "$(rows "$TMP/static")" 4
 h=$(hottest "$TMP/static")
-check "shifting: static zipf keeps the hot key on one worker" eq "$h" "2 "
-[ "$h" = "2 " ] || show "$TMP/static"
+check "shifting: static zipf keeps the hot key on one worker" eq "$h" "1 "
+[ "$h" = "1 " ] || show "$TMP/static"
 h=$(hottest "$TMP/shift")
-check "shifting: the hot key moves with the ranking" eq "$h" "2 3 1 2 "
-[ "$h" = "2 3 1 2 " ] || show "$TMP/shift"
+check "shifting: the hot key moves with the ranking" eq "$h" "1 3 1 2 "
+[ "$h" = "1 3 1 2 " ] || show "$TMP/shift"
+# the simulator reads the same four rankings for the same seed: the same
+# last one (digest of its top keys)
+SIM3="--nodes 3 --keys 3 --theta 3 --shift_period 1 --duration 4 --seed 7
+      --quiet"
+$SIM $SIM3 --workload shifting > "$TMP/shift.sim" 2>&1
+check "shifting: mcrepl-sim draws the same rankings for the seed" \
+	eq "$(field ranking_digest "$TMP/shift")" \
+	"$(grep '^{"summary":' "$TMP/shift.sim" | sed -n 's/.*"ranking_digest":\("[^"]*"\).*/\1/p')"
 arr() { grep '^{"summary":' "$2" | sed -n 's/.*"'"$1"'":\[\([^]]*\)\].*/\1/p'; }
 pm=$(arr phase_max_mean "$TMP/shift")
 check "shifting: one phase_max_mean and dynamic count per phase" \
@@ -151,6 +163,49 @@ check "shifting: mode off relieves no phase" \
 	eq "$(field phases_relieved "$TMP/shift")" 0
 check "shifting: a static run prints no phase fields" \
 	eval '! grep -q phase_max_mean "$TMP/static"'
+end
+
+# ---- rehot: the hot key goes cold and comes back --------------------------------
+begin rehot
+# The same 3 keys and seed: phases 0 and 2 read the first ranking, 1 and 3
+# its one redraw (whose hottest is object 1), so the busiest worker goes
+# back and forth.
+$BENCH rehot $KEYS3 --shift_period 1 > "$TMP/rehot" 2>&1
+rc=$?
+check "rehot: exit status 0" eq "$rc" 0
+h=$(hottest "$TMP/rehot")
+check "rehot: the hot key leaves and comes back" eq "$h" "1 3 1 3 "
+[ "$h" = "1 3 1 3 " ] || show "$TMP/rehot"
+check "rehot: workload named, 4 phases, 0 errors" \
+	eq "$(field workload "$TMP/rehot"),$(field shift_phases "$TMP/rehot"),$(field errors "$TMP/rehot")" \
+	'"rehot",4,0'
+$SIM $SIM3 --workload rehot > "$TMP/rehot.sim" 2>&1
+check "rehot: mcrepl-sim draws the same rankings for the seed" \
+	eq "$(field ranking_digest "$TMP/rehot")" \
+	"$(grep '^{"summary":' "$TMP/rehot.sim" | sed -n 's/.*"ranking_digest":\("[^"]*"\).*/\1/p')"
+end
+
+# ---- flash: a key nobody read takes the reads of one second ---------------------
+begin flash
+# 3 keys, theta 0: the background reads draw 2 ranks, so the third key's
+# worker serves nothing until the flash (1 s from 1 s, share 1) sends it
+# every read of that second (how many depends on the machine's speed; the
+# simulator's tests count them exactly), and its row is that one worker's
+# (max/mean near 3).
+$BENCH flash --local 3 --duration 3 --modes off --keys 3 --theta 0 \
+	--object_size 4K --clients 2 --rate 2000 --flash_at 1 \
+	--flash_share 1 $LOG > "$TMP/flash" 2>&1
+rc=$?
+check "flash: exit status 0" eq "$rc" 0
+check "flash: workload named, 0 errors, nothing evicted" \
+	eq "$(field workload "$TMP/flash"),$(field errors "$TMP/flash"),$(field evicted_reads "$TMP/flash")" \
+	'"flash",0,0'
+check "flash: the flash key was read, not every read was it" \
+	sh -c "[ $(field flash_reads "$TMP/flash") -ge 1 ] &&
+	       [ $(field flash_reads "$TMP/flash") -lt $(field reads "$TMP/flash") ]"
+check "flash: its second's row is one worker's (max/mean > 2.5)" \
+	gt "$(field flash_max_mean "$TMP/flash")" 2.5
+[ "$rc" = 0 ] || show "$TMP/flash"
 end
 
 # ---- tiny trace: exact reads, misses and the malformed-line report ---------

@@ -345,15 +345,53 @@ check "relief: enforce, 1 s windows, relieved in 1" \
 # Shifting, period 5 s, 20 s, off: each phase's hottest key is over for
 # its 5 windows and ends when the ranking moves (relieved by the redraw,
 # not by a copy); the last phase's is open at the end: 4 episodes, p50 5,
-# p90 on the open one. Enforce copies each new hot key within its first
-# window.
-$SIM $RL --duration 20 --workload shifting --shift_period 5 > "$TMP/r4" 2>&1
-$SIM $RL --duration 20 --workload shifting --shift_period 5 \
+# p90 on the open one (seed 4: each redraw moves the hottest key).
+# Enforce copies each new hot key within its first window.
+$SIM $RL --duration 20 --workload shifting --shift_period 5 --seed 4 \
+	> "$TMP/r4" 2>&1
+$SIM $RL --duration 20 --workload shifting --shift_period 5 --seed 4 \
 	--dynamic_replication_mode enforce > "$TMP/r5" 2>&1
 check "relief: shifting, off, relieved only by the redraws" \
 	eq "$(relief "$TMP/r4")" "4 1 5 -1 -1 -1 "
 check "relief: shifting, enforce, relieved in 1 window" \
-	eq "$(relief "$TMP/r5")" "2 0 1 1 1 1 "
+	eq "$(relief "$TMP/r5")" "3 0 1 1 1 1 "
+
+# ---- flash and rehot -----------------------------------------------------------
+# Flash by hand: 2 nodes, 2 keys (one per node), theta 0, 1000 reads/s for
+# 4 s, off. The background reads draw one rank, so they all go to key 0's
+# node (max/mean 2); the flash key, read by nobody before, takes half of
+# the reads of [1 s, 2 s): 500 reads, both nodes even in that row
+# (flash_max_mean 1). Share 1: all 1000, its node alone (2). Share 0: none.
+FL="--nodes 2 --keys 2 --theta 0 --rate 1000 --duration 4 --quiet
+    --workload flash --flash_at 1"
+$SIM $FL > "$TMP/f1" 2>&1
+$SIM $FL --flash_share 1 > "$TMP/f2" 2>&1
+$SIM $FL --flash_share 0 > "$TMP/f3" 2>&1
+check "flash: by hand, 500 flash reads, even in the flash second" \
+	eq "$(field workload "$TMP/f1") $(field reads "$TMP/f1") $(field flash_reads "$TMP/f1") $(field flash_max_mean "$TMP/f1")" \
+	'"flash" 4000 500 1.0000'
+check "flash: by hand, the other seconds on one node" \
+	eq "$(field steady_max_mean "$TMP/f1")" 2.0000
+check "flash: share 1 takes the second's 1000 reads to one node" \
+	eq "$(field flash_reads "$TMP/f2") $(field flash_max_mean "$TMP/f2")" \
+	"1000 2.0000"
+check "flash: share 0, no flash read" eq "$(field flash_reads "$TMP/f3")" 0
+$SIM --nodes 4 --keys 1 --workload flash --quiet > "$TMP/f4" 2>&1
+check "flash: one key is refused (the flash key needs another)" \
+	eq "$? $(grep -c 'out of range' "$TMP/f4")" "1 1"
+# Rehot: phases 0 and 2 read the first ranking, 1 and 3 one redraw; the
+# ranking digest (the top keys) at the end of phase 2 is zipf's, at the end
+# of phase 1 it is not.
+RH="--nodes 4 --keys 1000 --rate 1000 --shift_period 1 --quiet --seed 5"
+$SIM $RH --duration 2.5 > "$TMP/z1" 2>&1
+$SIM $RH --duration 2.5 --workload rehot > "$TMP/h1" 2>&1
+$SIM $RH --duration 1.5 --workload rehot > "$TMP/h2" 2>&1
+check "rehot: three phases, the last one hot again" \
+	eq "$(field shift_phases "$TMP/h1") $(field ranking_digest "$TMP/h1")" \
+	"3 $(field ranking_digest "$TMP/z1")"
+check "rehot: the cold phase reads another ranking" \
+	eq "$(field shift_phases "$TMP/h2") $( [ "$(field ranking_digest "$TMP/h2")" != "$(field ranking_digest "$TMP/z1")" ] && echo moved)" \
+	"2 moved"
 
 # ---- compare, plot, flags --------------------------------------------------------
 $SIM --nodes 8 --keys 1000 --rate 5000 --duration 4 --quiet \
@@ -372,6 +410,13 @@ off=$(grep '"config":"defaults"' "$TMP/full" | sed 's/.*"steady_max_mean":\([0-9
 on=$(grep '"config":"mode=enforce"' "$TMP/full" | sed 's/.*"steady_max_mean":\([0-9.]*\).*/\1/')
 check "full cluster: hot copies made" gt \
 	"$(grep '"config":"mode=enforce"' "$TMP/full" | sed 's/.*"copies":\([0-9]*\).*/\1/')" 0
+# the same run's room: 7 cold primaries evicted for the 7 hot copies (6
+# from a primary, 1 from a dynamic replica), each read again later (a
+# miss, written back)
+grep '"config":"mode=enforce"' "$TMP/full" > "$TMP/full.on"
+check "full cluster: room evictions, misses, copies by source" \
+	eq "$(field copies "$TMP/full.on") $(field room_evicted "$TMP/full.on") $(field evicted_reads "$TMP/full.on") $(field copies_from_primary "$TMP/full.on") $(field copies_from_replica "$TMP/full.on")" \
+	"7 7 7 6 1"
 check "full cluster: relieved (enforce under 0.75 x off)" \
 	awk -v a="$on" -v b="$off" 'BEGIN { exit !(a < 0.75 * b) }'
 

@@ -9,22 +9,18 @@ double bench_rand01(uint64_t *state)
 	return (double)(mcu_splitmix64(state) >> 11) / 9007199254740992.0;
 }
 
-uint64_t bench_below(void *state, uint64_t n)
-{
-	return mcu_splitmix64(state) % n;
-}
-
 static double uniform(void *state)
 {
 	return bench_rand01(state);
 }
 
-int zipf_keys_init(struct zipf_keys *k, uint64_t n, double theta, uint64_t seed)
+int zipf_keys_init(struct zipf_keys *k, uint64_t n, uint64_t ranks,
+		   double theta, uint64_t seed)
 {
 	uint64_t rng = seed ^ 0x5a17f00dULL;
 
 	k->perm = NULL;
-	if (zipf_init(&k->rank, n, theta))
+	if (ranks > n || zipf_init(&k->rank, ranks, theta))
 		return -1;
 	k->perm = malloc(n * sizeof(*k->perm));
 	if (!k->perm)
@@ -52,8 +48,14 @@ uint32_t zipf_keys_next(const struct zipf_keys *k, uint64_t *rng)
 	return k->perm[zipf_sample(&k->rank, uniform, rng) - 1];
 }
 
-uint32_t zipf_keys_next_shifted(const struct zipf_keys *k,
-				const struct shift *s, uint64_t *rng)
+uint32_t zipf_keys_next_pop(const struct zipf_keys *k, const struct popgen *g,
+			    uint64_t *rng)
 {
-	return k->perm[s->rank_obj[zipf_sample(&k->rank, uniform, rng) - 1]];
+	return k
+	    ->perm[popgen_object(g, zipf_sample(&k->rank, uniform, rng) - 1)];
+}
+
+uint32_t zipf_keys_of(const struct zipf_keys *k, uint64_t obj)
+{
+	return k->perm[obj];
 }

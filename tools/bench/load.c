@@ -27,12 +27,12 @@ struct load_thread {
 	uint32_t domain; /* index into l->cl->domain[] */
 	store_client *sc;
 	uint64_t rng;
-	/* shifting: this reader's copy of the ranking, redrawn from a
-	 * generator seeded alike in every reader, so all draw the same
-	 * rankings without sharing a table */
-	struct shift shift;
-	uint64_t shift_rng;
-	uint8_t *buf; /* object bytes for puts */
+	/* zipf, shifting, flash, rehot: this reader's copy of the
+	 * popularity generator, seeded alike in every reader, so all draw
+	 * the same rankings without sharing a table */
+	struct popgen pop;
+	uint64_t flash_seen; /* flash: this reader's reads in its window */
+	uint8_t *buf;	     /* object bytes for puts */
 	struct lat_sample *lat;
 	size_t n_lat, cap_lat;
 };
@@ -188,6 +188,8 @@ static void on_read(struct load_thread *t, uint32_t key, uint64_t len,
 		note_key(l, key, w, info->dynamic);
 }
 
+static int put_key(struct load_thread *t, uint32_t key);
+
 /* One get of key; 0, a positive master code, or a negative failure. */
 static int get_key(struct load_thread *t, uint32_t key)
 {
@@ -210,6 +212,11 @@ static int get_key(struct load_thread *t, uint32_t key)
 	} else if (st == 0) {
 		add_latency(t, end - start, end);
 		on_read(t, key, len, &info, end);
+	} else if (!l->tr && st == MCREPL_NOT_FOUND) {
+		/* evicted (room for a hot copy): a miss, written back as a
+		 * cache refills */
+		atomic_fetch_add(&l->evicted_reads, 1);
+		put_key(t, key);
 	} else if (!(l->tr && st == MCREPL_NOT_FOUND)) {
 		atomic_fetch_add(&l->errors, 1);
 		show_error(l, "get", name, store_client_error(t->sc));
@@ -238,6 +245,21 @@ static int put_key(struct load_thread *t, uint32_t key)
 
 /* ---- zipf ------------------------------------------------------------- */
 
+/* The key of the next read: the flash key's turn, or a Zipf draw through
+ * the reader's ranking of now. */
+static uint32_t next_key(struct load_thread *t)
+{
+	struct load *l = t->l;
+	double ms = (double)(bench_now_ns() - l->t0_ns) / 1e6;
+
+	popgen_advance(&t->pop, ms);
+	if (popgen_flash(&t->pop.o, ms, &t->flash_seen)) {
+		atomic_fetch_add(&l->flash_reads, 1);
+		return zipf_keys_of(l->z, popgen_flash_object(&t->pop.o));
+	}
+	return zipf_keys_next_pop(l->z, &t->pop, &t->rng);
+}
+
 static void *zipf_reader(void *arg)
 {
 	struct load_thread *t = arg;
@@ -258,16 +280,7 @@ static void *zipf_reader(void *arg)
 				break;
 			next += step;
 		}
-		if (t->shift.rank_obj) {
-			double s = (double)(bench_now_ns() - l->t0_ns) / 1e9;
-
-			shift_advance(&t->shift,
-				      shift_phase_of(s, l->o->shift_period),
-				      bench_below, &t->shift_rng);
-			key = zipf_keys_next_shifted(l->z, &t->shift, &t->rng);
-		} else {
-			key = zipf_keys_next(l->z, &t->rng);
-		}
+		key = next_key(t);
 		if (get_key(t, key) < 0)
 			sleep_ns(10000000); /* a dead cluster: do not spin */
 	}
@@ -369,6 +382,14 @@ static void *trace_reader(void *arg)
 
 /* ---- lifecycle -------------------------------------------------------- */
 
+static enum popgen_kind bench_pop_kind(enum bench_workload w)
+{
+	return w == BENCH_SHIFTING ? POPGEN_SHIFTING
+	       : w == BENCH_REHOT  ? POPGEN_REHOT
+	       : w == BENCH_FLASH  ? POPGEN_FLASH
+				   : POPGEN_STILL;
+}
+
 int load_init(struct load *l, const struct bench_opts *o,
 	      const struct cluster *cl, uint64_t n_keys, uint64_t object_bytes)
 {
@@ -393,9 +414,17 @@ int load_init(struct load *l, const struct bench_opts *o,
 		t->buf = malloc(object_bytes);
 		if (!t->buf)
 			return -1;
-		t->shift_rng = o->seed ^ 0x5417f7ULL;
-		if (o->workload == BENCH_SHIFTING &&
-		    shift_init(&t->shift, n_keys, o->shift_fraction))
+		if (o->workload != BENCH_TRACE &&
+		    popgen_init(&t->pop,
+				&(struct popgen_opts){
+				    .kind = bench_pop_kind(o->workload),
+				    .n = n_keys,
+				    .period_ms = o->shift_period * 1e3,
+				    .fraction = o->shift_fraction,
+				    .flash_at_ms = o->flash_at * 1e3,
+				    .flash_ms = o->flash_seconds * 1e3,
+				    .flash_share = o->flash_share,
+				    .seed = o->seed}))
 			return -1;
 	}
 	return 0;
@@ -526,7 +555,7 @@ void load_free(struct load *l)
 		store_client_close(l->th[i].sc);
 		free(l->th[i].buf);
 		free(l->th[i].lat);
-		shift_free(&l->th[i].shift);
+		popgen_free(&l->th[i].pop);
 	}
 	free(l->th);
 	free(l->key_state);
@@ -536,7 +565,22 @@ void load_free(struct load *l)
 
 uint32_t load_hot_key(const struct load *l, uint64_t rank)
 {
-	const struct shift *s = l->n_th ? &l->th[0].shift : NULL;
+	if (!l->n_th)
+		return zipf_keys_of(l->z, rank);
+	return zipf_keys_of(l->z, popgen_object(&l->th[0].pop, rank));
+}
 
-	return l->z->perm[s && s->rank_obj ? s->rank_obj[rank] : rank];
+uint64_t load_ranking_digest(const struct load *l, uint64_t top)
+{
+	struct popgen g;
+	uint64_t h;
+
+	/* a fresh copy: a reader may have read past the end, into the next
+	 * phase */
+	if (l->tr || !l->n_th || popgen_init(&g, &l->th[0].pop.o))
+		return 0;
+	popgen_advance(&g, l->o->duration * 1e3 - 1);
+	h = popgen_digest(&g, l->z->perm, top);
+	popgen_free(&g);
+	return h;
 }

@@ -29,18 +29,21 @@ struct load_thread;
 struct load {
 	const struct bench_opts *o;
 	const struct cluster *cl;
-	const struct zipf_keys *z; /* zipf workload */
+	const struct zipf_keys *z; /* zipf, shifting, flash, rehot */
 	const struct trace *tr;	   /* trace workload */
 	uint64_t object_bytes;	   /* bytes of every object */
 	uint64_t n_keys;	   /* keys (zipf) or distinct blocks (trace) */
 	_Atomic uint64_t worker_reads[BENCH_MAX_WORKERS];
-	_Atomic uint64_t reads;	      /* successful gets */
-	_Atomic uint64_t errors;      /* failed gets and puts, bad bytes */
-	_Atomic uint64_t corrupt;     /* gets whose bytes were not the key's */
-	_Atomic uint64_t misses;      /* trace: blocks written before reading */
-	_Atomic uint64_t dyn_reads;   /* served by a dynamic replica */
-	_Atomic uint64_t read_bytes;  /* bytes of the successful gets */
-	_Atomic uint64_t cross_bytes; /* of them, served by a worker in
+	_Atomic uint64_t reads;	  /* successful gets */
+	_Atomic uint64_t errors;  /* failed gets and puts, bad bytes */
+	_Atomic uint64_t corrupt; /* gets whose bytes were not the key's */
+	_Atomic uint64_t misses;  /* trace: blocks written before reading */
+	_Atomic uint64_t evicted_reads;	  /* zipf: reads of evicted keys (then
+					   written back) */
+	_Atomic uint64_t flash_reads;	  /* flash: reads of the flash key */
+	_Atomic uint64_t dyn_reads;	  /* served by a dynamic replica */
+	_Atomic uint64_t read_bytes;	  /* bytes of the successful gets */
+	_Atomic uint64_t cross_bytes;	  /* of them, served by a worker in
 					 another domain than the reader's */
 	_Atomic uint64_t replicated_keys; /* seen on a dynamic replica or on
 					     two segments */
@@ -91,9 +94,14 @@ int load_latency_us(const struct load *l, double from_s, const double *q,
 
 void load_free(struct load *l);
 
-/* Zipf and shifting: the key at popularity rank `rank` (0: the hottest)
- * in the ranking read last (shifting: reader 0's, after load_stop). */
+/* Not trace: the key at popularity rank `rank` (0: the hottest) in the
+ * ranking read last (reader 0's, after load_stop). */
 uint32_t load_hot_key(const struct load *l, uint64_t rank);
+
+/* Not trace: popgen_digest over the top `top` keys of the ranking of the
+ * run's last millisecond (--duration - 1 ms, as mcrepl-sim's last 1 ms
+ * tick); 0 for a trace or when memory is short. */
+uint64_t load_ranking_digest(const struct load *l, uint64_t top);
 
 /* The store key of key index `key`: "block-<id>" (trace) or "zipf-<n>". */
 void load_key_name(const struct load *l, uint32_t key, char *out, size_t cap);

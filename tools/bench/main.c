@@ -104,7 +104,15 @@ static void describe(const struct run *r, const struct cluster *cl,
 	if (o->workload == BENCH_SHIFTING)
 		printf(", ranking redrawn every %g s (%g of it)",
 		       o->shift_period, o->shift_fraction);
-	else
+	else if (o->workload == BENCH_REHOT)
+		printf(", hot keys cold and hot again every %g s (%g of the "
+		       "ranking)",
+		       o->shift_period, o->shift_fraction);
+	else if (o->workload == BENCH_FLASH)
+		printf(", an unread key takes %g of the reads for %g s at "
+		       "%g s",
+		       o->flash_share, o->flash_seconds, o->flash_at);
+	else if (o->workload == BENCH_TRACE)
 		printf(", blocks of %llu B, speed-up %g",
 		       (unsigned long long)o->block_bytes, o->speedup);
 	if (o->master_flags)
@@ -196,7 +204,10 @@ static int load_workload(const struct bench_opts *o, struct zipf_keys *z,
 			 struct trace *tr)
 {
 	if (o->workload != BENCH_TRACE) {
-		if (zipf_keys_init(z, o->keys, o->theta, o->seed) == 0)
+		uint64_t ranks =
+		    o->workload == BENCH_FLASH ? o->keys - 1 : o->keys;
+
+		if (zipf_keys_init(z, o->keys, ranks, o->theta, o->seed) == 0)
 			return 0;
 		fprintf(stderr, "mcrepl-bench: out of memory\n");
 		return -1;

@@ -62,6 +62,7 @@ int master_sample(store_client *sc, struct master_sample *m)
 	    metric(t, "mcrepl_dynamic_cross_domain_copy_bytes_total");
 	m->used_bytes = metric(t, "mcrepl_master_used_bytes");
 	m->evicted = metric(t, "mcrepl_master_evicted_objects_total");
+	m->room = metric(t, "mcrepl_master_policy_room_total");
 	rejections(t, m);
 	m->ok = true;
 	free(t);
@@ -264,6 +265,9 @@ static void counters(struct run *r, struct load *l)
 	r->reads = atomic_load(&l->reads);
 	r->errors = atomic_load(&l->errors);
 	r->misses = atomic_load(&l->misses);
+	r->evicted_reads = atomic_load(&l->evicted_reads);
+	r->flash_reads = atomic_load(&l->flash_reads);
+	r->ranking_digest = load_ranking_digest(l, 64);
 	r->corrupt = atomic_load(&l->corrupt);
 	r->replicated_keys = atomic_load(&l->replicated_keys);
 	r->dyn_reads = atomic_load(&l->dyn_reads);
@@ -357,7 +361,8 @@ static int finish(struct run *r, struct load *l, store_client *sc,
 	counters(r, l);
 	latencies(r, l);
 	balance(r, o);
-	if (rc == 0 && r->workload == BENCH_SHIFTING)
+	if (rc == 0 &&
+	    (r->workload == BENCH_SHIFTING || r->workload == BENCH_REHOT))
 		rc = phases(r, o);
 	return rc;
 }

@@ -26,15 +26,38 @@ static const struct flag bench_flags[] = {
      .type = FLAG_DOUBLE,
      .off = O(shift_period),
      .def = "20",
-     .help = "shifting: seconds between redraws of the Zipf ranking",
+     .help = "shifting: seconds between redraws of the Zipf ranking; "
+	     "rehot: the hot keys go cold, then hot again, this often",
      .dmin = 0.05,
      .dmax = 86400},
     {.name = "shift_fraction",
      .type = FLAG_DOUBLE,
      .off = O(shift_fraction),
      .def = "1",
-     .help = "shifting: share of the ranking re-permuted at each redraw (0 "
-	     "= none)",
+     .help = "shifting, rehot: share of the ranking re-permuted at each "
+	     "redraw (0 = none)",
+     .dmin = 0,
+     .dmax = 1},
+    {.name = "flash_at",
+     .type = FLAG_DOUBLE,
+     .off = O(flash_at),
+     .def = "10",
+     .help = "flash: seconds after the reads begin that a key nobody read "
+	     "turns hot",
+     .dmin = 0,
+     .dmax = 86400},
+    {.name = "flash_seconds",
+     .type = FLAG_DOUBLE,
+     .off = O(flash_seconds),
+     .def = "1",
+     .help = "flash: how long the key stays hot",
+     .dmin = 0,
+     .dmax = 86400},
+    {.name = "flash_share",
+     .type = FLAG_DOUBLE,
+     .off = O(flash_share),
+     .def = "0.5",
+     .help = "flash: share of all reads the key takes while hot",
      .dmin = 0,
      .dmax = 1},
     {.name = "object_size",
@@ -161,13 +184,20 @@ static const struct flag bench_flags[] = {
 
 static const struct flag_set bench_set = {
     .prog = "mcrepl-bench",
-    .usage = "zipf|shifting|trace FILE [--flag value | --flag=value]...",
-    .intro = "\n"
-	     "  zipf         Zipf reads over --keys objects put first\n"
-	     "  shifting     zipf whose ranking is redrawn every "
-	     "--shift_period s\n"
-	     "  trace FILE   replay a Mooncake JSONL trace (timestamp ms, "
-	     "hash_ids)",
+    .usage = "zipf|shifting|flash|rehot|trace FILE [--flag value | "
+	     "--flag=value]...",
+    .intro =
+	"\n"
+	"  zipf         Zipf reads over --keys objects put first\n"
+	"  shifting     zipf whose ranking is redrawn every "
+	"--shift_period s\n"
+	"  flash        zipf, and a key nobody read takes --flash_share "
+	"of the reads\n"
+	"               for --flash_seconds from --flash_at s\n"
+	"  rehot        zipf whose hot keys go cold, then hot again, every "
+	"--shift_period s\n"
+	"  trace FILE   replay a Mooncake JSONL trace (timestamp ms, "
+	"hash_ids)",
     .title = "flags",
     .epilog =
 	"One of --master or --local is needed. Each run prints interval rows "
@@ -274,29 +304,38 @@ static int validate(struct bench_opts *o)
 				"or at least 1M\n");
 		return -1;
 	}
+	if (o->workload == BENCH_FLASH && o->keys < 2) {
+		fprintf(stderr, "mcrepl-bench: flash needs --keys >= 2\n");
+		return -1;
+	}
 	if (isnan(o->duration))
 		o->duration = o->workload != BENCH_TRACE ? 30 : 0;
 	if (o->workload != BENCH_TRACE && o->duration <= 0) {
-		fprintf(stderr, "mcrepl-bench: zipf and shifting need "
-				"--duration > 0\n");
+		fprintf(stderr, "mcrepl-bench: zipf, shifting, flash and rehot "
+				"need --duration > 0\n");
 		return -1;
 	}
 	return 0;
 }
 
-/* The workload: zipf | shifting | trace FILE, from the arguments that
- * are not flags. */
+/* The workload: zipf | shifting | flash | rehot | trace FILE, from the
+ * arguments that are not flags. */
 static int workload(struct bench_opts *o, const struct flag_args *a)
 {
 	if (a->n == 0) {
 		fprintf(stderr, "mcrepl-bench: missing workload (zipf | "
-				"shifting | trace FILE; see --help)\n");
+				"shifting | flash | rehot | trace FILE; see "
+				"--help)\n");
 		return -1;
 	}
 	if (strcmp(a->v[0], "zipf") == 0) {
 		o->workload = BENCH_ZIPF;
 	} else if (strcmp(a->v[0], "shifting") == 0) {
 		o->workload = BENCH_SHIFTING;
+	} else if (strcmp(a->v[0], "flash") == 0) {
+		o->workload = BENCH_FLASH;
+	} else if (strcmp(a->v[0], "rehot") == 0) {
+		o->workload = BENCH_REHOT;
 	} else if (strcmp(a->v[0], "trace") == 0) {
 		if (a->n < 2) {
 			fprintf(stderr, "mcrepl-bench: trace needs a FILE\n");
@@ -308,7 +347,7 @@ static int workload(struct bench_opts *o, const struct flag_args *a)
 	} else {
 		fprintf(stderr,
 			"mcrepl-bench: unknown workload '%s' (zipf | shifting "
-			"| trace FILE)\n",
+			"| flash | rehot | trace FILE)\n",
 			a->v[0]);
 		return -1;
 	}

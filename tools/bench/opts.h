@@ -11,9 +11,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Shifting is Zipf whose ranking is redrawn every shift_period seconds
- * (../common/shift.h, as mcrepl-sim's). */
-enum bench_workload { BENCH_ZIPF, BENCH_TRACE, BENCH_SHIFTING };
+/* Shifting is Zipf whose ranking is redrawn every shift_period seconds;
+ * rehot alternates the first ranking and one redraw every shift_period
+ * (hot, cold, hot again); flash sends flash_share of the reads of
+ * [flash_at, flash_at + flash_seconds) to a key nobody read before. The
+ * rankings are ../common/popgen.h's, the same as mcrepl-sim's for a seed. */
+enum bench_workload {
+	BENCH_ZIPF,
+	BENCH_TRACE,
+	BENCH_SHIFTING,
+	BENCH_FLASH,
+	BENCH_REHOT
+};
 
 #define BENCH_MAX_MODES 4 /* off, observe, enforce, domain */
 #define BENCH_MAX_WORKERS 64
@@ -25,6 +34,9 @@ struct bench_opts {
 	double theta;	       /* Zipf exponent */
 	double shift_period;   /* shifting: s between ranking redraws */
 	double shift_fraction; /* shifting: share of the ranking moved */
+	double flash_at;       /* flash: s after the reads begin */
+	double flash_seconds;  /* flash: how long the key stays hot */
+	double flash_share;    /* flash: share of the reads it takes */
 	uint64_t object_size;  /* zipf object bytes */
 	uint64_t block_bytes;  /* trace block bytes */
 	uint32_t clients;      /* reader threads, one store_client each */
@@ -52,7 +64,7 @@ struct bench_opts {
 
 /*
  * Parse argv into o, every field (argv[1] is the workload: zipf |
- * shifting | trace FILE; the flags: opts.c's table). Returns 0, 1 when
+ * shifting | flash | rehot | trace FILE; the flags: opts.c's table). Returns 0, 1 when
  * --help or --version was printed, or -1 after printing one error line
  * on stderr. Strings point into argv (o->mode[] into a static copy of
  * --modes).

@@ -156,7 +156,7 @@ static void report_load(const struct run *r, const struct bench_opts *o)
 	       r->steady_sum_max_mean, r->whole_max_mean);
 	if (!r->phases.n)
 		return;
-	printf("  phases (ranking redrawn every %g s): steady max/mean",
+	printf("  phases (ranking moved every %g s): steady max/mean",
 	       o->shift_period);
 	for (size_t k = 0; k < r->phases.n; k++)
 		printf(" %.3f", r->phases.max_mean[k]);
@@ -212,16 +212,39 @@ static void json_ms(const char *name, double v)
 		printf(",\"%s\":%.1f", name, v);
 }
 
+static const char *bench_workload_name(enum bench_workload w)
+{
+	return w == BENCH_ZIPF	     ? "zipf"
+	       : w == BENCH_TRACE    ? "trace"
+	       : w == BENCH_SHIFTING ? "shifting"
+	       : w == BENCH_FLASH    ? "flash"
+				     : "rehot";
+}
+
+/* Flash: the largest max/mean of the rows its window overlaps; 0: none. */
+static double flash_max_mean(const struct run *r, const struct bench_opts *o)
+{
+	double mx = 0;
+
+	for (size_t i = 0; r->workload == BENCH_FLASH && i < r->n_rows; i++) {
+		const struct row *w = &r->rows[i];
+
+		if (w->total && w->t > o->flash_at &&
+		    w->t - w->secs < o->flash_at + o->flash_seconds &&
+		    w->max_mean > mx)
+			mx = w->max_mean;
+	}
+	return mx;
+}
+
 void report_summary(const struct run *r, const struct bench_opts *o)
 {
 	printf("{\"summary\":{\"workload\":\"%s\",\"mode\":\"%s\","
 	       "\"workers\":%u,\"steady_max_mean\":%.4f,"
 	       "\"replicated_keys\":%llu,\"dynamic_bytes_share\":%.6f",
-	       r->workload == BENCH_ZIPF    ? "zipf"
-	       : r->workload == BENCH_TRACE ? "trace"
-					    : "shifting",
-	       r->mode, r->workers, r->steady_max_mean,
-	       (unsigned long long)r->replicated_keys, r->dyn_share);
+	       bench_workload_name(r->workload), r->mode, r->workers,
+	       r->steady_max_mean, (unsigned long long)r->replicated_keys,
+	       r->dyn_share);
 	json_ms("reaction_ms", reaction_ms(r, NULL));
 	printf(",\"p50_us\":%.0f,\"p99_us\":%.0f,\"reads\":%llu,"
 	       "\"errors\":%llu",
@@ -264,6 +287,14 @@ void report_summary(const struct run *r, const struct bench_opts *o)
 	json_ms("first_admission_ms", r->accept_ms);
 	json_ms("first_completion_ms", r->complete_ms);
 	json_ms("first_dynamic_read_ms", r->dyn_read_ms);
+	printf(",\"evicted_objects\":%lld,\"room_made\":%lld"
+	       ",\"evicted_reads\":%llu,\"flash_reads\":%llu"
+	       ",\"flash_max_mean\":%.4f,\"ranking_digest\":\"%016llx\"",
+	       (long long)(r->end.evicted - r->start.evicted),
+	       (long long)(r->end.room - r->start.room),
+	       (unsigned long long)r->evicted_reads,
+	       (unsigned long long)r->flash_reads, flash_max_mean(r, o),
+	       (unsigned long long)r->ranking_digest);
 	if (r->workload == BENCH_TRACE)
 		printf(",\"requests\":%llu,\"misses\":%llu,\"malformed\":%zu,"
 		       "\"late_requests\":%llu,\"speedup\":%g",
@@ -366,7 +397,8 @@ void report_compare(const struct run *runs, size_t n)
 		if (rows[i].fn == c_misses && runs[0].workload != BENCH_TRACE)
 			continue;
 		if ((rows[i].fn == c_worst || rows[i].fn == c_relieved) &&
-		    runs[0].workload != BENCH_SHIFTING)
+		    runs[0].workload != BENCH_SHIFTING &&
+		    runs[0].workload != BENCH_REHOT)
 			continue;
 		printf("%-30s", rows[i].label);
 		for (size_t j = 0; j < n; j++) {

@@ -21,6 +21,7 @@ struct master_sample {
 	int64_t observed_hot, would_propose, accepted, created, completed;
 	int64_t failed, revoked, replicas, inflight, copy_bytes, used_bytes;
 	int64_t evicted;
+	int64_t room;	  /* hot copies eviction made room for */
 	size_t n_reasons; /* admission rejections by reason (non-zero) */
 	char reason[MAX_REASONS][40];
 	int64_t rejected[MAX_REASONS];
@@ -63,6 +64,11 @@ struct run {
 	uint64_t worker_total[BENCH_MAX_WORKERS];
 	uint64_t reads, errors, misses, corrupt, replicated_keys, dyn_reads;
 	uint64_t late, requests;
+	uint64_t evicted_reads; /* not trace: reads of evicted keys */
+	uint64_t flash_reads;	/* flash: reads of the flash key */
+	/* not trace: the last millisecond's ranking's top keys
+	 * (load_ranking_digest), as mcrepl-sim prints it */
+	uint64_t ranking_digest;
 	uint64_t read_bytes, cross_bytes; /* every read; cross-domain ones */
 	double cross_share;		  /* cross_bytes / read_bytes */
 	double steady_cross_share;	  /* the same over the last-half rows */

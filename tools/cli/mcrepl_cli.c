@@ -311,10 +311,12 @@ static int cmd_get(store_client *sc, const struct cli *c)
 	free(buf);
 	if (!rc)
 		fprintf(strcmp(path, "-") ? stdout : stderr,
-			"get %s: %llu bytes from segment %llu on %s%s\n",
+			"get %s: %llu bytes from segment %llu on %s%s%s\n",
 			c->args[0], (unsigned long long)len,
 			(unsigned long long)info.segment_id, info.host_id,
-			info.dynamic ? " (dynamic replica)" : "");
+			info.dynamic ? " (dynamic replica)" : "",
+			info.hedged ? " (hedged: the first replica was slow)"
+				    : "");
 	return rc;
 }
 

@@ -146,6 +146,7 @@ bool sim_master_propose(struct sim_master *m, uint64_t o, uint32_t dom,
 		return false;
 	}
 	mcrepl_stats_add(m->stats, MCREPL_STAT_ACCEPTED, 1);
+	sim_engine_granted(m, (uint32_t)res.lease.target.v - 1);
 	if (m->cfg->domain_aware)
 		mcrepl_stats_domain_proposal(m->stats, p.requester_domain,
 					     res.lease.target_domain);

@@ -181,6 +181,8 @@ static void on_end(struct sim_master *m, struct sim_copy *x, uint64_t now)
 		mcrepl_engine_replica_added(m->eng.e, NULL, key,
 					    x->lease.target);
 		m->copies_done++;
+		m->copies_dyn_src +=
+		    x->lease.source.v - 1 != m->c->objs[x->obj].primary;
 		m->copy_bytes += x->lease.size;
 		mcrepl_stats_add(m->stats, MCREPL_STAT_TASKS_COMPLETED, 1);
 		mcrepl_stats_add(m->stats, MCREPL_STAT_REPLICAS, 1);

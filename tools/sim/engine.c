@@ -42,6 +42,7 @@ int sim_engine_init(struct sim_master *m)
 	g->on = m->cfg->policy == MCREPL_POLICY_AUTO &&
 		m->cfg->mode != MCREPL_MODE_OFF;
 	if (!(g->mounted = calloc(m->c->n_segs, sizeof(*g->mounted))) ||
+	    !(g->sent = calloc(m->c->n_segs, sizeof(*g->sent))) ||
 	    mcrepl_engine_create(m->cfg, &eo, &g->e) != MCREPL_OK)
 		return -1;
 	m->leases = mcrepl_engine_leases(g->e);
@@ -54,6 +55,7 @@ void sim_engine_free(struct sim_master *m)
 {
 	mcrepl_engine_destroy(m->eng.e);
 	free(m->eng.mounted);
+	free(m->eng.sent);
 	memset(&m->eng, 0, sizeof(m->eng));
 	m->leases = NULL;
 }
@@ -71,6 +73,7 @@ void sim_engine_sync(struct sim_master *m)
 		if (in == g->mounted[s])
 			continue;
 		segment_view(m, s, &v);
+		g->sent[s] = (struct sim_sent){v.used, v.allocatable, false};
 		if (in)
 			g->mounted[s] =
 			    mcrepl_engine_segment_set(g->e, &v) == MCREPL_OK;
@@ -81,6 +84,25 @@ void sim_engine_sync(struct sim_master *m)
 	}
 }
 
+void sim_engine_granted(struct sim_master *m, uint32_t seg)
+{
+	if (m->eng.sent && seg < m->c->n_segs)
+		m->eng.sent[seg].stale = true;
+}
+
+/* Auto: send segment s's use when it changed or a grant promised on it
+ * (the engine has the loads; an unchanged use is already there). */
+static void send_used(struct sim_master *m, uint32_t s)
+{
+	const mcrepl_segment_view *x = &m->c->segs[s];
+	struct sim_sent *t = &m->eng.sent[s];
+
+	if (!t->stale && t->used == x->used && t->allocatable == x->allocatable)
+		return;
+	*t = (struct sim_sent){x->used, x->allocatable, false};
+	mcrepl_engine_segment_used(m->eng.e, x->id, x->used, x->allocatable);
+}
+
 void sim_engine_usage(struct sim_master *m)
 {
 	struct sim_engine *g = &m->eng;
@@ -89,12 +111,12 @@ void sim_engine_usage(struct sim_master *m)
 	for (uint32_t s = 0; s < m->c->n_segs; s++) {
 		if (!g->mounted[s])
 			continue;
-		segment_view(m, s, &v);
-		if (g->on) /* auto: the engine has the loads */
-			mcrepl_engine_segment_used(g->e, v.id, v.used,
-						   v.allocatable);
-		else /* the host's own read_load (read-load-aware) */
-			mcrepl_engine_segment_set(g->e, &v);
+		if (g->on) {
+			send_used(m, s);
+			continue;
+		}
+		segment_view(m, s, &v); /* the host's own read_load */
+		mcrepl_engine_segment_set(g->e, &v);
 	}
 }
 

@@ -15,7 +15,7 @@ static double weight(const struct weights *w, uint64_t obj)
 {
 	if (w->counts)
 		return (double)w->counts[obj];
-	if (w->o->workload == SIM_ZIPF || w->o->workload == SIM_SHIFTING)
+	if (w->o->workload != SIM_UNIFORM) /* the Zipf ranks' weights */
 		return pow((double)(obj + 1), -w->o->theta);
 	return 1.0;
 }
@@ -36,21 +36,36 @@ static int cmp_desc(const void *a, const void *b)
 	return x < y ? -1 : 1;
 }
 
-/* Min-heap of nodes by load. */
+/* Min-heap of nodes by load: each entry carries its node's load (a copy
+ * of load[node], kept equal), so a comparison reads one array. */
+struct hent {
+	double load;
+	uint32_t node;
+};
+
 struct heap {
 	double *load;
-	uint32_t *h;
+	struct hent *h;
 	uint32_t n;
 };
+
+static void sift_down(struct heap *q, uint32_t i);
+
+static void heapify(struct heap *q)
+{
+	for (uint32_t i = q->n / 2; i-- > 0;)
+		sift_down(q, i);
+}
 
 static void sift_down(struct heap *q, uint32_t i)
 {
 	for (;;) {
-		uint32_t l = 2 * i + 1, r = l + 1, m = i, t;
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		struct hent t;
 
-		if (l < q->n && q->load[q->h[l]] < q->load[q->h[m]])
+		if (l < q->n && q->h[l].load < q->h[m].load)
 			m = l;
-		if (r < q->n && q->load[q->h[r]] < q->load[q->h[m]])
+		if (r < q->n && q->h[r].load < q->h[m].load)
 			m = r;
 		if (m == i)
 			return;
@@ -61,10 +76,13 @@ static void sift_down(struct heap *q, uint32_t i)
 	}
 }
 
-static void heapify(struct heap *q)
+/* Every node, in node order, then heapified. */
+static void build(struct heap *q, uint32_t n)
 {
-	for (uint32_t i = q->n / 2; i-- > 0;)
-		sift_down(q, i);
+	q->n = n;
+	for (uint32_t i = 0; i < n; i++)
+		q->h[i] = (struct hent){q->load[i], i};
+	heapify(q);
 }
 
 /* Add amount to each of the parts least-loaded nodes (distinct): pop
@@ -73,7 +91,7 @@ static void spread(struct heap *q, uint32_t *taken, uint32_t parts,
 		   double amount)
 {
 	for (uint32_t j = 0; j < parts; j++) {
-		taken[j] = q->h[0];
+		taken[j] = q->h[0].node;
 		q->h[0] = q->h[--q->n];
 		sift_down(q, 0);
 	}
@@ -82,9 +100,9 @@ static void spread(struct heap *q, uint32_t *taken, uint32_t parts,
 
 		q->load[taken[j]] += amount;
 		p = q->n++;
-		q->h[p] = taken[j];
-		while (p && q->load[q->h[p]] < q->load[q->h[(p - 1) / 2]]) {
-			uint32_t t = q->h[p];
+		q->h[p] = (struct hent){q->load[taken[j]], taken[j]};
+		while (p && q->h[p].load < q->h[(p - 1) / 2].load) {
+			struct hent t = q->h[p];
 
 			q->h[p] = q->h[(p - 1) / 2];
 			q->h[(p - 1) / 2] = t;
@@ -118,10 +136,7 @@ static double ideal_k(const struct sim_cluster *c, const struct weights *w,
 			q->load[sim_node_of(c, c->objs[obj].primary)] -=
 			    weight(w, obj);
 	}
-	q->n = N;
-	for (uint32_t i = 0; i < N; i++)
-		q->h[i] = i;
-	heapify(q);
+	build(q, N);
 	for (uint64_t i = 0; i < k; i++) {
 		double part = weight(w, nth(w, i)) / R;
 
@@ -187,7 +202,7 @@ int sim_ideal_compute(const struct sim_cluster *c, const struct sim_opts *o,
 	uint64_t kmax = (uint64_t)c->n_nodes * 16;
 	double *base = calloc(c->n_nodes, sizeof(*base)), total = 0;
 	struct heap q = {calloc(c->n_nodes, sizeof(double)),
-			 calloc(c->n_nodes, sizeof(uint32_t)), 0};
+			 calloc(c->n_nodes, sizeof(struct hent)), 0};
 	uint32_t *taken;
 	int rc = -1;
 
@@ -257,10 +272,7 @@ static double ideal_prop(const struct sim_cluster *c, const struct weights *w,
 		if (c->objs[obj].primary != SIM_NONE)
 			q->load[sim_node_of(c, c->objs[obj].primary)] -= x;
 	}
-	q->n = N;
-	for (uint32_t i = 0; i < N; i++)
-		q->h[i] = i;
-	heapify(q);
+	build(q, N);
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t obj = nth(w, i);
 		double x = weight(w, obj);
@@ -296,8 +308,8 @@ int sim_ideal_frontier(const struct sim_cluster *c, const struct sim_opts *o,
 	uint32_t N = c->n_nodes;
 	uint64_t budget = 64ull * N, mem;
 	double *base = calloc(N, sizeof(*base)), total = 0;
-	struct heap q = {calloc(N, sizeof(double)), calloc(N, sizeof(uint32_t)),
-			 0};
+	struct heap q = {calloc(N, sizeof(double)),
+			 calloc(N, sizeof(struct hent)), 0};
 	uint32_t *taken = calloc(N, sizeof(*taken));
 	int rc = -1;
 

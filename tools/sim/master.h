@@ -43,12 +43,22 @@ struct sim_copy {
 	uint32_t next_free;
 };
 
+/* A segment's use as last sent to the engine. */
+struct sim_sent {
+	uint64_t used;
+	bool allocatable, stale;
+};
+
 /* The master's policy engine (engine.c): segment loads, projections,
  * the threshold, reader order and retirement are the library's. */
 struct sim_engine {
 	mcrepl_engine *e;
 	bool on;       /* auto: policy auto and mode not off */
 	bool *mounted; /* per segment: known to the engine */
+	/* auto: per segment, the use the engine holds, so only a change is
+	 * sent before a proposal (a grant's promise is cleared by the next
+	 * send: stale) */
+	struct sim_sent *sent;
 };
 
 struct sim_master {
@@ -79,6 +89,7 @@ struct sim_master {
 	double copy_ms; /* one object over a NIC at the copy share */
 	/* counters */
 	uint64_t reads, copy_bytes, copies_done, copies_failed, evicted;
+	uint64_t copies_dyn_src; /* of copies_done, from a dynamic replica */
 	uint64_t cross_reads, cross_read_bytes, trigger_lookups_failed;
 	/* reads no reactive policy can keep local: the first read of an
 	 * object from a domain other than its primary's (domains > 1) */
@@ -162,6 +173,8 @@ int sim_engine_init(struct sim_master *m);
 void sim_engine_free(struct sim_master *m);
 void sim_engine_sync(struct sim_master *m);
 void sim_engine_usage(struct sim_master *m);
+/* A proposal granted a copy to segment index seg: its use is resent. */
+void sim_engine_granted(struct sim_master *m, uint32_t seg);
 void sim_engine_tick(struct sim_master *m, uint64_t now_ms);
 /* A hot key's proposal found no target under the watermark: free the room
  * the engine asks for by evicting cold objects (read at most once in the

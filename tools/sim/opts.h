@@ -12,7 +12,14 @@
 
 #include <mcrepl/mcrepl.h>
 
-enum sim_workload { SIM_ZIPF, SIM_UNIFORM, SIM_TRACE, SIM_SHIFTING };
+enum sim_workload {
+	SIM_ZIPF,
+	SIM_UNIFORM,
+	SIM_TRACE,
+	SIM_SHIFTING,
+	SIM_FLASH,
+	SIM_REHOT
+};
 
 struct sim_opts {
 	uint32_t nodes;		 /* memory nodes (one NIC each) */
@@ -22,8 +29,12 @@ struct sim_opts {
 	enum sim_workload workload;
 	const char *trace_path;
 	double theta;	       /* Zipf exponent */
-	double shift_period;   /* s; shifting: ranking redrawn this often */
+	double shift_period;   /* s; shifting: ranking redrawn this often;
+				  rehot: hot, cold, hot again this often */
 	double shift_fraction; /* share of the ranking re-permuted, [0, 1] */
+	double flash_at;       /* s; flash: when the unread key turns hot */
+	double flash_seconds;  /* flash: how long it stays hot */
+	double flash_share;    /* flash: share of the reads it takes */
 	double speedup;	       /* trace time divided by this */
 	double rate;	       /* reads/s (zipf, uniform) */
 	uint64_t object_size;

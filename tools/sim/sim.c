@@ -9,6 +9,8 @@
 #include "sim.h"
 #include "workload.h"
 
+#define RANKING_TOP 64 /* ranks in the ranking digest */
+
 struct run {
 	const struct sim_opts *o;
 	struct sim_cluster c;
@@ -17,6 +19,8 @@ struct run {
 	struct sim_result *r;
 	FILE *out;
 	uint64_t *loads, *scratch;
+	uint64_t *flash_loads; /* flash: node loads over its window's rows */
+	uint64_t interval_ms;
 	uint64_t last_copy_bytes, last_reads, last_cross, last_floor;
 	size_t cap_iv, half_iv;
 	uint64_t last_half_reads;
@@ -80,6 +84,21 @@ static int push_iv(struct run *u, const struct sim_row *row)
 	return 0;
 }
 
+/* Flash: add the loads of the row ending at end_ms when it overlaps the
+ * flash window [flash_at, flash_at + flash_seconds). */
+static void add_flash(struct run *u, uint64_t end_ms)
+{
+	const struct sim_opts *o = u->o;
+	double from = (double)(end_ms - u->interval_ms);
+	double at = o->flash_at * 1000.0;
+
+	if (!u->flash_loads || (double)end_ms <= at ||
+	    from >= at + o->flash_seconds * 1000.0)
+		return;
+	for (uint32_t i = 0; i < u->c.n_nodes; i++)
+		u->flash_loads[i] += u->loads[i];
+}
+
 /* Close an interval: reduce node loads, report, hand loads to placement. */
 static int end_interval(struct run *u, uint64_t end_ms)
 {
@@ -111,6 +130,7 @@ static int end_interval(struct run *u, uint64_t end_ms)
 	u->last_copy_bytes = u->m.copy_bytes;
 	if (!u->o->quiet)
 		sim_report_row(u->out, &row);
+	add_flash(u, end_ms);
 	for (uint32_t i = 0; i < c->n_nodes; i++)
 		c->nodes[i].load = 0;
 	if (sim_relief_close(&u->m.relief, c, row.reads))
@@ -224,7 +244,7 @@ static void finish(struct run *u, const struct trace *t, double t0)
 	for (uint32_t i = 0; i < u->c.n_nodes; i++)
 		r->served += u->c.nodes[i].served;
 	r->steady_max_mean = steady_median(r->iv_max, r->n_iv);
-	r->shift_phases = u->g.shift.rank_obj ? u->g.shift.phase + 1 : 0;
+	r->shift_phases = popgen_phases(&u->g.pop);
 	r->steady_p99_mean = steady_median(r->iv_p99, r->n_iv);
 	r->replicated_keys = u->c.replicated_keys;
 	r->dyn_replicas = u->c.dyn_readable;
@@ -238,6 +258,19 @@ static void finish(struct run *u, const struct trace *t, double t0)
 	r->late_new_copies = u->m.late_new_copies;
 
 	r->retired = u->m.retired;
+	r->copies_dyn_src = u->m.copies_dyn_src;
+	r->room_evicted = u->m.room_evicted;
+	r->evicted_reads = u->m.refetched;
+	r->flash_reads = u->g.flash_reads;
+	r->ranking_digest =
+	    t ? 0 : popgen_digest(&u->g.pop, u->c.key_id, RANKING_TOP);
+	r->flash_max_mean = NAN;
+	if (u->flash_loads) {
+		double p99;
+
+		sim_report_loads(u->flash_loads, u->scratch, u->c.n_nodes,
+				 &r->flash_max_mean, &p99);
+	}
 	sim_relief_stats(&u->m.relief, &r->relief);
 	r->evicted = u->m.evicted;
 	r->cross_read_bytes = u->m.cross_read_bytes;
@@ -292,7 +325,10 @@ static int check_opts(const struct sim_opts *o)
 	    !(o->interval * 1000 >= o->tick_ms) || !(o->duration >= 0) ||
 	    !(o->join_at >= 0) || !(o->join_window > 0) ||
 	    !(o->shift_period * 1000 >= o->tick_ms) ||
-	    !(o->shift_fraction >= 0 && o->shift_fraction <= 1)) {
+	    !(o->shift_fraction >= 0 && o->shift_fraction <= 1) ||
+	    !(o->flash_at >= 0) || !(o->flash_seconds >= 0) ||
+	    !(o->flash_share >= 0 && o->flash_share <= 1) ||
+	    (o->workload == SIM_FLASH && o->keys < 2)) {
 		fprintf(stderr, "mcrepl-sim: an option is out of range "
 				"(see --help)\n");
 		return -1;
@@ -320,6 +356,8 @@ static const char *workload_name(enum sim_workload w)
 	return w == SIM_ZIPF	   ? "zipf"
 	       : w == SIM_UNIFORM  ? "uniform"
 	       : w == SIM_SHIFTING ? "shifting"
+	       : w == SIM_FLASH	   ? "flash"
+	       : w == SIM_REHOT	   ? "rehot"
 				   : "trace";
 }
 
@@ -336,6 +374,7 @@ int sim_run(const struct sim_opts *o, const struct trace *trace, FILE *out,
 	if (check_opts(o))
 		return -1;
 	interval_ms -= interval_ms % o->tick_ms;
+	u.interval_ms = interval_ms;
 	total_ms = run_ms(o, trace, interval_ms);
 	u.half_iv = (size_t)(total_ms / interval_ms / 2);
 	sim_opts_label(o, r->label, sizeof(r->label));
@@ -352,7 +391,10 @@ int sim_run(const struct sim_opts *o, const struct trace *trace, FILE *out,
 	u.out = out;
 	u.loads = calloc(o->nodes, sizeof(*u.loads));
 	u.scratch = calloc(o->nodes, sizeof(*u.scratch));
+	if (o->workload == SIM_FLASH)
+		u.flash_loads = calloc(o->nodes, sizeof(*u.flash_loads));
 	if (!u.loads || !u.scratch ||
+	    (o->workload == SIM_FLASH && !u.flash_loads) ||
 	    sim_cluster_init(&u.c, o->nodes, o->hosts_per_node, o->domains,
 			     n_objs, o->object_size,
 			     node_capacity(o, n_objs)) ||
@@ -391,6 +433,7 @@ out:
 	sim_cluster_free(&u.c);
 	free(u.loads);
 	free(u.scratch);
+	free(u.flash_loads);
 	return rc;
 }
 

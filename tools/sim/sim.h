@@ -28,6 +28,17 @@ struct sim_result {
 	uint64_t replicated_keys, dyn_replicas;
 	double dyn_share; /* dynamic bytes / primary bytes, at the end */
 	uint64_t copy_bytes, copies, copies_failed, leases_expired, evicted;
+	uint64_t copies_dyn_src; /* copies whose source was a dynamic replica */
+	/* full clusters: cold primaries evicted to make room for hot copies,
+	 * and later reads of them (misses, written back) */
+	uint64_t room_evicted, evicted_reads;
+	/* flash: the flash key's reads, and the max/mean of the node loads
+	 * summed over the rows its window overlaps (NAN: none) */
+	uint64_t flash_reads;
+	double flash_max_mean;
+	/* not trace: the last tick's ranking's top 64 keys
+	 * (../common/popgen.h), as mcrepl-bench prints it for the seed */
+	uint64_t ranking_digest;
 	uint64_t late_copies; /* completed in the last third of the run */
 	/* of those, copies of keys below the trigger threshold when the last
 	 * third began (their popularity moved) */

@@ -5,12 +5,7 @@
 #include "hash.h"
 #include "workload.h"
 
-enum {
-	STREAM_KEYS = 1,
-	STREAM_READERS = 2,
-	STREAM_PLACE = 3,
-	STREAM_SHIFT = 4
-};
+enum { STREAM_KEYS = 1, STREAM_READERS = 2, STREAM_PLACE = 3 };
 
 /*
  * Write every object once, as mcrepl-bench loads a cluster before its
@@ -53,6 +48,14 @@ static int write_all(struct sim_cluster *c, uint64_t seed)
 	return 0;
 }
 
+static enum popgen_kind pop_kind(enum sim_workload w)
+{
+	return w == SIM_SHIFTING ? POPGEN_SHIFTING
+	       : w == SIM_REHOT	 ? POPGEN_REHOT
+	       : w == SIM_FLASH	 ? POPGEN_FLASH
+				 : POPGEN_STILL;
+}
+
 int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 		 const struct trace *trace, struct sim_cluster *c,
 		 uint64_t duration_ms)
@@ -61,19 +64,25 @@ int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 	g->trace = trace;
 	g->issued = 0;
 	g->next_req = 0;
-	g->shift.rank_obj = g->shift.pick = NULL;
-	g->shift.phase = 0;
+	g->flash_seen = g->flash_reads = 0;
+	g->pop.shift.rank_obj = g->pop.shift.pick = NULL;
 	sim_rng_seed(&g->keys, o->seed, STREAM_KEYS);
 	sim_rng_seed(&g->readers, o->seed, STREAM_READERS);
 	sim_rng_seed(&g->place, o->seed, STREAM_PLACE);
-	sim_rng_seed(&g->shift_rng, o->seed, STREAM_SHIFT);
 	if (trace)
 		return 0;
-	if (zipf_init(&g->zipf, c->n_objs,
+	if (popgen_init(
+		&g->pop,
+		&(struct popgen_opts){.kind = pop_kind(o->workload),
+				      .n = c->n_objs,
+				      .period_ms = o->shift_period * 1000.0,
+				      .fraction = o->shift_fraction,
+				      .flash_at_ms = o->flash_at * 1000.0,
+				      .flash_ms = o->flash_seconds * 1000.0,
+				      .flash_share = o->flash_share,
+				      .seed = o->seed}) ||
+	    zipf_init(&g->zipf, popgen_ranks(&g->pop.o),
 		      o->workload == SIM_UNIFORM ? 0 : o->theta))
-		return -1;
-	if (o->workload == SIM_SHIFTING &&
-	    shift_init(&g->shift, c->n_objs, o->shift_fraction))
 		return -1;
 	g->total = (uint64_t)floor(o->rate * (double)duration_ms / 1000.0);
 	return write_all(c, o->seed);
@@ -81,17 +90,12 @@ int sim_gen_init(struct sim_gen *g, const struct sim_opts *o,
 
 void sim_gen_free(struct sim_gen *g)
 {
-	shift_free(&g->shift);
+	popgen_free(&g->pop);
 }
 
 double sim_gen_trace_ms(const struct sim_opts *o, const struct trace *trace)
 {
 	return trace->ts_ms[trace->n_req - 1] / o->speedup;
-}
-
-static uint64_t shift_below(void *rng, uint64_t n)
-{
-	return sim_rng_below(rng, n);
 }
 
 static void tick_synthetic(struct sim_gen *g, struct sim_master *m,
@@ -100,21 +104,21 @@ static void tick_synthetic(struct sim_gen *g, struct sim_master *m,
 	uint64_t due = (uint64_t)floor(g->o->rate * (double)end / 1000.0);
 	if (due > g->total)
 		due = g->total;
-	if (g->shift.rank_obj)
-		shift_advance(
-		    &g->shift,
-		    shift_phase_of((double)now, g->o->shift_period * 1000.0),
-		    shift_below, &g->shift_rng);
+	popgen_advance(&g->pop, (double)now);
 	for (; g->issued < due; g->issued++) {
 		uint64_t o;
 
-		if (g->o->workload != SIM_UNIFORM)
-			o = zipf_sample(&g->zipf, sim_rng_uniform, &g->keys) -
-			    1;
-		else
+		if (popgen_flash(&g->pop.o, (double)now, &g->flash_seen)) {
+			o = popgen_flash_object(&g->pop.o);
+			g->flash_reads++;
+		} else if (g->o->workload != SIM_UNIFORM) {
+			o = popgen_object(
+			    &g->pop,
+			    zipf_sample(&g->zipf, sim_rng_uniform, &g->keys) -
+				1);
+		} else {
 			o = sim_rng_below(&g->keys, m->c->n_objs);
-		if (g->shift.rank_obj)
-			o = g->shift.rank_obj[o];
+		}
 		sim_master_read(
 		    m, o, sim_cluster_pick_reader(m->c, &g->readers), now);
 	}

@@ -5,11 +5,15 @@
  * first time it is seen, to the least-used segment, as the master daemon's
  * put_target does). Shifting is Zipf whose ranking is redrawn every
  * shift_period seconds (../common/shift.h, shared with mcrepl-bench): at
- * each boundary a seeded fourth stream re-permutes all ranks
+ * each boundary the shared generator's own stream (../common/popgen.h,
+ * so mcrepl-bench redraws alike from the same seed) re-permutes all ranks
  * (shift_fraction 1) or a random subset of round(shift_fraction x keys)
- * ranks among themselves. Independent random streams (keys, readers,
- * placement, shift) keep the read sequence identical whatever the policy
- * does, so configurations compare on the same reads.
+ * ranks among themselves. Rehot alternates the first ranking and one
+ * redraw every shift_period (hot, cold, hot again); flash sends
+ * flash_share of the reads in [flash_at, flash_at + flash_seconds) to the
+ * last rank, which the other reads never draw. Independent random streams
+ * (keys, readers, placement) keep the read sequence identical whatever
+ * the policy does, so configurations compare on the same reads.
  */
 #ifndef SIM_WORKLOAD_H
 #define SIM_WORKLOAD_H
@@ -18,7 +22,7 @@
 
 #include "master.h"
 #include "rng.h"
-#include "../common/shift.h"
+#include "../common/popgen.h"
 #include "../common/trace.h"
 #include "../common/zipf.h"
 
@@ -26,8 +30,10 @@ struct sim_gen {
 	const struct sim_opts *o;
 	const struct trace *trace;
 	struct zipf zipf;
-	sim_rng keys, readers, place, shift_rng;
-	struct shift shift;	/* shifting: rank_obj non-NULL */
+	sim_rng keys, readers, place;
+	struct popgen pop;	/* which object a rank names, when */
+	uint64_t flash_seen;	/* flash: reads in its window so far */
+	uint64_t flash_reads;	/* flash: of them, the flash key's */
 	uint64_t total, issued; /* synthetic: reads in the run */
 	size_t next_req;	/* trace: next request */
 };

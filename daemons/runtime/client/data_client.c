@@ -274,6 +274,51 @@ static int pool_get(struct data_pool *p, const char *ep, int timeout_ms,
 	return 0;
 }
 
+int data_pool_take(struct data_pool *p, const char *ep, int timeout_ms,
+		   bool fresh, int *fd, bool *reused, char *err, size_t errlen)
+{
+	struct data_conn *c = p && !fresh ? pool_find(p, ep) : NULL;
+
+	*reused = c && conn_alive(c);
+	if (*reused) {
+		*fd = c->fd;
+		c->fd = -1; /* the caller's now: out of the pool */
+		c->ep[0] = '\0';
+		p->st.open--;
+		p->st.reuses++;
+		return 0;
+	}
+	if (c)
+		conn_close(p, c);
+	*fd = data_connect(ep, timeout_ms, err, errlen);
+	if (*fd < 0)
+		return *fd;
+	if (p)
+		p->st.connects++;
+	return 0;
+}
+
+void data_pool_give(struct data_pool *p, const char *ep, int fd)
+{
+	struct data_conn *c;
+
+	if (!p || strlen(ep) >= EP_MAX || pool_find(p, ep)) {
+		close(fd);
+		return;
+	}
+	c = pool_slot(p);
+	c->fd = fd;
+	snprintf(c->ep, sizeof(c->ep), "%s", ep);
+	c->used = ++p->tick;
+	p->st.open++;
+}
+
+void data_pool_count_retry(struct data_pool *p)
+{
+	if (p)
+		p->st.retries++;
+}
+
 static int oneshot(const struct data_call *k, int timeout_ms, char *err,
 		   size_t errlen)
 {

@@ -42,6 +42,7 @@
 #ifndef MCREPL_DAEMON_DATA_CLIENT_H
 #define MCREPL_DAEMON_DATA_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -98,5 +99,67 @@ int data_write_parts(struct data_pool *pool, const char *endpoint,
 		     uint64_t head_len, const void *buf, uint64_t len,
 		     const struct data_grant *grant, int timeout_ms, char *err,
 		     size_t errlen);
+
+/* ---- connections lent out, and hedged reads (data_race.c) ---------- */
+
+/* The endpoint's open connection taken out of the pool (*reused; fresh:
+ * never), else a new one: *fd is the caller's until data_pool_give() or
+ * close(). pool NULL: always a new one. 0 or a negative errno (err). */
+int data_pool_take(struct data_pool *p, const char *ep, int timeout_ms,
+		   bool fresh, int *fd, bool *reused, char *err, size_t errlen);
+/* A connection back into the pool after a whole request and reply (closed
+ * when pool is NULL or already holds one for ep). */
+void data_pool_give(struct data_pool *p, const char *ep, int fd);
+void data_pool_count_retry(struct data_pool *p);
+
+/* One READ of head_len + len bytes: head_len into head (a stamp), the rest
+ * into buf. */
+struct data_read_req {
+	const char *ep;
+	uint64_t segment_id, offset;
+	void *head, *buf;
+	uint64_t head_len, len;
+	struct data_grant grant;
+};
+
+/* Up to DATA_RACE_SLOTS READs in flight at once, each on a connection of
+ * its own, without threads: data_race_wait() polls them and returns the
+ * first to finish. A finished READ's connection goes back to the pool
+ * when the reply was whole, else it is closed, as is a cancelled one's,
+ * so no stream is reused out of step. A READ failing in transport on a
+ * reused connection is sent once more on a new one (as data_read). */
+#define DATA_RACE_SLOTS 2
+struct data_race_slot {
+	struct data_read_req q;
+	int fd; /* -1: idle */
+	bool reused, have_resp;
+	int64_t deadline;
+	uint8_t hdr[DATA_RESP_BYTES];
+	struct data_resp resp;
+	uint64_t got; /* reply bytes after the header received */
+	char text[DATA_ERR_MAX + 1];
+};
+struct data_race {
+	struct data_pool *pool;
+	int timeout_ms; /* bounds each READ, connect included */
+	struct data_race_slot slot[DATA_RACE_SLOTS];
+};
+
+void data_race_init(struct data_race *r, struct data_pool *pool,
+		    int timeout_ms);
+/* Sends q on slot (idle). 0, or a negative errno (err): the slot stays
+ * idle. */
+int data_race_start(struct data_race *r, int slot,
+		    const struct data_read_req *q, char *err, size_t errlen);
+/* Waits until a READ in flight finishes or the net_now_ms() deadline
+ * `until` passes (< 0: none but the READs' own): the slot that finished
+ * (idle again) with its status in *st (0 or as data_read, reason in
+ * err); -1 when until passed first; -2 when no READ is in flight. */
+int data_race_wait(struct data_race *r, int64_t until, int *st, char *err,
+		   size_t errlen);
+/* Closes slot's connection, its READ abandoned (no-op when idle). */
+void data_race_cancel(struct data_race *r, int slot);
+/* The slot has a READ in flight. */
+bool data_race_busy(const struct data_race *r, int slot);
 
 #endif

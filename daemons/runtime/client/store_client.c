@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "clock.h"
 #include "data_client.h"
@@ -27,6 +28,10 @@ struct store_client {
 	char *key;	      /* mutable copy of the current call's key */
 	bool no_stat_rpc;     /* the master predates Stat: use GetReplicaList */
 	uint64_t stale_reads; /* replicas refused by their stamp */
+	/* hedged reads: counters, and the read latency learnt (us) */
+	uint64_t hedged, cancelled, hedge_wins;
+	double lat_mean_us, lat_dev_us;
+	uint32_t lat_n;
 	char err[512];
 	/* HA ("etcd://..." as the master address): the leader followed */
 	char etcd[1024];
@@ -329,6 +334,8 @@ int store_data_read(const char *endpoint, uint64_t segment_id, uint64_t offset,
 			 timeout_ms, err, errlen);
 }
 
+static uint32_t hedge_delay_ms(const store_client *c);
+
 void store_client_data_stats(const store_client *c,
 			     struct store_data_stats *out)
 {
@@ -340,6 +347,10 @@ void store_client_data_stats(const store_client *c,
 	out->retries = st.retries;
 	out->evicted = st.evicted;
 	out->open = st.open;
+	out->hedged = c->hedged;
+	out->cancelled = c->cancelled;
+	out->hedge_wins = c->hedge_wins;
+	out->hedge_delay_ms = hedge_delay_ms(c);
 }
 
 /* ---- object operations -------------------------------------------------------- */
@@ -464,25 +475,59 @@ static int explain_no_space(store_client *c, uint32_t replicas, int st)
 		    was, n);
 }
 
+/* Who a put's object is: what its PutStart said. */
+struct put_id {
+	uint64_t version, incarnation;
+};
+
 static int put_once(store_client *c, const char *key, const void *buf,
-		    uint64_t len);
+		    uint64_t len, struct put_id *id);
+static int stat_list(store_client *c, const char *key,
+		     McreplRpc__GetReplicaListResponse **out);
+
+/* Whether key names the object of the put `first` (a put whose PutEnd the
+ * old leader took, or whose bytes the new one adopted from the workers'
+ * stamps, has the version and incarnation its PutStart gave). */
+static bool put_was_ours(store_client *c, const char *key,
+			 const struct put_id *first)
+{
+	McreplRpc__GetReplicaListResponse *r = NULL;
+	bool ours = first->version && stat_list(c, key, &r) == 0 &&
+		    r->version == first->version &&
+		    r->incarnation == first->incarnation;
+
+	free_msg(r);
+	return ours;
+}
 
 /* HA: a put the leader changed under (its PutEnd refused as of an old
  * term, its writes refused by workers that moved to the new leader) is
- * started once more with the new leader. */
+ * started once more with the new leader; found there already, it is
+ * this put's own object when the key names the first try's identity. */
 int store_client_put(store_client *c, const char *key, const void *buf,
 		     uint64_t len)
 {
 	uint64_t term = c->term;
-	int st = put_once(c, key, buf, len);
+	struct put_id first = {0};
+	int st = put_once(c, key, buf, len, &first);
 
-	if (st && c->etcd[0] && c->term != term)
-		st = put_once(c, key, buf, len);
+	if (st && c->etcd[0] && c->term != term) {
+		char err[sizeof(c->err)];
+
+		st = put_once(c, key, buf, len, NULL);
+		snprintf(err, sizeof(err), "%s", c->err);
+		if (st == MCREPL_RPC__CODE__ALREADY_EXISTS &&
+		    put_was_ours(c, key, &first)) {
+			c->err[0] = '\0';
+			return 0;
+		}
+		snprintf(c->err, sizeof(c->err), "%s", err);
+	}
 	return st;
 }
 
 static int put_once(store_client *c, const char *key, const void *buf,
-		    uint64_t len)
+		    uint64_t len, struct put_id *id)
 {
 	McreplRpc__PutStartRequest req;
 	McreplRpc__PutStartResponse *resp = NULL;
@@ -504,6 +549,8 @@ static int put_once(store_client *c, const char *key, const void *buf,
 		st = explain_no_space(c, req.replica_num, st);
 	if (!st && resp->n_replicas == 0)
 		st = fail(c, -EPROTO, "PutStart: master granted no replica");
+	if (!st && id)
+		*id = (struct put_id){resp->version, resp->incarnation};
 	if (!st) {
 		st = write_replicas(c, resp, buf, len);
 		if (st)
@@ -578,28 +625,18 @@ static void fill_read_info(struct store_read_info *info,
 	snprintf(info->endpoint, sizeof(info->endpoint), "%s", rep->endpoint);
 }
 
-/* Read one replica into buf (r->size bytes), its stamp apart, and check
- * the stamp: the bytes are the object the list names, whole, or -ESTALE. */
-static int read_one(store_client *c, const McreplRpc__GetReplicaListResponse *r,
-		    const McreplRpc__Replica *rep, uint8_t *buf, char *why,
-		    size_t whylen)
+/* The stamp read with a replica's bytes names the object the list names,
+ * whole: 0, or -ESTALE (counted) with the reason in why. */
+static int check_stamp(store_client *c,
+		       const McreplRpc__GetReplicaListResponse *r,
+		       const McreplRpc__Replica *rep, const uint8_t *stamp,
+		       const uint8_t *buf, char *why, size_t whylen)
 {
-	uint8_t stamp[STAMP_BYTES];
-	struct data_grant g = store_replica_grant(rep);
 	struct stamp_id want;
 	enum stamp_result sr;
-	int st;
 
-	if (rep->stamp_bytes != 0 && rep->stamp_bytes != STAMP_BYTES) {
-		snprintf(why, whylen, "unknown stamp size %u",
-			 rep->stamp_bytes);
-		return -EPROTO;
-	}
-	st = data_read_parts(c->pool, rep->endpoint, rep->segment_id,
-			     rep->offset, stamp, rep->stamp_bytes, buf, r->size,
-			     &g, c->cfg.data_timeout_ms, why, whylen);
-	if (st || rep->stamp_bytes == 0)
-		return st;
+	if (rep->stamp_bytes == 0)
+		return 0;
 	want = key_stamp(c,
 			 r->key && r->key[0] ? r->key
 			 : c->key	     ? c->key
@@ -618,15 +655,200 @@ static int read_one(store_client *c, const McreplRpc__GetReplicaListResponse *r,
 	return -ESTALE;
 }
 
+static int stamp_size_ok(const McreplRpc__Replica *rep, char *why,
+			 size_t whylen)
+{
+	if (rep->stamp_bytes == 0 || rep->stamp_bytes == STAMP_BYTES)
+		return 0;
+	snprintf(why, whylen, "unknown stamp size %u", rep->stamp_bytes);
+	return -EPROTO;
+}
+
+/* Read one replica into buf (r->size bytes), its stamp apart, and check
+ * the stamp: the bytes are the object the list names, whole, or -ESTALE. */
+static int read_one(store_client *c, const McreplRpc__GetReplicaListResponse *r,
+		    const McreplRpc__Replica *rep, uint8_t *buf, char *why,
+		    size_t whylen)
+{
+	uint8_t stamp[STAMP_BYTES];
+	struct data_grant g = store_replica_grant(rep);
+	int st = stamp_size_ok(rep, why, whylen);
+
+	if (st)
+		return st;
+	st = data_read_parts(c->pool, rep->endpoint, rep->segment_id,
+			     rep->offset, stamp, rep->stamp_bytes, buf, r->size,
+			     &g, c->cfg.data_timeout_ms, why, whylen);
+	return st ? st : check_stamp(c, r, rep, stamp, buf, why, whylen);
+}
+
+/* ---- hedged reads ------------------------------------------------------ */
+
+#define HEDGE_MIN_MS 20	  /* never sooner: a loaded host's jitter */
+#define HEDGE_FIRST_MS 50 /* before any latency was learnt */
+#define LAT_GAIN 0.125	  /* of each new sample in the running means */
+
+/* How long the first replica has before the next one is read too. */
+static uint32_t hedge_delay_ms(const store_client *c)
+{
+	double ms;
+
+	if (c->cfg.hedge_ms > 0)
+		return (uint32_t)c->cfg.hedge_ms;
+	if (c->lat_n == 0)
+		return HEDGE_FIRST_MS;
+	ms = (c->lat_mean_us + 4 * c->lat_dev_us) / 1000;
+	if (ms > c->cfg.data_timeout_ms)
+		ms = c->cfg.data_timeout_ms;
+	return ms < HEDGE_MIN_MS ? HEDGE_MIN_MS : (uint32_t)ms;
+}
+
+/* A successful read took us: into the running mean and mean deviation. */
+static void learn_latency(store_client *c, double us)
+{
+	double err = us - c->lat_mean_us;
+
+	if (c->lat_n++ == 0) {
+		c->lat_mean_us = us;
+		c->lat_dev_us = us / 2;
+		return;
+	}
+	c->lat_mean_us += LAT_GAIN * err;
+	c->lat_dev_us += LAT_GAIN * ((err < 0 ? -err : err) - c->lat_dev_us);
+}
+
+/* One hedged read: the first replica in buf, the hedge in a buffer of
+ * its own, each with its stamp. */
+struct hedge {
+	struct data_race race;
+	const McreplRpc__Replica *rep[2];
+	uint8_t stamp[2][STAMP_BYTES];
+	uint8_t *buf[2];
+	double t0[2];
+	int pending; /* slots in flight */
+};
+
+static int hedge_start(struct hedge *h, int slot, const McreplRpc__Replica *rep,
+		       uint64_t size, char *why, size_t whylen)
+{
+	struct data_read_req q = {.ep = rep->endpoint,
+				  .segment_id = rep->segment_id,
+				  .offset = rep->offset,
+				  .head = h->stamp[slot],
+				  .head_len = rep->stamp_bytes,
+				  .buf = h->buf[slot],
+				  .len = size,
+				  .grant = store_replica_grant(rep)};
+	int st = stamp_size_ok(rep, why, whylen);
+
+	h->rep[slot] = rep;
+	h->t0[slot] = net_now_s();
+	if (!st)
+		st = data_race_start(&h->race, slot, &q, why, whylen);
+	h->pending += st == 0;
+	return st;
+}
+
+/* Waits for the next answer until `until`: 0 (*slot's bytes check), 1
+ * when until passed, or the failed slot's status (*slot). */
+static int hedge_next(store_client *c,
+		      const McreplRpc__GetReplicaListResponse *r,
+		      struct hedge *h, int64_t until, int *slot, char *why,
+		      size_t whylen)
+{
+	int st, k = data_race_wait(&h->race, until, &st, why, whylen);
+
+	if (k < 0)
+		return 1;
+	h->pending--;
+	*slot = k;
+	if (st == 0)
+		st = check_stamp(c, r, h->rep[k], h->stamp[k], h->buf[k], why,
+				 whylen);
+	if (st == 0)
+		learn_latency(c, (net_now_s() - h->t0[k]) * 1e6);
+	return st;
+}
+
+/* The first two replicas in order idx[0], idx[1], the second read too
+ * once the first is late. 0 (buf holds the object from replica idx[*won];
+ * *tried how many were read), or the last failure with *tried the
+ * replicas used up. */
+static int read_hedged(store_client *c,
+		       const McreplRpc__GetReplicaListResponse *r,
+		       const size_t *idx, uint8_t *buf, uint32_t *tried,
+		       int *won, char *why, size_t whylen)
+{
+	struct hedge h = {.buf = {buf, NULL}};
+	int64_t until = net_now_ms() + hedge_delay_ms(c);
+	int st, k = 0;
+
+	data_race_init(&h.race, c->pool, c->cfg.data_timeout_ms);
+	*tried = 1;
+	*won = 0;
+	st = hedge_start(&h, 0, r->replicas[idx[0]], r->size, why, whylen);
+	if (st)
+		return st;
+	st = hedge_next(c, r, &h, until, &k, why, whylen);
+	if (st != 1)
+		goto out; /* answered in time: no hedge */
+	h.buf[1] = malloc(r->size ? (size_t)r->size : 1);
+	if (h.buf[1] && hedge_start(&h, 1, r->replicas[idx[1]], r->size, why,
+				    whylen) == 0) {
+		c->hedged++;
+		*tried = 2;
+	}
+	do /* the first good answer; a bad one never ends the wait */
+		st = hedge_next(c, r, &h, -1, &k, why, whylen);
+	while (st != 0 && h.pending > 0);
+out:
+	for (int i = 0; i < 2; i++)
+		if (data_race_busy(&h.race, i)) {
+			data_race_cancel(&h.race, i);
+			c->cancelled++;
+		}
+	if (st == 0 && k == 1) {
+		memcpy(buf, h.buf[1], r->size);
+		c->hedge_wins++;
+	}
+	*won = k;
+	free(h.buf[1]);
+	return st;
+}
+
+/* The first two replicas can be raced: two endpoints, hedging on. */
+static bool can_hedge(const store_client *c,
+		      const McreplRpc__GetReplicaListResponse *r,
+		      const size_t *idx, size_t n)
+{
+	return n >= 2 && c->cfg.hedge_ms >= 0 &&
+	       strcmp(r->replicas[idx[0]]->endpoint,
+		      r->replicas[idx[1]]->endpoint) != 0;
+}
+
 int store_client_read_list(store_client *c,
 			   const McreplRpc__GetReplicaListResponse *r,
 			   uint8_t *buf, struct store_read_info *info)
 {
-	size_t idx[64], n = read_order(c, r, idx);
+	size_t idx[64], n = read_order(c, r, idx), k = 0;
 	char why[400] = "";
 	int st = -EIO;
 
-	for (size_t k = 0; k < n; k++) {
+	if (can_hedge(c, r, idx, n)) {
+		uint32_t tried;
+		int won;
+
+		st =
+		    read_hedged(c, r, idx, buf, &tried, &won, why, sizeof(why));
+		if (st == 0) {
+			fill_read_info(info, r, r->replicas[idx[won]], tried);
+			if (info)
+				info->hedged = tried == 2;
+			return 0;
+		}
+		k = tried;
+	}
+	for (; k < n; k++) {
 		const McreplRpc__Replica *rep = r->replicas[idx[k]];
 
 		st = read_one(c, r, rep, buf, why, sizeof(why));
@@ -684,6 +906,18 @@ uint64_t store_client_stale_reads(const store_client *c)
 	return c->stale_reads;
 }
 
+/* A request's id, random (the same on each of its tries). */
+static uint64_t request_id(void)
+{
+	static _Atomic uint64_t fallback;
+	uint64_t id = 0;
+
+	if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
+		id =
+		    (uint64_t)net_now_ms() * 0x9e3779b97f4a7c15ULL ^ ++fallback;
+	return id ? id : 1;
+}
+
 int store_client_remove(store_client *c, const char *key)
 {
 	McreplRpc__RemoveRequest req;
@@ -695,6 +929,9 @@ int store_client_remove(store_client *c, const char *key)
 	mcrepl_rpc__remove_request__init(&req);
 	req.tenant = c->tenant;
 	req.key = c->key;
+	/* every try of this remove names it: an HA leader that made it
+	 * already answers from its record instead of removing again */
+	req.request_id = request_id();
 	st = CALL(c, "Remove", req, mcrepl_rpc__remove_response, resp);
 	if (!st)
 		st = result(c, resp->result, "remove");

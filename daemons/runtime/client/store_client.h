@@ -15,6 +15,15 @@
  * one in its own domain when one exists, else from the first replica; on a
  * data-plane error it falls back to the next one.
  *
+ * Hedged reads: when the first replica has not answered within the hedge
+ * delay (hedge_ms; by default learnt: the running mean of this client's
+ * read latency plus four mean deviations, at least 20 ms), the client
+ * reads the next replica (on another endpoint) too, on a connection of its
+ * own, takes the first answer whose stamp checks and closes the other
+ * connection. At most one hedge per read, none with a single replica; an
+ * answer whose stamp fails is never returned, the other one is still
+ * awaited. Counted in store_data_stats (hedged, cancelled).
+ *
  * Stamps: a master that places stamped replicas (Replica.stamp_bytes) has
  * the writer stamp each region with the object's identity (master
  * incarnation, version, tenant and key), the tag the master computed for
@@ -83,6 +92,9 @@ struct store_client_config {
 	 * --insecure_no_grants_for_benchmarks; BENCHMARKS.md); never a
 	 * default. false. */
 	bool stamp_tags_off;
+	/* Hedged reads: 0 = after the learnt delay (the default), > 0 =
+	 * after this many ms, < 0 = never (the baseline of bench_hedge). */
+	int hedge_ms;
 };
 
 void store_client_config_init(struct store_client_config *cfg);
@@ -113,6 +125,7 @@ struct store_read_info {
 	char endpoint[256];
 	bool dynamic;
 	uint32_t tried; /* replicas tried, the serving one included */
+	bool hedged;	/* the next replica was read too (hedged reads) */
 };
 
 /* PutStart, a data-plane WRITE of buf to every replica with its token,
@@ -192,6 +205,11 @@ int store_client_drain(store_client *c, const char *host,
 struct store_data_stats {
 	uint64_t connects, reuses, retries, evicted;
 	size_t open;
+	/* hedged reads: second replicas read because the first was slow;
+	 * reads abandoned (their connection closed) when the other answered
+	 * first; hedges whose replica answered first */
+	uint64_t hedged, cancelled, hedge_wins;
+	uint32_t hedge_delay_ms; /* the delay the next read would use */
 };
 void store_client_data_stats(const store_client *c,
 			     struct store_data_stats *out);

@@ -96,6 +96,7 @@ void auth_table_free(struct auth_table *t)
 		free(t->p[i].tenants);
 	}
 	free(t->p);
+	free(t->t);
 	free(t);
 }
 
@@ -183,6 +184,23 @@ static int set_rights(struct parse *ps, const char *v, unsigned *out,
 	return 0;
 }
 
+/* A client's quota= or reserve= (auth_quota.c), or an unknown key. */
+static int client_bound(struct parse *ps, struct auth_principal *p,
+			const char *k, const char *v)
+{
+	char why[200];
+	int rc = auth__client_bound(p, k, v, why, sizeof(why));
+
+	if (rc < 0)
+		return perr(ps, "%s", why);
+	if (rc > 0)
+		return perr(ps,
+			    "unknown key '%.40s' for a client (secret or "
+			    "auth=cert, tenants, rights, quota, reserve)",
+			    k);
+	return 0;
+}
+
 /* One key=value of principal p. */
 static int set_key(struct parse *ps, struct auth_principal *p, char *kv,
 		   bool *seen_secret, bool *seen_cap, bool *seen_rights)
@@ -241,10 +259,12 @@ static int set_key(struct parse *ps, struct auth_principal *p, char *kv,
 		return set_list(ps, k, v, &p->tenants, &p->any_tenant);
 	if (!w && strcmp(k, "rights") == 0)
 		return set_rights(ps, v, &p->rights, seen_rights);
-	return perr(ps, "unknown key '%.40s' for a %s (%s)", k,
-		    w ? "worker" : "client",
-		    w ? "secret or auth=cert, hosts, domains, max_capacity"
-		      : "secret or auth=cert, tenants, rights");
+	if (!w)
+		return client_bound(ps, p, k, v);
+	return perr(ps,
+		    "unknown key '%.40s' for a worker (secret or auth=cert, "
+		    "hosts, domains, max_capacity)",
+		    k);
 }
 
 /* Splits line (modified) into whitespace-separated words. */
@@ -274,6 +294,16 @@ static int unique_id_space(struct parse *ps, const struct auth_table *t,
 	return 0;
 }
 
+static int tenant_line(struct parse *ps, struct auth_table *t, char **w,
+		       size_t n)
+{
+	char why[200];
+
+	return auth__tenant_line(t, w, n, why, sizeof(why))
+		   ? perr(ps, "%s", why)
+		   : 0;
+}
+
 static int parse_line(struct parse *ps, struct auth_table *t, char *line)
 {
 	char *w[16];
@@ -285,8 +315,11 @@ static int parse_line(struct parse *ps, struct auth_table *t, char *line)
 		return 0;
 	if (n > 16)
 		return perr(ps, "too many words");
+	if (strcmp(w[0], "tenant") == 0)
+		return tenant_line(ps, t, w, n);
 	if (strcmp(w[0], "worker") && strcmp(w[0], "client"))
-		return perr(ps, "unknown kind '%.40s' (worker or client)",
+		return perr(ps,
+			    "unknown kind '%.40s' (worker, client or tenant)",
 			    w[0]);
 	if (n < 2 || !auth_name_ok(w[1]))
 		return perr(ps,

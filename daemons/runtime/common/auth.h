@@ -10,6 +10,10 @@
  *                      max_capacity=64G
  *     client   app     secret=<...> tenants=default,t2 rights=read,write
  *     client   ops     secret=<...> tenants=* rights=read,write,remove,admin
+ *     client   batch   secret=<...> tenants=t2 rights=write quota=10G \
+ *                      reserve=1G
+ *     tenant   t2      quota=40G
+ *     tenant   *       quota=100G
  *
  * Instead of secret=, auth=cert: the principal authenticates by a client
  * certificate whose CN is its name, on a master with mutual TLS (--tls_ca;
@@ -17,7 +21,16 @@
  *
  * Blank lines and lines starting with # are skipped. A worker needs secret,
  * hosts, domains and max_capacity; a client secret, tenants and rights
- * (read, write, remove, admin). "*" in a list means any. Names are 1..64
+ * (read, write, remove, admin). "*" in a list means any.
+ *
+ * Bounds on what puts hold (the master's store_quota.c; docs/SECURITY.md):
+ * a client's quota=SIZE bounds the bytes (size x replicas) of the objects
+ * it put, written or not (none by default); its reserve=SIZE or reserve=N%
+ * (1..100, of the mounted capacity) bounds those it has not written yet
+ * (AUTH_RESERVE_PCT_DEFAULT % by default). A line "tenant NAME quota=SIZE"
+ * bounds every principal's puts into tenant NAME together; "tenant *"
+ * does so for each tenant without a line of its own (no bound without
+ * one). Sizes take K, M, G, T suffixes and are > 0. Names are 1..64
  * characters of A-Z a-z 0-9 . _ -; secrets 16..256 printable characters
  * without spaces. Any other key, a duplicate name or key, or a missing one
  * is an error naming the file and line; so is a NUL byte anywhere (a name
@@ -68,11 +81,26 @@ struct auth_principal {
 	uint64_t max_capacity; /* worker: largest segment it may mount */
 	unsigned rights;       /* client: enum auth_right bits */
 	uint32_t id_tag;       /* auth_id_tag(name) */
+	/* client: quota= (0: none); reserve= in bytes, or in percent of the
+	 * mounted capacity (reserve_pct; both 0: the default percentage) */
+	uint64_t quota, reserve;
+	unsigned reserve_pct;
+};
+
+#define AUTH_RESERVE_PCT_DEFAULT 25u
+#define AUTH_TENANT_MAX 255 /* a tenant line's name, as a tenants= item */
+
+/* A "tenant" line: name ("*": every tenant without a line) and quota. */
+struct auth_tenant {
+	char name[AUTH_TENANT_MAX + 1];
+	uint64_t quota;
 };
 
 struct auth_table {
 	struct auth_principal *p;
 	size_t n;
+	struct auth_tenant *t; /* tenant lines, in file order */
+	size_t n_t;
 };
 
 /* Reads and checks the auth file at path. 0 with *out (auth_table_free),
@@ -97,6 +125,18 @@ const struct auth_principal *auth_find(const struct auth_table *t,
 bool auth_tenant_ok(const struct auth_principal *p, const char *tenant);
 bool auth_host_ok(const struct auth_principal *p, const char *host);
 bool auth_domain_ok(const struct auth_principal *p, const char *domain);
+/* The bound on tenant's puts: its line's quota, else the "tenant *"
+ * line's, else 0 (none). */
+uint64_t auth_tenant_quota(const struct auth_table *t, const char *tenant);
+/* The bound on p's unwritten puts when capacity bytes are mounted. */
+uint64_t auth_reserve_bound(const struct auth_principal *p, uint64_t capacity);
+/* The parser's part in auth_quota.c: a client's key k=v when it is
+ * quota or reserve (0, or -1 with why), 1 when it is neither; a tenant
+ * line's n words into t (0, or -1 with why). */
+int auth__client_bound(struct auth_principal *p, const char *k, const char *v,
+		       char *why, size_t len);
+int auth__tenant_line(struct auth_table *t, char **w, size_t n, char *why,
+		      size_t len);
 /* "read", "write", "remove", "admin" for one right bit. */
 const char *auth_right_name(unsigned right);
 

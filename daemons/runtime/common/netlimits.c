@@ -150,15 +150,16 @@ static const struct flag data_flags[] = {
      .type = FLAG_U32,
      .off = D(body_timeout_ms),
      .def = "10000",
-     .help =
-	 "close a data connection whose WRITE payload (kept or discarded) "
-	 "receives less than data_min_body_rate over this long (0 = never)"},
+     .help = "close a data connection whose WRITE payload (kept or discarded) "
+	     "receives, or whose unsent replies send, less than "
+	     "data_min_body_rate over this long (0 = never)"},
     {.name = "data_min_body_rate",
      .type = FLAG_SIZE,
      .off = D(min_body_rate),
      .def = "1M",
-     .help = "bytes per second a WRITE payload must keep up, per "
-	     "data_body_timeout_ms window (0 = no minimum)"},
+     .help = "bytes per second a WRITE payload, or a connection's unsent "
+	     "replies, must keep up, per data_body_timeout_ms window (0 = no "
+	     "minimum)"},
     {.name = "data_conn_input",
      .type = FLAG_SIZE,
      .off = D(conn_input),

@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "clock.h"
 #include "data_server.h"
 #include "grant.h"
+#include "hold.h"
 #include "revoke.h"
 #include "netlimits.h"
 #include "netutil.h"
@@ -48,15 +50,24 @@ struct conn {
 	int slot;
 	uint64_t length; /* of the WRITE being streamed */
 	/* bounds: body_window() and hold_input() */
-	struct event *body_timer; /* the payload's progress window */
-	uint64_t body_got;	  /* payload bytes in this window */
-	uint64_t body_need;	  /* ... it must see by its end */
-	uint64_t charged;	  /* input charged to input_budget */
-	unsigned queued;	  /* replies not yet flushed */
-	bool paused;		  /* reading stopped for unread replies */
-	int64_t until_ms;	  /* its grant's expiry on the local clock */
-	struct data_grant grant;  /* of the WRITE being streamed */
-	uint64_t offset;	  /* ... and its region's start */
+	struct event *body_timer;   /* the payload's progress window */
+	uint64_t body_got;	    /* payload bytes in this window */
+	uint64_t body_need;	    /* ... it must see by its end */
+	uint64_t charged;	    /* input charged to input_budget */
+	unsigned queued;	    /* replies not yet flushed */
+	bool paused;		    /* reading stopped for unread replies */
+	int64_t until_ms;	    /* its grant's expiry on the local clock */
+	struct data_grant grant;    /* of the WRITE being streamed */
+	uint64_t offset;	    /* ... and its region's start */
+	struct conn *wprev, *wnext; /* the server's writers (C_PAYLOAD) */
+	bool writing;		    /* ... in that list */
+	struct hold_owner holds;    /* its READ replies in flight (hold.h) */
+	/* bounds: reply_window() */
+	struct event *reply_timer; /* the replies' progress window */
+	bool window_on;		   /* ... is running */
+	uint64_t out_added;	   /* reply bytes queued, cumulative */
+	uint64_t drain_base;	   /* ... sent when the window began */
+	uint64_t drain_need;	   /* ... to send by its end */
 };
 
 struct data_server {
@@ -71,6 +82,8 @@ struct data_server {
 	struct slot *slots;
 	int n_slots;
 	struct conn *conns;
+	struct conn *writers;  /* WRITEs streaming into a segment */
+	struct hold_set holds; /* READ replies in flight (hold.h) */
 	struct data_server_counters counters;
 	int64_t master_offset_ms; /* master clock - local clock (grant.h) */
 };
@@ -101,6 +114,34 @@ static struct slot *find_slot(struct data_server *s, uint64_t id, int *idx)
 	return NULL;
 }
 
+/* c streams a WRITE into a segment (READs of its range are refused) */
+static void writer_enter(struct conn *c)
+{
+	struct data_server *s = c->s;
+
+	c->writing = true;
+	s->counters.writes_streaming++;
+	c->wprev = NULL;
+	c->wnext = s->writers;
+	if (s->writers)
+		s->writers->wprev = c;
+	s->writers = c;
+}
+
+static void writer_leave(struct conn *c)
+{
+	if (!c->writing)
+		return;
+	if (c->wprev)
+		c->wprev->wnext = c->wnext;
+	else
+		c->s->writers = c->wnext;
+	if (c->wnext)
+		c->wnext->wprev = c->wprev;
+	c->writing = false;
+	c->s->counters.writes_streaming--;
+}
+
 static void conn_free(struct conn *c)
 {
 	struct data_server *s = c->s;
@@ -111,6 +152,11 @@ static void conn_free(struct conn *c)
 		s->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
+	writer_leave(c);
+	/* its replies are never sent now: their bytes are no longer held */
+	hold_detach_all(&c->holds);
+	if (c->reply_timer)
+		event_free(c->reply_timer);
 	event_free(c->direct);
 	if (c->hdr_timer)
 		event_free(c->hdr_timer);
@@ -122,22 +168,50 @@ static void conn_free(struct conn *c)
 	free(c);
 }
 
-/* Header plus payload; by_ref references payload (segment memory, which
- * outlives the connection) instead of copying it. */
-static void reply(struct conn *c, enum data_status st, const void *payload,
-		  uint64_t len, bool by_ref)
+static void reply_window(struct conn *c);
+
+/* The socket took a held reply's last byte, or its buffer was freed. */
+static void unhold(const void *data, size_t len, void *h)
+{
+	(void)data;
+	(void)len;
+	hold_release(h);
+}
+
+/* Header plus payload; a payload from segment memory (slot >= 0, at
+ * offset) is referenced, not copied, under a read hold (hold.h). */
+static void reply_at(struct conn *c, enum data_status st, const void *payload,
+		     uint64_t len, int slot, uint64_t offset)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 	struct data_resp r = {.status = (uint16_t)st, .length = len};
 	uint8_t hdr[DATA_RESP_BYTES];
+	struct hold *h = NULL;
 
+	if (len && slot >= 0) {
+		h = hold_add(&c->s->holds, &c->holds, slot, offset, len);
+		if (!h) {
+			reply_at(c, DATA_E_INTERNAL, "out of memory", 13, -1,
+				 0);
+			return;
+		}
+	}
 	data_resp_encode(&r, hdr);
 	c->queued++;
+	c->out_added += sizeof(hdr) + len;
 	evbuffer_add(out, hdr, sizeof(hdr));
-	if (len && by_ref)
-		evbuffer_add_reference(out, payload, (size_t)len, NULL, NULL);
-	else if (len)
+	if (h &&
+	    evbuffer_add_reference(out, payload, (size_t)len, unhold, h) != 0)
+		hold_release(h); /* out of memory: nothing references it */
+	else if (!h && len)
 		evbuffer_add(out, payload, (size_t)len);
+	reply_window(c);
+}
+
+static void reply(struct conn *c, enum data_status st, const void *payload,
+		  uint64_t len)
+{
+	reply_at(c, st, payload, len, -1, 0);
 }
 
 /* An error reply whose payload is one formatted line. */
@@ -156,7 +230,7 @@ static void reply_err(struct conn *c, enum data_status st, const char *fmt, ...)
 		n = 0;
 	if ((size_t)n > DATA_ERR_MAX)
 		n = DATA_ERR_MAX;
-	reply(c, st, text, (uint64_t)n, false);
+	reply(c, st, text, (uint64_t)n);
 }
 
 /* The master's clock as this worker estimates it (never behind it). */
@@ -199,6 +273,21 @@ static bool holds_object(const struct data_req *r, const struct slot *sl)
 	       id.length == r->length - STAMP_BYTES;
 }
 
+/* The one answer to a grant that does not verify (see judge_grant). */
+static void deny(struct conn *c, const struct data_req *r)
+{
+	const struct slot *sl = NULL;
+	int idx = -1;
+
+	sl = find_slot(c->s, r->segment_id, &idx);
+	reply_err(c, DATA_E_DENIED,
+		  "%s grant refused for segment %llu [%llu, +%llu)%s",
+		  r->op == DATA_OP_READ ? "read" : "write",
+		  (unsigned long long)r->segment_id,
+		  (unsigned long long)r->offset, (unsigned long long)r->length,
+		  sl && sl->key.set ? "" : ": not mounted with a master yet");
+}
+
 /* The grant of a READ or WRITE inside its segment, checked with that
  * segment's key (grant.h): DATA_OK, or the refusal sent. Whatever is wrong
  * with a grant that does not verify (its tag, or a READ's object against
@@ -228,12 +317,7 @@ static enum data_status judge_grant(struct conn *c, const struct data_req *r,
 		s->counters.refused_stale++;
 	}
 	if (st == DATA_E_DENIED) {
-		reply_err(c, st,
-			  "%s grant refused for segment %llu [%llu, +%llu)%s",
-			  op, (unsigned long long)r->segment_id,
-			  (unsigned long long)r->offset,
-			  (unsigned long long)r->length,
-			  sl->key.set ? "" : ": not mounted with a master yet");
+		deny(c, r);
 	} else if (st == DATA_E_EXPIRED) {
 		s->counters.refused_expired++;
 		reply_err(
@@ -280,6 +364,18 @@ static enum data_status judge(struct conn *c, const struct data_req *r,
 	return st;
 }
 
+/* A WRITE streams into r's range now: what a reply would carry is not
+ * the object its grant names, whatever the stamp says. */
+static bool being_written(const struct data_server *s, int slot,
+			  const struct data_req *r)
+{
+	for (const struct conn *w = s->writers; w; w = w->wnext)
+		if (w->slot == slot && r->offset < w->offset + w->length &&
+		    w->offset < r->offset + r->length)
+			return true;
+	return false;
+}
+
 static void on_read_req(struct conn *c, const struct data_req *r)
 {
 	int idx = -1;
@@ -289,9 +385,15 @@ static void on_read_req(struct conn *c, const struct data_req *r)
 		c->s->counters.refused_reads++;
 		return;
 	}
+	if (being_written(c->s, idx, r)) {
+		c->s->counters.refused_stale++;
+		c->s->counters.refused_reads++;
+		deny(c, r);
+		return;
+	}
 	sl->st.reads++;
 	sl->st.read_bytes += r->length;
-	reply(c, DATA_OK, sl->mem + r->offset, r->length, true);
+	reply_at(c, DATA_OK, sl->mem + r->offset, r->length, idx, r->offset);
 }
 
 static void on_stats_req(struct conn *c, const struct data_req *r)
@@ -305,17 +407,60 @@ static void on_stats_req(struct conn *c, const struct data_req *r)
 		return;
 	}
 	data_stats_encode(&sl->st, buf);
-	reply(c, DATA_OK, buf, sizeof(buf), false);
+	reply(c, DATA_OK, buf, sizeof(buf));
 }
 
 static void finish_write(struct conn *c)
 {
 	struct slot *sl = &c->s->slots[c->slot];
 
+	writer_leave(c);
 	sl->st.writes++;
 	sl->st.write_bytes += c->length;
 	c->state = C_HEADER;
-	reply(c, DATA_OK, NULL, 0, false);
+	reply(c, DATA_OK, NULL, 0);
+}
+
+static struct conn *conn_of(struct hold_owner *o)
+{
+	return (struct conn *)(void *)((char *)o -
+				       offsetof(struct conn, holds));
+}
+
+/* A WRITE into [r->offset, +r->length) of slot is about to land: every
+ * other connection with a READ reply from there still unsent is closed
+ * first (its reply outlived its read lease: the master gives a region away
+ * only after), so no reply carries the new bytes. False when c's own reply
+ * is one of them: the WRITE is refused (its payload discarded). */
+static bool clear_holds(struct conn *c, int slot, const struct data_req *r)
+{
+	struct data_server *s = c->s;
+	struct hold_owner *o;
+
+	if (hold_owner_overlaps(&c->holds, slot, r->offset, r->length)) {
+		s->counters.refused_writes++;
+		reply_err(c, DATA_E_BAD_REQUEST,
+			  "write into segment %llu [%llu, +%llu) while this "
+			  "connection's read reply from there is unsent: "
+			  "read it first",
+			  (unsigned long long)r->segment_id,
+			  (unsigned long long)r->offset,
+			  (unsigned long long)r->length);
+		c->state = C_DISCARD;
+		c->remaining = r->length;
+		return false;
+	}
+	while ((o = hold_find(&s->holds, slot, r->offset, r->length))) {
+		s->counters.cut_replies++;
+		ratelog(&s->rl_bound, LOG_WARN,
+			"data_server: cut a read reply still unsent from "
+			"segment %llu [%llu, +%llu): a write is landing there",
+			(unsigned long long)r->segment_id,
+			(unsigned long long)r->offset,
+			(unsigned long long)r->length);
+		conn_free(conn_of(o));
+	}
+	return true;
 }
 
 static void on_write_req(struct conn *c, const struct data_req *r)
@@ -334,6 +479,8 @@ static void on_write_req(struct conn *c, const struct data_req *r)
 		c->remaining = r->length;
 		return;
 	}
+	if (r->length && !clear_holds(c, idx, r))
+		return;
 	c->slot = idx;
 	c->length = r->length;
 	c->grant = r->grant;
@@ -349,6 +496,8 @@ static void on_write_req(struct conn *c, const struct data_req *r)
 	c->state = C_PAYLOAD;
 	if (r->length == 0)
 		finish_write(c);
+	else
+		writer_enter(c);
 }
 
 static void on_header(struct conn *c, const uint8_t *hdr)
@@ -591,6 +740,60 @@ static void on_body_timer(evutil_socket_t fd, short what, void *arg)
 		"data_server: closed a connection: %llu payload bytes in %u "
 		"ms, under data_min_body_rate (%llu/s)",
 		(unsigned long long)c->body_got, c->s->cfg.body_timeout_ms,
+		(unsigned long long)c->s->cfg.min_body_rate);
+	conn_free(c);
+}
+
+static void on_reply_timer(evutil_socket_t fd, short what, void *arg);
+
+/* Replies wait to be sent: by the end of a window of body_timeout_ms the
+ * socket must take drain_need bytes (min_body_rate over the window, or
+ * all that waited) or the connection is closed, its holds with it. Armed
+ * at a reply unless a window runs, and left to run when all is sent (a
+ * timer per reply would cost more than the reply's checks): a window that
+ * ends with nothing unsent stops, one that ends with bytes unsent but
+ * enough sent starts the next, so a reply that stops draining is closed
+ * within two windows. */
+static void reply_window(struct conn *c)
+{
+	uint32_t ms = c->s->cfg.body_timeout_ms;
+	uint64_t rate = c->s->cfg.min_body_rate, need, left;
+	struct timeval tv = net_timeval_ms(ms);
+
+	if (!ms || c->window_on)
+		return;
+	if (!c->reply_timer)
+		c->reply_timer = evtimer_new(c->s->base, on_reply_timer, c);
+	if (!c->reply_timer)
+		return;
+	left = evbuffer_get_length(bufferevent_get_output(c->bev));
+	need = rate > UINT64_MAX / ms ? UINT64_MAX : rate * ms / 1000;
+	c->drain_base = c->out_added - left;
+	c->drain_need = need < left ? need : left;
+	c->window_on = evtimer_add(c->reply_timer, &tv) == 0;
+}
+
+static void on_reply_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	uint64_t left = evbuffer_get_length(bufferevent_get_output(c->bev));
+	uint64_t sent = c->out_added - left - c->drain_base;
+
+	(void)fd;
+	(void)what;
+	c->window_on = false;
+	if (left == 0)
+		return;
+	if (sent >= c->drain_need) {
+		reply_window(c);
+		return;
+	}
+	c->s->counters.reply_timeouts++;
+	ratelog(&c->s->rl_bound, LOG_WARN,
+		"data_server: closed a connection: %llu reply bytes sent in %u "
+		"ms, %llu unsent, under data_min_body_rate (%llu/s)",
+		(unsigned long long)sent, c->s->cfg.body_timeout_ms,
+		(unsigned long long)left,
 		(unsigned long long)c->s->cfg.min_body_rate);
 	conn_free(c);
 }
@@ -870,6 +1073,7 @@ void data_server_destroy(struct data_server *s)
 		conn_free(s->conns);
 	evconnlistener_free(s->listener);
 	event_free(s->accept_retry);
+	hold_set_fini(&s->holds);
 	for (int i = 0; i < s->n_slots; i++)
 		revoke_set_fini(&s->slots[i].revoked);
 	free(s->slots);
@@ -967,4 +1171,5 @@ void data_server_counters(const struct data_server *s,
 			  struct data_server_counters *out)
 {
 	*out = s->counters;
+	out->held_replies = s->holds.n;
 }

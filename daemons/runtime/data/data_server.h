@@ -8,6 +8,14 @@
  * copy) and a WRITE payload goes straight into the segment as it arrives,
  * so one large transfer never holds up the loop or other connections.
  *
+ * No reply carries bytes written after its READ was admitted: a reply
+ * holds its range until the socket has taken it (hold.h); a WRITE admitted
+ * into a held range first closes the connections whose replies hold it
+ * (counted cut_replies), and a READ of a range a WRITE is streaming into is
+ * refused (DENIED, as a stale region). Replies must drain at min_body_rate
+ * per body_timeout_ms window, or their connection is closed
+ * (reply_timeouts).
+ *
  * Segments are registered once (memory the caller owns and keeps mapped
  * until the server and its event_base are freed) and bound to the master's
  * segment id when mounted; a re-mount rebinds. The segment's grant key, the
@@ -51,7 +59,9 @@ struct data_server_config {
 	/* A WRITE payload (granted or being discarded) must receive
 	 * min_body_rate bytes per second, checked over each window of
 	 * body_timeout_ms (the rest of a shorter payload), or its connection
-	 * is closed: a slow writer cannot hold a slot (0 = never). */
+	 * is closed: a slow writer cannot hold a slot (0 = never). Replies
+	 * waiting to be sent must drain at the same rate over the same
+	 * window (all of them when fewer), or the connection is closed. */
 	uint32_t body_timeout_ms;
 	uint64_t min_body_rate;
 	/* Request bytes one connection buffers (its read high-water mark;
@@ -126,23 +136,29 @@ void data_server_slot_stats(const struct data_server *s, int slot,
 struct data_server_counters {
 	uint64_t refused_writes; /* grant, range or size refusals */
 	uint64_t refused_reads;
-	uint64_t refused_grant;	  /* forged, or for another op/region */
-	uint64_t refused_expired; /* expired grants (cut writes included) */
-	uint64_t refused_stale;	  /* READ of a region holding another
+	uint64_t refused_grant;	   /* forged, or for another op/region */
+	uint64_t refused_expired;  /* expired grants (cut writes included) */
+	uint64_t refused_stale;	   /* READ of a region holding another
 				   * (answered DENIED alike: no oracle) */
-	uint64_t cut_writes;	  /* WRITEs cut: grant expired or revoked */
-	uint64_t refused_revoked; /* WRITEs under a revoked grant (answered
+	uint64_t cut_writes;	   /* WRITEs cut: grant expired or revoked */
+	uint64_t refused_revoked;  /* WRITEs under a revoked grant (answered
 				   * DENIED alike; cut ones included) */
-	uint64_t bad_streams;	  /* connections closed for bad input */
-	uint64_t connections;	  /* open now */
-	uint64_t accepted;	  /* connections accepted, cumulative */
-	uint64_t idle_closed;	  /* closed by the idle timeout */
-	uint64_t header_timeouts; /* closed by the header timeout */
-	uint64_t refused;	  /* closed on accept: over the cap */
-	uint64_t body_timeouts;	  /* closed: a payload slower than the rate */
-	uint64_t paused;	  /* times reading paused for unread replies */
-	uint64_t budget_closed;	  /* closed: past input_budget when paused */
-	uint64_t input_held;	  /* bytes held now by paused connections */
+	uint64_t bad_streams;	   /* connections closed for bad input */
+	uint64_t connections;	   /* open now */
+	uint64_t accepted;	   /* connections accepted, cumulative */
+	uint64_t idle_closed;	   /* closed by the idle timeout */
+	uint64_t header_timeouts;  /* closed by the header timeout */
+	uint64_t refused;	   /* closed on accept: over the cap */
+	uint64_t body_timeouts;	   /* closed: a payload slower than the rate */
+	uint64_t paused;	   /* times reading paused for unread replies */
+	uint64_t budget_closed;	   /* closed: past input_budget when paused */
+	uint64_t input_held;	   /* bytes held now by paused connections */
+	uint64_t cut_replies;	   /* closed: a WRITE landed where their READ
+				   * reply was still unsent (hold.h) */
+	uint64_t reply_timeouts;   /* closed: replies sent slower than the
+				   * rate (body_timeout_ms, min_body_rate) */
+	uint64_t held_replies;	   /* READ replies in flight now */
+	uint64_t writes_streaming; /* granted WRITEs landing now */
 };
 void data_server_counters(const struct data_server *s,
 			  struct data_server_counters *out);

@@ -1,5 +1,6 @@
 /* Service dispatch of one request envelope (see rpc_dispatch.h). */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "pbcheck.h"
@@ -17,6 +18,10 @@ struct rpc_call {
 	const uint8_t *session;
 	const char *peer; /* NULL: in-process */
 	uint64_t conn_id; /* 0: in-process */
+	bool deferred;	  /* rpc_call_defer(): the reply comes later */
+	void (*later)(void *later_arg, uint64_t conn_id,
+		      const rpc_frame_head *head, const ProtobufCMessage *msg);
+	void *later_arg;
 	/* rpc_call_relay(): the handler's reply goes here instead */
 	ProtobufCClosure relay;
 	void *relay_arg;
@@ -122,7 +127,9 @@ void rpc_dispatch_as(ProtobufCService *svc, const McreplRpc__Envelope *env,
 				.principal = from ? from->principal : NULL,
 				.session = from ? from->session : NULL,
 				.peer = from ? from->peer : NULL,
-				.conn_id = from ? from->conn_id : 0};
+				.conn_id = from ? from->conn_id : 0,
+				.later = from ? from->later : NULL,
+				.later_arg = from ? from->later_arg : NULL};
 	ProtobufCMessage *in;
 	char text[200], why[128];
 
@@ -147,7 +154,7 @@ void rpc_dispatch_as(ProtobufCService *svc, const McreplRpc__Envelope *env,
 	}
 	svc->invoke(svc, env->method, in, closure, &call);
 	protobuf_c_message_free_unpacked(in, NULL);
-	if (!call.replied)
+	if (!call.replied && !call.deferred)
 		call_error(&call, MCREPL_RPC__CODE__INTERNAL,
 			   "handler did not reply");
 }
@@ -177,6 +184,30 @@ const char *rpc_call_method(const void *closure_data)
 uint64_t rpc_call_conn_id(const void *closure_data)
 {
 	return ((const struct rpc_call *)closure_data)->conn_id;
+}
+
+bool rpc_call_defer(const void *closure_data, struct rpc_later *out)
+{
+	struct rpc_call *call = (struct rpc_call *)(uintptr_t)closure_data;
+
+	if (call->replied || call->relay || !call->later)
+		return false;
+	call->deferred = call->replied = true; /* the closure is done */
+	*out = (struct rpc_later){.send = call->later,
+				  .arg = call->later_arg,
+				  .conn_id = call->conn_id,
+				  .request_id = call->request_id,
+				  .method = call->method_index};
+	return true;
+}
+
+void rpc_later_reply(const struct rpc_later *l, const ProtobufCMessage *msg)
+{
+	rpc_frame_head head = {.request_id = l->request_id,
+			       .method = l->method,
+			       .status = MCREPL_RPC__CODE__OK};
+
+	l->send(l->arg, l->conn_id, &head, msg);
 }
 
 void *rpc_dispatch_arg(const void *closure_data)

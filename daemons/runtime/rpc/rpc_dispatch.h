@@ -15,6 +15,8 @@
 #ifndef MCREPL_DAEMON_RPC_DISPATCH_H
 #define MCREPL_DAEMON_RPC_DISPATCH_H
 
+#include <stdbool.h>
+
 #include <protobuf-c/protobuf-c.h>
 
 #include "frame.h"
@@ -45,6 +47,11 @@ struct rpc_caller {
 	const uint8_t *session;
 	const char *peer;
 	uint64_t conn_id;
+	/* a reply given after the handler returned (rpc_call_defer()) goes
+	 * through later(later_arg, conn_id, head, msg); NULL: cannot wait */
+	void (*later)(void *later_arg, uint64_t conn_id,
+		      const rpc_frame_head *head, const ProtobufCMessage *msg);
+	void *later_arg;
 };
 
 /* As rpc_dispatch_limited(), for a request from `from` (NULL: an
@@ -78,6 +85,25 @@ uint64_t rpc_call_conn_id(const void *closure_data);
 void rpc_call_relay(ProtobufCService *svc, unsigned method,
 		    const ProtobufCMessage *in, const void *closure_data,
 		    ProtobufCClosure done, void *arg);
+
+/* A reply that waits: a handler that cannot answer before it returns
+ * (the master's Remove waits for its workers, not holding the loop) calls
+ * rpc_call_defer() instead of its closure, then rpc_later_reply() once,
+ * on the server's thread, with a response of the method's output type.
+ * The reply goes to the connection the request came on if it is still
+ * open (else it is dropped). rpc_call_defer() is false when the call
+ * cannot wait (in-process, relayed): the handler replies now. A deferred
+ * reply must be given (or rpc_later_drop()) before the server is
+ * destroyed. */
+struct rpc_later {
+	void (*send)(void *arg, uint64_t conn_id, const rpc_frame_head *head,
+		     const ProtobufCMessage *msg);
+	void *arg;
+	uint64_t conn_id, request_id;
+	uint32_t method;
+};
+bool rpc_call_defer(const void *closure_data, struct rpc_later *out);
+void rpc_later_reply(const struct rpc_later *l, const ProtobufCMessage *msg);
 
 /* The `arg` of the rpc_dispatch() call a handler's closure_data belongs
  * to; valid only during the handler. */

@@ -326,7 +326,21 @@ static void reply(void *arg, const rpc_frame_head *head,
 	conn_send(conn, frame, len);
 }
 
-/* Serves one request; always queues one reply. */
+/* A deferred reply (rpc_call_defer()): to its connection, if still open. */
+static void reply_later(void *arg, uint64_t conn_id, const rpc_frame_head *head,
+			const ProtobufCMessage *msg)
+{
+	rpc_server *s = arg;
+
+	for (rpc_conn *c = s->conns; c; c = c->next)
+		if (c->id == conn_id) {
+			if (!c->closing)
+				reply(c, head, msg);
+			return;
+		}
+}
+
+/* Serves one request; always queues one reply (or defers it). */
 static void dispatch(rpc_conn *conn, const McreplRpc__Envelope *env)
 {
 	/* the session key: the handshake's, else TLS's own (both ends of a
@@ -338,6 +352,8 @@ static void dispatch(rpc_conn *conn, const McreplRpc__Envelope *env)
 					    : NULL,
 	    .peer = conn->peer,
 	    .conn_id = conn->id,
+	    .later = reply_later,
+	    .later_arg = conn->server,
 	};
 
 	conn->server->current = conn;

@@ -20,6 +20,8 @@
  * status OK. Closure not called, called with NULL, or called with the wrong
  * message type: the reply is INTERNAL. Later calls are ignored. closure_data
  * is valid only during invoke. The input message is freed after invoke.
+ * The one exception: a handler may defer its reply (rpc_call_defer(),
+ * rpc_dispatch.h) and give it later from the loop.
  *
  * Malformed streams: a length prefix above max_frame_bytes gets a
  * FRAME_TOO_LARGE reply (request_id 0) and the connection is closed once the
