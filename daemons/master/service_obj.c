@@ -50,20 +50,23 @@ void method_put_start(McreplRpc__Master_Service *svc,
 	store_unlock(s);
 }
 
-/* A PutEnd's reply, given once its commits are acknowledged (HA). */
+/* A PutEnd's reply, given once its commits are acknowledged (HA), or
+ * "unconfirmed" when the leader steps down first (the store client then
+ * looks for its put at the next leader). */
 struct put_end_later {
 	struct rpc_later later;
 	bool deferred;
 };
 
 static void put_end_reply(struct put_end_later *p, McreplRpc__Code code,
+			  const char *reason,
 			  McreplRpc__PutEndResponse_Closure done, void *cd)
 {
 	McreplRpc__PutEndResponse resp;
 	struct reply r = {0};
 
 	mcrepl_rpc__put_end_response__init(&resp);
-	svc_reply(&r, code, NULL);
+	svc_reply(&r, code, reason);
 	resp.result = &r.result;
 	if (p && p->deferred)
 		rpc_later_reply(&p->later, &resp.base);
@@ -75,9 +78,8 @@ static void put_ended(void *arg, McreplRpc__Code code, const char *reason)
 {
 	struct put_end_later *p = arg;
 
-	(void)reason;
 	if (p->deferred) /* else answered already (in-process) */
-		put_end_reply(p, code, NULL, NULL);
+		put_end_reply(p, code, reason, NULL, NULL);
 	free(p);
 }
 
@@ -100,7 +102,7 @@ void method_put_end(McreplRpc__Master_Service *svc,
 	store_unlock(s);
 	if (later && p->deferred)
 		return;
-	put_end_reply(NULL, code, done, cd);
+	put_end_reply(NULL, code, NULL, done, cd);
 	if (!later) /* else freed when the wait ends */
 		free(p);
 }
@@ -325,7 +327,7 @@ static void remove_reply(struct remove_later *p, McreplRpc__Code code,
 		done(&resp, cd);
 }
 
-/* not_leader: asked again at the next leader; recovering: here */
+/* recovering: asked again here; unconfirmed: the leader stepped down */
 static void removed(void *arg, McreplRpc__Code code, const char *reason)
 {
 	struct remove_later *p = arg;

@@ -443,8 +443,9 @@ McreplRpc__Code store_recover(struct store *s, uint64_t client_id,
  * after 2 s without (asked again: a try naming the same request_id, or
  * any Remove while the key is absent if request_id is 0, waits with the
  * first one, and is answered OK for 20 s after it settled, whatever the
- * key holds by then); UNAVAILABLE "not_leader" from
- * store_abort_removes(). TOO_MANY (nothing removed) while 4096 removes
+ * key holds by then); UNAVAILABLE "unconfirmed" from
+ * store_abort_removes() (made here, perhaps not known at the next
+ * leader). TOO_MANY (nothing removed) while 4096 removes
  * wait. */
 typedef void (*store_remove_done_fn)(void *arg, McreplRpc__Code code,
 				     const char *reason);
@@ -459,13 +460,17 @@ McreplRpc__Code store_remove_acked(struct store *s, const char *tenant,
  * every worker holding one acknowledged its commit in FetchTasks (its
  * index names the key: a next leader hears of it whatever happens), or
  * left, or after 2 s (counted: such a put survives a failover only as an
- * orphan). While 4096 removes and puts wait, it does not wait. */
+ * orphan); UNAVAILABLE "unconfirmed" from store_abort_removes() (done
+ * here, perhaps not known at the next leader: the store client does not
+ * put it again blindly). While 4096 removes and puts wait, it does not
+ * wait. */
 McreplRpc__Code store_put_end_acked(struct store *s, const char *tenant,
 				    const char *key, uint64_t version,
 				    uint64_t now_ms, store_remove_done_fn done,
 				    void *arg, bool *later);
-/* The leader steps down: every waiting remove ends UNAVAILABLE (it is
- * asked again at the next leader). Before store_destroy(). */
+/* The leader steps down: every waiting remove and put ends UNAVAILABLE
+ * "unconfirmed" (made here; whether the next leader will know is not
+ * known). Before store_destroy(). */
 void store_abort_removes(struct store *s);
 size_t store_removes_waiting(const struct store *s);
 /* Hold segment seg_id (mounted by client_id) out of placement until

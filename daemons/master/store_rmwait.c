@@ -329,9 +329,9 @@ void store_abort_removes(struct store *s)
 {
 	struct store_rmwait *r = s->rmwait;
 
-	while (r && r->n) {
+	while (r && r->n) { /* done here, perhaps not known there */
 		pending_answer(r->p[r->n - 1], MCREPL_RPC__CODE__UNAVAILABLE,
-			       "not_leader");
+			       "unconfirmed");
 		pending_drop(s, r->n - 1);
 	}
 }

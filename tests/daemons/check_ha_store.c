@@ -511,6 +511,85 @@ START_TEST(test_remove_answered_once_workers_acknowledge)
 }
 END_TEST
 
+/* PutStart of key with 2 replicas: its version. */
+static uint64_t put_start2(struct fx *x, const char *key)
+{
+	struct object *o = NULL;
+	char err[128];
+
+	ck_assert_int_eq(store_put_start(x->s, "t", key, 4096, 2, x->now, &o,
+					 err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	return o->version;
+}
+
+/* Every journal entry of client c acknowledged. */
+static void ack_all(struct fx *x, uint64_t c)
+{
+	McreplRpc__IndexEntry e[8];
+	size_t n = store_journal_fill(x->s, c, 0, e, 8);
+
+	ck_assert_uint_ge(n, 1);
+	store_journal_fill(x->s, c, e[n - 1].seq, e, 8);
+}
+
+/* A PutEnd on an HA leader is answered once both workers acknowledged
+ * the commits (their indexes name the key); after 2 s without, OK anyway
+ * (counted); a leader stepping down answers "unconfirmed". */
+START_TEST(test_put_end_answered_once_workers_acknowledge)
+{
+	struct fx x;
+	struct rm_seen r = {0}, r2 = {0}, r3 = {0};
+	struct store_figures sf;
+	uint64_t last = 0, v;
+	bool later = false;
+
+	fx_start(&x, TERM);
+	v = put_start2(&x, "p");
+	ck_assert_int_eq(
+	    store_put_end_acked(x.s, "t", "p", v, x.now, rm_done, &r, &later),
+	    MCREPL_RPC__CODE__OK);
+	ck_assert(later);
+	ck_assert(store_exists(x.s, "t", "p")); /* committed here at once */
+	ack_all(&x, CA);
+	ck_assert_int_eq(r.calls, 0);
+	ack_all(&x, CB);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.code, MCREPL_RPC__CODE__OK);
+	/* a worker that never acknowledges holds it 2 s */
+	v = put_start2(&x, "q");
+	ck_assert_int_eq(
+	    store_put_end_acked(x.s, "t", "q", v, x.now, rm_done, &r2, &later),
+	    MCREPL_RPC__CODE__OK);
+	ck_assert(later);
+	ack_all(&x, CA);
+	x.now += 1999;
+	store_heartbeat(x.s, CA, NULL, NULL, 0, x.now);
+	store_heartbeat(x.s, CB, NULL, NULL, 0, x.now);
+	store_tick(x.s, x.now, &last);
+	ck_assert_int_eq(r2.calls, 0);
+	x.now += 1;
+	store_tick(x.s, x.now, &last);
+	ck_assert_int_eq(r2.calls, 1);
+	ck_assert_int_eq(r2.code, MCREPL_RPC__CODE__OK);
+	/* the leader steps down while one waits */
+	v = put_start2(&x, "z");
+	ck_assert_int_eq(
+	    store_put_end_acked(x.s, "t", "z", v, x.now, rm_done, &r3, &later),
+	    MCREPL_RPC__CODE__OK);
+	ck_assert(later);
+	store_abort_removes(x.s);
+	ck_assert_int_eq(r3.calls, 1);
+	ck_assert_int_eq(r3.code, MCREPL_RPC__CODE__UNAVAILABLE);
+	ck_assert_str_eq(r3.reason, "unconfirmed");
+	store_figures(x.s, &sf);
+	ck_assert_uint_eq(sf.puts_waited, 1);
+	ck_assert_uint_eq(sf.puts_unacked, 1);
+	ck_assert_uint_eq(store_removes_waiting(x.s), 0);
+	fx_stop(&x);
+}
+END_TEST
+
 /* A try of a remove told "recovering" comes again with its request id:
  * it joins the first, even when a put of the key came in between (that
  * object stays), and is answered OK after it settled; another remove of
@@ -773,6 +852,7 @@ Suite *make_ha_store_suite(void)
 	tcase_add_test(tc, test_recover_newer_version_supersedes);
 	tcase_add_test(tc, test_remove_answered_once_workers_acknowledge);
 	tcase_add_test(tc, test_remove_retry_named_never_removes_twice);
+	tcase_add_test(tc, test_put_end_answered_once_workers_acknowledge);
 	tcase_add_test(tc, test_remove_covers_unadopted_orphans);
 	tcase_add_test(tc, test_orphans_adopted_or_expired);
 	tcase_add_test(tc, test_recovered_objects_keep_their_stamp_tag);

@@ -25,8 +25,12 @@ struct store_client {
 	char local_host[256];
 	char domain[128];
 	char tenant[TENANT_MAX];
-	char *key;	      /* mutable copy of the current call's key */
-	bool no_stat_rpc;     /* the master predates Stat: use GetReplicaList */
+	char *key;	  /* mutable copy of the current call's key */
+	bool no_stat_rpc; /* the master predates Stat: use GetReplicaList */
+	/* the last call may have been applied by a leader that never
+	 * confirmed it (lost in transport, or "unconfirmed"); once: such a
+	 * call is not sent again (a Remove) */
+	bool unconfirmed, once;
 	uint64_t stale_reads; /* replicas refused by their stamp */
 	/* hedged reads: counters, and the read latency learnt (us) */
 	uint64_t hedged, cancelled, hedge_wins;
@@ -198,7 +202,10 @@ static int begin(store_client *c, const char *key)
 	return c->key ? 0 : fail(c, -ENOMEM, "out of memory");
 }
 
-enum ha_refusal { HA_NONE, HA_NOT_LEADER, HA_RECOVERING };
+/* not_leader: not applied, ask the leader; recovering: ask again;
+ * unconfirmed: applied, but the leader stepped down before it could
+ * confirm that a next one will know (a PutEnd). */
+enum ha_refusal { HA_NONE, HA_NOT_LEADER, HA_RECOVERING, HA_UNCONFIRMED };
 
 /* HA: a reply whose Result says this master does not lead, or that it
  * leads since so short a time its workers may still be re-registering. */
@@ -218,6 +225,8 @@ static enum ha_refusal refusal(const ProtobufCMessage *m)
 		return HA_NONE;
 	if (strcmp(r->reason, "not_leader") == 0)
 		return HA_NOT_LEADER;
+	if (strcmp(r->reason, "unconfirmed") == 0)
+		return HA_UNCONFIRMED;
 	return strcmp(r->reason, "recovering") == 0 ? HA_RECOVERING : HA_NONE;
 }
 
@@ -235,6 +244,7 @@ static int call(store_client *c, const char *name, const ProtobufCMessage *req,
 	char why[256];
 	int st, moves = 0;
 
+	c->unconfirmed = false;
 	for (;;) {
 		enum ha_refusal ref;
 
@@ -242,6 +252,19 @@ static int call(store_client *c, const char *name, const ProtobufCMessage *req,
 		st = rpc_call(c->rpc, (uint32_t)m, req, desc, resp_out, why,
 			      sizeof(why));
 		ref = st == 0 ? refusal(*resp_out) : HA_NOT_LEADER;
+		if ((st != 0 && rpc_call_sent(c->rpc)) || ref == HA_UNCONFIRMED)
+			c->unconfirmed = true;
+		if (c->unconfirmed && c->once && c->etcd[0]) {
+			if (st == 0)
+				protobuf_c_message_free_unpacked(*resp_out,
+								 NULL);
+			*resp_out = NULL;
+			return fail(c, -EAGAIN,
+				    "%s: the leader went away before it "
+				    "answered: whether it took effect is "
+				    "unknown (look, then ask again)",
+				    name);
+		}
 		if (!c->etcd[0] || ref == HA_NONE || moves >= 3 ||
 		    net_now_ms() >= deadline)
 			break;
@@ -475,9 +498,11 @@ static int explain_no_space(store_client *c, uint32_t replicas, int st)
 		    was, n);
 }
 
-/* Who a put's object is: what its PutStart said. */
+/* Who a put's object is: what its PutStart said; unconfirmed: its PutEnd
+ * may have been applied by a leader that then went away. */
 struct put_id {
 	uint64_t version, incarnation;
+	bool unconfirmed;
 };
 
 static int put_once(store_client *c, const char *key, const void *buf,
@@ -514,6 +539,19 @@ int store_client_put(store_client *c, const char *key, const void *buf,
 	if (st && c->etcd[0] && c->term != term) {
 		char err[sizeof(c->err)];
 
+		if (put_was_ours(c, key, &first)) {
+			c->err[0] = '\0';
+			return 0;
+		}
+		/* applied, perhaps, and removed since: not put again, which
+		 * would bring back what a remove took away */
+		if (first.unconfirmed)
+			return fail(c, -EAGAIN,
+				    "put: the leader changed while key '%s' "
+				    "was being committed: whether the put "
+				    "took effect is unknown (the key does not "
+				    "hold it now)",
+				    key);
 		st = put_once(c, key, buf, len, NULL);
 		snprintf(err, sizeof(err), "%s", c->err);
 		if (st == MCREPL_RPC__CODE__ALREADY_EXISTS &&
@@ -550,13 +588,17 @@ static int put_once(store_client *c, const char *key, const void *buf,
 	if (!st && resp->n_replicas == 0)
 		st = fail(c, -EPROTO, "PutStart: master granted no replica");
 	if (!st && id)
-		*id = (struct put_id){resp->version, resp->incarnation};
+		*id = (struct put_id){.version = resp->version,
+				      .incarnation = resp->incarnation};
 	if (!st) {
 		st = write_replicas(c, resp, buf, len);
-		if (st)
+		if (st) {
 			put_revoke(c, resp->version);
-		else
+		} else {
 			st = put_end(c, resp->version);
+			if (st && id)
+				id->unconfirmed = c->unconfirmed;
+		}
 	}
 	free_msg(resp);
 	return st;
@@ -932,7 +974,11 @@ int store_client_remove(store_client *c, const char *key)
 	/* every try of this remove names it: an HA leader that made it
 	 * already answers from its record instead of removing again */
 	req.request_id = request_id();
+	/* a try a leader may have applied is not sent to the next: it
+	 * would remove what was put since */
+	c->once = true;
 	st = CALL(c, "Remove", req, mcrepl_rpc__remove_response, resp);
+	c->once = false;
 	if (!st)
 		st = result(c, resp->result, "remove");
 	free_msg(resp);

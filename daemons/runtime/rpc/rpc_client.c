@@ -23,6 +23,7 @@ struct rpc_client {
 	uint16_t port;
 	int fd; /* -1 = not connected */
 	uint64_t next_id;
+	bool sent; /* the last call's request left whole */
 	uint8_t session[AUTH_MAC_BYTES]; /* with cred, once connected */
 	SSL *ssl;			 /* with cfg.tls, once connected */
 	uint8_t tls_key[TLS_SESSION_KEY_BYTES];
@@ -407,13 +408,16 @@ int rpc_call(rpc_client *client, uint32_t method, const ProtobufCMessage *req,
 	int st;
 
 	*resp_out = NULL;
+	client->sent = false;
 	set_err(err, errlen, "");
 	st = ensure_connected(client, deadline, err, errlen);
 	if (st)
 		return st; /* err says why */
 	st = send_request(client, id, method, req, deadline);
-	if (st == RPC_OK)
+	if (st == RPC_OK) {
+		client->sent = true;
 		st = recv_reply(client, deadline, &env);
+	}
 	if (st) {
 		drop(client);
 		set_err(err, errlen, rpc_status_str(st));
@@ -422,6 +426,11 @@ int rpc_call(rpc_client *client, uint32_t method, const ProtobufCMessage *req,
 	st = take_reply(client, env, id, resp_desc, resp_out, err, errlen);
 	protobuf_c_message_free_unpacked(&env->base, NULL);
 	return st;
+}
+
+bool rpc_call_sent(const rpc_client *client)
+{
+	return client && client->sent;
 }
 
 int rpc_client_open(rpc_client **out, const char *addr,

@@ -17,6 +17,7 @@
 #ifndef MCREPL_DAEMON_RPC_CLIENT_H
 #define MCREPL_DAEMON_RPC_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -108,6 +109,9 @@ const uint8_t *rpc_client_session_key(const rpc_client *client);
 int rpc_call(rpc_client *client, uint32_t method, const ProtobufCMessage *req,
 	     const ProtobufCMessageDescriptor *resp_desc,
 	     ProtobufCMessage **resp_out, char *err, size_t errlen);
+/* Whether the last rpc_call() sent its request whole: one that failed
+ * after that may have been applied by the server (its answer lost). */
+bool rpc_call_sent(const rpc_client *client);
 
 /* ---- asynchronous client -------------------------------------------------
  * Runs on the caller's event_base and never blocks it (connects are
