@@ -34,7 +34,9 @@
  * readable_after=<r> wrong_bytes=<w> failed_ops=<f>, then with --kills
  * above 1 or --busy: kills=<k> busy=<n> step_downs=<s> (leaderships
  * given up without a kill), and with --settle-ms: acked=<a>
- * readable_after_settle=<r>
+ * readable_after_settle=<r>. --strict: exit 1 unless every object read
+ * back whole, every failover took at most 5 s and no leader stepped down
+ * without a kill (make check-failover-load).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -430,7 +432,8 @@ static void verify(int64_t until, int *acked, int *readable)
 	store_client_close(c);
 }
 
-static int run_failover(int objects, int kills, int busy, int settle_ms)
+static int run_failover(int objects, int kills, int busy, int settle_ms,
+			bool strict)
 {
 	pthread_t tw, tr;
 	int before = 0, readable = 0, leader = 0, acked = 0, later = -1;
@@ -501,13 +504,20 @@ static int run_failover(int objects, int kills, int busy, int settle_ms)
 	if (settle_ms > 0)
 		printf(" acked=%d readable_after_settle=%d", acked, later);
 	printf("\n");
-	return 0;
+	if (!strict)
+		return 0;
+	/* --strict: nothing lost or wrong, no flap, failover within 5 s */
+	return readable == before && (!settle_ms || later == acked) &&
+		       !B.wrong_bytes && worst >= 0 && worst <= 5000 &&
+		       flaps == 0
+		   ? 0
+		   : 1;
 }
 
 int main(int argc, char **argv)
 {
 	int objects = 2000, kills = 1, busy = 0, settle_ms = 0;
-	bool etcd3 = false;
+	bool etcd3 = false, strict = false;
 
 	B.bytes = 16384;
 	B.auth = true;
@@ -524,13 +534,15 @@ int main(int argc, char **argv)
 			settle_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--etcd3"))
 			etcd3 = true;
+		else if (!strcmp(argv[i], "--strict"))
+			strict = true;
 		else if (!strcmp(argv[i], "--no-auth"))
 			B.auth = false;
 		else {
-			fprintf(stderr,
-				"usage: bench_failover [--objects N] "
-				"[--bytes B] [--kills K] [--busy N] "
-				"[--settle-ms T] [--etcd3] [--no-auth]\n");
+			fprintf(stderr, "usage: bench_failover [--objects N] "
+					"[--bytes B] [--kills K] [--busy N] "
+					"[--settle-ms T] [--strict] [--etcd3] "
+					"[--no-auth]\n");
 			return 2;
 		}
 	}
@@ -552,5 +564,5 @@ int main(int argc, char **argv)
 	if (B.auth && setup_auth() != 0)
 		return 1;
 	return etcd3 ? run_etcd3(objects)
-		     : run_failover(objects, kills, busy, settle_ms);
+		     : run_failover(objects, kills, busy, settle_ms, strict);
 }
