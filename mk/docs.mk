@@ -15,3 +15,16 @@ check-docs: $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN)
 CHECK_TIMED += check-docs
 CHECK_TIMED_DEPS += $(MASTER_BIN) $(WORKER_BIN) $(CLI_BIN)
 .PHONY: check-docs
+
+# The guarantee of docs/HA.md (scripts/check-claims.sh): each numbered
+# sentence names the tests or make targets that check it, and each
+# exists; tests/docs/claims-bad.md (a sentence naming none, one naming a
+# test that does not exist) must fail first.
+HA_CLAIMS := What a client sees (the guarantee)
+check-claims:
+	$(Q)$(QUIET_TEST) $(TEST_LOGS)/claims.log sh -c '\
+		if sh scripts/check-claims.sh tests/docs/claims-bad.md Claims; \
+		then echo "check-claims: claims-bad.md passed"; exit 1; fi; \
+		sh scripts/check-claims.sh docs/HA.md "$(HA_CLAIMS)"'
+CHECK_FAST += check-claims
+.PHONY: check-claims

@@ -6,6 +6,7 @@
 #                                    --auth_file, three workers, concurrent
 #                                    clients, faults; then the check
 #   make check-history-selftest      the self-test (hooked to check)
+#   make check-history-short         the runner for 30 s (hooked to check)
 #   make check-history               the runner, HISTORY_SECONDS of faults
 #                                    (90); its last line is
 #                                    history ops=... linearizable_keys=...
@@ -43,6 +44,20 @@ check-history: $(HISTORY_BIN) $(BUILD)/bin/mcrepl-master \
 		$(HISTORY_BIN) --seconds $(HISTORY_SECONDS) $(HISTORY_ARGS)
 
 CHECK_FAST += check-history-selftest
+
+# The short form, in make check (docs/HA.md): 30 s of faults, every kind
+# (partitions where it can), seed 1. Its last line and the run's logs in
+# $(TEST_LOGS)/history-short/.
+check-history-short: $(HISTORY_BIN) $(BUILD)/bin/mcrepl-master \
+		$(BUILD)/bin/mcrepl-worker
+	$(Q)rm -rf $(TEST_LOGS)/history-short && mkdir -p $(BUILD)/tmp \
+		$(TEST_LOGS)/history-short
+	$(Q)TMPDIR=$(abspath $(BUILD)/tmp) \
+		MCREPL_TEST_LOG_DIR=$(abspath $(TEST_LOGS)/history-short) \
+		$(QUIET_TEST) $(TEST_LOGS)/history-short.log \
+		$(HISTORY_BIN) --seconds 30 --seed 1
+CHECK_TIMED += check-history-short
+CHECK_TIMED_DEPS += $(HISTORY_BIN)
 all: $(HISTORY_SELFTEST)
 
-.PHONY: check-history check-history-selftest
+.PHONY: check-history check-history-selftest check-history-short

@@ -6,6 +6,7 @@
 #include "log.h"
 #include "clock.h"
 #include "etcd.h"
+#include "hafence.h"
 #include "ha.h"
 
 enum ha_state { ST_IDLE, ST_LOOK, ST_GRANT, ST_TXN, ST_LEADER };
@@ -22,6 +23,13 @@ const char *ha_step_down_name(enum ha_step_down r)
 }
 
 #define HA_RENEWS 3
+#define HA_FENCES 32 /* fence writes in flight at once */
+
+struct fence_write {
+	struct ha *h;
+	uint64_t incarnation, segment_id;
+	bool used;
+};
 
 struct renew {
 	struct ha *h;
@@ -51,6 +59,7 @@ struct ha {
 	int64_t last_run_ms;  /* the loop last ran this module */
 	/* keep-alives in flight: a slow one does not hold the next back */
 	struct renew renews[HA_RENEWS];
+	struct fence_write fences[HA_FENCES];
 	bool check_pending;
 	int64_t next_renew_ms;
 	bool seen_other; /* a leader other than us was seen before we won */
@@ -413,6 +422,41 @@ bool ha_serving(struct ha *h, int64_t now_ms)
 void ha_figures(const struct ha *h, struct ha_figures *f)
 {
 	*f = h->fig;
+}
+
+static void on_fence(const struct etcd_result *r, void *arg)
+{
+	struct fence_write *fw = arg;
+	struct ha *h = fw->h;
+
+	fw->used = false;
+	if (r->status != 0)
+		h->fig.etcd_errors++;
+	if (h->cb.fenced) /* created now, or there already */
+		h->cb.fenced(h->cb.arg, fw->incarnation, fw->segment_id,
+			     r->status == 0);
+}
+
+int ha_fence(struct ha *h, uint64_t incarnation, uint64_t segment_id)
+{
+	struct fence_write *fw = NULL;
+	char key[sizeof(h->key) + 64];
+
+	for (int i = 0; i < HA_FENCES && !fw; i++)
+		if (!h->fences[i].used)
+			fw = &h->fences[i];
+	if (!fw)
+		return -1;
+	*fw = (struct fence_write){.h = h,
+				   .incarnation = incarnation,
+				   .segment_id = segment_id,
+				   .used = true};
+	ha_fence_key(key, sizeof(key), h->key, incarnation, segment_id);
+	if (etcd_put_if_absent(h->etcd, key, "expired", 0, on_fence, fw)) {
+		fw->used = false;
+		return -1;
+	}
+	return 0;
 }
 
 void ha_stop(struct ha *h, int wait_ms)

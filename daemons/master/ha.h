@@ -47,6 +47,10 @@ struct ha_callbacks {
 	void (*elected)(void *arg, uint64_t term, uint64_t incarnation);
 	/* It lost the leadership (why: one line). */
 	void (*deposed)(void *arg, const char *why);
+	/* The fence of mount (incarnation, segment_id) asked for with
+	 * ha_fence() is in etcd (written), or its write failed. */
+	void (*fenced)(void *arg, uint64_t incarnation, uint64_t segment_id,
+		       bool written);
 	void *arg;
 };
 
@@ -86,6 +90,10 @@ struct ha *ha_start(struct event_base *base, const struct ha_config *cfg,
  * passed at now_ms (CLOCK_MONOTONIC ms); past it, steps down first. */
 bool ha_serving(struct ha *h, int64_t now_ms);
 void ha_figures(const struct ha *h, struct ha_figures *f);
+/* Writes the fence of a worker's mount (hafence.h) to etcd; cb.fenced
+ * says how it went. -1 when it cannot be sent now (HA_FENCES in flight
+ * already, or no memory): ask again later. */
+int ha_fence(struct ha *h, uint64_t incarnation, uint64_t segment_id);
 /* Give up leadership (revoke the lease, waiting at most wait_ms on the
  * loop) and free. NULL is fine. */
 void ha_stop(struct ha *h, int wait_ms);

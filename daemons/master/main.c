@@ -363,6 +363,36 @@ static void on_rpc_close(void *arg, uint64_t conn_id)
 	m->gone[m->n_gone++] = conn_id;
 }
 
+/* HA: the fences of the mounts this leader expired go to etcd (store.h);
+ * one that cannot be sent now is asked for again at the next tick. */
+static void write_fences(struct master *m)
+{
+	uint64_t ids[16], inc = store_incarnation(m->store);
+	size_t n;
+
+	store_lock(m->store);
+	n = store_fences_to_write(m->store, ids, 16);
+	store_unlock(m->store);
+	for (size_t i = 0; i < n; i++)
+		if (ha_fence(m->ha, inc, ids[i]) != 0) {
+			store_lock(m->store);
+			store_fence_done(m->store, ids[i], false);
+			store_unlock(m->store);
+		}
+}
+
+static void ha_fenced(void *arg, uint64_t incarnation, uint64_t segment_id,
+		      bool written)
+{
+	struct master *m = arg;
+
+	if (!m->store || store_incarnation(m->store) != incarnation)
+		return; /* another term's: its removes were answered */
+	store_lock(m->store);
+	store_fence_done(m->store, segment_id, written);
+	store_unlock(m->store);
+}
+
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct master *m = arg;
@@ -385,6 +415,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	store_tick(m->store, now, &m->last_evict_ms);
 	more = store_backlog(m->store);
 	store_unlock(m->store);
+	if (m->ha)
+		write_fences(m);
 	drain_later(m, more);
 }
 
@@ -710,8 +742,10 @@ static int setup_ha(struct master *m, char *err, size_t errlen)
 	    .lease_ttl_ms = m->flags.ha_lease_ttl_ms,
 	    .poll_ms = m->flags.ha_poll_ms,
 	};
-	struct ha_callbacks cb = {
-	    .elected = ha_elected, .deposed = ha_deposed, .arg = m};
+	struct ha_callbacks cb = {.elected = ha_elected,
+				  .deposed = ha_deposed,
+				  .fenced = ha_fenced,
+				  .arg = m};
 	char adv[256];
 
 	if (!m->flags.etcd_endpoints[0])

@@ -31,6 +31,16 @@ void svc_reply(struct reply *r, McreplRpc__Code code, const char *reason)
 			     : "error");
 }
 
+McreplRpc__Code svc_settling(struct store *s, const char *tenant,
+			     const char *key, struct reply *r)
+{
+	if (!store_key_settling(s, tenant, key))
+		return MCREPL_RPC__CODE__OK;
+	r->why = "recovering";
+	snprintf(r->msg, sizeof(r->msg), "%s", STORE_SETTLING_MSG);
+	return MCREPL_RPC__CODE__UNAVAILABLE;
+}
+
 char *svc_mut(const char *s)
 {
 	return (char *)(uintptr_t)(s ? s : "");

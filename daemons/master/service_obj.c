@@ -25,6 +25,8 @@ void method_put_start(McreplRpc__Master_Service *svc,
 	/* beyond the write right (svc_authorize): the writer id's owner */
 	code = svc_auth_writer(SVC(svc), cd, req->client_id, &r);
 	if (code == MCREPL_RPC__CODE__OK)
+		code = svc_settling(s, req->tenant, req->key, &r);
+	if (code == MCREPL_RPC__CODE__OK)
 		code = store_put_start(s, req->tenant, req->key, req->size,
 				       req->replica_num, SVC(svc)->now_ms(), &o,
 				       r.msg, sizeof(r.msg));
@@ -176,8 +178,10 @@ static void answer_get(struct store *s, struct get_answer *a,
 
 	mcrepl_rpc__get_replica_list_response__init(&a->resp);
 	a->r.msg[0] = '\0';
-	code = store_get(s, tenant, key, domain, now, &o, order,
-			 MASTER_MAX_REPLICAS, &n);
+	code = svc_settling(s, tenant, key, &a->r);
+	if (code == MCREPL_RPC__CODE__OK)
+		code = store_get(s, tenant, key, domain, now, &o, order,
+				 MASTER_MAX_REPLICAS, &n);
 	if (code == MCREPL_RPC__CODE__INVALID_ARGUMENT)
 		store_key_valid(tenant, key, a->r.msg, sizeof(a->r.msg));
 	answer_object(s, a, key, code, o, order, n,
@@ -236,8 +240,11 @@ void method_stat(McreplRpc__Master_Service *svc,
 		return;
 	store_lock(s);
 	mcrepl_rpc__get_replica_list_response__init(&a->resp);
-	code = store_stat(s, req->tenant, req->key, &o, order,
-			  MASTER_MAX_REPLICAS, &n, a->r.msg, sizeof(a->r.msg));
+	code = svc_settling(s, req->tenant, req->key, &a->r);
+	if (code == MCREPL_RPC__CODE__OK)
+		code = store_stat(s, req->tenant, req->key, &o, order,
+				  MASTER_MAX_REPLICAS, &n, a->r.msg,
+				  sizeof(a->r.msg));
 	answer_object(s, a, req->key, code, o, order, n, 0, 0); /* no grant */
 	done(&a->resp, cd);
 	store_unlock(s);
@@ -295,9 +302,10 @@ void method_exist(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__exist_response__init(&resp);
 	store_lock(s);
-	resp.exists = store_exists(s, req->tenant, req->key);
-	code = req->key[0] ? MCREPL_RPC__CODE__OK
+	code = req->key[0] ? svc_settling(s, req->tenant, req->key, &r)
 			   : MCREPL_RPC__CODE__INVALID_ARGUMENT;
+	resp.exists = code == MCREPL_RPC__CODE__OK &&
+		      store_exists(s, req->tenant, req->key);
 	store_unlock(s);
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;

@@ -19,6 +19,10 @@ struct reply {
 /* Fill r->result: code, reason label (static or NULL), and the message in
  * r->msg, or the code's name when none was written. */
 void svc_reply(struct reply *r, McreplRpc__Code code, const char *reason);
+/* HA: UNAVAILABLE "recovering" (ask again) in r while a put or remove of
+ * tenant/key waits for its workers (store_key_settling); OK otherwise. */
+McreplRpc__Code svc_settling(struct store *s, const char *tenant,
+			     const char *key, struct reply *r);
 /* A protobuf string field for s (borrowed; "" for NULL). */
 char *svc_mut(const char *s);
 /* A replica message for r of object version (strings borrowed from the

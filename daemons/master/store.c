@@ -46,6 +46,7 @@ void store_destroy(struct store *s)
 	free(s->orphans);
 	store__removed_free(s);
 	store__rm_free(s);
+	store__fences_free(s);
 	mcrepl_triggers_destroy(s->triggers);
 	mcrepl_engine_destroy(s->engine);
 	mcrepl_stats_destroy(s->stats);

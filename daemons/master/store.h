@@ -256,6 +256,12 @@ struct task {
 	X(removes_expired_workers, "remove_workers_expired_total", counter,    \
 	  "Workers expired for not acknowledging a remove's drop within "      \
 	  "--client_ttl")                                                      \
+	X(fences_written, "fences_written_total", counter,                     \
+	  "Mounts of expired workers fenced in etcd (they re-register "        \
+	  "nothing at a later leader)")                                        \
+	X(fences_failed, "fence_writes_failed_total", counter,                 \
+	  "Fence writes etcd did not confirm, or not sent yet (each is "       \
+	  "tried again)")                                                      \
 	X(removed_forgotten, "removed_keys_forgotten_total", counter,          \
 	  "Keys removed in this term dropped from the bounded record of "      \
 	  "them")                                                              \
@@ -473,6 +479,14 @@ McreplRpc__Code store_put_end_acked(struct store *s, const char *tenant,
  * known). Before store_destroy(). */
 void store_abort_removes(struct store *s);
 size_t store_removes_waiting(const struct store *s);
+/* HA: a put or remove of tenant/key is still waiting for its workers'
+ * acknowledgements. Until it settles, no answer about the key may show
+ * it: a next leader may not have it (store_put_end_acked,
+ * store_remove_acked). */
+bool store_key_settling(const struct store *s, const char *tenant,
+			const char *key);
+#define STORE_SETTLING_MSG                                                     \
+	"a put or remove of this key is being confirmed: ask again"
 /* Hold segment seg_id (mounted by client_id) out of placement until
  * until_ms, or release it (until_ms 0) once re-registration is done; the
  * tick releases holds past their deadline. No-op without a term. */
@@ -526,6 +540,15 @@ McreplRpc__Code store_heartbeat(struct store *s, uint64_t client_id,
 /* Drop clients silent for longer than client_ttl (their segments leave as
  * with store_unmount). Returns how many. */
 size_t store_expire_clients(struct store *s, uint64_t now_ms);
+
+/* HA: the mounts of workers this leader expired whose fence (hafence.h)
+ * is still to be written to etcd, up to cap segment ids; each is handed
+ * out once, until store_fence_done() says its write failed. The removes
+ * waiting on an expired worker end only once all its fences are
+ * written: then no later leader takes back what they removed. */
+size_t store_fences_to_write(struct store *s, uint64_t *segment_ids,
+			     size_t cap);
+void store_fence_done(struct store *s, uint64_t segment_id, bool written);
 /* True when client_id is mounted (known to the master). */
 bool store_client_known(struct store *s, uint64_t client_id);
 /* The mounted segment with this id (O(1)); NULL when none or leaving. */

@@ -120,6 +120,7 @@ struct store {
 	size_t n_orphans, cap_orphans;
 	struct store_removed *removed; /* keys removed in this term */
 	struct store_rmwait *rmwait;   /* removes waiting for their workers */
+	struct store_fences *fences;   /* expired mounts to fence (HA) */
 	struct store_ha_figures ha;
 	/* the counters of STORE_FIGURES (gauges are filled when taken) */
 	struct store_figures ctr;
@@ -268,6 +269,12 @@ void store__rm_note_drop(struct store *s, uint64_t client_id, uint64_t seq);
 /* client_id applied its journal up to ack / left this master. */
 void store__rm_acked(struct store *s, uint64_t client_id, uint64_t ack);
 void store__rm_client_gone(struct store *s, uint64_t client_id);
+
+/* store_fence.c: client_id expired with the segments seg_ids mounted: in
+ * HA its waits end once each is fenced in etcd, otherwise now. */
+void store__fence_client(struct store *s, uint64_t client_id,
+			 const uint64_t *seg_ids, size_t n);
+void store__fences_free(struct store *s);
 /* Workers past a remove's deadline are expired in this tick. */
 void store__rm_tick(struct store *s, uint64_t now_ms);
 /* Forgets the waiting removes without answering them (store_destroy). */

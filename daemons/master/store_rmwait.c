@@ -198,6 +198,13 @@ McreplRpc__Code store_remove_acked(struct store *s, const char *tenant,
 	if ((request_id || !store__lookup(s, tenant, key)) &&
 	    (p = pending_of(s, h, request_id, &at)))
 		return join(s, p, at, now_ms, done, arg, later, err, errlen);
+	/* another's put or remove of the key, not confirmed yet: an answer
+	 * now would show it (NOT_FOUND for a value a next leader may
+	 * still serve) */
+	if (store_key_settling(s, tenant, key)) {
+		snprintf(err, errlen, "%s", STORE_SETTLING_MSG);
+		return MCREPL_RPC__CODE__UNAVAILABLE;
+	}
 	if (!(p = pending_new(s))) {
 		if (!s->rmwait || s->rmwait->n < RM_PENDING_MAX)
 			return MCREPL_RPC__CODE__INTERNAL;
@@ -246,6 +253,7 @@ McreplRpc__Code store_put_end_acked(struct store *s, const char *tenant,
 		return code;
 	}
 	p->put = true;
+	p->key_hash = stamp_key_hash(tenant, strlen(tenant), key, strlen(key));
 	p->done = done;
 	p->arg = arg;
 	p->reply_ms = now_ms + REPLY_MS;
@@ -334,6 +342,21 @@ void store_abort_removes(struct store *s)
 			       "unconfirmed");
 		pending_drop(s, r->n - 1);
 	}
+}
+
+bool store_key_settling(const struct store *s, const char *tenant,
+			const char *key)
+{
+	const struct store_rmwait *r = s->rmwait;
+	uint64_t h;
+
+	if (!r || !r->n || !store__key_ok(tenant, key))
+		return false;
+	h = stamp_key_hash(tenant, strlen(tenant), key, strlen(key));
+	for (size_t i = 0; i < r->n; i++)
+		if (!r->p[i]->settled_ms && r->p[i]->key_hash == h)
+			return true;
+	return false;
 }
 
 size_t store_removes_waiting(const struct store *s)

@@ -437,7 +437,8 @@ McreplRpc__Code store_heartbeat(struct store *s, uint64_t client_id,
 
 size_t store_expire_clients(struct store *s, uint64_t now_ms)
 {
-	size_t gone = 0, segs = 0, replicas = 0;
+	size_t gone = 0, segs = 0, replicas = 0, n_ids, had;
+	uint64_t *ids;
 
 	for (size_t i = s->n_clients; i-- > 0;) {
 		struct client *c = s->clients[i];
@@ -447,17 +448,24 @@ size_t store_expire_clients(struct store *s, uint64_t now_ms)
 		/* its reservations and dynamic copies first, through the
 		 * lease table, while its segments are still known */
 		store__reclaim_client(s, c->id, now_ms);
+		had = c->n_segs;
+		ids = had ? calloc(had, sizeof(*ids)) : NULL;
+		n_ids = 0;
 		for (size_t j = s->n_segs; c->n_segs > 0 && j-- > 0;)
 			if (s->segs[j]->client_id == c->id) {
 				segs++;
 				replicas += s->segs[j]->n_ix;
+				if (ids && n_ids < had)
+					ids[n_ids++] = s->segs[j]->id;
 				remove_segment_at(s, j, now_ms);
 			}
 		store__fail_client_tasks(s, c);
 		s->clients[i] = s->clients[--s->n_clients];
 		store__journal_free(c);
-		/* a worker gone that long re-registers nothing (docs/HA.md) */
-		store__rm_client_gone(s, c->id);
+		/* what it held is fenced: no later leader takes it back
+		 * (docs/HA.md); the removes waiting on it end then */
+		store__fence_client(s, c->id, ids, n_ids);
+		free(ids);
 		free(c);
 		gone++;
 	}

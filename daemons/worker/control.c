@@ -155,6 +155,7 @@ static void mounted(struct worker *w, struct wseg *s,
 	/* sealed for this connection when authenticated (rpc_auth.h) */
 	const uint8_t *key = rpc_aclient_session_key(w->rpc);
 	uint8_t secret[GRANT_SECRET_BYTES];
+	uint64_t prev_id = s->id; /* its mount at the last master */
 
 	s->id = r->segment_id;
 	s->mounted = true;
@@ -171,7 +172,7 @@ static void mounted(struct worker *w, struct wseg *s,
 	data_server_bind(w->ds, s->slot, s->id);
 	w->master_down_logged = false;
 	w->mount_failures = 0;
-	ha_mounted(w, s, r->incarnation); /* HA: re-register what it holds */
+	ha_mounted(w, s, prev_id, r->incarnation); /* HA: re-register */
 	if (!worker_all_mounted(w))
 		return;
 	w->next_hb_ms = net_now_ms() + w->hb_interval_ms;

@@ -20,6 +20,7 @@
 
 #include "log.h"
 #include "etcd.h"
+#include "hafence.h"
 #include "hash.h"
 #include "map.h"
 #include "netutil.h"
@@ -28,6 +29,7 @@
 #include "worker.h"
 
 #define RESOLVE_MS 100 /* look at the leader key while lost */
+/* (and ask again for a fence etcd did not answer) */
 #define WATCH_MS                                                               \
 	500			   /* and this often anyway (a stopped leader
 				     answers nothing, not even an error) */
@@ -48,6 +50,8 @@ struct widx {
 	struct mcu_map map;
 	struct wentry *head;
 };
+
+static void fences_tick(struct worker *w, int64_t now_ms);
 
 /* ---- the leader ------------------------------------------------------- */
 
@@ -116,6 +120,8 @@ static void on_leader(const struct etcd_result *r, void *arg)
 
 void ha_tick(struct worker *w, int64_t now_ms)
 {
+	if (w->etcd)
+		fences_tick(w, now_ms);
 	if (!w->etcd || w->resolving || now_ms < w->next_resolve_ms ||
 	    (!w->need_leader && now_ms < w->next_resolve_ms + WATCH_MS))
 		return;
@@ -483,19 +489,12 @@ static void reg_start(struct wseg *s, bool scan)
 	reg_send(g);
 }
 
-/* Whether what this worker holds may be re-registered at a master of
- * incarnation: not at the master that expired it (its records would be
- * refused: nothing there is recovery), and not after a silence of
- * --client_ttl or more (4 heartbeat intervals), when the last master may
- * have expired it and acknowledged removes it never applied. Then the
- * index is forgotten and no stamp of the last master is an orphan. */
-static void forget_if_stale(struct worker *w, uint64_t incarnation)
+/* Not at the master that expired it (UNKNOWN_CLIENT): its records would
+ * be refused there (nothing there is recovery), so the index is forgotten
+ * and no stamp of that master is an orphan at the next. */
+static void forget_if_expired(struct worker *w, uint64_t incarnation)
 {
-	int64_t ttl = 4 * (int64_t)w->hb_interval_ms;
-	bool same = w->expired && incarnation == w->incarnation;
-	bool silent = w->master_ok_ms && net_now_ms() - w->master_ok_ms >= ttl;
-
-	if (!same && !silent)
+	if (!w->expired || incarnation != w->incarnation)
 		return;
 	for (uint32_t i = 0; i < w->n_segs; i++)
 		if (w->segs[i].index) {
@@ -503,20 +502,102 @@ static void forget_if_stale(struct worker *w, uint64_t incarnation)
 			ha_index_free(&w->segs[i]);
 		}
 	w->no_orphans = true;
-	w->master_ok_ms = 0;
-	log_line(LOG_WARN, "%s: the index is forgotten, nothing re-registered",
-		 same ? "expired by the master"
-		      : "cut off past the client TTL");
+	log_line(LOG_WARN, "expired by the master: the index is forgotten, "
+			   "nothing re-registered");
 }
 
-void ha_mounted(struct worker *w, struct wseg *s, uint64_t incarnation)
+/* ---- fences (hafence.h) ----------------------------------------------- */
+
+static void fence_key_of(const struct wseg *s, char *out, size_t cap)
+{
+	ha_fence_key(out, cap, s->w->flags.ha_key, s->fence_inc, s->fence_id);
+}
+
+static void on_fence_deleted(const struct etcd_result *r, void *arg)
+{
+	(void)r; /* a fence left behind is read once more, and deleted then */
+	(void)arg;
+}
+
+/* The fence of s's previous mount: found, the master it was mounted at
+ * expired it, and may have answered removes this index never applied, so
+ * it is forgotten, orphans included; then s re-registers (what is left). */
+static void on_fence(const struct etcd_result *r, void *arg)
+{
+	struct wseg *s = arg;
+	struct worker *w = s->w;
+	char key[sizeof(w->flags.ha_key) + 64];
+
+	s->fence_inflight = false;
+	if (r->status != 0 || w->stopping) {
+		s->fence_next_ms = net_now_ms() + RESOLVE_MS; /* ha_tick */
+		return;
+	}
+	s->fence_pending = false;
+	if (r->found) {
+		w->indexes_forgotten += s->index != NULL;
+		w->ctr.fences_found++;
+		ha_index_free(s);
+		s->fence_scan = false;
+		log_line(LOG_WARN,
+			 "segment %s: fenced (the master it was mounted at "
+			 "expired it): its index is forgotten, nothing "
+			 "re-registered",
+			 s->name);
+		fence_key_of(s, key, sizeof(key));
+		etcd_delete(w->etcd, key, on_fence_deleted, NULL);
+	}
+	if (s->mounted && !s->registering)
+		reg_start(s, s->fence_scan);
+}
+
+static void fence_check(struct wseg *s)
+{
+	char key[sizeof(s->w->flags.ha_key) + 64];
+
+	fence_key_of(s, key, sizeof(key));
+	s->fence_inflight = etcd_get(s->w->etcd, key, on_fence, s) == 0;
+	if (!s->fence_inflight)
+		s->fence_next_ms = net_now_ms() + RESOLVE_MS;
+}
+
+static void fences_tick(struct worker *w, int64_t now_ms)
+{
+	for (uint32_t i = 0; i < w->n_segs; i++) {
+		struct wseg *s = &w->segs[i];
+
+		if (s->fence_pending && !s->fence_inflight && s->mounted &&
+		    now_ms >= s->fence_next_ms)
+			fence_check(s);
+	}
+}
+
+void ha_mounted(struct worker *w, struct wseg *s, uint64_t prev_id,
+		uint64_t incarnation)
 {
 	bool hold, scan = s->mounted_inc != incarnation;
 
 	if (w->etcd)
-		forget_if_stale(w, incarnation);
+		forget_if_expired(w, incarnation);
 	w->expired = false;
 	hold = ha_hold(s);
+	/* a mount at another master: the previous one may be fenced (the
+	 * first such check still pending keeps its mount) */
+	if (w->etcd && scan && s->mounted_inc && !s->fence_pending) {
+		s->fence_pending = true;
+		s->fence_inc = s->mounted_inc;
+		s->fence_id = prev_id;
+		s->fence_next_ms = 0;
+	}
+	/* mounted again at the master that expired it: the fence of the
+	 * mount it lost there is of no more use */
+	if (w->etcd && !scan && prev_id && prev_id != s->id) {
+		char key[sizeof(w->flags.ha_key) + 64];
+
+		ha_fence_key(key, sizeof(key), w->flags.ha_key, incarnation,
+			     prev_id);
+		etcd_delete(w->etcd, key, on_fence_deleted, NULL);
+	}
 	s->mounted_inc = incarnation;
 	if (incarnation != w->incarnation) { /* another master */
 		w->prev_incarnation = w->no_orphans ? 0 : w->incarnation;
@@ -527,6 +608,12 @@ void ha_mounted(struct worker *w, struct wseg *s, uint64_t incarnation)
 	}
 	if (worker_all_mounted(w))
 		w->need_leader = false;
+	s->fence_scan = scan;
+	if (s->fence_pending) {
+		if (!s->fence_inflight)
+			fence_check(s);
+		return; /* on_fence re-registers */
+	}
 	if (hold && !s->registering)
 		reg_start(s, scan);
 }

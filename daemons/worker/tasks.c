@@ -544,7 +544,6 @@ static void on_fetched(int status, ProtobufCMessage *resp, const char *error,
 	    code_of(r->result) == MCREPL_RPC__CODE__UNKNOWN_CLIENT) {
 		control_remount(w);
 	} else if (status == RPC_OK && !ha_master_failed(w, r->result)) {
-		w->master_ok_ms = w->fetch_sent_ms;
 		ha_index_apply(w, r->index, r->n_index);
 		apply_revokes(w, r->revokes, r->n_revokes);
 		for (size_t i = 0; i < r->n_tasks; i++)
@@ -572,7 +571,6 @@ void tasks_tick(struct worker *w)
 	req.index_ack = w->index_ack;
 	req.revoke_ack = w->revoke_ack;
 	w->fetch_pending = true;
-	w->fetch_sent_ms = net_now_ms();
 	worker_call(w, "FetchTasks", &req.base,
 		    &mcrepl_rpc__fetch_tasks_response__descriptor, on_fetched,
 		    w);

@@ -42,6 +42,12 @@ struct wseg {
 	bool mount_pending, unmount_pending;
 	int64_t mount_sent_ms; /* when its pending MountSegment left */
 	uint64_t mounted_inc;  /* HA: the master it was last mounted at */
+	/* HA: the fence of its mount at the previous master (fence_inc,
+	 * fence_id) is still to be read before it re-registers (ha.c);
+	 * fence_scan: then look for that master's orphans too */
+	bool fence_pending, fence_inflight, fence_scan;
+	uint64_t fence_inc, fence_id;
+	int64_t fence_next_ms;
 };
 
 struct worker_counters {
@@ -52,6 +58,7 @@ struct worker_counters {
 	uint64_t leader_changes, objects_registered, register_refused;
 	uint64_t
 	    stamps_bad; /* index entries whose region no longer holds them */
+	uint64_t fences_found; /* mounts found fenced at a new leader */
 };
 
 struct etcd;
@@ -112,13 +119,10 @@ struct worker {
 	 * and the previous master's incarnation and highest version: stamps
 	 * of it above that are puts the journal did not reach (orphans) */
 	uint64_t fed_max_version, prev_incarnation, prev_max_version;
-	/* the last FetchTasks answered was sent at master_ok_ms (0: none
-	 * yet); when the next mount comes --client_ttl or more after it, the
-	 * master may have expired us and acknowledged removes we never
-	 * applied: the index is forgotten, not re-registered. expired: the
-	 * master forgot us (UNKNOWN_CLIENT); no_orphans: stamps of the
-	 * current master are not trusted as orphans at the next one */
-	int64_t fetch_sent_ms, master_ok_ms;
+	/* expired: the master forgot us (UNKNOWN_CLIENT); no_orphans: stamps
+	 * of the current master are not trusted as orphans at the next one.
+	 * A master that expires us fences our mounts in etcd: the next one
+	 * then gets nothing of them (hafence.h) */
 	bool expired, no_orphans;
 	uint64_t indexes_forgotten; /* mcrepl_worker_index_forgotten_total */
 };
@@ -186,7 +190,8 @@ void ha_tick(struct worker *w, int64_t now_ms);
  * said not_leader. */
 bool ha_master_failed(struct worker *w, const McreplRpc__Result *r);
 /* A segment was (re)mounted at a master of this incarnation. */
-void ha_mounted(struct worker *w, struct wseg *s, uint64_t incarnation);
+void ha_mounted(struct worker *w, struct wseg *s, uint64_t prev_id,
+		uint64_t incarnation);
 /* Whether s's mount should hold placement (it has replicas to register). */
 bool ha_hold(const struct wseg *s);
 /* Apply journal entries from FetchTasks. */

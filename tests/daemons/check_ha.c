@@ -383,23 +383,32 @@ END_TEST
 START_TEST(test_ha_takeover_after_sigstop)
 {
 	uint64_t t0 = 0, t1 = 0;
+	int64_t stopped, resumed;
 
 	if (skip())
 		return;
 	fx_start(2, 0, 1);
 	ck_assert_int_eq(wait_leader(-1), 0);
 	role(0, &t0);
+	stopped = net_now_ms();
 	kill(fx.m[0].pid, SIGSTOP);
 	ck_assert_int_eq(wait_leader(0), 1);
 	role(1, &t1);
 	ck_assert_uint_gt(t1, t0);
 	/* resumed, the old leader is past its deadline: its first request
 	 * is refused, and it says standby from then on */
+	resumed = net_now_ms();
 	kill(fx.m[0].pid, SIGCONT);
 	assert_not_leader(0);
 	ck_assert_str_eq(role(0, NULL), "standby");
 	ck_assert_int_eq(metric(0, STEP_DOWNS_EXPIRED), 1);
 	ck_assert_str_eq(role(1, NULL), "leader");
+	/* and it says it was paused, and how long */
+	ck_assert_int_eq(metric(0, "mcrepl_master_ha_pauses_total"), 1);
+	ck_assert_int_ge(metric(0, "mcrepl_master_ha_longest_pause_ms"),
+			 resumed - stopped - 50);
+	ck_assert_int_lt(metric(0, "mcrepl_master_ha_longest_pause_ms"),
+			 net_now_ms() - stopped + 1000);
 	fx_stop();
 }
 END_TEST

@@ -90,7 +90,55 @@ START_TEST(test_ha_remove_waits_out_stopped_worker)
 	hafx_assert_gone_kept(sc, kept);
 	ck_assert_int_eq(
 	    hafx_worker_metric(1, "mcrepl_worker_index_forgotten_total"), 1);
+	ck_assert_int_eq(
+	    hafx_worker_metric(1, "mcrepl_worker_fences_found_total"), 1);
+	ck_assert_int_eq(
+	    hafx_worker_metric(0, "mcrepl_worker_fences_found_total"), 0);
 	ck_assert_int_eq(hafx_metric(1, "mcrepl_master_keys"), 1);
+	store_client_close(sc);
+	hafx_stop();
+}
+END_TEST
+
+/* Both masters stopped past the workers' client TTL, then the standby
+ * resumed (the leader stays stopped, then is killed): no master expired
+ * a worker, so both re-register everything at the new leader and nothing
+ * is lost. Before, a worker that had heard from no master for
+ * --client_ttl forgot its index at any next leader, so a leader paused
+ * that long lost every object. */
+START_TEST(test_ha_leader_paused_past_client_ttl_loses_nothing)
+{
+	static uint8_t kept[5000];
+	void *buf = NULL;
+	size_t got = 0;
+	store_client *sc;
+	int64_t t0;
+
+	if (hafx_skip())
+		return;
+	sc = hafx_start_clients(2, 2, 0);
+	hafx_put_keys(sc, kept, 2);
+	kill(hafx_master(1)->pid, SIGSTOP);
+	kill(hafx_master(0)->pid, SIGSTOP);
+	t0 = net_now_ms(); /* the fault lasts past the client TTL */
+	WAIT_UNTIL(net_now_ms() - t0 > TTL_MS + 1000);
+	kill(hafx_master(1)->pid, SIGCONT);
+	ck_assert_int_eq(hafx_wait_leader(0), 1);
+	proc_kill9(hafx_master(0));
+	WAIT_UNTIL(hafx_metric(1, "mcrepl_master_segments") == 2 &&
+		   hafx_metric(1, "mcrepl_master_keys") == 2);
+	ck_assert_msg(store_client_get(sc, "kept", &buf, &got, NULL) == 0, "%s",
+		      store_client_error(sc));
+	ck_assert_uint_eq(got, sizeof(kept));
+	ck_assert_int_eq(memcmp(buf, kept, sizeof(kept)), 0);
+	free(buf);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(hafx_worker_metric(
+				     i, "mcrepl_worker_index_forgotten_total"),
+				 0);
+		ck_assert_int_eq(
+		    hafx_worker_metric(i, "mcrepl_worker_index_objects"), 2);
+	}
 	store_client_close(sc);
 	hafx_stop();
 }
@@ -135,6 +183,7 @@ Suite *make_ha_remove_suite(void)
 	TCase *tc = tcase_create("etcd");
 
 	tcase_add_test(tc, test_ha_remove_acked_then_leader_killed_stays_gone);
+	tcase_add_test(tc, test_ha_leader_paused_past_client_ttl_loses_nothing);
 	tcase_add_test(tc, test_ha_remove_waits_out_stopped_worker);
 	tcase_add_test(tc,
 		       test_ha_expired_worker_remounted_brings_nothing_back);

@@ -422,7 +422,8 @@ static void rm_done(void *arg, McreplRpc__Code code, const char *reason)
 	r->reason = reason;
 }
 
-static void put2(struct fx *x, const char *key)
+/* PutStart of key with 2 replicas: its version. */
+static uint64_t put_start2(struct fx *x, const char *key)
 {
 	struct object *o = NULL;
 	char err[128];
@@ -430,9 +431,17 @@ static void put2(struct fx *x, const char *key)
 	ck_assert_int_eq(store_put_start(x->s, "t", key, 4096, 2, x->now, &o,
 					 err, sizeof(err)),
 			 MCREPL_RPC__CODE__OK);
-	ck_assert_int_eq(store_put_end(x->s, "t", key, o->version),
+	return o->version;
+}
+
+/* key put whole (PutStart, PutEnd), 2 replicas. */
+static void put2(struct fx *x, const char *key)
+{
+	uint64_t v = put_start2(x, key);
+
+	ck_assert_int_eq(store_put_end(x->s, "t", key, v),
 			 MCREPL_RPC__CODE__OK);
-	ck_assert_uint_eq(o->n_replicas, 2);
+	ck_assert_uint_eq(store_find(x->s, "t", key)->n_replicas, 2);
 }
 
 /* A Remove is answered once every worker that held a replica
@@ -445,7 +454,7 @@ START_TEST(test_remove_answered_once_workers_acknowledge)
 	struct rm_seen r = {0}, r2 = {0};
 	struct store_figures sf;
 	McreplRpc__IndexEntry e[8];
-	uint64_t last = 0, t0, ttl;
+	uint64_t last = 0, t0, ttl, ids[4];
 	bool later = false;
 	char err[128];
 
@@ -458,6 +467,17 @@ START_TEST(test_remove_answered_once_workers_acknowledge)
 	ck_assert(later);
 	ck_assert_ptr_null(store_find(x.s, "t", "k"));
 	ck_assert_uint_eq(store_removes_waiting(x.s), 1);
+	/* no answer shows the remove before it is confirmed */
+	ck_assert(store_key_settling(x.s, "t", "k"));
+	ck_assert(!store_key_settling(x.s, "t", "k-other"));
+	ck_assert(!store_key_settling(x.s, "u", "k"));
+	/* another client's remove of it, meanwhile: ask again, never
+	 * NOT_FOUND */
+	ck_assert_int_eq(store_remove_acked(x.s, "t", "k", 7, x.now, rm_done,
+					    &r2, &later, err, sizeof(err)),
+			 MCREPL_RPC__CODE__UNAVAILABLE);
+	ck_assert(!later);
+	ck_assert_str_eq(err, STORE_SETTLING_MSG);
 	/* A is fed the drop and acknowledges it: B still holds it */
 	ck_assert_uint_eq(store_journal_fill(x.s, CA, 1, e, 8), 1);
 	ck_assert(e[0].drop);
@@ -469,6 +489,7 @@ START_TEST(test_remove_answered_once_workers_acknowledge)
 	ck_assert_int_eq(r.code, MCREPL_RPC__CODE__OK);
 	ck_assert_ptr_null(r.reason);
 	ck_assert_uint_eq(store_removes_waiting(x.s), 0);
+	ck_assert(!store_key_settling(x.s, "t", "k"));
 
 	/* B heartbeats and never acknowledges */
 	put2(&x, "k2");
@@ -497,31 +518,33 @@ START_TEST(test_remove_answered_once_workers_acknowledge)
 	store_heartbeat(x.s, CA, NULL, NULL, 0, x.now - 1);
 	store_tick(x.s, x.now - 1, &last);
 	ck_assert_int_eq(r2.calls, 0);
-	store_tick(x.s, x.now, &last); /* B expired: nothing of it returns */
+	store_tick(x.s, x.now, &last); /* B expired */
+	ck_assert(!store_client_known(x.s, CB));
+	/* answered only once B's mount is fenced in etcd: then no later
+	 * leader takes back what B holds */
+	ck_assert_int_eq(r2.calls, 0);
+	ck_assert_uint_eq(store_fences_to_write(x.s, ids, 4), 1);
+	ck_assert_uint_eq(ids[0], x.seg_b);
+	ck_assert_uint_eq(store_fences_to_write(x.s, ids, 4), 0); /* sent */
+	store_fence_done(x.s, x.seg_b, false); /* etcd did not confirm */
+	ck_assert_int_eq(r2.calls, 0);
+	ck_assert(store_key_settling(x.s, "t", "k2"));
+	ck_assert_uint_eq(store_fences_to_write(x.s, ids, 4), 1);
+	store_fence_done(x.s, x.seg_b, true);
 	ck_assert_int_eq(r2.calls, 1);
 	ck_assert_int_eq(r2.code, MCREPL_RPC__CODE__OK);
+	ck_assert(!store_key_settling(x.s, "t", "k2"));
 	ck_assert_int_eq(r.calls, 1);
 	ck_assert(store_client_known(x.s, CA));
-	ck_assert(!store_client_known(x.s, CB));
 	store_figures(x.s, &sf);
 	ck_assert_uint_eq(sf.removes_waited, 2);
 	ck_assert_uint_eq(sf.removes_expired_workers, 1);
+	ck_assert_uint_eq(sf.fences_written, 1);
+	ck_assert_uint_eq(sf.fences_failed, 1);
 	ck_assert_uint_eq(store_removes_waiting(x.s), 0);
 	fx_stop(&x);
 }
 END_TEST
-
-/* PutStart of key with 2 replicas: its version. */
-static uint64_t put_start2(struct fx *x, const char *key)
-{
-	struct object *o = NULL;
-	char err[128];
-
-	ck_assert_int_eq(store_put_start(x->s, "t", key, 4096, 2, x->now, &o,
-					 err, sizeof(err)),
-			 MCREPL_RPC__CODE__OK);
-	return o->version;
-}
 
 /* Every journal entry of client c acknowledged. */
 static void ack_all(struct fx *x, uint64_t c)
@@ -532,6 +555,43 @@ static void ack_all(struct fx *x, uint64_t c)
 	ck_assert_uint_ge(n, 1);
 	store_journal_fill(x->s, c, e[n - 1].seq, e, 8);
 }
+
+/* A put in flight (started, not ended) reads as absent, and is
+ * ALREADY_EXISTS to another putter; ended, it is not shown until its
+ * workers acknowledged the commit, then it reads. */
+START_TEST(test_put_in_flight_reads_absent_exists_to_putters)
+{
+	struct fx x;
+	struct rm_seen r = {0};
+	struct object *o = NULL;
+	size_t order[4], n = 0;
+	uint64_t v;
+	bool later = false;
+	char err[128];
+
+	fx_start(&x, TERM);
+	v = put_start2(&x, "f");
+	ck_assert_int_eq(store_get(x.s, "t", "f", "", x.now, &o, order, 4, &n),
+			 MCREPL_RPC__CODE__NOT_FOUND);
+	ck_assert_int_eq(store_put_start(x.s, "t", "f", 4096, 2, x.now, &o, err,
+					 sizeof(err)),
+			 MCREPL_RPC__CODE__ALREADY_EXISTS);
+	ck_assert_int_eq(
+	    store_put_end_acked(x.s, "t", "f", v, x.now, rm_done, &r, &later),
+	    MCREPL_RPC__CODE__OK);
+	ck_assert(later);
+	ck_assert(store_key_settling(x.s, "t", "f"));
+	ack_all(&x, CA);
+	ack_all(&x, CB);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert(!store_key_settling(x.s, "t", "f"));
+	ck_assert_int_eq(store_get(x.s, "t", "f", "", x.now, &o, order, 4, &n),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_uint_eq(o->version, v);
+	ck_assert_uint_eq(n, 2);
+	fx_stop(&x);
+}
+END_TEST
 
 /* A PutEnd on an HA leader is answered once both workers acknowledged
  * the commits (their indexes name the key); after 2 s without, OK anyway
@@ -551,11 +611,13 @@ START_TEST(test_put_end_answered_once_workers_acknowledge)
 	    MCREPL_RPC__CODE__OK);
 	ck_assert(later);
 	ck_assert(store_exists(x.s, "t", "p")); /* committed here at once */
+	ck_assert(store_key_settling(x.s, "t", "p")); /* but not shown */
 	ack_all(&x, CA);
 	ck_assert_int_eq(r.calls, 0);
 	ack_all(&x, CB);
 	ck_assert_int_eq(r.calls, 1);
 	ck_assert_int_eq(r.code, MCREPL_RPC__CODE__OK);
+	ck_assert(!store_key_settling(x.s, "t", "p"));
 	/* a worker that never acknowledges holds it 2 s */
 	v = put_start2(&x, "q");
 	ck_assert_int_eq(
@@ -591,9 +653,10 @@ START_TEST(test_put_end_answered_once_workers_acknowledge)
 END_TEST
 
 /* A try of a remove told "recovering" comes again with its request id:
- * it joins the first, even when a put of the key came in between (that
- * object stays), and is answered OK after it settled; another remove of
- * the key, while it is absent, is NOT_FOUND (it did not remove anything). */
+ * it joins the first, and is answered OK after it settled, even when a
+ * put of the key came since (that object stays); another remove of the
+ * key while the first waits is asked again (NOT_FOUND would show the
+ * first before it is confirmed). */
 START_TEST(test_remove_retry_named_never_removes_twice)
 {
 	struct fx x;
@@ -615,20 +678,22 @@ START_TEST(test_remove_retry_named_never_removes_twice)
 	store_tick(x.s, x.now, &last);
 	ck_assert_int_eq(r.calls, 1);
 	ck_assert_str_eq(r.reason, "recovering");
-	/* another remove while the key is absent removed nothing */
+	/* another remove meanwhile: ask again */
 	ck_assert_int_eq(store_remove_acked(x.s, "t", "k", 78, x.now, rm_done,
 					    &r3, &later, err, sizeof(err)),
-			 MCREPL_RPC__CODE__NOT_FOUND);
+			 MCREPL_RPC__CODE__UNAVAILABLE);
 	ck_assert(!later);
-	/* a put of the key in between; then the workers acknowledge the
-	 * first remove's drops, with nobody waiting for it */
-	put2(&x, "k");
+	ck_assert_str_eq(err, STORE_SETTLING_MSG);
+	/* the workers acknowledge the first remove's drops, with nobody
+	 * waiting for it; then a put of the key */
 	a = store_journal_fill(x.s, CA, 0, e, 8);
 	ck_assert_uint_ge(a, 1);
 	store_journal_fill(x.s, CA, e[a - 1].seq, e, 8);
 	a = store_journal_fill(x.s, CB, 0, e, 8);
 	ck_assert_uint_ge(a, 1);
 	store_journal_fill(x.s, CB, e[a - 1].seq, e, 8);
+	ck_assert(!store_key_settling(x.s, "t", "k"));
+	put2(&x, "k");
 	/* its next tries are answered OK, and the put since stays */
 	for (int i = 0; i < 2; i++) {
 		memset(&r2, 0, sizeof(r2));
@@ -853,6 +918,7 @@ Suite *make_ha_store_suite(void)
 	tcase_add_test(tc, test_remove_answered_once_workers_acknowledge);
 	tcase_add_test(tc, test_remove_retry_named_never_removes_twice);
 	tcase_add_test(tc, test_put_end_answered_once_workers_acknowledge);
+	tcase_add_test(tc, test_put_in_flight_reads_absent_exists_to_putters);
 	tcase_add_test(tc, test_remove_covers_unadopted_orphans);
 	tcase_add_test(tc, test_orphans_adopted_or_expired);
 	tcase_add_test(tc, test_recovered_objects_keep_their_stamp_tag);

@@ -31,7 +31,7 @@ struct etcd {
 	size_t n_reqs;
 };
 
-enum req_kind { K_GRANT, K_KEEPALIVE, K_REVOKE, K_TXN, K_GET };
+enum req_kind { K_GRANT, K_KEEPALIVE, K_REVOKE, K_TXN, K_GET, K_DELETE };
 
 struct etcd_req {
 	struct etcd *e;
@@ -473,6 +473,14 @@ int etcd_get(struct etcd *e, const char *key, etcd_cb cb, void *arg)
 
 	json_object_object_add(j, "key", jkey(key));
 	return submit(e, K_GET, "/v3/kv/range", json_take(j), cb, arg);
+}
+
+int etcd_delete(struct etcd *e, const char *key, etcd_cb cb, void *arg)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "key", jkey(key));
+	return submit(e, K_DELETE, "/v3/kv/deleterange", json_take(j), cb, arg);
 }
 
 int etcd_put_if_absent(struct etcd *e, const char *key, const char *value,

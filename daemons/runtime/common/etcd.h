@@ -72,6 +72,8 @@ int etcd_lease_revoke(struct etcd *e, int64_t id, etcd_cb cb, void *arg);
 int etcd_put_if_absent(struct etcd *e, const char *key, const char *value,
 		       int64_t lease, etcd_cb cb, void *arg);
 int etcd_get(struct etcd *e, const char *key, etcd_cb cb, void *arg);
+/* Deletes key (no error when it does not exist). */
+int etcd_delete(struct etcd *e, const char *key, etcd_cb cb, void *arg);
 
 /* Blocking get of one key through a private loop, within timeout_ms in
  * all. 0 with *r filled (r->found says whether the key exists), or -1 with
