@@ -147,6 +147,7 @@ archive = $(call quiet,AR)rm -f $@ && ar rcs $@ $(filter %.o,$^)
 objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard $(addsuffix /*.c,$(1)))))
 
 # ---- the parts, in order -----------------------------------------------------
+include mk/program.mk
 include mk/lib.mk
 include mk/daemons.mk
 include mk/rdma.mk

@@ -29,6 +29,8 @@
 #include "mcrepl/engine.h"
 #include "mcrepl/place.h"
 
+#include "bench_flags.h"
+
 #define RUNS 5
 #define THREADS 2
 
@@ -94,7 +96,7 @@ static void picks(struct job *j)
 static void *run(void *arg)
 {
 	struct job *j = arg;
-	mcrepl_segment_id id = {j->node + 1};
+	mcrepl_segment_id id = {.v = j->node + 1};
 	struct line_node *n = &line_nodes[j->node % THREADS];
 	uint64_t t0;
 
@@ -123,11 +125,11 @@ static double once(mcrepl_engine *e, int threads, bool spread, bool pick)
 
 	pthread_barrier_init(&go, NULL, (unsigned)threads);
 	for (int i = 0; i < threads; i++) {
-		j[i] = (struct job){e,
-				    pick     ? UINT32_MAX
-				    : spread ? (uint32_t)i
-					     : 0,
-				    &go, 0};
+		j[i] = (struct job){.e = e,
+				    .node = pick     ? UINT32_MAX
+					    : spread ? (uint32_t)i
+						     : 0,
+				    .go = &go};
 		if (pthread_create(&th[i], NULL, run, &j[i])) {
 			perror("pthread_create");
 			exit(1);
@@ -158,22 +160,46 @@ static double median(mcrepl_engine *e, int threads, bool spread, bool pick)
 	return v[RUNS / 2];
 }
 
+/* --quick, or MCREPL_BENCH_QUICK=1 in the environment. */
+static const struct flag quick_flags[] = {
+    {.name = "quick",
+     .type = FLAG_BOOL,
+     .off = 0,
+     .def = "false",
+     .help = "a tenth of the reads"},
+};
+
+static const struct flag_set quick_set = {
+    .prog = "bench_engine_read",
+    .intro = "mcrepl_engine_read() ns per read vs the counters on one line",
+    .title = "bench_engine_read flags",
+    .width = 6,
+    .flags = quick_flags,
+    .n = 1,
+};
+
 int main(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
 		int threads;
 		bool spread, pick;
-	} cases[] = {{"one_thread", 1, false, false},
-		     {"two_threads_one_node", 2, false, false},
-		     {"two_threads_own_nodes", 2, true, false},
-		     {"hot_key_two_threads", 2, false, true}};
+	} cases[] = {
+	    {.name = "one_thread", .threads = 1},
+	    {.name = "two_threads_one_node", .threads = 2},
+	    {.name = "two_threads_own_nodes", .threads = 2, .spread = true},
+	    {.name = "hot_key_two_threads", .threads = 2, .pick = true},
+	};
 	mcrepl_config c;
 	mcrepl_engine *e = NULL;
 	double ratio[4];
 	const char *q = getenv("MCREPL_BENCH_QUICK");
+	bool quick = false;
+	int st = bench_flags(&quick_set, &quick, argc, argv);
 
-	if ((argc > 1 && strcmp(argv[1], "--quick") == 0) || (q && *q == '1'))
+	if (st >= 0)
+		return st;
+	if (quick || (q && *q == '1'))
 		reads_per_thread /= 10;
 	mcrepl_config_init(&c);
 	c.mode = MCREPL_MODE_ENFORCE;

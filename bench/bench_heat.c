@@ -34,6 +34,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "bench_flags.h"
 #include "hash.h"
 #include "zipf.h"
 
@@ -259,7 +260,8 @@ static struct bnode *baseline_insert(struct baseline *b, struct bnode **pp,
 	n = malloc(sizeof(*n));
 	if (!n)
 		exit(1);
-	*n = (struct bnode){NULL, h, baseline_dup(b, key), now, 0};
+	*n = (struct bnode){
+	    .hash = h, .key = baseline_dup(b, key), .window_start_ms = now};
 	b->bytes += sizeof(*n);
 	*pp = n;
 	b->fifo[(b->fifo_head + b->size++) % b->max] = baseline_dup(b, key);
@@ -358,7 +360,7 @@ struct result {
 static struct result run_once(struct target *tg, enum impl impl,
 			      bench_key *const streams[2], unsigned nthreads)
 {
-	struct result r = {0, 0, 0};
+	struct result r = {0};
 	pthread_barrier_t start;
 	pthread_t tid[2];
 	struct job jobs[2];
@@ -481,7 +483,9 @@ static void bench_dist(struct target *tg, uint64_t n, const struct zipf *z,
 
 static void bench_keys(uint64_t n, struct summary *sum)
 {
-	struct target tg = {heat_make(n), baseline_create(n), 1000000};
+	struct target tg = {.heat = heat_make(n),
+			    .base = baseline_create(n),
+			    .now_ms = 1000000};
 	mcrepl_heat_stats st;
 	struct zipf z;
 	double bpk[2];
@@ -636,15 +640,35 @@ static void print_scaling(const struct summary *sum)
 	       2.0 * a->cpu_ns / b->cpu_ns, 100.0 * b->cpu_ns / b->ns);
 }
 
+/* --quick, or MCREPL_BENCH_QUICK=1 in the environment. */
+static const struct flag quick_flags[] = {
+    {.name = "quick",
+     .type = FLAG_BOOL,
+     .off = 0,
+     .def = "false",
+     .help = "skip the 10 M keys"},
+};
+
+static const struct flag_set quick_set = {
+    .prog = "bench_heat",
+    .intro = "the heat window's record() vs a mutex and hash map",
+    .title = "bench_heat flags",
+    .width = 6,
+    .flags = quick_flags,
+    .n = 1,
+};
+
 int main(int argc, char **argv)
 {
 	static const uint64_t counts[] = {10000, 1000000, 10000000};
 	const char *env = getenv("MCREPL_BENCH_QUICK");
-	bool quick = env && env[0] && strcmp(env, "0") != 0;
+	bool quick = false;
 	struct summary sum = {0};
+	int st = bench_flags(&quick_set, &quick, argc, argv);
 
-	for (int i = 1; i < argc; i++)
-		quick |= strcmp(argv[i], "--quick") == 0;
+	if (st >= 0)
+		return st;
+	quick |= env && env[0] && strcmp(env, "0") != 0;
 	printf("# heat record(): median of %d runs of %u reads per thread; "
 	       "window %u ms, threshold %u, clock +1 ms per %u reads\n",
 	       RUNS, OPS, WINDOW_MS, THRESHOLD, OPS_PER_MS);

@@ -24,6 +24,8 @@
 
 #include "mcrepl/host.h"
 
+#include "bench_flags.h"
+
 #define RUNS 5
 #define OBJECTS 1000
 
@@ -143,15 +145,39 @@ static mcrepl_engine *engine(void)
 	return e;
 }
 
+/* --quick, or MCREPL_BENCH_QUICK=1 in the environment. */
+static const struct flag quick_flags[] = {
+    {.name = "quick",
+     .type = FLAG_BOOL,
+     .off = 0,
+     .def = "false",
+     .help = "a tenth of the reads"},
+};
+
+static const struct flag_set quick_set = {
+    .prog = "bench_host_read",
+    .intro = "mcrepl_engine_on_read() ns per read vs the same work by hand",
+    .title = "bench_host_read flags",
+    .width = 6,
+    .flags = quick_flags,
+    .n = 1,
+};
+
 int main(int argc, char **argv)
 {
 	const char *q = getenv("MCREPL_BENCH_QUICK");
-	struct object *objs = calloc(OBJECTS, sizeof(*objs));
-	mcrepl_engine *e = engine();
+	struct object *objs;
+	mcrepl_engine *e;
 	double ratio[2];
+	bool quick = false;
+	int st = bench_flags(&quick_set, &quick, argc, argv);
 
-	if ((argc > 1 && strcmp(argv[1], "--quick") == 0) || (q && *q == '1'))
+	if (st >= 0)
+		return st;
+	if (quick || (q && *q == '1'))
 		reads /= 10;
+	objs = calloc(OBJECTS, sizeof(*objs));
+	e = engine();
 	if (!objs || !e) {
 		fprintf(stderr, "bench_host_read: out of memory\n");
 		return 1;

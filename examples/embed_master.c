@@ -292,7 +292,7 @@ static int run(mcrepl_engine *e, mcrepl_triggers *q, mcrepl_stats *st,
 			continue;
 		/* accepted, task created: the engine counts both */
 		mcrepl_leases_bind_task(mcrepl_engine_leases(e), lease.id,
-					(mcrepl_task_id){task++});
+					(mcrepl_task_id){.v = task++});
 		if (copy(&obj, e, &lease, st, now + 5) != 0)
 			return 1;
 		copied = true;

@@ -49,10 +49,11 @@ static int alloc_tables(mcrepl_engine *e)
 
 	e->segs = calloc(e->max_segs, sizeof(*e->segs));
 	e->nodes = calloc(e->max_segs, sizeof(*e->nodes));
+	e->memo = calloc(e->max_segs, sizeof(*e->memo));
 	e->scratch = calloc(e->max_segs, sizeof(*e->scratch));
 	e->tab = calloc(tab, sizeof(*e->tab));
 	e->tab_mask = tab - 1;
-	if (!e->segs || !e->nodes || !e->scratch || !e->tab)
+	if (!e->segs || !e->nodes || !e->memo || !e->scratch || !e->tab)
 		return -1;
 	return mcr_eng_dkeys_init(e);
 }
@@ -123,6 +124,7 @@ void mcrepl_engine_destroy(mcrepl_engine *e)
 	mcrepl_triggers_destroy(e->triggers);
 	free(e->segs);
 	free(e->nodes);
+	free(e->memo);
 	free(e->scratch);
 	free(e->tab);
 	pthread_mutex_destroy(&e->mu);
@@ -238,6 +240,7 @@ static void node_clear(struct enode *n)
 	atomic_store(&n->used, 0);
 	atomic_store(&n->snap, 0);
 	n->proj = 0;
+	n->closed = n->closed_recent = 0;
 }
 
 /* Node n's reads in bucket k, and in this reader-order period: the sums of
@@ -259,14 +262,20 @@ static void node_snap(struct enode *n)
 {
 	uint32_t sum = 0;
 
+	/* relaxed, as the readers read them; every tick walks every node,
+	 * so an unchanged value is not written again */
 	for (uint32_t m = atomic_load(&n->used); m; m &= m - 1) {
 		struct estripe *st = &n->st[__builtin_ctz(m)];
 		uint32_t x = atomic_load(&st->now_reads);
 
-		atomic_store(&st->at_tick, x);
+		if (atomic_load_explicit(&st->at_tick, memory_order_relaxed) !=
+		    x)
+			atomic_store_explicit(&st->at_tick, x,
+					      memory_order_relaxed);
 		sum += x;
 	}
-	atomic_store(&n->snap, sum);
+	if (atomic_load_explicit(&n->snap, memory_order_relaxed) != sum)
+		atomic_store_explicit(&n->snap, sum, memory_order_relaxed);
 }
 
 /* Node n's reads this reader-order period as stripe s's reader estimates
@@ -374,44 +383,73 @@ double mcr_eng_span(const mcrepl_engine *e)
 	       (double)(e->last_ms % e->bucket_ms) / (double)e->bucket_ms;
 }
 
+/* mcr_policy_rising() of node i's counts, a full window seen (mutex
+ * held). The policy's estimates depend on nothing but the counts,
+ * the latest tick and the bucket length, so a memo hit returns exactly
+ * what computing them again would. */
+static uint32_t node_rising(const mcrepl_engine *e, uint32_t i, uint32_t sum,
+			    uint32_t recent)
+{
+	struct ememo *m = &e->memo[i];
+
+	if (m->bucket_ms == e->bucket_ms && m->ms == e->last_ms &&
+	    m->sum == sum && m->recent == recent)
+		return m->rising;
+	*m = (struct ememo){
+	    .ms = e->last_ms,
+	    .bucket_ms = e->bucket_ms,
+	    .sum = sum,
+	    .recent = recent,
+	    .rising = mcr_policy_rising(
+		sum, recent, MCREPL_POLICY_RISING_NODE_BUCKETS, mcr_eng_span(e),
+		MCREPL_POLICY_RISING_NODE_Z),
+	};
+	return m->rising;
+}
+
+/* mcr_policy_recent_low() of node i's recent count, after node_rising()
+ * of the same counts (mutex held). */
+static double node_low(const mcrepl_engine *e, uint32_t i, uint32_t recent)
+{
+	struct ememo *m = &e->memo[i];
+
+	if (!m->has_low) {
+		m->low = mcr_policy_recent_low(
+		    recent, MCREPL_POLICY_RISING_NODE_BUCKETS, mcr_eng_span(e),
+		    MCREPL_POLICY_RISING_NODE_Z);
+		m->has_low = true;
+	}
+	return m->low;
+}
+
 uint64_t mcr_eng_node_load(const mcrepl_engine *e, uint32_t node)
 {
 	const struct enode *n = &e->nodes[node];
-	uint32_t cur = atomic_load(&e->cur), sum = 0, recent = 0;
+	uint32_t cur = atomic_load(&e->cur), recent = n->closed_recent;
+	uint32_t sum = n->closed + node_bucket(n, cur);
 	bool full = mcr_eng_full(e);
 	double x, low;
 
-	for (uint32_t k = 0; k < ENG_B; k++) {
-		uint32_t b = node_bucket(n, (cur + ENG_B - k) % ENG_B);
-
-		sum += b;
-		if (k >= 1 && k <= MCREPL_POLICY_RISING_NODE_BUCKETS)
-			recent += b;
-	}
-	x = n->proj +
-	    (double)(full ? mcr_policy_rising(
-				sum, recent, MCREPL_POLICY_RISING_NODE_BUCKETS,
-				mcr_eng_span(e), MCREPL_POLICY_RISING_NODE_Z)
-			  : sum);
-	low = full && n->proj < 0
-		  ? mcr_policy_recent_low(
-			recent, MCREPL_POLICY_RISING_NODE_BUCKETS,
-			mcr_eng_span(e), MCREPL_POLICY_RISING_NODE_Z)
-		  : 0;
+	x = n->proj + (double)(full ? node_rising(e, node, sum, recent) : sum);
+	low = full && n->proj < 0 ? node_low(e, node, recent) : 0;
 	if (x < low)
 		x = low;
 	return x > 0 ? (uint64_t)(x + 0.5) : 0;
+}
+
+/* The load of the segment in slot (mutex held). */
+static uint64_t seg_load_at(const mcrepl_engine *e, uint32_t slot)
+{
+	if (!e->on)
+		return e->segs[slot].read_load;
+	return mcr_eng_node_load(e, atomic_load(&e->segs[slot].node));
 }
 
 uint64_t mcr_eng_seg_load(const mcrepl_engine *e, uint64_t id)
 {
 	uint32_t slot = mcr_eng_slot(e, id);
 
-	if (slot == ENG_NONE)
-		return 0;
-	if (!e->on)
-		return e->segs[slot].read_load;
-	return mcr_eng_node_load(e, atomic_load(&e->segs[slot].node));
+	return slot == ENG_NONE ? 0 : seg_load_at(e, slot);
 }
 
 /* ---- segments ---------------------------------------------------------- */
@@ -683,6 +721,22 @@ mcrepl_status mcrepl_engine_pick(mcrepl_engine *e, const char *tenant,
 
 /* ---- the tick ----------------------------------------------------------- */
 
+/* Node n's closed buckets summed, cur the current one: only a roll closes
+ * one, so between rolls a window count is these plus the current bucket
+ * (a read counted late on a closed bucket, racing the roll, shows from
+ * the next roll on). */
+static void close_buckets(struct enode *n, uint32_t cur)
+{
+	n->closed = n->closed_recent = 0;
+	for (uint32_t k = 1; k < ENG_B; k++) {
+		uint32_t b = node_bucket(n, (cur + ENG_B - k) % ENG_B);
+
+		n->closed += b;
+		if (k <= MCREPL_POLICY_RISING_NODE_BUCKETS)
+			n->closed_recent += b;
+	}
+}
+
 static void roll(mcrepl_engine *e)
 {
 	uint32_t next = (atomic_load(&e->cur) + 1) % ENG_B;
@@ -696,6 +750,7 @@ static void roll(mcrepl_engine *e)
 			atomic_store(&n->st[__builtin_ctz(m)].bucket[next], 0);
 		n->proj -= n->fade[next];
 		n->fade[next] = 0;
+		close_buckets(n, next);
 	}
 	atomic_store(&e->cur, next);
 }
@@ -715,6 +770,20 @@ static void roll_period(mcrepl_engine *e, bool skipped)
 					     0);
 		atomic_store(&n->prev_reads, skipped ? 0 : x);
 	}
+}
+
+/* The window's reads as the tick sees them: each node's closed buckets
+ * as of the last roll and its current one. */
+static uint64_t tick_window_reads(const mcrepl_engine *e)
+{
+	uint32_t cur = atomic_load(&e->cur);
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < e->max_segs; i++)
+		if (e->nodes[i].name)
+			sum += (uint64_t)e->nodes[i].closed +
+			       node_bucket(&e->nodes[i], cur);
+	return sum;
 }
 
 static uint64_t window_reads(const mcrepl_engine *e)
@@ -758,7 +827,7 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 			node_snap(&e->nodes[i]);
 	if (e->on) {
 		e->view.nodes = e->n_nodes;
-		e->view.window_reads = window_reads(e);
+		e->view.window_reads = tick_window_reads(e);
 		e->threshold = mcr_policy_trigger_threshold(&e->cfg, &e->view);
 		atomic_store(&e->read_threshold, e->threshold);
 	}
@@ -825,7 +894,7 @@ size_t mcr_eng_views(mcrepl_engine *e)
 		    .capacity = g->capacity,
 		    .used = g->used + g->promised,
 		    .allocatable = g->allocatable,
-		    .read_load = mcr_eng_seg_load(e, g->id),
+		    .read_load = seg_load_at(e, i), /* the slot of g->id */
 		};
 	}
 	return n;

@@ -48,6 +48,19 @@ struct enode {
 	_Atomic uint32_t snap;	     /* now_reads summed at the last tick */
 	_Atomic uint32_t prev_reads; /* the last reader-order period */
 	double proj, fade[ENG_B];    /* auto: projections */
+	/* its buckets but the current one, and those the rising estimate
+	 * reads, summed at the last roll (mutex held) */
+	uint32_t closed, closed_recent;
+};
+
+/* mcr_eng_node_load()'s last policy estimates for a node and their
+ * inputs (bucket_ms 0: none; the engine's is never 0): every proposal's
+ * views ask each node again, mostly within one tick. */
+struct ememo {
+	uint64_t ms;
+	uint32_t bucket_ms, sum, recent, rising;
+	double low;
+	bool has_low;
 };
 
 /* A segment. A free slot has id 0. */
@@ -97,6 +110,7 @@ struct mcrepl_engine {
 	} * tab;
 	uint32_t tab_mask;
 	struct enode *nodes;
+	struct ememo *memo; /* [max_segs], per node (mutex held) */
 	uint32_t n_nodes;
 	_Atomic uint32_t cur; /* current bucket */
 	uint64_t last_ms;     /* the latest tick's now_ms */

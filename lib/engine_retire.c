@@ -337,7 +337,9 @@ size_t mcrepl_engine_retire(mcrepl_engine *e, uint64_t now_ms,
 		}
 		for (size_t j = 0; j < m; j++)
 			out[n++] = (mcrepl_retirement){
-			    k->tenant, k->key, {k->segs[idx[j]]}};
+			    .tenant = k->tenant,
+			    .key = k->key,
+			    .segment = {.v = k->segs[idx[j]]}};
 		e->retired += m;
 	}
 	if (!e->cursor)

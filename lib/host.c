@@ -27,7 +27,7 @@ mcrepl_segment_id mcrepl_segment_id_of(const char *name)
 		return (mcrepl_segment_id){0};
 	h = mcu_hash_str(name, SEED_SEGNAME);
 	/* 0 and all ones are the engine's free and dead slots */
-	return (mcrepl_segment_id){h == 0 || h == UINT64_MAX ? 1 : h};
+	return (mcrepl_segment_id){.v = h == 0 || h == UINT64_MAX ? 1 : h};
 }
 
 mcrepl_engine_segment mcr_eng_seg_named(const mcrepl_engine_segment *s)
@@ -46,19 +46,19 @@ mcrepl_client_id mcrepl_client_of_wire(mcrepl_wire_id w)
 	if (!w.hi && !w.lo)
 		return (mcrepl_client_id){0};
 	v = mcu_splitmix64_mix(w.hi ^ mcu_mix64(w.lo));
-	return (mcrepl_client_id){v ? v : 1};
+	return (mcrepl_client_id){.v = v ? v : 1};
 }
 
 mcrepl_wire_id mcrepl_engine_lease_wire(const mcrepl_engine *e,
 					mcrepl_lease_id id)
 {
-	return (mcrepl_wire_id){e ? e->incarnation : 0, id.v};
+	return (mcrepl_wire_id){.hi = e ? e->incarnation : 0, .lo = id.v};
 }
 
 mcrepl_lease_id mcrepl_engine_lease_of_wire(const mcrepl_engine *e,
 					    mcrepl_wire_id w)
 {
-	return (mcrepl_lease_id){e && w.hi == e->incarnation ? w.lo : 0};
+	return (mcrepl_lease_id){.v = e && w.hi == e->incarnation ? w.lo : 0};
 }
 
 /* ---- the read path ------------------------------------------------------ */
@@ -167,7 +167,7 @@ static void task_of(mcrepl_engine *e, const mcrepl_lease *l,
 {
 	memset(t, 0, sizeof(*t));
 	t->lease = mcrepl_engine_lease_wire(e, l->id);
-	t->task = (mcrepl_wire_id){l->task_hi, l->task.v};
+	t->task = (mcrepl_wire_id){.hi = l->task_hi, .lo = l->task.v};
 	(void)mcrepl_engine_segment_name(e, l->source, t->source,
 					 sizeof(t->source));
 	(void)mcrepl_engine_segment_name(e, l->target, t->target,

@@ -270,14 +270,46 @@ double mcr_policy_share_z(uint32_t nodes)
 	return z > 2.0 ? z : 2.0;
 }
 
+mcrepl_balance mcr_policy_capped_mean(const mcrepl_cluster_view *cl,
+				      const mcrepl_balance *b)
+{
+	mcrepl_balance g = {0};
+	double cap;
+
+	if (!b)
+		return g;
+	g = *b;
+	if (!cl || !cl->nodes)
+		return g;
+	cap = (double)cl->window_reads * g.segments / cl->nodes;
+	/* over the reads served, but within MCREPL_POLICY_MEAN_SLACK of
+	 * them: loads farther off are in another unit (a host's load
+	 * period other than the heat window), and its own mean stands */
+	if (cap >= 1.0 && (double)g.load_sum > cap &&
+	    (double)g.load_sum <= MCREPL_POLICY_MEAN_SLACK * cap)
+		g.load_sum = (uint64_t)cap;
+	return g;
+}
+
 bool mcr_policy_helps(const mcrepl_config *cfg, const mcrepl_cluster_view *cl,
 		      const mcrepl_balance *b, uint32_t count,
 		      uint32_t readable)
 {
+	mcrepl_balance g;
 	double s;
 
 	if (!cfg || !(cfg->balance_tolerance > 0) || !cl || !cl->nodes)
 		return true;
+	/* the mean capped only for a key that carries half a fair share on
+	 * each replica: its holders' load is mostly its own, so the rise that
+	 * lifted the loads' sum is its own too; for the other keys the
+	 * lifted loads stand (capped, every node a flash crowd's key lifted
+	 * looked overloaded to every key on it: 2.8 x the copies at 64 nodes) */
+	if (b && 2.0 * count * cl->nodes >=
+		     (double)(readable ? readable : 1) * cl->window_reads) {
+		g = mcr_policy_capped_mean(cl, b);
+		b = &g;
+	}
 	if (mcr_policy_overloaded(cfg, b) &&
 	    mcr_policy_worth(cfg, b, count, readable))
 		return true;
@@ -428,5 +460,9 @@ void mcr_policy_project_level(uint64_t key_load, uint32_t readable,
 	if (to > key_load)
 		to = key_load;
 	out->to_target = to;
-	out->from_each = to / r;
+	/* rounded up: the engine caps the target's gain at what the r
+	 * replicas give up, and at r in the hundreds (a flash crowd's key)
+	 * to / r rounded down lost up to r - 1 reads of every copy's
+	 * projection, so the newest replica looked light and closed the gate */
+	out->from_each = to / r + (to % r != 0);
 }

@@ -201,9 +201,30 @@ double mcr_policy_share_excess(const mcrepl_cluster_view *cl, uint32_t count,
 double mcr_policy_share_z(uint32_t nodes);
 
 /*
+ * The balance the gate of mcr_policy_helps() judges: b with its mean
+ * (load_sum / segments) no higher than the reads the cluster served per
+ * node, window_reads / nodes, where the loads sum to at most
+ * MCREPL_POLICY_MEAN_SLACK times that (farther off, the host's loads are in
+ * another unit and b is returned as it is; so too without a view; b NULL:
+ * all zero). A node's load is judged by its recent rate where that rose
+ * (mcr_policy_rising()): after a flash crowd every holder of the key rose
+ * while the node that served the burst alone still held it in its window,
+ * the loads summed 10-15 % over the reads served, and the key's holders,
+ * 1.4 x the mean each second, looked under it for 3-6 s.
+ */
+#define MCREPL_POLICY_MEAN_SLACK 1.25
+mcrepl_balance mcr_policy_capped_mean(const mcrepl_cluster_view *cl,
+				      const mcrepl_balance *b);
+
+/*
  * Does one more replica of a key with `count` hits and `readable` readable
  * replicas help? balance_tolerance 0 or no cluster view: always (no gate).
- * Otherwise when mcr_policy_overloaded() and mcr_policy_worth(), or
+ * Otherwise when mcr_policy_overloaded() and mcr_policy_worth() (on
+ * mcr_policy_capped_mean() of b for a key that carries at least half a
+ * fair share on each replica, 2 count nodes >= r window_reads: its
+ * holders' load is mostly its own, and so is the rise that lifted the
+ * loads' sum; capped for every key, each node a flash crowd's key lifted
+ * looked overloaded to every key on it), or
  * when the key alone fills a node's fair share per replica: its
  * mcr_policy_share_excess() reaches two deviations, or, once the key
  * is settled (b->settled), mcr_policy_share_z(nodes). That rule decides
@@ -245,7 +266,7 @@ bool mcr_policy_helps(const mcrepl_config *cfg, const mcrepl_cluster_view *cl,
  */
 /* The evidence judges where one window's band is over this many times the
  * tolerance (t m): there noise, not the tolerance, sets it. */
-#define MCREPL_POLICY_EVIDENCE_NOISE 3
+#define MCREPL_POLICY_EVIDENCE_NOISE 1
 /* Samples (heat windows) the evidence weighs in full. */
 #define MCREPL_POLICY_EVIDENCE_WINDOWS 16
 /* The least the evidence finds worth a copy: the least loaded replica's

@@ -163,7 +163,8 @@ static void render_rejections(const mcrepl_stats *s, struct mcu_prom *o)
 		      "Admissions rejected, by reason");
 	for (int r = 1; r < MCREPL_REASON_COUNT; r++) {
 		struct mcu_prom_label l = {
-		    "reason", mcrepl_reason_name((mcrepl_reason)r)};
+		    .name = "reason",
+		    .value = mcrepl_reason_name((mcrepl_reason)r)};
 
 		if (r != MCREPL_REASON_MODE_OBSERVE)
 			mcu_prom_u64(
@@ -181,8 +182,8 @@ static void render_pairs(mcrepl_stats *s, struct mcu_prom *o)
 	for (size_t i = 0; i <= DOMAIN_PAIRS; i++) {
 		const struct domain_pair *p = &s->pairs[i];
 		const struct mcu_prom_label l[] = {
-		    {"requester_domain", p->requester},
-		    {"target_domain", p->target}};
+		    {.name = "requester_domain", .value = p->requester},
+		    {.name = "target_domain", .value = p->target}};
 
 		if (i >= s->n_pairs && (i < DOMAIN_PAIRS || p->count == 0))
 			continue;

@@ -1,4 +1,6 @@
-# Benchmarks (make bench; figures in BENCHMARKS.md).
+# Benchmarks (make bench; figures in BENCHMARKS.md). Every bench parses
+# its flags with the daemons' parser: --help lists them, a bad value or an
+# unknown flag is refused with one line naming it (exit 2).
 #
 #   bench/bench_*.c        the library's, linked with libmcrepl.a
 #   bench/daemons/*.c      one binary each, on the daemon code:
@@ -28,30 +30,33 @@
 #                          throughput and hedged share vs a never-hedging
 #                          client, then read latency with one worker
 #                          SIGSTOPped (make bench-hedge)
+#     bench_integrity      get latency with payload digests vs without,
+#                          64 KiB and 4 MiB (make bench-integrity)
 #   bench/master/*.c       our master's store in-process (end of this file):
 #                          bench_store_read, bench_store_balance,
 #                          bench_store_mem
 
+# Every bench is one $(call bench_program,...) line (mk/program.mk): its
+# object, the flag parser ($(FLAGS_OBJ); --help, checked values) and
+# what it links besides.
+CFLAGS.bench := -Itools/common -Idaemons/runtime/common
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,\
 	$(sort $(wildcard bench/bench_*.c)))
 # The library's benches draw Zipf keys with the tools' one sampler.
-CFLAGS.bench := -Itools/common
 BENCH_ZIPF_OBJ := $(BUILD)/obj/tools/common/zipf.o
-$(BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BENCH_ZIPF_OBJ) $(MCREPL_LINK)
-	$(call link,-lm)
+$(foreach b,$(sort $(wildcard bench/bench_*.c)),\
+	$(call bench_program,$(b),$(BENCH_ZIPF_OBJ) $(MCREPL_LINK),-lm))
 
-CFLAGS.bench/daemons := $(TOOLS_CFLAGS) -Idaemons/master
+CFLAGS.bench/daemons := $(TOOLS_CFLAGS) -Idaemons/master -Ibench
 $(call objs,bench/daemons): | $(RPC_GEN_H)
 DAEMON_BENCHES := $(patsubst bench/daemons/%.c,$(BUILD)/bench/%,\
 	$(sort $(wildcard bench/daemons/*.c)))
-$(DAEMON_BENCHES): $(BUILD)/bench/%: $(BUILD)/obj/bench/daemons/%.o \
-		$(RDMA_OBJ) $(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
-	$(call link,$(RDMA_LIBS) $(DAEMON_LIBS) -lm)
-
-all: $(BENCHES) $(DAEMON_BENCHES)
+$(foreach b,$(sort $(wildcard bench/daemons/*.c)),\
+	$(call bench_program,$(b),$(RDMA_OBJ) $(MASTER_LIB) $(TOOLS_LIB) \
+		$(DAEMON_LIB) $(MCREPL_LINK),$(RDMA_LIBS) $(DAEMON_LIBS) -lm))
 
 bench: all bench-master bench-master-auth bench-copy bench-client bench-stall \
-		bench-store-mem bench-checks bench-hedge
+		bench-store-mem bench-checks bench-hedge bench-integrity
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 bench-master: $(BUILD)/bench/bench_master $(MASTER_BIN)
 	$(BUILD)/bench/bench_master
@@ -73,6 +78,8 @@ bench-stall: $(BUILD)/bench/bench_stall
 	$(BUILD)/bench/bench_stall $(STALL_ARGS)
 bench-hedge: $(BUILD)/bench/bench_hedge $(MASTER_BIN) $(WORKER_BIN)
 	$(BUILD)/bench/bench_hedge
+bench-integrity: $(BUILD)/bench/bench_integrity $(MASTER_BIN) $(WORKER_BIN)
+	$(BUILD)/bench/bench_integrity --runs 7
 
 bench-failover: $(BUILD)/bench/bench_failover $(MASTER_BIN) $(WORKER_BIN)
 	$(BUILD)/bench/bench_failover --etcd3
@@ -92,32 +99,28 @@ bench-drain: $(BUILD)/bench/bench_drain $(MASTER_BIN) $(WORKER_BIN)
 
 .PHONY: bench-drain
 .PHONY: bench bench-master bench-master-auth bench-master-tls bench-copy bench-client bench-client-tls bench-checks \
-	bench-stall bench-failover bench-hedge
+	bench-stall bench-failover bench-hedge bench-integrity
 
 # bench/master/: our own master's store in-process. The read path: the
 # driver shape of a Mooncake master's GetReplicaList: store_get under the store
 # lock (figures in BENCHMARKS.md).
 #   make bench-store-read   100 k keys uniform, then 1,000 hot keys
-CFLAGS.bench/master := $(TOOLS_CFLAGS) -Idaemons/master
+CFLAGS.bench/master := $(TOOLS_CFLAGS) -Idaemons/master -Ibench
+$(call objs,bench/master): | $(RPC_GEN_H)
 STORE_READ_BENCH := $(BUILD)/bench/bench_store_read
-$(BUILD)/obj/bench/master/bench_store_read.o: | $(RPC_GEN_H)
+STORE_BALANCE_BENCH := $(BUILD)/bench/bench_store_balance
+STORE_MEM_BENCH := $(BUILD)/bench/bench_store_mem
 STORE_BENCH_LOAD := $(BUILD)/obj/bench/master/bench_store_load.o
-$(STORE_BENCH_LOAD): | $(RPC_GEN_H)
-$(STORE_READ_BENCH): $(BUILD)/obj/bench/master/bench_store_read.o \
-		$(STORE_BENCH_LOAD) \
-		$(MASTER_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
-	$(call link,$(DAEMON_LIBS) -lm)
-all: $(STORE_READ_BENCH)
-
+STORE_BENCH_LIBS := $(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
+$(call bench_program,bench/master/bench_store_read.c,\
+	$(STORE_BENCH_LOAD) $(STORE_BENCH_LIBS),$(DAEMON_LIBS) -lm)
 # The same store under the balance workload the adapter's test host runs
 # (read balance, bench/adapter/; figures in BENCHMARKS.md).
-STORE_BALANCE_BENCH := $(BUILD)/bench/bench_store_balance
-$(BUILD)/obj/bench/master/bench_store_balance.o: | $(RPC_GEN_H)
-$(STORE_BALANCE_BENCH): $(BUILD)/obj/bench/master/bench_store_balance.o \
-		$(STORE_BENCH_LOAD) \
-		$(MASTER_LIB) $(TOOLS_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
-	$(call link,$(DAEMON_LIBS) -lm)
-all: $(STORE_BALANCE_BENCH)
+$(call bench_program,bench/master/bench_store_balance.c,\
+	$(STORE_BENCH_LOAD) $(STORE_BENCH_LIBS),$(DAEMON_LIBS) -lm)
+# The master's heap per object at 1 M objects (make bench-store-mem).
+$(call bench_program,bench/master/bench_store_mem.c,\
+	$(STORE_BENCH_LIBS),$(DAEMON_LIBS) -lm)
 
 #   make bench-store-balance   read balance of our store, 8 and 64 segments
 bench-store-balance: $(STORE_BALANCE_BENCH)
@@ -125,15 +128,6 @@ bench-store-balance: $(STORE_BALANCE_BENCH)
 	$(STORE_BALANCE_BENCH) --segments 64
 
 .PHONY: bench-store-balance
-
-# The master's heap per object at 1 M objects (bench/master/bench_store_mem.c).
-#   make bench-store-mem
-STORE_MEM_BENCH := $(BUILD)/bench/bench_store_mem
-$(BUILD)/obj/bench/master/bench_store_mem.o: | $(RPC_GEN_H)
-$(STORE_MEM_BENCH): $(BUILD)/obj/bench/master/bench_store_mem.o \
-		$(MASTER_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
-	$(call link,$(DAEMON_LIBS) -lm)
-all: $(STORE_MEM_BENCH)
 
 bench-store-mem: $(STORE_MEM_BENCH)
 	$(STORE_MEM_BENCH) --keys 1000000
@@ -143,3 +137,7 @@ bench-store-read: $(STORE_READ_BENCH)
 	$(STORE_READ_BENCH) --keys 100000 --hot 1000
 
 .PHONY: bench-store-read bench-store-mem
+
+# Every bench program, built (also by `all`), none run.
+bench-bins: $(BENCH_BINS)
+.PHONY: bench-bins

@@ -3,7 +3,8 @@
 #                     principals and HMAC proofs (auth; libcrypto),
 #                     TLS contexts and peer checks (tls; libssl and
 #                     libevent_openssl),
-#                     big-endian bytes (bytes.h)
+#                     big-endian bytes (bytes.h), connections per peer
+#                     address (peer_table: the RPC and HTTP servers' caps)
 #   daemons/runtime/rpc/      the RPC layer: frame codec, libevent framing, server,
 #                     dispatch, blocking and async clients; with the
 #                     protobuf-c code generated from proto/mcrepl.proto

@@ -10,11 +10,10 @@ MBENCH_OBJ := $(call objs,tools/bench)
 MBENCH_BIN := $(BUILD)/bin/mcrepl-bench
 $(MBENCH_OBJ): | $(RPC_GEN_H)
 
-$(MBENCH_BIN): $(MBENCH_OBJ) $(TOOLS_LIB) $(DAEMON_LIB) $(MCREPL_LINK)
-	$(call link,$(DAEMON_LIBS) -lm)
+$(call program,$(MBENCH_BIN),$(MBENCH_OBJ) $(TOOLS_LIB) $(DAEMON_LIB) \
+	$(MCREPL_LINK),$(DAEMON_LIBS) -lm)
 
 mbench: $(MBENCH_BIN)
-all: $(MBENCH_BIN)
 
 # The daemons' stderr: $(TEST_LOGS)/mbench/<case>.log.
 # mcrepl-sim: the rankings the bench draws must be the simulator's (its

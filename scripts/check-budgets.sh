@@ -8,7 +8,16 @@
 #   no installed header carries history (a "X.Y.Z:" release entry; NEWS);
 #   every header's include guard ends with its file's name (foo_bar.h:
 #   ..._FOO_BAR_H) and no two headers share one (a copied or moved header
-#   keeps a guard that no longer says what it guards).
+#   keeps a guard that no longer says what it guards);
+#   no positional initializer of a project struct outside tests/ (a field
+#   added or moved would shift every value silently): every initializer
+#   of a struct type the tree defines (struct NAME { or a typedef of one)
+#   names its fields, `{.a = 1}`; `{0}` and `{}` are allowed. Checked in
+#   C sources and headers, with perl: declarations (arrays of rows too,
+#   #define'd rows inside them included) and compound literals. Not
+#   checked: structs without a tag or typedef name (local row tables),
+#   and a struct nested in a field, `.id = {1}`. The files in
+#   POSITIONAL_KNOWN may keep at most their count (other work in them).
 # Usage: check-budgets.sh [ROOT]  (default: the tree this script is in).
 # Prints one line per broken rule; exits 1 when any is broken.
 set -u
@@ -61,5 +70,101 @@ $wrong"
 twice=$(printf '%s\n' "$guards" | grep -v '^WRONG ' | cut -d' ' -f1 | sort |
 	uniq -d | head -5)
 [ -z "$twice" ] || say "include guards used by more than one header: $twice"
-[ "$bad" -eq 0 ] && echo "check-budgets: README $(lines README.md)/300, BENCHMARKS $(lines BENCHMARKS.md)/400 lines; no issue numbers in code; no history in installed headers; include guards named for their files"
+# FILE COUNT: positional initializers left in files being reworked.
+POSITIONAL_KNOWN="lib/config.c 2"
+# Reads file names on stdin; prints FILE:LINE: TEXT for each positional
+# initializer of a struct type the files define.
+positional_pl=$(cat <<'EOF'
+use strict;
+use warnings;
+my @files = grep { length } map { chomp; $_ } <STDIN>;
+my (%src, %raw, %types);
+for my $f (@files) {
+	open(my $fh, "<", $f) or next;
+	local $/;
+	my $t = <$fh>;
+	close $fh;
+	$raw{$f} = $t;
+	# comments, strings and characters blanked, lines kept
+	$t =~ s{(/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')}{
+		my $m = $1; my $c = substr($m, 0, 1);
+		$c eq '"' ? '""' : $c eq "'" ? "' '" : $m =~ s/[^\n]/ /gr
+	}gse;
+	$src{$f} = $t;
+	$types{"struct $1"} = 1 while $t =~ /\bstruct\s+(\w+)\s*\{/g;
+	$types{$1} = 1 while $t =~ /\btypedef\s+struct\s*(?:\w+\s*)?\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}\s*(\w+)\s*;/g;
+	$types{$1} = 1 while $t =~ /\btypedef\s+struct\s+\w+\s+(\w+)\s*;/g;
+}
+my $ty = join "|", map { s/ /\\s+/r } sort { length $b <=> length $a } keys %types;
+exit 0 unless $ty;
+# The first token of the brace at $p: designated, empty or {0}?
+sub named {
+	my ($t, $p) = @_;
+	return substr($t, $p) =~ /^\{\s*(?:[.\[]|\}|0\s*\})/;
+}
+# The closing brace of the one at $p.
+sub close_of {
+	my ($t, $p) = @_;
+	my $d = 0;
+	for (my $i = $p; $i < length $t; $i++) {
+		my $c = substr($t, $i, 1);
+		$d++ if $c eq "{";
+		$d-- if $c eq "}";
+		return $i if $d == 0;
+	}
+	return length $t;
+}
+# The braces of each element of the array initializer at $p.
+sub rows {
+	my ($t, $p) = @_;
+	my ($e, @r) = (close_of($t, $p));
+	my $d = 0;
+	for (my $i = $p + 1; $i < $e; $i++) {
+		my $c = substr($t, $i, 1);
+		push @r, $i if $c eq "{" && $d == 0;
+		$d++ if $c eq "{" || $c eq "(";
+		$d-- if $c eq "}" || $c eq ")";
+	}
+	return @r;
+}
+for my $f (@files) {
+	my $t = $src{$f} // next;
+	my @hits;
+	while ($t =~ /(?<![\w.>])(?:$ty)\b[\s*]*(?:const\s+)?\w+\s*((?:\[[^\]]*\]\s*)*)=\s*(?=\{)/g) {
+		my ($arr, $p) = ($1, pos $t);
+		push @hits, $arr ? grep { !named($t, $_) } rows($t, $p)
+				 : named($t, $p) ? () : $p;
+	}
+	while ($t =~ /\(\s*(?:const\s+)?(?:$ty)\s*((?:\[[^\]]*\]\s*)*)\)\s*(?=\{)/g) {
+		my ($arr, $p) = ($1, pos $t);
+		push @hits, $arr ? grep { !named($t, $_) } rows($t, $p)
+				 : named($t, $p) ? () : $p;
+	}
+	my %seen;
+	for my $p (sort { $a <=> $b } @hits) {
+		my $line = 1 + (substr($t, 0, $p) =~ tr/\n//);
+		next if $seen{$line}++;
+		my $text = (split /\n/, $raw{$f})[$line - 1] // "";
+		$text =~ s/^\s+|\s+$//g;
+		print "$f:$line: $text\n";
+	}
+}
+EOF
+)
+if ! command -v perl >/dev/null 2>&1; then
+	say "perl is missing: positional initializers not checked"
+else
+	found=$(printf '%s\n' "$code" | grep -E '\.[ch]$' | grep -v '^tests/' |
+		perl -e "$positional_pl") ||
+		say "the positional initializer scan failed"
+	pos=$(printf '%s\n' "$found" | awk -v known="$POSITIONAL_KNOWN" '
+		BEGIN { n = split(known, k, "\n")
+			for (i = 1; i <= n; i++) { split(k[i], w, " "); max[w[1]] = w[2] } }
+		/./ { file = $0; sub(/:.*/, "", file); hit[file] = hit[file] $0 "\n"; cnt[file]++ }
+		END { for (f in cnt) if (cnt[f] > max[f] + 0)
+			printf "%s(%d in %s, at most %d)\n", hit[f], cnt[f], f, max[f] + 0 }')
+	[ -z "$pos" ] || say "positional initializers of project structs (name the fields: {.a = 1}):
+$pos"
+fi
+[ "$bad" -eq 0 ] && echo "check-budgets: README $(lines README.md)/300, BENCHMARKS $(lines BENCHMARKS.md)/400 lines; no issue numbers in code; no history in installed headers; include guards named for their files; no positional initializers of project structs but $(printf '%s\n' "$POSITIONAL_KNOWN" | awk '{ n += $2 } END { print n + 0 }') known"
 exit "$bad"

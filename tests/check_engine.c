@@ -808,6 +808,39 @@ START_TEST(test_engine_propose_rising_node_judged_by_its_rate)
 }
 END_TEST
 
+/* A node's load asked again (placement asks every node on every
+ * proposal, and the engine remembers its estimates between asks) follows
+ * the reads since, the tick's time, a roll and a node slot used again. */
+START_TEST(test_engine_load_asked_again_follows_reads_and_time)
+{
+	uint64_t now = NOW + MCREPL_HEAT_BUCKETS * BUCKET;
+	mcrepl_engine *e = rising_nodes(false), *f;
+
+	ck_assert_uint_eq(load(e, 1), 1800);
+	reads(e, 1, 100); /* the same tick */
+	ck_assert_uint_eq(load(e, 1), 1900);
+	mcrepl_engine_tick(e, now + BUCKET, NULL); /* bucket 1 rolls out */
+	ck_assert_uint_eq(load(e, 1), 1900 - 257);
+	ck_assert_uint_eq(stats(e).window_reads, 3 * (1750 - 250) + 1900 - 257);
+	mcrepl_engine_destroy(e);
+	/* the rising view: half a bucket later its span is longer */
+	e = rising_nodes(true);
+	f = rising_nodes(true); /* the same reads, never asked before */
+	ck_assert_uint_eq(load(e, 1), 6003);
+	mcrepl_engine_tick(e, now + BUCKET / 2, NULL);
+	mcrepl_engine_tick(f, now + BUCKET / 2, NULL);
+	ck_assert_uint_eq(load(e, 1), 6431);
+	ck_assert_uint_eq(load(f, 1), 6431);
+	/* host h1 leaves and comes back: a new node, no reads */
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_remove(e, (mcrepl_segment_id){1}), MCREPL_OK);
+	set(e, 1, "h1", NULL);
+	ck_assert_uint_eq(load(e, 1), 0);
+	mcrepl_engine_destroy(e);
+	mcrepl_engine_destroy(f);
+}
+END_TEST
+
 /* ---- retirement --------------------------------------------------------- */
 
 struct probe_ctx {
@@ -1254,6 +1287,7 @@ Suite *make_engine_suite(void)
 	tcase_add_test(tc, test_engine_counts_lease_lifecycle);
 	tcase_add_test(tc, test_engine_alloc_failure);
 	tcase_add_test(tc, test_engine_concurrent_reads);
+	tcase_add_test(tc, test_engine_load_asked_again_follows_reads_and_time);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -256,6 +256,54 @@ START_TEST(test_policy_gate_hysteresis)
 }
 END_TEST
 
+/* The gate's mean is at most the reads served per node, for a key that
+ * carries half a fair share per replica: 4,000 reads on 4 nodes, mean
+ * 1,000, band max(50, 3.4616 sqrt(1000)) = 109.47. Loads
+ * summing to 4,800 (holders of a key that just rose, judged by their
+ * recent rate) put the mean at 1,200 (band 119.9) and a key 1,300 on its
+ * least loaded replica under it. */
+START_TEST(test_policy_gate_mean_capped_by_reads_served)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_cluster_view cl = {.window_reads = 4000, .nodes = 4};
+	mcrepl_balance b = {.key_load = 1300, .load_sum = 4800, .segments = 4};
+	mcrepl_balance g;
+
+	ck_assert(!mcr_policy_overloaded(&c, &b));
+	/* not by the fair-share rule: d = 1000 - 4000 / 4 = 0 */
+	ck_assert(mcr_policy_share_excess(&cl, 1000, 1) == 0.0);
+	ck_assert(mcr_policy_helps(&c, &cl, &b, 1000, 1));
+	/* only for a key carrying half a fair share (500) on each replica:
+	 * 2 (500 - 2 sqrt(500)) = 910.6 >= 2 x 109.47; at 499 the lifted
+	 * mean stands */
+	ck_assert(mcr_policy_helps(&c, &cl, &b, 500, 1));
+	ck_assert(!mcr_policy_helps(&c, &cl, &b, 499, 1));
+	ck_assert(!mcr_policy_helps(&c, &cl, &b, 1999, 4));
+	ck_assert(mcr_policy_helps(&c, &cl, &b, 2000, 4));
+	g = mcr_policy_capped_mean(&cl, &b);
+	ck_assert_uint_eq(g.load_sum, 4000);
+	ck_assert_uint_eq(g.key_load, 1300);
+	ck_assert_uint_eq(g.segments, 4);
+	/* up to 1.25 x the reads served, capped; beyond, another unit */
+	b.load_sum = 5000;
+	ck_assert_uint_eq(mcr_policy_capped_mean(&cl, &b).load_sum, 4000);
+	b.load_sum = 5001;
+	ck_assert_uint_eq(mcr_policy_capped_mean(&cl, &b).load_sum, 5001);
+	ck_assert(!mcr_policy_helps(&c, &cl, &b, 1000, 1));
+	/* a mean under the reads served stands (800: band 97.9, 950 over) */
+	b.load_sum = 3200;
+	b.key_load = 950;
+	ck_assert_uint_eq(mcr_policy_capped_mean(&cl, &b).load_sum, 3200);
+	ck_assert(mcr_policy_helps(&c, &cl, &b, 1000, 1));
+	/* no view, no nodes: as given */
+	b.load_sum = 4800;
+	ck_assert_uint_eq(mcr_policy_capped_mean(NULL, &b).load_sum, 4800);
+	cl.nodes = 0;
+	ck_assert_uint_eq(mcr_policy_capped_mean(&cl, &b).load_sum, 4800);
+	ck_assert_uint_eq(mcr_policy_capped_mean(&cl, NULL).segments, 0);
+}
+END_TEST
+
 /* Readers spread by load: a copy fills its target up to the level of the
  * key's replicas, at most the key's reads. */
 START_TEST(test_policy_project_level)
@@ -268,6 +316,10 @@ START_TEST(test_policy_project_level)
 	    {5000, 9000, 6000, 2000, 1000, 2},
 	    /* ... but never by more than the key's own reads */
 	    {1200, 9000, 6000, 1200, 600, 2},
+	    /* 254 replicas (a flash crowd's key): each gives up what the
+	     * target gains rounded up, 12, not 11 (r x 11 = 2794 lost 194
+	     * reads of the target's projection) */
+	    {5000, 9000, 6000, 2988, 12, 254},
 	    /* r 0 reads as 1: half the gap */
 	    {5000, 9000, 6000, 1500, 1500, 0},
 	    /* a target at or above the level gains nothing */
@@ -860,6 +912,28 @@ START_TEST(test_policy_evidence_judges_few_reads)
 }
 END_TEST
 
+/* The band's dead zone: 16 segments, ~1,000 reads each a window, one
+ * window's band 3.8413 sqrt(1000) = 121.5 (12.1 %): over the tolerance (50)
+ * but under 3 x it, where neither the one-window gate (a key 12 % over)
+ * nor, before, the evidence judged. Four windows of a key on 3 replicas
+ * 12 % over the mean: z(256 looks) = 4.5056, 3 x 480 > max(600, 4.5056
+ * sqrt(12000)) = 600, 2 (12000 - 2 sqrt(12000)) >= 4 max(200, 284.97). */
+START_TEST(test_policy_evidence_judges_the_band_dead_zone)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_evidence ev = {.low = 480, .mean = 4000, .count = 12000, .n = 4};
+	/* 10,000 reads a window: band max(500, 384.1) is the tolerance */
+	mcrepl_evidence busy = {
+	    .low = 4800, .mean = 40000, .count = 120000, .n = 4};
+
+	ck_assert(mcr_policy_evidence_helps(&c, &ev, 16, 3));
+	/* the 10 % floor: 399 < 400 */
+	ev.low = 399;
+	ck_assert(!mcr_policy_evidence_helps(&c, &ev, 16, 3));
+	ck_assert(!mcr_policy_evidence_helps(&c, &busy, 16, 3));
+}
+END_TEST
+
 /* Low read rates, through the lease table: a node 60 % over the
  * mean at 50 reads a window is within one window's noise allowance for a
  * key of 30 reads (the copy is not worth half the band), so the gate
@@ -1076,6 +1150,7 @@ Suite *make_policy_suite(void)
 	tcase_add_loop_test(tc, test_policy_balance_gate, 0,
 			    sizeof(bal_cases) / sizeof(bal_cases[0]));
 	tcase_add_test(tc, test_policy_gate_hysteresis);
+	tcase_add_test(tc, test_policy_gate_mean_capped_by_reads_served);
 	tcase_add_test(tc, test_policy_recent_low);
 	tcase_add_loop_test(tc, test_policy_rising, 0,
 			    sizeof(rising_cases) / sizeof(rising_cases[0]));
@@ -1093,6 +1168,7 @@ Suite *make_policy_suite(void)
 	tcase_add_test(tc, test_policy_leases_remember_balanced);
 	tcase_add_test(tc, test_policy_evidence_sums);
 	tcase_add_test(tc, test_policy_evidence_judges_few_reads);
+	tcase_add_test(tc, test_policy_evidence_judges_the_band_dead_zone);
 	tcase_add_test(tc, test_policy_leases_evidence_few_reads);
 	tcase_add_test(tc, test_policy_share_excess_and_z);
 	tcase_add_test(tc, test_policy_settled_refusals);

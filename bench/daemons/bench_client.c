@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_flags.h"
 #include "clock.h"
 #include "harness.h"
 #include "store_client.h"
@@ -184,83 +185,128 @@ out:
 	return rc;
 }
 
-int main(int argc, char **argv)
+struct client_opts {
+	bool grants, tls;
+	uint64_t gets, bytes;
+};
+
+#define O(f) FLAG_AT(struct client_opts, f)
+static const struct flag client_flags[] = {
+    {.name = "gets",
+     .type = FLAG_U64,
+     .off = O(gets),
+     .def = "5000",
+     .help = "timed gets per client",
+     .min = 1,
+     .max = 10000000},
+    {.name = "bytes",
+     .type = FLAG_SIZE,
+     .off = O(bytes),
+     .def = "65536",
+     .help = "object bytes, K/M suffixes",
+     .min = 1,
+     .max = 64 << 20},
+    {.name = "grants",
+     .type = FLAG_BOOL,
+     .off = O(grants),
+     .def = "false",
+     .help = "compare with a cluster without the data-plane checks"},
+    {.name = "tls",
+     .type = FLAG_BOOL,
+     .off = O(tls),
+     .def = "false",
+     .help = "compare a master serving TLS with a plain one"},
+};
+#undef O
+
+static const struct flag_set client_set = {
+    .prog = "bench_client",
+    .intro = "store_client_get latency of one object on a local master and "
+	     "worker",
+    .title = "bench_client flags",
+    .width = 8,
+    .flags = client_flags,
+    .n = sizeof(client_flags) / sizeof(client_flags[0]),
+};
+
+/* --tls: a throw-away CA and server certificate, the master's flags
+ * naming them and the clients' context; 0 or -1. */
+static int tls_setup(void)
+{
+	char err[256];
+
+	snprintf(tls.dir, sizeof(tls.dir), "/tmp/mcrepl-bench-XXXXXX");
+	if (!mkdtemp(tls.dir) || harness_make_certs(tls.dir))
+		return -1;
+	snprintf(tls.cert, sizeof(tls.cert), "--tls_cert=%s/server.pem",
+		 tls.dir);
+	snprintf(tls.key, sizeof(tls.key), "--tls_key=%s/server.key", tls.dir);
+	snprintf(tls.ca, sizeof(tls.ca), "%s/ca.pem", tls.dir);
+	tls.ctx = tls_client_ctx(tls.ca, NULL, NULL, err, sizeof(err));
+	if (!tls.ctx) {
+		fprintf(stderr, "bench_client: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Cluster k (a master and a worker) on *port; 0 or -1, nothing left
+ * running. Cluster 1 is the baseline: without grants with --grants,
+ * plain with --tls (cluster 0 serves TLS). */
+static int cluster_start(const struct client_opts *o, int k,
+			 struct proc *master, struct proc *worker,
+			 uint16_t *port)
 {
 	const char *flags[] = {"--rpc_port=0", "--dynamic_replication_mode=off",
 			       NULL, NULL, NULL};
+
+	flags[2] = o->tls && k == 0 ? tls.cert : NULL;
+	flags[3] = o->tls && k == 0 ? tls.key : NULL;
+	/* the grants baseline: master_start binds loopback, as the flag
+	 * requires */
+	if (k == 1 && o->grants)
+		flags[2] = "--insecure_no_grants_for_benchmarks";
+	if (master_start(master, flags)) {
+		fprintf(stderr, "bench_client: cannot start mcrepl-master\n");
+		return -1;
+	}
+	*port = (uint16_t)proc_field(master, "rpc_port");
+	if (start_worker(worker, *port, o->tls && k == 0,
+			 o->grants && k == 1)) {
+		fprintf(stderr, "bench_client: cannot start mcrepl-worker\n");
+		proc_stop(master);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
 	struct proc master[2], worker[2];
 	uint16_t port[2];
-	bool grants = false, with_tls = false;
-	char err[256];
-	int n;
-	size_t gets = 5000;
-	uint64_t bytes = 64u << 10;
-	int rc = 1;
+	int n, up = 0;
+	struct client_opts o = {0};
+	int rc = bench_flags(&client_set, &o, argc, argv);
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--grants"))
-			grants = true;
-		else if (!strcmp(argv[i], "--tls"))
-			with_tls = true;
-		else if (i + 1 < argc && !strcmp(argv[i], "--gets"))
-			gets = strtoull(argv[++i], NULL, 10);
-		else if (i + 1 < argc && !strcmp(argv[i], "--bytes"))
-			bytes = strtoull(argv[++i], NULL, 10);
+	if (rc >= 0)
+		return rc;
+	rc = 1;
+	if (o.tls && tls_setup())
+		return 1;
+	n = o.grants || o.tls ? 2 : 1;
+	while (up < n &&
+	       cluster_start(&o, up, &master[up], &worker[up], &port[up]) == 0)
+		up++;
+	if (up == n) {
+		if (n == 1)
+			port[1] = port[0];
+		rc = bench(port, n == 2, o.gets, o.bytes) ? 1 : 0;
 	}
-	if (gets == 0 || bytes == 0) {
-		fprintf(stderr, "usage: bench_client [--gets N] [--bytes B]\n");
-		return 2;
-	}
-	if (with_tls) {
-		snprintf(tls.dir, sizeof(tls.dir), "/tmp/mcrepl-bench-XXXXXX");
-		if (!mkdtemp(tls.dir) || harness_make_certs(tls.dir))
-			return 1;
-		snprintf(tls.cert, sizeof(tls.cert), "--tls_cert=%s/server.pem",
-			 tls.dir);
-		snprintf(tls.key, sizeof(tls.key), "--tls_key=%s/server.key",
-			 tls.dir);
-		snprintf(tls.ca, sizeof(tls.ca), "%s/ca.pem", tls.dir);
-		tls.ctx = tls_client_ctx(tls.ca, NULL, NULL, err, sizeof(err));
-		if (!tls.ctx) {
-			fprintf(stderr, "bench_client: %s\n", err);
-			return 1;
-		}
-	}
-	/* cluster 1 is the baseline: without grants in --grants mode, plain
-	 * in --tls mode (cluster 0 serves TLS) */
-	n = grants || with_tls ? 2 : 1;
-	for (int k = 0; k < n; k++) {
-		flags[2] = with_tls && k == 0 ? tls.cert : NULL;
-		flags[3] = with_tls && k == 0 ? tls.key : NULL;
-		/* the grants baseline: master_start binds loopback, as the
-		 * flag requires */
-		if (k == 1 && grants)
-			flags[2] = "--insecure_no_grants_for_benchmarks";
-		if (master_start(&master[k], flags)) {
-			fprintf(stderr, "bench_client: cannot start "
-					"mcrepl-master\n");
-			n = k;
-			goto out;
-		}
-		port[k] = (uint16_t)proc_field(&master[k], "rpc_port");
-		if (start_worker(&worker[k], port[k], with_tls && k == 0,
-				 grants && k == 1)) {
-			fprintf(stderr, "bench_client: cannot start "
-					"mcrepl-worker\n");
-			proc_stop(&master[k]);
-			n = k;
-			goto out;
-		}
-	}
-	if (n == 1)
-		port[1] = port[0];
-	rc = bench(port, n == 2, gets, bytes) ? 1 : 0;
-out:
-	for (int k = 0; k < n; k++) {
+	for (int k = 0; k < up; k++) {
 		proc_stop(&worker[k]);
 		proc_stop(&master[k]);
 	}
-	if (with_tls) {
+	if (o.tls) {
 		SSL_CTX_free(tls.ctx);
 		harness_remove_certs(tls.dir);
 		rmdir(tls.dir);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_flags.h"
 #include "clock.h"
 #include "copy_engine.h"
 #include "grant.h"
@@ -87,7 +88,8 @@ static double engine_gbps(struct copy_engine *e, struct event_base *base,
 			  const uint8_t *src, uint64_t len, const char *ep)
 {
 	struct grant_key k;
-	struct copy_target t = {ep, SEG_ID, 0, len, {0}, 0, 0, NULL};
+	struct copy_target t = {
+	    .endpoint = ep, .segment_id = SEG_ID, .length = len};
 
 	grant_key_init(&k, secret, INCARNATION);
 	t.grant = grant_sign(&k, DATA_OP_WRITE, SEG_ID, 0, len, 1,
@@ -206,7 +208,14 @@ static int cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int main(void)
+/* No flags of its own: --help and --version. */
+static const struct flag_set copy_set = {
+    .prog = "bench_copy",
+    .intro = "the TCP copy engine vs a raw loopback stream, GB/s by size",
+    .title = "bench_copy flags (none)",
+};
+
+int main(int argc, char **argv)
 {
 	static const uint64_t sizes[] = {64u << 10, 1u << 20, 16u << 20,
 					 64u << 20};
@@ -218,8 +227,10 @@ int main(void)
 	char err[256], ep[64];
 	double c16 = 0, r16 = 0;
 	uint8_t *src;
-	int fd;
+	int fd, st = bench_flags(&copy_set, NULL, argc, argv);
 
+	if (st >= 0)
+		return st;
 	signal(SIGPIPE, SIG_IGN);
 	src = malloc(MAX_BYTES);
 	base = event_base_new();
@@ -254,7 +265,11 @@ int main(void)
 	printf("(size in KiB)\ncopy_16m_gbps=%.2f raw_16m_gbps=%.2f "
 	       "ratio=%.2f\n",
 	       c16, r16, c16 / r16);
-	close(fd);
+	close(fd); /* the raw reader sees it and ends */
+	pthread_join(raw.thread, NULL);
+	close(raw.lfd);
+	free(raw.seg);
+	free(src);
 	copy_engine_destroy(e);
 	event_base_free(base);
 	return 0;

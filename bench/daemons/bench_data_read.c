@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_flags.h"
 #include "clock.h"
 #include "data_server.h"
 #include "grant.h"
@@ -159,22 +160,40 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static const struct flag read_flags[] = {
+    {.name = "reads",
+     .type = FLAG_U64,
+     .off = 0,
+     .def = "20000",
+     .help = "READs a round per size (a sixteenth of them at 1 MiB)",
+     .min = 1,
+     .max = 100000000},
+};
+
+static const struct flag_set read_set = {
+    .prog = "bench_data_read",
+    .intro = "READ latency and server CPU of the worker's data server",
+    .title = "bench_data_read flags",
+    .width = 6,
+    .flags = read_flags,
+    .n = sizeof(read_flags) / sizeof(read_flags[0]),
+};
+
 int main(int argc, char **argv)
 {
 	static const uint64_t sizes[] = {4096, 65536, MAX_PAYLOAD};
 	static const char *const names[] = {"4k", "64k", "1m"};
 	struct server t;
-	uint64_t reads = 20000;
+	uint64_t reads = 0;
 	double med[3], cmed[3];
-	uint8_t *buf = malloc(STAMP_BYTES + MAX_PAYLOAD);
-	int fd;
+	uint8_t *buf;
+	int fd, st = bench_flags(&read_set, &reads, argc, argv);
 
-	if (argc == 3 && !strcmp(argv[1], "--reads"))
-		reads = strtoull(argv[2], NULL, 10);
-	else if (argc != 1 || !buf) {
-		fprintf(stderr, "usage: bench_data_read [--reads N]\n");
-		return 2;
-	}
+	if (st >= 0)
+		return st;
+	buf = malloc(STAMP_BYTES + MAX_PAYLOAD);
+	if (!buf)
+		return 1;
 	signal(SIGPIPE, SIG_IGN);
 	if (server_start(&t) != 0 ||
 	    (fd = connect_to(data_server_port(t.ds))) < 0)

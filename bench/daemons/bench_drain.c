@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench_flags.h"
 #include "clock.h"
 #include "harness.h"
 #include "store_client.h"
@@ -215,29 +216,55 @@ static int run(void)
 	return 0;
 }
 
+struct drain_opts {
+	int32_t objects;
+	uint64_t bytes;
+	bool no_drain;
+};
+
+#define O(f) FLAG_AT(struct drain_opts, f)
+static const struct flag drain_flags[] = {
+    {.name = "objects",
+     .type = FLAG_I32,
+     .off = O(objects),
+     .def = "1000",
+     .help = "objects put before the restarts, one replica each",
+     .min = 1,
+     .max = 100000},
+    {.name = "bytes",
+     .type = FLAG_SIZE,
+     .off = O(bytes),
+     .def = "16384",
+     .help = "bytes per object, K/M suffixes",
+     .min = 1,
+     .max = 1 << 20},
+    {.name = "no-drain",
+     .type = FLAG_BOOL,
+     .off = O(no_drain),
+     .def = "false",
+     .help = "the baseline: workers restarted without draining"},
+};
+#undef O
+
+static const struct flag_set drain_set = {
+    .prog = "bench_drain",
+    .intro = "reads through a rolling restart of 4 of 8 workers",
+    .title = "bench_drain flags",
+    .width = 8,
+    .flags = drain_flags,
+    .n = sizeof(drain_flags) / sizeof(drain_flags[0]),
+};
+
 int main(int argc, char **argv)
 {
-	B.objects = 1000;
-	B.bytes = 16384;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--objects") && i + 1 < argc)
-			B.objects = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--bytes") && i + 1 < argc)
-			B.bytes = (size_t)atol(argv[++i]);
-		else if (!strcmp(argv[i], "--no-drain"))
-			B.no_drain = true;
-		else {
-			fprintf(stderr, "usage: bench_drain [--objects N] "
-					"[--bytes B] [--no-drain]\n");
-			return 2;
-		}
-	}
-	if (B.objects < 1 || B.objects > 100000 || B.bytes < 1 ||
-	    B.bytes > (1u << 20)) {
-		fprintf(stderr, "bench_drain: --objects 1..100000, --bytes "
-				"1..1M\n");
-		return 2;
-	}
+	struct drain_opts o = {0};
+	int st = bench_flags(&drain_set, &o, argc, argv);
+
+	if (st >= 0)
+		return st;
+	B.objects = o.objects;
+	B.bytes = o.bytes;
+	B.no_drain = o.no_drain;
 	signal(SIGPIPE, SIG_IGN);
 	return run();
 }

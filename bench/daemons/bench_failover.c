@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "bench_flags.h"
 #include "clock.h"
 #include "etcd_proc.h"
 #include "harness.h"
@@ -514,48 +515,85 @@ static int run_failover(int objects, int kills, int busy, int settle_ms,
 		   : 1;
 }
 
+struct failover_opts {
+	int32_t objects, kills, busy, settle_ms;
+	uint64_t bytes;
+	bool etcd3, strict, no_auth;
+};
+
+#define O(f) FLAG_AT(struct failover_opts, f)
+static const struct flag failover_flags[] = {
+    {.name = "objects",
+     .type = FLAG_I32,
+     .off = O(objects),
+     .def = "2000",
+     .help = "objects put before the first kill",
+     .min = 1,
+     .max = MAX_OBJ / 2},
+    {.name = "bytes",
+     .type = FLAG_SIZE,
+     .off = O(bytes),
+     .def = "16384",
+     .help = "bytes per object, K/M suffixes",
+     .min = 1,
+     .max = 64 << 20},
+    {.name = "kills",
+     .type = FLAG_I32,
+     .off = O(kills),
+     .def = "1",
+     .help = "times the leader is killed",
+     .min = 1,
+     .max = 100},
+    {.name = "busy",
+     .type = FLAG_I32,
+     .off = O(busy),
+     .def = "0",
+     .help = "busy loops for the whole load (0 = none)",
+     .max = 64},
+    {.name = "settle-ms",
+     .type = FLAG_I32,
+     .off = O(settle_ms),
+     .def = "0",
+     .help = "ms to wait past the load, then read every object again "
+	     "(0 = no second read)",
+     .max = 600000},
+    {.name = "strict",
+     .type = FLAG_BOOL,
+     .off = O(strict),
+     .def = "false",
+     .help = "exit 1 on a lost or wrong object, a slow failover or a "
+	     "step-down without a kill"},
+    {.name = "etcd3",
+     .type = FLAG_BOOL,
+     .off = O(etcd3),
+     .def = "false",
+     .help = "a 3-member etcd losing one member instead"},
+    {.name = "no-auth",
+     .type = FLAG_BOOL,
+     .off = O(no_auth),
+     .def = "false",
+     .help = "masters and workers without --auth_file"},
+};
+#undef O
+
+static const struct flag_set failover_set = {
+    .prog = "bench_failover",
+    .intro = "master failover under read/write load: kill -9 the leader",
+    .title = "bench_failover flags",
+    .width = 9,
+    .flags = failover_flags,
+    .n = sizeof(failover_flags) / sizeof(failover_flags[0]),
+};
+
 int main(int argc, char **argv)
 {
-	int objects = 2000, kills = 1, busy = 0, settle_ms = 0;
-	bool etcd3 = false, strict = false;
+	struct failover_opts o = {0};
+	int st = bench_flags(&failover_set, &o, argc, argv);
 
-	B.bytes = 16384;
-	B.auth = true;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--objects") && i + 1 < argc)
-			objects = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--bytes") && i + 1 < argc)
-			B.bytes = (size_t)atol(argv[++i]);
-		else if (!strcmp(argv[i], "--kills") && i + 1 < argc)
-			kills = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--busy") && i + 1 < argc)
-			busy = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--settle-ms") && i + 1 < argc)
-			settle_ms = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--etcd3"))
-			etcd3 = true;
-		else if (!strcmp(argv[i], "--strict"))
-			strict = true;
-		else if (!strcmp(argv[i], "--no-auth"))
-			B.auth = false;
-		else {
-			fprintf(stderr, "usage: bench_failover [--objects N] "
-					"[--bytes B] [--kills K] [--busy N] "
-					"[--settle-ms T] [--strict] [--etcd3] "
-					"[--no-auth]\n");
-			return 2;
-		}
-	}
-	if (objects < 1 || objects > MAX_OBJ / 2 || B.bytes < 1 ||
-	    B.bytes > (64u << 20) || kills < 1 || kills > 100 || busy < 0 ||
-	    busy > 64 || settle_ms < 0 || settle_ms > 600000) {
-		fprintf(stderr,
-			"bench_failover: --objects 1..%d, --bytes 1..64M, "
-			"--kills 1..100, --busy 0..64, --settle-ms "
-			"0..600000\n",
-			MAX_OBJ / 2);
-		return 2;
-	}
+	if (st >= 0)
+		return st;
+	B.bytes = o.bytes;
+	B.auth = !o.no_auth;
 	if (!etcd_proc_available()) {
 		fprintf(stderr, "bench_failover: no etcd binary (Debian: "
 				"apt-get install etcd-server)\n");
@@ -563,6 +601,7 @@ int main(int argc, char **argv)
 	}
 	if (B.auth && setup_auth() != 0)
 		return 1;
-	return etcd3 ? run_etcd3(objects)
-		     : run_failover(objects, kills, busy, settle_ms, strict);
+	return o.etcd3 ? run_etcd3(o.objects)
+		       : run_failover(o.objects, o.kills, o.busy, o.settle_ms,
+				      o.strict);
 }

@@ -30,18 +30,19 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_flags.h"
 #include "clock.h"
 #include "harness.h"
 #include "store_client.h"
 
 #define WORKERS 3
 
-static struct {
-	size_t keys, rounds, gets, stall_gets;
-	uint64_t bytes;
-	int stall_timeout_ms;
+/* The flags (hedge_flags) and the key stream's state. */
+static struct hedge_opts {
+	uint64_t keys, rounds, gets, stall_gets, bytes;
+	int32_t stall_timeout_ms;
 	uint64_t rng;
-} opt = {64, 10, 1000, 3000, 64u << 10, 3000, 0x9e3779b97f4a7c15ULL};
+} opt = {.rng = 0x9e3779b97f4a7c15ULL};
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -210,7 +211,7 @@ static void steady_print(struct steady *st, uint64_t hedged, uint32_t delay_ms)
 
 static int steady(store_client *c[2])
 {
-	struct steady st = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
+	struct steady st = {0};
 	struct store_data_stats s0, s1;
 	int rc = -1;
 
@@ -280,31 +281,62 @@ out:
 	return rc;
 }
 
-static int parse(int argc, char **argv)
-{
-	for (int i = 1; i + 1 < argc; i += 2) {
-		unsigned long long v = strtoull(argv[i + 1], NULL, 10);
+#define O(f) FLAG_AT(struct hedge_opts, f)
+static const struct flag hedge_flags[] = {
+    {.name = "keys",
+     .type = FLAG_U64,
+     .off = O(keys),
+     .def = "64",
+     .help = "objects, 2 replicas each",
+     .min = 1,
+     .max = 1000000},
+    {.name = "bytes",
+     .type = FLAG_SIZE,
+     .off = O(bytes),
+     .def = "64K",
+     .help = "bytes per object, K/M suffixes",
+     .min = 1,
+     .max = 64 << 20},
+    {.name = "rounds",
+     .type = FLAG_U64,
+     .off = O(rounds),
+     .def = "10",
+     .help = "rounds of the steady comparison",
+     .min = 1,
+     .max = 1000},
+    {.name = "gets",
+     .type = FLAG_U64,
+     .off = O(gets),
+     .def = "1000",
+     .help = "gets per client per round",
+     .min = 1,
+     .max = 100000},
+    {.name = "stall_gets",
+     .type = FLAG_U64,
+     .off = O(stall_gets),
+     .def = "3000",
+     .help = "gets per client with one worker stopped",
+     .min = 1,
+     .max = 10000000},
+    {.name = "stall_timeout_ms",
+     .type = FLAG_I32,
+     .off = O(stall_timeout_ms),
+     .def = "3000",
+     .help = "the never-hedging client's read timeout, ms",
+     .min = 1,
+     .max = 600000},
+};
+#undef O
 
-		if (!strcmp(argv[i], "--keys"))
-			opt.keys = v;
-		else if (!strcmp(argv[i], "--bytes"))
-			opt.bytes = v;
-		else if (!strcmp(argv[i], "--rounds"))
-			opt.rounds = v;
-		else if (!strcmp(argv[i], "--gets"))
-			opt.gets = v;
-		else if (!strcmp(argv[i], "--stall_gets"))
-			opt.stall_gets = v;
-		else if (!strcmp(argv[i], "--stall_timeout_ms"))
-			opt.stall_timeout_ms = (int)v;
-		else
-			return -1;
-	}
-	return argc % 2 == 1 && opt.keys && opt.bytes && opt.rounds &&
-		       opt.gets && opt.stall_gets && opt.stall_timeout_ms > 0
-		   ? 0
-		   : -1;
-}
+static const struct flag_set hedge_set = {
+    .prog = "bench_hedge",
+    .intro = "hedged reads vs a never-hedging client, then past a stopped "
+	     "worker",
+    .title = "bench_hedge flags",
+    .width = 16,
+    .flags = hedge_flags,
+    .n = sizeof(hedge_flags) / sizeof(hedge_flags[0]),
+};
 
 int main(int argc, char **argv)
 {
@@ -314,12 +346,9 @@ int main(int argc, char **argv)
 	uint16_t port;
 	int n = 0, rc = 1;
 
-	if (parse(argc, argv)) {
-		fprintf(stderr, "usage: bench_hedge [--keys N] [--bytes B] "
-				"[--rounds R] [--gets G] [--stall_gets S] "
-				"[--stall_timeout_ms T]\n");
-		return 2;
-	}
+	if ((rc = bench_flags(&hedge_set, &opt, argc, argv)) >= 0)
+		return rc;
+	rc = 1;
 	if (master_start(&master, flags)) {
 		fprintf(stderr, "bench_hedge: cannot start mcrepl-master\n");
 		return 1;

@@ -37,6 +37,7 @@
 #include <event2/event.h>
 
 #include "auth.h"
+#include "bench_flags.h"
 #include "clock.h"
 #include "grant.h"
 #include "harness.h"
@@ -277,7 +278,10 @@ static uint64_t one_grant_tag(uint64_t i)
 static uint64_t one_stamp_tag(uint64_t i)
 {
 	static struct mcu_siphash_key k;
-	const struct stamp_id id = {42, i, i * 0x9e3779b97f4a7c15ULL, 4096, 0};
+	const struct stamp_id id = {.incarnation = 42,
+				    .object_id = i,
+				    .key_hash = i * 0x9e3779b97f4a7c15ULL,
+				    .length = 4096};
 
 	if (!k.k0)
 		k = stamp_key_derive(bench_secret);
@@ -313,37 +317,129 @@ static int cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+enum compare { COMPARE_MODE, COMPARE_AUTH, COMPARE_GRANTS, COMPARE_TLS };
+_Static_assert(sizeof(enum compare) == sizeof(int), "FLAG_ENUM is an int");
+
+struct master_bench_opts {
+	uint64_t keys;
+	double seconds;
+	int32_t reps;
+	enum compare compare;
+	bool grants;
+};
+
+#define O(f) FLAG_AT(struct master_bench_opts, f)
+static const struct flag master_flags[] = {
+    {.name = "keys",
+     .type = FLAG_U64,
+     .off = O(keys),
+     .def = "1000000",
+     .help = "objects loaded into each master",
+     .min = 1,
+     .max = 100000000},
+    {.name = "seconds",
+     .type = FLAG_DOUBLE,
+     .off = O(seconds),
+     .def = "2",
+     .help = "seconds per measurement",
+     .dmin = 0.01,
+     .dmax = 3600},
+    {.name = "reps",
+     .type = FLAG_I32,
+     .off = O(reps),
+     .def = "7",
+     .help = "rounds, each measuring both masters",
+     .min = 1,
+     .max = 16},
+    {.name = "compare",
+     .type = FLAG_ENUM,
+     .off = O(compare),
+     .def = "mode",
+     .help = "mode: off vs enforce; auth: without vs with --auth_file; "
+	     "grants: as --grants; tls: plain vs TLS",
+     .choices = "mode|auth|grants|tls"},
+    {.name = "grants",
+     .type = FLAG_BOOL,
+     .off = O(grants),
+     .def = "false",
+     .help = "compare the data-plane checks (grants, stamp tags) vs none"},
+};
+#undef O
+
+static const struct flag_set master_set = {
+    .prog = "bench_master",
+    .intro = "GetReplicaList throughput and master CPU per read, two real "
+	     "masters side by side",
+    .title = "bench_master flags",
+    .width = 8,
+    .flags = master_flags,
+    .n = sizeof(master_flags) / sizeof(master_flags[0]),
+};
+
+/* Per round, sorted after the rounds: off and enforce (or the compared
+ * sides) gets/s, batch keys/s, master CPU per read and the ratios. */
+struct figures {
+	double off[16], enf[16], bat[16], ratio[16];
+	double cpu_off[16], cpu_enf[16], cpu_ratio[16];
+};
+
+/* reps rounds over both masters, one row each; then the figures sorted. */
+static void rounds(struct server *s_off, struct server *s_enf, int reps,
+		   double secs, const char *a, const char *b, struct figures *f)
+{
+	printf("%-4s %10s_kps %10s_kps %14s %10s_us %10s_us\n", "rep", a, b,
+	       "batch_kps", a, b);
+	for (int r = 0; r < reps; r++) {
+		/* alternate which mode goes first: drift hits both alike */
+		if (r % 2 == 0) {
+			f->off[r] = measure(s_off, false, secs, &f->cpu_off[r]);
+			f->enf[r] = measure(s_enf, false, secs, &f->cpu_enf[r]);
+		} else {
+			f->enf[r] = measure(s_enf, false, secs, &f->cpu_enf[r]);
+			f->off[r] = measure(s_off, false, secs, &f->cpu_off[r]);
+		}
+		f->ratio[r] = f->enf[r] / f->off[r];
+		f->cpu_ratio[r] =
+		    f->cpu_enf[r] > 0 ? f->cpu_off[r] / f->cpu_enf[r] : 0;
+		f->bat[r] = measure(s_enf, true, secs, NULL);
+		printf("%-4d %14.0f %14.0f %14.0f %12.3f %12.3f\n", r,
+		       f->off[r], f->enf[r], f->bat[r], f->cpu_off[r],
+		       f->cpu_enf[r]);
+	}
+	qsort(f->off, (size_t)reps, sizeof(double), cmp);
+	qsort(f->enf, (size_t)reps, sizeof(double), cmp);
+	qsort(f->bat, (size_t)reps, sizeof(double), cmp);
+	qsort(f->ratio, (size_t)reps, sizeof(double), cmp);
+	qsort(f->cpu_off, (size_t)reps, sizeof(double), cmp);
+	qsort(f->cpu_enf, (size_t)reps, sizeof(double), cmp);
+	qsort(f->cpu_ratio, (size_t)reps, sizeof(double), cmp);
+}
+
+static void cleanup(bool by_auth, bool by_tls)
+{
+	if (by_tls)
+		tls_cleanup();
+	if (by_auth)
+		harness_auth_cleanup(&auth.file);
+}
+
 int main(int argc, char **argv)
 {
-	uint64_t keys = 1000000;
-	double secs = 2, off[16], enf[16], bat[16], ratio[16], loaded;
-	double cpu_off[16], cpu_enf[16], cpu_ratio[16];
-	int reps = 7;
+	double loaded;
+	struct figures f;
+	int m;
 	struct server s_off, s_enf;
-	bool by_auth = false, by_grants = false, by_tls = false;
+	bool by_auth, by_grants, by_tls;
 	/* the two sides' names: mode off/enforce, or auth off/on */
 	const char *a = "off", *b = "enforce";
+	struct master_bench_opts o = {0};
+	int st = bench_flags(&master_set, &o, argc, argv);
 
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--grants")) /* a flag without a value */
-			by_grants = true;
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--grants")) {
-			i--;
-			continue;
-		}
-		if (!strcmp(argv[i], "--keys"))
-			keys = strtoull(argv[i + 1], NULL, 10);
-		else if (!strcmp(argv[i], "--seconds"))
-			secs = atof(argv[i + 1]);
-		else if (!strcmp(argv[i], "--reps"))
-			reps = atoi(argv[i + 1]) % 16;
-		else if (!strcmp(argv[i], "--compare"))
-			by_auth = !strcmp(argv[i + 1], "auth") ||
-				  !strcmp(argv[i + 1], "tls"),
-			by_tls = !strcmp(argv[i + 1], "tls"),
-			by_grants |= !strcmp(argv[i + 1], "grants");
-	}
+	if (st >= 0)
+		return st;
+	by_auth = o.compare == COMPARE_AUTH || o.compare == COMPARE_TLS;
+	by_tls = o.compare == COMPARE_TLS;
+	by_grants = o.grants || o.compare == COMPARE_GRANTS;
 	signal(SIGPIPE, SIG_IGN);
 	loaded = net_now_s();
 	if (by_auth) {
@@ -368,56 +464,27 @@ int main(int argc, char **argv)
 		by_auth = false;
 	}
 	if (server_start(&s_off, by_auth ? "enforce" : "off", by_tls, by_grants,
-			 false, keys) ||
+			 false, o.keys) ||
 	    server_start(&s_enf, by_grants ? "off" : "enforce", by_auth, false,
-			 by_tls, keys)) {
+			 by_tls, o.keys)) {
 		fprintf(stderr, "bench_master: cannot start/load masters\n");
-		if (by_tls)
-			tls_cleanup();
-		if (by_auth)
-			harness_auth_cleanup(&auth.file);
+		cleanup(by_auth, by_tls);
 		return 1;
 	}
 	printf("loaded %llu keys into two masters in %.1f s\n",
-	       (unsigned long long)keys, net_now_s() - loaded);
+	       (unsigned long long)o.keys, net_now_s() - loaded);
 	if (by_grants)
 		printf("grant_tag_ns=%.1f stamp_tag_ns=%.1f\n",
 		       tag_ns(one_grant_tag), tag_ns(one_stamp_tag));
-	printf("%-4s %10s_kps %10s_kps %14s %10s_us %10s_us\n", "rep", a, b,
-	       "batch_kps", a, b);
-	for (int r = 0; r < reps; r++) {
-		/* alternate which mode goes first: drift hits both alike */
-		if (r % 2 == 0) {
-			off[r] = measure(&s_off, false, secs, &cpu_off[r]);
-			enf[r] = measure(&s_enf, false, secs, &cpu_enf[r]);
-		} else {
-			enf[r] = measure(&s_enf, false, secs, &cpu_enf[r]);
-			off[r] = measure(&s_off, false, secs, &cpu_off[r]);
-		}
-		ratio[r] = enf[r] / off[r];
-		cpu_ratio[r] = cpu_enf[r] > 0 ? cpu_off[r] / cpu_enf[r] : 0;
-		bat[r] = measure(&s_enf, true, secs, NULL);
-		printf("%-4d %14.0f %14.0f %14.0f %12.3f %12.3f\n", r, off[r],
-		       enf[r], bat[r], cpu_off[r], cpu_enf[r]);
-	}
-	qsort(off, (size_t)reps, sizeof(double), cmp);
-	qsort(enf, (size_t)reps, sizeof(double), cmp);
-	qsort(bat, (size_t)reps, sizeof(double), cmp);
-	qsort(ratio, (size_t)reps, sizeof(double), cmp);
-	qsort(cpu_off, (size_t)reps, sizeof(double), cmp);
-	qsort(cpu_enf, (size_t)reps, sizeof(double), cmp);
-	qsort(cpu_ratio, (size_t)reps, sizeof(double), cmp);
+	rounds(&s_off, &s_enf, o.reps, o.seconds, a, b, &f);
 	server_stop(&s_off);
 	server_stop(&s_enf);
+	m = o.reps / 2;
 	printf("master_get_kps_%s=%.0f master_get_kps_%s=%.0f ratio=%.3f "
 	       "batch_kps=%.0f cpu_us_%s=%.3f cpu_us_%s=%.3f "
 	       "cpu_ratio=%.3f\n",
-	       a, off[reps / 2], b, enf[reps / 2], ratio[reps / 2],
-	       bat[reps / 2], a, cpu_off[reps / 2], b, cpu_enf[reps / 2],
-	       cpu_ratio[reps / 2]);
-	if (by_tls)
-		tls_cleanup();
-	if (by_auth)
-		harness_auth_cleanup(&auth.file);
+	       a, f.off[m], b, f.enf[m], f.ratio[m], f.bat[m], a, f.cpu_off[m],
+	       b, f.cpu_enf[m], f.cpu_ratio[m]);
+	cleanup(by_auth, by_tls);
 	return 0;
 }

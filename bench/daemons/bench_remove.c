@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_flags.h"
 #include "clock.h"
 #include "etcd_proc.h"
 #include "harness.h"
@@ -107,24 +108,39 @@ static int run(store_client *c, int n, double *plat, double *lat, int *failed)
 	return 0;
 }
 
+static const struct flag remove_flags[] = {
+    {.name = "objects",
+     .type = FLAG_I32,
+     .off = 0,
+     .def = "500",
+     .help = "objects put, then removed, one at a time",
+     .min = 1,
+     .max = 100000},
+};
+
+static const struct flag_set remove_set = {
+    .prog = "bench_remove",
+    .intro = "put and remove latency on HA masters over etcd",
+    .title = "bench_remove flags",
+    .width = 8,
+    .flags = remove_flags,
+    .n = sizeof(remove_flags) / sizeof(remove_flags[0]),
+};
+
 int main(int argc, char **argv)
 {
 	struct store_client_config cfg;
 	store_client *c = NULL;
 	char ep_flag[300], url[300], err[256];
-	int n = 500, failed = 0, rc = 1;
+	int32_t n = 0;
+	int failed = 0, rc = bench_flags(&remove_set, &n, argc, argv);
 	double *lat, *plat = NULL;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--objects") == 0 && i + 1 < argc)
-			n = atoi(argv[++i]);
-		else {
-			fprintf(stderr, "usage: bench_remove [--objects N]\n");
-			return 2;
-		}
-	}
-	if (n < 1 || n > 100000 || !(lat = calloc((size_t)n, sizeof(*lat))))
-		return 2;
+	if (rc >= 0)
+		return rc;
+	rc = 1;
+	if (!(lat = calloc((size_t)n, sizeof(*lat))))
+		return 1;
 	if (!(plat = calloc((size_t)n, sizeof(*plat))))
 		goto out;
 	if (start_cluster(ep_flag, sizeof(ep_flag)) != 0)

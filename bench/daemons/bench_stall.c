@@ -33,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_flags.h"
 #include "flags.h"
 #include "store.h"
 
@@ -177,58 +178,68 @@ static int evict_run(struct store *s, uint64_t objects, uint64_t segments,
 	return 0;
 }
 
-int main(int argc, char **argv)
+struct stall_opts {
+	uint64_t objects, segments, expire;
+	uint32_t replicas;
+	bool evict;
+};
+
+#define O(f) FLAG_AT(struct stall_opts, f)
+static const struct flag stall_flags[] = {
+    {.name = "objects",
+     .type = FLAG_U64,
+     .off = O(objects),
+     .def = "1000000",
+     .help = "objects of 1 KiB",
+     .min = 1,
+     .max = 100000000},
+    {.name = "segments",
+     .type = FLAG_U64,
+     .off = O(segments),
+     .def = "200",
+     .help = "segments holding them, a client and host each",
+     .min = 1,
+     .max = 100000},
+    {.name = "expire",
+     .type = FLAG_U64,
+     .off = O(expire),
+     .def = "100",
+     .help = "segments whose clients stop beating, at most --segments "
+	     "(0 = none)"},
+    {.name = "replicas",
+     .type = FLAG_U32,
+     .off = O(replicas),
+     .def = "1",
+     .help = "replicas per object",
+     .min = 1,
+     .max = 64},
+    {.name = "evict",
+     .type = FLAG_BOOL,
+     .off = O(evict),
+     .def = "false",
+     .help = "measure eviction of leased, then freed objects instead"},
+};
+#undef O
+
+static const struct flag_set stall_set = {
+    .prog = "bench_stall",
+    .intro = "the longest master loop turn while segments leave",
+    .title = "bench_stall flags",
+    .width = 8,
+    .flags = stall_flags,
+    .n = sizeof(stall_flags) / sizeof(stall_flags[0]),
+};
+
+/* Turns of the master's loop, from the expiry of --expire clients until
+ * their segments are gone and nothing is left to drain; one line. */
+static void expire_run(struct store *s, const struct stall_opts *so,
+		       const struct master_opts *o, uint64_t now)
 {
-	uint64_t objects = 1000000, segments = 200, expire = 100;
-	uint32_t replicas = 1;
-	bool evict = false;
-	struct master_opts o;
-	struct store *s;
 	struct store_figures f;
-	uint64_t now = 1000000, last_evict;
 	struct turns tt = {0};
-	double t0;
+	uint64_t last_evict;
 
-	for (int i = 1; i + 1 < argc; i += 2) {
-		uint64_t v = strtoull(argv[i + 1], NULL, 10);
-
-		if (strcmp(argv[i], "--objects") == 0)
-			objects = v;
-		else if (strcmp(argv[i], "--segments") == 0)
-			segments = v;
-		else if (strcmp(argv[i], "--expire") == 0)
-			expire = v;
-		else if (strcmp(argv[i], "--replicas") == 0)
-			replicas = (uint32_t)v;
-		else if (strcmp(argv[i], "--evict") == 0)
-			evict = v != 0;
-		else
-			die("usage: bench_stall [--objects N] [--segments S] "
-			    "[--expire E] [--replicas R]");
-	}
-	if (expire > segments || replicas == 0)
-		die("--expire must be <= --segments, --replicas >= 1");
-	master_opts_defaults(&o);
-	if (store_create(&o, test_secret, 1, &s) != 0)
-		die("store_create");
-	store_lock(s);
-	/* --evict: 95 % full with 1088-byte regions (1 KiB + stamp) */
-	mount_all(s, segments,
-		  evict ? objects * replicas * 1088 / segments * 100 / 95 : TIB,
-		  now);
-	t0 = mono_ms();
-	put_all(s, objects, replicas, now);
-	fprintf(stderr,
-		"bench_stall: %llu objects on %llu segments in %.0f ms\n",
-		(unsigned long long)objects, (unsigned long long)segments,
-		mono_ms() - t0);
-	if (evict) {
-		evict_run(s, objects, segments, now, o.kv_lease_ttl_ms);
-		store_unlock(s);
-		store_destroy(s);
-		return 0;
-	}
-	now += o.client_ttl_ms + 1;
+	now += o->client_ttl_ms + 1;
 	last_evict = now;
 	do {
 		struct object *obj;
@@ -236,7 +247,7 @@ int main(int argc, char **argv)
 		char key[32];
 		bool drain = store_backlog(s);
 
-		beat(s, segments, expire, now);
+		beat(s, so->segments, so->expire, now);
 		turn_begin(&tt);
 		if (drain) /* a drain turn, as the master schedules them */
 			store_drain(s, now);
@@ -245,10 +256,10 @@ int main(int argc, char **argv)
 		turn_end(&tt);
 		now++;
 		snprintf(key, sizeof(key), "key-%llu",
-			 (unsigned long long)(tt.n % objects));
+			 (unsigned long long)(tt.n % so->objects));
 		store_get(s, "", key, "", now, &obj, order, 8, &n);
 		store_figures(s, &f);
-	} while (store_backlog(s) || f.segments > segments - expire);
+	} while (store_backlog(s) || f.segments > so->segments - so->expire);
 	printf("stall_max_ms=%.2f stall_max_cpu_ms=%.2f stall_total_ms=%.1f "
 	       "turns=%llu segments_left=%llu keys_left=%llu "
 	       "replicas_lost=%llu objects_lost=%llu\n",
@@ -256,6 +267,47 @@ int main(int argc, char **argv)
 	       (unsigned long long)f.segments, (unsigned long long)f.keys,
 	       (unsigned long long)f.replicas_lost,
 	       (unsigned long long)f.objects_lost);
+}
+
+int main(int argc, char **argv)
+{
+	struct stall_opts so = {0};
+	struct master_opts o;
+	struct store *s;
+	uint64_t now = 1000000;
+	double t0;
+	int st = bench_flags(&stall_set, &so, argc, argv);
+
+	if (st >= 0)
+		return st;
+	if (so.expire > so.segments) {
+		fprintf(stderr,
+			"bench_stall: --expire %llu is more than "
+			"--segments %llu\n",
+			(unsigned long long)so.expire,
+			(unsigned long long)so.segments);
+		return 2;
+	}
+	master_opts_defaults(&o);
+	if (store_create(&o, test_secret, 1, &s) != 0)
+		die("store_create");
+	store_lock(s);
+	/* --evict: 95 % full with 1088-byte regions (1 KiB + stamp) */
+	mount_all(s, so.segments,
+		  so.evict
+		      ? so.objects * so.replicas * 1088 / so.segments * 100 / 95
+		      : TIB,
+		  now);
+	t0 = mono_ms();
+	put_all(s, so.objects, so.replicas, now);
+	fprintf(stderr,
+		"bench_stall: %llu objects on %llu segments in %.0f ms\n",
+		(unsigned long long)so.objects, (unsigned long long)so.segments,
+		mono_ms() - t0);
+	if (so.evict)
+		evict_run(s, so.objects, so.segments, now, o.kv_lease_ttl_ms);
+	else
+		expire_run(s, &so, &o, now);
 	store_unlock(s);
 	store_destroy(s);
 	return 0;

@@ -46,6 +46,7 @@
 #include <event2/event.h>
 
 #include "preload.h"
+#include "bench_flags.h"
 #include "bytes.h"
 #include "clock.h"
 #include "frame.h"
@@ -820,35 +821,156 @@ static void target(const char *what, bool met, double v, const char *unit)
 	       unit);
 }
 
+struct stress_opts {
+	uint64_t keys;
+	int32_t idle, rounds;
+	double seconds;
+	const char *only;
+	bool pin;
+};
+
+#define O(f) FLAG_AT(struct stress_opts, f)
+static const struct flag stress_flags[] = {
+    {.name = "keys",
+     .type = FLAG_U64,
+     .off = O(keys),
+     .def = "1000000",
+     .help = "objects loaded into the master",
+     .min = 1,
+     .max = 100000000},
+    {.name = "idle",
+     .type = FLAG_I32,
+     .off = O(idle),
+     .def = "20000",
+     .help = "idle connections held by the attackers (0 = none)",
+     .max = 1000000},
+    {.name = "seconds",
+     .type = FLAG_DOUBLE,
+     .off = O(seconds),
+     .def = "20",
+     .help = "seconds of each round's attack",
+     .dmin = 1,
+     .dmax = 3600},
+    {.name = "rounds",
+     .type = FLAG_I32,
+     .off = O(rounds),
+     .def = "5",
+     .help = "rounds, each unloaded then attacked",
+     .min = 1,
+     .max = 16},
+    {.name = "only",
+     .type = FLAG_STRP,
+     .off = O(only),
+     .help = "a subset of the attackers: idle,slow,storm,http,keys (all "
+	     "when not given)"},
+    {.name = "pin",
+     .type = FLAG_BOOL,
+     .off = O(pin),
+     .def = "false",
+     .help = "the master on CPU 0, everything else on the others"},
+};
+#undef O
+
+static const struct flag_set stress_set = {
+    .prog = "bench_stress",
+    .intro = "a good client's GetReplicaList p99 while attackers flood "
+	     "the master",
+    .title = "bench_stress flags",
+    .width = 8,
+    .flags = stress_flags,
+    .n = sizeof(stress_flags) / sizeof(stress_flags[0]),
+};
+
+/* The master's last stderr lines, after a failed load. */
+static void print_tail(int err_fd)
+{
+	char tail[2048];
+	off_t end = lseek(err_fd, 0, SEEK_END);
+	ssize_t got = pread(
+	    err_fd, tail, sizeof(tail) - 1,
+	    end > (off_t)sizeof(tail) - 1 ? end - (off_t)sizeof(tail) + 1 : 0);
+
+	tail[got > 0 ? got : 0] = 0;
+	fprintf(stderr, "bench_stress: loading failed; master: %s\n", tail);
+}
+
+/* The rounds' figures, gathered. */
+struct totals {
+	int n;
+	double un[16], st[16], ratio[16], worst, mount;
+	long rss_peak;
+	bool health;
+	uint64_t errors;
+};
+
+static void run_rounds(struct probe *pr, pid_t master,
+		       const struct stress_opts *o, struct totals *t)
+{
+	struct round r;
+
+	*t = (struct totals){.n = o->rounds, .health = true};
+	for (int i = 0; i < t->n; i++) {
+		run_round(i + 1, pr, master, o->idle, o->seconds, &r);
+		t->un[i] = r.un_p99;
+		t->st[i] = r.st_p99;
+		t->ratio[i] = r.st_p99 / r.un_p99;
+		t->worst =
+		    r.worst_window > t->worst ? r.worst_window : t->worst;
+		t->mount = r.mount_max > t->mount ? r.mount_max : t->mount;
+		t->rss_peak =
+		    r.rss_peak_kb > t->rss_peak ? r.rss_peak_kb : t->rss_peak;
+		t->health = t->health && r.health_ms >= 0;
+		t->errors += r.errors;
+	}
+}
+
+/* The targets, met or not, and the last line. */
+static void report(struct totals *t, long rss0, double stderr_kb, bool exit0)
+{
+	double mu = median(t->un, t->n), ms = median(t->st, t->n);
+	double mr;
+	double grow = (double)(t->rss_peak - rss0) / 1024.0;
+
+	printf("ratios per round:");
+	for (int i = 0; i < t->n; i++)
+		printf(" %.2f", t->ratio[i]);
+	printf("\n");
+	mr = median(t->ratio, t->n);
+	target("p99 <= 2 ms (median of rounds)", ms <= 2, ms, " ms");
+	target("p99 <= 2 ms throughout (worst 2 s window)", t->worst <= 2,
+	       t->worst, " ms");
+	target("within 1.5x of unloaded (median ratio)", mr <= 1.5, mr, "x");
+	target("new worker mounts within 1 s (slowest)", t->mount <= 1000,
+	       t->mount, " ms");
+	target("master RSS <= unloaded + 64 MiB", grow <= 64, grow,
+	       " MiB more");
+	target("stderr <= 1 MB", stderr_kb <= 1024, stderr_kb, " KiB");
+	target("/health answers under attack (every round)", t->health, t->n,
+	       " rounds");
+	target("no crash (master exits 0, no probe errors)",
+	       exit0 && !t->errors, (double)t->errors, " errors");
+	printf("stress_p99_ms=%.3f unloaded_p99_ms=%.3f rss_growth_mb=%.1f "
+	       "stderr_kb=%.1f mount_ms=%.0f\n",
+	       ms, mu, grow, stderr_kb, t->mount);
+}
+
 int main(int argc, char **argv)
 {
-	uint64_t keys = 1000000;
-	int idle = 20000, rounds = 5, err_fd, pin = 0;
-	double secs = 20, t0, un[16], st[16], ratio[16], worst = 0, mount = 0;
+	int err_fd, pin;
+	double t0;
 	char path[] = "/tmp/bench-stress-XXXXXX";
 	struct probe pr = {0};
-	struct round r[16];
+	struct totals tot;
 	struct proc m;
 	struct preload_keeper *keeper;
-	long rss0, rss_peak = 0, rss_after;
-	bool health = true, exit0;
-	uint64_t errors = 0;
+	long rss0;
+	bool exit0;
+	struct stress_opts o = {0};
+	int rc = bench_flags(&stress_set, &o, argc, argv);
 
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--keys"))
-			keys = strtoull(argv[i + 1], NULL, 10);
-		else if (!strcmp(argv[i], "--idle"))
-			idle = atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "--seconds"))
-			secs = atof(argv[i + 1]);
-		else if (!strcmp(argv[i], "--rounds"))
-			rounds = atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "--only"))
-			only = argv[i + 1];
-		else if (!strcmp(argv[i], "--pin"))
-			pin = atoi(argv[i + 1]);
-	}
-	rounds = rounds < 1 ? 1 : rounds > 16 ? 16 : rounds;
+	if (rc >= 0)
+		return rc;
+	only = o.only;
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	raise_nofile();
@@ -858,8 +980,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_stress: cannot start the master\n");
 		return 1;
 	}
-	if (pin)
-		pin = pin_master(m.pid) == 0;
+	pin = o.pin && pin_master(m.pid) == 0;
 	printf("cpus: %s\n", pin ? "master on CPU 0, probe, attackers and "
 				   "workers on the others"
 				 : "shared by all");
@@ -867,76 +988,28 @@ int main(int argc, char **argv)
 	http_port = (uint16_t)proc_field(&m, "metrics_port");
 	t0 = net_now_s();
 	keeper = preload_keep(rpc_port, NULL);
-	if (!keeper || preload_master(rpc_port, keys) != 0) {
-		char tail[2048];
-		off_t end = lseek(err_fd, 0, SEEK_END);
-		ssize_t got = pread(err_fd, tail, sizeof(tail) - 1,
-				    end > (off_t)sizeof(tail) - 1
-					? end - (off_t)sizeof(tail) + 1
-					: 0);
-
-		tail[got > 0 ? got : 0] = 0;
-		fprintf(stderr, "bench_stress: loading failed; master: %s\n",
-			tail);
+	if (!keeper || preload_master(rpc_port, o.keys) != 0) {
+		print_tail(err_fd);
 		return 1;
 	}
-	printf("loaded %llu objects in %.1f s\n", (unsigned long long)keys,
+	printf("loaded %llu objects in %.1f s\n", (unsigned long long)o.keys,
 	       net_now_s() - t0);
 	rss0 = rss_kb(m.pid);
 	printf("master RSS loaded: %ld MiB\n", rss0 / 1024);
 	pr.c = harness_client(rpc_port);
-	pr.keys = keys;
+	pr.keys = o.keys;
 	pr.cap = 1u << 22;
 	pr.lat = malloc(pr.cap * sizeof(double));
 	pr.at = malloc(pr.cap * sizeof(double));
-	for (int i = 0; i < rounds; i++) {
-		run_round(i + 1, &pr, m.pid, idle, secs, &r[i]);
-		un[i] = r[i].un_p99;
-		st[i] = r[i].st_p99;
-		ratio[i] = r[i].st_p99 / r[i].un_p99;
-		worst = r[i].worst_window > worst ? r[i].worst_window : worst;
-		mount = r[i].mount_max > mount ? r[i].mount_max : mount;
-		rss_peak =
-		    r[i].rss_peak_kb > rss_peak ? r[i].rss_peak_kb : rss_peak;
-		health = health && r[i].health_ms >= 0;
-		errors += r[i].errors;
-	}
-	rss_after = rss_kb(m.pid);
+	run_rounds(&pr, m.pid, &o, &tot);
 	printf("after the attackers left: master RSS %ld MiB\n",
-	       rss_after / 1024);
+	       rss_kb(m.pid) / 1024);
 	rpc_client_close(pr.c);
 	preload_release(keeper);
 	exit0 = proc_stop(&m) == 0;
 	printf("master stderr: %lld bytes; exit %s\n",
 	       (long long)lseek(err_fd, 0, SEEK_END), exit0 ? "0" : "NOT 0");
-	printf("ratios per round:");
-	for (int i = 0; i < rounds; i++)
-		printf(" %.2f", ratio[i]);
-	printf("\n");
-	{
-		double mu = median(un, rounds), ms = median(st, rounds);
-		double mr = median(ratio, rounds);
-		double grow = (double)(rss_peak - rss0) / 1024.0;
-		double kb = (double)lseek(err_fd, 0, SEEK_END) / 1024.0;
-
-		target("p99 <= 2 ms (median of rounds)", ms <= 2, ms, " ms");
-		target("p99 <= 2 ms throughout (worst 2 s window)", worst <= 2,
-		       worst, " ms");
-		target("within 1.5x of unloaded (median ratio)", mr <= 1.5, mr,
-		       "x");
-		target("new worker mounts within 1 s (slowest)", mount <= 1000,
-		       mount, " ms");
-		target("master RSS <= unloaded + 64 MiB", grow <= 64, grow,
-		       " MiB more");
-		target("stderr <= 1 MB", kb <= 1024, kb, " KiB");
-		target("/health answers under attack (every round)", health,
-		       rounds, " rounds");
-		target("no crash (master exits 0, no probe errors)",
-		       exit0 && !errors, (double)errors, " errors");
-		printf("stress_p99_ms=%.3f unloaded_p99_ms=%.3f "
-		       "rss_growth_mb=%.1f stderr_kb=%.1f mount_ms=%.0f\n",
-		       ms, mu, grow, kb, mount);
-	}
+	report(&tot, rss0, (double)lseek(err_fd, 0, SEEK_END) / 1024.0, exit0);
 	close(err_fd);
 	free(pr.lat);
 	free(pr.at);

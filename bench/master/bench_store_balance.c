@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_flags.h"
 #include "bench_store_load.h"
 #include "log.h"
 
@@ -119,8 +120,9 @@ static double steady(const uint64_t *counts, size_t segs, size_t intervals)
 
 /* The run's shape (the command line). */
 struct shape {
-	size_t segs, n, secs, m; /* m: the sequence's length */
+	uint64_t segs, n, secs, m; /* m: the sequence's length */
 	uint64_t rate, tick_ms;
+	const char *modes;
 };
 
 /* One mode's run; 0 or -1. */
@@ -205,35 +207,93 @@ out:
 	return rc;
 }
 
+/* --modes: a comma list of off, rfc and auto. */
+static bool valid_modes(const char *v)
+{
+	size_t len;
+
+	for (const char *p = v; *p; p += len + (p[len] == ',')) {
+		len = strcspn(p, ",");
+		if (!((len == 3 && !strncmp(p, "off", 3)) ||
+		      (len == 3 && !strncmp(p, "rfc", 3)) ||
+		      (len == 4 && !strncmp(p, "auto", 4))))
+			return false;
+	}
+	return strlen(v) < 64;
+}
+
+#define O(f) FLAG_AT(struct shape, f)
+static const struct flag balance_flags[] = {
+    {.name = "segments",
+     .type = FLAG_U64,
+     .off = O(segs),
+     .def = "8",
+     .help = "segments, one host each",
+     .min = 1,
+     .max = SEGMENTS_MAX},
+    {.name = "keys",
+     .type = FLAG_U64,
+     .off = O(n),
+     .def = "100000",
+     .help = "objects, at least --segments",
+     .min = 1,
+     .max = 100000000},
+    {.name = "rate",
+     .type = FLAG_U64,
+     .off = O(rate),
+     .def = "100000",
+     .help = "reads per simulated second",
+     .min = 1,
+     .max = 100000000},
+    {.name = "seconds",
+     .type = FLAG_U64,
+     .off = O(secs),
+     .def = "30",
+     .help = "simulated seconds",
+     .min = 2,
+     .max = 3600},
+    {.name = "tick_ms",
+     .type = FLAG_U64,
+     .off = O(tick_ms),
+     .def = "50",
+     .help = "ms between the store's ticks",
+     .min = 1,
+     .max = 60000},
+    {.name = "modes",
+     .type = FLAG_STRP,
+     .off = O(modes),
+     .def = "off,rfc,auto",
+     .help = "the modes run, in order",
+     .min = 1,
+     .valid = valid_modes,
+     .rule = "a comma list of off, rfc and auto, under 64 characters"},
+};
+#undef O
+
+static const struct flag_set balance_set = {
+    .prog = "bench_store_balance",
+    .intro = "read balance of the master's store under Zipf reads",
+    .title = "bench_store_balance flags",
+    .width = 8,
+    .flags = balance_flags,
+    .n = sizeof(balance_flags) / sizeof(balance_flags[0]),
+};
+
 int main(int argc, char **argv)
 {
-	struct shape a = {8, 100000, 30, (size_t)1 << 22, 100000, 50};
-	const char *modes = "off,rfc,auto";
+	struct shape a = {.m = (uint64_t)1 << 22};
 	char list[64], *save = NULL, **keys = NULL;
 	uint32_t *seq = NULL;
-	int rc = 1;
+	int rc = bench_flags(&balance_set, &a, argc, argv);
 
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--segments"))
-			a.segs = strtoull(argv[i + 1], NULL, 10);
-		else if (!strcmp(argv[i], "--keys"))
-			a.n = strtoull(argv[i + 1], NULL, 10);
-		else if (!strcmp(argv[i], "--rate"))
-			a.rate = strtoull(argv[i + 1], NULL, 10);
-		else if (!strcmp(argv[i], "--seconds"))
-			a.secs = strtoull(argv[i + 1], NULL, 10);
-		else if (!strcmp(argv[i], "--tick_ms"))
-			a.tick_ms = strtoull(argv[i + 1], NULL, 10);
-		else if (!strcmp(argv[i], "--modes"))
-			modes = argv[i + 1];
-	}
-	if (!a.segs || a.segs > SEGMENTS_MAX || a.n < a.segs || !a.rate ||
-	    a.secs < 2 || a.secs > 3600 || !a.tick_ms ||
-	    strlen(modes) >= sizeof(list)) {
+	if (rc >= 0)
+		return rc;
+	rc = 1;
+	if (a.n < a.segs) {
 		fprintf(stderr,
-			"usage: bench_store_balance [--segments 1..1024] "
-			"[--keys K] [--rate R] [--seconds 2..3600] "
-			"[--tick_ms T] [--modes off,rfc,auto]\n");
+			"bench_store_balance: --keys %llu is fewer "
+			"than --segments %llu\n",
+			(unsigned long long)a.n, (unsigned long long)a.segs);
 		return 2;
 	}
 	log_init("bench_store_balance", "warn");
@@ -241,19 +301,12 @@ int main(int argc, char **argv)
 	seq = calloc(a.m, sizeof(*seq));
 	if (!keys || !seq || bench_zipf_sequence(seq, a.m, a.n, 0.99, 42))
 		goto out;
-	strcpy(list, modes);
+	snprintf(list, sizeof(list), "%s", a.modes);
 	rc = 0;
 	for (char *mode = strtok_r(list, ",", &save); mode && !rc;
-	     mode = strtok_r(NULL, ",", &save)) {
-		if (strcmp(mode, "off") && strcmp(mode, "rfc") &&
-		    strcmp(mode, "auto")) {
-			fprintf(stderr, "--modes: unknown mode '%s'\n", mode);
-			rc = 2;
-			break;
-		}
+	     mode = strtok_r(NULL, ",", &save))
 		if (run_mode(mode, &a, keys, seq))
 			rc = 1;
-	}
 out:
 	bench_key_names_free(keys, a.n);
 	free(seq);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_flags.h"
 #include "flags.h"
 #include "store.h"
 
@@ -27,6 +28,25 @@ static size_t heap_bytes(void)
 	return mi.uordblks + mi.hblkhd;
 }
 
+static const struct flag mem_flags[] = {
+    {.name = "keys",
+     .type = FLAG_U64,
+     .off = 0,
+     .def = "1000000",
+     .help = "objects put, 1 KiB and one replica each",
+     .min = 1,
+     .max = 100000000},
+};
+
+static const struct flag_set mem_set = {
+    .prog = "bench_store_mem",
+    .intro = "the master's heap per object",
+    .title = "bench_store_mem flags",
+    .width = 6,
+    .flags = mem_flags,
+    .n = sizeof(mem_flags) / sizeof(mem_flags[0]),
+};
+
 int main(int argc, char **argv)
 {
 	struct mount_args a = {
@@ -37,16 +57,17 @@ int main(int argc, char **argv)
 	    .endpoint = "127.0.0.1:1",
 	    .capacity = 1ull << 40,
 	};
-	size_t n = 1000000, before, after;
+	uint64_t n = 0;
+	size_t before, after;
 	struct master_opts o;
 	struct store *s;
 	struct object *obj;
 	char err[160], **keys;
 	uint64_t id;
+	int st = bench_flags(&mem_set, &n, argc, argv);
 
-	for (int i = 1; i + 1 < argc; i += 2)
-		if (!strcmp(argv[i], "--keys"))
-			n = strtoull(argv[i + 1], NULL, 10);
+	if (st >= 0)
+		return st;
 	keys = calloc(n, sizeof(*keys));
 	for (size_t i = 0; keys && i < n; i++) {
 		keys[i] = malloc(32);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_flags.h"
 #include "bench_store_load.h"
 
 #define MODES 3
@@ -103,47 +104,110 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int main(int argc, char **argv)
-{
-	size_t n = 100000, hot = 0, m = 4000000, runs = 5;
-	const char *policy = "auto", *only = NULL;
-	struct store *s[MODES] = {0};
-	uint64_t last_tick[MODES], last_evict[MODES];
-	double ns[MODES][RUNS_MAX], med[MODES];
-	uint64_t rng = 0x9e3779b97f4a7c15ull;
-	uint32_t *seq = NULL;
-	char **keys = NULL;
-	int rc = 1;
+struct read_opts {
+	uint64_t keys, hot, reads, runs;
+	const char *policy, *only;
+};
 
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--keys"))
-			n = strtoull(argv[i + 1], NULL, 10);
-		else if (!strcmp(argv[i], "--hot"))
-			hot = strtoull(argv[i + 1], NULL, 10);
-		else if (!strcmp(argv[i], "--reads"))
-			m = strtoull(argv[i + 1], NULL, 10);
-		else if (!strcmp(argv[i], "--runs"))
-			runs = strtoull(argv[i + 1], NULL, 10);
-		else if (!strcmp(argv[i], "--policy"))
-			policy = argv[i + 1];
-		else if (!strcmp(argv[i], "--only"))
-			only = argv[i + 1];
-	}
-	if (!n || !m || !runs || runs > RUNS_MAX || hot > n) {
-		fprintf(stderr, "usage: bench_store_read [--keys N] [--hot H] "
-				"[--reads M] [--runs R<=64] [--policy P]\n");
-		return 2;
-	}
-	keys = bench_key_names(n);
-	seq = calloc(m, sizeof(*seq));
-	if (!keys || !seq)
-		goto out;
-	for (size_t i = 0; i < m; i++) { /* xorshift64 */
+#define O(f) FLAG_AT(struct read_opts, f)
+static const struct flag read_flags[] = {
+    {.name = "keys",
+     .type = FLAG_U64,
+     .off = O(keys),
+     .def = "100000",
+     .help = "objects in each store",
+     .min = 1,
+     .max = 100000000},
+    {.name = "hot",
+     .type = FLAG_U64,
+     .off = O(hot),
+     .def = "0",
+     .help = "reads drawn from the first H keys only, at most --keys "
+	     "(0 = from all)"},
+    {.name = "reads",
+     .type = FLAG_U64,
+     .off = O(reads),
+     .def = "4000000",
+     .help = "reads per run",
+     .min = 1,
+     .max = 1000000000},
+    {.name = "runs",
+     .type = FLAG_U64,
+     .off = O(runs),
+     .def = "5",
+     .help = "runs per mode, alternating",
+     .min = 1,
+     .max = RUNS_MAX},
+    {.name = "policy",
+     .type = FLAG_STRP,
+     .off = O(policy),
+     .def = "auto",
+     .help = "the replica policy of the observe and enforce stores",
+     .min = 1},
+    {.name = "only",
+     .type = FLAG_STRP,
+     .off = O(only),
+     .help = "run one mode only (all when not given)",
+     .choices = "off|observe|enforce"},
+};
+#undef O
+
+static const struct flag_set read_set = {
+    .prog = "bench_store_read",
+    .intro = "store_get under the store lock, mode off vs observe vs enforce",
+    .title = "bench_store_read flags",
+    .width = 8,
+    .flags = read_flags,
+    .n = sizeof(read_flags) / sizeof(read_flags[0]),
+};
+
+/* m reads of keys [0, hot or n), xorshift64: the same in every run. */
+static uint32_t *read_sequence(size_t m, size_t n, size_t hot)
+{
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	uint32_t *seq = calloc(m, sizeof(*seq));
+
+	for (size_t i = 0; seq && i < m; i++) {
 		rng ^= rng << 13;
 		rng ^= rng >> 7;
 		rng ^= rng << 17;
 		seq[i] = (uint32_t)(rng % (hot ? hot : n));
 	}
+	return seq;
+}
+
+int main(int argc, char **argv)
+{
+	size_t n, hot, m, runs;
+	const char *policy, *only;
+	struct store *s[MODES] = {0};
+	uint64_t last_tick[MODES], last_evict[MODES];
+	double ns[MODES][RUNS_MAX], med[MODES];
+	uint32_t *seq = NULL;
+	char **keys = NULL;
+	struct read_opts o = {0};
+	int rc = bench_flags(&read_set, &o, argc, argv);
+
+	if (rc >= 0)
+		return rc;
+	rc = 1;
+	n = o.keys;
+	hot = o.hot;
+	m = o.reads;
+	runs = o.runs;
+	policy = o.policy;
+	only = o.only;
+	if (hot > n) {
+		fprintf(stderr,
+			"bench_store_read: --hot %zu is more than "
+			"--keys %zu\n",
+			hot, n);
+		return 2;
+	}
+	keys = bench_key_names(n);
+	seq = read_sequence(m, n, hot);
+	if (!keys || !seq)
+		goto out;
 	for (int k = 0; k < MODES; k++) {
 		if (only && strcmp(only, mode_name[k]) != 0)
 			continue;

@@ -61,6 +61,13 @@ static const struct flag flags[] = {
 	     "alike serve anyone): only the baseline of the benchmark that "
 	     "measures their cost; refused (exit 78) unless --rpc_address is "
 	     "loopback"},
+    {.name = "integrity",
+     .type = FLAG_BOOL,
+     .off = O(opts.integrity),
+     .def = "false",
+     .help = "require a payload digest with every PutEnd (readers check "
+	     "the bytes against it) for tenants whose auth-file line does not "
+	     "say integrity=on or off"},
     {.name = "rpc_port",
      .type = FLAG_U32,
      .off = O(rpc_port),

@@ -323,7 +323,8 @@ static void leader_tick(struct ha *h, int64_t now)
 			rn = &h->renews[i];
 	if (!rn)
 		return; /* HA_RENEWS in flight already */
-	*rn = (struct renew){h, now, h->lease_id, true};
+	*rn = (struct renew){
+	    .h = h, .sent_ms = now, .lease_id = h->lease_id, .used = true};
 	h->next_renew_ms = now + renew_every(h);
 	if (etcd_lease_keepalive(h->etcd, h->lease_id, on_renewed, rn) != 0) {
 		rn->used = false;

@@ -1,13 +1,11 @@
 /* RegisterObjects: a worker re-registers the committed replicas it holds
  * with a new leader (docs/HA.md). Each record is checked and its region
  * reserved at its offset by store_recover(); refusals are counted, the
- * rest of the batch still goes in. */
+ * rest of the batch still goes in. Its row (methods.c) bounds the records
+ * of one call and holds the store lock. */
 #include <stdio.h>
 
 #include "service_priv.h"
-
-/* Most records one RegisterObjects may carry (the worker sends 256). */
-#define MAX_RECORDS 4096
 
 void method_register_objects(McreplRpc__Master_Service *svc,
 			     const McreplRpc__RegisterObjectsRequest *req,
@@ -21,14 +19,6 @@ void method_register_objects(McreplRpc__Master_Service *svc,
 	char why[128] = "";
 
 	mcrepl_rpc__register_objects_response__init(&resp);
-	if (req->n_objects > MAX_RECORDS) {
-		snprintf(r.msg, sizeof(r.msg),
-			 "%zu records in one RegisterObjects (at most %d)",
-			 req->n_objects, MAX_RECORDS);
-		code = MCREPL_RPC__CODE__TOO_MANY;
-		goto out;
-	}
-	store_lock(s);
 	if (!store_term(s)) {
 		snprintf(
 		    r.msg, sizeof(r.msg),
@@ -51,11 +41,9 @@ void method_register_objects(McreplRpc__Master_Service *svc,
 			store_hold_segment(s, req->client_id, req->segment_id,
 					   0);
 	}
-	store_unlock(s);
 	if (resp.refused)
 		snprintf(r.msg, sizeof(r.msg), "%u refused, the last: %s",
 			 resp.refused, why);
-out:
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);

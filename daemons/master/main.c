@@ -86,17 +86,19 @@ static void auth_metrics(const struct master *m, struct mcu_prom *t,
 	mcu_prom_head(t, failed, "counter",
 		      "RPC handshakes failed (connection closed), by reason");
 	for (int i = 1; i < RPC_AUTH_FAIL_COUNT; i++)
-		mcu_prom_u64(t, failed,
-			     (const struct mcu_prom_label[]){
-				 {"reason", rpc_auth_fail_name(i)}},
-			     1, st->auth_failed[i]);
+		mcu_prom_u64(
+		    t, failed,
+		    (const struct mcu_prom_label[]){
+			{.name = "reason", .value = rpc_auth_fail_name(i)}},
+		    1, st->auth_failed[i]);
 	mcu_prom_head(t, refused, "counter",
 		      "Requests refused by authorization, by reason");
 	for (int i = 0; i < SVC_REFUSAL_COUNT; i++)
-		mcu_prom_u64(t, refused,
-			     (const struct mcu_prom_label[]){
-				 {"reason", svc_refusal_name(i)}},
-			     1, m->svc.refused[i]);
+		mcu_prom_u64(
+		    t, refused,
+		    (const struct mcu_prom_label[]){
+			{.name = "reason", .value = svc_refusal_name(i)}},
+		    1, m->svc.refused[i]);
 }
 
 /* With an auth file: connections not yet authenticated, and those closed
@@ -119,10 +121,10 @@ static void anon_metrics(struct mcu_prom *t, const rpc_server_stats *st)
 		      "Unauthenticated RPC connections closed (TOO_MANY) to "
 		      "make room, by the cap that was full");
 	for (size_t i = 0; i < sizeof(by) / sizeof(by[0]); i++)
-		mcu_prom_u64(
-		    t, closed,
-		    (const struct mcu_prom_label[]){{"reason", by[i].reason}},
-		    1, by[i].n);
+		mcu_prom_u64(t, closed,
+			     (const struct mcu_prom_label[]){
+				 {.name = "reason", .value = by[i].reason}},
+			     1, by[i].n);
 }
 
 /* What the RPC port's bounds did: refusals by reason,
@@ -140,15 +142,18 @@ static void rpc_metrics(const struct master *m, struct mcu_prom *t)
 			(uint64_t)rpc_server_conn_count(m->rpc));
 	mcu_prom_head(t, refused, "counter",
 		      "RPC connections refused (TOO_MANY), by cap");
+	mcu_prom_u64(
+	    t, refused,
+	    (const struct mcu_prom_label[]){{.name = "reason", .value = "cap"}},
+	    1, st.refused_cap);
 	mcu_prom_u64(t, refused,
-		     (const struct mcu_prom_label[]){{"reason", "cap"}}, 1,
-		     st.refused_cap);
+		     (const struct mcu_prom_label[]){
+			 {.name = "reason", .value = "peer"}},
+		     1, st.refused_peer);
 	mcu_prom_u64(t, refused,
-		     (const struct mcu_prom_label[]){{"reason", "peer"}}, 1,
-		     st.refused_peer);
-	mcu_prom_u64(t, refused,
-		     (const struct mcu_prom_label[]){{"reason", "reserve"}}, 1,
-		     st.refused_reserve);
+		     (const struct mcu_prom_label[]){
+			 {.name = "reason", .value = "reserve"}},
+		     1, st.refused_reserve);
 	anon_metrics(t, &st);
 	mcu_prom_metric(t, "mcrepl_master_rpc_idle_closed_total", "counter",
 			"RPC connections closed idle", st.idle_closed);
@@ -182,11 +187,13 @@ static void ha_metrics(const struct master *m, struct mcu_prom *t)
 	mcu_prom_head(t, "mcrepl_master_ha_role", "gauge",
 		      "1 for this master's role (leader or standby)");
 	mcu_prom_u64(t, "mcrepl_master_ha_role",
-		     (const struct mcu_prom_label[]){{"role", "leader"}}, 1,
-		     f.leader);
+		     (const struct mcu_prom_label[]){
+			 {.name = "role", .value = "leader"}},
+		     1, f.leader);
 	mcu_prom_u64(t, "mcrepl_master_ha_role",
-		     (const struct mcu_prom_label[]){{"role", "standby"}}, 1,
-		     !f.leader);
+		     (const struct mcu_prom_label[]){
+			 {.name = "role", .value = "standby"}},
+		     1, !f.leader);
 	mcu_prom_metric(t, "mcrepl_master_ha_term", "gauge",
 			"Term this master leads (0: standby)", f.term);
 	mcu_prom_metric(t, "mcrepl_master_ha_last_term_seen", "gauge",
@@ -204,10 +211,11 @@ static void ha_metrics(const struct master *m, struct mcu_prom *t)
 		      "Leaderships given up, by reason (lease_expired: no "
 		      "renewal confirmed for a whole TTL)");
 	for (int why = 0; why < HA_SD_COUNT; why++)
-		mcu_prom_u64(t, "mcrepl_master_ha_step_downs_total",
-			     (const struct mcu_prom_label[]){
-				 {"reason", ha_step_down_name(why)}},
-			     1, f.step_downs_by[why]);
+		mcu_prom_u64(
+		    t, "mcrepl_master_ha_step_downs_total",
+		    (const struct mcu_prom_label[]){
+			{.name = "reason", .value = ha_step_down_name(why)}},
+		    1, f.step_downs_by[why]);
 	mcu_prom_metric(t, "mcrepl_master_ha_suspensions_total", "counter",
 			"Times the leader stopped serving for want of a "
 			"confirmed renewal and kept its term",

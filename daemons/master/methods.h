@@ -1,18 +1,22 @@
 /*
  * The master's RPC method table: one row per method of the Master service
- * (proto/mcrepl.proto), in the service's order. A row names the handler,
- * who may call the method, whether its reply goes out under the store lock,
- * what the HA gate does with it while a new leader recovers, and its
- * limit. The service binds its handlers from it (master_service_init),
- * the HA gate reads its class (ha_gate.c), docs/DAEMONS.md's method list
- * follows it, and tests/daemons/check_methods.c checks that every method
- * of the service has exactly one row. Adding an RPC: docs/CONTRIBUTING.md.
+ * (proto/mcrepl.proto), in the service's order. A row says who may call
+ * the method, how its handler stands to the store lock, the bound on one
+ * request, and what the HA gate does with it while a new leader recovers.
+ * The service runs each call by its row (master_invoke, service.c): the
+ * caller's check, the bound, the lock, then the handler; the HA gate
+ * reads the class (ha_gate.c). Handlers are bound by name in the
+ * service's order (MASTER_HANDLERS), so the compiler checks each one's
+ * request and reply types. tests/daemons/check_methods.c checks the rows
+ * and that docs/DAEMONS.md's method table is the one they render. Adding
+ * an RPC: docs/CONTRIBUTING.md.
  */
 #ifndef MCREPL_MASTER_METHODS_H
 #define MCREPL_MASTER_METHODS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mcrepl.pb-c.h"
 
@@ -22,6 +26,11 @@
 	void method_##name(McreplRpc__Master_Service *svc,                     \
 			   const McreplRpc__##Req *req,                        \
 			   McreplRpc__##Resp##_Closure done, void *cd)
+
+/* The handlers in the service's order, for a McreplRpc__Master_Service:
+ * protobuf-c's initializer names method_<method> for each method, typed
+ * as the method's request and reply. */
+#define MASTER_HANDLERS MCREPL_RPC__MASTER__INIT(method_)
 
 /* Who may call a method once authentication is on. The service checks
  * it from the row before the handler runs (svc_authorize(), reading the
@@ -49,22 +58,45 @@ enum method_ha {
 	HA_ASK_IF_NOTHING, /* served; an answer of nothing becomes "ask again" */
 };
 
-typedef void (*method_fn)(void *svc, const ProtobufCMessage *req,
-			  ProtobufCClosure done, void *cd);
+/* How a handler stands to the store lock (enum method_flags). */
+enum method_flags {
+	/* master_invoke holds the store lock over the whole handler, its
+	 * reply included (replies borrow the store's strings and replicas),
+	 * and, for a task's caller, over the check of the task too. A
+	 * handler that defers its reply (rpc_call_defer) gives it later from
+	 * where the wait ends. */
+	METHOD_LOCKED = 1u << 0,
+	/* none: the handler takes the lock itself around its store calls;
+	 * the row's lock_why says what it does outside */
+};
+
+struct master_opts;
+
+/* The bound on one request: its repeated field `field` holds at most
+ * `most` entries (the value of flag `flag`, read by `of`, when named) and,
+ * when nonempty, at least one. master_invoke refuses a request outside it
+ * before the handler runs: TOO_MANY, or INVALID_ARGUMENT for none, with
+ * "<what> holds <least>..<most> <field>, not <n>". */
+struct method_limit {
+	const char *field; /* the counted repeated field; NULL: no bound */
+	const char *flag;  /* "--max_batch_keys", or NULL: most */
+	uint32_t (*of)(const struct master_opts *o);
+	uint32_t most;
+	bool nonempty;
+	const char *what; /* "a batch" */
+};
 
 struct master_method {
 	const char *name; /* as in the proto, for docs and logs only */
 	const ProtobufCMessageDescriptor *input;
-	method_fn handler;
 	enum method_caller caller;
-	/* The reply carries strings or replica messages borrowed from the
-	 * store, so it goes out before the store lock is released; the
-	 * others reply after releasing it. */
-	bool reply_under_lock;
+	unsigned flags; /* enum method_flags */
+	/* without METHOD_LOCKED: what the handler does outside the lock */
+	const char *lock_why;
+	struct method_limit limit;
 	enum method_ha ha;
 	/* why ha is right for the method, in one line (docs/DAEMONS.md) */
 	const char *ha_why;
-	const char *limit; /* the flag bounding one request, or NULL */
 };
 
 /* The rows, in the service descriptor's method order. */
@@ -75,8 +107,12 @@ extern const size_t master_methods_n;
 const struct master_method *
 master_method_by_input(const ProtobufCMessageDescriptor *input);
 
-/* Binds every row's handler into svc at its method's index. */
-void master_methods_bind(McreplRpc__Master_Service *svc);
+/* m's bound (its limit) on req: OK, or the refusal's code with its line in
+ * msg[0, cap). opts: the master's, for a bound a flag sets. */
+McreplRpc__Code method_limit_check(const struct master_method *m,
+				   const struct master_opts *opts,
+				   const ProtobufCMessage *req, char *msg,
+				   size_t cap);
 
 /* Answers a call of a method whose output is od with a message holding
  * only its Result: res (every response's field 1, "result"). */

@@ -18,8 +18,9 @@ static void quota_metrics(struct store *s, struct mcu_prom *t)
 		      "(fair_share)");
 #define QUOTA_METRIC(field, reason)                                            \
 	mcu_prom_u64(t, "mcrepl_master_put_refusals_total",                    \
-		     (const struct mcu_prom_label[]){{"reason", reason}}, 1,   \
-		     q.field);
+		     (const struct mcu_prom_label[]){                          \
+			 {.name = "reason", .value = reason}},                 \
+		     1, q.field);
 	STORE_QUOTA_REFUSALS(QUOTA_METRIC)
 #undef QUOTA_METRIC
 }
@@ -40,8 +41,9 @@ static void store_metrics(struct store *s, struct mcu_prom *t)
 		      "deadline passed)");
 #define STORE_RECLAIM(field, kind, reason)                                     \
 	mcu_prom_u64(t, "mcrepl_master_reservations_reclaimed_total",          \
-		     (const struct mcu_prom_label[]){{"kind", kind},           \
-						     {"reason", reason}},      \
+		     (const struct mcu_prom_label[]){                          \
+			 {.name = "kind", .value = kind},                      \
+			 {.name = "reason", .value = reason}},                 \
 		     2, f.reclaimed.field);
 	STORE_RECLAIMS(STORE_RECLAIM)
 #undef STORE_RECLAIM

@@ -224,11 +224,9 @@ void method_heartbeat(McreplRpc__Master_Service *svc,
 
 	mcrepl_rpc__heartbeat_response__init(&resp);
 	resp.master_time_ms = SVC(svc)->now_ms(); /* grant expiries */
-	store_lock(s);
 	code = store_heartbeat(s, req->client_id, req->segment_ids,
 			       req->segment_reads, n, SVC(svc)->now_ms());
 	svc_reply(&r, code, NULL);
-	store_unlock(s);
 	resp.result = &r.result;
 	done(&resp, cd);
 }
@@ -314,8 +312,6 @@ void method_warmup(McreplRpc__Master_Service *svc,
 	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
 
 	mcrepl_rpc__warmup_response__init(&resp);
-	store_lock(s);
-	code = MCREPL_RPC__CODE__OK;
 	if (!opts->cfg.domain_aware) {
 		code = MCREPL_RPC__CODE__UNAVAILABLE;
 		snprintf(r.msg, sizeof(r.msg),
@@ -332,16 +328,33 @@ void method_warmup(McreplRpc__Master_Service *svc,
 		    req->max_bytes ? req->max_bytes : opts->warmup_max_bytes,
 		    SVC(svc)->now_ms());
 	}
-	store_unlock(s);
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
 }
 
-/* Every call: the caller its method's row asks for (svc_authorize), then
- * the row's handler. Rows are in the service's order (check_methods.c), so
- * the row is the method's index. Only a task's check reads the store; the
- * others read the principal and the request, on the RPC loop. */
+/* A call its row refuses: the caller's check (svc_authorize), then the
+ * request's bound; OK, or the code with r filled. */
+static McreplRpc__Code admit(struct master_service *svc, const void *cd,
+			     const struct master_method *m,
+			     const ProtobufCMessage *in, struct reply *r)
+{
+	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
+
+	if (svc->auth)
+		code = svc_authorize(svc, cd, m, in, r);
+	if (code == MCREPL_RPC__CODE__OK)
+		code = method_limit_check(m, store_opts(svc->store), in, r->msg,
+					  sizeof(r->msg));
+	return code;
+}
+
+/* Every call runs by its method's row: the caller's check and the bound
+ * (admit), then the handler, under the store lock when the row says
+ * METHOD_LOCKED. Rows are in the service's order (check_methods.c), so the
+ * row is the method's index. Only a task's check reads the store (under
+ * the lock, which a locked row keeps for its handler); the others read
+ * the principal and the request, on the RPC loop, before the lock. */
 static void master_invoke(ProtobufCService *base, unsigned method,
 			  const ProtobufCMessage *in, ProtobufCClosure done,
 			  void *cd)
@@ -350,30 +363,27 @@ static void master_invoke(ProtobufCService *base, unsigned method,
 	const ProtobufCMethodDescriptor *d = &base->descriptor->methods[method];
 	const struct master_method *m =
 	    method < master_methods_n ? &master_methods[method] : NULL;
-	bool task;
+	bool locked = m && (m->flags & METHOD_LOCKED);
+	bool task = m && svc->auth && m->caller == CALLER_WORKER_TASK;
 	struct reply r = {0};
-	McreplRpc__Code code;
+	McreplRpc__Code code = MCREPL_RPC__CODE__UNIMPLEMENTED;
 
-	if (!m) { /* every method has a row (check_methods.c) */
-		r.msg[0] = '\0';
-		svc_reply(&r, MCREPL_RPC__CODE__UNIMPLEMENTED, NULL);
+	if (task)
+		store_lock(svc->store);
+	if (m) /* every method has a row (check_methods.c) */
+		code = admit(svc, cd, m, in, &r);
+	if (task && (code != MCREPL_RPC__CODE__OK || !locked))
+		store_unlock(svc->store);
+	if (code != MCREPL_RPC__CODE__OK) {
+		svc_reply(&r, code, NULL);
 		method_reply_result(d->output, &r.result, done, cd);
 		return;
 	}
-	if (svc->auth) {
-		task = m->caller == CALLER_WORKER_TASK;
-		if (task)
-			store_lock(svc->store);
-		code = svc_authorize(svc, cd, m, in, &r);
-		if (task)
-			store_unlock(svc->store);
-		if (code != MCREPL_RPC__CODE__OK) {
-			svc_reply(&r, code, NULL);
-			method_reply_result(d->output, &r.result, done, cd);
-			return;
-		}
-	}
+	if (locked && !task)
+		store_lock(svc->store);
 	protobuf_c_service_invoke_internal(base, method, in, done, cd);
+	if (locked)
+		store_unlock(svc->store);
 }
 
 int master_service_init(struct master_service *svc, struct store *store,
@@ -381,8 +391,7 @@ int master_service_init(struct master_service *svc, struct store *store,
 {
 	memset(svc, 0, sizeof(*svc));
 	svc->auth = auth;
-	mcrepl_rpc__master__init(&svc->base, NULL);
-	master_methods_bind(&svc->base);
+	svc->base = (McreplRpc__Master_Service)MASTER_HANDLERS;
 	svc->base.base.invoke = master_invoke;
 	svc->store = store;
 	svc->now_ms = now_ms;

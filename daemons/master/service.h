@@ -1,11 +1,12 @@
 /* mcrepl-master's RPC service: the generated Master service bound to a
- * store. A handler locks the store, applies one operation and replies.
- * It unlocks before replying when the reply holds only its own data. Eight
- * reply under the lock (PutStart, GetReplicaList, BatchGetReplicaList,
- * Stat, FetchTasks, CopyStart, DynamicReplicaCopyStart, Stats) because
- * their replies borrow the store's strings (segment hosts, domains and
- * endpoints; task tenants and keys): whatever runs next under the lock may
- * free them, and done() packs the reply before it returns. */
+ * store. Each call runs by its method's row (methods.h): the caller's
+ * check, the request's bound, then the handler, which applies one store
+ * operation and replies. For a METHOD_LOCKED row the service holds the
+ * store lock over the whole handler, its reply included: replies borrow
+ * the store's strings (segment hosts, domains and endpoints; task tenants
+ * and keys) and whatever runs next under the lock may free them, while
+ * done() packs the reply before it returns. The other rows' handlers
+ * (MountSegment, UnmountSegment, Stats) take the lock themselves. */
 #ifndef MCREPL_MASTER_SERVICE_H
 #define MCREPL_MASTER_SERVICE_H
 

@@ -33,7 +33,6 @@ void method_fetch_tasks(McreplRpc__Master_Service *svc,
 	mcrepl_rpc__fetch_tasks_response__init(&resp);
 	if (max > MAX_TASKS_PER_FETCH)
 		max = MAX_TASKS_PER_FETCH;
-	store_lock(s);
 	n = store_fetch_tasks(s, req->client_id, tasks, max,
 			      SVC(svc)->now_ms());
 	for (size_t i = 0; i < n; i++)
@@ -71,7 +70,6 @@ void method_fetch_tasks(McreplRpc__Master_Service *svc,
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
-	store_unlock(s);
 }
 
 void method_mark_task_to_complete(
@@ -85,15 +83,33 @@ void method_mark_task_to_complete(
 	McreplRpc__Code code;
 
 	mcrepl_rpc__mark_task_to_complete_response__init(&resp);
-	store_lock(s);
 	code = store_task_report(s, req->client_id, req->task_id);
-	store_unlock(s);
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
 }
 
 /* ---- ordinary copy -------------------------------------------------------- */
+
+/* A started copy's source and target as messages (strings borrowed from
+ * the store): the source readable (a pulling executor) as long as the
+ * target is writable, the target's RDMA address for the source worker.
+ * The object's version. */
+static uint64_t copy_ends(struct store *s, const char *tenant, const char *key,
+			  const struct replica *src, const struct replica *dst,
+			  McreplRpc__Replica *src_m, McreplRpc__Replica *dst_m)
+{
+	const struct object *o = store_find(s, tenant, key);
+	uint64_t version = o ? o->version : 0;
+
+	svc_fill_replica(s, src_m, src, version, DATA_OP_READ,
+			 dst->grant_until_ms);
+	svc_fill_replica(s, dst_m, dst, version, DATA_OP_WRITE, 0);
+	svc_replica_rdma(s, dst_m, dst);
+	src_m->stamp_tag = dst_m->stamp_tag =
+	    o ? store_object_stamp_tag(s, o) : 0;
+	return version;
+}
 
 void method_copy_start(McreplRpc__Master_Service *svc,
 		       const McreplRpc__CopyStartRequest *req,
@@ -107,45 +123,61 @@ void method_copy_start(McreplRpc__Master_Service *svc,
 	McreplRpc__Code code;
 
 	mcrepl_rpc__copy_start_response__init(&resp);
-	store_lock(s);
 	code = store_copy_start(s, req->client_id, req->tenant, req->key,
 				req->source_segment_id, req->target_segment_id,
 				SVC(svc)->now_ms(), &src, &dst, r.msg,
 				sizeof(r.msg));
 	if (code == MCREPL_RPC__CODE__OK) {
-		const struct object *o = store_find(s, req->tenant, req->key);
-		uint64_t version = o ? o->version : 0;
-
-		/* the source readable (a pulling executor) as long as the
-		 * target is writable */
-		svc_fill_replica(s, &src_m, &src, version, DATA_OP_READ,
-				 dst.grant_until_ms);
-		svc_fill_replica(s, &dst_m, &dst, version, DATA_OP_WRITE, 0);
-		svc_replica_rdma(s, &dst_m, &dst);
-		src_m.stamp_tag = dst_m.stamp_tag =
-		    o ? store_object_stamp_tag(s, o) : 0;
+		resp.version = copy_ends(s, req->tenant, req->key, &src, &dst,
+					 &src_m, &dst_m);
 		resp.source = &src_m;
 		resp.target = &dst_m;
-		resp.version = version;
 	}
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
-	store_unlock(s);
 }
 
-static McreplRpc__Code copy_finish(McreplRpc__Master_Service *svc,
-				   uint64_t caller, const char *tenant,
-				   const char *key, bool ok)
+/* The End (success) or Revoke of a copy: an ordinary one, or a dynamic
+ * one fenced by its lease and version. */
+struct copy_finish {
+	bool dynamic, success;
+	uint64_t client, lease, version;
+	const char *tenant, *key;
+};
+
+/* A dynamic copy call's fence. */
+static mcrepl_fence fence_of(uint64_t lease, uint64_t version, uint64_t client,
+			     uint64_t src, uint64_t dst)
+{
+	return (mcrepl_fence){
+	    .lease = {lease},
+	    .version = version,
+	    .caller = {client},
+	    .source = {src},
+	    .target = {dst},
+	};
+}
+
+/* The one body of CopyEnd, CopyRevoke, DynamicReplicaCopyEnd and
+ * DynamicReplicaCopyRevoke: the store's answer into r. */
+static void copy_finish(McreplRpc__Master_Service *svc,
+			const struct copy_finish *c, struct reply *r)
 {
 	struct store *s = SVC(svc)->store;
+	mcrepl_fence f = fence_of(c->lease, c->version, c->client, 0, 0);
+	uint64_t now = SVC(svc)->now_ms();
+	const char *reason = NULL;
 	McreplRpc__Code code;
 
-	store_lock(s);
-	code =
-	    store_copy_finish(s, caller, tenant, key, ok, SVC(svc)->now_ms());
-	store_unlock(s);
-	return code;
+	if (!c->dynamic)
+		code = store_copy_finish(s, c->client, c->tenant, c->key,
+					 c->success, now);
+	else if (c->success)
+		code = dyn_copy_end(s, &f, c->tenant, c->key, now, &reason);
+	else
+		code = dyn_copy_revoke(s, &f, c->tenant, c->key, now, &reason);
+	svc_reply(r, code, reason);
 }
 
 void method_copy_end(McreplRpc__Master_Service *svc,
@@ -156,9 +188,12 @@ void method_copy_end(McreplRpc__Master_Service *svc,
 	struct reply r = {0};
 
 	mcrepl_rpc__copy_end_response__init(&resp);
-	svc_reply(&r,
-		  copy_finish(svc, req->client_id, req->tenant, req->key, true),
-		  NULL);
+	copy_finish(svc,
+		    &(struct copy_finish){.success = true,
+					  .client = req->client_id,
+					  .tenant = req->tenant,
+					  .key = req->key},
+		    &r);
 	resp.result = &r.result;
 	done(&resp, cd);
 }
@@ -171,26 +206,16 @@ void method_copy_revoke(McreplRpc__Master_Service *svc,
 	struct reply r = {0};
 
 	mcrepl_rpc__copy_revoke_response__init(&resp);
-	svc_reply(
-	    &r, copy_finish(svc, req->client_id, req->tenant, req->key, false),
-	    NULL);
+	copy_finish(svc,
+		    &(struct copy_finish){.client = req->client_id,
+					  .tenant = req->tenant,
+					  .key = req->key},
+		    &r);
 	resp.result = &r.result;
 	done(&resp, cd);
 }
 
 /* ---- dynamic copy --------------------------------------------------------- */
-
-static mcrepl_fence fence_of(uint64_t lease, uint64_t version, uint64_t client,
-			     uint64_t src, uint64_t dst)
-{
-	return (mcrepl_fence){
-	    .lease = {lease},
-	    .version = version,
-	    .caller = {client},
-	    .source = {src},
-	    .target = {dst},
-	};
-}
 
 void method_dynamic_replica_copy_start(
     McreplRpc__Master_Service *svc,
@@ -209,51 +234,16 @@ void method_dynamic_replica_copy_start(
 	McreplRpc__Code code;
 
 	mcrepl_rpc__dynamic_replica_copy_start_response__init(&resp);
-	store_lock(s);
 	code = dyn_copy_start(s, &f, req->tenant, req->key, req->task_id,
 			      SVC(svc)->now_ms(), &src, &dst, &reason);
 	if (code == MCREPL_RPC__CODE__OK) {
-		const struct object *o = store_find(s, req->tenant, req->key);
-		uint64_t version = o ? o->version : 0;
-
-		/* the source readable (a pulling executor) as long as the
-		 * target is writable */
-		svc_fill_replica(s, &src_m, &src, version, DATA_OP_READ,
-				 dst.grant_until_ms);
-		svc_fill_replica(s, &dst_m, &dst, version, DATA_OP_WRITE, 0);
-		svc_replica_rdma(s, &dst_m, &dst);
-		src_m.stamp_tag = dst_m.stamp_tag =
-		    o ? store_object_stamp_tag(s, o) : 0;
+		copy_ends(s, req->tenant, req->key, &src, &dst, &src_m, &dst_m);
 		resp.source = &src_m;
 		resp.target = &dst_m;
 	}
 	svc_reply(&r, code, reason);
 	resp.result = &r.result;
 	done(&resp, cd);
-	store_unlock(s);
-}
-
-/* The fields of a dynamic End or Revoke. */
-struct dyn_end_args {
-	uint64_t lease, version, client;
-	const char *tenant, *key;
-};
-
-/* End (success) or Revoke of a dynamic copy, under the store lock. */
-static McreplRpc__Code dyn_finish(McreplRpc__Master_Service *svc,
-				  const struct dyn_end_args *a, bool success,
-				  const char **reason)
-{
-	struct store *s = SVC(svc)->store;
-	mcrepl_fence f = fence_of(a->lease, a->version, a->client, 0, 0);
-	uint64_t now = SVC(svc)->now_ms();
-	McreplRpc__Code code;
-
-	store_lock(s);
-	code = success ? dyn_copy_end(s, &f, a->tenant, a->key, now, reason)
-		       : dyn_copy_revoke(s, &f, a->tenant, a->key, now, reason);
-	store_unlock(s);
-	return code;
 }
 
 void method_dynamic_replica_copy_end(
@@ -262,17 +252,18 @@ void method_dynamic_replica_copy_end(
     McreplRpc__DynamicReplicaCopyEndResponse_Closure done, void *cd)
 {
 	McreplRpc__DynamicReplicaCopyEndResponse resp;
-	const char *reason = NULL;
 	struct reply r = {0};
-	McreplRpc__Code code;
 
 	mcrepl_rpc__dynamic_replica_copy_end_response__init(&resp);
-	code = dyn_finish(svc,
-			  &(struct dyn_end_args){req->lease_id, req->version,
-						 req->client_id, req->tenant,
-						 req->key},
-			  true, &reason);
-	svc_reply(&r, code, reason);
+	copy_finish(svc,
+		    &(struct copy_finish){.dynamic = true,
+					  .success = true,
+					  .client = req->client_id,
+					  .lease = req->lease_id,
+					  .version = req->version,
+					  .tenant = req->tenant,
+					  .key = req->key},
+		    &r);
 	resp.result = &r.result;
 	done(&resp, cd);
 }
@@ -283,17 +274,17 @@ void method_dynamic_replica_copy_revoke(
     McreplRpc__DynamicReplicaCopyRevokeResponse_Closure done, void *cd)
 {
 	McreplRpc__DynamicReplicaCopyRevokeResponse resp;
-	const char *reason = NULL;
 	struct reply r = {0};
-	McreplRpc__Code code;
 
 	mcrepl_rpc__dynamic_replica_copy_revoke_response__init(&resp);
-	code = dyn_finish(svc,
-			  &(struct dyn_end_args){req->lease_id, req->version,
-						 req->client_id, req->tenant,
-						 req->key},
-			  false, &reason);
-	svc_reply(&r, code, reason);
+	copy_finish(svc,
+		    &(struct copy_finish){.dynamic = true,
+					  .client = req->client_id,
+					  .lease = req->lease_id,
+					  .version = req->version,
+					  .tenant = req->tenant,
+					  .key = req->key},
+		    &r);
 	resp.result = &r.result;
 	done(&resp, cd);
 }
@@ -376,9 +367,7 @@ void method_submit_replica_action_proposal(
 			 "internal; start the master "
 			 "with --enable_proposal_rpc");
 	} else {
-		store_lock(s);
 		code = status_code(dyn_propose(s, &p, now, &res));
-		store_unlock(s);
 	}
 	if (code == MCREPL_RPC__CODE__OK) {
 		lease_message(&lm, req, &res);

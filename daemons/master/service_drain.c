@@ -16,7 +16,6 @@ void method_drain(McreplRpc__Master_Service *svc,
 	McreplRpc__Code code;
 
 	mcrepl_rpc__drain_response__init(&resp);
-	store_lock(s);
 	code = store_drain_worker(s, req->client_id, req->host_id,
 				  SVC(svc)->now_ms(), &f);
 	if (code == MCREPL_RPC__CODE__NOT_FOUND)
@@ -27,7 +26,6 @@ void method_drain(McreplRpc__Master_Service *svc,
 	else if (code != MCREPL_RPC__CODE__OK)
 		snprintf(r.msg, sizeof(r.msg),
 			 "Drain names a client id or a host");
-	store_unlock(s);
 	resp.segments = f.segments;
 	resp.objects_left = f.objects_left;
 	resp.copies_queued = f.copies_queued;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "rpc_dispatch.h"
 #include "service_priv.h"
 
@@ -21,7 +22,6 @@ void method_put_start(McreplRpc__Master_Service *svc,
 	McreplRpc__Code code;
 
 	mcrepl_rpc__put_start_response__init(&resp);
-	store_lock(s);
 	/* beyond the write right (svc_authorize): the writer id's owner */
 	code = svc_auth_writer(SVC(svc), cd, req->client_id, &r);
 	if (code == MCREPL_RPC__CODE__OK)
@@ -37,6 +37,8 @@ void method_put_start(McreplRpc__Master_Service *svc,
 		resp.version = o->version;
 		resp.incarnation = store_incarnation(s);
 		resp.stamp_tag = store_object_stamp_tag(s, o);
+		resp.digest_required = auth_tenant_integrity(
+		    SVC(svc)->auth, req->tenant, store_opts(s)->integrity);
 		for (size_t i = 0; i < o->n_replicas && i < 16; i++) {
 			svc_fill_replica(s, &msgs[i], &o->replicas[i],
 					 o->version, DATA_OP_WRITE, 0);
@@ -49,7 +51,6 @@ void method_put_start(McreplRpc__Master_Service *svc,
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
-	store_unlock(s);
 }
 
 /* A PutEnd's reply, given once its commits are acknowledged (HA), or
@@ -85,6 +86,32 @@ static void put_ended(void *arg, McreplRpc__Code code, const char *reason)
 	free(p);
 }
 
+/* The PutEnd's payload digest kept (store_put_digest), or false after
+ * refusing the PutEnd for it (a missing digest its tenant requires, one
+ * of a wrong length). */
+static bool put_digest_ok(struct master_service *svc,
+			  const McreplRpc__PutEndRequest *req,
+			  McreplRpc__PutEndResponse_Closure done, void *cd)
+{
+	McreplRpc__PutEndResponse resp;
+	struct reply r = {0};
+	bool need = auth_tenant_integrity(svc->auth, req->tenant,
+					  store_opts(svc->store)->integrity);
+	McreplRpc__Code code = store_put_digest(
+	    svc->store, req->tenant, req->key, req->version, req->digest.data,
+	    req->digest.len, need, r.msg, sizeof(r.msg));
+
+	if (code == MCREPL_RPC__CODE__OK || !r.msg[0])
+		return true; /* the put's own codes: store_put_end's answer */
+	mcrepl_rpc__put_end_response__init(&resp);
+	svc_reply(&r, code,
+		  code == MCREPL_RPC__CODE__REJECTED ? "digest_required"
+						     : NULL);
+	resp.result = &r.result;
+	done(&resp, cd);
+	return false;
+}
+
 void method_put_end(McreplRpc__Master_Service *svc,
 		    const McreplRpc__PutEndRequest *req,
 		    McreplRpc__PutEndResponse_Closure done, void *cd)
@@ -95,13 +122,15 @@ void method_put_end(McreplRpc__Master_Service *svc,
 	bool later = false;
 
 	/* answered when the workers' indexes name it (docs/HA.md) */
-	store_lock(s);
+	if (!put_digest_ok(SVC(svc), req, done, cd)) {
+		free(p);
+		return;
+	}
 	code = store_put_end_acked(s, req->tenant, req->key, req->version,
 				   SVC(svc)->now_ms(), p ? put_ended : NULL, p,
 				   &later);
 	if (later)
 		p->deferred = rpc_call_defer(cd, &p->later);
-	store_unlock(s);
 	if (later && p->deferred)
 		return;
 	put_end_reply(NULL, code, NULL, done, cd);
@@ -119,10 +148,8 @@ void method_put_revoke(McreplRpc__Master_Service *svc,
 	McreplRpc__Code code;
 
 	mcrepl_rpc__put_revoke_response__init(&resp);
-	store_lock(s);
 	code = store_put_revoke(s, req->tenant, req->key, req->version);
 	svc_reply(&r, code, NULL);
-	store_unlock(s);
 	resp.result = &r.result;
 	done(&resp, cd);
 }
@@ -135,6 +162,7 @@ struct get_answer {
 	struct reply r;
 	McreplRpc__Replica msgs[MASTER_MAX_REPLICAS];
 	McreplRpc__Replica *ptrs[MASTER_MAX_REPLICAS];
+	uint8_t digest[STORE_DIGEST_BYTES]; /* a copy: replied unlocked */
 };
 
 /* Fills a with the outcome of a lookup: on OK the replicas order[0..n) of
@@ -153,6 +181,11 @@ static void answer_object(struct store *s, struct get_answer *a,
 		a->resp.incarnation = store_object_incarnation(s, o);
 		a->resp.size = o->size;
 		a->resp.lease_ttl_ms = lease_ttl_ms;
+		if (o->digest) { /* the writer's, from this leader's PutEnd */
+			memcpy(a->digest, o->digest, STORE_DIGEST_BYTES);
+			a->resp.digest.data = a->digest;
+			a->resp.digest.len = STORE_DIGEST_BYTES;
+		}
 		for (size_t i = 0; i < n; i++) {
 			svc_fill_replica(
 			    s, &a->msgs[i], &o->replicas[order[i]], o->version,
@@ -216,12 +249,10 @@ void method_get_replica_list(McreplRpc__Master_Service *svc,
 
 	if (!a)
 		return;
-	store_lock(s);
 	store_read_begin(s);
 	answer_get(s, a, req->tenant, req->key, req->requester_domain,
 		   SVC(svc)->now_ms());
 	done(&a->resp, cd);
-	store_unlock(s);
 	free(a);
 }
 
@@ -238,7 +269,6 @@ void method_stat(McreplRpc__Master_Service *svc,
 
 	if (!a)
 		return;
-	store_lock(s);
 	mcrepl_rpc__get_replica_list_response__init(&a->resp);
 	code = svc_settling(s, req->tenant, req->key, &a->r);
 	if (code == MCREPL_RPC__CODE__OK)
@@ -247,7 +277,6 @@ void method_stat(McreplRpc__Master_Service *svc,
 				  sizeof(a->r.msg));
 	answer_object(s, a, req->key, code, o, order, n, 0, 0); /* no grant */
 	done(&a->resp, cd);
-	store_unlock(s);
 	free(a);
 }
 
@@ -264,15 +293,12 @@ void method_batch_get_replica_list(
 	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
 	uint64_t now = SVC(svc)->now_ms();
 
+	/* n_keys is within --max_batch_keys (its row's limit) */
 	mcrepl_rpc__batch_get_replica_list_response__init(&resp);
-	code = store_batch_check(s, req->n_keys, r.msg, sizeof(r.msg));
-	if (code == MCREPL_RPC__CODE__OK) {
-		a = calloc(req->n_keys, sizeof(*a));
-		ptrs = calloc(req->n_keys, sizeof(*ptrs));
-		if (!a || !ptrs)
-			code = MCREPL_RPC__CODE__INTERNAL;
-	}
-	store_lock(s);
+	a = calloc(req->n_keys, sizeof(*a));
+	ptrs = calloc(req->n_keys, sizeof(*ptrs));
+	if (!a || !ptrs)
+		code = MCREPL_RPC__CODE__INTERNAL;
 	if (code == MCREPL_RPC__CODE__OK) {
 		store_read_begin(s);
 		for (size_t i = 0; i < req->n_keys; i++) {
@@ -286,7 +312,6 @@ void method_batch_get_replica_list(
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
-	store_unlock(s);
 	free(a);
 	free(ptrs);
 }
@@ -301,12 +326,10 @@ void method_exist(McreplRpc__Master_Service *svc,
 	McreplRpc__Code code;
 
 	mcrepl_rpc__exist_response__init(&resp);
-	store_lock(s);
 	code = req->key[0] ? svc_settling(s, req->tenant, req->key, &r)
 			   : MCREPL_RPC__CODE__INVALID_ARGUMENT;
 	resp.exists = code == MCREPL_RPC__CODE__OK &&
 		      store_exists(s, req->tenant, req->key);
-	store_unlock(s);
 	svc_reply(&r, code, NULL);
 	resp.result = &r.result;
 	done(&resp, cd);
@@ -361,13 +384,11 @@ void method_remove(McreplRpc__Master_Service *svc,
 	bool later = false;
 
 	/* answered when no worker can bring the object back (docs/HA.md) */
-	store_lock(s);
 	code = store_remove_acked(s, req->tenant, req->key, req->request_id,
 				  SVC(svc)->now_ms(), p ? removed : NULL, p,
 				  &later, msg, sizeof(msg));
 	if (later)
 		p->deferred = rpc_call_defer(cd, &p->later);
-	store_unlock(s);
 	if (later && p->deferred)
 		return;
 	remove_reply(NULL, code,

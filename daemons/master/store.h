@@ -8,8 +8,8 @@
  * Threading: the RPC loop and the admission thread share one store; every
  * store_* and dyn_* function must be called with the lock held
  * (store_lock / store_unlock) except store_create/destroy, the
- * fixed-for-life store_opts, store_segment_grant_key and
- * store_batch_check, the pure store_key_valid, dyn_admit_batch (it locks
+ * fixed-for-life store_opts and store_segment_grant_key, the pure
+ * store_key_valid, dyn_admit_batch (it locks
  * per batch) and dyn_admitter_start/stop. Records returned
  * (segments, objects, tasks) and their strings are borrowed: valid until
  * the lock is released. No function here reads a clock: now_ms is an
@@ -63,6 +63,9 @@ struct master_opts {
 	 * only; BENCHMARKS.md), with workers that skip the check alike;
 	 * never a default. */
 	bool grants_off;
+	/* Every tenant without an auth-file setting of its own requires a
+	 * payload digest with its PutEnds (--integrity; docs/SECURITY.md). */
+	bool integrity;
 };
 
 /* ---- records the store lends out (read-only outside store_*.c) ---- */
@@ -161,6 +164,9 @@ struct object {
 	 * incarnation and stamp tag it has (computed when asked for, so an
 	 * ordinary object holds nothing more than this pointer). */
 	struct object_origin *origin;
+	/* SHA-256 of the bytes, from its writer's PutEnd (STORE_DIGEST_BYTES,
+	 * malloc'd); NULL: none given (store_put_digest) */
+	uint8_t *digest;
 	uint32_t copies; /* started copies pinning the object */
 	bool complete;	 /* PutEnd done */
 	uint8_t n_dheat;
@@ -249,6 +255,10 @@ struct task {
 	  "Re-registered records refused: not written in an earlier term")     \
 	X(removes_waited, "remove_waits_total", counter,                       \
 	  "Removes answered once their workers acknowledged the drops (HA)")   \
+	X(put_digests, "put_digests_total", counter,                           \
+	  "PutEnds that brought a payload digest (kept for readers)")          \
+	X(put_digest_refused, "put_digest_refused_total", counter,             \
+	  "PutEnds refused: their tenant requires a digest and none came")     \
 	X(puts_waited, "put_waits_total", counter,                             \
 	  "PutEnds answered once their workers acknowledged the commits (HA)") \
 	X(puts_unacked, "put_waits_unacknowledged_total", counter,             \
@@ -613,6 +623,18 @@ size_t store_conns_gone(struct store *s, uint64_t *conn_ids, size_t n,
 size_t store_reclaim_reservations(struct store *s, uint64_t now_ms);
 McreplRpc__Code store_put_end(struct store *s, const char *tenant,
 			      const char *key, uint64_t version);
+/* Payload digests (docs/SECURITY.md "Payload digests"): the digest of
+ * the put (tenant, key, version) before its store_put_end, under the same
+ * lock hold: len 0 (none given) or STORE_DIGEST_BYTES. OK when kept or
+ * none was needed; INVALID_ARGUMENT for another length; REJECTED with
+ * why "digest_required" when required (the tenant's setting) and none
+ * came; the put's own codes (NOT_FOUND, STALE, ALREADY_EXISTS) as
+ * store_put_end gives them, leaving the object as it was. err: one line. */
+#define STORE_DIGEST_BYTES 32
+McreplRpc__Code store_put_digest(struct store *s, const char *tenant,
+				 const char *key, uint64_t version,
+				 const uint8_t *digest, size_t len,
+				 bool required, char *err, size_t errlen);
 McreplRpc__Code store_put_revoke(struct store *s, const char *tenant,
 				 const char *key, uint64_t version);
 McreplRpc__Code store_remove(struct store *s, const char *tenant,
@@ -655,10 +677,6 @@ bool store_indexes_consistent(struct store *s);
  * MCREPL_TENANT_MAX) can name an object; otherwise false, the reason in err. */
 bool store_key_valid(const char *tenant, const char *key, char *err,
 		     size_t errlen);
-/* OK when a BatchGetReplicaList of n_keys keys is acceptable; otherwise
- * TOO_MANY or INVALID_ARGUMENT with the reason in err. No lock needed. */
-McreplRpc__Code store_batch_check(const struct store *s, size_t n_keys,
-				  char *err, size_t errlen);
 /* One read request (GetReplicaList or BatchGetReplicaList) begins: counted
  * once; its keys then go through store_get. */
 void store_read_begin(struct store *s);

@@ -113,8 +113,8 @@ void dyn_on_replica_dropped(struct store *s, const struct object *o,
 	mcrepl_leases_replica_removed(s->leases, o->tenant, o->key,
 				      seg ? seg->domain : NULL, now_ms);
 	mcrepl_engine_replica_dropped(s->engine, o->tenant, o->key,
-				      (mcrepl_segment_id){r->segment_id}, false,
-				      now_ms);
+				      (mcrepl_segment_id){.v = r->segment_id},
+				      false, now_ms);
 }
 
 void dyn_on_replica_recovered(struct store *s, const struct object *o,
@@ -122,8 +122,9 @@ void dyn_on_replica_recovered(struct store *s, const struct object *o,
 {
 	mcrepl_stats_add(s->stats, MCREPL_STAT_REPLICAS, 1);
 	s->ctr.dyn_replica_bytes += r->size;
-	mcrepl_engine_replica_recovered(s->engine, o->tenant, o->key,
-					(mcrepl_segment_id){r->segment_id});
+	mcrepl_engine_replica_recovered(
+	    s->engine, o->tenant, o->key,
+	    (mcrepl_segment_id){.v = r->segment_id});
 }
 
 void dyn_on_task_failed(struct store *s, const struct task *t)
@@ -150,7 +151,8 @@ bool dyn_task_lease_live(struct store *s, const struct task *t)
 	mcrepl_lease l;
 
 	return t->msg.dynamic &&
-	       mcrepl_leases_get(s->leases, (mcrepl_lease_id){t->msg.lease_id},
+	       mcrepl_leases_get(s->leases,
+				 (mcrepl_lease_id){.v = t->msg.lease_id},
 				 &l) == MCREPL_OK;
 }
 
@@ -196,7 +198,7 @@ static void segment_usage(struct store *s)
 		struct segment *seg = s->segs[i];
 
 		mcrepl_engine_segment_used(
-		    s->engine, (mcrepl_segment_id){seg->id},
+		    s->engine, (mcrepl_segment_id){.v = seg->id},
 		    store_used(seg) + seg->incoming, store__placeable(seg));
 	}
 }
@@ -235,7 +237,7 @@ static mcrepl_status publish(struct store *s, const struct object *o,
 	}
 	t->warmup = p->kind == MCREPL_PROPOSAL_WARMUP;
 	mcrepl_leases_bind_task(s->leases, res->lease.id,
-				(mcrepl_task_id){t->msg.task_id});
+				(mcrepl_task_id){.v = t->msg.task_id});
 	res->lease.task.v = t->msg.task_id;
 	if (s->opts.cfg.domain_aware)
 		mcrepl_stats_domain_proposal(s->stats, p->requester_domain,

@@ -261,7 +261,7 @@ static McreplRpc__Code finish_copy(struct store *s, const mcrepl_fence *fin,
 	store__journal_commit(s, o, &o->replicas[i]);
 	s->ctr.dyn_replica_bytes += o->replicas[i].size;
 	mcrepl_engine_replica_added(s->engine, o->tenant, o->key,
-				    (mcrepl_segment_id){l.target.v});
+				    (mcrepl_segment_id){.v = l.target.v});
 	o->copies--;
 	count_completion(s, &l);
 	finish_lease_task(s, &l, true);
@@ -341,9 +341,10 @@ void dyn_on_client_gone(struct store *s, uint64_t client_id, uint64_t now_ms)
 		struct task *t = store_task(s, ids[i]);
 		mcrepl_lease l;
 
-		if (!t || mcrepl_leases_get(s->leases,
-					    (mcrepl_lease_id){t->msg.lease_id},
-					    &l) != MCREPL_OK) {
+		if (!t ||
+		    mcrepl_leases_get(s->leases,
+				      (mcrepl_lease_id){.v = t->msg.lease_id},
+				      &l) != MCREPL_OK) {
 			if (t) { /* no live lease: the task alone */
 				dyn_on_task_failed(s, t);
 				store_finish_task(s, t);

@@ -115,7 +115,8 @@ static bool set_origin(struct object *o, uint64_t incarnation, uint64_t tag)
 	o->origin = malloc(sizeof(*o->origin));
 	if (!o->origin)
 		return false;
-	*o->origin = (struct object_origin){incarnation, tag};
+	*o->origin = (struct object_origin){.incarnation = incarnation,
+					    .stamp_tag = tag};
 	return true;
 }
 

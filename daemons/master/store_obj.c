@@ -85,6 +85,7 @@ void store__free_object(struct object *o)
 {
 	free(o->dheat);
 	free(o->origin);
+	free(o->digest);
 	free(o->replicas);
 	free(o);
 }

@@ -2,6 +2,7 @@
  * used segment, evicting when nothing has room), PutEnd makes them
  * readable, PutRevoke forgets them. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -258,5 +259,40 @@ McreplRpc__Code store_put_revoke(struct store *s, const char *tenant,
 		return code;
 	store__free_replicas(s, o, 0);
 	store_delete_object(s, o);
+	return MCREPL_RPC__CODE__OK;
+}
+
+McreplRpc__Code store_put_digest(struct store *s, const char *tenant,
+				 const char *key, uint64_t version,
+				 const uint8_t *digest, size_t len,
+				 bool required, char *err, size_t errlen)
+{
+	McreplRpc__Code code;
+	struct object *o;
+
+	if (len != 0 && len != STORE_DIGEST_BYTES) {
+		snprintf(err, errlen, "digest of %zu bytes (SHA-256: %d)", len,
+			 STORE_DIGEST_BYTES);
+		return MCREPL_RPC__CODE__INVALID_ARGUMENT;
+	}
+	o = find_version(s, tenant, key, version, &code);
+	if (!o)
+		return code; /* store_put_end answers it alike */
+	if (len == 0 && required) {
+		s->ctr.put_digest_refused++;
+		snprintf(err, errlen,
+			 "tenant '%.64s' requires a payload digest with PutEnd "
+			 "(integrity=on)",
+			 tenant);
+		return MCREPL_RPC__CODE__REJECTED;
+	}
+	if (len == 0)
+		return MCREPL_RPC__CODE__OK;
+	if (!o->digest && !(o->digest = malloc(STORE_DIGEST_BYTES))) {
+		snprintf(err, errlen, "out of memory");
+		return MCREPL_RPC__CODE__INTERNAL;
+	}
+	memcpy(o->digest, digest, STORE_DIGEST_BYTES);
+	s->ctr.put_digests++;
 	return MCREPL_RPC__CODE__OK;
 }

@@ -19,17 +19,6 @@ bool store_key_valid(const char *tenant, const char *key, char *err,
 	return false;
 }
 
-McreplRpc__Code store_batch_check(const struct store *s, size_t n_keys,
-				  char *err, size_t errlen)
-{
-	if (n_keys > 0 && n_keys <= s->opts.max_batch_keys)
-		return MCREPL_RPC__CODE__OK;
-	snprintf(err, errlen, "a batch holds 1..%u keys, not %zu",
-		 s->opts.max_batch_keys, n_keys);
-	return n_keys ? MCREPL_RPC__CODE__TOO_MANY
-		      : MCREPL_RPC__CODE__INVALID_ARGUMENT;
-}
-
 void store_read_begin(struct store *s)
 {
 	s->ctr.gets++;

@@ -160,7 +160,8 @@ void store__rm_note_drop(struct store *s, uint64_t client_id, uint64_t seq)
 		p->n = SIZE_MAX; /* out of memory: the remove is not made */
 		return;
 	}
-	p->w[p->n++] = (struct rm_wait){client_id, seq ? seq : SEQ_NEVER};
+	p->w[p->n++] = (struct rm_wait){.client_id = client_id,
+					.seq = seq ? seq : SEQ_NEVER};
 }
 
 /* A new wait, room for it made in the store's list; NULL when there is

@@ -363,7 +363,8 @@ static void remove_segment_at(struct store *s, size_t i, uint64_t now_ms)
 
 	s->segs[i] = s->segs[--s->n_segs];
 	host_count(s, seg->host, -1);
-	mcrepl_engine_segment_remove(s->engine, (mcrepl_segment_id){seg->id});
+	mcrepl_engine_segment_remove(s->engine,
+				     (mcrepl_segment_id){.v = seg->id});
 	if (c && c->n_segs > 0)
 		c->n_segs--;
 	seg->leaving = true;

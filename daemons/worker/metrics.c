@@ -31,7 +31,8 @@ static void per_segment(struct worker *w, struct mcu_prom *out)
 		mcu_prom_head(out, names[k], "counter", helps[k]);
 		for (uint32_t i = 0; i < w->n_segs; i++) {
 			char id[24];
-			struct mcu_prom_label l = {"segment", id};
+			struct mcu_prom_label l = {.name = "segment",
+						   .value = id};
 			uint64_t v[4];
 
 			data_server_slot_stats(w->ds, w->segs[i].slot, &st);
@@ -66,7 +67,8 @@ static void grant_refusals(const struct data_server_counters *c,
 		      "(writes cut mid-stream included), or a READ of a region "
 		      "holding another object (stale_region)");
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct mcu_prom_label l = {"reason", rows[i].reason};
+		struct mcu_prom_label l = {.name = "reason",
+					   .value = rows[i].reason};
 
 		mcu_prom_u64(out, name, &l, 1, rows[i].v);
 	}

@@ -47,4 +47,35 @@ fresh && printf '#ifndef A_MAP_H\n#endif\n' > "$work/t/lib/map.h" &&
 	printf '#ifndef A_MAP_H\n#endif\n' > "$work/t/lib/util/map.h"
 check "two headers with one guard fail" \
 	fails "include guards used by more than one header: A_MAP_H"
+# Positional initializers of the tree's own structs, outside tests/.
+struct_p='struct p {\n\tint a, b;\n};\n'
+fresh && printf "$struct_p"'struct p x = {1, 2};\n' > "$work/t/lib/b.c"
+check "a positional initializer of a project struct fails, with its line" \
+	fails "lib/b.c:4: struct p x = {1, 2};"
+fresh && printf "$struct_p"'struct p x = {.a = 1, .b = 2}, y = {0};\n' \
+	> "$work/t/lib/b.c"
+check "designated and {0} initializers pass" sh "$gate" "$work/t"
+fresh && printf "$struct_p"'struct p f(void)\n{\n\treturn (struct p){1, 2};\n}\n' \
+	> "$work/t/lib/b.c"
+check "a positional compound literal fails" fails "lib/b.c:6:"
+fresh && printf "$struct_p"'static const struct p rows[] = {\n\t{.a = 1},\n\t{2, 3},\n};\n' \
+	> "$work/t/lib/b.c"
+check "a positional row in an array of structs fails" fails "lib/b.c:6:"
+fresh && printf 'typedef struct {\n\tint v;\n} seg_id;\nseg_id s = {3};\n' \
+	> "$work/t/lib/b.c"
+check "a positional initializer of a typedef'd struct fails" \
+	fails "lib/b.c:4: seg_id s = {3};"
+fresh && printf '#include <time.h>\nstruct timespec ts = {1, 0};\n' \
+	> "$work/t/lib/b.c"
+check "a struct the tree does not define is not checked" sh "$gate" "$work/t"
+fresh && mkdir -p "$work/t/tests" &&
+	printf "$struct_p"'struct p x = {1, 2};\n' > "$work/t/tests/b.c"
+check "tests/ may initialize by position" sh "$gate" "$work/t"
+fresh && mkdir -p "$work/t/lib" &&
+	printf "$struct_p"'struct p x = {1, 2};\nstruct p w = {5, 6};\n' \
+	> "$work/t/lib/config.c"
+check "a known file at its count passes" sh "$gate" "$work/t"
+printf 'struct p y = {3, 4};\n' >> "$work/t/lib/config.c"
+check "a known file over its count fails" \
+	fails "(3 in lib/config.c, at most 2)"
 tap_done check-budgets

@@ -385,7 +385,8 @@ START_TEST(test_quota_auth_file_errors)
 		   "auth file q.conf line 1: reserve '101%' is not a "
 		   "percentage of 1..100% (or a size)");
 	assert_bad(CLIENT "\ntenant t1\n",
-		   "auth file q.conf line 2: tenant 't1' needs quota=");
+		   "auth file q.conf line 2: tenant 't1' needs quota= or "
+		   "integrity=");
 	assert_bad(CLIENT "\ntenant t1 quota=1G\ntenant t1 quota=2G\n",
 		   "auth file q.conf line 3: tenant 't1' given twice");
 	assert_bad(CLIENT "\ntenant t1 quota=-1\n",
@@ -393,7 +394,7 @@ START_TEST(test_quota_auth_file_errors)
 		   "(K, M, G, T suffixes)");
 	assert_bad(CLIENT "\ntenant t1 limit=1G\n",
 		   "auth file q.conf line 2: unknown key 'limit=1G' for a "
-		   "tenant (quota)");
+		   "tenant (quota, integrity)");
 	ck_assert_int_eq(auth_table_parse(CLIENT "quota=1G reserve=10%\n"
 						 "tenant * quota=2G\n"
 						 "tenant t1 quota=1K\n",

@@ -149,7 +149,7 @@ static int add_request(struct loader *l, double ts, const uint64_t *ids,
 static const char *parse_line(const char *line, size_t len, double *ts,
 			      uint64_t **ids, size_t *n, size_t *cap)
 {
-	struct jsonl_field f[] = {{"timestamp", NULL}, {"hash_ids", NULL}};
+	struct jsonl_field f[] = {{.name = "timestamp"}, {.name = "hash_ids"}};
 	const char *why;
 
 	if (strlen(line) != len)
@@ -259,7 +259,7 @@ static int sort_requests(struct trace *t)
 		return -1;
 	}
 	for (size_t i = 0; i < t->n_req; i++)
-		o[i] = (struct order){t->ts_ms[i], i};
+		o[i] = (struct order){.ts = t->ts_ms[i], .req = i};
 	qsort(o, t->n_req, sizeof(*o), by_time);
 	for (size_t i = 0; i < t->n_req; i++) {
 		size_t r = o[i].req, len = t->first[r + 1] - t->first[r];
@@ -302,7 +302,7 @@ int trace_load(struct trace *t, const char *path, const char *prog,
 int trace_load_stream(struct trace *t, FILE *f, const char *path,
 		      const char *prog, FILE *report)
 {
-	struct loader l = {t, 0, 0, 0, 0};
+	struct loader l = {.t = t};
 
 	memset(t, 0, sizeof(*t));
 	if (read_lines(&l, f, path, prog, report))

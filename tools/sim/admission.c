@@ -83,7 +83,8 @@ static void create_task(struct sim_master *m, uint64_t o, const mcrepl_lease *l,
 
 	if (!x ||
 	    mcrepl_leases_bind_task(m->leases, l->id,
-				    (mcrepl_task_id){x->task}) != MCREPL_OK ||
+				    (mcrepl_task_id){.v = x->task}) !=
+		MCREPL_OK ||
 	    sim_events_push(&m->ev, fetch, SIM_EV_FETCH, x->task)) {
 		/* Task creation failed: roll the pending state back. */
 		mcrepl_leases_abort(m->leases, l->id);

@@ -24,6 +24,9 @@ struct sim_obj {
 	uint32_t primary;      /* segment index; SIM_NONE until written */
 	uint32_t dyn;	       /* first dynamic replica; SIM_NONE = none */
 	uint32_t reads;	       /* the reader order's salt, as the master's */
+	/* reads in the current report interval (relief.h), beside the
+	 * primary a read looks up anyway: one cache line, not two */
+	uint32_t window_reads;
 };
 
 struct sim_dyn {

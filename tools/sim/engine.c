@@ -73,7 +73,9 @@ void sim_engine_sync(struct sim_master *m)
 		if (in == g->mounted[s])
 			continue;
 		segment_view(m, s, &v);
-		g->sent[s] = (struct sim_sent){v.used, v.allocatable, false};
+		g->sent[s] = (struct sim_sent){.used = v.used,
+					       .allocatable = v.allocatable,
+					       .stale = false};
 		if (in)
 			g->mounted[s] =
 			    mcrepl_engine_segment_set(g->e, &v) == MCREPL_OK;
@@ -99,7 +101,8 @@ static void send_used(struct sim_master *m, uint32_t s)
 
 	if (!t->stale && t->used == x->used && t->allocatable == x->allocatable)
 		return;
-	*t = (struct sim_sent){x->used, x->allocatable, false};
+	*t = (struct sim_sent){
+	    .used = x->used, .allocatable = x->allocatable, .stale = false};
 	mcrepl_engine_segment_used(m->eng.e, x->id, x->used, x->allocatable);
 }
 

@@ -33,7 +33,8 @@ int sim_events_push(struct sim_events *q, uint64_t at_ms,
 		q->cap = cap;
 	}
 	i = q->n++;
-	q->h[i] = (struct sim_event){at_ms, q->seq++, task, kind};
+	q->h[i] = (struct sim_event){
+	    .at_ms = at_ms, .seq = q->seq++, .task = task, .kind = kind};
 	while (i && before(&q->h[i], &q->h[(i - 1) / 2])) {
 		swap(&q->h[i], &q->h[(i - 1) / 2]);
 		i = (i - 1) / 2;

@@ -45,8 +45,9 @@ struct hent {
 
 struct heap {
 	double *load;
-	struct hent *h;
+	struct hent *h, *tmp; /* tmp: merge_spread()'s output */
 	uint32_t n;
+	bool sorted; /* h ascending (a heap too) */
 };
 
 static void sift_down(struct heap *q, uint32_t i);
@@ -57,32 +58,80 @@ static void heapify(struct heap *q)
 		sift_down(q, i);
 }
 
+/* Entry i moved down to its place: the smaller child (the left one on a
+ * tie) moves up while it is strictly lighter (a hole moves, not the
+ * entry: the same places as swapping). */
 static void sift_down(struct heap *q, uint32_t i)
 {
-	for (;;) {
-		uint32_t l = 2 * i + 1, r = l + 1, m = i;
-		struct hent t;
+	struct hent t = q->h[i];
 
-		if (l < q->n && q->h[l].load < q->h[m].load)
-			m = l;
-		if (r < q->n && q->h[r].load < q->h[m].load)
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = l;
+
+		if (l >= q->n)
+			break;
+		if (r < q->n && q->h[r].load < q->h[l].load)
 			m = r;
-		if (m == i)
-			return;
-		t = q->h[i];
+		if (!(q->h[m].load < t.load))
+			break;
 		q->h[i] = q->h[m];
-		q->h[m] = t;
 		i = m;
 	}
+	q->h[i] = t;
 }
 
-/* Every node, in node order, then heapified. */
-static void build(struct heap *q, uint32_t n)
+/* Spreads of `parts` cost less as one merge of the n entries than as
+ * parts pops and pushes of log2(n) steps each (about). */
+static bool merge_pays(uint32_t n, uint32_t parts)
+{
+	return (uint64_t)parts * 16 >= n;
+}
+
+static int cmp_load(const void *a, const void *b)
+{
+	double x = ((const struct hent *)a)->load;
+	double y = ((const struct hent *)b)->load;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Every node, in node order, then heapified, or sorted when the first
+ * spreads are of `parts` that merge_pays(). */
+static void build(struct heap *q, uint32_t n, uint32_t parts)
 {
 	q->n = n;
 	for (uint32_t i = 0; i < n; i++)
-		q->h[i] = (struct hent){q->load[i], i};
-	heapify(q);
+		q->h[i] = (struct hent){.load = q->load[i], .node = i};
+	q->sorted = merge_pays(n, parts);
+	if (q->sorted)
+		qsort(q->h, n, sizeof(*q->h), cmp_load);
+	else
+		heapify(q);
+}
+
+/* spread() on a sorted q: the parts lightest each loaded (they stay in
+ * order: rounding is monotonic), merged back with the rest. Which of
+ * equally loaded nodes takes a part differs from the heap's pops, but not
+ * the loads that result, nor their max: the same values. */
+static void merge_spread(struct heap *q, uint32_t parts, double amount)
+{
+	uint32_t i = 0, j = parts, o = 0;
+	struct hent *t;
+
+	for (uint32_t k = 0; k < parts; k++) {
+		q->load[q->h[k].node] += amount;
+		q->h[k].load = q->load[q->h[k].node];
+	}
+	while (i < parts && j < q->n)
+		q->tmp[o++] =
+		    q->h[j].load < q->h[i].load ? q->h[j++] : q->h[i++];
+	while (i < parts)
+		q->tmp[o++] = q->h[i++];
+	while (j < q->n)
+		q->tmp[o++] = q->h[j++];
+	t = q->h;
+	q->h = q->tmp;
+	q->tmp = t;
 }
 
 /* Add amount to each of the parts least-loaded nodes (distinct): pop
@@ -90,24 +139,27 @@ static void build(struct heap *q, uint32_t n)
 static void spread(struct heap *q, uint32_t *taken, uint32_t parts,
 		   double amount)
 {
+	if (q->sorted && merge_pays(q->n, parts)) {
+		merge_spread(q, parts, amount);
+		return;
+	}
+	q->sorted = false; /* a sorted array is a heap: go on as one */
 	for (uint32_t j = 0; j < parts; j++) {
 		taken[j] = q->h[0].node;
 		q->h[0] = q->h[--q->n];
 		sift_down(q, 0);
 	}
 	for (uint32_t j = 0; j < parts; j++) {
+		struct hent t;
 		uint32_t p;
 
 		q->load[taken[j]] += amount;
-		p = q->n++;
-		q->h[p] = (struct hent){q->load[taken[j]], taken[j]};
-		while (p && q->h[p].load < q->h[(p - 1) / 2].load) {
-			struct hent t = q->h[p];
-
+		t = (struct hent){.load = q->load[taken[j]], .node = taken[j]};
+		/* up while strictly lighter than its parent (a hole moves) */
+		for (p = q->n++; p && t.load < q->h[(p - 1) / 2].load;
+		     p = (p - 1) / 2)
 			q->h[p] = q->h[(p - 1) / 2];
-			q->h[(p - 1) / 2] = t;
-			p = (p - 1) / 2;
-		}
+		q->h[p] = t;
 	}
 }
 
@@ -136,7 +188,7 @@ static double ideal_k(const struct sim_cluster *c, const struct weights *w,
 			q->load[sim_node_of(c, c->objs[obj].primary)] -=
 			    weight(w, obj);
 	}
-	build(q, N);
+	build(q, N, R);
 	for (uint64_t i = 0; i < k; i++) {
 		double part = weight(w, nth(w, i)) / R;
 
@@ -197,19 +249,21 @@ int sim_ideal_compute(const struct sim_cluster *c, const struct sim_opts *o,
 		      const uint64_t *counts, uint64_t extra_k,
 		      struct sim_ideal *out)
 {
-	struct weights w = {o, counts, NULL};
+	struct weights w = {.o = o, .counts = counts, .order = NULL};
 	uint32_t R = o->cfg.max_memory_replicas;
 	uint64_t kmax = (uint64_t)c->n_nodes * 16;
 	double *base = calloc(c->n_nodes, sizeof(*base)), total = 0;
-	struct heap q = {calloc(c->n_nodes, sizeof(double)),
-			 calloc(c->n_nodes, sizeof(struct hent)), 0};
+	struct heap q = {.load = calloc(c->n_nodes, sizeof(double)),
+			 .h = calloc(c->n_nodes, sizeof(struct hent)),
+			 .tmp = calloc(c->n_nodes, sizeof(struct hent))};
 	uint32_t *taken;
 	int rc = -1;
 
 	if (R > c->n_nodes)
 		R = c->n_nodes;
 	taken = calloc(c->n_nodes, sizeof(*taken));
-	if (!base || !q.load || !q.h || !taken || (counts && sort_order(&w, c)))
+	if (!base || !q.load || !q.h || !q.tmp || !taken ||
+	    (counts && sort_order(&w, c)))
 		goto out;
 	for (uint64_t i = 0; i < c->n_objs; i++) {
 		double x = weight(&w, i);
@@ -241,6 +295,7 @@ out:
 	free(base);
 	free(q.load);
 	free(q.h);
+	free(q.tmp);
 	free(taken);
 	return rc;
 }
@@ -272,7 +327,11 @@ static double ideal_prop(const struct sim_cluster *c, const struct weights *w,
 		if (c->objs[obj].primary != SIM_NONE)
 			q->load[sim_node_of(c, c->objs[obj].primary)] -= x;
 	}
-	build(q, N);
+	build(q, N,
+	      !n ? 0
+	      : g > 0
+		  ? (uint32_t)fmin(ceil(weight(w, nth(w, 0)) / g), (double)N)
+		  : R);
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t obj = nth(w, i);
 		double x = weight(w, obj);
@@ -304,22 +363,27 @@ int sim_ideal_frontier(const struct sim_cluster *c, const struct sim_opts *o,
 		       const uint64_t *counts, uint64_t copies, double target,
 		       struct sim_frontier *f)
 {
-	struct weights w = {o, counts, NULL};
+	struct weights w = {.o = o, .counts = counts, .order = NULL};
 	uint32_t N = c->n_nodes;
 	uint64_t budget = 64ull * N, mem;
 	double *base = calloc(N, sizeof(*base)), total = 0;
-	struct heap q = {calloc(N, sizeof(double)),
-			 calloc(N, sizeof(struct hent)), 0};
+	struct heap q = {.load = calloc(N, sizeof(double)),
+			 .h = calloc(N, sizeof(struct hent)),
+			 .tmp = calloc(N, sizeof(struct hent))};
 	uint32_t *taken = calloc(N, sizeof(*taken));
 	int rc = -1;
 
-	if (!base || !q.load || !q.h || !taken || (counts && sort_order(&w, c)))
+	if (!base || !q.load || !q.h || !q.tmp || !taken ||
+	    (counts && sort_order(&w, c)))
 		goto out;
 	for (uint64_t i = 0; i < c->n_objs; i++) {
+		double x;
+
 		if (c->objs[i].primary == SIM_NONE)
 			continue;
-		base[sim_node_of(c, c->objs[i].primary)] += weight(&w, i);
-		total += weight(&w, i);
+		x = weight(&w, i);
+		base[sim_node_of(c, c->objs[i].primary)] += x;
+		total += x;
 	}
 	f->at_mem = f->best = INFINITY;
 	f->mem_for = f->best_mem = UINT64_MAX;
@@ -348,6 +412,7 @@ out:
 	free(base);
 	free(q.load);
 	free(q.h);
+	free(q.tmp);
 	free(taken);
 	return rc;
 }

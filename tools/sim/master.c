@@ -281,7 +281,7 @@ void sim_master_read(struct sim_master *m, uint64_t o, uint32_t reader,
 			c->dyn[m->rv_dyn[i]].last_read_ms = now;
 	}
 	node = &c->nodes[sim_node_of(c, seg)];
-	sim_relief_read(&m->relief, o);
+	sim_relief_read(&m->relief, c, o);
 	mcrepl_engine_read(m->eng.e, c->segs[seg].id);
 	node->load++;
 	node->recent++;

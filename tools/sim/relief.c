@@ -9,9 +9,8 @@
 int sim_relief_init(struct sim_relief *t, uint64_t n)
 {
 	*t = (struct sim_relief){0};
-	t->reads = calloc(n ? n : 1, sizeof(*t->reads));
 	t->since = calloc(n ? n : 1, sizeof(*t->since));
-	if (!t->reads || !t->since) {
+	if (!t->since) {
 		sim_relief_free(t);
 		return -1;
 	}
@@ -20,7 +19,6 @@ int sim_relief_init(struct sim_relief *t, uint64_t n)
 
 void sim_relief_free(struct sim_relief *t)
 {
-	free(t->reads);
 	free(t->since);
 	free(t->touched);
 	free(t->open);
@@ -74,7 +72,7 @@ static int relieve(struct sim_relief *t, uint32_t o)
 	return 0;
 }
 
-int sim_relief_close(struct sim_relief *t, const struct sim_cluster *c,
+int sim_relief_close(struct sim_relief *t, struct sim_cluster *c,
 		     uint64_t reads)
 {
 	uint64_t nodes = c->n_active;
@@ -83,16 +81,16 @@ int sim_relief_close(struct sim_relief *t, const struct sim_cluster *c,
 
 	/* open episodes of keys not read in this window end here */
 	for (size_t i = 0; i < t->n_open && rc == 0; i++)
-		if (!t->reads[t->open[i]])
+		if (!c->objs[t->open[i]].window_reads)
 			rc = relieve(t, t->open[i]);
 	for (size_t i = 0; i < t->n_touched && rc == 0; i++) {
 		uint32_t o = t->touched[i];
-		uint64_t r = t->reads[o];
+		uint64_t r = c->objs[o].window_reads;
 		uint64_t replicas = 1 + sim_obj_readable_dyn(c, o);
 		/* r / replicas > reads / nodes, in integers */
 		bool over = nodes && r * nodes > reads * replicas;
 
-		t->reads[o] = 0;
+		c->objs[o].window_reads = 0;
 		if (over && !t->since[o]) {
 			t->since[o] = t->window + 1;
 			t->episodes++;

@@ -10,9 +10,11 @@
  * in the next window). Episodes still open at the end were never
  * relieved.
  *
- * Cost: per read one counter bump (and, on a key's first read in the
- * window, one append to the window's read list); per window the keys read
- * in it and the open episodes. Memory: 8 bytes per key (keys are bounded
+ * Cost: per read one counter bump (the count sits in the key's struct
+ * sim_obj, on the cache line the read loads anyway; and, on a key's first
+ * read in the window, one append to the window's read list); per window
+ * the keys read in it and the open episodes. Memory: 8 bytes per key
+ * (4 of them in struct sim_obj; keys are bounded
  * by --keys, or in trace mode by the trace's distinct blocks, which the
  * trace reader already holds), the read list (at most the distinct keys
  * read in one window), the open episodes (fewer than the joined nodes:
@@ -26,7 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct sim_cluster;
+#include "cluster.h"
 
 /* What the summary reports: nearest-rank percentiles over every episode,
  * counting an episode never relieved as longer than any; a percentile (or
@@ -37,7 +39,6 @@ struct sim_relief_stats {
 };
 
 struct sim_relief {
-	uint32_t *reads;   /* per key: reads in the current window */
 	uint32_t *since;   /* per key: window its episode began + 1; 0 none */
 	uint32_t *touched; /* keys read in the current window */
 	uint32_t *open;	   /* keys with an open episode */
@@ -54,7 +55,7 @@ void sim_relief_free(struct sim_relief *t);
 
 /* Close the window: reads in it, over the joined nodes of c. 0, or -1
  * when memory was short (here or in a read). */
-int sim_relief_close(struct sim_relief *t, const struct sim_cluster *c,
+int sim_relief_close(struct sim_relief *t, struct sim_cluster *c,
 		     uint64_t reads);
 
 /* The summary figures (open episodes count as never relieved). */
@@ -66,10 +67,13 @@ void sim_relief_json(FILE *f, const struct sim_relief_stats *s);
 /* Key o's first read in the window: list it. */
 void sim_relief_touch(struct sim_relief *t, uint64_t o);
 
-/* One read of key o (a count saturates at UINT32_MAX). */
-static inline void sim_relief_read(struct sim_relief *t, uint64_t o)
+/* One read of key o of c (a count saturates at UINT32_MAX). */
+static inline void sim_relief_read(struct sim_relief *t, struct sim_cluster *c,
+				   uint64_t o)
 {
-	if (t->reads[o] != UINT32_MAX && !t->reads[o]++)
+	uint32_t *r = &c->objs[o].window_reads;
+
+	if (*r != UINT32_MAX && !(*r)++)
 		sim_relief_touch(t, o);
 }
 

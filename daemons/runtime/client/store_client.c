@@ -10,6 +10,7 @@
 #include "data_client.h"
 #include "etcd.h"
 #include "mcrepl.pb-c.h"
+#include "payload.h"
 #include "rpc_client.h"
 #include "span.h"
 #include "stamp.h"
@@ -31,7 +32,8 @@ struct store_client {
 	 * confirmed it (lost in transport, or "unconfirmed"); once: such a
 	 * call is not sent again (a Remove) */
 	bool unconfirmed, once;
-	uint64_t stale_reads; /* replicas refused by their stamp */
+	uint64_t stale_reads;	    /* replicas refused by their stamp */
+	uint64_t digest_mismatches; /* ... by their payload digest */
 	/* hedged reads: counters, and the read latency learnt (us) */
 	uint64_t hedged, cancelled, hedge_wins;
 	double lat_mean_us, lat_dev_us;
@@ -393,7 +395,8 @@ static int put_revoke(store_client *c, uint64_t version)
 	return st;
 }
 
-static int put_end(store_client *c, uint64_t version)
+/* PutEnd, with the payload's digest when digest is not NULL. */
+static int put_end(store_client *c, uint64_t version, const uint8_t *digest)
 {
 	McreplRpc__PutEndRequest req;
 	McreplRpc__PutEndResponse *resp = NULL;
@@ -403,6 +406,10 @@ static int put_end(store_client *c, uint64_t version)
 	req.tenant = c->tenant;
 	req.key = c->key;
 	req.version = version;
+	if (digest) {
+		req.digest.data = (uint8_t *)(uintptr_t)digest;
+		req.digest.len = PAYLOAD_DIGEST_BYTES;
+	}
 	st = CALL(c, "PutEnd", req, mcrepl_rpc__put_end_response, resp);
 	if (!st)
 		st = result(c, resp->result, "PutEnd");
@@ -564,11 +571,20 @@ int store_client_put(store_client *c, const char *key, const void *buf,
 	return st;
 }
 
+/* Whether a put sends its payload's digest: its tenant requires one, or
+ * the client was asked to (store_client_config.integrity). */
+static bool want_digest(const store_client *c,
+			const McreplRpc__PutStartResponse *r)
+{
+	return r->digest_required || c->cfg.integrity;
+}
+
 static int put_once(store_client *c, const char *key, const void *buf,
 		    uint64_t len, struct put_id *id)
 {
 	McreplRpc__PutStartRequest req;
 	McreplRpc__PutStartResponse *resp = NULL;
+	uint8_t digest[PAYLOAD_DIGEST_BYTES];
 	int st = begin(c, key);
 
 	if (st)
@@ -592,10 +608,15 @@ static int put_once(store_client *c, const char *key, const void *buf,
 				      .incarnation = resp->incarnation};
 	if (!st) {
 		st = write_replicas(c, resp, buf, len);
+		if (!st && want_digest(c, resp))
+			st = payload_digest(buf, len, digest)
+				 ? fail(c, -EIO, "put: SHA-256 failed")
+				 : 0;
 		if (st) {
 			put_revoke(c, resp->version);
 		} else {
-			st = put_end(c, resp->version);
+			st = put_end(c, resp->version,
+				     want_digest(c, resp) ? digest : NULL);
 			if (st && id)
 				id->unconfirmed = c->unconfirmed;
 		}
@@ -667,8 +688,32 @@ static void fill_read_info(struct store_read_info *info,
 	snprintf(info->endpoint, sizeof(info->endpoint), "%s", rep->endpoint);
 }
 
+/* The bytes read hash to the digest the master gave with the list (its
+ * writer's): 0 (or no digest given), or -ESTALE (counted) with the
+ * reason in why. A worker can keep a valid stamp over other bytes, never
+ * make them hash to this. A digest of another length is refused. */
+static int check_digest(store_client *c,
+			const McreplRpc__GetReplicaListResponse *r,
+			const McreplRpc__Replica *rep, const uint8_t *buf,
+			char *why, size_t whylen)
+{
+	if (r->digest.len == 0 ||
+	    (r->digest.len == PAYLOAD_DIGEST_BYTES &&
+	     payload_digest_matches(buf, r->size, r->digest.data)))
+		return 0;
+	c->digest_mismatches++;
+	snprintf(why, whylen, "segment %llu offset %llu: %s",
+		 (unsigned long long)rep->segment_id,
+		 (unsigned long long)rep->offset,
+		 r->digest.len == PAYLOAD_DIGEST_BYTES
+		     ? "payload digest mismatch (bytes not the ones written)"
+		     : "payload digest of an unknown size");
+	return -ESTALE;
+}
+
 /* The stamp read with a replica's bytes names the object the list names,
- * whole: 0, or -ESTALE (counted) with the reason in why. */
+ * whole, and its bytes hash to the list's digest: 0, or -ESTALE (counted)
+ * with the reason in why. */
 static int check_stamp(store_client *c,
 		       const McreplRpc__GetReplicaListResponse *r,
 		       const McreplRpc__Replica *rep, const uint8_t *stamp,
@@ -678,7 +723,7 @@ static int check_stamp(store_client *c,
 	enum stamp_result sr;
 
 	if (rep->stamp_bytes == 0)
-		return 0;
+		return check_digest(c, r, rep, buf, why, whylen);
 	want = key_stamp(c,
 			 r->key && r->key[0] ? r->key
 			 : c->key	     ? c->key
@@ -689,7 +734,7 @@ static int check_stamp(store_client *c,
 		 ? STAMP_E_TAG
 		 : stamp_check(stamp, buf, r->size, &want);
 	if (sr == STAMP_OK)
-		return 0;
+		return check_digest(c, r, rep, buf, why, whylen);
 	c->stale_reads++;
 	snprintf(why, whylen, "segment %llu offset %llu: %s",
 		 (unsigned long long)rep->segment_id,
@@ -948,6 +993,11 @@ uint64_t store_client_stale_reads(const store_client *c)
 	return c->stale_reads;
 }
 
+uint64_t store_client_digest_mismatches(const store_client *c)
+{
+	return c->digest_mismatches;
+}
+
 /* A request's id, random (the same on each of its tries). */
 static uint64_t request_id(void)
 {
@@ -1047,8 +1097,11 @@ int store_client_drain(store_client *c, const char *host,
 		st = result(c, resp->result, "drain");
 	if (!st)
 		*out = (struct store_drain_info){
-		    resp->segments, resp->objects_left, resp->copies_queued,
-		    resp->copies_pending, resp->no_target};
+		    .segments = resp->segments,
+		    .objects_left = resp->objects_left,
+		    .copies_queued = resp->copies_queued,
+		    .copies_pending = resp->copies_pending,
+		    .no_target = resp->no_target};
 	free_msg(resp);
 	return st;
 }

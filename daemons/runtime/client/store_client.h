@@ -36,6 +36,13 @@
  * replica is tried; when every replica was stale, store_client_get() asks
  * the master once more. Never a wrong byte.
  *
+ * Payload digests: a stamp binds a region to an object's identity, not
+ * to its bytes; a worker may serve other bytes under a valid stamp. When
+ * the master gives the object's digest (GetReplicaListResponse.digest:
+ * the SHA-256 its writer sent with PutEnd), the reader hashes what it
+ * read and refuses a replica that differs like a stale one (counted in
+ * store_client_digest_mismatches).
+ *
  * Grants: every data-plane READ and WRITE carries the grant the master
  * handed out with the Replica (data_client.h); a worker refuses an expired
  * one (-EKEYEXPIRED), and one whose region no longer holds its object like
@@ -95,6 +102,11 @@ struct store_client_config {
 	/* Hedged reads: 0 = after the learnt delay (the default), > 0 =
 	 * after this many ms, < 0 = never (the baseline of bench_hedge). */
 	int hedge_ms;
+	/* Send the payload's SHA-256 with every PutEnd, also where the
+	 * tenant does not require it (the master says when it does:
+	 * PutStartResponse.digest_required). Reads check a digest whenever
+	 * the master gives one, whatever this says. false. */
+	bool integrity;
 };
 
 void store_client_config_init(struct store_client_config *cfg);
@@ -149,6 +161,11 @@ int store_client_read_list(store_client *c,
 			   uint8_t *buf, struct store_read_info *info);
 /* Reads refused because a replica's stamp named another object. */
 uint64_t store_client_stale_reads(const store_client *c);
+/* Reads refused because a replica's bytes did not hash to the payload
+ * digest the master gave (its writer's; docs/SECURITY.md "Payload
+ * digests"): -ESTALE "payload digest mismatch (bytes not the ones
+ * written)", then the next replica, as for a bad stamp. */
+uint64_t store_client_digest_mismatches(const store_client *c);
 
 int store_client_remove(store_client *c, const char *key);
 int store_client_exist(store_client *c, const char *key, bool *exists);

@@ -12,7 +12,7 @@
  *     client   ops     secret=<...> tenants=* rights=read,write,remove,admin
  *     client   batch   secret=<...> tenants=t2 rights=write quota=10G \
  *                      reserve=1G
- *     tenant   t2      quota=40G
+ *     tenant   t2      quota=40G integrity=on
  *     tenant   *       quota=100G
  *
  * Instead of secret=, auth=cert: the principal authenticates by a client
@@ -30,7 +30,9 @@
  * (AUTH_RESERVE_PCT_DEFAULT % by default). A line "tenant NAME quota=SIZE"
  * bounds every principal's puts into tenant NAME together; "tenant *"
  * does so for each tenant without a line of its own (no bound without
- * one). Sizes take K, M, G, T suffixes and are > 0. Names are 1..64
+ * one). A tenant line's integrity=on (or off) says whether its puts must
+ * carry a payload digest (the master's --integrity when unset); a tenant
+ * line needs quota=, integrity= or both. Sizes take K, M, G, T suffixes and are > 0. Names are 1..64
  * characters of A-Z a-z 0-9 . _ -; secrets 16..256 printable characters
  * without spaces. Any other key, a duplicate name or key, or a missing one
  * is an error naming the file and line; so is a NUL byte anywhere (a name
@@ -90,10 +92,19 @@ struct auth_principal {
 #define AUTH_RESERVE_PCT_DEFAULT 25u
 #define AUTH_TENANT_MAX 255 /* a tenant line's name, as a tenants= item */
 
-/* A "tenant" line: name ("*": every tenant without a line) and quota. */
+/* A tenant line's integrity= (docs/SECURITY.md "Payload digests"). */
+enum auth_integrity {
+	AUTH_INTEGRITY_UNSET,
+	AUTH_INTEGRITY_OFF,
+	AUTH_INTEGRITY_ON
+};
+
+/* A "tenant" line: name ("*": every tenant without a line), quota (0:
+ * none on this line) and integrity. */
 struct auth_tenant {
 	char name[AUTH_TENANT_MAX + 1];
 	uint64_t quota;
+	enum auth_integrity integrity;
 };
 
 struct auth_table {
@@ -128,6 +139,11 @@ bool auth_domain_ok(const struct auth_principal *p, const char *domain);
 /* The bound on tenant's puts: its line's quota, else the "tenant *"
  * line's, else 0 (none). */
 uint64_t auth_tenant_quota(const struct auth_table *t, const char *tenant);
+/* Whether tenant's puts must carry a payload digest: its line's
+ * integrity=, else the "tenant *" line's, else dflt (the master's
+ * --integrity). t may be NULL (no auth file: dflt). */
+bool auth_tenant_integrity(const struct auth_table *t, const char *tenant,
+			   bool dflt);
 /* The bound on p's unwritten puts when capacity bytes are mounted. */
 uint64_t auth_reserve_bound(const struct auth_principal *p, uint64_t capacity);
 /* The parser's part in auth_quota.c: a client's key k=v when it is

@@ -14,12 +14,26 @@ uint64_t auth_tenant_quota(const struct auth_table *t, const char *tenant)
 	uint64_t any = 0;
 
 	for (size_t i = 0; t && i < t->n_t; i++) {
-		if (strcmp(t->t[i].name, tenant) == 0)
+		if (strcmp(t->t[i].name, tenant) == 0 && t->t[i].quota)
 			return t->t[i].quota;
 		if (strcmp(t->t[i].name, "*") == 0)
 			any = t->t[i].quota;
 	}
 	return any;
+}
+
+bool auth_tenant_integrity(const struct auth_table *t, const char *tenant,
+			   bool dflt)
+{
+	enum auth_integrity any = AUTH_INTEGRITY_UNSET;
+
+	for (size_t i = 0; t && i < t->n_t; i++) {
+		if (strcmp(t->t[i].name, tenant) == 0 && t->t[i].integrity)
+			return t->t[i].integrity == AUTH_INTEGRITY_ON;
+		if (strcmp(t->t[i].name, "*") == 0)
+			any = t->t[i].integrity;
+	}
+	return any ? any == AUTH_INTEGRITY_ON : dflt;
 }
 
 uint64_t auth_reserve_bound(const struct auth_principal *p, uint64_t capacity)
@@ -116,11 +130,45 @@ static struct auth_tenant *tenant_add(struct auth_table *t)
 	return &t->t[t->n_t++];
 }
 
+/* One key=value of a tenant line: quota=SIZE or integrity=on|off. */
+static int tenant_key(const char *w, uint64_t *quota,
+		      enum auth_integrity *integrity, char *why, size_t len)
+{
+	if (strncmp(w, "quota=", 6) == 0) {
+		if (*quota) {
+			snprintf(why, len, "quota given twice");
+			return -1;
+		}
+		return size_of("quota", w + 6, quota, why, len);
+	}
+	if (strncmp(w, "integrity=", 10) != 0) {
+		snprintf(why, len,
+			 "unknown key '%.40s' for a tenant (quota, integrity)",
+			 w);
+		return -1;
+	}
+	if (*integrity) {
+		snprintf(why, len, "integrity given twice");
+		return -1;
+	}
+	if (strcmp(w + 10, "on") == 0)
+		*integrity = AUTH_INTEGRITY_ON;
+	else if (strcmp(w + 10, "off") == 0)
+		*integrity = AUTH_INTEGRITY_OFF;
+	else {
+		snprintf(why, len, "integrity '%.40s' is not on or off",
+			 w + 10);
+		return -1;
+	}
+	return 0;
+}
+
 int auth__tenant_line(struct auth_table *t, char **w, size_t n, char *why,
 		      size_t len)
 {
 	struct auth_tenant *e;
 	uint64_t quota = 0;
+	enum auth_integrity integrity = AUTH_INTEGRITY_UNSET;
 
 	if (n < 2 || !tenant_name_ok(w[1])) {
 		snprintf(why, len,
@@ -134,22 +182,12 @@ int auth__tenant_line(struct auth_table *t, char **w, size_t n, char *why,
 			snprintf(why, len, "tenant '%s' given twice", w[1]);
 			return -1;
 		}
-	for (size_t i = 2; i < n; i++) {
-		if (strncmp(w[i], "quota=", 6) != 0) {
-			snprintf(why, len,
-				 "unknown key '%.40s' for a tenant (quota)",
-				 w[i]);
+	for (size_t i = 2; i < n; i++)
+		if (tenant_key(w[i], &quota, &integrity, why, len))
 			return -1;
-		}
-		if (quota) {
-			snprintf(why, len, "quota given twice");
-			return -1;
-		}
-		if (size_of("quota", w[i] + 6, &quota, why, len))
-			return -1;
-	}
-	if (!quota) {
-		snprintf(why, len, "tenant '%s' needs quota=", w[1]);
+	if (!quota && !integrity) {
+		snprintf(why, len,
+			 "tenant '%s' needs quota= or integrity=", w[1]);
 		return -1;
 	}
 	if (t->n_t == AUTH_MAX_TENANT_LINES) {
@@ -164,5 +202,6 @@ int auth__tenant_line(struct auth_table *t, char **w, size_t n, char *why,
 	}
 	snprintf(e->name, sizeof(e->name), "%s", w[1]);
 	e->quota = quota;
+	e->integrity = integrity;
 	return 0;
 }

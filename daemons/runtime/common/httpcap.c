@@ -238,8 +238,10 @@ struct httpcap *httpcap_new(struct evhttp *http, struct event_base *base,
 	if (cfg)
 		c->cfg = *cfg;
 	else
-		c->cfg = (struct httpcap_config){h->max_connections,
-						 h->max_per_peer, h->reserved};
+		c->cfg = (struct httpcap_config){
+		    .max_connections = h->max_connections,
+		    .max_per_peer = h->max_per_peer,
+		    .reserved = h->reserved};
 	if (c->cfg.reserved >= c->cfg.max_connections)
 		c->cfg.reserved =
 		    c->cfg.max_connections ? c->cfg.max_connections - 1 : 0;
@@ -288,10 +290,12 @@ void httpcap_metrics(const struct httpcap *c, const char *prefix,
 	snprintf(name, sizeof(name), "%s_refused_total", prefix);
 	mcu_prom_head(out, name, "counter",
 		      "HTTP connections refused (503), by cap");
+	mcu_prom_u64(
+	    out, name,
+	    (const struct mcu_prom_label[]){{.name = "reason", .value = "cap"}},
+	    1, c->st.refused_cap);
 	mcu_prom_u64(out, name,
-		     (const struct mcu_prom_label[]){{"reason", "cap"}}, 1,
-		     c->st.refused_cap);
-	mcu_prom_u64(out, name,
-		     (const struct mcu_prom_label[]){{"reason", "peer"}}, 1,
-		     c->st.refused_peer);
+		     (const struct mcu_prom_label[]){
+			 {.name = "reason", .value = "peer"}},
+		     1, c->st.refused_peer);
 }

@@ -1,10 +1,12 @@
 /*
  * Resource bounds of the daemons' ports: what a hostile or
  * broken peer may hold of a daemon's fds, memory and time. One struct,
- * filled once from the flag tables below (their entries are the one place
- * the defaults are written), read by the servers' config_init functions
- * (rpc_server_config_init, data_server_config_init) and by
- * net_http_limit(). A program that never parses flags gets the defaults.
+ * statically initialized to the defaults (no code runs at load time; in
+ * netlimits.c one macro per value gives both the initializer and the flag
+ * table's default text), overwritten by a daemon's flags, read by the
+ * servers' config_init functions (rpc_server_config_init,
+ * data_server_config_init) and by net_http_limit(). A program that never
+ * parses flags gets the defaults.
  *
  * The tables are chained to a daemon's own table (flag_set.next):
  * mcrepl-master parses net_rpc_flags (then net_http_flags), mcrepl-worker
@@ -78,7 +80,7 @@ extern const struct flag_set net_http_flags;
 
 /* The process's limits: the flags as parsed, else their defaults. The
  * returned struct may be changed (tests) before servers are created. The
- * defaults are in place before main() runs. */
+ * defaults are in place before main() runs (a static initializer). */
 struct net_limits *net_limits(void);
 
 /* A connection cap: `cap` when not 0, else the RLIMIT_NOFILE soft limit

@@ -156,7 +156,8 @@ static void ring_push(struct rdma_conn *conn, struct rdma_copy *c, bool last)
 {
 	uint32_t slot = (conn->ring_head + conn->ring_count) % conn->e->max_wr;
 
-	conn->ring[slot] = (struct rdma_signal){conn->posted_seq, c, last};
+	conn->ring[slot] = (struct rdma_signal){
+	    .seq = conn->posted_seq, .copy = c, .last = last};
 	conn->ring_count++;
 }
 
