@@ -229,6 +229,10 @@ struct task {
 	  "Dynamic replicas retired by the auto policy (cold)")                \
 	X(admission_queue, "admission_queue", gauge,                           \
 	  "Admission triggers queued")                                         \
+	X(dyn_from_primary, "dynamic_copies_from_primary_total", counter,      \
+	  "Dynamic copies completed from an ordinary replica (the put's)")     \
+	X(dyn_from_replica, "dynamic_copies_from_replica_total", counter,      \
+	  "Dynamic copies completed from another dynamic replica (fan-out)")   \
 	X(warmup_runs, "warmup_runs_total", counter,                           \
 	  "Warmups of a domain run")                                           \
 	X(warmup_queued, "warmup_copies_total", counter,                       \

@@ -190,11 +190,21 @@ McreplRpc__Code dyn_copy_start(struct store *s, const mcrepl_fence *fin,
 	return code;
 }
 
-static void count_completion(struct store *s, const mcrepl_lease *l)
+static void count_completion(struct store *s, const struct object *o,
+			     const mcrepl_lease *l)
 {
 	struct segment *src = store_segment(s, l->source.v);
 	struct segment *dst = store_segment(s, l->target.v);
 	bool same = src && dst && mcrepl_domain_equal(src->domain, dst->domain);
+	bool from_dynamic = false;
+
+	for (size_t i = 0; i < o->n_replicas; i++)
+		if (o->replicas[i].segment_id == l->source.v)
+			from_dynamic = o->replicas[i].dynamic;
+	if (from_dynamic)
+		s->ctr.dyn_from_replica++;
+	else
+		s->ctr.dyn_from_primary++;
 
 	ratelog(&log_done, LOG_INFO,
 		"dynamic copy of version %llu "
@@ -263,7 +273,7 @@ static McreplRpc__Code finish_copy(struct store *s, const mcrepl_fence *fin,
 	mcrepl_engine_replica_added(s->engine, o->tenant, o->key,
 				    (mcrepl_segment_id){.v = l.target.v});
 	o->copies--;
-	count_completion(s, &l);
+	count_completion(s, o, &l);
 	finish_lease_task(s, &l, true);
 	if (mcrepl_engine_is_auto(s->engine) &&
 	    !s->opts.cfg.domain_aware) /* fan on at copy speed */

@@ -364,6 +364,11 @@ static void complete_dynamic_copy(struct cluster *cl, const char *key,
 	ck_assert_int_eq(metric(cl, "mcrepl_dynamic_replicas"), 1);
 	ck_assert_int_eq(
 	    metric(cl, "mcrepl_dynamic_copy_tasks_completed_total"), 1);
+	/* from the put's replica on A, not from a dynamic one */
+	ck_assert_int_eq(
+	    metric(cl, "mcrepl_master_dynamic_copies_from_primary_total"), 1);
+	ck_assert_int_eq(
+	    metric(cl, "mcrepl_master_dynamic_copies_from_replica_total"), 0);
 }
 
 /* covers: T-2 R-DEC-1 R-DEC-8 R-ADMIT-2 R-EXEC-7 R-LEASE-2 */

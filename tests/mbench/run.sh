@@ -330,6 +330,9 @@ check "domains: domain-aware enforce crosses less than off (last half)" \
 	'BEGIN { exit !(a != "" && a + 0 < b + 0) }'
 check "domains: domain mode replicated" \
 	ge "$(field dynamic_replicas "$TMP/dom" domain)" 1
+check "domains: every completed copy counted by its source kind" \
+	eq "$(($(field copies_from_primary "$TMP/dom" domain) + $(field copies_from_replica "$TMP/dom" domain)))" \
+	"$(field tasks_completed "$TMP/dom" domain)"
 check "domains: the side-by-side cross-domain rows" \
 	grep -q '^cross-domain read share ' "$TMP/dom"
 end

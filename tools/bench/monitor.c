@@ -63,6 +63,10 @@ int master_sample(store_client *sc, struct master_sample *m)
 	m->used_bytes = metric(t, "mcrepl_master_used_bytes");
 	m->evicted = metric(t, "mcrepl_master_evicted_objects_total");
 	m->room = metric(t, "mcrepl_master_policy_room_total");
+	m->from_primary =
+	    metric(t, "mcrepl_master_dynamic_copies_from_primary_total");
+	m->from_replica =
+	    metric(t, "mcrepl_master_dynamic_copies_from_replica_total");
 	rejections(t, m);
 	m->ok = true;
 	free(t);

@@ -301,6 +301,9 @@ void report_summary(const struct run *r, const struct bench_opts *o)
 		       (unsigned long long)r->requests,
 		       (unsigned long long)r->misses, r->malformed,
 		       (unsigned long long)r->late, o->speedup);
+	printf(",\"copies_from_primary\":%lld,\"copies_from_replica\":%lld",
+	       (long long)(r->end.from_primary - r->start.from_primary),
+	       (long long)(r->end.from_replica - r->start.from_replica));
 	printf(",\"interrupted\":%s}}\n", r->interrupted ? "true" : "false");
 	fflush(stdout);
 }

@@ -21,7 +21,10 @@ struct master_sample {
 	int64_t observed_hot, would_propose, accepted, created, completed;
 	int64_t failed, revoked, replicas, inflight, copy_bytes, used_bytes;
 	int64_t evicted;
-	int64_t room;	  /* hot copies eviction made room for */
+	int64_t room; /* hot copies eviction made room for */
+	/* dynamic copies completed by source kind: the put's replica, or
+	 * another dynamic replica */
+	int64_t from_primary, from_replica;
 	size_t n_reasons; /* admission rejections by reason (non-zero) */
 	char reason[MAX_REASONS][40];
 	int64_t rejected[MAX_REASONS];
