@@ -810,6 +810,10 @@ static void stop(struct master *m)
 		event_free(m->timer);
 	if (m->drain)
 		event_free(m->drain);
+	/* freeing the signal events restores the default action: a SIGTERM
+	 * repeated now would kill the exiting master (143) */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
 	if (m->sigterm)
 		event_free(m->sigterm);
 	if (m->sigint)

@@ -370,6 +370,10 @@ static void stop(struct worker *w)
 	ha_teardown(w);
 	if (w->tick)
 		event_free(w->tick);
+	/* freeing the signal events restores the default action: a SIGTERM
+	 * repeated now (a supervisor's) would kill the exiting worker (143) */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
 	if (w->sigterm)
 		event_free(w->sigterm);
 	if (w->sigint)
