@@ -357,7 +357,7 @@ START_TEST(test_put_without_digest_refused)
 	rpc_client *rc = harness_client(fx.port);
 	McreplRpc__PutStartResponse *ps = put_start(rc, "alice", "k");
 	McreplRpc__GetReplicaListResponse *gl;
-	uint8_t digest[32];
+	uint8_t digest[32] = {0};
 	char reason[64], msg[256];
 
 	ck_assert(ps->digest_required);
@@ -462,7 +462,7 @@ START_TEST(test_tenant_line_requires_digest)
 	McreplRpc__PutStartResponse *ps;
 	McreplRpc__GetReplicaListResponse *gl;
 	store_client *secure = client("secure", 1), *plain = client("plain", 1);
-	uint8_t digest[32];
+	uint8_t digest[32] = {0};
 	char reason[64], msg[256];
 
 	ck_assert_ptr_nonnull(rc);
