@@ -82,9 +82,10 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wcast-qual -Wvla -Wold-style-definition -Wnull-dereference \
 	-Wimplicit-fallthrough
 FEATURES := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-# Everything sees the public headers and lib/util only; more per directory.
+# Everything sees the public headers and the tree root, where a shared
+# module is named by its folder ("util/map.h"); more per directory.
 BASE_CFLAGS := -std=c11 $(WARN) $(WERROR) $(FEATURES) -pthread -MMD -MP \
-	-Ilib/include -Ilib/util $(SANFLAGS)
+	-Ilib/include -I. $(SANFLAGS)
 ALL_CFLAGS = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) -pthread $(LDFLAGS)
 

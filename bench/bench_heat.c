@@ -35,7 +35,7 @@
 #include <xxhash.h>
 
 #include "bench_flags.h"
-#include "hash.h"
+#include "util/hash.h"
 #include "zipf.h"
 
 #define RUNS 5

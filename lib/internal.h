@@ -1,7 +1,7 @@
 /*
  * Private helpers shared by libmcrepl's modules. Not installed; not API.
- * Internal symbols use the mcr_ prefix (lib/util: mcu_) and are hidden from the .so: only the API carries mcrepl_.
- * The generic helpers (hashing, strings, the hash map) live in lib/util/
+ * Internal symbols use the mcr_ prefix (util: mcu_) and are hidden from the .so: only the API carries mcrepl_.
+ * The generic helpers (hashing, strings, the hash map) live in util/
  * under the mcu_ prefix, shared with the daemons.
  */
 #ifndef MCREPL_INTERNAL_H

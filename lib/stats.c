@@ -9,7 +9,7 @@
 #include "mcrepl/domain.h"
 #include "mcrepl/stats.h"
 #include "mcrepl/types.h"
-#include "prom.h"
+#include "util/prom.h"
 
 #define DOMAIN_PAIRS 64
 #define REJECTED_METRIC "mcrepl_dynamic_admission_rejected_total"

@@ -39,7 +39,7 @@
 # Every bench is one $(call bench_program,...) line (mk/program.mk): its
 # object, the flag parser ($(FLAGS_OBJ); --help, checked values) and
 # what it links besides.
-CFLAGS.bench := -Itools/common -Idaemons/runtime/common
+CFLAGS.bench := -Itools/common -Iruntime/common
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,\
 	$(sort $(wildcard bench/bench_*.c)))
 # The library's benches draw Zipf keys with the tools' one sampler.

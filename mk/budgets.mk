@@ -10,3 +10,16 @@ check-budgets:
 	$(Q)$(QUIET_TEST) $(TEST_LOGS)/budgets.log sh tests/budgets/run.sh
 CHECK_FAST += check-budgets
 .PHONY: check-budgets
+
+# The layering of docs/README.md ("How the parts fit",
+# scripts/check-layers.sh): each folder includes only what its row of the
+# table names; lib/ and util/ call no clock, socket, thread, file or
+# environment function, and their objects hold no writable data.
+#   make check-layers    the rules on this tree and its objects, then
+#                        tests/layers/run.sh (the gate fails on a tree
+#                        that breaks each rule)
+check-layers: $(STLIB)
+	$(Q)sh scripts/check-layers.sh . $(BUILD)/obj
+	$(Q)$(QUIET_TEST) $(TEST_LOGS)/layers.log sh tests/layers/run.sh $(BUILD)/obj
+CHECK_FAST += check-layers
+.PHONY: check-layers

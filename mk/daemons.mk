@@ -1,17 +1,17 @@
 # The code the daemons and tools share, by what it is:
-#   daemons/runtime/common/   small shared pieces: sockets and clocks (netutil),
+#   runtime/common/   small shared pieces: sockets and clocks (netutil),
 #                     principals and HMAC proofs (auth; libcrypto),
 #                     TLS contexts and peer checks (tls; libssl and
 #                     libevent_openssl),
 #                     big-endian bytes (bytes.h), connections per peer
 #                     address (peer_table: the RPC and HTTP servers' caps)
-#   daemons/runtime/rpc/      the RPC layer: frame codec, libevent framing, server,
+#   runtime/rpc/      the RPC layer: frame codec, libevent framing, server,
 #                     dispatch, blocking and async clients; with the
 #                     protobuf-c code generated from proto/mcrepl.proto
-#   daemons/runtime/data/     the data plane: wire headers (data_proto), grants,
+#   runtime/data/     the data plane: wire headers (data_proto), grants,
 #                     the worker's data server, copy engines (TCP here;
-#                     RDMA in daemons/runtime/rdma/, mk/rdma.mk)
-#   daemons/runtime/client/   the client library: store_client over the master's
+#                     RDMA in runtime/rdma/, mk/rdma.mk)
+#   runtime/client/   the client library: store_client over the master's
 #                     RPC and pooled data connections (data_client)
 #
 #   $(BUILD)/gen/mcrepl.pb-c.{c,h}   generated from proto/mcrepl.proto
@@ -25,7 +25,7 @@
 #                    own objects, $(DAEMON_LIB), $(UTIL_LIB) if used,
 #                    $(MCREPL_LINK), $(ALL_LDFLAGS) $(DAEMON_LIBS) -lm
 #
-# Daemon code sees the public headers and lib/util only (Makefile), plus
+# Daemon code sees the public headers and util only (Makefile), plus
 # the directories above.
 #
 # protobuf-c 1.4's MCREPL_RPC__*__INIT macros cast away const from
@@ -38,7 +38,7 @@ DAEMON_PKGS := libevent libevent_openssl libprotobuf-c libssl libcrypto json-c
 DAEMON_PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DAEMON_PKGS) 2>/dev/null)
 DAEMON_LIBS := $(shell $(PKG_CONFIG) --libs $(DAEMON_PKGS) 2>/dev/null || \
 	echo -levent_openssl -levent -lprotobuf-c -lssl -lcrypto -ljson-c)
-DAEMON_DIRS := daemons/runtime/common daemons/runtime/rpc daemons/runtime/data daemons/runtime/client
+DAEMON_DIRS := runtime/common runtime/rpc runtime/data runtime/client
 DAEMON_CFLAGS := -I$(BUILD)/gen $(addprefix -I,$(DAEMON_DIRS)) \
 	$(DAEMON_PKG_CFLAGS)
 

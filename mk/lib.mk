@@ -1,6 +1,6 @@
-# libmcrepl: lib/*.c and lib/util/*.c, as a shared library with soname
+# libmcrepl: lib/*.c and util/*.c, as a shared library with soname
 # symlinks (position-independent objects in $(BUILD)/pic), a static
-# archive, the lib/util archive for the daemons, and the .pc file.
+# archive, the util archive for the daemons, and the .pc file.
 #
 #   $(SHLIB) $(STLIB)   $(BUILD)/libmcrepl.so.<version>, $(BUILD)/libmcrepl.a
 #   $(UTIL_LIB)         $(BUILD)/libmcrepl-util.a (hash map, hashing, strings)
@@ -10,10 +10,10 @@
 #   make lib            all of the above and $(PCFILE)
 
 CFLAGS.lib := -fvisibility=hidden
-CFLAGS.lib/util := -fvisibility=hidden
+CFLAGS.util := -fvisibility=hidden
 CFLAGS.pic := -fPIC
 
-LIB_SRC := $(sort $(wildcard lib/*.c lib/util/*.c))
+LIB_SRC := $(sort $(wildcard lib/*.c util/*.c))
 LIB_PIC := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The ABI rule (version.h): .so.MAJOR, and .so.0.MINOR before 1.0.
@@ -32,9 +32,9 @@ $(SHLIB): $(LIB_PIC) lib/libmcrepl.map
 	$(Q)ln -sf $(SONAME) $(BUILD)/libmcrepl.so
 $(STLIB): $(LIB_OBJ)
 	$(archive)
-# lib/util is also inside libmcrepl, hidden, so a host can link the .so
+# util is also inside libmcrepl, hidden, so a host can link the .so
 # and this archive side by side.
-$(UTIL_LIB): $(call objs,lib/util)
+$(UTIL_LIB): $(call objs,util)
 	$(archive)
 # libdir and includedir are written ${prefix}-relative when they lie under
 # PREFIX (so `pkg-config --define-variable=prefix=...` relocates them).
@@ -47,7 +47,7 @@ $(PCFILE): pkgconfig/libmcrepl.pc.in $(VERSION_H)
 	$(call quiet,GEN)mkdir -p $(@D) && $(PC_SED) $< > $@
 
 # What a program outside lib/ links for libmcrepl: the util archive (its
-# own copy of lib/util) and the API. LINK=shared links the shared library,
+# own copy of util) and the API. LINK=shared links the shared library,
 # where only the API is visible, so a program that takes a private symbol
 # out of libmcrepl fails to link (a CI build does so; .ci/run).
 ifeq ($(LINK),shared)

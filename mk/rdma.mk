@@ -1,5 +1,5 @@
-# The RDMA copy engine (daemons/runtime/rdma/), built when pkg-config finds
-# libibverbs and librdmacm; otherwise daemons/runtime/rdma_stub/ answers "not built".
+# The RDMA copy engine (runtime/rdma/), built when pkg-config finds
+# libibverbs and librdmacm; otherwise runtime/rdma_stub/ answers "not built".
 # `make WITH_RDMA=no` forces the stub.
 #
 #   RDMA_OBJ     objects to link into anything that calls
@@ -7,11 +7,11 @@
 #                daemon test runner); plain objects, not an archive: list
 #                them once per link line, before $(DAEMON_LIB) (the engine
 #                uses netutil and the copy engine interface from it)
-#                (daemons/runtime/rdma/rdma_create.c holds copy_engine_rdma_create
+#                (runtime/rdma/rdma_create.c holds copy_engine_rdma_create
 #                over the real verbs; the test build of the worker,
 #                mk/worker.mk, links the rest with the fake fabric's)
 #   RDMA_LIBS    libraries those links need (empty for the stub)
-#   RDMA_CFLAGS  flags for code that includes daemons/runtime/rdma headers (the
+#   RDMA_CFLAGS  flags for code that includes runtime/rdma headers (the
 #                engine itself and tests/daemons/, mk/tests.mk); it defines
 #                MCREPL_HAVE_RDMA when the real engine is built
 
@@ -25,19 +25,19 @@ RDMA_FOUND := $(shell $(PKG_CONFIG) --exists $(RDMA_PKGS) 2>/dev/null && echo ye
 endif
 
 ifeq ($(RDMA_FOUND),yes)
-RDMA_DIR := daemons/runtime/rdma
+RDMA_DIR := runtime/rdma
 RDMA_LIBS := $(shell $(PKG_CONFIG) --libs $(RDMA_PKGS))
-RDMA_CFLAGS := -Idaemons/runtime/rdma -DMCREPL_HAVE_RDMA \
+RDMA_CFLAGS := -Iruntime/rdma -DMCREPL_HAVE_RDMA \
 	$(shell $(PKG_CONFIG) --cflags $(RDMA_PKGS))
 else
-RDMA_DIR := daemons/runtime/rdma_stub
+RDMA_DIR := runtime/rdma_stub
 RDMA_LIBS :=
 RDMA_CFLAGS :=
 endif
 RDMA_OBJ := $(call objs,$(RDMA_DIR))
 
-CFLAGS.daemons/runtime/rdma := $(DAEMON_CFLAGS) $(RDMA_CFLAGS)
-CFLAGS.daemons/runtime/rdma_stub := $(DAEMON_CFLAGS)
+CFLAGS.runtime/rdma := $(DAEMON_CFLAGS) $(RDMA_CFLAGS)
+CFLAGS.runtime/rdma_stub := $(DAEMON_CFLAGS)
 $(RDMA_OBJ): | $(RPC_GEN_H)
 
 rdma: $(RDMA_OBJ)

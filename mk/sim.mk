@@ -20,10 +20,10 @@
 #                               (hooked to check)
 #   make check-tracegen         tests/tracegen/run.sh (hooked to check)
 
-CFLAGS.tools/sim := -Idaemons/runtime/common
+CFLAGS.tools/sim := -Iruntime/common
 SIM_OBJ := $(call objs,tools/sim)
 SIM_BIN := $(BUILD)/bin/mcrepl-sim
-FLAGS_OBJ := $(patsubst %,$(BUILD)/obj/daemons/runtime/common/%.o,\
+FLAGS_OBJ := $(patsubst %,$(BUILD)/obj/runtime/common/%.o,\
 	flagparse flagvalue)
 
 $(SIM_BIN): $(SIM_OBJ) $(FLAGS_OBJ) $(TOOLS_LIB) $(MCREPL_LINK)
@@ -48,7 +48,7 @@ $(TRACE_TEST): $(call objs,tests/common) $(TOOLS_LIB)
 sim: $(SIM_BIN)
 all: $(SIM_BIN)
 
-CFLAGS.tools/tracegen := -Idaemons/runtime/common
+CFLAGS.tools/tracegen := -Iruntime/common
 TRACEGEN_OBJ := $(call objs,tools/tracegen)
 TRACEGEN_BIN := $(BUILD)/bin/mcrepl-tracegen
 $(TRACEGEN_BIN): $(TRACEGEN_OBJ) $(BUILD)/obj/tools/sim/rng.o $(FLAGS_OBJ) \

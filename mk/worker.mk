@@ -18,7 +18,7 @@ worker: $(WORKER_BIN)
 # The test build of the worker: the same objects and the real RDMA engine,
 # its verbs calls going to the fake fabric between processes
 # (tests/rdma/fabric/fabric_verbs.c, which provides copy_engine_rdma_create
-# in place of daemons/runtime/rdma/rdma_create.c). For tests/daemons/check_rdma_fabric.c
+# in place of runtime/rdma/rdma_create.c). For tests/daemons/check_rdma_fabric.c
 # only; never installed.
 ifeq ($(RDMA_FOUND),yes)
 FAKE_WORKER_BIN := $(BUILD)/tests/mcrepl-worker-fakerdma

@@ -1,10 +1,10 @@
-/* lib/util/hash.h's mix and hash functions pinned to published or
+/* util/hash.h's mix and hash functions pinned to published or
  * independently computed outputs: placement tie-breaks, the simulator's
  * figures and many tests depend on these exact values. */
 #include <check.h>
 #include <stdint.h>
 
-#include "hash.h"
+#include "util/hash.h"
 #include "testutil.h"
 
 Suite *make_hash_suite(void);

@@ -1,9 +1,9 @@
-/* lib/util/prom: Prometheus text into a fixed or a growing buffer. */
+/* util/prom: Prometheus text into a fixed or a growing buffer. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "prom.h"
+#include "util/prom.h"
 #include "testutil.h"
 
 Suite *make_prom_suite(void);

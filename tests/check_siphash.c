@@ -1,4 +1,4 @@
-/* lib/util/siphash: SipHash-2-4 against the paper's appendix A vector and,
+/* util/siphash: SipHash-2-4 against the paper's appendix A vector and,
  * for every length 0..63, against OpenSSL's EVP_MAC "SIPHASH" (libcrypto:
  * an implementation independent of ours) under two keys. */
 #include <check.h>
@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "hash.h"
-#include "siphash.h"
+#include "util/hash.h"
+#include "util/siphash.h"
 #include "testutil.h"
 
 Suite *make_siphash_suite(void);

@@ -42,7 +42,7 @@
 #include "grant.h"
 #include "harness.h"
 #include "stamp.h"
-#include "hash.h"
+#include "util/hash.h"
 #include "preload.h"
 #include "tls.h"
 

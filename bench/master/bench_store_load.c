@@ -5,7 +5,7 @@
 
 #include "bench_store_load.h"
 #include "flags.h"
-#include "hash.h"
+#include "util/hash.h"
 
 static const uint8_t test_secret[GRANT_SECRET_BYTES] = "not-a-real-key!";
 

@@ -27,7 +27,7 @@
 #include "httpcap.h"
 #include "tls.h"
 #include "netlimits.h"
-#include "prom.h"
+#include "util/prom.h"
 #include "protect.h"
 #include "rpc_server.h"
 #include "service.h"

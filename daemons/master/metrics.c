@@ -1,9 +1,9 @@
 /* /metrics for mcrepl-master: libmcrepl's RFC counters plus the store's
  * own request, capacity, key, eviction and task figures, written with the
- * Prometheus helpers of lib/util/prom.h. */
+ * Prometheus helpers of util/prom.h. */
 #include <stdlib.h>
 
-#include "prom.h"
+#include "util/prom.h"
 #include "service.h"
 
 /* Puts refused by their bounds, by reason (store_quota.c). */

@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "alloc.h"
-#include "map.h"
+#include "util/map.h"
 #include "mcrepl.pb-c.h"
 #include "mcrepl/mcrepl.h"
 #include "grant.h"
@@ -351,7 +351,7 @@ struct store_figures {
  * bytes, new at every start) is the root each segment's data-plane grant
  * key is derived from (grant.h);
  * incarnation (random, non-zero, new at every start) is stamped into every
- * object's regions with its version (daemons/runtime/data/stamp.h), so nothing
+ * object's regions with its version (runtime/data/stamp.h), so nothing
  * placed by an earlier master is ever served as one of this master's
  * objects. 0, or -ENOMEM. The caller frees it with store_destroy (NULL is
  * fine). */
@@ -380,7 +380,7 @@ uint64_t store_incarnation(const struct store *s);
  * otherwise false, the reason in err. */
 bool store_size_valid(uint64_t size, char *err, size_t errlen);
 /* Bytes a replica of a size-byte object occupies: its stamp, then the
- * object (daemons/runtime/data/stamp.h). Every object's size passed
+ * object (runtime/data/stamp.h). Every object's size passed
  * store_size_valid (puts and recovered records), so this never wraps. */
 static inline uint64_t store_region_bytes(uint64_t size)
 {

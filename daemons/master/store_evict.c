@@ -13,7 +13,7 @@
  * goal once a second (store_evict_all); every tick works towards the goals
  * with one budget (store__evict_step), the segments taken in turn. */
 #include "alloc.h"
-#include "hash.h"
+#include "util/hash.h"
 #include "store_priv.h"
 
 static bool evictable(struct store *s, const struct object *o, uint64_t now)

@@ -7,7 +7,7 @@
 
 #include "alloc.h"
 #include "grant.h"
-#include "hash.h"
+#include "util/hash.h"
 #include "store_priv.h"
 
 static uint64_t obj_hash(const char *tenant, const char *key)

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "auth.h"
-#include "hash.h"
+#include "util/hash.h"
 #include "store_priv.h"
 
 struct quota_tenant {

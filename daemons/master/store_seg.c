@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "hash.h"
+#include "util/hash.h"
 #include "log.h"
-#include "str.h"
+#include "util/str.h"
 #include "span.h"
 #include "store_priv.h"
 

@@ -3,8 +3,8 @@
  * the lease ends. */
 #include <stdlib.h>
 
-#include "hash.h"
-#include "str.h"
+#include "util/hash.h"
+#include "util/str.h"
 #include "store_priv.h"
 
 static bool id_eq_task(const struct mcu_map_node *n, const void *k)

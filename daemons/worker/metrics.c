@@ -12,7 +12,7 @@
 
 #include <mcrepl/mcrepl.h>
 
-#include "prom.h"
+#include "util/prom.h"
 #include "httpcap.h"
 #include "netlimits.h"
 #include "worker.h"

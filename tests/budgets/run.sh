@@ -43,8 +43,8 @@ fresh && printf '#ifndef EXAMPLES_ZIPF_H\n#endif\n' > "$work/t/lib/zipf_draw.h"
 check "a guard that does not name its file fails, named with its file" \
 	fails "EXAMPLES_ZIPF_H lib/zipf_draw.h"
 fresh && printf '#ifndef A_MAP_H\n#endif\n' > "$work/t/lib/map.h" &&
-	mkdir -p "$work/t/lib/util" &&
-	printf '#ifndef A_MAP_H\n#endif\n' > "$work/t/lib/util/map.h"
+	mkdir -p "$work/t/util" &&
+	printf '#ifndef A_MAP_H\n#endif\n' > "$work/t/util/map.h"
 check "two headers with one guard fail" \
 	fails "include guards used by more than one header: A_MAP_H"
 # Positional initializers of the tree's own structs, outside tests/.

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "hash.h"
+#include "util/hash.h"
 
 Suite *make_alloc_suite(void);
 

@@ -1,5 +1,5 @@
 /* mcrepl-worker's flag checks (daemons/worker/flags.c) and the choice of
- * the advertised data address (daemons/runtime/common/advertise.c), in process. */
+ * the advertised data address (runtime/common/advertise.c), in process. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>

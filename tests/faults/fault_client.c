@@ -5,7 +5,7 @@
  *       the case names of a matrix, one a line
  *   fault_client case NAME
  *       runs one case on fresh daemons (master + workers on loopback, via
- *       daemons/runtime/common/harness.c): set up, run a client role to its step,
+ *       runtime/common/harness.c): set up, run a client role to its step,
  *       apply the fault to the chosen role, let the system settle
  *       (client_ttl + sweep, plus the dynamic lease and the quarantine for
  *       dynamic copies), audit, and print one line:

@@ -1,6 +1,6 @@
 /*
- * The worker data-plane header codec (daemons/runtime/data/data_proto.h), as
- * daemons/runtime/data/data_server.c and daemons/runtime/client/data_client.c use it. The
+ * The worker data-plane header codec (runtime/data/data_proto.h), as
+ * runtime/data/data_server.c and runtime/client/data_client.c use it. The
  * input is cut into a 40-byte request header, a segment length and a
  * per-request maximum (8 bytes each, big-endian), a 16-byte response header
  * and a 32-byte stats payload; missing bytes are zero.

@@ -1,5 +1,5 @@
 /*
- * The RPC frame codec (daemons/runtime/rpc/frame.h) as the server reads a byte
+ * The RPC frame codec (runtime/rpc/frame.h) as the server reads a byte
  * stream: frames are taken off the input until it needs more bytes or is
  * refused (too large, malformed envelope: the server closes), and each
  * envelope's body is unpacked as the request and as the response of the

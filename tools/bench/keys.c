@@ -1,7 +1,7 @@
 /* Zipf key stream and rank permutation (see keys.h). */
 #include <stdlib.h>
 
-#include "hash.h"
+#include "util/hash.h"
 #include "keys.h"
 
 double bench_rand01(uint64_t *state)

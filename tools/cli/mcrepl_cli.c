@@ -1,6 +1,6 @@
 /*
  * mcrepl-cli: object operations against mcrepl-master and its workers,
- * through the store client (daemons/runtime/client/store_client.h).
+ * through the store client (runtime/client/store_client.h).
  *
  *   mcrepl-cli [--master host:port] [--tenant T] [--replicas N]
  *              [--local_host H] [--principal P --secret_file F]

@@ -1,7 +1,7 @@
 /* The popularity generator of the moving workloads (see popgen.h). */
 #include <math.h>
 
-#include "hash.h"
+#include "util/hash.h"
 #include "popgen.h"
 
 uint64_t popgen_below(void *state, uint64_t n)

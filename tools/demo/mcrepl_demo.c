@@ -23,7 +23,7 @@
 #include "auth.h"
 #include "flagparse.h"
 #include "harness.h"
-#include "hash.h"
+#include "util/hash.h"
 #include "store_client.h"
 #include "zipf.h"
 

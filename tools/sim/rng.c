@@ -4,10 +4,10 @@
  * number generators", ACM TOMS 47(4), 2021: the xoshiro256 linear engine
  * (xor/shift/rotate of four 64-bit words, shift a = 17, rotation b = 45)
  * with the ** scrambler (S = 5, R = 7, T = 9) read from the second word.
- * Streams are seeded by splitmix64 (lib/util/hash.h), the seeding its
+ * Streams are seeded by splitmix64 (util/hash.h), the seeding its
  * authors suggest. tests/sim/random_test.c pins the outputs.
  */
-#include "hash.h"
+#include "util/hash.h"
 #include "rng.h"
 
 #define ENGINE_SHIFT 17 /* a */

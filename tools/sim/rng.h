@@ -1,5 +1,5 @@
 /*
- * mcrepl-sim random numbers: splitmix64 (lib/util/hash.h) for seeding,
+ * mcrepl-sim random numbers: splitmix64 (util/hash.h) for seeding,
  * xoshiro256** (Blackman and Vigna, ACM TOMS 2021; rng.c) for streams.
  * The simulator never calls rand(): every stream is derived from --seed,
  * so a run is a pure function of its flags.

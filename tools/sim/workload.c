@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "hash.h"
+#include "util/hash.h"
 #include "workload.h"
 
 enum { STREAM_KEYS = 1, STREAM_READERS = 2, STREAM_PLACE = 3 };

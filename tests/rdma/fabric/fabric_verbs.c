@@ -1,6 +1,6 @@
 /*
  * A fake RDMA fabric between processes, behind the engine's ops table
- * (daemons/runtime/rdma/rdma_verbs.h), for the test build of the worker
+ * (runtime/rdma/rdma_verbs.h), for the test build of the worker
  * (mcrepl-worker-fakerdma, mk/worker.mk; never linked into mcrepl-worker).
  * This file: device, PD, MRs, CQs, the work requests and the entry point;
  * fabric_cm.c: rdma_cm.

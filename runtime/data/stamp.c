@@ -3,7 +3,7 @@
 
 #include "bytes.h"
 #include "crc32c.h"
-#include "hash.h"
+#include "util/hash.h"
 #include "stamp.h"
 
 #define OFF_TAG 44u

@@ -2,7 +2,7 @@
  * The RDMA engine's view of libibverbs and librdmacm: every call the engine
  * makes to the hardware goes through this table, so its logic (device
  * choice, splitting, queueing, signalling, teardown) runs in tests against
- * a fake device. Private to daemons/runtime/rdma and its tests.
+ * a fake device. Private to runtime/rdma and its tests.
  *
  * Each member wraps the library call of the same name and keeps its return
  * convention exactly (verbs calls return 0 or a positive errno value;

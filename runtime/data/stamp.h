@@ -51,7 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "siphash.h"
+#include "util/siphash.h"
 
 #define STAMP_MAGIC 0x4D43534Fu
 /* 3 (libmcrepl 0.6.5): key_hash is XXH3 (it was a hash of wyhash's

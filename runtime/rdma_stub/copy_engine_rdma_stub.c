@@ -1,4 +1,4 @@
-/* Built instead of daemons/runtime/rdma/ when libibverbs/librdmacm were missing at
+/* Built instead of runtime/rdma/ when libibverbs/librdmacm were missing at
  * build time (see mk/rdma.mk): selecting rdma says so. */
 #include <stdio.h>
 

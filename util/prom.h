@@ -1,6 +1,6 @@
 /*
  * Prometheus text exposition (format 0.0.4) helpers shared by libmcrepl
- * and the daemons (lib/util/). Not installed; not part of libmcrepl's API.
+ * and the daemons (util/). Not installed; not part of libmcrepl's API.
  *
  * A struct mcu_prom is the text being written, either into the caller's
  * buffer (mcu_prom_fixed: like snprintf, len counts the whole text even

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "map.h"
+#include "util/map.h"
 
 struct peer_entry;
 

@@ -16,7 +16,7 @@
 #include "netlimits.h"
 #include "netutil.h"
 #include "peer_table.h"
-#include "prom.h"
+#include "util/prom.h"
 #include "ratelog.h"
 
 /* Input of a refused connection read and dropped before it is closed, so

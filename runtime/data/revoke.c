@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "hash.h"
+#include "util/hash.h"
 
 struct rkey {
 	uint64_t offset, object_id;

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "prom.h"
+#include "util/prom.h"
 
 void mcu_prom_fixed(struct mcu_prom *p, char *buf, size_t cap)
 {

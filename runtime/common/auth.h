@@ -1,7 +1,7 @@
 /*
  * Principals and credentials of the control plane: the master's
  * auth file, a client's or worker's own credential, and the HMAC-SHA256
- * proofs of the RPC handshake (daemons/runtime/rpc/rpc_auth.h).
+ * proofs of the RPC handshake (runtime/rpc/rpc_auth.h).
  *
  * The auth file, one principal a line (docs/SECURITY.md):
  *

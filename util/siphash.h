@@ -2,8 +2,8 @@
  * SipHash-2-4 (J.-P. Aumasson and D. J. Bernstein, "SipHash: a fast
  * short-input PRF", INDOCRYPT 2012), written from the paper: a keyed
  * 64-bit PRF for short inputs, used as the MAC of the data plane's grants
- * (daemons/runtime/data/grant.h, docs/SECURITY.md). A util shared by the
- * daemons (lib/util/); not part of libmcrepl's API.
+ * (runtime/data/grant.h, docs/SECURITY.md). A util shared by the
+ * daemons (util/); not part of libmcrepl's API.
  *
  * The key is 16 bytes (k0 = bytes 0..7, k1 = bytes 8..15, little-endian,
  * as the paper reads them); the output is the paper's 64-bit value (a

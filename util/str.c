@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "str.h"
+#include "util/str.h"
 
 char *mcu_strdup(const char *s)
 {

@@ -1,8 +1,8 @@
 /*
- * Small hashing helpers shared by libmcrepl and the daemons (lib/util/).
+ * Small hashing helpers shared by libmcrepl and the daemons (util/).
  * Not installed; not part of libmcrepl's API. The library builds these
  * into itself with hidden visibility; the daemons link them from
- * libmcrepl-util.a and include them with -Ilib/util.
+ * libmcrepl-util.a and include them with -I..
  */
 #ifndef MCU_HASH_H
 #define MCU_HASH_H

@@ -1,7 +1,7 @@
 /* Intrusive chained hash map with incremental rehashing (see map.h). */
 #include <stdlib.h>
 
-#include "map.h"
+#include "util/map.h"
 
 /* Buckets visited per rehash step; a step runs on every insert/remove, so
  * a rehash started at n == buckets ends long before the next one is due. */

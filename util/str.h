@@ -1,5 +1,5 @@
 /*
- * Small string helpers shared by libmcrepl and the daemons (lib/util/).
+ * Small string helpers shared by libmcrepl and the daemons (util/).
  * Not installed; not part of libmcrepl's API.
  */
 #ifndef MCU_STR_H

@@ -1,6 +1,6 @@
 /*
  * An intrusive chained hash map with incremental rehashing: a util shared
- * by libmcrepl and the daemons (lib/util/). Not installed; not API.
+ * by libmcrepl and the daemons (util/). Not installed; not API.
  *
  * Records embed a struct mcu_map_node; the caller computes the 64-bit
  * hash and supplies the equality test. Growing doubles the bucket array and

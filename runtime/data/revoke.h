@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "map.h"
+#include "util/map.h"
 
 struct revoke_entry {
 	struct mcu_map_node node;   /* keyed by offset */

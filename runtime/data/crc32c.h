@@ -1,6 +1,6 @@
 /*
  * CRC-32C (Castagnoli, the iSCSI/ext4 polynomial 0x1EDC6F41, reflected
- * 0x82F63B78): a util shared by the daemons (lib/util/). Not installed;
+ * 0x82F63B78): a util shared by the daemons (util/). Not installed;
  * not part of libmcrepl's API.
  *
  * mcu_crc32c(0, p, n) is the standard CRC-32C of p[0..n) (initial value and

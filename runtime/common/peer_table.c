@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
+#include "util/hash.h"
 #include "peer_table.h"
 
 struct peer_entry {

@@ -5,7 +5,7 @@
  * words (the last one carrying the length), finalization, and SipRound
  * as the paper draws it. See siphash.h.
  */
-#include "siphash.h"
+#include "util/siphash.h"
 
 /* The initialization constants: "somepseudorandomlygeneratedbytes". */
 #define SIP_IV0 0x736f6d6570736575ULL

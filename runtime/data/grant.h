@@ -57,7 +57,7 @@
 #include <stdint.h>
 
 #include "data_proto.h"
-#include "siphash.h"
+#include "util/siphash.h"
 
 #define GRANT_SECRET_BYTES MCU_SIPHASH_KEY_BYTES
 
