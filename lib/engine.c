@@ -639,17 +639,25 @@ static uint32_t node_of_id(const mcrepl_engine *e, uint64_t id)
 #define ENG_THREAD_ID() ((uint64_t)(uintptr_t)__builtin_thread_pointer())
 #endif
 #endif
-static uint32_t caller_stripe(void)
-{
 #ifdef ENG_THREAD_ID
-	uint64_t v = ENG_THREAD_ID();
+static uint64_t caller_id(void)
+{
+	return ENG_THREAD_ID();
+}
 #else
+static uint64_t caller_id(void)
+{
 	pthread_t self = pthread_self();
 	uint64_t v = 0;
 
 	memcpy(&v, &self, sizeof(self) < sizeof(v) ? sizeof(self) : sizeof(v));
+	return v;
+}
 #endif
-	return (uint32_t)(mcu_splitmix64_mix(v) % ENG_STRIPES);
+
+static uint32_t caller_stripe(void)
+{
+	return (uint32_t)(mcu_splitmix64_mix(caller_id()) % ENG_STRIPES);
 }
 
 void mcrepl_engine_read(mcrepl_engine *e, mcrepl_segment_id id)

@@ -49,6 +49,8 @@ $(foreach b,$(sort $(wildcard bench/bench_*.c)),\
 
 CFLAGS.bench/daemons := $(TOOLS_CFLAGS) -Idaemons/master -Ibench
 $(call objs,bench/daemons): | $(RPC_GEN_H)
+# bench_stress pins its busy loops (sched_setaffinity, cpu_set_t: GNU).
+$(BUILD)/obj/bench/daemons/bench_stress.o: CPPFLAGS += -D_GNU_SOURCE
 DAEMON_BENCHES := $(patsubst bench/daemons/%.c,$(BUILD)/bench/%,\
 	$(sort $(wildcard bench/daemons/*.c)))
 $(foreach b,$(sort $(wildcard bench/daemons/*.c)),\

@@ -23,3 +23,14 @@ check-layers: $(STLIB)
 	$(Q)$(QUIET_TEST) $(TEST_LOGS)/layers.log sh tests/layers/run.sh $(BUILD)/obj
 CHECK_FAST += check-layers
 .PHONY: check-layers
+
+# The source habits (scripts/check-style.sh): no preprocessor conditional
+# inside a function body, feature macros only in the Makefile and mk/, no
+# function over 80 lines outside tests/, cleanup labels named for what
+# they undo.
+#   make check-style     the rules on this tree, then tests/style/run.sh
+check-style:
+	$(Q)sh scripts/check-style.sh
+	$(Q)$(QUIET_TEST) $(TEST_LOGS)/style.log sh tests/style/run.sh
+CHECK_FAST += check-style
+.PHONY: check-style

@@ -15,6 +15,8 @@
 #                                    $(TEST_LOGS)/history/
 
 CFLAGS.tests/history := $(TOOLS_CFLAGS)
+# The runner enters network namespaces (setns: GNU).
+$(BUILD)/obj/tests/history/netns.o: CPPFLAGS += -D_GNU_SOURCE
 HISTORY_CHECKER_OBJ := $(patsubst %,$(BUILD)/obj/tests/history/%.o,\
 	lincheck histprint payload)
 HISTORY_SELFTEST := $(BUILD)/tests/history_selftest

@@ -23,7 +23,6 @@
  * stress_p99_ms=<x> unloaded_p99_ms=<y> rss_growth_mb=<z> stderr_kb=<k>
  * mount_ms=<m>
  */
-#define _GNU_SOURCE /* sched_setaffinity, cpu_set_t */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>

@@ -88,13 +88,27 @@ static uint64_t index_objects(const struct worker *w)
 	return n;
 }
 
-static void totals(struct worker *w, const struct data_server_counters *c,
-		   struct mcu_prom *out)
+/* One metric per row of a table. */
+struct metric_row {
+	const char *name, *type, *help;
+	uint64_t v;
+};
+
+static void emit(struct mcu_prom *out, const struct metric_row *rows, size_t n)
 {
-	const struct {
-		const char *name, *type, *help;
-		uint64_t v;
-	} rows[] = {
+	for (size_t i = 0; i < n; i++)
+		mcu_prom_metric(out, rows[i].name, rows[i].type, rows[i].help,
+				rows[i].v);
+}
+
+#define EMIT(out, rows) emit(out, rows, sizeof(rows) / sizeof(rows[0]))
+
+/* Copies, HA and the index; the data port's totals. */
+static void worker_totals(struct worker *w,
+			  const struct data_server_counters *c,
+			  struct mcu_prom *out)
+{
+	const struct metric_row rows[] = {
 	    {"mcrepl_worker_writes_refused_total", "counter",
 	     "WRITEs refused (grant, range or size)", c->refused_writes},
 	    {"mcrepl_worker_reads_refused_total", "counter",
@@ -147,6 +161,16 @@ static void totals(struct worker *w, const struct data_server_counters *c,
 	     tasks_copying(w)},
 	    {"mcrepl_worker_data_connections", "gauge", "open data connections",
 	     c->connections},
+	};
+
+	EMIT(out, rows);
+}
+
+/* The data port's bounds, and what /health says. */
+static void bound_totals(struct worker *w, const struct data_server_counters *c,
+			 struct mcu_prom *out)
+{
+	const struct metric_row rows[] = {
 	    /* the data port's bounds */
 	    {"mcrepl_worker_data_connections_refused_total", "counter",
 	     "data connections refused at the connection cap", c->refused},
@@ -185,9 +209,14 @@ static void totals(struct worker *w, const struct data_server_counters *c,
 	     "1 while the master (leader) answers", !w->master_down_logged},
 	};
 
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		mcu_prom_metric(out, rows[i].name, rows[i].type, rows[i].help,
-				rows[i].v);
+	EMIT(out, rows);
+}
+
+static void totals(struct worker *w, const struct data_server_counters *c,
+		   struct mcu_prom *out)
+{
+	worker_totals(w, c, out);
+	bound_totals(w, c, out);
 	httpcap_metrics(w->http_cap, "mcrepl_worker_http", out);
 	grant_refusals(c, out);
 }

@@ -27,20 +27,32 @@ static void tab_build(void)
 	__atomic_store_n(&tab_ready, 1, __ATOMIC_RELEASE);
 }
 
+/* Four bytes at p as a little-endian word, on either byte order. */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+static uint32_t load_le32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return __builtin_bswap32(v);
+}
+#else
+static uint32_t load_le32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+#endif
+
 static uint32_t sw_update(uint32_t c, const unsigned char *p, size_t n)
 {
 	if (!__atomic_load_n(&tab_ready, __ATOMIC_ACQUIRE))
 		tab_build();
 	for (; n >= 8; n -= 8, p += 8) {
-		uint32_t lo, hi;
+		uint32_t lo = load_le32(p) ^ c, hi = load_le32(p + 4);
 
-		memcpy(&lo, p, 4);
-		memcpy(&hi, p + 4, 4);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		lo = __builtin_bswap32(lo);
-		hi = __builtin_bswap32(hi);
-#endif
-		lo ^= c;
 		c = tab[7][lo & 0xff] ^ tab[6][(lo >> 8) & 0xff] ^
 		    tab[5][(lo >> 16) & 0xff] ^ tab[4][lo >> 24] ^
 		    tab[3][hi & 0xff] ^ tab[2][(hi >> 8) & 0xff] ^

@@ -1,5 +1,4 @@
 /* Network namespaces for the history test (netns.h). */
-#define _GNU_SOURCE /* setns */
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>

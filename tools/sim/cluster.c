@@ -51,17 +51,29 @@ static void init_segments(struct sim_cluster *c)
  * every read looks one up at random, and at 10 M keys 4 KiB pages miss
  * the TLB on nearly every lookup (only the aligned inside of the block is
  * advised; before the first touch). */
-static void *alloc_objs(size_t bytes)
-{
-	void *p = malloc(bytes ? bytes : 1);
 #ifdef MADV_HUGEPAGE
+static void advise_huge(void *p, size_t bytes)
+{
 	const uintptr_t huge = (uintptr_t)2 << 20;
 	uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
 	uintptr_t hi = ((uintptr_t)p + bytes) & ~(huge - 1);
 
 	if (p && hi > lo)
 		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+#else
+static void advise_huge(void *p, size_t bytes)
+{
+	(void)p;
+	(void)bytes;
+}
 #endif
+
+static void *alloc_objs(size_t bytes)
+{
+	void *p = malloc(bytes ? bytes : 1);
+
+	advise_huge(p, bytes);
 	return p;
 }
 
