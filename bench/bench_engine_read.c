@@ -160,24 +160,6 @@ static double median(mcrepl_engine *e, int threads, bool spread, bool pick)
 	return v[RUNS / 2];
 }
 
-/* --quick, or MCREPL_BENCH_QUICK=1 in the environment. */
-static const struct flag quick_flags[] = {
-    {.name = "quick",
-     .type = FLAG_BOOL,
-     .off = 0,
-     .def = "false",
-     .help = "a tenth of the reads"},
-};
-
-static const struct flag_set quick_set = {
-    .prog = "bench_engine_read",
-    .intro = "mcrepl_engine_read() ns per read vs the counters on one line",
-    .title = "bench_engine_read flags",
-    .width = 6,
-    .flags = quick_flags,
-    .n = 1,
-};
-
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -195,7 +177,11 @@ int main(int argc, char **argv)
 	double ratio[4];
 	const char *q = getenv("MCREPL_BENCH_QUICK");
 	bool quick = false;
-	int st = bench_flags(&quick_set, &quick, argc, argv);
+	/* --quick, or MCREPL_BENCH_QUICK=1 in the environment */
+	int st = bench_quick_flags(
+	    "bench_engine_read",
+	    "mcrepl_engine_read() ns per read vs the counters on one line",
+	    "a tenth of the reads", &quick, argc, argv);
 
 	if (st >= 0)
 		return st;

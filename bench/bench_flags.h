@@ -6,6 +6,9 @@
 #ifndef MCREPL_BENCH_FLAGS_H
 #define MCREPL_BENCH_FLAGS_H
 
+#include <stdbool.h>
+#include <stdio.h>
+
 #include "flagparse.h"
 
 /*
@@ -22,6 +25,35 @@ static inline int bench_flags(const struct flag_set *set, void *opt, int argc,
 	flags_defaults(set, opt);
 	rc = flags_parse(set, opt, NULL, argc, argv);
 	return rc == 0 ? -1 : rc == 1 ? 0 : 2;
+}
+
+/*
+ * bench_flags() for a bench whose one flag is --quick (help: what it
+ * leaves out; intro: the line under the usage in --help) into *quick.
+ */
+static inline int bench_quick_flags(const char *prog, const char *intro,
+				    const char *help, bool *quick, int argc,
+				    char **argv)
+{
+	char title[96];
+	const struct flag quick_flag = {
+	    .name = "quick",
+	    .type = FLAG_BOOL,
+	    .off = 0,
+	    .def = "false",
+	    .help = help,
+	};
+	const struct flag_set set = {
+	    .prog = prog,
+	    .intro = intro,
+	    .title = title,
+	    .width = 6,
+	    .flags = &quick_flag,
+	    .n = 1,
+	};
+
+	snprintf(title, sizeof(title), "%s flags", prog);
+	return bench_flags(&set, quick, argc, argv);
 }
 
 #endif

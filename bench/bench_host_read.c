@@ -145,24 +145,6 @@ static mcrepl_engine *engine(void)
 	return e;
 }
 
-/* --quick, or MCREPL_BENCH_QUICK=1 in the environment. */
-static const struct flag quick_flags[] = {
-    {.name = "quick",
-     .type = FLAG_BOOL,
-     .off = 0,
-     .def = "false",
-     .help = "a tenth of the reads"},
-};
-
-static const struct flag_set quick_set = {
-    .prog = "bench_host_read",
-    .intro = "mcrepl_engine_on_read() ns per read vs the same work by hand",
-    .title = "bench_host_read flags",
-    .width = 6,
-    .flags = quick_flags,
-    .n = 1,
-};
-
 int main(int argc, char **argv)
 {
 	const char *q = getenv("MCREPL_BENCH_QUICK");
@@ -170,7 +152,11 @@ int main(int argc, char **argv)
 	mcrepl_engine *e;
 	double ratio[2];
 	bool quick = false;
-	int st = bench_flags(&quick_set, &quick, argc, argv);
+	/* --quick, or MCREPL_BENCH_QUICK=1 in the environment */
+	int st = bench_quick_flags(
+	    "bench_host_read",
+	    "mcrepl_engine_on_read() ns per read vs the same work by hand",
+	    "a tenth of the reads", &quick, argc, argv);
 
 	if (st >= 0)
 		return st;

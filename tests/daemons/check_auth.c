@@ -22,6 +22,7 @@
 #include "auth.h"
 #include "grant.h"
 #include "harness.h"
+#include "mwfix.h"
 #include "netutil.h"
 #include "rawframe.h"
 #include "rpc_auth.h"
@@ -46,10 +47,7 @@ static const char *const principals[] = {
 #define SEG_BYTES (64u << 20)
 
 static struct {
-	struct proc master;
-	struct harness_auth auth;
-	uint16_t port, http;
-	struct auth_cred cred[NP];
+	struct mwfix m;
 	rpc_client *c[NP];
 	uint64_t seg[2]; /* w1's, w2's */
 } fx;
@@ -70,7 +68,7 @@ static rpc_client *open_as(const struct auth_cred *cred, int *status, char *err,
 
 	rpc_client_config_init(&cfg);
 	cfg.cred = cred;
-	snprintf(addr, sizeof(addr), "127.0.0.1:%u", fx.port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", fx.m.port);
 	*status = rpc_client_open(&c, addr, &cfg, err, errlen);
 	return c;
 }
@@ -151,13 +149,7 @@ mount(int who, uint64_t client_id, const char *host, uint64_t capacity)
 
 static long long metric(const char *name)
 {
-	char *page = http_get(fx.http, "/metrics");
-	long long v;
-
-	ck_assert_ptr_nonnull(page);
-	v = metric_value(page, name);
-	free(page);
-	return v;
+	return mwfix_metric(&fx.m, name);
 }
 
 static long long refusals(const char *reason)
@@ -178,41 +170,32 @@ static long long failures(const char *reason)
 	return metric(name);
 }
 
+/* The master with the auth file of principals, the flags below and extra
+ * (NULL-terminated; NULL: none); a connection as each principal. */
 static void start(const char *const *extra)
 {
-	char auth_flag[400];
 	/* the handshake deadline: short for the deadline test, long enough
 	 * for a handshake under valgrind on a loaded machine */
 	const char *flags[16] = {
-	    auth_flag,
 	    "--auth_timeout_ms=2000",
 	    "--dynamic_replication_mode=enforce",
 	    "--dynamic_replication_heat_window_seconds=1",
 	    "--dynamic_replication_admission_qps_threshold=5",
-	    client_ttl};
-	size_t n = 6;
+	    client_ttl,
+	};
+	const struct mwfix_opts o = {.principals = principals,
+				     .master_flags = flags};
+	size_t n = 5;
 	char err[256];
 	int st;
 
-	ck_assert_int_eq(harness_auth_setup(&fx.auth, principals), 0);
-	snprintf(auth_flag, sizeof(auth_flag), "--auth_file=%s", fx.auth.file);
 	for (; extra && *extra; extra++)
 		flags[n++] = *extra;
 	flags[n] = NULL;
-	ck_assert_int_eq(master_start(&fx.master, flags), 0);
-	fx.port = (uint16_t)proc_field(&fx.master, "rpc_port");
-	fx.http = (uint16_t)proc_field(&fx.master, "metrics_port");
+	mwfix_start(&fx.m, &o);
 	for (int i = 0; i < NP; i++) {
-		char path[400];
-
-		ck_assert_int_eq(auth_cred_load(fx.auth.names[i],
-						harness_auth_secret_file(
-						    &fx.auth, fx.auth.names[i],
-						    path, sizeof(path)),
-						&fx.cred[i], err, sizeof(err)),
-				 0);
-		fx.c[i] = open_as(&fx.cred[i], &st, err, sizeof(err));
-		ck_assert_msg(st == RPC_OK, "%s: %s", fx.auth.names[i], err);
+		fx.c[i] = open_as(&fx.m.cred[i], &st, err, sizeof(err));
+		ck_assert_msg(st == RPC_OK, "%s: %s", fx.m.auth.names[i], err);
 	}
 }
 
@@ -221,7 +204,6 @@ static void setup_mounted(void)
 	McreplRpc__MountSegmentResponse *r;
 
 	memset(&fx, 0, sizeof(fx));
-	fx.master.pid = -1;
 	start(NULL);
 	r = mount(W1, W1_ID, "host-a", SEG_BYTES);
 	ck_assert_int_eq(r->result->code, MCREPL_RPC__CODE__OK);
@@ -243,8 +225,7 @@ static void teardown(void)
 {
 	for (int i = 0; i < NP; i++)
 		rpc_client_close(fx.c[i]);
-	ck_assert_int_eq(proc_stop(&fx.master), 0);
-	harness_auth_cleanup(&fx.auth);
+	ck_assert_int_eq(mwfix_stop(&fx.m), 0);
 	client_ttl = "--client_ttl=60";
 }
 
@@ -520,7 +501,7 @@ START_TEST(test_auth_attack_steal_replica_copy_task)
 	heat_until_task();
 	snprintf(why, sizeof(why),
 		 "client_id %llu is not in principal '%s''s id space",
-		 (unsigned long long)victim_id, fx.auth.names[thief]);
+		 (unsigned long long)victim_id, fx.m.auth.names[thief]);
 	mcrepl_rpc__fetch_tasks_request__init(&ft);
 	ft.client_id = victim_id;
 	r = (McreplRpc__FetchTasksResponse *)call(thief, "FetchTasks",
@@ -769,7 +750,7 @@ END_TEST
 
 START_TEST(test_auth_wrong_secret_is_refused)
 {
-	struct auth_cred bad = fx.cred[ALICE];
+	struct auth_cred bad = fx.m.cred[ALICE];
 	char err[256];
 	int st;
 
@@ -821,7 +802,7 @@ static struct acall acall_exist(const struct auth_cred *cred)
 
 	rpc_client_config_init(&cfg);
 	cfg.cred = cred;
-	snprintf(addr, sizeof(addr), "127.0.0.1:%u", fx.port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", fx.m.port);
 	c = rpc_aclient_create(a.base, addr, &cfg, err, sizeof(err));
 	ck_assert_ptr_nonnull(c);
 	mcrepl_rpc__exist_request__init(&req);
@@ -839,8 +820,8 @@ static struct acall acall_exist(const struct auth_cred *cred)
 
 START_TEST(test_auth_async_client_authenticates_before_calling)
 {
-	struct auth_cred bad = fx.cred[ALICE];
-	struct acall a = acall_exist(&fx.cred[ALICE]);
+	struct auth_cred bad = fx.m.cred[ALICE];
+	struct acall a = acall_exist(&fx.m.cred[ALICE]);
 
 	ck_assert_int_eq(a.status, RPC_OK);
 	bad.secret[3] ^= 1;
@@ -879,7 +860,7 @@ static int raw_connect(void)
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	sa.sin_family = AF_INET;
-	sa.sin_port = htons(fx.port);
+	sa.sin_port = htons(fx.m.port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -902,7 +883,8 @@ START_TEST(test_auth_replayed_handshake_is_refused)
 
 	/* a genuine handshake, recorded */
 	ck_assert_int_eq(
-	    rpc_auth_client_hello(&a, &fx.cred[ALICE], &hello, &hello_len), 0);
+	    rpc_auth_client_hello(&a, &fx.m.cred[ALICE], &hello, &hello_len),
+	    0);
 	raw_send(fd, hello, hello_len);
 	env = raw_read_frame(fd);
 	ck_assert_int_eq(
@@ -983,7 +965,7 @@ START_TEST(test_auth_master_without_auth_cannot_prove_itself)
 	snprintf(addr, sizeof(addr), "127.0.0.1:%llu",
 		 (unsigned long long)proc_field(&plain, "rpc_port"));
 	rpc_client_config_init(&cfg);
-	cfg.cred = &fx.cred[ALICE];
+	cfg.cred = &fx.m.cred[ALICE];
 	ck_assert_int_eq(rpc_client_open(&c, addr, &cfg, err, sizeof(err)),
 			 MCREPL_RPC__CODE__UNAUTHENTICATED);
 	ck_assert_str_eq(err, "the master does not authenticate (started "
@@ -1003,11 +985,11 @@ static int start_worker_on(const char *addr, bool cred, struct proc *p)
 			      data,
 			      "--host_id=host-a",
 			      "--segment_size=4M",
-			      cred ? fx.auth.principal_flag[W1] : NULL,
-			      fx.auth.secret_flag[W1],
+			      cred ? fx.m.auth.principal_flag[W1] : NULL,
+			      fx.m.auth.secret_flag[W1],
 			      NULL};
 
-	snprintf(master, sizeof(master), "--master=127.0.0.1:%u", fx.port);
+	snprintf(master, sizeof(master), "--master=127.0.0.1:%u", fx.m.port);
 	snprintf(data, sizeof(data), "--data_address=%s", addr);
 	return proc_start(p, (char *const *)(uintptr_t)argv,
 			  "mcrepl-worker ready", test_hang_ms());
@@ -1032,7 +1014,7 @@ START_TEST(test_auth_protected_mode_refuses_public_bind)
 	ck_assert_int_eq(master_start(&p, insecure), 0);
 	ck_assert_int_eq(proc_stop(&p), 0);
 	/* with an auth file, the network is fine */
-	snprintf(flag, sizeof(flag), "--auth_file=%s", fx.auth.file);
+	snprintf(flag, sizeof(flag), "--auth_file=%s", fx.m.auth.file);
 	ck_assert_int_eq(proc_start(&p, (char *const *)(uintptr_t)argv,
 				    "mcrepl-master ready", test_hang_ms()),
 			 0);
@@ -1098,11 +1080,11 @@ START_TEST(test_auth_file_errors_name_the_line)
 	ck_assert_uint_eq(t->p[0].rights, AUTH_READ | AUTH_ADMIN);
 	auth_table_free(t);
 	/* a file others may read is refused */
-	chmod(fx.auth.file, 0644);
-	ck_assert_int_eq(auth_table_load(fx.auth.file, &t, err, sizeof(err)),
+	chmod(fx.m.auth.file, 0644);
+	ck_assert_int_eq(auth_table_load(fx.m.auth.file, &t, err, sizeof(err)),
 			 -1);
 	ck_assert_ptr_nonnull(strstr(err, "others may access it (mode 0644)"));
-	chmod(fx.auth.file, 0600);
+	chmod(fx.m.auth.file, 0600);
 }
 END_TEST
 
@@ -1118,8 +1100,8 @@ static int worker_run(const char *dir, const char *flags)
 	snprintf(cmd, sizeof(cmd),
 		 "timeout 20 %s --master=127.0.0.1:%u --segment_size=16M "
 		 "--metrics_port=-1 --principal=w1 %s 2>%s/w.err",
-		 harness_bin("mcrepl-worker", bin, sizeof(bin)), fx.port, flags,
-		 dir);
+		 harness_bin("mcrepl-worker", bin, sizeof(bin)), fx.m.port,
+		 flags, dir);
 	rc = system(cmd);
 	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
@@ -1196,10 +1178,9 @@ START_TEST(test_auth_worker_exits_on_permanent_refusal)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	setenv("MCREPL_TEST_LOG_DIR", dir, 1); /* the master's stderr */
 	memset(&fx, 0, sizeof(fx));
-	fx.master.pid = -1;
 	start(NULL);
-	harness_auth_secret_file(&fx.auth, "w1", w1, sizeof(w1));
-	harness_auth_secret_file(&fx.auth, "w2", w2, sizeof(w2));
+	harness_auth_secret_file(&fx.m.auth, "w1", w1, sizeof(w1));
+	harness_auth_secret_file(&fx.m.auth, "w2", w2, sizeof(w2));
 	/* w2's secret is not w1's */
 	snprintf(flags, sizeof(flags), "--host_id=host-a --secret_file=%s", w2);
 	ck_assert_int_eq(worker_run(dir, flags), 78);
@@ -1230,7 +1211,7 @@ START_TEST(test_auth_worker_exits_on_permanent_refusal)
 	 * a wrong one */
 	snprintf(flags, sizeof(flags),
 		 "%s --master=127.0.0.1:%u exist k 2>%s/w.err",
-		 harness_bin("mcrepl-cli", w1, sizeof(w1)), fx.port, dir);
+		 harness_bin("mcrepl-cli", w1, sizeof(w1)), fx.m.port, dir);
 	ck_assert_int_ne(system(flags), 0);
 	snprintf(path, sizeof(path), "%s/w.err", dir);
 	err = slurp(path);
@@ -1241,14 +1222,14 @@ START_TEST(test_auth_worker_exits_on_permanent_refusal)
 	snprintf(flags, sizeof(flags),
 		 "%s --master=127.0.0.1:%u --principal=alice "
 		 "--secret_file=%s exist k 2>%s/w.err",
-		 harness_bin("mcrepl-cli", w1, sizeof(w1)), fx.port, w2, dir);
+		 harness_bin("mcrepl-cli", w1, sizeof(w1)), fx.m.port, w2, dir);
 	ck_assert_int_ne(system(flags), 0);
 	err = slurp(path);
 	ck_assert_msg(strstr(err, "authentication failed") &&
 			  strstr(err, "check --principal and --secret_file"),
 		      "%s", err);
 	free(err);
-	ck_assert_int_eq(proc_stop(&fx.master), 0);
+	ck_assert_int_eq(proc_stop(&fx.m.master), 0);
 	snprintf(path, sizeof(path), "%s/mcrepl-master.log", dir);
 	mlog = slurp(path);
 	ck_assert_str_eq(
@@ -1269,7 +1250,7 @@ START_TEST(test_auth_worker_exits_on_permanent_refusal)
 	free(mlog);
 	for (int i = 0; i < NP; i++)
 		rpc_client_close(fx.c[i]);
-	harness_auth_cleanup(&fx.auth);
+	harness_auth_cleanup(&fx.m.auth);
 	snprintf(flags, sizeof(flags), "rm -rf %s", dir);
 	ck_assert_int_eq(system(flags), 0);
 }

@@ -6,7 +6,6 @@
  * status and reason, and no byte of any object changed. */
 #include <check.h>
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +14,11 @@
 
 #include "clock.h"
 #include "data_client.h"
+#include "dsfix.h"
 #include "grant.h"
 #include "grantfix.h"
 #include "harness.h"
+#include "mwfix.h"
 #include "netutil.h"
 #include "rawsock.h"
 #include "revoke.h"
@@ -184,65 +185,25 @@ END_TEST
 #define SEG_BYTES (1u << 20)
 
 static struct {
-	struct event_base *base;
-	struct data_server *ds;
+	struct dsfix d;
 	uint8_t *seg;
-	char ep[64];
-	pthread_t th;
 } ip;
-
-static void *ip_loop(void *arg)
-{
-	(void)arg;
-	event_base_loop(ip.base, EVLOOP_NO_EXIT_ON_EMPTY);
-	return NULL;
-}
 
 static void ip_setup(void)
 {
-	struct data_server_config dc;
-	char err[256];
-
-	ip.base = event_base_new();
-	data_server_config_init(&dc);
-	dc.port = 0;
-	ip.ds = data_server_create(ip.base, &dc, err, sizeof(err));
-	ck_assert_msg(ip.ds != NULL, "%s", err);
+	dsfix_create(&ip.d);
 	ip.seg = calloc(1, SEG_BYTES);
 	ck_assert_ptr_nonnull(ip.seg);
-	data_server_bind(
-	    ip.ds, data_server_add_segment(ip.ds, ip.seg, SEG_BYTES), SEG_ID);
-	gf_arm(ip.ds, 0);
-	snprintf(ip.ep, sizeof(ip.ep), "127.0.0.1:%u", data_server_port(ip.ds));
-	ck_assert_int_eq(pthread_create(&ip.th, NULL, ip_loop, NULL), 0);
-}
-
-/* The loop thread stops so the test thread may call the server, which
- * belongs to its loop (libevent without its thread support: a connection
- * wakes it to see the break); ip_resume() runs it again. */
-static void ip_pause(void)
-{
-	char err[128];
-	int fd;
-
-	event_base_loopbreak(ip.base);
-	fd = net_connect("127.0.0.1", data_server_port(ip.ds), 2000, err,
-			 sizeof(err));
-	pthread_join(ip.th, NULL);
-	if (fd >= 0)
-		close(fd);
-}
-
-static void ip_resume(void)
-{
-	ck_assert_int_eq(pthread_create(&ip.th, NULL, ip_loop, NULL), 0);
+	data_server_bind(ip.d.ds,
+			 data_server_add_segment(ip.d.ds, ip.seg, SEG_BYTES),
+			 SEG_ID);
+	gf_arm(ip.d.ds, 0);
+	dsfix_run(&ip.d);
 }
 
 static void ip_teardown(void)
 {
-	ip_pause();
-	data_server_destroy(ip.ds);
-	event_base_free(ip.base);
+	dsfix_destroy(&ip.d);
 	free(ip.seg);
 }
 
@@ -250,7 +211,7 @@ static void ip_teardown(void)
 static int ip_read(uint64_t off, uint64_t len, const struct data_grant *g,
 		   uint8_t *buf, char *err, size_t errlen)
 {
-	return data_read(NULL, ip.ep, SEG_ID, off, buf, len, g, 2000, err,
+	return data_read(NULL, ip.d.ep, SEG_ID, off, buf, len, g, 2000, err,
 			 errlen);
 }
 
@@ -299,7 +260,7 @@ static size_t raw_reply(uint64_t len, const struct data_grant *g, uint8_t *out,
 	uint8_t hdr[DATA_REQ_BYTES];
 	struct data_resp resp;
 	size_t got = 0;
-	int fd = raw_connect(data_server_port(ip.ds));
+	int fd = raw_connect(data_server_port(ip.d.ds));
 
 	data_req_encode(&r, hdr);
 	raw_send(fd, hdr, sizeof(hdr));
@@ -377,7 +338,7 @@ static int stream_start(const struct data_req *r)
 {
 	uint8_t hdr[DATA_REQ_BYTES], part[CUT_PART];
 	char err[128];
-	int fd = net_connect("127.0.0.1", data_server_port(ip.ds), 2000, err,
+	int fd = net_connect("127.0.0.1", data_server_port(ip.d.ds), 2000, err,
 			     sizeof(err));
 
 	ck_assert_int_ge(fd, 0);
@@ -396,7 +357,7 @@ static bool first_part_landed(void)
 
 static uint64_t cut_writes(struct data_server_counters *c)
 {
-	data_server_counters(ip.ds, c);
+	data_server_counters(ip.d.ds, c);
 	return c->cut_writes;
 }
 
@@ -413,7 +374,7 @@ static void assert_cut(int fd, uint64_t len, struct data_server_counters *c)
 		ck_assert_uint_eq(ip.seg[i], 'w'); /* before: landed */
 	for (size_t i = sizeof(part); i < len; i++)
 		ck_assert_uint_eq(ip.seg[i], 0); /* after: never */
-	data_server_counters(ip.ds, c);
+	data_server_counters(ip.d.ds, c);
 	ck_assert_uint_eq(c->cut_writes, 1);
 	close(fd);
 }
@@ -438,7 +399,7 @@ END_TEST
 static int ip_write(uint64_t off, const void *buf, uint64_t len,
 		    const struct data_grant *g, char *err, size_t errlen)
 {
-	return data_write(NULL, ip.ep, SEG_ID, off, buf, len, g, 2000, err,
+	return data_write(NULL, ip.d.ep, SEG_ID, off, buf, len, g, 2000, err,
 			  errlen);
 }
 
@@ -458,14 +419,14 @@ START_TEST(test_revoked_write_grant_refused_next_object_writes)
 	old = gf_grant(DATA_OP_WRITE, SEG_ID, 0, len, GF_OBJECT);
 	ck_assert_int_eq(ip_write(0, buf, len, &old, err, sizeof(err)), 0);
 	ck_assert_uint_eq(ip.seg[100], 'e');
-	ip_pause();
-	ck_assert_int_eq(data_server_revoke_write(ip.ds, SEG_ID, 0, len,
+	dsfix_pause(&ip.d);
+	ck_assert_int_eq(data_server_revoke_write(ip.d.ds, SEG_ID, 0, len,
 						  GF_OBJECT, old.expires_ms),
 			 0);
-	ck_assert_int_eq(data_server_revoke_write(ip.ds, SEG_ID + 1, 0, len,
+	ck_assert_int_eq(data_server_revoke_write(ip.d.ds, SEG_ID + 1, 0, len,
 						  GF_OBJECT, old.expires_ms),
 			 -1);
-	ip_resume();
+	dsfix_run(&ip.d);
 	memset(ip.seg, 0, len);
 	ck_assert_int_eq(ip_write(0, buf, len, &old, err, sizeof(err)),
 			 -EACCES);
@@ -483,7 +444,7 @@ START_TEST(test_revoked_write_grant_refused_next_object_writes)
 	next = gf_grant(DATA_OP_WRITE, SEG_ID, 0, len, GF_OBJECT + 1);
 	ck_assert_int_eq(ip_write(0, buf, len, &next, err, sizeof(err)), 0);
 	ck_assert_uint_eq(ip.seg[100], 'n');
-	data_server_counters(ip.ds, &c);
+	data_server_counters(ip.d.ds, &c);
 	ck_assert_uint_eq(c.refused_revoked, 1);
 	ck_assert_uint_eq(c.refused_grant, 2);
 }
@@ -500,11 +461,11 @@ START_TEST(test_write_cut_when_its_grant_is_revoked_mid_stream)
 	int fd = stream_start(&r);
 
 	WAIT_UNTIL(first_part_landed());
-	ip_pause();
+	dsfix_pause(&ip.d);
 	ck_assert_int_eq(
-	    data_server_revoke_write(ip.ds, SEG_ID, 0, len, 1, g.expires_ms),
+	    data_server_revoke_write(ip.d.ds, SEG_ID, 0, len, 1, g.expires_ms),
 	    0);
-	ip_resume();
+	dsfix_run(&ip.d);
 	assert_cut(fd, len, &c);
 	ck_assert_uint_eq(c.refused_revoked, 1);
 }
@@ -515,83 +476,43 @@ END_TEST
 #define OBJ_BYTES (64u << 10)
 
 static struct {
-	struct proc master, worker;
-	uint16_t port;
-	char addr[64];
+	struct mwfix m;
 	uint8_t obj[OBJ_BYTES];
 } fx;
 
 /* put_start_*: 1 s, so a put's WRITE grant expires after 1 s and an
  * abandoned put is reclaimed then. */
-static const char *const master_flags[] = {
-    "--dynamic_replication_mode=off", "--put_start_discard_timeout_sec=1",
-    "--put_start_release_timeout_sec=1", NULL, NULL};
-
-static void start_master(const char *port_flag)
-{
-	const char *flags[8];
-
-	memcpy(flags, master_flags, sizeof(master_flags));
-	flags[3] = port_flag;
-	ck_assert_int_eq(master_start(&fx.master, flags), 0);
-	fx.port = (uint16_t)proc_field(&fx.master, "rpc_port");
-	snprintf(fx.addr, sizeof(fx.addr), "127.0.0.1:%u", fx.port);
-}
-
-static void start_worker(void)
-{
-	char bin[512], master[80];
-	char *argv[] = {bin,
-			master,
-			(char *)(uintptr_t) "--host_id=host-a",
-			(char *)(uintptr_t) "--segment_size=16M",
-			(char *)(uintptr_t) "--transport=tcp",
-			NULL};
-
-	harness_bin("mcrepl-worker", bin, sizeof(bin));
-	snprintf(master, sizeof(master), "--master=%s", fx.addr);
-	ck_assert_int_eq(
-	    proc_start(&fx.worker, argv, "mcrepl-worker ready", test_hang_ms()),
-	    0);
-}
-
 static void setup(void)
 {
+	static const char *const flags[] = {"--dynamic_replication_mode=off",
+					    "--put_start_discard_timeout_sec=1",
+					    "--put_start_release_timeout_sec=1",
+					    NULL};
+	const struct mwfix_opts o = {
+	    .master_flags = flags,
+	    .master_flag = "--rpc_port=0",
+	    .segment_size = "16M",
+	};
+
 	memset(&fx, 0, sizeof(fx));
-	fx.master.pid = fx.worker.pid = -1;
 	for (size_t i = 0; i < OBJ_BYTES; i++)
 		fx.obj[i] = (uint8_t)(i * 131 + 7);
-	start_master("--rpc_port=0");
-	start_worker();
+	mwfix_start(&fx.m, &o);
 }
 
 static void teardown(void)
 {
-	proc_stop(&fx.worker);
-	proc_stop(&fx.master);
+	mwfix_stop(&fx.m);
 }
 
 static long long master_metric(const char *name)
 {
-	char *page = http_get((uint16_t)proc_field(&fx.master, "metrics_port"),
-			      "/metrics");
-	long long v;
-
-	ck_assert_ptr_nonnull(page);
-	v = metric_value(page, name);
-	free(page);
-	return v;
+	return mwfix_metric(&fx.m, name);
 }
 
 static store_client *client(const char *tenant)
 {
-	store_client *c = NULL;
-	char err[512];
-
-	ck_assert_msg(
-	    store_client_open(&c, fx.addr, tenant, NULL, err, sizeof(err)) == 0,
-	    "%s", err);
-	return c;
+	return mwfix_client(&fx.m, tenant, NULL);
 }
 
 static void put(store_client *c, const char *key, const uint8_t *obj)
@@ -603,14 +524,7 @@ static void put(store_client *c, const char *key, const uint8_t *obj)
 /* key reads back as exactly obj. */
 static void assert_intact(store_client *c, const char *key, const uint8_t *obj)
 {
-	uint64_t len = 0;
-	void *buf = NULL;
-
-	ck_assert_msg(store_client_get(c, key, &buf, &len, NULL) == 0,
-		      "get: %s", store_client_error(c));
-	ck_assert_uint_eq(len, OBJ_BYTES);
-	ck_assert_mem_eq(buf, obj, OBJ_BYTES);
-	free(buf);
+	mwfix_assert_reads(c, key, obj, OBJ_BYTES);
 }
 
 static McreplRpc__GetReplicaListResponse *list(store_client *c, const char *key)
@@ -695,7 +609,7 @@ START_TEST(test_forged_grant_cannot_overwrite_another_tenant)
 	store_client *victim = client("victim"), *attacker = client("evil");
 	McreplRpc__GetReplicaListResponse *vl;
 	McreplRpc__PutStartResponse *mine;
-	rpc_client *rc = harness_client(fx.port);
+	rpc_client *rc = harness_client(fx.m.port);
 	struct data_grant g;
 	const McreplRpc__Replica *vr;
 	char err[256];
@@ -797,7 +711,7 @@ END_TEST
 START_TEST(test_write_grant_for_one_region_useless_for_another)
 {
 	store_client *victim = client("victim");
-	rpc_client *rc = harness_client(fx.port);
+	rpc_client *rc = harness_client(fx.m.port);
 	McreplRpc__PutStartResponse *a = put_start(rc, "evil", "a");
 	McreplRpc__GetReplicaListResponse *vl;
 	const McreplRpc__Replica *ra = a->replicas[0], *vr;
@@ -831,7 +745,7 @@ END_TEST
 START_TEST(test_stale_writer_after_reclaim_refused)
 {
 	store_client *other = client("other");
-	rpc_client *rc = harness_client(fx.port);
+	rpc_client *rc = harness_client(fx.m.port);
 	McreplRpc__PutStartResponse *stale = put_start(rc, "slow", "s");
 	const McreplRpc__Replica *sr = stale->replicas[0];
 	McreplRpc__GetReplicaListResponse *ol;
@@ -867,7 +781,7 @@ END_TEST
  * refused on the region the new master gave to another object. */
 START_TEST(test_restarted_master_invalidates_old_grants)
 {
-	rpc_client *rc = harness_client(fx.port);
+	rpc_client *rc = harness_client(fx.m.port);
 	McreplRpc__PutStartResponse *old = put_start(rc, "t", "old");
 	const McreplRpc__Replica *r = old->replicas[0];
 	struct data_grant g = store_replica_grant(r);
@@ -876,9 +790,9 @@ START_TEST(test_restarted_master_invalidates_old_grants)
 	char port_flag[32], err[256];
 
 	rpc_client_close(rc);
-	snprintf(port_flag, sizeof(port_flag), "--rpc_port=%u", fx.port);
-	proc_kill9(&fx.master);
-	start_master(port_flag);
+	snprintf(port_flag, sizeof(port_flag), "--rpc_port=%u", fx.m.port);
+	proc_kill9(&fx.m.master);
+	mwfix_master(&fx.m, port_flag);
 	c = client("t2");
 	/* the worker re-mounts */
 	WAIT_UNTIL(store_client_put(c, "new", fx.obj, OBJ_BYTES) == 0);

@@ -16,6 +16,7 @@
 
 #include "grant.h"
 #include "harness.h"
+#include "mwfix.h"
 #include "rpcresult.h"
 #include "stamp.h"
 #include "store_client.h"
@@ -28,9 +29,7 @@ Suite *make_grant_attack_suite(void);
 #define SEG_BYTES (1u << 20)
 
 static struct {
-	struct proc master, worker;
-	uint16_t port, http;
-	char addr[64];
+	struct mwfix m;
 	rpc_client *rc; /* the attacker's own connection */
 	uint8_t small[SMALL];
 } fx;
@@ -43,47 +42,26 @@ static void setup(void)
 	    "--dynamic_replication_mode=off",
 	    "--eviction_high_watermark_ratio=0.5", "--default_kv_lease_ttl=50",
 	    NULL};
-	char bin[512], master[80];
-	char *argv[] = {bin,
-			master,
-			(char *)(uintptr_t) "--host_id=host-a",
-			(char *)(uintptr_t) "--segment_size=1M",
-			(char *)(uintptr_t) "--transport=tcp",
-			NULL};
+	const struct mwfix_opts o = {.master_flags = flags,
+				     .segment_size = "1M"};
 
 	memset(&fx, 0, sizeof(fx));
-	fx.master.pid = fx.worker.pid = -1;
 	for (size_t i = 0; i < SMALL; i++)
 		fx.small[i] = (uint8_t)(i * 131 + 7);
-	ck_assert_int_eq(master_start(&fx.master, flags), 0);
-	fx.port = (uint16_t)proc_field(&fx.master, "rpc_port");
-	fx.http = (uint16_t)proc_field(&fx.master, "metrics_port");
-	snprintf(fx.addr, sizeof(fx.addr), "127.0.0.1:%u", fx.port);
-	harness_bin("mcrepl-worker", bin, sizeof(bin));
-	snprintf(master, sizeof(master), "--master=%s", fx.addr);
-	ck_assert_int_eq(
-	    proc_start(&fx.worker, argv, "mcrepl-worker ready", test_hang_ms()),
-	    0);
-	fx.rc = harness_client(fx.port);
+	mwfix_start(&fx.m, &o);
+	fx.rc = harness_client(fx.m.port);
 	ck_assert_ptr_nonnull(fx.rc);
 }
 
 static void teardown(void)
 {
 	rpc_client_close(fx.rc);
-	proc_stop(&fx.worker);
-	proc_stop(&fx.master);
+	mwfix_stop(&fx.m);
 }
 
 static store_client *client(const char *tenant)
 {
-	store_client *c = NULL;
-	char err[512];
-
-	ck_assert_msg(
-	    store_client_open(&c, fx.addr, tenant, NULL, err, sizeof(err)) == 0,
-	    "%s", err);
-	return c;
+	return mwfix_client(&fx.m, tenant, NULL);
 }
 
 static char *mut(const char *s)
@@ -167,14 +145,7 @@ static McreplRpc__GetReplicaListResponse *list(store_client *c, const char *key)
 /* key of c reads back exactly as fx.small. */
 static void assert_intact(store_client *c, const char *key)
 {
-	uint64_t len = 0;
-	void *buf = NULL;
-
-	ck_assert_msg(store_client_get(c, key, &buf, &len, NULL) == 0,
-		      "get: %s", store_client_error(c));
-	ck_assert_uint_eq(len, SMALL);
-	ck_assert_mem_eq(buf, fx.small, SMALL);
-	free(buf);
+	mwfix_assert_reads(c, key, fx.small, SMALL);
 }
 
 /* The attacker writes its whole old region through its kept WRITE grant:
@@ -212,13 +183,7 @@ static void stale_write(const McreplRpc__PutStartResponse *old, uint64_t v,
 /* Regions held back now and ever (master /metrics). */
 static long long metric(const char *name)
 {
-	char *page = http_get(fx.http, "/metrics");
-	long long v;
-
-	ck_assert_ptr_nonnull(page);
-	v = metric_value(page, name);
-	free(page);
-	return v;
+	return mwfix_metric(&fx.m, name);
 }
 
 /* The region held for a freed replica is released once its worker has
@@ -285,7 +250,7 @@ START_TEST(test_attack_stale_write_grant_held_until_acknowledged)
 	McreplRpc__PutStartResponse *y = evil_put("y");
 	McreplRpc__RemoveRequest rm;
 
-	ck_assert_int_eq(kill(fx.worker.pid, SIGSTOP), 0);
+	ck_assert_int_eq(kill(fx.m.worker.pid, SIGSTOP), 0);
 	mcrepl_rpc__remove_request__init(&rm);
 	rm.tenant = mut("evil");
 	rm.key = mut("y");
@@ -293,7 +258,7 @@ START_TEST(test_attack_stale_write_grant_held_until_acknowledged)
 	harness_sleep_ms(300); /* a span for a wrong release to show */
 	ck_assert_int_eq(metric("mcrepl_master_regions_quarantined"), 1);
 	ck_assert_int_eq(metric("mcrepl_master_write_grants_revoked_total"), 0);
-	ck_assert_int_eq(kill(fx.worker.pid, SIGCONT), 0);
+	ck_assert_int_eq(kill(fx.m.worker.pid, SIGCONT), 0);
 	wait_revoked(1);
 	stale_write(y, y->version, false);
 	protobuf_c_message_free_unpacked(&y->base, NULL);

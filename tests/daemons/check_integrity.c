@@ -17,20 +17,16 @@
 #include <check.h>
 #include <errno.h>
 #include <openssl/sha.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "auth.h"
-#include "clock.h"
-#include "data_server.h"
+#include "dsfix.h"
 #include "harness.h"
-#include "netutil.h"
+#include "mwfix.h"
 #include "stamp.h"
 #include "store_client.h"
-#include "wait.h"
 
 Suite *make_integrity_suite(void);
 
@@ -44,16 +40,11 @@ Suite *make_integrity_suite(void);
 #define MISMATCH "payload digest mismatch (bytes not the ones written)"
 
 static struct {
-	struct proc master, worker;
-	struct harness_auth auth;
-	struct auth_cred cred;
-	uint16_t port, http;
-	char addr[64];
-	struct event_base *base;
-	struct data_server *ds;
+	struct mwfix m;
+	struct dsfix d;
+	const struct auth_cred *cred; /* the clients' (NULL: none) */
 	uint8_t *seg[NSEG];
 	uint64_t seg_id[NSEG];
-	pthread_t th;
 	uint8_t obj[OBJ_BYTES];
 } fx;
 
@@ -62,127 +53,61 @@ static char *mut(const char *s)
 	return (char *)(uintptr_t)s;
 }
 
-static void *loop(void *arg)
-{
-	(void)arg;
-	event_base_loop(fx.base, EVLOOP_NO_EXIT_ON_EMPTY);
-	return NULL;
-}
-
-/* Mounts in-process segment i (host-i) at the master as a worker would. */
-static void mount_self(int i)
-{
-	McreplRpc__MountSegmentRequest req;
-	McreplRpc__MountSegmentResponse *resp;
-	rpc_client *rc = harness_client(fx.port);
-	char ep[64], host[16], name[16];
-	int64_t sent = net_now_ms();
-	int slot;
-
-	ck_assert_ptr_nonnull(rc);
-	snprintf(ep, sizeof(ep), "127.0.0.1:%u", data_server_port(fx.ds));
-	snprintf(host, sizeof(host), "host-%d", i);
-	snprintf(name, sizeof(name), "seg-%d", i);
-	mcrepl_rpc__mount_segment_request__init(&req);
-	req.client_id = WORKER_ID + (uint64_t)i;
-	req.host_id = host;
-	req.domain = mut("");
-	req.name = name;
-	req.capacity = SEG_BYTES;
-	req.endpoint = ep;
-	req.protocol_version = 1;
-	resp = (McreplRpc__MountSegmentResponse *)harness_call(
-	    rc, "MountSegment", &req.base, NULL);
-	ck_assert_ptr_nonnull(resp);
-	ck_assert_int_eq(resp->result->code, MCREPL_RPC__CODE__OK);
-	slot = data_server_add_segment(fx.ds, fx.seg[i], SEG_BYTES);
-	data_server_set_grant_key(fx.ds, slot, resp->grant_secret.data,
-				  resp->incarnation);
-	data_server_set_master_clock(fx.ds, resp->master_time_ms, sent);
-	data_server_bind(fx.ds, slot, resp->segment_id);
-	fx.seg_id[i] = resp->segment_id;
-	protobuf_c_message_free_unpacked(&resp->base, NULL);
-	rpc_client_close(rc);
-}
-
 static void fill_obj(void)
 {
 	for (size_t i = 0; i < OBJ_BYTES; i++)
 		fx.obj[i] = (uint8_t)(i * 131 + 7);
 }
 
+/* A master with --integrity; the in-process data server's segment i
+ * mounted there as host-i's worker would, for each i. */
 static void setup_forge(void)
 {
 	static const char *const flags[] = {"--dynamic_replication_mode=off",
 					    "--client_ttl=60", "--integrity",
 					    NULL};
-	struct data_server_config dc;
-	char err[256];
+	const struct mwfix_opts o = {.master_flags = flags};
+	char host[16], name[16];
 
 	memset(&fx, 0, sizeof(fx));
-	fx.master.pid = fx.worker.pid = -1;
 	fill_obj();
-	ck_assert_int_eq(master_start(&fx.master, flags), 0);
-	fx.port = (uint16_t)proc_field(&fx.master, "rpc_port");
-	fx.http = (uint16_t)proc_field(&fx.master, "metrics_port");
-	snprintf(fx.addr, sizeof(fx.addr), "127.0.0.1:%u", fx.port);
-	fx.base = event_base_new();
-	data_server_config_init(&dc);
-	dc.port = 0;
-	fx.ds = data_server_create(fx.base, &dc, err, sizeof(err));
-	ck_assert_msg(fx.ds != NULL, "%s", err);
+	mwfix_start(&fx.m, &o);
+	dsfix_create(&fx.d);
 	for (int i = 0; i < NSEG; i++) {
 		fx.seg[i] = calloc(1, SEG_BYTES);
 		ck_assert_ptr_nonnull(fx.seg[i]);
-		mount_self(i); /* before the loop runs: not shared yet */
+		snprintf(host, sizeof(host), "host-%d", i);
+		snprintf(name, sizeof(name), "seg-%d", i);
+		/* before the loop runs: not shared yet */
+		fx.seg_id[i] =
+		    dsfix_mount(&fx.d, fx.m.port, WORKER_ID + (uint64_t)i, host,
+				name, fx.seg[i], SEG_BYTES);
 	}
-	ck_assert_int_eq(pthread_create(&fx.th, NULL, loop, NULL), 0);
+	dsfix_run(&fx.d);
 }
 
 static void teardown_forge(void)
 {
-	char err[128];
-	int fd;
-
-	event_base_loopbreak(fx.base);
-	/* a connection wakes the loop to see the break */
-	fd = net_connect("127.0.0.1", data_server_port(fx.ds), 2000, err,
-			 sizeof(err));
-	pthread_join(fx.th, NULL);
-	if (fd >= 0)
-		close(fd);
-	data_server_destroy(fx.ds);
-	event_base_free(fx.base);
+	dsfix_destroy(&fx.d);
 	for (int i = 0; i < NSEG; i++)
 		free(fx.seg[i]);
-	proc_stop(&fx.master);
+	mwfix_stop(&fx.m);
 }
 
 static store_client *client(const char *tenant, uint32_t replicas)
 {
 	struct store_client_config cfg;
-	store_client *c = NULL;
-	char err[512];
 
 	store_client_config_init(&cfg);
 	cfg.replicas = replicas;
 	cfg.hedge_ms = -1; /* replicas in the list's order, one at a time */
-	cfg.cred = fx.cred.name[0] ? &fx.cred : NULL;
-	ck_assert_msg(
-	    store_client_open(&c, fx.addr, tenant, &cfg, err, sizeof(err)) == 0,
-	    "%s", err);
-	return c;
+	cfg.cred = fx.cred;
+	return mwfix_client(&fx.m, tenant, &cfg);
 }
 
 static long long metric(const char *name)
 {
-	char *page = http_get(fx.http, "/metrics");
-	long long v;
-
-	ck_assert_ptr_nonnull(page);
-	v = metric_value(page, name);
-	free(page);
-	return v;
+	return mwfix_metric(&fx.m, name);
 }
 
 /* What a worker can do to its own region of replica k of list r: other
@@ -354,7 +279,7 @@ static void assert_batch_digest(rpc_client *rc, const uint8_t *digest)
  * and given to readers as sent (GetReplicaList, BatchGetReplicaList). */
 START_TEST(test_put_without_digest_refused)
 {
-	rpc_client *rc = harness_client(fx.port);
+	rpc_client *rc = harness_client(fx.m.port);
 	McreplRpc__PutStartResponse *ps = put_start(rc, "alice", "k");
 	McreplRpc__GetReplicaListResponse *gl;
 	uint8_t digest[32] = {0};
@@ -398,59 +323,28 @@ static const char *const principals[] = {
     NULL,
 };
 
-static void start_worker(void)
-{
-	char bin[512], master[80];
-	char *argv[] = {bin,
-			master,
-			mut("--host_id=host-a"),
-			mut("--segment_size=1M"),
-			mut("--transport=tcp"),
-			fx.auth.principal_flag[0],
-			fx.auth.secret_flag[0],
-			NULL};
-
-	harness_bin("mcrepl-worker", bin, sizeof(bin));
-	snprintf(master, sizeof(master), "--master=%s", fx.addr);
-	ck_assert_int_eq(
-	    proc_start(&fx.worker, argv, "mcrepl-worker ready", test_hang_ms()),
-	    0);
-}
-
 static void setup_auth(void)
 {
-	char flag[400], err[256], path[400];
-	const char *flags[] = {flag, "--dynamic_replication_mode=off", NULL};
-	FILE *f;
+	static const char *const flags[] = {"--dynamic_replication_mode=off",
+					    NULL};
+	const struct mwfix_opts o = {
+	    .principals = principals,
+	    .auth_text = "tenant secure integrity=on\n",
+	    .master_flags = flags,
+	    .segment_size = "1M",
+	    .worker_principal = "w1",
+	    .wait_capacity = SEG_BYTES,
+	};
 
 	memset(&fx, 0, sizeof(fx));
-	fx.master.pid = fx.worker.pid = -1;
 	fill_obj();
-	ck_assert_int_eq(harness_auth_setup(&fx.auth, principals), 0);
-	f = fopen(fx.auth.file, "a");
-	ck_assert_ptr_nonnull(f);
-	fprintf(f, "tenant secure integrity=on\n");
-	ck_assert_int_eq(fclose(f), 0);
-	ck_assert_int_eq(
-	    auth_cred_load(
-		"app",
-		harness_auth_secret_file(&fx.auth, "app", path, sizeof(path)),
-		&fx.cred, err, sizeof(err)),
-	    0);
-	snprintf(flag, sizeof(flag), "--auth_file=%s", fx.auth.file);
-	ck_assert_int_eq(master_start(&fx.master, flags), 0);
-	fx.port = (uint16_t)proc_field(&fx.master, "rpc_port");
-	fx.http = (uint16_t)proc_field(&fx.master, "metrics_port");
-	snprintf(fx.addr, sizeof(fx.addr), "127.0.0.1:%u", fx.port);
-	start_worker();
-	WAIT_UNTIL(metric("mcrepl_master_capacity_bytes") == SEG_BYTES);
+	mwfix_start(&fx.m, &o);
+	fx.cred = mwfix_cred(&fx.m, "app");
 }
 
 static void teardown_auth(void)
 {
-	ck_assert_int_eq(proc_stop(&fx.worker), 0);
-	ck_assert_int_eq(proc_stop(&fx.master), 0);
-	harness_auth_cleanup(&fx.auth);
+	ck_assert_int_eq(mwfix_stop(&fx.m), 0);
 }
 
 /* tenant secure integrity=on: PutStart says so and a PutEnd without a
@@ -458,7 +352,7 @@ static void teardown_auth(void)
  * the master gives it to readers. Tenant plain (no line, no --integrity): none required. */
 START_TEST(test_tenant_line_requires_digest)
 {
-	rpc_client *rc = harness_client_as(fx.port, &fx.cred);
+	rpc_client *rc = harness_client_as(fx.m.port, fx.cred);
 	McreplRpc__PutStartResponse *ps;
 	McreplRpc__GetReplicaListResponse *gl;
 	store_client *secure = client("secure", 1), *plain = client("plain", 1);

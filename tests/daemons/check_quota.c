@@ -22,6 +22,7 @@
 
 #include "auth.h"
 #include "harness.h"
+#include "mwfix.h"
 #include "store_client.h"
 #include "wait.h"
 
@@ -44,11 +45,7 @@ static const char *const principals[] = {
 #define TENANT_QUOTA (5u * OBJ)
 
 static struct {
-	struct proc master, worker;
-	struct harness_auth auth;
-	struct auth_cred cred[NP];
-	uint16_t port, http;
-	char addr[64];
+	struct mwfix m;
 	uint8_t obj[OBJ];
 } fx;
 
@@ -59,13 +56,7 @@ static char *mut(const char *s)
 
 static long long metric(const char *name)
 {
-	char *page = http_get(fx.http, "/metrics");
-	long long v;
-
-	ck_assert_ptr_nonnull(page);
-	v = metric_value(page, name);
-	free(page);
-	return v;
+	return mwfix_metric(&fx.m, name);
 }
 
 static long long refusals(const char *reason)
@@ -77,64 +68,31 @@ static long long refusals(const char *reason)
 	return metric(name);
 }
 
-/* The auth file gets the tenant line the harness cannot write. */
-static void add_tenant_line(void)
-{
-	FILE *f = fopen(fx.auth.file, "a");
-
-	ck_assert_ptr_nonnull(f);
-	fprintf(f, "tenant t-capped quota=%u\n", TENANT_QUOTA);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-static void start_worker(void)
-{
-	char bin[512], master[80];
-	char *argv[] = {bin,
-			master,
-			mut("--host_id=host-a"),
-			mut("--segment_size=4M"),
-			mut("--transport=tcp"),
-			fx.auth.principal_flag[W1],
-			fx.auth.secret_flag[W1],
-			NULL};
-
-	harness_bin("mcrepl-worker", bin, sizeof(bin));
-	snprintf(master, sizeof(master), "--master=%s", fx.addr);
-	ck_assert_int_eq(
-	    proc_start(&fx.worker, argv, "mcrepl-worker ready", test_hang_ms()),
-	    0);
-}
-
 /* an extra master flag of the test case (NULL: none) */
 static const char *case_flag;
 
 static void setup(void)
 {
-	char flag[400], err[256], path[400];
-	const char *flags[] = {flag, "--dynamic_replication_mode=off",
-			       case_flag, NULL};
+	static const char *const flags[] = {"--dynamic_replication_mode=off",
+					    NULL};
+	/* the auth file gets the tenant line the harness cannot write */
+	static char tenant_line[64];
+	const struct mwfix_opts o = {
+	    .principals = principals,
+	    .auth_text = tenant_line,
+	    .master_flags = flags,
+	    .master_flag = case_flag,
+	    .segment_size = "4M",
+	    .worker_principal = "w1",
+	    .wait_capacity = SEG_BYTES,
+	};
 
+	snprintf(tenant_line, sizeof(tenant_line), "tenant t-capped quota=%u\n",
+		 TENANT_QUOTA);
 	memset(&fx, 0, sizeof(fx));
-	fx.master.pid = fx.worker.pid = -1;
 	for (size_t i = 0; i < OBJ; i++)
 		fx.obj[i] = (uint8_t)(i * 151 + 3);
-	ck_assert_int_eq(harness_auth_setup(&fx.auth, principals), 0);
-	add_tenant_line();
-	for (int i = 0; i < NP; i++)
-		ck_assert_int_eq(auth_cred_load(fx.auth.names[i],
-						harness_auth_secret_file(
-						    &fx.auth, fx.auth.names[i],
-						    path, sizeof(path)),
-						&fx.cred[i], err, sizeof(err)),
-				 0);
-	snprintf(flag, sizeof(flag), "--auth_file=%s", fx.auth.file);
-	ck_assert_int_eq(master_start(&fx.master, flags), 0);
-	fx.port = (uint16_t)proc_field(&fx.master, "rpc_port");
-	fx.http = (uint16_t)proc_field(&fx.master, "metrics_port");
-	snprintf(fx.addr, sizeof(fx.addr), "127.0.0.1:%u", fx.port);
-	start_worker();
-	WAIT_UNTIL(metric("mcrepl_master_capacity_bytes") == SEG_BYTES);
+	mwfix_start(&fx.m, &o);
 }
 
 /* Only puts evict: the high watermark's eviction, which falls back to
@@ -148,23 +106,12 @@ static void setup_puts_evict(void)
 
 static void teardown(void)
 {
-	ck_assert_int_eq(proc_stop(&fx.worker), 0);
-	ck_assert_int_eq(proc_stop(&fx.master), 0);
-	harness_auth_cleanup(&fx.auth);
+	ck_assert_int_eq(mwfix_stop(&fx.m), 0);
 }
 
 static store_client *client(int who, const char *tenant)
 {
-	struct store_client_config cfg;
-	store_client *c = NULL;
-	char err[512];
-
-	store_client_config_init(&cfg);
-	cfg.cred = &fx.cred[who];
-	ck_assert_msg(
-	    store_client_open(&c, fx.addr, tenant, &cfg, err, sizeof(err)) == 0,
-	    "%s", err);
-	return c;
+	return mwfix_client_as(&fx.m, tenant, &fx.m.cred[who]);
 }
 
 static void put(store_client *c, const char *key, uint64_t len)
@@ -175,14 +122,7 @@ static void put(store_client *c, const char *key, uint64_t len)
 
 static void assert_reads_back(store_client *c, const char *key)
 {
-	uint64_t len = 0;
-	void *buf = NULL;
-
-	ck_assert_msg(store_client_get(c, key, &buf, &len, NULL) == 0,
-		      "get %s: %s", key, store_client_error(c));
-	ck_assert_uint_eq(len, OBJ);
-	ck_assert_mem_eq(buf, fx.obj, OBJ);
-	free(buf);
+	mwfix_assert_reads(c, key, fx.obj, OBJ);
 }
 
 static void victim_puts(store_client *v)
@@ -238,7 +178,7 @@ static McreplRpc__Code start_unwritten(rpc_client *rc, const char *tenant,
 START_TEST(test_quota_reservation_storm_spares_other_tenant)
 {
 	store_client *v = client(VICTIM, "t-victim");
-	rpc_client *evil = harness_client_as(fx.port, &fx.cred[EVIL]);
+	rpc_client *evil = harness_client_as(fx.m.port, &fx.m.cred[EVIL]);
 	char key[32], reason[64], message[256], want[256];
 	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
 	unsigned n = 0;
@@ -276,7 +216,7 @@ END_TEST
 START_TEST(test_quota_fair_share_refuses_eviction_of_victim)
 {
 	store_client *v = client(VICTIM, "t-victim");
-	rpc_client *hog = harness_client_as(fx.port, &fx.cred[HOG]);
+	rpc_client *hog = harness_client_as(fx.m.port, &fx.m.cred[HOG]);
 	char key[32], reason[64], message[256], want[256];
 	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
 
@@ -406,11 +346,11 @@ START_TEST(test_quota_auth_file_errors)
 	ck_assert_uint_eq(auth_tenant_quota(t, "t2"), 2ull << 30);
 	auth_table_free(t);
 	/* the master's own file: refused the same way */
-	f = fopen(fx.auth.file, "a");
+	f = fopen(fx.m.auth.file, "a");
 	ck_assert_ptr_nonnull(f);
 	fputs("tenant t-evil quota=12Q\n", f);
 	ck_assert_int_eq(fclose(f), 0);
-	ck_assert_int_eq(auth_table_load(fx.auth.file, &t, err, sizeof(err)),
+	ck_assert_int_eq(auth_table_load(fx.m.auth.file, &t, err, sizeof(err)),
 			 -1);
 	ck_assert_ptr_nonnull(strstr(err, "line 8: quota '12Q' is not a size"));
 }

@@ -23,6 +23,7 @@
 
 #include "grant.h"
 #include "harness.h"
+#include "mwfix.h"
 #include "rpcresult.h"
 #include "stamp.h"
 #include "store_client.h"
@@ -44,9 +45,7 @@ Suite *make_reservations_suite(void);
 	"\"deadline\"}"
 
 static struct {
-	struct proc master, worker;
-	uint16_t port, http;
-	char addr[64];
+	struct mwfix m;
 	uint8_t obj[OBJ];
 } fx;
 
@@ -55,35 +54,24 @@ static struct {
  * segment with extra flag wflag (NULL: none). */
 static void cluster_up(const char *mflag, const char *wflag)
 {
-	const char *flags[] = {"--dynamic_replication_mode=off", mflag, NULL};
-	char bin[512], master[80];
-	char *argv[] = {bin,
-			master,
-			(char *)(uintptr_t) "--host_id=host-a",
-			(char *)(uintptr_t) "--segment_size=1M",
-			(char *)(uintptr_t) "--transport=tcp",
-			(char *)(uintptr_t)wflag,
-			NULL};
+	static const char *const flags[] = {"--dynamic_replication_mode=off",
+					    NULL};
+	const struct mwfix_opts o = {
+	    .master_flags = flags,
+	    .master_flag = mflag,
+	    .segment_size = "1M",
+	    .worker_flag = wflag,
+	};
 
 	memset(&fx, 0, sizeof(fx));
-	fx.master.pid = fx.worker.pid = -1;
 	for (size_t i = 0; i < OBJ; i++)
 		fx.obj[i] = (uint8_t)(i * 131 + 7);
-	ck_assert_int_eq(master_start(&fx.master, flags), 0);
-	fx.port = (uint16_t)proc_field(&fx.master, "rpc_port");
-	fx.http = (uint16_t)proc_field(&fx.master, "metrics_port");
-	snprintf(fx.addr, sizeof(fx.addr), "127.0.0.1:%u", fx.port);
-	harness_bin("mcrepl-worker", bin, sizeof(bin));
-	snprintf(master, sizeof(master), "--master=%s", fx.addr);
-	ck_assert_int_eq(
-	    proc_start(&fx.worker, argv, "mcrepl-worker ready", test_hang_ms()),
-	    0);
+	mwfix_start(&fx.m, &o);
 }
 
 static void cluster_down(void)
 {
-	proc_stop(&fx.worker);
-	proc_stop(&fx.master);
+	mwfix_stop(&fx.m);
 }
 
 static char *mut(const char *s)
@@ -93,13 +81,7 @@ static char *mut(const char *s)
 
 static long long metric(const char *name)
 {
-	char *page = http_get(fx.http, "/metrics");
-	long long v;
-
-	ck_assert_ptr_nonnull(page);
-	v = metric_value(page, name);
-	free(page);
-	return v;
+	return mwfix_metric(&fx.m, name);
 }
 
 /* PutStart of tenant/key (OBJ bytes, one replica) by writer (0: none);
@@ -143,26 +125,13 @@ static McreplRpc__Code put_end(rpc_client *rc, const char *tenant,
 
 static store_client *client(const char *tenant)
 {
-	store_client *c = NULL;
-	char err[512];
-
-	ck_assert_msg(
-	    store_client_open(&c, fx.addr, tenant, NULL, err, sizeof(err)) == 0,
-	    "%s", err);
-	return c;
+	return mwfix_client(&fx.m, tenant, NULL);
 }
 
 /* key of c reads back exactly as fx.obj. */
 static void assert_reads_back(store_client *c, const char *key)
 {
-	uint64_t len = 0;
-	void *buf = NULL;
-
-	ck_assert_msg(store_client_get(c, key, &buf, &len, NULL) == 0,
-		      "get: %s", store_client_error(c));
-	ck_assert_uint_eq(len, OBJ);
-	ck_assert_mem_eq(buf, fx.obj, OBJ);
-	free(buf);
+	mwfix_assert_reads(c, key, fx.obj, OBJ);
 }
 
 /* The attack: tenant evil reserves the whole segment with PutStarts it
@@ -184,7 +153,7 @@ START_TEST(test_abandoned_puts_released_when_writer_disconnects)
 	char key[32];
 
 	cluster_up(NULL, NULL);
-	evil = harness_client(fx.port);
+	evil = harness_client(fx.m.port);
 	ck_assert_ptr_nonnull(evil);
 	ck_assert_int_eq(metric("mcrepl_master_used_bytes"), 0);
 	while (n < MAX_PUTS) {
@@ -221,7 +190,7 @@ START_TEST(test_abandoned_puts_released_when_writer_disconnects)
 	ck_assert_int_eq(metric("mcrepl_master_keys"), 0);
 	ck_assert_int_eq(metric("mcrepl_master_used_bytes"), 0);
 	/* the released put is gone: ending it later finds nothing */
-	again = harness_client(fx.port);
+	again = harness_client(fx.m.port);
 	ck_assert_int_eq(put_end(again, "evil", "k0", first_version),
 			 MCREPL_RPC__CODE__NOT_FOUND);
 	rpc_client_close(again);
@@ -252,9 +221,9 @@ START_TEST(test_put_of_a_live_session_outlives_its_connection)
 	char err[256];
 
 	cluster_up(NULL, NULL);
-	writer = proc_field(&fx.worker, "client_id");
+	writer = proc_field(&fx.m.worker, "client_id");
 	ck_assert_uint_ne(writer, 0);
-	first = harness_client(fx.port);
+	first = harness_client(fx.m.port);
 	r = put_start(first, "t", "s", writer, &code);
 	ck_assert_int_eq(code, MCREPL_RPC__CODE__OK);
 	ck_assert_uint_eq(r->n_replicas, 1);
@@ -281,7 +250,7 @@ START_TEST(test_put_of_a_live_session_outlives_its_connection)
 			  r->replicas[0]->offset, region, STAMP_BYTES + OBJ, &g,
 			  2000, err, sizeof(err)) == 0,
 		      "write: %s", err);
-	second = harness_client(fx.port);
+	second = harness_client(fx.m.port);
 	ck_assert_int_eq(put_end(second, "t", "s", r->version),
 			 MCREPL_RPC__CODE__OK);
 	rpc_client_close(second);
@@ -355,7 +324,7 @@ END_TEST
  * grants on (want_on) or off. */
 static void assert_grants(bool want_on)
 {
-	rpc_client *rc = harness_client(fx.port);
+	rpc_client *rc = harness_client(fx.m.port);
 	McreplRpc__PutStartResponse *r;
 	McreplRpc__Code code;
 	const struct data_grant none = {0};

@@ -11,18 +11,15 @@
  * to the region can do). */
 #include <check.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bytes.h"
-#include "clock.h"
 #include "crc32c.h"
-#include "data_server.h"
+#include "dsfix.h"
 #include "harness.h"
-#include "netutil.h"
+#include "mwfix.h"
 #include "stamp.h"
 #include "store_client.h"
 
@@ -33,13 +30,9 @@ Suite *make_stamp_forge_suite(void);
 #define WORKER_ID 0x5e9u
 
 static struct {
-	struct proc master;
-	uint16_t port;
-	char addr[64];
-	struct event_base *base;
-	struct data_server *ds;
+	struct mwfix m;
+	struct dsfix d;
 	uint8_t *seg;
-	pthread_t th;
 } fx;
 
 static char *mut(const char *s)
@@ -47,98 +40,35 @@ static char *mut(const char *s)
 	return (char *)(uintptr_t)s;
 }
 
-static void *loop(void *arg)
-{
-	(void)arg;
-	event_base_loop(fx.base, EVLOOP_NO_EXIT_ON_EMPTY);
-	return NULL;
-}
-
-/* Mounts the in-process data server's segment at the master, armed with
- * the master's grant key and clock as a worker would be. */
-static void mount_self(void)
-{
-	McreplRpc__MountSegmentRequest req;
-	McreplRpc__MountSegmentResponse *resp;
-	rpc_client *rc = harness_client(fx.port);
-	char ep[64];
-	int64_t sent = net_now_ms();
-	int slot;
-
-	ck_assert_ptr_nonnull(rc);
-	snprintf(ep, sizeof(ep), "127.0.0.1:%u", data_server_port(fx.ds));
-	mcrepl_rpc__mount_segment_request__init(&req);
-	req.client_id = WORKER_ID;
-	req.host_id = mut("host-forge");
-	req.domain = mut("");
-	req.name = mut("seg-forge");
-	req.capacity = SEG_BYTES;
-	req.endpoint = ep;
-	req.protocol_version = 1;
-	resp = (McreplRpc__MountSegmentResponse *)harness_call(
-	    rc, "MountSegment", &req.base, NULL);
-	ck_assert_ptr_nonnull(resp);
-	ck_assert_int_eq(resp->result->code, MCREPL_RPC__CODE__OK);
-	ck_assert_uint_eq(resp->grant_secret.len, GRANT_SECRET_BYTES);
-	slot = data_server_add_segment(fx.ds, fx.seg, SEG_BYTES);
-	data_server_set_grant_key(fx.ds, slot, resp->grant_secret.data,
-				  resp->incarnation);
-	data_server_set_master_clock(fx.ds, resp->master_time_ms, sent);
-	data_server_bind(fx.ds, slot, resp->segment_id);
-	protobuf_c_message_free_unpacked(&resp->base, NULL);
-	rpc_client_close(rc);
-}
-
+/* A master, and the in-process data server's segment mounted there,
+ * armed with the master's grant key and clock as a worker would be. */
 static void setup(void)
 {
 	static const char *const flags[] = {"--dynamic_replication_mode=off",
 					    "--client_ttl=60", NULL};
-	struct data_server_config dc;
-	char err[256];
+	const struct mwfix_opts o = {.master_flags = flags};
 
 	memset(&fx, 0, sizeof(fx));
-	fx.master.pid = -1;
-	ck_assert_int_eq(master_start(&fx.master, flags), 0);
-	fx.port = (uint16_t)proc_field(&fx.master, "rpc_port");
-	snprintf(fx.addr, sizeof(fx.addr), "127.0.0.1:%u", fx.port);
-	fx.base = event_base_new();
-	data_server_config_init(&dc);
-	dc.port = 0;
-	fx.ds = data_server_create(fx.base, &dc, err, sizeof(err));
-	ck_assert_msg(fx.ds != NULL, "%s", err);
+	mwfix_start(&fx.m, &o);
+	dsfix_create(&fx.d);
 	fx.seg = calloc(1, SEG_BYTES);
 	ck_assert_ptr_nonnull(fx.seg);
-	mount_self(); /* before the loop runs: the server is not shared */
-	ck_assert_int_eq(pthread_create(&fx.th, NULL, loop, NULL), 0);
+	/* before the loop runs: the server is not shared */
+	dsfix_mount(&fx.d, fx.m.port, WORKER_ID, "host-forge", "seg-forge",
+		    fx.seg, SEG_BYTES);
+	dsfix_run(&fx.d);
 }
 
 static void teardown(void)
 {
-	char err[128];
-	int fd;
-
-	/* a connection wakes the loop to see the break */
-	event_base_loopbreak(fx.base);
-	fd = net_connect("127.0.0.1", data_server_port(fx.ds), 2000, err,
-			 sizeof(err));
-	pthread_join(fx.th, NULL);
-	if (fd >= 0)
-		close(fd);
-	data_server_destroy(fx.ds);
-	event_base_free(fx.base);
+	dsfix_destroy(&fx.d);
 	free(fx.seg);
-	proc_stop(&fx.master);
+	mwfix_stop(&fx.m);
 }
 
 static store_client *client(const char *tenant)
 {
-	store_client *c = NULL;
-	char err[512];
-
-	ck_assert_msg(
-	    store_client_open(&c, fx.addr, tenant, NULL, err, sizeof(err)) == 0,
-	    "%s", err);
-	return c;
+	return mwfix_client(&fx.m, tenant, NULL);
 }
 
 /* The attacker's own put, started (its reply names the master's
@@ -146,7 +76,7 @@ static store_client *client(const char *tenant)
 static McreplRpc__PutStartResponse *put_start(const char *tenant,
 					      const char *key)
 {
-	rpc_client *rc = harness_client(fx.port);
+	rpc_client *rc = harness_client(fx.m.port);
 	McreplRpc__PutStartRequest req;
 	McreplRpc__PutStartResponse *r;
 

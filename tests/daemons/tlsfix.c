@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -71,6 +73,17 @@ void tlsfix_cleanup(struct tlsfix *t)
 	t->dir[0] = '\0';
 }
 
+/* Every read and write on fd gives up after ms (a peer that accepts
+ * and never answers), as http_get() does. */
+static void bound_io(int fd, int ms)
+{
+	struct timeval tv = {.tv_sec = ms / 1000,
+			     .tv_usec = (ms % 1000) * 1000};
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
 char *tlsfix_https_get(uint16_t port, const char *path, const char *ca_pem)
 {
 	char err[256], req[256];
@@ -86,6 +99,7 @@ char *tlsfix_https_get(uint16_t port, const char *path, const char *ca_pem)
 	if (fd < 0)
 		goto out;
 	net_set_nonblock(fd, 0);
+	bound_io(fd, HARNESS_HTTP_TIMEOUT_MS);
 	SSL_set_fd(ssl, fd);
 	snprintf(req, sizeof(req),
 		 "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: "

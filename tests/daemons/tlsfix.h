@@ -25,7 +25,8 @@ const char *tlsfix_path(const struct tlsfix *t, const char *file, char *buf,
 void tlsfix_cleanup(struct tlsfix *t);
 
 /* GET path over TLS from 127.0.0.1:port, verifying the server against
- * ca_pem; the malloc'd response (status line, headers, body), or NULL. */
+ * ca_pem; the malloc'd response (status line, headers, body), or NULL
+ * (also when the peer sends nothing for HARNESS_HTTP_TIMEOUT_MS). */
 char *tlsfix_https_get(uint16_t port, const char *path, const char *ca_pem);
 
 #endif

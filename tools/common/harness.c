@@ -12,6 +12,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -275,33 +276,88 @@ ProtobufCMessage *harness_call(rpc_client *c, const char *name,
 	return st == 0 ? resp : NULL;
 }
 
-char *http_get(uint16_t port, const char *path)
+static int64_t mono_ms(void)
 {
-	struct sockaddr_in sa = {0};
-	char req[256], *buf;
-	size_t n = 0, cap = 1 << 20;
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	ssize_t r;
+	struct timespec ts;
 
-	sa.sin_family = AF_INET;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A connection to 127.0.0.1:port whose connect and writes give up after
+ * ms; -1 on failure. */
+static int http_connect(uint16_t port, int ms)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct timeval tv = {.tv_sec = ms / 1000,
+			     .tv_usec = (ms % 1000) * 1000};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
 	sa.sin_port = htons(port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	buf = malloc(cap);
-	if (fd < 0 || !buf ||
-	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+	if (fd >= 0 &&
+	    (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0 ||
+	     connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* What fd sends until it closes (or an error), into buf[0, cap - 1),
+ * NUL-terminated: 0, or -1 when deadline (mono_ms()) passes first. */
+static int http_read_all(int fd, char *buf, size_t cap, int64_t deadline)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	size_t n = 0;
+	ssize_t r = 1;
+
+	while (n + 1 < cap && r > 0) {
+		int64_t left = deadline - mono_ms();
+		int ready = left > 0 ? poll(&pfd, 1, (int)left) : 0;
+
+		if (ready == 0)
+			return -1;
+		if (ready < 0 && errno == EINTR)
+			continue;
+		r = ready < 0 ? -1 : read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			r = 1;
+		else if (r > 0)
+			n += (size_t)r;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+char *http_get(uint16_t port, const char *path)
+{
+	int64_t deadline = mono_ms() + HARNESS_HTTP_TIMEOUT_MS;
+	int fd = http_connect(port, HARNESS_HTTP_TIMEOUT_MS);
+	size_t cap = 1 << 20;
+	char req[256], *buf = malloc(cap);
+	ssize_t sent;
+	int rc = -1;
+
+	if (fd >= 0 && buf) {
+		snprintf(req, sizeof(req),
+			 "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+		/* a failed write: what the peer says, if anything, counts */
+		sent = write(fd, req, strlen(req));
+		(void)sent;
+		rc = http_read_all(fd, buf, cap, deadline);
+		if (rc != 0)
+			fprintf(stderr,
+				"harness: GET 127.0.0.1:%u%s: no answer "
+				"within %d ms\n",
+				port, path, HARNESS_HTTP_TIMEOUT_MS);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (rc != 0) {
 		free(buf);
-		if (fd >= 0)
-			close(fd);
 		return NULL;
 	}
-	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n",
-		 path);
-	if (write(fd, req, strlen(req)) < 0)
-		n = 0;
-	while (n + 1 < cap && (r = read(fd, buf + n, cap - n - 1)) > 0)
-		n += (size_t)r;
-	close(fd);
-	buf[n] = '\0';
 	return buf;
 }
 

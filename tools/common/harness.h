@@ -67,7 +67,10 @@ void harness_remove_certs(const char *dir);
 ProtobufCMessage *harness_call(rpc_client *c, const char *name,
 			       const ProtobufCMessage *req, int *status);
 
-/* HTTP GET of 127.0.0.1:port path; malloc'd body or NULL. */
+/* HTTP GET of 127.0.0.1:port path; malloc'd response or NULL (no
+ * connection, or no whole answer within HARNESS_HTTP_TIMEOUT_MS: a peer
+ * that accepts and never answers or closes, said on stderr). */
+#define HARNESS_HTTP_TIMEOUT_MS 5000
 char *http_get(uint16_t port, const char *path);
 /* The value of an exact metric line "name value" in a /metrics page. */
 long long metric_value(const char *page, const char *name);
