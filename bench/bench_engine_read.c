@@ -175,9 +175,7 @@ int main(int argc, char **argv)
 	mcrepl_config c;
 	mcrepl_engine *e = NULL;
 	double ratio[4];
-	const char *q = getenv("MCREPL_BENCH_QUICK");
 	bool quick = false;
-	/* --quick, or MCREPL_BENCH_QUICK=1 in the environment */
 	int st = bench_quick_flags(
 	    "bench_engine_read",
 	    "mcrepl_engine_read() ns per read vs the counters on one line",
@@ -185,7 +183,7 @@ int main(int argc, char **argv)
 
 	if (st >= 0)
 		return st;
-	if (quick || (q && *q == '1'))
+	if (quick)
 		reads_per_thread /= 10;
 	mcrepl_config_init(&c);
 	c.mode = MCREPL_MODE_ENFORCE;

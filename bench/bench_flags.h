@@ -8,6 +8,8 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "flagparse.h"
 
@@ -29,7 +31,8 @@ static inline int bench_flags(const struct flag_set *set, void *opt, int argc,
 
 /*
  * bench_flags() for a bench whose one flag is --quick (help: what it
- * leaves out; intro: the line under the usage in --help) into *quick.
+ * leaves out; intro: the line under the usage in --help) into *quick;
+ * MCREPL_BENCH_QUICK set and not "0" in the environment also sets it.
  */
 static inline int bench_quick_flags(const char *prog, const char *intro,
 				    const char *help, bool *quick, int argc,
@@ -52,8 +55,13 @@ static inline int bench_quick_flags(const char *prog, const char *intro,
 	    .n = 1,
 	};
 
+	const char *env = getenv("MCREPL_BENCH_QUICK");
+	int st;
+
 	snprintf(title, sizeof(title), "%s flags", prog);
-	return bench_flags(&set, quick, argc, argv);
+	st = bench_flags(&set, quick, argc, argv);
+	*quick |= env && *env && strcmp(env, "0") != 0;
+	return st;
 }
 
 #endif

@@ -640,35 +640,17 @@ static void print_scaling(const struct summary *sum)
 	       2.0 * a->cpu_ns / b->cpu_ns, 100.0 * b->cpu_ns / b->ns);
 }
 
-/* --quick, or MCREPL_BENCH_QUICK=1 in the environment. */
-static const struct flag quick_flags[] = {
-    {.name = "quick",
-     .type = FLAG_BOOL,
-     .off = 0,
-     .def = "false",
-     .help = "skip the 10 M keys"},
-};
-
-static const struct flag_set quick_set = {
-    .prog = "bench_heat",
-    .intro = "the heat window's record() vs a mutex and hash map",
-    .title = "bench_heat flags",
-    .width = 6,
-    .flags = quick_flags,
-    .n = 1,
-};
-
 int main(int argc, char **argv)
 {
 	static const uint64_t counts[] = {10000, 1000000, 10000000};
-	const char *env = getenv("MCREPL_BENCH_QUICK");
 	bool quick = false;
 	struct summary sum = {0};
-	int st = bench_flags(&quick_set, &quick, argc, argv);
+	int st = bench_quick_flags(
+	    "bench_heat", "the heat window's record() vs a mutex and hash map",
+	    "skip the 10 M keys", &quick, argc, argv);
 
 	if (st >= 0)
 		return st;
-	quick |= env && env[0] && strcmp(env, "0") != 0;
 	printf("# heat record(): median of %d runs of %u reads per thread; "
 	       "window %u ms, threshold %u, clock +1 ms per %u reads\n",
 	       RUNS, OPS, WINDOW_MS, THRESHOLD, OPS_PER_MS);

@@ -147,12 +147,10 @@ static mcrepl_engine *engine(void)
 
 int main(int argc, char **argv)
 {
-	const char *q = getenv("MCREPL_BENCH_QUICK");
 	struct object *objs;
 	mcrepl_engine *e;
 	double ratio[2];
 	bool quick = false;
-	/* --quick, or MCREPL_BENCH_QUICK=1 in the environment */
 	int st = bench_quick_flags(
 	    "bench_host_read",
 	    "mcrepl_engine_on_read() ns per read vs the same work by hand",
@@ -160,7 +158,7 @@ int main(int argc, char **argv)
 
 	if (st >= 0)
 		return st;
-	if (quick || (q && *q == '1'))
+	if (quick)
 		reads /= 10;
 	objs = calloc(OBJECTS, sizeof(*objs));
 	e = engine();
