@@ -25,9 +25,9 @@
 #include "ha_gate.h"
 #include "log.h"
 #include "httpcap.h"
+#include "metrics.h"
 #include "tls.h"
 #include "netlimits.h"
-#include "util/prom.h"
 #include "protect.h"
 #include "rpc_server.h"
 #include "service.h"
@@ -64,224 +64,29 @@ static uint64_t now_ms(void)
 	return (uint64_t)net_now_ms();
 }
 
-/* Authentication: handshakes done, failed by reason, and
- * requests refused by authorization, by reason. */
-static void auth_metrics(const struct master *m, struct mcu_prom *t,
-			 const rpc_server_stats *st)
-{
-	static const char *const failed = "mcrepl_master_auth_failures_total";
-	static const char *const refused = "mcrepl_master_auth_refusals_total";
-
-	mcu_prom_metric(t, "mcrepl_master_auth_enabled", "gauge",
-			"1 with --auth_file (every connection authenticates)",
-			m->auth != NULL);
-	mcu_prom_metric(t, "mcrepl_master_auth_handshakes_total", "counter",
-			"RPC connections authenticated", st->auth_ok);
-	mcu_prom_metric(t, "mcrepl_master_tls_enabled", "gauge",
-			"1 with --tls_cert (RPC and HTTP over TLS)",
-			m->tls_rpc != NULL);
-	mcu_prom_metric(t, "mcrepl_master_tls_handshakes_total", "counter",
-			"RPC connections whose TLS handshake completed",
-			st->tls_ok);
-	mcu_prom_head(t, failed, "counter",
-		      "RPC handshakes failed (connection closed), by reason");
-	for (int i = 1; i < RPC_AUTH_FAIL_COUNT; i++)
-		mcu_prom_u64(
-		    t, failed,
-		    (const struct mcu_prom_label[]){
-			{.name = "reason", .value = rpc_auth_fail_name(i)}},
-		    1, st->auth_failed[i]);
-	mcu_prom_head(t, refused, "counter",
-		      "Requests refused by authorization, by reason");
-	for (int i = 0; i < SVC_REFUSAL_COUNT; i++)
-		mcu_prom_u64(
-		    t, refused,
-		    (const struct mcu_prom_label[]){
-			{.name = "reason", .value = svc_refusal_name(i)}},
-		    1, m->svc.refused[i]);
-}
-
-/* With an auth file: connections not yet authenticated, and those closed
- * to make room, by the cap that was full. */
-static void anon_metrics(struct mcu_prom *t, const rpc_server_stats *st)
-{
-	static const char *const closed =
-	    "mcrepl_master_rpc_unauthenticated_closed_total";
-	const struct {
-		const char *reason;
-		uint64_t n;
-	} by[] = {{"share", st->anon_closed_share},
-		  {"peer", st->anon_closed_peer},
-		  {"limit", st->anon_closed_limit}};
-
-	mcu_prom_metric(t, "mcrepl_master_rpc_unauthenticated_connections",
-			"gauge", "RPC connections not yet authenticated",
-			(uint64_t)st->unauth_now);
-	mcu_prom_head(t, closed, "counter",
-		      "Unauthenticated RPC connections closed (TOO_MANY) to "
-		      "make room, by the cap that was full");
-	for (size_t i = 0; i < sizeof(by) / sizeof(by[0]); i++)
-		mcu_prom_u64(t, closed,
-			     (const struct mcu_prom_label[]){
-				 {.name = "reason", .value = by[i].reason}},
-			     1, by[i].n);
-}
-
-/* What the RPC port's bounds did: refusals by reason,
- * closes, frames that waited for input budget, the budget now. */
-static void rpc_metrics(const struct master *m, struct mcu_prom *t)
-{
-	rpc_server_stats st;
-	static const char *const refused = "mcrepl_master_rpc_refused_total";
-
-	if (!m->rpc)
-		return;
-	rpc_server_stats_get(m->rpc, &st);
-	mcu_prom_metric(t, "mcrepl_master_rpc_connections", "gauge",
-			"Open RPC connections",
-			(uint64_t)rpc_server_conn_count(m->rpc));
-	mcu_prom_head(t, refused, "counter",
-		      "RPC connections refused (TOO_MANY), by cap");
-	mcu_prom_u64(
-	    t, refused,
-	    (const struct mcu_prom_label[]){{.name = "reason", .value = "cap"}},
-	    1, st.refused_cap);
-	mcu_prom_u64(t, refused,
-		     (const struct mcu_prom_label[]){
-			 {.name = "reason", .value = "peer"}},
-		     1, st.refused_peer);
-	mcu_prom_u64(t, refused,
-		     (const struct mcu_prom_label[]){
-			 {.name = "reason", .value = "reserve"}},
-		     1, st.refused_reserve);
-	anon_metrics(t, &st);
-	mcu_prom_metric(t, "mcrepl_master_rpc_idle_closed_total", "counter",
-			"RPC connections closed idle", st.idle_closed);
-	mcu_prom_metric(t, "mcrepl_master_rpc_frame_timeouts_total", "counter",
-			"RPC connections closed with a frame or reply stalled",
-			st.frame_timeouts);
-	mcu_prom_metric(t, "mcrepl_master_rpc_budget_waits_total", "counter",
-			"RPC frames that waited for input budget",
-			st.budget_waits);
-	mcu_prom_metric(t, "mcrepl_master_rpc_budget_used_bytes", "gauge",
-			"RPC input budget granted now",
-			(uint64_t)st.budget_used);
-	httpcap_metrics(m->http_cap, "mcrepl_master_http", t);
-	auth_metrics(m, t, &st);
-}
-
-/* HA: role, term, failovers, objects recovered (docs/HA.md). */
-static void ha_metrics(const struct master *m, struct mcu_prom *t)
-{
-	struct ha_figures f;
-	struct store_ha_figures r = {0};
-
-	if (!m->ha)
-		return;
-	ha_figures(m->ha, &f);
-	if (m->store) {
-		store_lock(m->store);
-		store_ha_figures(m->store, &r);
-		store_unlock(m->store);
-	}
-	mcu_prom_head(t, "mcrepl_master_ha_role", "gauge",
-		      "1 for this master's role (leader or standby)");
-	mcu_prom_u64(t, "mcrepl_master_ha_role",
-		     (const struct mcu_prom_label[]){
-			 {.name = "role", .value = "leader"}},
-		     1, f.leader);
-	mcu_prom_u64(t, "mcrepl_master_ha_role",
-		     (const struct mcu_prom_label[]){
-			 {.name = "role", .value = "standby"}},
-		     1, !f.leader);
-	mcu_prom_metric(t, "mcrepl_master_ha_term", "gauge",
-			"Term this master leads (0: standby)", f.term);
-	mcu_prom_metric(t, "mcrepl_master_ha_last_term_seen", "gauge",
-			"Highest term seen in etcd", f.last_term_seen);
-	mcu_prom_metric(t, "mcrepl_master_ha_elections_won_total", "counter",
-			"Terms this master won", f.elections_won);
-	mcu_prom_metric(t, "mcrepl_master_ha_failovers_total", "counter",
-			"Leaderships taken over from another master",
-			f.failovers);
-	mcu_prom_metric(t, "mcrepl_master_ha_serving", "gauge",
-			"1 while this master leads and its lease is certain to "
-			"hold",
-			f.serving);
-	mcu_prom_head(t, "mcrepl_master_ha_step_downs_total", "counter",
-		      "Leaderships given up, by reason (lease_expired: no "
-		      "renewal confirmed for a whole TTL)");
-	for (int why = 0; why < HA_SD_COUNT; why++)
-		mcu_prom_u64(
-		    t, "mcrepl_master_ha_step_downs_total",
-		    (const struct mcu_prom_label[]){
-			{.name = "reason", .value = ha_step_down_name(why)}},
-		    1, f.step_downs_by[why]);
-	mcu_prom_metric(t, "mcrepl_master_ha_suspensions_total", "counter",
-			"Times the leader stopped serving for want of a "
-			"confirmed renewal and kept its term",
-			f.suspensions);
-	mcu_prom_metric(t, "mcrepl_master_ha_pauses_total", "counter",
-			"Gaps longer than TTL/4 in this master's runs (stopped "
-			"or starved of CPU)",
-			f.pauses);
-	mcu_prom_metric(t, "mcrepl_master_ha_longest_pause_ms", "gauge",
-			"The longest of those gaps", f.longest_pause_ms);
-	mcu_prom_metric(t, "mcrepl_master_ha_etcd_errors_total", "counter",
-			"etcd requests that failed", f.etcd_errors);
-	mcu_prom_metric(t, "mcrepl_master_ha_refused_total", "counter",
-			"Requests refused as not the leader",
-			(uint64_t)m->gate.refused);
-	mcu_prom_metric(
-	    t, "mcrepl_master_ha_recovering_refused_total", "counter",
-	    "Puts and empty reads answered 'recovering' (ask again)",
-	    (uint64_t)m->gate.deferred);
-	mcu_prom_metric(t, "mcrepl_master_ha_objects_recovered_total",
-			"counter",
-			"Objects re-registered by workers in this term",
-			r.objects_recovered);
-	mcu_prom_metric(t, "mcrepl_master_ha_replicas_recovered_total",
-			"counter",
-			"Replicas re-registered by workers in this term",
-			r.replicas_recovered);
-	mcu_prom_metric(t, "mcrepl_master_ha_recover_refused_total", "counter",
-			"Re-registered replicas refused (overlap, bad record)",
-			r.recover_refused);
-	mcu_prom_metric(t, "mcrepl_master_ha_orphans_total", "counter",
-			"Keyless regions re-registered (puts the journal had "
-			"not reached)",
-			r.orphans);
-	mcu_prom_metric(t, "mcrepl_master_ha_orphans_adopted_total", "counter",
-			"Keyless regions adopted by a lookup of their key",
-			r.orphans_adopted);
-	mcu_prom_metric(t, "mcrepl_master_ha_orphans_expired_total", "counter",
-			"Keyless regions freed unclaimed", r.orphans_expired);
-	mcu_prom_metric(t, "mcrepl_master_ha_superseded_total", "counter",
-			"Re-registered objects replaced by a newer version",
-			r.superseded);
-}
-
+/* /metrics: the page of metrics.c, sent as it is. */
 static void on_metrics(struct evhttp_request *req, void *arg)
 {
 	struct master *m = arg;
 	struct evbuffer *out = evhttp_request_get_output_buffer(req);
+	const struct metrics_sources src = {.store = m->store,
+					    .rpc = m->rpc,
+					    .http_cap = m->http_cap,
+					    .auth = m->auth != NULL,
+					    .tls = m->tls_rpc != NULL,
+					    .auth_refused = m->svc.refused,
+					    .ha = m->ha,
+					    .ha_refused = m->gate.refused,
+					    .ha_deferred = m->gate.deferred};
 	size_t len = 0;
-	char *text = m->store ? master_metrics(m->store, &len) : NULL;
-	struct mcu_prom rpc;
+	char *text = metrics_page(&src, &len);
 
-	if (!m->store)
-		text = strdup("");
 	if (!text) {
 		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
 		return;
 	}
 	evbuffer_add(out, text, len);
 	free(text);
-	mcu_prom_growing(&rpc);
-	rpc_metrics(m, &rpc);
-	ha_metrics(m, &rpc);
-	if (!rpc.oom)
-		evbuffer_add(out, rpc.buf, rpc.len);
-	free(rpc.buf);
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 			  "Content-Type", "text/plain; version=0.0.4");
 	evhttp_send_reply(req, HTTP_OK, "OK", out);

@@ -46,6 +46,7 @@ void store_destroy(struct store *s)
 	free(s->orphans);
 	store__removed_free(s);
 	store__rm_free(s);
+	store__cross_free(s);
 	store__fences_free(s);
 	mcrepl_triggers_destroy(s->triggers);
 	mcrepl_engine_destroy(s->engine);
@@ -137,6 +138,13 @@ void store_figures(struct store *s, struct store_figures *f)
 	f->warmup_inflight =
 	    s->ctr.warmup_queued - s->ctr.warmup_done - s->ctr.warmup_failed;
 	store__policy_figures(s, f);
+}
+
+void store_snapshot(struct store *s, struct store_snapshot *out)
+{
+	store_figures(s, &out->fig);
+	store_quota_figures(s, &out->quota);
+	store_ha_figures(s, &out->ha);
 }
 
 mcrepl_status store_render_stats(struct store *s, char *buf, size_t cap,

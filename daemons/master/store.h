@@ -400,7 +400,9 @@ bool store_drain(struct store *s, uint64_t now_ms);
 bool store_backlog(const struct store *s);
 /* Every figure of STORE_FIGURES at this moment. */
 void store_figures(struct store *s, struct store_figures *f);
-/* libmcrepl's RFC metrics as Prometheus text (mcrepl_stats_render). */
+/* libmcrepl's RFC metrics as Prometheus text (mcrepl_stats_render). Its
+ * counters are atomics, so this needs no store lock: /metrics renders it
+ * after its snapshot, outside the lock. */
 mcrepl_status store_render_stats(struct store *s, char *buf, size_t cap,
 				 size_t *need);
 
@@ -598,6 +600,17 @@ struct auth_principal;
 void store_put_caller(struct store *s, const struct auth_table *t,
 		      const struct auth_principal *p, const char **why);
 void store_quota_figures(struct store *s, struct store_quota_figures *f);
+
+/* ---- /metrics' copy of the store (store.c, metrics.c) ---- */
+/* Every figure /metrics shows from the store, taken at one moment. */
+struct store_snapshot {
+	struct store_figures fig;
+	struct store_quota_figures quota;
+	struct store_ha_figures ha;
+};
+/* Copies them all into *out, under the store lock the caller holds: one
+ * hold per scrape; nothing is formatted or allocated under it. */
+void store_snapshot(struct store *s, struct store_snapshot *out);
 
 struct object *store_find(struct store *s, const char *tenant, const char *key);
 /* True when a COMPLETE object (PutEnd done) has this name. */

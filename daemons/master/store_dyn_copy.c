@@ -5,15 +5,73 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
 #include "log.h"
 #include "ratelog.h"
 #include "store_dyn.h"
+
+/* A live copy across domains (R-OBS-9), noted by its lease id at its
+ * grant: its end takes it off the gauge even when a segment is gone by
+ * then. */
+struct cross_copy {
+	struct mcu_map_node node; /* first: by lease id, in store.cross */
+	uint64_t lease_id;
+};
+
+static bool cross_eq(const struct mcu_map_node *n, const void *id)
+{
+	return ((const struct cross_copy *)(const void *)n)->lease_id ==
+	       *(const uint64_t *)id;
+}
+
+static void cross_node_free(struct mcu_map_node *n, void *unused)
+{
+	(void)unused;
+	free(n);
+}
+
+void store__cross_free(struct store *s)
+{
+	mcu_map_drain(&s->cross, cross_node_free, NULL);
+	mcu_map_fini(&s->cross);
+}
+
+/* The gauge at a lease's grant (src, dst: its segments) or end. Without
+ * memory for the note a copy is not counted (at its end neither). */
+static void cross_live(struct store *s, const mcrepl_lease *l,
+		       const struct segment *src, const struct segment *dst,
+		       int delta)
+{
+	uint64_t id = l->id.v, h = mcu_mix64(id);
+	struct cross_copy *c;
+	struct mcu_map_node *n;
+
+	if (delta > 0) {
+		if (!src || !dst ||
+		    mcrepl_domain_equal(src->domain, dst->domain) ||
+		    (!s->cross.tab[0] && mcu_map_init(&s->cross, 16)) ||
+		    !(c = calloc(1, sizeof(*c))))
+			return;
+		c->lease_id = id;
+		mcu_map_insert(&s->cross, &c->node, h);
+		mcrepl_stats_add(s->stats, MCREPL_STAT_CROSS_DOMAIN_INFLIGHT,
+				 1);
+		return;
+	}
+	n = s->cross.n ? mcu_map_find(&s->cross, h, cross_eq, &id) : NULL;
+	if (!n)
+		return;
+	mcu_map_remove(&s->cross, n);
+	free(n);
+	mcrepl_stats_add(s->stats, MCREPL_STAT_CROSS_DOMAIN_INFLIGHT, -1);
+}
 
 void dyn__lease_live(struct store *s, const mcrepl_lease *l, int delta)
 {
 	struct segment *src = store_segment(s, l->source.v);
 	struct segment *dst = store_segment(s, l->target.v);
 
+	cross_live(s, l, src, dst, delta);
 	if (src)
 		src->inflight += (uint32_t)delta;
 	if (dst && delta > 0)

@@ -97,6 +97,10 @@ struct store {
 	mcrepl_engine *engine;
 	mcrepl_leases *leases;
 	mcrepl_stats *stats;
+	/* live dynamic copies whose source and target domains differ, by
+	 * lease id (store_dyn_copy.c: mcrepl_dynamic_cross_domain_inflight);
+	 * made at the first */
+	struct mcu_map cross;
 	/* indexes kept as things change, so no request or tick walks every
 	 * object or segment (store_seg.c, store_obj.c): segments by id
 	 * (mounted or leaving); the leaving ones, their replicas still being
@@ -262,6 +266,8 @@ void store__removed_free(struct store *s);
  * its own replicas) at its version or older are freed now. */
 void store__orphans_removed(struct store *s, const struct object *o);
 
+/* store_dyn_copy.c: frees the record of cross-domain copies in flight */
+void store__cross_free(struct store *s);
 /* store_rmwait.c: removes answered once their drops are acknowledged */
 /* A drop (a commit) journaled for client_id's worker at seq (0: not
  * journaled) by the remove (the PutEnd) being made. */

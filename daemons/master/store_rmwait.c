@@ -7,11 +7,15 @@
  * client TTL: a worker that keeps heartbeating without acknowledging is
  * expired at that deadline. A caller is answered within REPLY_MS: OK, or
  * "recovering" (ask again), and a Remove of a key whose remove is still
- * waiting waits with it (then OK, for FORGET_MS after it settled). */
+ * waiting waits with it (then OK, for FORGET_MS after it settled).
+ * The waits are indexed by their key's hash, so the question every read
+ * asks (store_key_settling) and a remove's look for its earlier tries
+ * cost one look-up, not a pass over up to RM_PENDING_MAX waits. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/map.h"
 #include "stamp.h"
 #include "store_priv.h"
 
@@ -31,6 +35,8 @@ struct rm_wait {
 };
 
 struct rm_pending {
+	struct mcu_map_node node;  /* first: by key_hash, in by_key */
+	size_t slot;		   /* its place in store_rmwait.p */
 	store_remove_done_fn done; /* the caller waiting now, or NULL */
 	void *arg;
 	bool put; /* a PutEnd's commits, not a remove's drops */
@@ -43,8 +49,12 @@ struct rm_pending {
 struct store_rmwait {
 	struct rm_pending **p;
 	size_t n, cap;
+	struct mcu_map by_key;	    /* every one of p, by key_hash */
 	struct rm_pending *collect; /* the remove being made */
 };
+
+/* Buckets of by_key at first (it grows with the waits). */
+#define RM_INDEX_BUCKETS 64u
 
 static void pending_free(struct rm_pending *p)
 {
@@ -61,16 +71,29 @@ void store__rm_free(struct store *s)
 	for (size_t i = 0; i < r->n; i++)
 		pending_free(r->p[i]);
 	free(r->p);
+	mcu_map_fini(&r->by_key);
 	free(r);
 	s->rmwait = NULL;
+}
+
+/* p (made by pending_new, its key_hash set) joins the waits. */
+static void pending_add(struct store_rmwait *r, struct rm_pending *p)
+{
+	p->slot = r->n;
+	r->p[r->n++] = p;
+	mcu_map_insert(&r->by_key, &p->node, p->key_hash);
 }
 
 static void pending_drop(struct store *s, size_t i)
 {
 	struct store_rmwait *r = s->rmwait;
 
+	mcu_map_remove(&r->by_key, &r->p[i]->node);
 	pending_free(r->p[i]);
-	r->p[i] = r->p[--r->n];
+	if (i < --r->n) { /* the last one takes its place */
+		r->p[i] = r->p[r->n];
+		r->p[i]->slot = i;
+	}
 }
 
 /* The caller waiting on p (if any) is answered. */
@@ -105,20 +128,40 @@ static void pending_settled(struct store *s, size_t i)
 	}
 }
 
+static const struct rm_pending *as_pending(const struct mcu_map_node *n)
+{
+	return (const struct rm_pending *)(const void *)n;
+}
+
+/* by_key's tests (its hash matched): a remove named *id (0: any) ... */
+static bool remove_eq(const struct mcu_map_node *n, const void *id)
+{
+	const uint64_t *want = id;
+
+	return !as_pending(n)->put &&
+	       (!*want || as_pending(n)->request_id == *want);
+}
+
+/* ... and any wait not settled yet. */
+static bool waiting_eq(const struct mcu_map_node *n, const void *unused)
+{
+	(void)unused;
+	return !as_pending(n)->settled_ms;
+}
+
 /* The remove of key hash h with request id id waiting or settled lately;
  * id 0 (a caller that names none): any remove of h. */
 static struct rm_pending *pending_of(const struct store *s, uint64_t h,
 				     uint64_t id, size_t *at)
 {
-	const struct store_rmwait *r = s->rmwait;
+	struct mcu_map_node *n =
+	    s->rmwait ? mcu_map_find(&s->rmwait->by_key, h, remove_eq, &id)
+		      : NULL;
+	struct rm_pending *p = (struct rm_pending *)(void *)n;
 
-	for (size_t i = 0; r && i < r->n; i++)
-		if (!r->p[i]->put && r->p[i]->key_hash == h &&
-		    (!id || r->p[i]->request_id == id)) {
-			*at = i;
-			return r->p[i];
-		}
-	return NULL;
+	if (p)
+		*at = p->slot;
+	return p;
 }
 
 /* A Remove of a key whose remove is still waiting, or settled lately:
@@ -170,8 +213,14 @@ static struct rm_pending *pending_new(struct store *s)
 {
 	struct store_rmwait *r = s->rmwait;
 
-	if (!r && !(r = s->rmwait = calloc(1, sizeof(*r))))
-		return NULL;
+	if (!r) {
+		r = calloc(1, sizeof(*r));
+		if (!r || mcu_map_init(&r->by_key, RM_INDEX_BUCKETS)) {
+			free(r);
+			return NULL;
+		}
+		s->rmwait = r;
+	}
 	if (r->n >= RM_PENDING_MAX ||
 	    !store__grow(&r->p, r->n, &r->cap, sizeof(*r->p)))
 		return NULL;
@@ -230,7 +279,7 @@ McreplRpc__Code store_remove_acked(struct store *s, const char *tenant,
 	p->request_id = request_id;
 	p->deadline_ms = now_ms + s->opts.client_ttl_ms;
 	p->reply_ms = now_ms + REPLY_MS;
-	r->p[r->n++] = p;
+	pending_add(r, p);
 	*later = true;
 	return code;
 }
@@ -258,7 +307,7 @@ McreplRpc__Code store_put_end_acked(struct store *s, const char *tenant,
 	p->done = done;
 	p->arg = arg;
 	p->reply_ms = now_ms + REPLY_MS;
-	s->rmwait->p[s->rmwait->n++] = p;
+	pending_add(s->rmwait, p);
 	*later = true;
 	return code;
 }
@@ -354,10 +403,7 @@ bool store_key_settling(const struct store *s, const char *tenant,
 	if (!r || !r->n || !store__key_ok(tenant, key))
 		return false;
 	h = stamp_key_hash(tenant, strlen(tenant), key, strlen(key));
-	for (size_t i = 0; i < r->n; i++)
-		if (!r->p[i]->settled_ms && r->p[i]->key_hash == h)
-			return true;
-	return false;
+	return mcu_map_find(&r->by_key, h, waiting_eq, NULL) != NULL;
 }
 
 size_t store_removes_waiting(const struct store *s)

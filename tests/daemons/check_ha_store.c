@@ -904,6 +904,138 @@ START_TEST(test_held_segment_gets_no_placement)
 }
 END_TEST
 
+/* Every journal entry of client c acknowledged, however many. */
+static void ack_every(struct fx *x, uint64_t c)
+{
+	McreplRpc__IndexEntry e[8];
+	uint64_t ack = 0;
+	size_t n;
+
+	while ((n = store_journal_fill(x->s, c, ack, e, 8)) > 0)
+		ack = e[n - 1].seq;
+}
+
+/* Heartbeats of both workers and a tick, at x->now. */
+static void beat_tick(struct fx *x, uint64_t *last)
+{
+	store_heartbeat(x->s, CA, NULL, NULL, 0, x->now);
+	store_heartbeat(x->s, CB, NULL, NULL, 0, x->now);
+	store_tick(x->s, x->now, last);
+}
+
+static McreplRpc__Code remove_named(struct fx *x, const char *key, uint64_t id,
+				    struct rm_seen *r, bool *later)
+{
+	char err[128];
+
+	return store_remove_acked(x->s, "t", key, id, x->now, rm_done, r, later,
+				  err, sizeof(err));
+}
+
+/* Puts and removes of several keys wait at once: each of those keys is
+ * settling, no other; each wait ends with its own acknowledgements; a
+ * remove settled with nobody waiting answers its named tries until it is
+ * forgotten, then no more (a try then is a remove of its own). */
+START_TEST(test_settling_many_keys_at_once)
+{
+	static const char *const rm_keys[] = {"r0", "r1", "r2"};
+	static const char *const put_keys[] = {"p0", "p1"};
+	struct fx x;
+	struct rm_seen rr[3] = {{0}}, rj[3] = {{0}}, rp[2] = {{0}};
+	struct rm_seen again = {0};
+	uint64_t last = 0, v;
+	bool later = false;
+
+	fx_start(&x, TERM);
+	for (size_t i = 0; i < 3; i++)
+		put2(&x, rm_keys[i]);
+	put2(&x, "kept");
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_int_eq(
+		    remove_named(&x, rm_keys[i], 10 + i, &rr[i], &later),
+		    MCREPL_RPC__CODE__OK);
+		ck_assert(later);
+	}
+	/* their callers are told to ask again; r0's and r2's do */
+	x.now += 2000;
+	beat_tick(&x, &last);
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_int_eq(rr[i].calls, 1);
+		ck_assert_str_eq(rr[i].reason, "recovering");
+		if (i == 1)
+			continue;
+		ck_assert_int_eq(
+		    remove_named(&x, rm_keys[i], 10 + i, &rj[i], &later),
+		    MCREPL_RPC__CODE__OK);
+		ck_assert(later);
+	}
+	for (size_t i = 0; i < 2; i++) {
+		v = put_start2(&x, put_keys[i]);
+		ck_assert_int_eq(store_put_end_acked(x.s, "t", put_keys[i], v,
+						     x.now, rm_done, &rp[i],
+						     &later),
+				 MCREPL_RPC__CODE__OK);
+		ck_assert(later);
+	}
+	ck_assert_uint_eq(store_removes_waiting(x.s), 5);
+	for (size_t i = 0; i < 3; i++)
+		ck_assert(store_key_settling(x.s, "t", rm_keys[i]));
+	for (size_t i = 0; i < 2; i++)
+		ck_assert(store_key_settling(x.s, "t", put_keys[i]));
+	ck_assert(!store_key_settling(x.s, "t", "kept"));
+	ck_assert(!store_key_settling(x.s, "u", "r0"));
+	ck_assert(!store_key_settling(x.s, "t", "r3"));
+	/* A acknowledges: all still wait for B */
+	ack_every(&x, CA);
+	ck_assert_uint_eq(store_removes_waiting(x.s), 5);
+	ck_assert(store_key_settling(x.s, "t", "r2"));
+	ck_assert(store_key_settling(x.s, "t", "p1"));
+	ck_assert_int_eq(rj[0].calls + rj[2].calls + rp[0].calls + rp[1].calls,
+			 0);
+	/* B too: every wait ends; r1's, with nobody waiting, is kept */
+	ack_every(&x, CB);
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert(!store_key_settling(x.s, "t", rm_keys[i]));
+		ck_assert_int_eq(rr[i].calls, 1);
+		ck_assert_int_eq(rj[i].calls, i == 1 ? 0 : 1);
+		ck_assert_int_eq(rj[i].code, MCREPL_RPC__CODE__OK);
+	}
+	for (size_t i = 0; i < 2; i++) {
+		ck_assert(!store_key_settling(x.s, "t", put_keys[i]));
+		ck_assert_int_eq(rp[i].calls, 1);
+		ck_assert_int_eq(rp[i].code, MCREPL_RPC__CODE__OK);
+	}
+	ck_assert_uint_eq(store_removes_waiting(x.s), 1);
+	/* r1's try is answered OK now; r0's (ended) is a remove of its own */
+	ck_assert_int_eq(remove_named(&x, "r1", 11, &again, &later),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert(!later);
+	ck_assert_int_eq(remove_named(&x, "r0", 10, &again, &later),
+			 MCREPL_RPC__CODE__NOT_FOUND);
+	ck_assert(!later);
+	ck_assert_int_eq(again.calls, 0);
+	ck_assert_uint_eq(store_removes_waiting(x.s), 1);
+	/* forgotten after 20 s: its try is a remove of its own too */
+	for (int i = 0; i < 10; i++) {
+		x.now += 2000;
+		beat_tick(&x, &last);
+	}
+	ck_assert_uint_eq(store_removes_waiting(x.s), 0);
+	ck_assert_int_eq(remove_named(&x, "r1", 11, &again, &later),
+			 MCREPL_RPC__CODE__NOT_FOUND);
+	ck_assert(!later);
+	/* a key put and removed again waits anew */
+	put2(&x, "r1");
+	ck_assert_int_eq(remove_named(&x, "r1", 0, &again, &later),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert(later);
+	ck_assert(store_key_settling(x.s, "t", "r1"));
+	ck_assert(!store_key_settling(x.s, "t", "r0"));
+	ck_assert_uint_eq(store_removes_waiting(x.s), 1);
+	fx_stop(&x);
+}
+END_TEST
+
 Suite *make_ha_store_suite(void)
 {
 	Suite *s = suite_create("ha_store");
@@ -917,6 +1049,7 @@ Suite *make_ha_store_suite(void)
 	tcase_add_test(tc, test_recover_newer_version_supersedes);
 	tcase_add_test(tc, test_remove_answered_once_workers_acknowledge);
 	tcase_add_test(tc, test_remove_retry_named_never_removes_twice);
+	tcase_add_test(tc, test_settling_many_keys_at_once);
 	tcase_add_test(tc, test_put_end_answered_once_workers_acknowledge);
 	tcase_add_test(tc, test_put_in_flight_reads_absent_exists_to_putters);
 	tcase_add_test(tc, test_remove_covers_unadopted_orphans);

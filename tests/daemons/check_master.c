@@ -877,7 +877,9 @@ START_TEST(test_config_file_and_health)
 }
 END_TEST
 
-/* covers: T-28 R-SCEN-1 R-SCEN-2 R-OBS-7 */
+/* The gauge of cross-domain copies in flight counts each from its grant
+ * to its end. */
+/* covers: T-28 R-SCEN-1 R-SCEN-2 R-OBS-7 R-OBS-9 */
 START_TEST(
     test_domain_aware_copy_lands_in_requester_domain_and_warms_new_domain)
 {
@@ -896,14 +898,20 @@ START_TEST(
 	t = wait_task(&cl, CLIENT_A);
 	ck_assert_uint_ne(t.task_id, 0);
 	ck_assert_uint_eq(t.target_segment_id, seg_b2);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_cross_domain_inflight"),
+			 1);
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
 				  v, "hot", NULL, 0),
 			 MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_cross_domain_inflight"),
+			 1);
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyEnd", CLIENT_A, &t, v,
 				  "hot", NULL, 0),
 			 MCREPL_RPC__CODE__OK);
 	ck_assert_int_eq(
 	    metric(&cl, "mcrepl_dynamic_cross_domain_copies_total"), 1);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_cross_domain_inflight"),
+			 0);
 	/* a new domain joins: the hot object is warmed into it */
 	seg_c =
 	    mount_in(&cl, 0xd4, "host-e", "seg-c", 64 * MIB, true, "zone-c");
@@ -914,7 +922,9 @@ START_TEST(
 	WAIT_UNTIL((t = fetch_task(&cl, src = CLIENT_A)).task_id != 0 ||
 		   (t = fetch_task(&cl, src = CLIENT_C)).task_id != 0);
 	ck_assert_uint_eq(t.target_segment_id, seg_c);
-	/* warmup progress: the copy ends, the gauge drains */
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_cross_domain_inflight"),
+			 1);
+	/* warmup progress: the copy ends, the gauges drain */
 	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", src, &t, v,
 				  "hot", NULL, 0),
 			 MCREPL_RPC__CODE__OK);
@@ -927,6 +937,8 @@ START_TEST(
 	    metric(&cl, "mcrepl_master_warmup_copies_failed_total"), 0);
 	ck_assert_int_eq(metric(&cl, "mcrepl_master_warmup_copies_inflight"),
 			 0);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_cross_domain_inflight"),
+			 0);
 	cluster_stop(&cl);
 }
 END_TEST
@@ -934,7 +946,7 @@ END_TEST
 /* cross_domain_qps_threshold: a domain without a copy gets its first one
  * at 2 reads/s, while the primary's own domain needs the fanout
  * threshold of 50 reads/s for a second copy. */
-/* covers: R-ADMIT-6 */
+/* covers: R-ADMIT-6 R-OBS-9 */
 START_TEST(test_domain_aware_cross_domain_threshold_admits_first_copy_early)
 {
 	static const char *const da[] = {
@@ -943,12 +955,12 @@ START_TEST(test_domain_aware_cross_domain_threshold_admits_first_copy_early)
 	    "--dynamic_replication_cross_domain_qps_threshold=2", NULL};
 	struct cluster cl;
 	McreplRpc__Task t;
-	uint64_t seg_b2;
+	uint64_t seg_b2, v;
 
 	cluster_start(&cl, "enforce", da); /* seg-a, seg-b: domain default */
 	seg_b2 = mount_in(&cl, CLIENT_C, "host-d", "seg-b2", 64 * MIB, true,
 			  "zone-b");
-	put(&cl, "t", "hot", 4096); /* the emptiest: seg-a (default) */
+	v = put(&cl, "t", "hot", 4096); /* the emptiest: seg-a (default) */
 	read_n_from(&cl, "hot", "", 3);
 	t = task_within(&cl, CLIENT_A, 300);
 	ck_assert_uint_eq(t.task_id, 0); /* 3 reads/s < 50: no fanout */
@@ -960,6 +972,19 @@ START_TEST(test_domain_aware_cross_domain_threshold_admits_first_copy_early)
 	t = wait_task(&cl, CLIENT_A);
 	ck_assert_uint_ne(t.task_id, 0); /* 2 reads from zone-b suffice */
 	ck_assert_uint_eq(t.target_segment_id, seg_b2);
+	/* in flight across domains until revoked */
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_cross_domain_inflight"),
+			 1);
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyStart", CLIENT_A, &t,
+				  v, "hot", NULL, 0),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(dyn_call(&cl, "DynamicReplicaCopyRevoke", CLIENT_A, &t,
+				  v, "hot", NULL, 0),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_cross_domain_inflight"),
+			 0);
+	ck_assert_int_eq(metric(&cl, "mcrepl_dynamic_copy_tasks_revoked_total"),
+			 1);
 	cluster_stop(&cl);
 }
 END_TEST
