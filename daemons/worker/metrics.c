@@ -88,27 +88,24 @@ static uint64_t index_objects(const struct worker *w)
 	return n;
 }
 
-/* One metric per row of a table. */
-struct metric_row {
-	const char *name, *type, *help;
-	uint64_t v;
-};
+/* One metric per row of a local table of {name, type, help, v}. */
+#define EMIT_ROWS(out, rows)                                                   \
+	for (size_t i_ = 0; i_ < sizeof(rows) / sizeof(rows[0]); i_++)         \
+	mcu_prom_metric(out, rows[i_].name, rows[i_].type, rows[i_].help,      \
+			rows[i_].v)
 
-static void emit(struct mcu_prom *out, const struct metric_row *rows, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		mcu_prom_metric(out, rows[i].name, rows[i].type, rows[i].help,
-				rows[i].v);
-}
-
-#define EMIT(out, rows) emit(out, rows, sizeof(rows) / sizeof(rows[0]))
+#define METRIC_ROW                                                             \
+	struct {                                                               \
+		const char *name, *type, *help;                                \
+		uint64_t v;                                                    \
+	}
 
 /* Copies, HA and the index; the data port's totals. */
 static void worker_totals(struct worker *w,
 			  const struct data_server_counters *c,
 			  struct mcu_prom *out)
 {
-	const struct metric_row rows[] = {
+	const METRIC_ROW rows[] = {
 	    {"mcrepl_worker_writes_refused_total", "counter",
 	     "WRITEs refused (grant, range or size)", c->refused_writes},
 	    {"mcrepl_worker_reads_refused_total", "counter",
@@ -163,14 +160,14 @@ static void worker_totals(struct worker *w,
 	     c->connections},
 	};
 
-	EMIT(out, rows);
+	EMIT_ROWS(out, rows);
 }
 
 /* The data port's bounds, and what /health says. */
 static void bound_totals(struct worker *w, const struct data_server_counters *c,
 			 struct mcu_prom *out)
 {
-	const struct metric_row rows[] = {
+	const METRIC_ROW rows[] = {
 	    /* the data port's bounds */
 	    {"mcrepl_worker_data_connections_refused_total", "counter",
 	     "data connections refused at the connection cap", c->refused},
@@ -209,7 +206,7 @@ static void bound_totals(struct worker *w, const struct data_server_counters *c,
 	     "1 while the master (leader) answers", !w->master_down_logged},
 	};
 
-	EMIT(out, rows);
+	EMIT_ROWS(out, rows);
 }
 
 static void totals(struct worker *w, const struct data_server_counters *c,
