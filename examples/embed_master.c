@@ -226,7 +226,7 @@ static void tick(struct object *o, mcrepl_engine *e, mcrepl_heat_params *hp,
 	size_t n;
 
 	mcrepl_engine_tick(e, now, &t);
-	hp->threshold = t.threshold;
+	mcrepl_engine_heat_params(e, hp); /* the engine owns the threshold */
 	if (!t.retire_due)
 		return;
 	while (mcrepl_engine_retire(e, now, probe, &c, out, 4, &n))

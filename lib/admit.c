@@ -11,13 +11,7 @@ static bool nonempty(const char *s)
 uint32_t mcrepl_admit_threshold(const mcrepl_config *cfg,
 				uint32_t readable_replicas)
 {
-	uint64_t t = mcrepl_config_threshold(cfg);
-
-	if (readable_replicas == 0) /* domain-aware: none in the domain */
-		return mcrepl_config_cross_domain_threshold(cfg);
-	if (cfg->scale_threshold_by_replicas && readable_replicas > 1)
-		t *= readable_replicas;
-	return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+	return mcr_threshold(cfg, NULL, readable_replicas);
 }
 
 /* Proposal shape and freshness: the checks that need no object. */
@@ -82,8 +76,7 @@ static mcrepl_reason check_state(const mcrepl_admit_input *in)
 	if (in->proposal->kind == MCREPL_PROPOSAL_WARMUP) {
 		if (r > 0)
 			return MCREPL_REASON_TARGET_DOMAIN_HAS_REPLICA;
-	} else if (in->heat_count <
-		   mcr_policy_admit_threshold(in->cfg, cl, r)) {
+	} else if (in->heat_count < mcr_threshold(in->cfg, cl, r)) {
 		return MCREPL_REASON_BELOW_THRESHOLD;
 	}
 	if (ks->pending || o->busy)

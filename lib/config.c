@@ -87,14 +87,19 @@ struct knob {
 };
 
 static const mcrepl_config_knob pub_knobs[] = {
-#define PUB(n, d, h, t, f, lo, hi, open) {PREFIX n, d, h},
+#define PUB(n, d, h, t, f, lo, hi, open)                                       \
+	{.name = PREFIX n, .default_text = d, .help = h},
     KNOB_MAP(PUB)
 #undef PUB
 };
 
 static const struct knob knobs[] = {
 #define IMPL(n, d, h, t, f, lo, hi, open)                                      \
-	{t, offsetof(mcrepl_config, f), lo, hi, open},
+	{.type = t,                                                            \
+	 .offset = offsetof(mcrepl_config, f),                                 \
+	 .min = lo,                                                            \
+	 .max = hi,                                                            \
+	 .min_open = open},
     KNOB_MAP(IMPL)
 #undef IMPL
 };

@@ -82,7 +82,6 @@ mcrepl_status mcrepl_engine_create(const mcrepl_config *cfg,
 	e->max_dkeys = o.max_dynamic_keys;
 	mcrepl_heat_params_init(&hp, cfg);
 	e->bucket_ms = (uint32_t)hp.bucket_ms;
-	e->threshold = e->rfc_threshold = hp.threshold;
 	if (e->on)
 		hp.refire_buckets = 1;
 	e->hp = hp;
@@ -836,8 +835,8 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 	if (e->on) {
 		e->view.nodes = e->n_nodes;
 		e->view.window_reads = tick_window_reads(e);
-		e->threshold = mcr_policy_trigger_threshold(&e->cfg, &e->view);
-		atomic_store(&e->read_threshold, e->threshold);
+		atomic_store(&e->read_threshold,
+			     mcr_threshold_trigger(&e->cfg, &e->view));
 	}
 	if (rolled && epoch % ENG_B == 0) { /* a new window: room budget */
 		e->room_spent = 0;
@@ -850,7 +849,7 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 		e->passes++;
 	}
 	if (out) {
-		out->threshold = e->threshold;
+		out->threshold = atomic_load(&e->read_threshold);
 		out->retire_due = e->pass_open && e->cursor;
 	}
 	pthread_mutex_unlock(&e->mu);
@@ -858,12 +857,10 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 
 void mcrepl_engine_heat_params(mcrepl_engine *e, mcrepl_heat_params *out)
 {
-	mcrepl_heat_params_init(out, &e->cfg);
-	pthread_mutex_lock(&e->mu);
-	out->threshold = e->threshold;
-	pthread_mutex_unlock(&e->mu);
-	if (e->on)
-		out->refire_buckets = 1;
+	if (!e || !out)
+		return;
+	*out = e->hp;
+	out->threshold = atomic_load(&e->read_threshold);
 }
 
 void mcrepl_engine_cluster(mcrepl_engine *e, mcrepl_cluster_view *out)
@@ -1054,7 +1051,7 @@ void mcrepl_engine_get_stats(mcrepl_engine *e, mcrepl_engine_stats *out)
 	s.segments = e->n_segs;
 	s.nodes = e->n_nodes;
 	s.window_reads = window_reads(e);
-	s.threshold = e->threshold;
+	s.threshold = atomic_load(&e->read_threshold);
 	s.projections = e->projections;
 	s.dynamic_keys = mcu_map_size(&e->dkeys);
 	s.dynamic_replicas = e->n_dreplicas;

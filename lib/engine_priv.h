@@ -91,8 +91,9 @@ struct mcrepl_engine {
 	mcrepl_config cfg;
 	mcrepl_leases *leases;
 	mcrepl_stats *stats; /* mcrepl_engine_opts.stats (may be NULL) */
-	/* host.c: the read path's heat parameters and threshold (set by
-	 * the tick, read lock-free), lease wire ids, the trigger queue */
+	/* host.c: the read path's heat parameters (their threshold as
+	 * created) and the threshold the engine owns (set by the tick, read
+	 * lock-free), lease wire ids, the trigger queue */
 	mcrepl_heat_params hp;
 	_Atomic uint32_t read_threshold;
 	uint64_t incarnation;
@@ -118,7 +119,6 @@ struct mcrepl_engine {
 	bool started;
 	uint64_t start_epoch; /* the first tick's bucket */
 	mcrepl_cluster_view view;
-	uint32_t threshold, rfc_threshold;
 	mcrepl_segment_view *scratch; /* candidate views for propose */
 	/* tracked dynamic replicas */
 	struct mcu_map dkeys;

@@ -13,6 +13,7 @@
 
 #include "mcrepl/domain.h"
 #include "internal.h"
+#include "threshold.h"
 #include "mcrepl/heat.h"
 
 #define BUCKETS MCREPL_HEAT_BUCKETS
@@ -80,13 +81,10 @@ void mcrepl_heat_params_init(mcrepl_heat_params *p, const mcrepl_config *cfg)
 {
 	uint64_t w = cfg->heat_window_ms;
 	uint64_t b = w / BUCKETS + (w % BUCKETS != 0);
-	uint32_t t, x;
 
 	p->bucket_ms = b ? b : 1;
-	t = mcrepl_config_threshold(cfg);
-	x = mcrepl_config_cross_domain_threshold(cfg);
-	/* fire at the lowest count any admission can accept */
-	p->threshold = x < t ? x : t;
+	/* no cluster view: the lower of the config's and cross-domain counts */
+	p->threshold = mcr_threshold_trigger(cfg, NULL);
 	p->refire_buckets = BUCKETS;
 }
 

@@ -5,80 +5,7 @@
 
 #include "internal.h"
 #include "mcrepl/admit.h"
-#include "mcrepl/heat.h"
 #include "policy.h"
-
-bool mcr_policy_is_auto(const mcrepl_config *cfg, const mcrepl_cluster_view *cl)
-{
-	return cfg && cl && cfg->policy == MCREPL_POLICY_AUTO && cl->nodes > 0;
-}
-
-static uint32_t saturate(double x)
-{
-	if (!(x >= 1.0))
-		return 1;
-	if (x >= (double)MCREPL_HEAT_MAX_THRESHOLD)
-		return MCREPL_HEAT_MAX_THRESHOLD;
-	return (uint32_t)x;
-}
-
-uint32_t mcr_policy_share_count(const mcrepl_config *cfg,
-				const mcrepl_cluster_view *cl)
-{
-	double x;
-
-	if (!mcr_policy_is_auto(cfg, cl))
-		return 0;
-	x = cfg->hot_share * (double)cl->window_reads / (double)cl->nodes;
-	/* 0.01 * 800 / 1 must be 8, not 9: snap rounding noise */
-	if (fabs(x - nearbyint(x)) <= 1e-9 * (x > 1.0 ? x : 1.0))
-		x = nearbyint(x);
-	return saturate(ceil(x));
-}
-
-/* max(T, ceil((1 + sqrt(1 + S r))^2)) for r >= 1, saturated. */
-static uint32_t share_threshold(const mcrepl_config *cfg, uint32_t share,
-				uint32_t r)
-{
-	double x = (double)share * r, a;
-	uint32_t floor_count = mcrepl_config_threshold(cfg);
-
-	/* the least count c with c - 2 sqrt(c) >= S r: the key's rate is at
-	 * least r shares with two standard deviations of a Poisson count to
-	 * spare */
-	a = 1.0 + sqrt(1.0 + x);
-	a = ceil(a * a - 1e-9);
-	if (a < (double)floor_count)
-		return floor_count;
-	return saturate(a);
-}
-
-uint32_t mcr_policy_admit_threshold(const mcrepl_config *cfg,
-				    const mcrepl_cluster_view *cl,
-				    uint32_t readable)
-{
-	if (!mcr_policy_is_auto(cfg, cl))
-		return mcrepl_admit_threshold(cfg, readable);
-	if (readable == 0)
-		return mcrepl_config_cross_domain_threshold(cfg);
-	return share_threshold(cfg, mcr_policy_share_count(cfg, cl), readable);
-}
-
-uint32_t mcr_policy_trigger_threshold(const mcrepl_config *cfg,
-				      const mcrepl_cluster_view *cl)
-{
-	uint32_t t, x;
-
-	if (!mcr_policy_is_auto(cfg, cl)) {
-		mcrepl_heat_params p;
-
-		mcrepl_heat_params_init(&p, cfg);
-		return p.threshold;
-	}
-	t = mcr_policy_admit_threshold(cfg, cl, 1);
-	x = mcrepl_config_cross_domain_threshold(cfg);
-	return cfg->domain_aware && x < t ? x : t;
-}
 
 uint32_t mcr_policy_replica_cap(const mcrepl_config *cfg,
 				const mcrepl_cluster_view *cl)
@@ -95,21 +22,20 @@ uint32_t mcr_policy_want_replicas(const mcrepl_config *cfg,
 	double k0;
 	uint64_t k;
 
-	if (count < mcrepl_config_threshold(cfg) || cap <= 1)
+	if (count < mcr_threshold(cfg, NULL, 1) || cap <= 1)
 		return 1;
 	if (!mcr_policy_is_auto(cfg, cl))
 		return cap;
-	/* the largest k = r - 1 with admit_threshold(k) <= count */
+	/* the largest k = r - 1 with mcr_threshold(k) <= count */
 	share = mcr_policy_share_count(cfg, cl);
 	k0 = sqrt((double)count) - 1.0;
 	k0 = (k0 * k0 - 1.0) / share;
 	k = k0 > 0 ? (uint64_t)k0 : 0;
 	if (k > cap)
 		k = cap;
-	while (k + 1 < cap &&
-	       share_threshold(cfg, share, (uint32_t)k + 1) <= count)
+	while (k + 1 < cap && mcr_threshold(cfg, cl, (uint32_t)k + 1) <= count)
 		k++;
-	while (k >= 1 && share_threshold(cfg, share, (uint32_t)k) > count)
+	while (k >= 1 && mcr_threshold(cfg, cl, (uint32_t)k) > count)
 		k--;
 	return k + 1 > cap ? cap : (uint32_t)k + 1;
 }
@@ -379,17 +305,14 @@ bool mcr_policy_should_retire(const mcrepl_config *cfg,
 			      const mcrepl_cluster_view *cl, uint32_t count,
 			      uint32_t readable)
 {
-	double c = count, keep;
+	double c = count;
 
 	if (!mcr_policy_is_auto(cfg, cl) || readable < 2)
 		return false;
-	/* the heat the last replica's share stands for, RFC count floor */
-	keep = (double)mcr_policy_share_count(cfg, cl) * (readable - 1);
-	if (keep < (double)mcrepl_config_threshold(cfg))
-		keep = (double)mcrepl_config_threshold(cfg);
-	/* under half of it, with two standard deviations of a Poisson
-	 * count to spare */
-	return 2.0 * (c + 2.0 * sqrt(c)) < keep;
+	/* under half the heat the replicas but one stand for, with two
+	 * standard deviations of a Poisson count to spare */
+	return 2.0 * (c + 2.0 * sqrt(c)) <
+	       mcr_threshold_keep(cfg, cl, readable);
 }
 
 bool mcr_policy_should_retire_in_domain(const mcrepl_config *cfg,
@@ -404,8 +327,7 @@ bool mcr_policy_should_retire_in_domain(const mcrepl_config *cfg,
 		return mcr_policy_should_retire(cfg, cl, count, readable);
 	/* the domain's only copy: under half the cross-domain count that
 	 * admitted it, with two standard deviations to spare */
-	return 2.0 * (c + 2.0 * sqrt(c)) <
-	       (double)mcrepl_config_cross_domain_threshold(cfg);
+	return 2.0 * (c + 2.0 * sqrt(c)) < mcr_threshold_keep(cfg, cl, 1);
 }
 
 mcrepl_status mcr_policy_retire_pick(const char *tenant, const char *key,

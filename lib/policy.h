@@ -36,50 +36,11 @@
 #include "mcrepl/error.h"
 #include "mcrepl/admit.h"
 #include "mcrepl/place.h"
+#include "threshold.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* True when the auto rules apply: policy auto and cl->nodes >= 1. */
-bool mcr_policy_is_auto(const mcrepl_config *cfg,
-			const mcrepl_cluster_view *cl);
-
-/*
- * One replica's worth of heat: ceil(hot_share * window_reads / nodes),
- * at least 1, saturated at MCREPL_HEAT_MAX_THRESHOLD. 0 when auto does not
- * apply. A node's fair share is window_reads / nodes.
- */
-uint32_t mcr_policy_share_count(const mcrepl_config *cfg,
-				const mcrepl_cluster_view *cl);
-
-/*
- * The hit count a key with `readable` readable MEMORY replicas needs to
- * gain one more. Not auto: mcrepl_admit_threshold(cfg, readable). Auto:
- * readable 0 (domain-aware, none in the domain) gives
- * mcrepl_config_cross_domain_threshold(); otherwise
- * max(mcrepl_config_threshold(cfg), ceil((1 + sqrt(1 + S * readable))^2))
- * with S = share_count: the least count c with c - 2 sqrt(c) >= S *
- * readable, i.e. the key's rate reaches `readable` shares with two standard
- * deviations of a Poisson count to spare (a chance burst does not admit a
- * copy). Saturated at MCREPL_HEAT_MAX_THRESHOLD. The RFC's count stays a
- * floor, so a key read `threshold` times in the window on a small cluster
- * still qualifies.
- */
-uint32_t mcr_policy_admit_threshold(const mcrepl_config *cfg,
-				    const mcrepl_cluster_view *cl,
-				    uint32_t readable);
-
-/*
- * The count at which the read path should report CROSSED: the host writes
- * it into its mcrepl_heat_params.threshold whenever the cluster view
- * changes (e.g. once per load period). Not auto: what
- * mcrepl_heat_params_init() derives. Auto: the lower of
- * mcr_policy_admit_threshold(cfg, cl, 1) and, when domain-aware,
- * mcrepl_config_cross_domain_threshold().
- */
-uint32_t mcr_policy_trigger_threshold(const mcrepl_config *cfg,
-				      const mcrepl_cluster_view *cl);
 
 /* Most readable MEMORY replicas per object. Not auto: max_memory_replicas.
  * Auto: auto_max_replicas, or cl->nodes when that is 0. */
@@ -87,7 +48,7 @@ uint32_t mcr_policy_replica_cap(const mcrepl_config *cfg,
 				const mcrepl_cluster_view *cl);
 
 /* The replica count a key with `count` hits is allowed to reach (auto):
- * the largest r <= cap with count >= admit_threshold(r - 1), at least 1.
+ * the largest r <= cap with count >= mcr_threshold(r - 1), at least 1.
  * Not auto: max_memory_replicas when count reaches the RFC threshold,
  * else 1. */
 uint32_t mcr_policy_want_replicas(const mcrepl_config *cfg,
@@ -323,7 +284,7 @@ bool mcr_policy_evidence_helps(const mcrepl_config *cfg,
  * Should one dynamic replica of a key with `count` hits and `readable`
  * readable replicas be retired? Auto and readable >= 2: true when
  * 2 * (count + 2 * sqrt(count)) < max(mcrepl_config_threshold(cfg),
- * share_count * (readable - 1)): the key's rate is, with two standard
+ * share_count * (readable - 1)) (mcr_threshold_keep()): the key's rate is, with two standard
  * deviations of a Poisson count to spare, under half of what its replicas
  * but one stand for (admission asked for the full share with two
  * deviations to spare, so a retired replica comes back only once the

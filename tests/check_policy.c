@@ -95,11 +95,10 @@ START_TEST(test_policy_thresholds)
 	ck_assert_msg(mcr_policy_share_count(&c, &cl) == tc->share,
 		      "%s: share %u", tc->name,
 		      mcr_policy_share_count(&c, &cl));
-	ck_assert_msg(mcr_policy_admit_threshold(&c, &cl, tc->readable) ==
-			  tc->admit,
+	ck_assert_msg(mcr_threshold(&c, &cl, tc->readable) == tc->admit,
 		      "%s: admit %u", tc->name,
-		      mcr_policy_admit_threshold(&c, &cl, tc->readable));
-	ck_assert_uint_eq(mcr_policy_trigger_threshold(&c, &cl), tc->trigger);
+		      mcr_threshold(&c, &cl, tc->readable));
+	ck_assert_uint_eq(mcr_threshold_trigger(&c, &cl), tc->trigger);
 	ck_assert_uint_eq(mcr_policy_replica_cap(&c, &cl), tc->cap);
 	ck_assert_msg(mcr_policy_want_replicas(&c, &cl, tc->want_at_count) ==
 			  tc->want,
@@ -119,26 +118,25 @@ START_TEST(test_policy_cap_knob_and_null_view)
 	ck_assert_uint_eq(mcr_policy_replica_cap(&c, &cl), 1024);
 	c.auto_max_replicas = 16;
 	ck_assert_uint_eq(mcr_policy_replica_cap(&c, &cl), 16);
-	ck_assert_uint_eq(mcr_policy_admit_threshold(&c, NULL, 1), 8);
+	ck_assert_uint_eq(mcr_threshold(&c, NULL, 1), 8);
 	/* domain-aware: the first copy into a domain keeps its own count */
 	c.domain_aware = true;
 	c.cross_domain_qps_threshold = 0.3;
-	ck_assert_uint_eq(mcr_policy_admit_threshold(&c, &cl, 0), 3);
-	ck_assert_uint_eq(mcr_policy_trigger_threshold(&c, &cl), 3);
-	ck_assert_uint_eq(mcr_policy_trigger_threshold(&c, NULL), 3);
+	ck_assert_uint_eq(mcr_threshold(&c, &cl, 0), 3);
+	ck_assert_uint_eq(mcr_threshold_trigger(&c, &cl), 3);
+	ck_assert_uint_eq(mcr_threshold_trigger(&c, NULL), 3);
 	/* huge counts saturate at what the heat window can represent */
 	cl.window_reads = UINT64_MAX / 2;
 	cl.nodes = 1;
 	ck_assert_uint_eq(mcr_policy_share_count(&c, &cl),
 			  MCREPL_HEAT_MAX_THRESHOLD);
-	ck_assert_uint_eq(mcr_policy_admit_threshold(&c, &cl, 5),
-			  MCREPL_HEAT_MAX_THRESHOLD);
+	ck_assert_uint_eq(mcr_threshold(&c, &cl, 5), MCREPL_HEAT_MAX_THRESHOLD);
 	/* 1,024 nodes, 1 M/s: share 98, (1 + sqrt(99))^2 = 119.9 */
 	cl.window_reads = 10000000;
 	cl.nodes = 1024;
-	ck_assert_uint_eq(mcr_policy_trigger_threshold(&c, &cl), 3);
+	ck_assert_uint_eq(mcr_threshold_trigger(&c, &cl), 3);
 	c.domain_aware = false;
-	ck_assert_uint_eq(mcr_policy_trigger_threshold(&c, &cl), 120);
+	ck_assert_uint_eq(mcr_threshold_trigger(&c, &cl), 120);
 	ck_assert_uint_eq(mcr_policy_want_replicas(&c, &cl, 119), 1);
 	ck_assert_uint_eq(mcr_policy_want_replicas(&c, &cl, 120), 2);
 	ck_assert_uint_eq(mcr_policy_want_replicas(&c, &cl, 600000), 16);

@@ -132,7 +132,9 @@ void store__policy_tick(struct store *s, uint64_t now_ms)
 	mcrepl_engine_tick_result t;
 
 	mcrepl_engine_tick(s->engine, now_ms, &t);
-	s->heat.threshold = t.threshold;
+	/* the engine owns the threshold: the tick's, in the read path's
+	 * params */
+	mcrepl_engine_heat_params(s->engine, &s->heat);
 	if (t.retire_due)
 		retire_pass(s, now_ms);
 }

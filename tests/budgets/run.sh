@@ -71,11 +71,44 @@ check "a struct the tree does not define is not checked" sh "$gate" "$work/t"
 fresh && mkdir -p "$work/t/tests" &&
 	printf "$struct_p"'struct p x = {1, 2};\n' > "$work/t/tests/b.c"
 check "tests/ may initialize by position" sh "$gate" "$work/t"
-fresh && mkdir -p "$work/t/lib" &&
-	printf "$struct_p"'struct p x = {1, 2};\nstruct p w = {5, 6};\n' \
-	> "$work/t/lib/config.c"
-check "a known file at its count passes" sh "$gate" "$work/t"
-printf 'struct p y = {3, 4};\n' >> "$work/t/lib/config.c"
-check "a known file over its count fails" \
-	fails "(3 in lib/config.c, at most 2)"
+# The known-file list (empty in this tree) through the fixture known.c:
+# two positional initializers.
+fresh && cp tests/budgets/known.c "$work/t/lib/known.c"
+check "the fixture fails where no file is known" \
+	fails "(2 in lib/known.c, at most 0)"
+known() { MCREPL_POSITIONAL_KNOWN="lib/known.c 2" sh "$gate" "$work/t"; }
+check "a known file at its count passes" known
+printf 'struct p y = {3, 4};\n' >> "$work/t/lib/known.c"
+known_over() { # fails, naming the file and its count
+	out=$(known) && return 1
+	case $out in *"(3 in lib/known.c, at most 2)"*) return 0 ;; esac
+	echo "#   got '$out'" >&2
+	return 1
+}
+check "a known file over its count fails, named" known_over
+# Thresholds: the layers call one way; no other lib file reads the
+# config's counts; no host writes a threshold field.
+fresh && printf 'int f_admit(int x)\n{\n\treturn x;\n}\n' > "$work/t/lib/admit.c" &&
+	printf 'int g(void)\n{\n\treturn f_admit(1);\n}\n' > "$work/t/lib/policy.c"
+check "the policy calling admission fails, naming the call" \
+	fails "lib/policy.c calls f_admit(), which lib/admit.c defines"
+fresh && printf 'int f_pol(int x)\n{\n\treturn x;\n}\n' > "$work/t/lib/policy.c" &&
+	printf 'static int f_admit(void)\n{\n\treturn f_pol(1);\n}\n' > "$work/t/lib/admit.c" &&
+	printf 'int t(void)\n{\n\treturn 1; /* not f_pol() */\n}\n' > "$work/t/lib/threshold.c"
+check "admission calling the policy passes" sh "$gate" "$work/t"
+printf 'int u(void)\n{\n\treturn f_pol(2);\n}\n' >> "$work/t/lib/threshold.c"
+check "the thresholds calling the policy fail" \
+	fails "lib/threshold.c calls f_pol(), which lib/policy.c defines"
+fresh && printf '/* mcrepl_config_threshold() */\nint t = mcrepl_config_threshold(c);\n' \
+	> "$work/t/lib/heat.c"
+check "a lib file deriving a threshold fails, with its line" \
+	fails "lib/heat.c:2"
+fresh && printf 'int t = mcrepl_config_cross_domain_threshold(c);\n' \
+	> "$work/t/lib/threshold.c"
+check "lib/threshold.c derives the thresholds" sh "$gate" "$work/t"
+fresh && mkdir -p "$work/t/tools/sim" &&
+	printf 'void f(void)\n{\n\tif (hp.threshold == 3)\n\t\thp.threshold = t.threshold;\n}\n' \
+	> "$work/t/tools/sim/engine.c"
+check "a host writing a threshold field fails, with its line" \
+	fails "tools/sim/engine.c:4"
 tap_done check-budgets

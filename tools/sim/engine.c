@@ -242,7 +242,7 @@ void sim_engine_tick(struct sim_master *m, uint64_t now)
 	mcrepl_engine_tick_result t;
 
 	mcrepl_engine_tick(m->eng.e, now, &t);
-	m->hp.threshold = t.threshold;
+	mcrepl_engine_heat_params(m->eng.e, &m->hp); /* the tick's threshold */
 	if (t.retire_due)
 		retire_pass(m, now);
 }

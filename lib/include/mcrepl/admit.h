@@ -151,7 +151,9 @@ typedef struct mcrepl_admit_input {
  */
 MCREPL_API mcrepl_reason mcrepl_admit(const mcrepl_admit_input *in);
 
-/* The effective threshold mcrepl_admit() applies for this replica count. */
+/* The effective threshold mcrepl_admit() applies for this replica count
+ * without a cluster view (the RFC's rule above; under auto the count grows
+ * with the cluster's reads, docs/POLICY.md). */
 MCREPL_API uint32_t mcrepl_admit_threshold(const mcrepl_config *cfg,
 					   uint32_t readable_replicas);
 

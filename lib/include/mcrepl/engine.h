@@ -22,8 +22,9 @@
  *   or the whole list at once       mcrepl_engine_segments_sync()
  *   a read routed                   mcrepl_engine_order() (which replica
  *                                   first) then mcrepl_engine_read()
- *   every few hundred ms            mcrepl_engine_tick(): write its
- *                                   threshold into the heat params; when
+ *   every few hundred ms            mcrepl_engine_tick(), then
+ *                                   mcrepl_engine_heat_params() (the
+ *                                   engine owns the threshold); when
  *                                   retire_due, mcrepl_engine_retire()
  *   a hot key (trigger)             mcrepl_engine_propose()
  *   a dynamic copy became readable  mcrepl_engine_replica_added()
@@ -233,8 +234,9 @@ MCREPL_API mcrepl_status mcrepl_engine_pick(mcrepl_engine *e,
 
 /* What a tick tells the host. */
 typedef struct mcrepl_engine_tick_result {
-	/* write into mcrepl_heat_params.threshold (auto: follows the
-	 * cluster view; otherwise the config's) */
+	/* the trigger threshold as of this tick (auto: follows the cluster
+	 * view; otherwise the config's), the one mcrepl_engine_heat_params()
+	 * now gives: read the params rather than copy this into them */
 	uint32_t threshold;
 	/* a heat window boundary passed: call mcrepl_engine_retire() until
 	 * it returns 0 (auto only) */
@@ -253,7 +255,9 @@ MCREPL_API void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 /* The heat parameters the host's read path should use as of the last
  * tick: mcrepl_heat_params_init() of the config, with the tick's threshold
  * and, under auto, refire_buckets 1 (a hot key whose fan-out was refused is
- * judged again at the next bucket). */
+ * judged again at the next bucket). The engine owns the threshold: a host
+ * that keeps its own params refreshes them from here after each tick.
+ * Lock-free; e or out NULL: nothing. */
 MCREPL_API void mcrepl_engine_heat_params(mcrepl_engine *e,
 					  mcrepl_heat_params *out);
 
