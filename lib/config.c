@@ -8,7 +8,6 @@
 #include <strings.h>
 
 #include "internal.h"
-#include "policy.h"
 #include "mcrepl/config.h"
 #include "mcrepl/heat.h"
 
