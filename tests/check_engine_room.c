@@ -3,6 +3,8 @@
  * room for a hot copy on a full cluster (a swap, its credit, its budget)
  * and retirement that sheds every copy the rule retires in one pass.
  */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -239,6 +241,75 @@ START_TEST(test_engine_retire_sheds_every_cold_copy_in_one_pass)
 }
 END_TEST
 
+/* The room rule: copies whose object stays readable go first (a dynamic
+ * replica before a duplicate), whatever their reads; with the default
+ * knob (0) an only copy is never evicted for room. */
+START_TEST(test_room_rule_default_keeps_only_copies)
+{
+	mcrepl_config c;
+	mcrepl_room_victim dyn = {
+	    .dynamic = true, .other_readable = 1, .reads = 1000};
+	mcrepl_room_victim dup = {.other_readable = 2, .reads = 1000};
+	mcrepl_room_victim only = {.reads = 0};
+	mcrepl_room_victim lost_primary = {.dynamic = true};
+
+	mcrepl_config_init(&c);
+	ck_assert_uint_eq(c.room_miss_cost, 0);
+	ck_assert_int_eq(mcrepl_room_classify(&c, &dyn, 0),
+			 MCREPL_ROOM_DYNAMIC);
+	ck_assert_int_eq(mcrepl_room_classify(&c, &dup, 0),
+			 MCREPL_ROOM_DUPLICATE);
+	ck_assert_int_eq(mcrepl_room_classify(&c, &only, UINT64_MAX),
+			 MCREPL_ROOM_KEEP);
+	/* a dynamic replica that is its object's only copy is one */
+	ck_assert_int_eq(mcrepl_room_classify(&c, &lost_primary, UINT64_MAX),
+			 MCREPL_ROOM_KEEP);
+	ck_assert_int_eq(mcrepl_room_classify(NULL, &dyn, 0), MCREPL_ROOM_KEEP);
+	ck_assert_int_eq(mcrepl_room_classify(&c, NULL, 0), MCREPL_ROOM_KEEP);
+}
+END_TEST
+
+/* With a cost: an only copy goes when cost * max(1, reads) < relief,
+ * relief = the hot key's reads / (its readable copies + 1). */
+START_TEST(test_room_rule_only_copy_when_cheaper_than_relief)
+{
+	mcrepl_config c;
+	mcrepl_room_victim unread = {.reads = 0}, read3 = {.reads = 3};
+	mcrepl_room_victim huge = {.reads = UINT64_MAX / 2};
+
+	mcrepl_config_init(&c);
+	ck_assert_int_eq(mcrepl_config_set(&c, "room_miss_cost", "10"),
+			 MCREPL_OK);
+	ck_assert_uint_eq(c.room_miss_cost, 10);
+	ck_assert_uint_eq(mcrepl_room_relief(64, 1), 32);
+	ck_assert_uint_eq(mcrepl_room_relief(64, 0), 64);
+	ck_assert_uint_eq(mcrepl_room_relief(UINT64_MAX, UINT32_MAX),
+			  UINT64_MAX / ((uint64_t)UINT32_MAX + 1));
+	/* never read: taken as one miss, 10 reads' worth */
+	ck_assert_int_eq(mcrepl_room_classify(&c, &unread, 10),
+			 MCREPL_ROOM_KEEP);
+	ck_assert_int_eq(mcrepl_room_classify(&c, &unread, 11),
+			 MCREPL_ROOM_ONLY_COPY);
+	ck_assert_int_eq(mcrepl_room_classify(&c, &read3, 30),
+			 MCREPL_ROOM_KEEP);
+	ck_assert_int_eq(mcrepl_room_classify(&c, &read3, 31),
+			 MCREPL_ROOM_ONLY_COPY);
+	/* cost * reads past 64 bits: kept, never wrapped */
+	ck_assert_int_eq(mcrepl_room_classify(&c, &huge, UINT64_MAX),
+			 MCREPL_ROOM_KEEP);
+	/* a caller whose config predates the knob: the default */
+	c.struct_size = (uint32_t)offsetof(mcrepl_config, room_miss_cost);
+	ck_assert_int_eq(mcrepl_room_classify(&c, &unread, UINT64_MAX),
+			 MCREPL_ROOM_KEEP);
+	/* the knob's range */
+	mcrepl_config_init(&c);
+	ck_assert_int_eq(mcrepl_config_set(&c, "room_miss_cost", "-1"),
+			 MCREPL_EPARSE);
+	ck_assert_int_eq(mcrepl_config_set(&c, "room_miss_cost", "1000000001"),
+			 MCREPL_ERANGE);
+}
+END_TEST
+
 Suite *make_engine_room_suite(void)
 {
 	Suite *s = suite_create("engine_room");
@@ -250,6 +321,8 @@ Suite *make_engine_room_suite(void)
 	tcase_add_test(tc, test_engine_room_refusals);
 	tcase_add_test(tc,
 		       test_engine_retire_sheds_every_cold_copy_in_one_pass);
+	tcase_add_test(tc, test_room_rule_default_keeps_only_copies);
+	tcase_add_test(tc, test_room_rule_only_copy_when_cheaper_than_relief);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -318,6 +318,15 @@ struct task {
 	  "Room for a hot copy refused: the heat window's budget was spent")   \
 	X(policy_room_none, "policy_room_refused_none_total", counter,         \
 	  "Room for a hot copy refused: no segment could take the copy")       \
+	X(room_dropped_dynamic, "policy_room_dropped_dynamic_total", counter, \
+	  "Dynamic replicas dropped for a hot copy's room (object readable)")  \
+	X(room_dropped_duplicate, "policy_room_dropped_duplicate_total",       \
+	  counter,                                                             \
+	  "Replicas dropped for a hot copy's room, another copy readable")     \
+	X(room_evicted_only, "policy_room_evicted_only_copies_total", counter, \
+	  "Objects evicted for a hot copy's room, their only copy (a miss)")   \
+	X(room_short, "policy_room_refused_short_total", counter,              \
+	  "Room granted that eviction could not make under the room rule")     \
 	X(drains, "drains_total", counter,                                     \
 	  "Drain requests of workers about to stop (store_drain.c)")           \
 	X(drain_copies_queued, "drain_copies_total", counter,                  \

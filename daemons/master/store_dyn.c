@@ -272,19 +272,22 @@ static void object_input(struct store *s, struct object *o,
 }
 
 /* A full cluster: a hot key passed admission but no segment has room
- * under the watermark. Eviction (least recently read first, never an
- * object under read lease) frees what the engine asks on the segment it
- * names, at once, so the copy is placed there before puts refill it. True
- * when the room was made. */
+ * under the watermark. Eviction under the room rule (store_dyn_room.c:
+ * dynamic replicas and copies with another readable copy first, an only
+ * copy as room_miss_cost allows, never an object under read lease) frees
+ * what the engine asks on the segment it names, at once, so the copy is
+ * placed there before puts refill it. True when the room was made. */
 static bool make_room(struct store *s, const mcrepl_propose_input *in,
 		      uint64_t now_ms)
 {
+	uint64_t relief = mcrepl_room_relief(
+	    in->heat_count, in->object->readable_memory_replicas);
 	struct segment *seg;
 	mcrepl_room room;
 
 	if (mcrepl_engine_room(s->engine, in, &room) != MCREPL_OK ||
 	    !(seg = store_segment(s, room.segment.v)) ||
-	    store__evict_bytes(s, seg, room.bytes, now_ms) < room.bytes)
+	    dyn__evict_room(s, seg, room.bytes, relief, now_ms) < room.bytes)
 		return false;
 	segment_usage(s);
 	return true;

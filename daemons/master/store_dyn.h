@@ -17,6 +17,13 @@ mcrepl_heat_cell *dyn__heat_cell(const struct store *s, struct object *o,
 /* o's COMPLETE replicas. */
 uint32_t dyn__readable_count(const struct object *o);
 
+/* store_dyn_room.c */
+/* Free `bytes` on seg for a hot copy whose room relieves `relief` reads
+ * (mcrepl_room_relief()) under the room rule (mcrepl_room_classify()):
+ * every byte or none. The bytes freed (0: refused, counted room_short). */
+uint64_t dyn__evict_room(struct store *s, struct segment *seg, uint64_t bytes,
+			 uint64_t relief, uint64_t now_ms);
+
 /* store_dyn_copy.c */
 /* A lease became live (delta 1) or ended (-1): in-flight and incoming
  * figures of its segments. */

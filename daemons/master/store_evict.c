@@ -16,7 +16,7 @@
 #include "util/hash.h"
 #include "store_priv.h"
 
-static bool evictable(struct store *s, const struct object *o, uint64_t now)
+bool store__evictable(struct store *s, const struct object *o, uint64_t now)
 {
 	return o->complete && o->copies == 0 && o->lease_until_ms <= now &&
 	       !dyn_key_is_pending(s, o->tenant, o->key, now) &&
@@ -41,7 +41,7 @@ static struct object *pick(struct store *s, struct segment *seg, size_t *visits,
 
 		(*visits)--;
 		s->ctr.evict_visits++;
-		if (evictable(s, o, now) &&
+		if (store__evictable(s, o, now) &&
 		    (!best || o->lru_seq < best->lru_seq)) {
 			best = o;
 			*slot = at;
@@ -88,15 +88,6 @@ uint64_t store__evict_budgeted(struct store *s, struct segment *seg,
 {
 	s->ctr.eviction_runs++;
 	return evict_some(s, seg, goal_of(s, seg), visits, now_ms);
-}
-
-uint64_t store__evict_bytes(struct store *s, struct segment *seg,
-			    uint64_t bytes, uint64_t now_ms)
-{
-	size_t visits = STORE_EVICT_VISITS;
-
-	s->ctr.eviction_runs++;
-	return evict_some(s, seg, bytes, &visits, now_ms);
 }
 
 uint64_t store_evict_segment(struct store *s, struct segment *seg,

@@ -228,13 +228,12 @@ void store__quota_evict_for(struct store *s, bool on, const char *tenant);
 void store__quota_free(struct store *s);
 
 /* store_evict.c */
+/* o may be evicted now: complete, no copy running or pending, no read
+ * lease, and the put's fair-share guard allows it (store_quota.c). */
+bool store__evictable(struct store *s, const struct object *o, uint64_t now);
 /* store_evict_segment with the caller's budget of index entries to look
  * at (*visits, decremented): a put evicting on several segments shares
  * one. */
-/* Evict at least `bytes` from seg if it can within STORE_EVICT_VISITS
- * index entries (least recently read first, as eviction); bytes freed. */
-uint64_t store__evict_bytes(struct store *s, struct segment *seg,
-			    uint64_t bytes, uint64_t now_ms);
 uint64_t store__evict_budgeted(struct store *s, struct segment *seg,
 			       size_t *visits, uint64_t now_ms);
 /* One bounded step towards the segments' eviction goals. */

@@ -722,6 +722,9 @@ START_TEST(test_policy_full_cluster_makes_room_for_hot_copy)
 	master_opts_defaults(&o);
 	o.cfg.mode = MCREPL_MODE_ENFORCE;
 	o.cfg.policy = MCREPL_POLICY_AUTO;
+	/* only copies here: evicted for room only as the knob allows (the
+	 * default never; check_room.c) */
+	o.cfg.room_miss_cost = 1;
 	fx_start_opts(&x, &o, false);
 	hot = put_big(&x, "hot");
 	for (int i = 0; i < 55; i++) /* 28 objects of 8 MiB a segment */

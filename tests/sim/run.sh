@@ -404,24 +404,41 @@ check "compare: one summary per configuration" \
 check "compare: a table row per configuration" \
 	grep -q '^2 .*mode=enforce max_memory_replicas=4' "$TMP/cmp"
 # Full clusters: 8 nodes, primaries at 90 % of memory, so no
-# node has room under the 0.85 target watermark; auto swaps cold objects
-# for hot copies, and the hot spot is relieved.
+# node has room under the 0.85 target watermark. Room for a hot copy comes
+# from copies whose object stays readable; with the default room_miss_cost
+# (0) an only copy is never evicted for it, so here (nothing duplicated)
+# auto makes no room and no miss. At room_miss_cost=100 (a miss worth 100
+# reads) auto swaps cold objects for hot copies and the hot spot is
+# relieved, each swap a miss.
 $SIM --nodes 8 --keys 20000 --object_size 4K --node_memory 11377778 \
 	--rate 20000 --duration 30 --quiet \
-	--compare "mode=off;mode=enforce" > "$TMP/full" 2>&1
+	--compare "mode=off;mode=enforce;mode=enforce room_miss_cost=100" \
+	> "$TMP/full" 2>&1
 off=$(grep '"config":"defaults"' "$TMP/full" | sed 's/.*"steady_max_mean":\([0-9.]*\).*/\1/')
-on=$(grep '"config":"mode=enforce"' "$TMP/full" | sed 's/.*"steady_max_mean":\([0-9.]*\).*/\1/')
-check "full cluster: hot copies made" gt \
-	"$(grep '"config":"mode=enforce"' "$TMP/full" | sed 's/.*"copies":\([0-9]*\).*/\1/')" 0
-# the same run's room: 7 cold primaries evicted for the 7 hot copies (6
-# from a primary, 1 from a dynamic replica), each read again later (a
-# miss, written back)
-grep '"config":"mode=enforce"' "$TMP/full" > "$TMP/full.on"
+on=$(grep '"config":"mode=enforce room_miss_cost=100"' "$TMP/full" | sed 's/.*"steady_max_mean":\([0-9.]*\).*/\1/')
+grep '"config":"mode=enforce"' "$TMP/full" > "$TMP/full.def"
+check "full cluster, default room rule: no only copy evicted, no miss" \
+	eq "$(field room_evicted "$TMP/full.def") $(field room_dropped "$TMP/full.def") $(field evicted_reads "$TMP/full.def")" \
+	"0 0 0"
+# the same run at room_miss_cost=100: 7 cold primaries evicted for the 7
+# hot copies (6 from a primary, 1 from a dynamic replica), each read
+# again later (a miss, written back)
+grep '"config":"mode=enforce room_miss_cost=100"' "$TMP/full" > "$TMP/full.on"
 check "full cluster: room evictions, misses, copies by source" \
 	eq "$(field copies "$TMP/full.on") $(field room_evicted "$TMP/full.on") $(field evicted_reads "$TMP/full.on") $(field copies_from_primary "$TMP/full.on") $(field copies_from_replica "$TMP/full.on")" \
 	"7 7 7 6 1"
-check "full cluster: relieved (enforce under 0.75 x off)" \
+check "full cluster: relieved (room_miss_cost=100 under 0.75 x off)" \
 	awk -v a="$on" -v b="$off" 'BEGIN { exit !(a < 0.75 * b) }'
+# A shifting hot set on the same full cluster: dynamic replicas of keys
+# no longer hot are room's first source (dropped, no miss), before any
+# only copy
+$SIM --nodes 8 --keys 20000 --object_size 4K --node_memory 11377778 \
+	--rate 20000 --duration 60 --workload shifting --shift_period 10 \
+	--quiet --dynamic_replication_mode enforce \
+	--dynamic_replication_room_miss_cost 100 > "$TMP/fullshift" 2>&1
+check "full cluster, shifting: dynamic replicas dropped, only copies evicted, misses" \
+	eq "$(field room_dropped "$TMP/fullshift") $(field room_evicted "$TMP/fullshift") $(field evicted_reads "$TMP/fullshift")" \
+	"4 53 50"
 
 if command -v gnuplot > /dev/null 2>&1; then
 	$SIM --nodes 8 --keys 1000 --rate 5000 --duration 4 --quiet \

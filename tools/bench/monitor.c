@@ -63,6 +63,11 @@ int master_sample(store_client *sc, struct master_sample *m)
 	m->used_bytes = metric(t, "mcrepl_master_used_bytes");
 	m->evicted = metric(t, "mcrepl_master_evicted_objects_total");
 	m->room = metric(t, "mcrepl_master_policy_room_total");
+	m->room_dropped =
+	    metric(t, "mcrepl_master_policy_room_dropped_dynamic_total") +
+	    metric(t, "mcrepl_master_policy_room_dropped_duplicate_total");
+	m->room_only =
+	    metric(t, "mcrepl_master_policy_room_evicted_only_copies_total");
 	m->from_primary =
 	    metric(t, "mcrepl_master_dynamic_copies_from_primary_total");
 	m->from_replica =

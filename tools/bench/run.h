@@ -22,6 +22,9 @@ struct master_sample {
 	int64_t failed, revoked, replicas, inflight, copy_bytes, used_bytes;
 	int64_t evicted;
 	int64_t room; /* hot copies eviction made room for */
+	/* room's cost: copies dropped whose object stayed readable, objects
+	 * evicted whose only copy it was (each a miss at its next read) */
+	int64_t room_dropped, room_only;
 	/* dynamic copies completed by source kind: the put's replica, or
 	 * another dynamic replica */
 	int64_t from_primary, from_replica;

@@ -210,29 +210,92 @@ static void retire_pass(struct sim_master *m, uint64_t now)
 		}
 }
 
-bool sim_engine_room(struct sim_master *m, const mcrepl_propose_input *in,
-		     uint64_t now)
+/* At most this many objects looked at for room's only copies (from a
+ * rotating cursor), whatever --keys: the master's STORE_EVICT_VISITS. */
+#define SIM_ROOM_VISITS 4096
+
+/* Dynamic replicas on seg whose object's primary stays readable, the
+ * least recently read first, while under a read lease none (the master's
+ * eviction spares those): the room rule's first class (a drop, no
+ * miss). Bytes freed. */
+static uint64_t room_from_dynamic(struct sim_master *m, uint32_t seg,
+				  uint64_t bytes, uint64_t now)
+{
+	struct sim_cluster *c = m->c;
+	struct sim_node *n = &c->nodes[sim_node_of(c, seg)];
+	uint64_t freed = 0;
+
+	while (freed < bytes) {
+		uint32_t best = SIM_NONE;
+
+		for (uint32_t i = 0; i < n->n_dyn; i++) {
+			const struct sim_dyn *d = &c->dyn[n->dyn[i]];
+
+			if (d->seg != seg || !d->readable ||
+			    c->objs[d->obj].primary == SIM_NONE ||
+			    (double)d->last_read_ms + m->o->kv_lease_ttl > now)
+				continue;
+			if (best == SIM_NONE ||
+			    d->last_read_ms < c->dyn[best].last_read_ms)
+				best = n->dyn[i];
+		}
+		if (best == SIM_NONE)
+			break;
+		sim_master_drop(m, best, now);
+		freed += c->object_size;
+		m->room_dropped++;
+	}
+	return freed;
+}
+
+/* Primaries on seg that are their object's only copy, as the room rule
+ * allows (mcrepl_room_classify(), room_miss_cost; never by default),
+ * within SIM_ROOM_VISITS objects from the cursor. Bytes freed. */
+static uint64_t room_from_only_copies(struct sim_master *m, uint32_t seg,
+				      uint64_t bytes, uint64_t relief,
+				      uint64_t now)
 {
 	struct sim_cluster *c = m->c;
 	uint64_t freed = 0, n = c->n_objs;
+	uint64_t k_max = n < SIM_ROOM_VISITS ? n : SIM_ROOM_VISITS, k;
+
+	if (!m->cfg->room_miss_cost || n == 0)
+		return 0;
+	for (k = 0; k < k_max && freed < bytes; k++) {
+		uint64_t o = (m->room_cursor + k) % n;
+		mcrepl_room_victim v = {.reads = 0};
+
+		if (c->objs[o].primary != seg || c->objs[o].dyn != SIM_NONE)
+			continue;
+		v.reads = heat_in(m, o, SIM_NONE, now);
+		if (mcrepl_room_classify(m->cfg, &v, relief) !=
+		    MCREPL_ROOM_ONLY_COPY)
+			continue;
+		sim_cluster_evict(c, o);
+		freed += c->object_size;
+		m->room_evicted++;
+	}
+	/* the next call starts after what this one looked at */
+	m->room_cursor = (m->room_cursor + k) % n;
+	return freed;
+}
+
+bool sim_engine_room(struct sim_master *m, const mcrepl_propose_input *in,
+		     uint64_t now)
+{
+	uint64_t relief = mcrepl_room_relief(
+	    in->heat_count, in->object->readable_memory_replicas);
+	uint64_t freed;
 	mcrepl_room room;
 	uint32_t seg;
 
 	if (mcrepl_engine_room(m->eng.e, in, &room) != MCREPL_OK)
 		return false;
 	seg = (uint32_t)room.segment.v - 1;
-	/* from a rotating cursor, so the same objects are not always first */
-	for (uint64_t k = 0; k < n && freed < room.bytes; k++) {
-		uint64_t o = (m->room_cursor + k) % n;
-
-		if (c->objs[o].primary != seg || c->objs[o].dyn != SIM_NONE ||
-		    heat_in(m, o, SIM_NONE, now) > 1)
-			continue;
-		sim_cluster_evict(c, o);
-		freed += c->object_size;
-		m->room_evicted++;
-		m->room_cursor = o + 1;
-	}
+	freed = room_from_dynamic(m, seg, room.bytes, now);
+	if (freed < room.bytes)
+		freed += room_from_only_copies(m, seg, room.bytes - freed,
+					       relief, now);
 	sim_engine_usage(m);
 	return freed >= room.bytes;
 }

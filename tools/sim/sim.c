@@ -260,6 +260,7 @@ static void finish(struct run *u, const struct trace *t, double t0)
 	r->retired = u->m.retired;
 	r->copies_dyn_src = u->m.copies_dyn_src;
 	r->room_evicted = u->m.room_evicted;
+	r->room_dropped = u->m.room_dropped;
 	r->evicted_reads = u->m.refetched;
 	r->flash_reads = u->g.flash_reads;
 	r->ranking_digest =

@@ -76,6 +76,12 @@ typedef struct mcrepl_config {
 	/* auto: most readable replicas per object; 0 = one per node. Under
 	 * auto, max_memory_replicas (the RFC's fixed cap) does not apply. */
 	uint32_t auto_max_replicas; /* 0 */
+	/* A full cluster: what one miss costs, in reads a hot copy relieves.
+	 * Room for a hot copy evicts an object's only copy only when the
+	 * relief exceeds this times its reads over the window
+	 * (mcrepl_room_classify()); 0 = never: room comes only from copies
+	 * with another readable copy. */
+	uint32_t room_miss_cost; /* 0 */
 } mcrepl_config;
 
 /* Fill every field with its default (mode off). Never fails. */

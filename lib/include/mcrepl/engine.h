@@ -306,13 +306,14 @@ typedef struct mcrepl_room {
 /*
  * A full cluster (auto): mcrepl_engine_propose() refused `in` with
  * NO_TARGET (or NO_TARGET_IN_DOMAIN) because no segment has room under the
- * target watermark, yet the key passed admission: a hot copy is worth more
- * than a cold object. The segment where evicting cold objects makes the
+ * target watermark, yet the key passed admission: a hot copy may be worth
+ * more than what it displaces. The segment where making room makes the
  * best target (placement's order with every segment's room ignored: the
  * least projected load first, other hosts first) and the bytes to free
  * there. The host evicts with its own eviction (never an object being
- * read, nor a pinned one), and the trigger that fires again proposes the
- * copy onto the room made. Budget: room_permille of the total capacity per
+ * read, nor a pinned one) under the room rule (mcrepl_room_classify():
+ * what it may evict, best first), and the trigger that fires again
+ * proposes the copy onto the room made. Budget: room_permille of the total capacity per
  * heat window (the window's first request always passes, so one copy of
  * an object larger than the budget still gets room), a segment asked
  * again within the window not charged twice. MCREPL_OK and *out; MCREPL_EFULL (budget spent),
@@ -322,6 +323,43 @@ typedef struct mcrepl_room {
 MCREPL_API mcrepl_status mcrepl_engine_room(mcrepl_engine *e,
 					    const mcrepl_propose_input *in,
 					    mcrepl_room *out);
+
+/* What making room may cost: the class of a copy the host could evict for
+ * a hot copy's room, best first (docs/POLICY.md, "Room that costs no
+ * misses"). */
+typedef enum mcrepl_room_class {
+	MCREPL_ROOM_DYNAMIC = 0,   /* a dynamic replica, another copy readable */
+	MCREPL_ROOM_DUPLICATE = 1, /* another readable copy stays */
+	MCREPL_ROOM_ONLY_COPY = 2, /* the only copy; the miss costs less than
+				    * the relief (room_miss_cost) */
+	MCREPL_ROOM_KEEP = 3,	   /* not to be evicted for room */
+} mcrepl_room_class;
+
+/* A copy the host could evict, as the host knows it. */
+typedef struct mcrepl_room_victim {
+	bool dynamic;		 /* a dynamic replica */
+	uint32_t other_readable; /* readable copies of the object besides it */
+	uint64_t reads;		 /* the object's reads over the heat window */
+} mcrepl_room_victim;
+
+/*
+ * The reads a hot copy takes off the key's replicas over a heat window:
+ * its share of them, hot_reads / (readable + 1).
+ */
+MCREPL_API uint64_t mcrepl_room_relief(uint64_t hot_reads, uint32_t readable);
+
+/*
+ * The room rule, a pure function: a copy with another readable copy of its
+ * object may always go (a dynamic replica first); an object's only copy
+ * only when cfg->room_miss_cost is not 0 and room_miss_cost * max(1,
+ * v->reads) (the misses it is expected to cost, each worth room_miss_cost
+ * reads) is below relief (mcrepl_room_relief()). MCREPL_ROOM_KEEP
+ * otherwise, and for a NULL argument. The host evicts the lowest class
+ * first, least recently read first within one.
+ */
+MCREPL_API mcrepl_room_class
+mcrepl_room_classify(const mcrepl_config *cfg, const mcrepl_room_victim *v,
+		     uint64_t relief);
 
 /* A dynamic replica of (tenant, key) on segment became readable: a
  * completed copy (counted, see mcrepl_engine_opts.stats, whatever the

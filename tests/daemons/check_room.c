@@ -1,0 +1,328 @@
+/*
+ * Room that costs no misses, on the master's store itself with the clock
+ * in the test's hands: two segments of 256 MiB at 87.5 % (28 objects of
+ * 8 MiB each), so no target is under the 0.85 watermark and a hot key's
+ * copy needs room (mcrepl_engine_room()). Room comes from a dynamic replica
+ * or a copy with another readable copy; with the default room_miss_cost
+ * (0) an object's only copy is never evicted for it, and every key put
+ * still reads.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "flags.h"
+#include "store.h"
+
+static const uint8_t test_secret[GRANT_SECRET_BYTES] = "not-a-real-key!";
+
+Suite *make_room_suite(void);
+
+#define MIB (1024 * 1024)
+#define BIG (8 * MIB)
+#define CA 0xa1
+#define CB 0xb2
+#define SLOTS 28 /* objects of BIG a segment: 87.5 % of 256 MiB */
+
+struct fx {
+	struct store *s;
+	uint64_t a, b;
+	uint64_t now;
+	int n_cold;
+};
+
+static uint64_t mount_seg(struct fx *x, uint64_t client, const char *name)
+{
+	struct mount_args m = {
+	    .client_id = client,
+	    .host = name,
+	    .domain = "",
+	    .name = name,
+	    .endpoint = "127.0.0.1:1",
+	    .capacity = 256 * MIB,
+	    .dynamic_copy = true,
+	};
+	char err[128];
+	uint64_t id = 0;
+
+	ck_assert_int_eq(store_mount(x->s, &m, x->now, &id, err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	return id;
+}
+
+/* Auto, with room_miss_cost as given. */
+static void fx_start(struct fx *x, uint32_t miss_cost)
+{
+	struct master_opts o;
+
+	master_opts_defaults(&o);
+	o.cfg.mode = MCREPL_MODE_ENFORCE;
+	o.cfg.policy = MCREPL_POLICY_AUTO;
+	o.cfg.room_miss_cost = miss_cost;
+	memset(x, 0, sizeof(*x));
+	x->now = 1000000;
+	ck_assert_int_eq(store_create(&o, test_secret, 7, &x->s), 0);
+	store_lock(x->s);
+	x->a = mount_seg(x, CA, "a");
+	x->b = mount_seg(x, CB, "b");
+}
+
+static void fx_stop(struct fx *x)
+{
+	ck_assert(store_indexes_consistent(x->s));
+	store_unlock(x->s);
+	store_destroy(x->s);
+}
+
+static struct store_figures figures(struct fx *x)
+{
+	struct store_figures f;
+
+	store_figures(x->s, &f);
+	return f;
+}
+
+static struct object *put_big(struct fx *x, const char *key, uint32_t replicas)
+{
+	struct object *o = NULL;
+	char err[128];
+
+	ck_assert_int_eq(store_put_start(x->s, "t", key, BIG, replicas, x->now,
+					 &o, err, sizeof(err)),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(store_put_end(x->s, "t", key, o->version),
+			 MCREPL_RPC__CODE__OK);
+	return o;
+}
+
+static const char *cold_name(int i)
+{
+	static char buf[32];
+
+	snprintf(buf, sizeof(buf), "cold%d", i);
+	return buf;
+}
+
+static void read_n(struct fx *x, const char *key, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct object *o;
+		size_t order[8], k;
+
+		ck_assert_int_eq(
+		    store_get(x->s, "t", key, "", x->now, &o, order, 8, &k),
+		    MCREPL_RPC__CODE__OK);
+	}
+}
+
+static mcrepl_status propose(struct fx *x, struct object *o, const char *id,
+			     mcrepl_propose_result *res)
+{
+	mcrepl_proposal p = {
+	    .action = MCREPL_ACTION_ADD,
+	    .proposal_id = id,
+	    .tenant = "t",
+	    .key = o->key,
+	    .observed_version = o->version,
+	    .expected_size = o->size,
+	    .expires_at_ms = x->now + 5000,
+	};
+
+	return dyn_propose(x->s, &p, x->now, res);
+}
+
+/* A dynamic replica of o on the segment that does not hold it, copied. */
+static void dynamic_copy(struct fx *x, struct object *o)
+{
+	mcrepl_propose_result res;
+	struct replica src, dst;
+	const char *reason = NULL;
+	mcrepl_fence f;
+
+	read_n(x, o->key, 50);
+	ck_assert_str_eq(propose(x, o, o->key, &res) == MCREPL_OK
+			     ? "ok"
+			     : mcrepl_reason_name(res.reason),
+			 "ok");
+	f = (mcrepl_fence){
+	    .lease = res.lease.id,
+	    .version = res.lease.version,
+	    .caller = res.lease.source_client,
+	    .source = res.lease.source,
+	    .target = res.lease.target,
+	};
+	ck_assert_int_eq(dyn_copy_start(x->s, &f, "t", o->key, res.lease.task.v,
+					x->now, &src, &dst, &reason),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_int_eq(dyn_copy_end(x->s, &f, "t", o->key, x->now, &reason),
+			 MCREPL_RPC__CODE__OK);
+	ck_assert_uint_eq(o->n_replicas, 2);
+}
+
+/* Cold objects until both segments hold SLOTS regions; then time passes
+ * (no read lease left, the workers alive). */
+static void fill(struct fx *x, int regions_held)
+{
+	for (int i = regions_held; i < 2 * SLOTS; i++)
+		put_big(x, cold_name(x->n_cold++), 1);
+	ck_assert_uint_eq(figures(x).used, 2 * SLOTS * store_region_bytes(BIG));
+	x->now += 60000;
+	store_heartbeat(x->s, CA, NULL, NULL, 0, x->now);
+	store_heartbeat(x->s, CB, NULL, NULL, 0, x->now);
+}
+
+static uint64_t other_seg(struct fx *x, uint64_t seg)
+{
+	return seg == x->a ? x->b : x->a;
+}
+
+/* Every key put is still in the store and reads. */
+static void all_read(struct fx *x, const char *const *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		read_n(x, keys[i], 1);
+	for (int i = 0; i < x->n_cold; i++)
+		read_n(x, cold_name(i), 1);
+}
+
+/* hot and warm on one segment, warm's dynamic replica on the other: the
+ * hot copy's room there is warm's dynamic replica, not the least recently
+ * read cold object (an only copy); no object is lost. */
+START_TEST(test_room_from_a_dynamic_replica_not_an_only_copy)
+{
+	static const char *const keys[] = {"hot", "warm"};
+	mcrepl_propose_result res;
+	struct object *hot, *warm;
+	uint64_t there;
+	struct fx x;
+
+	fx_start(&x, 0);
+	hot = put_big(&x, "hot", 1);
+	/* a second object on hot's segment: puts go to the emptier one */
+	put_big(&x, cold_name(x.n_cold++), 1);
+	warm = put_big(&x, "warm", 1);
+	ck_assert_uint_eq(warm->replicas[0].segment_id,
+			  hot->replicas[0].segment_id);
+	there = other_seg(&x, hot->replicas[0].segment_id);
+	dynamic_copy(&x, warm);
+	ck_assert_uint_eq(warm->replicas[1].segment_id, there);
+	fill(&x, 4);
+	read_n(&x, "hot", 50);
+	ck_assert_int_eq(propose(&x, hot, "p1", &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, there);
+	ck_assert_uint_eq(figures(&x).policy_room, 1);
+	ck_assert_uint_eq(figures(&x).evicted_objects, 0);
+	ck_assert_uint_eq(figures(&x).evicted_bytes, BIG);
+	ck_assert_uint_eq(figures(&x).room_dropped_dynamic, 1);
+	ck_assert_uint_eq(figures(&x).room_dropped_duplicate, 0);
+	ck_assert_uint_eq(figures(&x).room_evicted_only, 0);
+	ck_assert_uint_eq(warm->n_replicas, 1);
+	ck_assert_uint_ne(warm->replicas[0].segment_id, there);
+	all_read(&x, keys, 2);
+	fx_stop(&x);
+}
+END_TEST
+
+/* A key put with two replicas, one on each segment: its copy on the room's
+ * segment goes (a duplicate), the other still reads. */
+START_TEST(test_room_from_a_duplicated_object)
+{
+	static const char *const keys[] = {"hot", "twice"};
+	mcrepl_propose_result res;
+	struct object *hot, *twice;
+	struct fx x;
+
+	fx_start(&x, 0);
+	hot = put_big(&x, "hot", 1);
+	twice = put_big(&x, "twice", 2);
+	ck_assert_uint_eq(twice->n_replicas, 2);
+	fill(&x, 3);
+	read_n(&x, "hot", 50);
+	ck_assert_int_eq(propose(&x, hot, "p1", &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v,
+			  other_seg(&x, hot->replicas[0].segment_id));
+	ck_assert_uint_eq(figures(&x).evicted_objects, 0);
+	ck_assert_uint_eq(figures(&x).evicted_bytes, BIG);
+	ck_assert_uint_eq(figures(&x).room_dropped_dynamic, 0);
+	ck_assert_uint_eq(figures(&x).room_dropped_duplicate, 1);
+	ck_assert_uint_eq(twice->n_replicas, 1);
+	ck_assert_uint_eq(twice->replicas[0].segment_id,
+			  hot->replicas[0].segment_id);
+	all_read(&x, keys, 2);
+	fx_stop(&x);
+}
+END_TEST
+
+/* Only only copies on the full cluster: with the default knob no room is
+ * made (nothing evicted, the proposal refused no_target, the engine's
+ * grant counted as refused by the host), and every key reads. */
+START_TEST(test_room_default_never_evicts_an_only_copy)
+{
+	static const char *const keys[] = {"hot"};
+	mcrepl_propose_result res;
+	struct object *hot;
+	struct fx x;
+
+	fx_start(&x, 0);
+	hot = put_big(&x, "hot", 1);
+	fill(&x, 1);
+	read_n(&x, "hot", 50);
+	ck_assert_int_eq(propose(&x, hot, "p1", &res), MCREPL_EREJECTED);
+	ck_assert_str_eq(mcrepl_reason_name(res.reason), "no_target");
+	ck_assert_uint_eq(figures(&x).evicted_objects, 0);
+	ck_assert_uint_eq(figures(&x).evicted_bytes, 0);
+	ck_assert_uint_eq(figures(&x).room_evicted_only, 0);
+	ck_assert_uint_eq(figures(&x).room_short, 1);
+	ck_assert_uint_eq(figures(&x).policy_room, 0);
+	ck_assert_uint_eq(hot->n_replicas, 1);
+	all_read(&x, keys, 1);
+	fx_stop(&x);
+}
+END_TEST
+
+/* room_miss_cost 1: hot's 50 reads over one replica relieve 25 (its
+ * copy's share), above one never-read cold object's 1 x 1: the least
+ * recently read cold object goes, a miss, counted. At 30 (30 > 25) none
+ * goes. */
+START_TEST(test_room_only_copy_when_the_rule_allows)
+{
+	mcrepl_propose_result res;
+	struct object *hot;
+	struct fx x;
+
+	fx_start(&x, 1);
+	hot = put_big(&x, "hot", 1);
+	fill(&x, 1);
+	read_n(&x, "hot", 50);
+	ck_assert_int_eq(propose(&x, hot, "p1", &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v,
+			  other_seg(&x, hot->replicas[0].segment_id));
+	ck_assert_uint_eq(figures(&x).evicted_objects, 1);
+	ck_assert_uint_eq(figures(&x).evicted_bytes, BIG);
+	ck_assert_uint_eq(figures(&x).room_evicted_only, 1);
+	fx_stop(&x);
+
+	fx_start(&x, 30);
+	hot = put_big(&x, "hot", 1);
+	fill(&x, 1);
+	read_n(&x, "hot", 50);
+	ck_assert_int_eq(propose(&x, hot, "p1", &res), MCREPL_EREJECTED);
+	ck_assert_uint_eq(figures(&x).evicted_objects, 0);
+	ck_assert_uint_eq(figures(&x).room_short, 1);
+	fx_stop(&x);
+}
+END_TEST
+
+Suite *make_room_suite(void)
+{
+	Suite *s = suite_create("room");
+	TCase *tc = tcase_create("room");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_room_from_a_dynamic_replica_not_an_only_copy);
+	tcase_add_test(tc, test_room_from_a_duplicated_object);
+	tcase_add_test(tc, test_room_default_never_evicts_an_only_copy);
+	tcase_add_test(tc, test_room_only_copy_when_the_rule_allows);
+	suite_add_tcase(s, tc);
+	return s;
+}
