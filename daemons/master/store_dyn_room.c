@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "hash.h"
+#include "util/hash.h"
 #include "store_dyn.h"
 
 #define ROOM_PICKS 64
