@@ -1,4 +1,4 @@
-/* The self-tuning policy (see mcrepl/policy.h). Pure: no allocation, no
+/* The self-tuning policy (see lib/policy.h). Pure: no allocation, no
  * globals, no clock. */
 #include <math.h>
 #include <string.h>
