@@ -76,11 +76,16 @@ enum knob_type { K_MODE, K_MS, K_DOUBLE, K_U32, K_U64, K_BOOL, K_POLICY };
 	  K_DOUBLE, balance_tolerance, 0, 100, 0)                              \
 	X("auto_max_replicas", "0",                                            \
 	  "auto: most readable MEMORY replicas per object (0 = one per node)", \
-	  K_U32, auto_max_replicas, 0, 1048576, 0)                              \
+	  K_U32, auto_max_replicas, 0, 1048576, 0)                             \
 	X("room_miss_cost", "0",                                               \
 	  "full cluster: evict an only copy for a hot copy's room when the "   \
 	  "relief exceeds this many reads per read of it (0 = never)",         \
-	  K_U32, room_miss_cost, 0, 1000000000, 0)
+	  K_U32, room_miss_cost, 0, 1000000000, 0)                             \
+	X("room_fill_limit", "0.9",                                            \
+	  "full cluster: a hot copy goes with nothing evicted where "          \
+	  "used/capacity after it stays at or below this, in [0, 1] "          \
+	  "(at or below target_high_watermark: never)",                        \
+	  K_DOUBLE, room_fill_limit, 0, 1, 0)
 
 struct knob {
 	enum knob_type type;
@@ -130,6 +135,7 @@ void mcrepl_config_init(mcrepl_config *cfg)
 	cfg->balance_tolerance = 0.05;
 	cfg->auto_max_replicas = 0;
 	cfg->room_miss_cost = 0;
+	cfg->room_fill_limit = 0.90;
 }
 
 static const struct knob *find_knob(const char *name)

@@ -840,6 +840,7 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 	}
 	if (rolled && epoch % ENG_B == 0) { /* a new window: room budget */
 		e->room_spent = 0;
+		e->room_live = false;
 		for (uint32_t i = 0; i < e->max_segs; i++)
 			e->segs[i].room_key = 0;
 	}
@@ -1017,7 +1018,7 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 		    MCREPL_POLICY_RISING_KEY_Z);
 	x.n_segments = mcr_eng_views(e);
 	x.segments = e->scratch;
-	if (e->room_spent)
+	if (e->room_live)
 		mcr_eng_room_credit(e, in, x.n_segments);
 	x.cluster = e->on ? &e->view : NULL;
 	st = mcrepl_leases_propose(e->leases, &x, res);
@@ -1063,6 +1064,7 @@ void mcrepl_engine_get_stats(mcrepl_engine *e, mcrepl_engine_stats *out)
 	s.room_bytes_total = e->room_bytes;
 	s.room_budget_total = e->room_budget;
 	s.room_none_total = e->room_none;
+	s.room_headroom_total = e->room_headroom;
 	pthread_mutex_unlock(&e->mu);
 	s.struct_size = size;
 	memcpy(out, &s, size);

@@ -130,7 +130,8 @@ struct mcrepl_engine {
 	/* room for hot copies: per window budget and spending, counters */
 	uint32_t room_permille;
 	uint64_t room_spent;
-	uint64_t room_ok, room_bytes, room_budget, room_none;
+	bool room_live; /* a segment's room_key set this window */
+	uint64_t room_ok, room_bytes, room_budget, room_none, room_headroom;
 };
 
 /* engine.c: the slot of segment id, or ENG_NONE (lock-free). */

@@ -1,11 +1,13 @@
 /*
  * The policy engine on a full cluster (mcrepl/engine.h,
- * mcrepl_engine_room()): a hot copy takes the place of cold objects of its
- * size on the segment placement would choose were there room, within a
- * budget per heat window; the segment is credited for that key's next
- * proposal.
+ * mcrepl_engine_room()): a hot copy goes, with nothing evicted, where it
+ * fits under the fill line (room_fill_limit, headroom above the target
+ * watermark); otherwise it takes the place of cold objects of its size on
+ * the segment placement would choose were there room, within a budget per
+ * heat window. The segment is credited for that key's next proposal.
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "engine_priv.h"
@@ -30,6 +32,62 @@ static uint64_t total_capacity(const mcrepl_engine *e)
 		if (e->segs[i].id)
 			sum += e->segs[i].capacity;
 	return sum;
+}
+
+/* The fill line, 0 (no headroom) for a config that predates it. */
+static double fill_line(const mcrepl_config *cfg)
+{
+	size_t end = offsetof(mcrepl_config, room_fill_limit) +
+		     sizeof(cfg->room_fill_limit);
+
+	return cfg->struct_size >= end ? cfg->room_fill_limit : 0;
+}
+
+/* The segment placement would choose among those the copy fits under the
+ * fill line, by projected load as ever, or ENG_NONE (no headroom). */
+static uint32_t headroom_target(mcrepl_engine *e,
+				const mcrepl_propose_input *in)
+{
+	mcrepl_config cfg = e->cfg;
+	mcrepl_place_request req = {
+	    .tenant = in->proposal->tenant,
+	    .key = in->proposal->key,
+	    .size = in->object->size,
+	    .target_domain =
+		e->cfg.domain_aware ? in->proposal->target_domain : NULL,
+	};
+	size_t n, pick;
+
+	if (fill_line(&e->cfg) <= e->cfg.target_high_watermark)
+		return ENG_NONE;
+	n = mcr_eng_views(e);
+	cfg.target_high_watermark = fill_line(&e->cfg);
+	cfg.read_load_aware_placement = true;
+	if (mcrepl_place_target(&cfg, &req, e->scratch, n, in->replicas,
+				in->n_replicas, &pick, NULL) != MCREPL_OK)
+		return ENG_NONE;
+	return mcr_eng_slot(e, e->scratch[pick].id.v);
+}
+
+/* Headroom on slot: granted with nothing to evict, not charged to the
+ * window's budget (it displaces nothing). */
+static mcrepl_status headroom(mcrepl_engine *e, const mcrepl_propose_input *in,
+			      uint32_t slot, mcrepl_room *out)
+{
+	struct eseg *g = &e->segs[slot];
+	uint64_t used = g->used + g->promised;
+
+	if (used + in->object->size <=
+	    watermark_bytes(e->cfg.target_high_watermark, g->capacity)) {
+		e->room_none++; /* it has room: refused for another reason */
+		return MCREPL_ENOENT;
+	}
+	g->room_key = mcr_eng_key_hash(in->proposal->tenant, in->proposal->key);
+	e->room_live = true;
+	e->room_ok++;
+	e->room_headroom++;
+	*out = (mcrepl_room){.segment = {g->id}, .bytes = 0};
+	return MCREPL_OK;
 }
 
 /* The segment placement would choose were every segment empty enough to
@@ -72,8 +130,13 @@ room_locked(mcrepl_engine *e, const mcrepl_propose_input *in, mcrepl_room *out)
 	uint32_t slot;
 	struct eseg *g;
 
-	if (!e->on || e->room_permille == MCREPL_ENGINE_NO_ROOM ||
-	    (slot = room_target(e, in, &used)) == ENG_NONE) {
+	if (!e->on || e->room_permille == MCREPL_ENGINE_NO_ROOM) {
+		e->room_none++;
+		return MCREPL_ENOENT;
+	}
+	if ((slot = headroom_target(e, in)) != ENG_NONE)
+		return headroom(e, in, slot, out);
+	if ((slot = room_target(e, in, &used)) == ENG_NONE) {
 		e->room_none++;
 		return MCREPL_ENOENT;
 	}
@@ -95,6 +158,7 @@ room_locked(mcrepl_engine *e, const mcrepl_propose_input *in, mcrepl_room *out)
 	}
 	e->room_spent += charge;
 	e->room_bytes += charge;
+	e->room_live = true;
 	g->room_key = key;
 	e->room_ok++;
 	*out = (mcrepl_room){.segment = {g->id}, .bytes = need};

@@ -194,7 +194,7 @@ START_TEST(test_config_knob_table_covers_every_knob)
 	char buf[64];
 
 	mcrepl_config_init(&c);
-	ck_assert_uint_eq(n, 20);
+	ck_assert_uint_eq(n, 21);
 	for (size_t i = 0; i < n; i++) {
 		ck_assert_ptr_nonnull(k[i].help);
 		ck_assert_int_eq(

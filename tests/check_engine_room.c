@@ -14,7 +14,9 @@
 #define MIB (1024 * 1024ULL)
 #define NOW 1000000ULL
 
-static mcrepl_engine *full_cluster(uint32_t room_permille)
+/* Four 100 MiB segments, each holding `used` bytes, fill line `fill`. */
+static mcrepl_engine *cluster_at(uint32_t room_permille, uint64_t used,
+				 double fill)
 {
 	mcrepl_engine_opts eo = {.struct_size = sizeof(eo),
 				 .room_permille = room_permille};
@@ -23,6 +25,7 @@ static mcrepl_engine *full_cluster(uint32_t room_permille)
 
 	mcrepl_config_init(&c);
 	c.mode = MCREPL_MODE_ENFORCE;
+	c.room_fill_limit = fill;
 	ck_assert_int_eq(mcrepl_engine_create(&c, &eo, &e), MCREPL_OK);
 	for (uint64_t i = 1; i <= 4; i++) {
 		char host[8];
@@ -31,7 +34,7 @@ static mcrepl_engine *full_cluster(uint32_t room_permille)
 		    .client = {i},
 		    .host = host,
 		    .capacity = 100 * MIB,
-		    .used = 90 * MIB, /* 90 %: over the 0.85 watermark */
+		    .used = used,
 		    .allocatable = true,
 		    .can_copy = true,
 		};
@@ -40,6 +43,12 @@ static mcrepl_engine *full_cluster(uint32_t room_permille)
 		ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
 	}
 	return e;
+}
+
+/* 90 %: over the 0.85 watermark, at the 0.90 fill line (no headroom). */
+static mcrepl_engine *full_cluster(uint32_t room_permille)
+{
+	return cluster_at(room_permille, 90 * MIB, 0.90);
 }
 
 struct hot {
@@ -244,6 +253,65 @@ END_TEST
 /* The room rule: copies whose object stays readable go first (a dynamic
  * replica before a duplicate), whatever their reads; with the default
  * knob (0) an only copy is never evicted for room. */
+/* Headroom: at 87 % (over the 0.85 watermark) a 1 MiB copy still fits
+ * under the 0.90 fill line: room is granted with nothing to evict and
+ * the copy goes there, by projected load (not the key's own host). */
+START_TEST(test_engine_room_headroom_under_the_fill_line)
+{
+	mcrepl_engine *e = cluster_at(0, 87 * MIB, 0.90);
+	mcrepl_engine_stats st = {.struct_size = sizeof(st)};
+	mcrepl_propose_result res;
+	mcrepl_room room;
+	struct hot h;
+
+	for (int i = 0; i < 64; i++)
+		mcrepl_engine_read(e, (mcrepl_segment_id){1});
+	mcrepl_engine_read(e, (mcrepl_segment_id){2});
+	mcrepl_engine_tick(e, NOW, NULL);
+	hot_key(&h, "p1");
+	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_str_eq(mcrepl_reason_name(res.reason), "no_target");
+	ck_assert_int_eq(mcrepl_engine_room(e, &h.in, &room), MCREPL_OK);
+	ck_assert_uint_eq(room.segment.v, 3); /* least loaded, lowest id */
+	ck_assert_uint_eq(room.bytes, 0);     /* nothing to evict */
+	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 3);
+	mcrepl_engine_get_stats(e, &st);
+	ck_assert_uint_eq(st.room_total, 1);
+	ck_assert_uint_eq(st.room_bytes_total, 0);
+	ck_assert_uint_eq(st.room_headroom_total, 1);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* Above the fill line (89.5 % + 1 % > 90 %), or with the line at the
+ * watermark (headroom off), room is a swap of the copy's size. */
+START_TEST(test_engine_room_no_headroom_above_the_fill_line)
+{
+	mcrepl_engine *e = cluster_at(0, 89 * MIB + MIB / 2, 0.90);
+	mcrepl_engine_stats st = {.struct_size = sizeof(st)};
+	mcrepl_room room;
+	struct hot h;
+
+	hot_key(&h, "p1");
+	ck_assert_int_eq(mcrepl_engine_room(e, &h.in, &room), MCREPL_OK);
+	ck_assert_uint_eq(room.bytes, MIB);
+	mcrepl_engine_get_stats(e, &st);
+	ck_assert_uint_eq(st.room_headroom_total, 0);
+	mcrepl_engine_destroy(e);
+	e = cluster_at(0, 87 * MIB, 0.85);
+	ck_assert_int_eq(mcrepl_engine_room(e, &h.in, &room), MCREPL_OK);
+	ck_assert_uint_eq(room.bytes, MIB);
+	mcrepl_engine_destroy(e);
+	/* exactly at the line: 89 + 1 = 90 MiB fits, 90 % of 100 MiB */
+	e = cluster_at(0, 89 * MIB, 0.90);
+	ck_assert_int_eq(mcrepl_engine_room(e, &h.in, &room), MCREPL_OK);
+	ck_assert_uint_eq(room.bytes, 0);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
 START_TEST(test_room_rule_default_keeps_only_copies)
 {
 	mcrepl_config c;
@@ -321,6 +389,8 @@ Suite *make_engine_room_suite(void)
 	tcase_add_test(tc, test_engine_room_refusals);
 	tcase_add_test(tc,
 		       test_engine_retire_sheds_every_cold_copy_in_one_pass);
+	tcase_add_test(tc, test_engine_room_headroom_under_the_fill_line);
+	tcase_add_test(tc, test_engine_room_no_headroom_above_the_fill_line);
 	tcase_add_test(tc, test_room_rule_default_keeps_only_copies);
 	tcase_add_test(tc, test_room_rule_only_copy_when_cheaper_than_relief);
 	suite_add_tcase(s, tc);

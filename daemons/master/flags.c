@@ -292,6 +292,16 @@ int master_flags_warn(const struct master_flags *f, FILE *out)
 		    "watermark the higher\n",
 		    f->opts.eviction_high_watermark, c->target_high_watermark);
 		n++;
+	} else if (c->room_fill_limit > c->target_high_watermark &&
+		   f->opts.eviction_high_watermark < c->room_fill_limit) {
+		fprintf(out,
+			"mcrepl-master: warning: --eviction_high_watermark_"
+			"ratio %.2f is below --dynamic_replication_room_fill_"
+			"limit %.2f: a hot copy placed in headroom on a full "
+			"cluster starts eviction at once; keep the fill limit "
+			"at or below eviction's watermark\n",
+			f->opts.eviction_high_watermark, c->room_fill_limit);
+		n++;
 	}
 	if (c->mode == MCREPL_MODE_ENFORCE &&
 	    c->lease_ttl_ms < COPY_TIMEOUT_MS_DEFAULT) {

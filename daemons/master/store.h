@@ -96,6 +96,7 @@ struct segment {
 	struct object **ix;
 	size_t n_ix, cap_ix;
 	uint64_t evict_left;	/* bytes eviction still means to free here */
+	size_t n_dyn_ix;	/* entries of ix that are dynamic replicas */
 	struct grant_key grant; /* signs its data-plane grants (grant.h) */
 	/* HA: nothing new is placed here until its worker re-registered what
 	 * it holds, or this deadline (0: not held; store_ha.c) */
@@ -318,7 +319,7 @@ struct task {
 	  "Room for a hot copy refused: the heat window's budget was spent")   \
 	X(policy_room_none, "policy_room_refused_none_total", counter,         \
 	  "Room for a hot copy refused: no segment could take the copy")       \
-	X(room_dropped_dynamic, "policy_room_dropped_dynamic_total", counter, \
+	X(room_dropped_dynamic, "policy_room_dropped_dynamic_total", counter,  \
 	  "Dynamic replicas dropped for a hot copy's room (object readable)")  \
 	X(room_dropped_duplicate, "policy_room_dropped_duplicate_total",       \
 	  counter,                                                             \
@@ -327,6 +328,11 @@ struct task {
 	  "Objects evicted for a hot copy's room, their only copy (a miss)")   \
 	X(room_short, "policy_room_refused_short_total", counter,              \
 	  "Room granted that eviction could not make under the room rule")     \
+	X(policy_room_headroom, "policy_room_headroom_total", counter,         \
+	  "Hot copies placed under room_fill_limit with nothing evicted")      \
+	X(evict_gave_back, "eviction_gave_back_dynamic_total", counter,        \
+	  "Dynamic replicas, their object readable elsewhere, eviction "       \
+	  "dropped before any other copy")                                     \
 	X(drains, "drains_total", counter,                                     \
 	  "Drain requests of workers about to stop (store_drain.c)")           \
 	X(drain_copies_queued, "drain_copies_total", counter,                  \

@@ -272,7 +272,8 @@ static void object_input(struct store *s, struct object *o,
 }
 
 /* A full cluster: a hot key passed admission but no segment has room
- * under the watermark. Eviction under the room rule (store_dyn_room.c:
+ * under the watermark. Where the copy fits under room_fill_limit the
+ * engine grants it with nothing to free (headroom). Otherwise eviction under the room rule (store_dyn_room.c:
  * dynamic replicas and copies with another readable copy first, an only
  * copy as room_miss_cost allows, never an object under read lease) frees
  * what the engine asks on the segment it names, at once, so the copy is
@@ -286,8 +287,11 @@ static bool make_room(struct store *s, const mcrepl_propose_input *in,
 	mcrepl_room room;
 
 	if (mcrepl_engine_room(s->engine, in, &room) != MCREPL_OK ||
-	    !(seg = store_segment(s, room.segment.v)) ||
-	    dyn__evict_room(s, seg, room.bytes, relief, now_ms) < room.bytes)
+	    !(seg = store_segment(s, room.segment.v)))
+		return false;
+	if (room.bytes == 0) /* headroom under room_fill_limit */
+		return true;
+	if (dyn__evict_room(s, seg, room.bytes, relief, now_ms) < room.bytes)
 		return false;
 	segment_usage(s);
 	return true;

@@ -59,9 +59,13 @@ void store__policy_figures(struct store *s, struct store_figures *f)
 	f->policy_dynamic_replicas = es.dynamic_replicas;
 	f->policy_untracked = es.untracked_total;
 	/* room made: the engine's grants less those the room rule left
-	 * short (store_dyn_room.c), which freed nothing */
+	 * short (store_dyn_room.c), which freed nothing, and those in
+	 * headroom, which needed nothing freed */
+	f->policy_room_headroom = es.room_headroom_total;
 	f->policy_room =
-	    es.room_total > f->room_short ? es.room_total - f->room_short : 0;
+	    es.room_total > f->room_short + es.room_headroom_total
+		? es.room_total - f->room_short - es.room_headroom_total
+		: 0;
 	f->policy_room_bytes = es.room_bytes_total;
 	f->policy_room_budget = es.room_budget_total;
 	f->policy_room_none = es.room_none_total;

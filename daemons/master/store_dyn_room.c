@@ -45,9 +45,7 @@ static size_t replica_on(const struct object *o, uint64_t seg_id)
 	return o->n_replicas;
 }
 
-/* o's replicas other than i that a reader can be sent to: COMPLETE, on a
- * mounted segment that is not leaving. */
-static uint32_t others_readable(struct store *s, const struct object *o,
+uint32_t store__others_readable(struct store *s, const struct object *o,
 				size_t i)
 {
 	uint32_t n = 0;
@@ -63,7 +61,7 @@ static mcrepl_room_class classify(struct store *s, struct object *o, size_t i,
 {
 	mcrepl_room_victim v = {
 	    .dynamic = o->replicas[i].dynamic,
-	    .other_readable = others_readable(s, o, i),
+	    .other_readable = store__others_readable(s, o, i),
 	};
 
 	if (v.other_readable == 0 && s->opts.cfg.room_miss_cost)

@@ -1,4 +1,6 @@
-/* Eviction: free eviction_ratio of a segment's capacity, least recently
+/* Eviction: free eviction_ratio of a segment's capacity, borrowed space
+ * first (dynamic replicas whose object stays readable elsewhere, the
+ * copies a hot key took in headroom: give_back), then least recently
  * read objects first, never an object under read lease, with a copy
  * running or with a pending dynamic copy, nor, for a put, another
  * tenant's object while that tenant is within its fair share
@@ -50,10 +52,73 @@ static struct object *pick(struct store *s, struct segment *seg, size_t *visits,
 	return best;
 }
 
+#define GIVE_BACK_PICKS 64
+
+struct lent {
+	struct object *o;
+	size_t i; /* its replica on the segment */
+};
+
+/* Up to GIVE_BACK_PICKS evictable dynamic replicas on seg whose object has
+ * another readable copy, least recently read first, from at most half of
+ * *visits entries (a random place when the index holds more). */
+static size_t borrowed(struct store *s, struct segment *seg, size_t *visits,
+		       uint64_t now, struct lent *picks)
+{
+	size_t n_ix = seg->n_ix, k = *visits / 2, start = 0, n = 0;
+
+	if (k >= n_ix)
+		k = n_ix;
+	else
+		start = (size_t)(mcu_splitmix64(&s->evict_rng) % n_ix);
+	for (size_t j = 0; j < k && n < GIVE_BACK_PICKS; j++) {
+		size_t at = (start + j) % n_ix, i, to = n;
+		struct object *o = seg->ix[at];
+
+		(*visits)--;
+		s->ctr.evict_visits++;
+		i = store__replica_at_slot(o, seg->id, at);
+		if (i == SIZE_MAX || !o->replicas[i].dynamic ||
+		    !store__evictable(s, o, now) ||
+		    store__others_readable(s, o, i) == 0)
+			continue;
+		while (to > 0 && picks[to - 1].o->lru_seq > o->lru_seq) {
+			picks[to] = picks[to - 1];
+			to--;
+		}
+		picks[to] = (struct lent){.o = o, .i = i};
+		n++;
+	}
+	return n;
+}
+
+/* Borrowed space back first: the objects stay readable, nobody misses. */
+static uint64_t give_back(struct store *s, struct segment *seg, uint64_t goal,
+			  size_t *visits, uint64_t now_ms)
+{
+	struct lent picks[GIVE_BACK_PICKS];
+	uint64_t freed = 0;
+	size_t n;
+
+	if (seg->n_dyn_ix == 0)
+		return 0;
+	n = borrowed(s, seg, visits, now_ms, picks);
+	for (size_t j = 0; j < n && freed < goal; j++) {
+		struct object *o = picks[j].o;
+		size_t i = picks[j].i;
+
+		freed += o->replicas[i].size;
+		s->ctr.evicted_bytes += o->replicas[i].size;
+		s->ctr.evict_gave_back++;
+		store_drop_replica(s, o, i, now_ms);
+	}
+	return freed;
+}
+
 static uint64_t evict_some(struct store *s, struct segment *seg, uint64_t goal,
 			   size_t *visits, uint64_t now_ms)
 {
-	uint64_t freed = 0;
+	uint64_t freed = give_back(s, seg, goal, visits, now_ms);
 
 	while (freed < goal && seg->n_ix > 0 && *visits > 0) {
 		size_t slot = 0, i;

@@ -196,6 +196,7 @@ bool store__link_replica(struct segment *seg, struct object *o,
 		return false;
 	r->ix_slot = (uint32_t)seg->n_ix;
 	seg->ix[seg->n_ix++] = o;
+	seg->n_dyn_ix += r->dynamic;
 	return true;
 }
 
@@ -215,6 +216,7 @@ static void ix_unlink(struct segment *seg, const struct object *o,
 		seg->ix[r->ix_slot] = moved;
 	}
 	seg->n_ix = last;
+	seg->n_dyn_ix -= r->dynamic && seg->n_dyn_ix > 0;
 }
 
 struct replica *store__place_replica(struct store *s, struct object *o,
@@ -383,12 +385,19 @@ size_t store__drain_segment(struct store *s, struct segment *seg, size_t max,
 
 /* ---- the indexes' auditor (tests, fuzzing) ---------------------------- */
 
+/* Every entry names its replica; n_dyn_ix counts the dynamic ones. */
 static bool segment_index_ok(const struct segment *seg)
 {
-	for (size_t k = 0; k < seg->n_ix; k++)
-		if (store__replica_at_slot(seg->ix[k], seg->id, k) == SIZE_MAX)
+	size_t dyn = 0;
+
+	for (size_t k = 0; k < seg->n_ix; k++) {
+		size_t i = store__replica_at_slot(seg->ix[k], seg->id, k);
+
+		if (i == SIZE_MAX)
 			return false;
-	return true;
+		dyn += seg->ix[k]->replicas[i].dynamic;
+	}
+	return dyn == seg->n_dyn_ix;
 }
 
 bool store_indexes_consistent(struct store *s)

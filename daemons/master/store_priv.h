@@ -231,6 +231,10 @@ void store__quota_free(struct store *s);
 /* o may be evicted now: complete, no copy running or pending, no read
  * lease, and the put's fair-share guard allows it (store_quota.c). */
 bool store__evictable(struct store *s, const struct object *o, uint64_t now);
+/* o's replicas other than i that a reader can be sent to: COMPLETE, on a
+ * mounted segment (store_dyn_room.c). */
+uint32_t store__others_readable(struct store *s, const struct object *o,
+				size_t i);
 /* store_evict_segment with the caller's budget of index entries to look
  * at (*visits, decremented): a put evicting on several segments shares
  * one. */

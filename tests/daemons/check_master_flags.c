@@ -66,6 +66,18 @@ START_TEST(test_risky_values_warned)
 		 "is not above --dynamic_replication_target_high_watermark "
 		 "0.85: dynamic copies can fill a segment to the point where "
 		 "eviction starts; keep eviction's watermark the higher");
+	ck_assert_int_eq(warnings("--eviction_high_watermark_ratio=0.88", NULL,
+				  out, sizeof(out)),
+			 1);
+	ck_assert_str_eq(
+	    out, "mcrepl-master: warning: --eviction_high_watermark_ratio 0.88 "
+		 "is below --dynamic_replication_room_fill_limit 0.90: a hot "
+		 "copy placed in headroom on a full cluster starts eviction "
+		 "at once; keep the fill limit at or below eviction's "
+		 "watermark");
+	ck_assert_int_eq(warnings("--eviction_high_watermark_ratio=0.88",
+				  "--room_fill_limit=0.85", out, sizeof(out)),
+			 0);
 	ck_assert_int_eq(warnings("--mode=enforce", "--lease_ttl_seconds=1.5",
 				  out, sizeof(out)),
 			 1);

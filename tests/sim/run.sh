@@ -429,16 +429,32 @@ check "full cluster: room evictions, misses, copies by source" \
 	"7 7 7 6 1"
 check "full cluster: relieved (room_miss_cost=100 under 0.75 x off)" \
 	awk -v a="$on" -v b="$off" 'BEGIN { exit !(a < 0.75 * b) }'
+# Headroom: primaries at 88 % of memory (over the 0.85 watermark, under
+# the 0.90 room_fill_limit): the hot copies go where they fit under the
+# fill line with nothing evicted (7 copies, no miss), relieved as off is
+# not (before the fill line: 1 copy, max/mean 1.600 as off's)
+$SIM --nodes 8 --keys 20000 --object_size 4K --node_memory 11636364 \
+	--rate 20000 --duration 30 --quiet \
+	--compare "mode=off;mode=enforce" > "$TMP/head" 2>&1
+off=$(grep '"config":"defaults"' "$TMP/head" | sed 's/.*"steady_max_mean":\([0-9.]*\).*/\1/')
+grep '"config":"mode=enforce"' "$TMP/head" > "$TMP/head.on"
+on=$(sed 's/.*"steady_max_mean":\([0-9.]*\).*/\1/' "$TMP/head.on")
+check "full cluster, headroom: copies, room_headroom, room_evicted, misses" \
+	eq "$(field copies "$TMP/head.on") $(field room_headroom "$TMP/head.on") $(field room_evicted "$TMP/head.on") $(field evicted_reads "$TMP/head.on")" \
+	"7 7 0 0"
+check "full cluster, headroom: relieved (under 0.75 x off)" \
+	awk -v a="$on" -v b="$off" 'BEGIN { exit !(a < 0.75 * b) }'
 # A shifting hot set on the same full cluster: dynamic replicas of keys
 # no longer hot are room's first source (dropped, no miss), before any
-# only copy
+# only copy; 3 copies go where eviction left headroom under the fill line
+# (before it: 53 only copies evicted, 50 misses)
 $SIM --nodes 8 --keys 20000 --object_size 4K --node_memory 11377778 \
 	--rate 20000 --duration 60 --workload shifting --shift_period 10 \
 	--quiet --dynamic_replication_mode enforce \
 	--dynamic_replication_room_miss_cost 100 > "$TMP/fullshift" 2>&1
-check "full cluster, shifting: dynamic replicas dropped, only copies evicted, misses" \
-	eq "$(field room_dropped "$TMP/fullshift") $(field room_evicted "$TMP/fullshift") $(field evicted_reads "$TMP/fullshift")" \
-	"4 53 50"
+check "full cluster, shifting: dynamic replicas dropped, headroom, only copies evicted, misses" \
+	eq "$(field room_dropped "$TMP/fullshift") $(field room_headroom "$TMP/fullshift") $(field room_evicted "$TMP/fullshift") $(field evicted_reads "$TMP/fullshift")" \
+	"4 3 50 45"
 
 if command -v gnuplot > /dev/null 2>&1; then
 	$SIM --nodes 8 --keys 1000 --rate 5000 --duration 4 --quiet \

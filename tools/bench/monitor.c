@@ -68,6 +68,10 @@ int master_sample(store_client *sc, struct master_sample *m)
 	    metric(t, "mcrepl_master_policy_room_dropped_duplicate_total");
 	m->room_only =
 	    metric(t, "mcrepl_master_policy_room_evicted_only_copies_total");
+	m->room_headroom =
+	    metric(t, "mcrepl_master_policy_room_headroom_total");
+	m->gave_back =
+	    metric(t, "mcrepl_master_eviction_gave_back_dynamic_total");
 	m->from_primary =
 	    metric(t, "mcrepl_master_dynamic_copies_from_primary_total");
 	m->from_replica =

@@ -289,12 +289,15 @@ void report_summary(const struct run *r, const struct bench_opts *o)
 	json_ms("first_dynamic_read_ms", r->dyn_read_ms);
 	printf(",\"evicted_objects\":%lld,\"room_made\":%lld"
 	       ",\"room_dropped\":%lld,\"room_evicted_only\":%lld"
+	       ",\"room_headroom\":%lld,\"evict_gave_back\":%lld"
 	       ",\"evicted_reads\":%llu,\"flash_reads\":%llu"
 	       ",\"flash_max_mean\":%.4f,\"ranking_digest\":\"%016llx\"",
 	       (long long)(r->end.evicted - r->start.evicted),
 	       (long long)(r->end.room - r->start.room),
 	       (long long)(r->end.room_dropped - r->start.room_dropped),
 	       (long long)(r->end.room_only - r->start.room_only),
+	       (long long)(r->end.room_headroom - r->start.room_headroom),
+	       (long long)(r->end.gave_back - r->start.gave_back),
 	       (unsigned long long)r->evicted_reads,
 	       (unsigned long long)r->flash_reads, flash_max_mean(r, o),
 	       (unsigned long long)r->ranking_digest);

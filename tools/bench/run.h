@@ -25,6 +25,9 @@ struct master_sample {
 	/* room's cost: copies dropped whose object stayed readable, objects
 	 * evicted whose only copy it was (each a miss at its next read) */
 	int64_t room_dropped, room_only;
+	/* hot copies placed under room_fill_limit, nothing evicted; dynamic
+	 * replicas eviction gave back before any other copy */
+	int64_t room_headroom, gave_back;
 	/* dynamic copies completed by source kind: the put's replica, or
 	 * another dynamic replica */
 	int64_t from_primary, from_replica;

@@ -292,6 +292,7 @@ bool sim_engine_room(struct sim_master *m, const mcrepl_propose_input *in,
 	if (mcrepl_engine_room(m->eng.e, in, &room) != MCREPL_OK)
 		return false;
 	seg = (uint32_t)room.segment.v - 1;
+	m->room_headroom += room.bytes == 0; /* under room_fill_limit */
 	freed = room_from_dynamic(m, seg, room.bytes, now);
 	if (freed < room.bytes)
 		freed += room_from_only_copies(m, seg, room.bytes - freed,

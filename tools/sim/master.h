@@ -105,9 +105,10 @@ struct sim_master {
 	/* full clusters: cold objects evicted to make room for hot copies,
 	 * and reads of evicted objects (written back, as a cache refills) */
 	uint64_t room_evicted, refetched, room_cursor;
-	uint64_t room_dropped; /* dynamic replicas dropped for room */
-	uint64_t late_from_ms; /* the last third of the run starts */
-	uint64_t late_copies;  /* copies completed from then on */
+	uint64_t room_dropped;	/* dynamic replicas dropped for room */
+	uint64_t room_headroom; /* room under room_fill_limit: none freed */
+	uint64_t late_from_ms;	/* the last third of the run starts */
+	uint64_t late_copies;	/* copies completed from then on */
 	/* each object's heat when the last third starts, and the trigger
 	 * threshold then: a late copy of a key that was not hot then is one
 	 * of a key whose popularity moved (late_new_copies) */

@@ -130,12 +130,13 @@ void sim_report_summary(FILE *f, const struct sim_result *r)
 	fprintf(
 	    f,
 	    ",\"room_evicted\":%" PRIu64 ",\"room_dropped\":%" PRIu64
-	    ",\"evicted_reads\":%" PRIu64 ",\"copies_from_primary\":%" PRIu64
+	    ",\"room_headroom\":%" PRIu64 ",\"evicted_reads\":%" PRIu64
+	    ",\"copies_from_primary\":%" PRIu64
 	    ",\"copies_from_replica\":%" PRIu64 ",\"flash_reads\":%" PRIu64
 	    ",\"flash_max_mean\":%.4f,\"ranking_digest\":\"%016" PRIx64 "\"",
-	    r->room_evicted, r->room_dropped, r->evicted_reads,
-	    r->copies - r->copies_dyn_src, r->copies_dyn_src, r->flash_reads,
-	    isnan(r->flash_max_mean) ? 0 : r->flash_max_mean,
+	    r->room_evicted, r->room_dropped, r->room_headroom,
+	    r->evicted_reads, r->copies - r->copies_dyn_src, r->copies_dyn_src,
+	    r->flash_reads, isnan(r->flash_max_mean) ? 0 : r->flash_max_mean,
 	    r->ranking_digest);
 	fprintf(f,
 		",\"observed_hot\":%" PRIu64 ",\"accepted\":%" PRIu64

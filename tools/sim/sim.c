@@ -261,6 +261,7 @@ static void finish(struct run *u, const struct trace *t, double t0)
 	r->copies_dyn_src = u->m.copies_dyn_src;
 	r->room_evicted = u->m.room_evicted;
 	r->room_dropped = u->m.room_dropped;
+	r->room_headroom = u->m.room_headroom;
 	r->evicted_reads = u->m.refetched;
 	r->flash_reads = u->g.flash_reads;
 	r->ranking_digest =

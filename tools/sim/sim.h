@@ -33,6 +33,7 @@ struct sim_result {
 	 * and later reads of them (misses, written back) */
 	uint64_t room_evicted, evicted_reads;
 	uint64_t room_dropped; /* dynamic replicas dropped for room (no miss) */
+	uint64_t room_headroom; /* hot copies under room_fill_limit */
 	/* flash: the flash key's reads, and the max/mean of the node loads
 	 * summed over the rows its window overlaps (NAN: none) */
 	uint64_t flash_reads;

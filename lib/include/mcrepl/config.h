@@ -82,6 +82,13 @@ typedef struct mcrepl_config {
 	 * (mcrepl_room_classify()); 0 = never: room comes only from copies
 	 * with another readable copy. */
 	uint32_t room_miss_cost; /* 0 */
+	/* A full cluster: a hot copy may still go, with nothing evicted,
+	 * where the segment's used/capacity after it stays at or below this
+	 * fill line (above target_high_watermark; at or below it: no
+	 * headroom). Keep it at or below the host's eviction line (the
+	 * master's --eviction_high_watermark_ratio, 0.90), so the copy costs
+	 * nothing now; the host gives such copies back first when it evicts. */
+	double room_fill_limit; /* 0.90 */
 } mcrepl_config;
 
 /* Fill every field with its default (mode off). Never fails. */

@@ -300,14 +300,18 @@ MCREPL_API mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 typedef struct mcrepl_room {
 	mcrepl_segment_id segment;
 	uint64_t bytes; /* to free there: then the copy fits under the
-			 * target watermark */
+			 * target watermark; 0: headroom, it fits under
+			 * room_fill_limit as it is */
 } mcrepl_room;
 
 /*
  * A full cluster (auto): mcrepl_engine_propose() refused `in` with
  * NO_TARGET (or NO_TARGET_IN_DOMAIN) because no segment has room under the
  * target watermark, yet the key passed admission: a hot copy may be worth
- * more than what it displaces. The segment where making room makes the
+ * more than what it displaces. Headroom first: the segment placement
+ * chooses (by projected load) among those where the copy fits under
+ * cfg->room_fill_limit, with bytes 0 (nothing to evict, not charged to
+ * the budget). Otherwise the segment where making room makes the
  * best target (placement's order with every segment's room ignored: the
  * least projected load first, other hosts first) and the bytes to free
  * there. The host evicts with its own eviction (never an object being
@@ -328,7 +332,7 @@ MCREPL_API mcrepl_status mcrepl_engine_room(mcrepl_engine *e,
  * a hot copy's room, best first (docs/POLICY.md, "Room that costs no
  * misses"). */
 typedef enum mcrepl_room_class {
-	MCREPL_ROOM_DYNAMIC = 0,   /* a dynamic replica, another copy readable */
+	MCREPL_ROOM_DYNAMIC = 0, /* a dynamic replica, another copy readable */
 	MCREPL_ROOM_DUPLICATE = 1, /* another readable copy stays */
 	MCREPL_ROOM_ONLY_COPY = 2, /* the only copy; the miss costs less than
 				    * the relief (room_miss_cost) */
@@ -357,9 +361,9 @@ MCREPL_API uint64_t mcrepl_room_relief(uint64_t hot_reads, uint32_t readable);
  * otherwise, and for a NULL argument. The host evicts the lowest class
  * first, least recently read first within one.
  */
-MCREPL_API mcrepl_room_class
-mcrepl_room_classify(const mcrepl_config *cfg, const mcrepl_room_victim *v,
-		     uint64_t relief);
+MCREPL_API mcrepl_room_class mcrepl_room_classify(const mcrepl_config *cfg,
+						  const mcrepl_room_victim *v,
+						  uint64_t relief);
 
 /* A dynamic replica of (tenant, key) on segment became readable: a
  * completed copy (counted, see mcrepl_engine_opts.stats, whatever the
@@ -448,6 +452,8 @@ typedef struct mcrepl_engine_stats {
 	uint64_t room_bytes_total;  /* bytes of room asked for */
 	uint64_t room_budget_total; /* refused: the window's budget spent */
 	uint64_t room_none_total;   /* refused: no segment could take it */
+	/* of room_total: granted under room_fill_limit, nothing to evict */
+	uint64_t room_headroom_total;
 } mcrepl_engine_stats;
 
 /* Fill *out; out->struct_size must be set by the caller. */
