@@ -16,8 +16,7 @@
 
 #include "flags.h"
 #include "store.h"
-
-static const uint8_t test_secret[GRANT_SECRET_BYTES] = "not-a-real-key!";
+#include "storefx.h"
 
 Suite *make_room_suite(void);
 
@@ -38,21 +37,7 @@ struct fx {
 
 static uint64_t mount_seg(struct fx *x, uint64_t client, const char *name)
 {
-	struct mount_args m = {
-	    .client_id = client,
-	    .host = name,
-	    .domain = "",
-	    .name = name,
-	    .endpoint = "127.0.0.1:1",
-	    .capacity = x->capacity,
-	    .dynamic_copy = true,
-	};
-	char err[128];
-	uint64_t id = 0;
-
-	ck_assert_int_eq(store_mount(x->s, &m, x->now, &id, err, sizeof(err)),
-			 MCREPL_RPC__CODE__OK);
-	return id;
+	return storefx_mount(x->s, client, name, "", x->capacity, x->now);
 }
 
 /* Auto, with room_miss_cost as given, segments of `capacity` filled to
@@ -70,8 +55,7 @@ static void fx_start_at(struct fx *x, uint32_t miss_cost, uint64_t capacity,
 	x->now = 1000000;
 	x->capacity = capacity;
 	x->slots = slots;
-	ck_assert_int_eq(store_create(&o, test_secret, 7, &x->s), 0);
-	store_lock(x->s);
+	x->s = storefx_create(&o);
 	x->a = mount_seg(x, CA, "a");
 	x->b = mount_seg(x, CB, "b");
 }
@@ -83,30 +67,17 @@ static void fx_start(struct fx *x, uint32_t miss_cost)
 
 static void fx_stop(struct fx *x)
 {
-	ck_assert(store_indexes_consistent(x->s));
-	store_unlock(x->s);
-	store_destroy(x->s);
+	storefx_destroy(x->s);
 }
 
 static struct store_figures figures(struct fx *x)
 {
-	struct store_figures f;
-
-	store_figures(x->s, &f);
-	return f;
+	return storefx_figures(x->s);
 }
 
 static struct object *put_big(struct fx *x, const char *key, uint32_t replicas)
 {
-	struct object *o = NULL;
-	char err[128];
-
-	ck_assert_int_eq(store_put_start(x->s, "t", key, BIG, replicas, x->now,
-					 &o, err, sizeof(err)),
-			 MCREPL_RPC__CODE__OK);
-	ck_assert_int_eq(store_put_end(x->s, "t", key, o->version),
-			 MCREPL_RPC__CODE__OK);
-	return o;
+	return storefx_put(x->s, key, BIG, replicas, x->now);
 }
 
 static const char *cold_name(int i)
@@ -119,58 +90,19 @@ static const char *cold_name(int i)
 
 static void read_n(struct fx *x, const char *key, int n)
 {
-	for (int i = 0; i < n; i++) {
-		struct object *o;
-		size_t order[8], k;
-
-		ck_assert_int_eq(
-		    store_get(x->s, "t", key, "", x->now, &o, order, 8, &k),
-		    MCREPL_RPC__CODE__OK);
-	}
+	storefx_read(x->s, key, "", n, x->now);
 }
 
 static mcrepl_status propose(struct fx *x, struct object *o, const char *id,
 			     mcrepl_propose_result *res)
 {
-	mcrepl_proposal p = {
-	    .action = MCREPL_ACTION_ADD,
-	    .proposal_id = id,
-	    .tenant = "t",
-	    .key = o->key,
-	    .observed_version = o->version,
-	    .expected_size = o->size,
-	    .expires_at_ms = x->now + 5000,
-	};
-
-	return dyn_propose(x->s, &p, x->now, res);
+	return storefx_propose(x->s, o, id, x->now, res);
 }
 
 /* A dynamic replica of o on the segment that does not hold it, copied. */
 static void dynamic_copy(struct fx *x, struct object *o)
 {
-	mcrepl_propose_result res;
-	struct replica src, dst;
-	const char *reason = NULL;
-	mcrepl_fence f;
-
-	read_n(x, o->key, 50);
-	ck_assert_str_eq(propose(x, o, o->key, &res) == MCREPL_OK
-			     ? "ok"
-			     : mcrepl_reason_name(res.reason),
-			 "ok");
-	f = (mcrepl_fence){
-	    .lease = res.lease.id,
-	    .version = res.lease.version,
-	    .caller = res.lease.source_client,
-	    .source = res.lease.source,
-	    .target = res.lease.target,
-	};
-	ck_assert_int_eq(dyn_copy_start(x->s, &f, "t", o->key, res.lease.task.v,
-					x->now, &src, &dst, &reason),
-			 MCREPL_RPC__CODE__OK);
-	ck_assert_int_eq(dyn_copy_end(x->s, &f, "t", o->key, x->now, &reason),
-			 MCREPL_RPC__CODE__OK);
-	ck_assert_uint_eq(o->n_replicas, 2);
+	storefx_dynamic_copy(x->s, o->key, "", 50, x->now);
 }
 
 /* A minute later: no read lease left, the workers alive. */

@@ -14,8 +14,7 @@
 #include "alloc.h"
 #include "flags.h"
 #include "store.h"
-
-static const uint8_t test_secret[GRANT_SECRET_BYTES] = "not-a-real-key!";
+#include "storefx.h"
 
 Suite *make_stalls_suite(void);
 
@@ -35,21 +34,7 @@ struct fx {
 static uint64_t mount_seg_in(struct fx *x, uint64_t client, const char *name,
 			     const char *domain)
 {
-	struct mount_args m = {
-	    .client_id = client,
-	    .host = name,
-	    .domain = domain,
-	    .name = name,
-	    .endpoint = "127.0.0.1:1",
-	    .capacity = 256 * MIB,
-	    .dynamic_copy = true,
-	};
-	char err[128];
-	uint64_t id = 0;
-
-	ck_assert_int_eq(store_mount(x->s, &m, x->now, &id, err, sizeof(err)),
-			 MCREPL_RPC__CODE__OK);
-	return id;
+	return storefx_mount(x->s, client, name, domain, 256 * MIB, x->now);
 }
 
 static uint64_t mount_seg(struct fx *x, uint64_t client, const char *name)
@@ -59,20 +44,14 @@ static uint64_t mount_seg(struct fx *x, uint64_t client, const char *name)
 
 static void read_in(struct fx *x, const char *key, const char *domain)
 {
-	struct object *o;
-	size_t order[8], n;
-
-	ck_assert_int_eq(
-	    store_get(x->s, "t", key, domain, x->now, &o, order, 8, &n),
-	    MCREPL_RPC__CODE__OK);
+	storefx_read(x->s, key, domain, 1, x->now);
 }
 
 static void fx_start_opts(struct fx *x, const struct master_opts *o, bool three)
 {
 	memset(x, 0, sizeof(*x));
 	x->now = 1000000;
-	ck_assert_int_eq(store_create(o, test_secret, 7, &x->s), 0);
-	store_lock(x->s);
+	x->s = storefx_create(o);
 	x->a = mount_seg(x, CA, "a");
 	x->b = mount_seg(x, CB, "b");
 	if (three)
@@ -89,30 +68,17 @@ static void fx_start(struct fx *x, bool three)
 
 static void fx_stop(struct fx *x)
 {
-	ck_assert(store_indexes_consistent(x->s));
-	store_unlock(x->s);
-	store_destroy(x->s);
+	storefx_destroy(x->s);
 }
 
 static struct store_figures figures(struct fx *x)
 {
-	struct store_figures f;
-
-	store_figures(x->s, &f);
-	return f;
+	return storefx_figures(x->s);
 }
 
 static struct object *put(struct fx *x, const char *key, uint32_t replicas)
 {
-	struct object *o = NULL;
-	char err[128];
-
-	ck_assert_int_eq(store_put_start(x->s, "t", key, SIZE, replicas, x->now,
-					 &o, err, sizeof(err)),
-			 MCREPL_RPC__CODE__OK);
-	ck_assert_int_eq(store_put_end(x->s, "t", key, o->version),
-			 MCREPL_RPC__CODE__OK);
-	return o;
+	return storefx_put(x->s, key, SIZE, replicas, x->now);
 }
 
 static bool on(const struct object *o, uint64_t seg)
@@ -330,8 +296,7 @@ static void fx_start_evict(struct fx *x, uint64_t capacity)
 	o.eviction_high_watermark = 0.5;
 	memset(x, 0, sizeof(*x));
 	x->now = 1000000;
-	ck_assert_int_eq(store_create(&o, test_secret, 7, &x->s), 0);
-	store_lock(x->s);
+	x->s = storefx_create(&o);
 	ck_assert_int_eq(store_mount(x->s, &m, x->now, &x->a, err, sizeof(err)),
 			 MCREPL_RPC__CODE__OK);
 }
@@ -412,45 +377,7 @@ END_TEST
 static void dynamic_copy_reads(struct fx *x, const char *key,
 			       const char *domain, int reads)
 {
-	mcrepl_propose_result res;
-	mcrepl_proposal p = {
-	    .action = MCREPL_ACTION_ADD,
-	    .proposal_id = key,
-	    .tenant = "t",
-	    .key = key,
-	    .requester_domain = domain,
-	    .target_domain = domain,
-	    .expires_at_ms = x->now + 5000,
-	};
-	struct object *o = store_find(x->s, "t", key);
-	struct replica src, dst;
-	const char *reason = NULL;
-	mcrepl_fence f;
-
-	for (int i = 0; i < reads; i++) {
-		size_t order[8], n;
-
-		store_get(x->s, "t", key, domain, x->now, &o, order, 8, &n);
-	}
-	p.observed_version = o->version;
-	p.expected_size = o->size;
-	ck_assert_str_eq(dyn_propose(x->s, &p, x->now, &res) == MCREPL_OK
-			     ? "ok"
-			     : mcrepl_reason_name(res.reason),
-			 "ok");
-	f = (mcrepl_fence){
-	    .lease = res.lease.id,
-	    .version = res.lease.version,
-	    .caller = res.lease.source_client,
-	    .source = res.lease.source,
-	    .target = res.lease.target,
-	};
-	ck_assert_int_eq(dyn_copy_start(x->s, &f, "t", key, res.lease.task.v,
-					x->now, &src, &dst, &reason),
-			 MCREPL_RPC__CODE__OK);
-	ck_assert_int_eq(dyn_copy_end(x->s, &f, "t", key, x->now, &reason),
-			 MCREPL_RPC__CODE__OK);
-	ck_assert_uint_eq(o->n_replicas, 2);
+	storefx_dynamic_copy(x->s, key, domain, reads, x->now);
 }
 
 static void dynamic_copy_in(struct fx *x, const char *key, const char *domain)
@@ -564,8 +491,7 @@ START_TEST(test_stalls_expired_source_retires_each_dynamic_copy_once)
 	o.cfg.policy = MCREPL_POLICY_RFC;
 	memset(&x, 0, sizeof(x));
 	x.now = 1000000;
-	ck_assert_int_eq(store_create(&o, test_secret, 7, &x.s), 0);
-	store_lock(x.s);
+	x.s = storefx_create(&o);
 	x.a = mount_seg(&x, CA, "a");
 	for (int i = 0; i < n; i++)
 		put(&x, name("k", i), 1);
@@ -619,8 +545,7 @@ START_TEST(test_stalls_second_host_counts_before_the_next_tick)
 	o.cfg.admission_qps_threshold = 5;
 	memset(&x, 0, sizeof(x));
 	x.now = 1000000;
-	ck_assert_int_eq(store_create(&o, test_secret, 7, &x.s), 0);
-	store_lock(x.s);
+	x.s = storefx_create(&o);
 	x.a = mount_seg(&x, CA, "a");
 	last_evict = x.now;
 	store_tick(x.s, x.now, &last_evict); /* the view: one host */
@@ -649,8 +574,7 @@ START_TEST(test_stalls_domain_copy_retired_by_its_domain_heat)
 	o.kv_lease_ttl_ms = 50; /* reads 100 ms apart: no lease at a tick */
 	memset(&x, 0, sizeof(x));
 	x.now = 1000000;
-	ck_assert_int_eq(store_create(&o, test_secret, 7, &x.s), 0);
-	store_lock(x.s);
+	x.s = storefx_create(&o);
 	x.a = mount_seg_in(&x, CA, "a", "d1");
 	window = o.cfg.heat_window_ms;
 	cold = put(&x, "cold", 1);
@@ -685,31 +609,13 @@ END_TEST
  * swap: the segment's use unchanged), and a put still fits. */
 static struct object *put_big(struct fx *x, const char *key)
 {
-	struct object *o = NULL;
-	char err[128];
-
-	ck_assert_int_eq(store_put_start(x->s, "t", key, 8 * MIB, 1, x->now, &o,
-					 err, sizeof(err)),
-			 MCREPL_RPC__CODE__OK);
-	ck_assert_int_eq(store_put_end(x->s, "t", key, o->version),
-			 MCREPL_RPC__CODE__OK);
-	return o;
+	return storefx_put(x->s, key, 8 * MIB, 1, x->now);
 }
 
 static mcrepl_status propose_hot(struct fx *x, struct object *o, const char *id,
 				 mcrepl_propose_result *res)
 {
-	mcrepl_proposal p = {
-	    .action = MCREPL_ACTION_ADD,
-	    .proposal_id = id,
-	    .tenant = "t",
-	    .key = o->key,
-	    .observed_version = o->version,
-	    .expected_size = o->size,
-	    .expires_at_ms = x->now + 5000,
-	};
-
-	return dyn_propose(x->s, &p, x->now, res);
+	return storefx_propose(x->s, o, id, x->now, res);
 }
 
 START_TEST(test_policy_full_cluster_makes_room_for_hot_copy)
