@@ -910,6 +910,62 @@ START_TEST(test_policy_evidence_judges_few_reads)
 }
 END_TEST
 
+/* Refusals each bucket (1.25 s) of a key that one window's gate lets
+ * pass as noise: when its evidence first admits a copy, or 0. */
+static uint64_t evidence_first_pass(const mcrepl_balance *b, uint32_t count,
+				    int buckets)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_evidence ev;
+
+	memset(&ev, 0, sizeof(ev));
+	for (int i = 0; i < buckets; i++) {
+		uint64_t now = NOW + 1250ULL * (unsigned)i;
+
+		mcr_policy_evidence_add(&ev, b, count, now, 10000);
+		if (mcr_policy_evidence_helps(&c, &ev, b->segments, 1))
+			return now - NOW;
+	}
+	return 0;
+}
+
+/* Few reads, slow fan-out: the pace the evidence sets, pinned (a rule
+ * that moves it must say so here and in POLICY.md, section 2, "Few reads,
+ * slow fan-out"). 8 segments of 115 reads a window (one window's band
+ * 3.6564 sqrt(115) = 39.2, a third of the mean), a node 35 over the mean:
+ * its excess is clear at the second sample (70 > 4.3491 sqrt(230) =
+ * 66.0), and a key of 30 reads a window there is worth a copy by the
+ * looks' z (4.3491) at the fourth sample, 30 s (2 (120 - 2 sqrt(120)) =
+ * 196.2 >= 2 x 4.3491 sqrt(460) = 186.6); one window's z (3.6564) would
+ * pass it at the third, 20 s (in parentheses below, what that z gives).
+ * A key of 15 reads: 130 s (90 s); one of 8,
+ * never. A node 20 over: a key of 20 at 70 s (50 s); 64 segments of 100
+ * reads, a node 25 over: a key of 20 at 80 s (60 s); 64 segments of 780
+ * reads (the band 3.1 x the tolerance), a node 20 % over: a key of 60 at
+ * 60 s (40 s). A node 7 % over is never copied from (the 10 % floor). */
+START_TEST(test_policy_evidence_fan_out_pace)
+{
+	const mcrepl_balance over = {
+	    .key_load = 150, .load_sum = 920, .segments = 8};
+	const mcrepl_balance near = {
+	    .key_load = 135, .load_sum = 920, .segments = 8};
+	const mcrepl_balance wide = {
+	    .key_load = 125, .load_sum = 6400, .segments = 64};
+	const mcrepl_balance low = {
+	    .key_load = 123, .load_sum = 920, .segments = 8};
+	const mcrepl_balance busy = {
+	    .key_load = 936, .load_sum = 49920, .segments = 64};
+
+	ck_assert_uint_eq(evidence_first_pass(&over, 30, 64), 30000);
+	ck_assert_uint_eq(evidence_first_pass(&over, 15, 320), 130000);
+	ck_assert_uint_eq(evidence_first_pass(&over, 8, 320), 0);
+	ck_assert_uint_eq(evidence_first_pass(&near, 20, 320), 70000);
+	ck_assert_uint_eq(evidence_first_pass(&wide, 20, 320), 80000);
+	ck_assert_uint_eq(evidence_first_pass(&low, 30, 320), 0);
+	ck_assert_uint_eq(evidence_first_pass(&busy, 60, 320), 60000);
+}
+END_TEST
+
 /* The band's dead zone: 16 segments, ~1,000 reads each a window, one
  * window's band 3.8413 sqrt(1000) = 121.5 (12.1 %): over the tolerance (50)
  * but under 3 x it, where neither the one-window gate (a key 12 % over)
@@ -1167,6 +1223,7 @@ Suite *make_policy_suite(void)
 	tcase_add_test(tc, test_policy_evidence_sums);
 	tcase_add_test(tc, test_policy_evidence_judges_few_reads);
 	tcase_add_test(tc, test_policy_evidence_judges_the_band_dead_zone);
+	tcase_add_test(tc, test_policy_evidence_fan_out_pace);
 	tcase_add_test(tc, test_policy_leases_evidence_few_reads);
 	tcase_add_test(tc, test_policy_share_excess_and_z);
 	tcase_add_test(tc, test_policy_settled_refusals);
