@@ -148,6 +148,40 @@ void mcrepl_stats_domain_proposal(mcrepl_stats *s, const char *requester,
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* src's domain pairs into dst's, both locks held (the lower address's
+ * first, so two copies the other way round cannot deadlock). */
+static void copy_pairs(mcrepl_stats *dst, mcrepl_stats *src)
+{
+	mcrepl_stats *first = dst < src ? dst : src;
+	mcrepl_stats *second = first == dst ? src : dst;
+
+	pthread_mutex_lock(&first->lock);
+	pthread_mutex_lock(&second->lock);
+	dst->n_pairs = src->n_pairs;
+	memcpy(dst->pairs, src->pairs, sizeof(dst->pairs));
+	pthread_mutex_unlock(&second->lock);
+	pthread_mutex_unlock(&first->lock);
+}
+
+mcrepl_status mcrepl_stats_copy(mcrepl_stats *dst, const mcrepl_stats *src)
+{
+	mcrepl_stats *from = (mcrepl_stats *)(uintptr_t)src;
+
+	if (!dst || !src || dst == src)
+		return MCREPL_EINVAL;
+	for (int i = 0; i < MCREPL_STAT_COUNT; i++)
+		mcrepl_stats_set(dst, (mcrepl_stat)i,
+				 mcrepl_stats_get(src, (mcrepl_stat)i));
+	for (int r = 0; r < MCREPL_REASON_COUNT; r++)
+		atomic_store_explicit(
+		    &dst->rejected[r],
+		    atomic_load_explicit(&from->rejected[r],
+					 memory_order_relaxed),
+		    memory_order_relaxed);
+	copy_pairs(dst, from);
+	return MCREPL_OK;
+}
+
 static void render_counters(const mcrepl_stats *s, struct mcu_prom *o)
 {
 	for (int i = 0; i < MCREPL_STAT_COUNT; i++) {

@@ -34,3 +34,16 @@ check-style:
 	$(Q)$(QUIET_TEST) $(TEST_LOGS)/style.log sh tests/style/run.sh
 CHECK_FAST += check-style
 .PHONY: check-style
+
+# Functions extern for nothing (scripts/check-statics.sh): a global
+# function of lib/, util/, runtime/, daemons/ or tools/ that no other
+# object refers to and no other source names must be static (not in a
+# header). Read from the objects `all` and the test runners build.
+#   make check-statics   the rule on this tree's objects, then
+#                        tests/statics/run.sh (the gate fails on a tree
+#                        with such a function)
+check-statics: all $(TEST_BIN) $(DAEMON_TEST_BIN)
+	$(Q)sh scripts/check-statics.sh . $(BUILD)/obj
+	$(Q)$(QUIET_TEST) $(TEST_LOGS)/statics.log sh tests/statics/run.sh $(BUILD)/obj
+CHECK_FAST += check-statics
+.PHONY: check-statics

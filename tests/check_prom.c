@@ -75,6 +75,29 @@ START_TEST(test_growing)
 }
 END_TEST
 
+static const char *fruit(int i)
+{
+	static const char *const names[] = {"none", "apple", "pear"};
+
+	return names[i];
+}
+
+/* A family by reason: one head, one sample per reason from `from` on. */
+START_TEST(test_reasons)
+{
+	const uint64_t v[] = {9, 4, 0};
+	char buf[256];
+	struct mcu_prom p;
+
+	mcu_prom_fixed(&p, buf, sizeof(buf));
+	mcu_prom_reasons(&p, "f_total", "Fruit, by reason", fruit, v, 1, 3);
+	ck_assert_str_eq(buf, "# HELP f_total Fruit, by reason\n"
+			      "# TYPE f_total counter\n"
+			      "f_total{reason=\"apple\"} 4\n"
+			      "f_total{reason=\"pear\"} 0\n");
+}
+END_TEST
+
 Suite *make_prom_suite(void)
 {
 	Suite *s = suite_create("prom");
@@ -83,6 +106,7 @@ Suite *make_prom_suite(void)
 	tcase_add_test(tc, test_fixed_fits);
 	tcase_add_loop_test(tc, test_fixed_short, 0, (int)sizeof(golden));
 	tcase_add_test(tc, test_growing);
+	tcase_add_test(tc, test_reasons);
 	suite_add_tcase(s, tc);
 	return s;
 }

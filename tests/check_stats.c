@@ -49,6 +49,49 @@ START_TEST(test_stats_counters_and_rejections)
 }
 END_TEST
 
+/* A copy renders as its source did when copied, replaces what the copy
+ * held (domain pairs included, past the 64 kept), and does not move with
+ * the source afterwards. */
+START_TEST(test_stats_copy_is_a_snapshot)
+{
+	mcrepl_stats *src = NULL, *dst = NULL;
+	char *want, *got, dom[16];
+
+	ck_assert_int_eq(mcrepl_stats_create(&src), MCREPL_OK);
+	ck_assert_int_eq(mcrepl_stats_create(&dst), MCREPL_OK);
+	mcrepl_stats_add(dst, MCREPL_STAT_ACCEPTED, 99);
+	mcrepl_stats_domain_proposal(dst, "old", "old");
+	mcrepl_stats_add(src, MCREPL_STAT_TASKS_CREATED, 4);
+	mcrepl_stats_add(src, MCREPL_STAT_REPLICAS, -2);
+	mcrepl_stats_reject(src, MCREPL_REASON_REPLICA_LIMIT);
+	for (int i = 0; i < 70; i++) {
+		snprintf(dom, sizeof(dom), "d%d", i);
+		mcrepl_stats_domain_proposal(src, dom, "t");
+	}
+	ck_assert_int_eq(mcrepl_stats_copy(dst, src), MCREPL_OK);
+	want = render(src);
+	got = render(dst);
+	ck_assert_str_eq(got, want);
+	ck_assert_int_eq(mcrepl_stats_get(dst, MCREPL_STAT_ACCEPTED), 0);
+	ck_assert_int_eq(mcrepl_stats_get(dst, MCREPL_STAT_REPLICAS), -2);
+	ck_assert_ptr_null(strstr(got, "\"old\""));
+	ck_assert_ptr_nonnull(strstr(got, "{requester_domain=\"other\","
+					  "target_domain=\"other\"} 6\n"));
+	mcrepl_stats_add(src, MCREPL_STAT_TASKS_CREATED, 1);
+	mcrepl_stats_reject(src, MCREPL_REASON_REPLICA_LIMIT);
+	ck_assert_int_eq(mcrepl_stats_get(dst, MCREPL_STAT_TASKS_CREATED), 4);
+	ck_assert_uint_eq(
+	    mcrepl_stats_rejected(dst, MCREPL_REASON_REPLICA_LIMIT), 1);
+	ck_assert_int_eq(mcrepl_stats_copy(NULL, src), MCREPL_EINVAL);
+	ck_assert_int_eq(mcrepl_stats_copy(dst, NULL), MCREPL_EINVAL);
+	ck_assert_int_eq(mcrepl_stats_copy(dst, dst), MCREPL_EINVAL);
+	free(want);
+	free(got);
+	mcrepl_stats_destroy(src);
+	mcrepl_stats_destroy(dst);
+}
+END_TEST
+
 /* covers: R-OBS-2 R-OBS-3 R-OBS-4 R-OBS-6 */
 START_TEST(test_stats_render_prometheus_text)
 {
@@ -139,6 +182,7 @@ Suite *make_stats_suite(void)
 
 	tcase_add_test(tc, test_stats_counters_and_rejections);
 	tcase_add_test(tc, test_stats_render_prometheus_text);
+	tcase_add_test(tc, test_stats_copy_is_a_snapshot);
 	tcase_add_test(tc, test_stats_render_truncates_cleanly);
 	tcase_add_test(tc, test_stats_domain_pairs_bounded);
 	tcase_add_test(tc, test_stats_create_out_of_memory);

@@ -118,3 +118,16 @@ void mcu_prom_metric(struct mcu_prom *p, const char *name, const char *type,
 	mcu_prom_head(p, name, type, help);
 	mcu_prom_u64(p, name, NULL, 0, v);
 }
+
+void mcu_prom_reasons(struct mcu_prom *p, const char *name, const char *help,
+		      const char *(*reason)(int i), const uint64_t *v, int from,
+		      int n)
+{
+	mcu_prom_head(p, name, "counter", help);
+	for (int i = from; i < n; i++) {
+		const struct mcu_prom_label l = {.name = "reason",
+						 .value = reason(i)};
+
+		mcu_prom_u64(p, name, &l, 1, v[i]);
+	}
+}

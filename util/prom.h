@@ -61,4 +61,11 @@ void mcu_prom_i64(struct mcu_prom *p, const char *name,
 void mcu_prom_metric(struct mcu_prom *p, const char *name, const char *type,
 		     const char *help, uint64_t v);
 
+/* A whole counter family labelled by reason: head, then for each i in
+ * [from, n) one sample name{reason="reason(i)"} v[i] (v indexed from 0,
+ * as the caller's array of counts by reason is). */
+void mcu_prom_reasons(struct mcu_prom *p, const char *name, const char *help,
+		      const char *(*reason)(int i), const uint64_t *v, int from,
+		      int n);
+
 #endif

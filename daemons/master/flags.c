@@ -256,7 +256,9 @@ const struct flag_set *master_flag_set(void)
 	return &master_set;
 }
 
-void master_flags_defaults(struct master_flags *f)
+/* Every flag at its default (the flags table is the one source of the
+ * master's defaults, library knobs from mcrepl_config_init()). */
+static void master_flags_defaults(struct master_flags *f)
 {
 	memset(f, 0, sizeof(*f));
 	mcrepl_config_init(&f->opts.cfg);

@@ -35,10 +35,6 @@ struct master_flags {
 struct flag_set;
 const struct flag_set *master_flag_set(void);
 
-/* Every flag at its default (the flags table is the one source of the
- * master's defaults, library knobs from mcrepl_config_init()). */
-void master_flags_defaults(struct master_flags *f);
-
 /* The store's options at their defaults: the opts part of the above. */
 void master_opts_defaults(struct master_opts *o);
 

@@ -1,29 +1,39 @@
 /* /metrics for mcrepl-master (metrics.h): libmcrepl's RFC counters, the
  * store's request, capacity, key, eviction and task figures, then the
  * families of metrics_net.c; written with the Prometheus helpers of
- * util/prom.h. The store's figures come from one snapshot taken under
- * one lock hold; the text is written after the lock is released. */
+ * util/prom.h. The store's figures and libmcrepl's counters come from
+ * one snapshot taken under one lock hold; the text is written after the
+ * lock is released. */
 #include <stdlib.h>
 
 #include "metrics.h"
 #include "util/prom.h"
 #include "service.h"
 
+/* The reason labels of the put refusals, in STORE_QUOTA_REFUSALS order. */
+static const char *quota_reason(int i)
+{
+#define QUOTA_REASON(field, reason) reason,
+	static const char *const reasons[] = {
+	    STORE_QUOTA_REFUSALS(QUOTA_REASON)};
+#undef QUOTA_REASON
+
+	return reasons[i];
+}
+
 /* Puts refused by their bounds, by reason (store_quota.c). */
 static void quota_metrics(const struct store_quota_figures *q,
 			  struct mcu_prom *t)
 {
-	mcu_prom_head(t, "mcrepl_master_put_refusals_total", "counter",
-		      "PutStarts refused by a bound: QUOTA (the caller's "
-		      "reserve or quota, its tenant's quota) or NO_SPACE "
-		      "(fair_share)");
-#define QUOTA_METRIC(field, reason)                                            \
-	mcu_prom_u64(t, "mcrepl_master_put_refusals_total",                    \
-		     (const struct mcu_prom_label[]){                          \
-			 {.name = "reason", .value = reason}},                 \
-		     1, q->field);
-	STORE_QUOTA_REFUSALS(QUOTA_METRIC)
-#undef QUOTA_METRIC
+#define QUOTA_COUNT(field, reason) q->field,
+	const uint64_t v[] = {STORE_QUOTA_REFUSALS(QUOTA_COUNT)};
+#undef QUOTA_COUNT
+
+	mcu_prom_reasons(t, "mcrepl_master_put_refusals_total",
+			 "PutStarts refused by a bound: QUOTA (the caller's "
+			 "reserve or quota, its tenant's quota) or NO_SPACE "
+			 "(fair_share)",
+			 quota_reason, v, 0, (int)(sizeof(v) / sizeof(v[0])));
 }
 
 /* The store's figures, one metric per row of STORE_FIGURES. */
@@ -50,30 +60,39 @@ static void store_metrics(const struct store_snapshot *snap, struct mcu_prom *t)
 	quota_metrics(&snap->quota, t);
 }
 
-/* libmcrepl's counters, rendered straight into the text (atomics: no
- * store lock needed, store.h). */
-static void lib_metrics(struct store *s, struct mcu_prom *t)
+/* libmcrepl's counters from their copy, rendered straight into the
+ * text. */
+static void lib_metrics(const mcrepl_stats *st, struct mcu_prom *t)
 {
 	size_t need = 0;
 
-	store_render_stats(s, NULL, 0, &need);
+	mcrepl_stats_render(st, NULL, 0, &need);
 	while (mcu_prom_reserve(t, need + 1) &&
-	       store_render_stats(s, t->buf + t->len, t->cap - t->len, &need) ==
-		   MCREPL_ENOSPC)
+	       mcrepl_stats_render(st, t->buf + t->len, t->cap - t->len,
+				   &need) == MCREPL_ENOSPC)
 		;
 	if (!t->oom)
 		t->len += need;
 }
 
-/* The store's half of the page: one snapshot, then the text. */
+/* The store's half of the page: one snapshot of the store's figures and
+ * libmcrepl's counters under one lock hold, then the text. */
 static void store_half(struct store *s, struct store_snapshot *snap,
 		       struct mcu_prom *t)
 {
+	mcrepl_stats *st = NULL;
+
+	if (mcrepl_stats_create(&st) != MCREPL_OK) {
+		t->oom = true;
+		return;
+	}
 	store_lock(s);
 	store_snapshot(s, snap);
+	store_copy_stats(s, st);
 	store_unlock(s);
-	lib_metrics(s, t);
+	lib_metrics(st, t);
 	store_metrics(snap, t);
+	mcrepl_stats_destroy(st);
 }
 
 static char *finish(struct mcu_prom *t, size_t *len_out)

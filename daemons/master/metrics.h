@@ -1,8 +1,8 @@
 /* mcrepl-master's /metrics page, rendered in one place (metrics.c: the
  * store's figures and libmcrepl's; metrics_net.c: the RPC and HTTP ports',
- * authentication's and HA's). The store's figures are copied once per
- * scrape under one store lock hold (store_snapshot) and rendered after it
- * is released. */
+ * authentication's and HA's). The store's figures and libmcrepl's
+ * counters are copied once per scrape under one store lock hold
+ * (store_snapshot, store_copy_stats) and rendered after it is released. */
 #ifndef MCREPL_MASTER_METRICS_H
 #define MCREPL_MASTER_METRICS_H
 

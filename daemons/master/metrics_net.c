@@ -7,14 +7,42 @@
 #include "rpc_server.h"
 #include "service.h"
 
+/* The reason labels of the families below, by index. */
+static const char *auth_fail_reason(int i)
+{
+	return rpc_auth_fail_name((enum rpc_auth_fail)i);
+}
+
+static const char *refusal_reason(int i)
+{
+	return svc_refusal_name((enum svc_refusal)i);
+}
+
+static const char *step_down_reason(int i)
+{
+	return ha_step_down_name((enum ha_step_down)i);
+}
+
+/* The caps a connection meets, in the order the families list them. */
+static const char *cap_reason(int i)
+{
+	static const char *const caps[] = {"cap", "peer", "reserve"};
+
+	return caps[i];
+}
+
+static const char *anon_reason(int i)
+{
+	static const char *const caps[] = {"share", "peer", "limit"};
+
+	return caps[i];
+}
+
 /* Authentication: handshakes done, failed by reason, and
  * requests refused by authorization, by reason. */
 static void auth_metrics(const struct metrics_sources *m, struct mcu_prom *t,
 			 const rpc_server_stats *st)
 {
-	static const char *const failed = "mcrepl_master_auth_failures_total";
-	static const char *const refused = "mcrepl_master_auth_refusals_total";
-
 	mcu_prom_metric(t, "mcrepl_master_auth_enabled", "gauge",
 			"1 with --auth_file (every connection authenticates)",
 			m->auth);
@@ -25,48 +53,45 @@ static void auth_metrics(const struct metrics_sources *m, struct mcu_prom *t,
 	mcu_prom_metric(t, "mcrepl_master_tls_handshakes_total", "counter",
 			"RPC connections whose TLS handshake completed",
 			st->tls_ok);
-	mcu_prom_head(t, failed, "counter",
-		      "RPC handshakes failed (connection closed), by reason");
-	for (int i = 1; i < RPC_AUTH_FAIL_COUNT; i++)
-		mcu_prom_u64(
-		    t, failed,
-		    (const struct mcu_prom_label[]){
-			{.name = "reason", .value = rpc_auth_fail_name(i)}},
-		    1, st->auth_failed[i]);
-	mcu_prom_head(t, refused, "counter",
-		      "Requests refused by authorization, by reason");
-	for (int i = 0; i < SVC_REFUSAL_COUNT; i++)
-		mcu_prom_u64(
-		    t, refused,
-		    (const struct mcu_prom_label[]){
-			{.name = "reason", .value = svc_refusal_name(i)}},
-		    1, m->auth_refused[i]);
+	mcu_prom_reasons(t, "mcrepl_master_auth_failures_total",
+			 "RPC handshakes failed (connection closed), by reason",
+			 auth_fail_reason, st->auth_failed, 1,
+			 RPC_AUTH_FAIL_COUNT);
+	mcu_prom_reasons(t, "mcrepl_master_auth_refusals_total",
+			 "Requests refused by authorization, by reason",
+			 refusal_reason, m->auth_refused, 0, SVC_REFUSAL_COUNT);
 }
 
 /* With an auth file: connections not yet authenticated, and those closed
  * to make room, by the cap that was full. */
 static void anon_metrics(struct mcu_prom *t, const rpc_server_stats *st)
 {
-	static const char *const closed =
-	    "mcrepl_master_rpc_unauthenticated_closed_total";
-	const struct {
-		const char *reason;
-		uint64_t n;
-	} by[] = {{"share", st->anon_closed_share},
-		  {"peer", st->anon_closed_peer},
-		  {"limit", st->anon_closed_limit}};
+	const uint64_t by[] = {st->anon_closed_share, st->anon_closed_peer,
+			       st->anon_closed_limit};
 
 	mcu_prom_metric(t, "mcrepl_master_rpc_unauthenticated_connections",
 			"gauge", "RPC connections not yet authenticated",
 			(uint64_t)st->unauth_now);
-	mcu_prom_head(t, closed, "counter",
-		      "Unauthenticated RPC connections closed (TOO_MANY) to "
-		      "make room, by the cap that was full");
-	for (size_t i = 0; i < sizeof(by) / sizeof(by[0]); i++)
-		mcu_prom_u64(t, closed,
-			     (const struct mcu_prom_label[]){
-				 {.name = "reason", .value = by[i].reason}},
-			     1, by[i].n);
+	mcu_prom_reasons(t, "mcrepl_master_rpc_unauthenticated_closed_total",
+			 "Unauthenticated RPC connections closed (TOO_MANY) to "
+			 "make room, by the cap that was full",
+			 anon_reason, by, 0, (int)(sizeof(by) / sizeof(by[0])));
+}
+
+/* Open connections, and those refused, by the cap that was full. */
+static void conn_metrics(const struct metrics_sources *m, struct mcu_prom *t,
+			 const rpc_server_stats *st)
+{
+	const uint64_t refused[] = {st->refused_cap, st->refused_peer,
+				    st->refused_reserve};
+
+	mcu_prom_metric(t, "mcrepl_master_rpc_connections", "gauge",
+			"Open RPC connections",
+			(uint64_t)rpc_server_conn_count(m->rpc));
+	mcu_prom_reasons(t, "mcrepl_master_rpc_refused_total",
+			 "RPC connections refused (TOO_MANY), by cap",
+			 cap_reason, refused, 0,
+			 (int)(sizeof(refused) / sizeof(refused[0])));
 }
 
 /* What the RPC port's bounds did: refusals by reason,
@@ -74,28 +99,11 @@ static void anon_metrics(struct mcu_prom *t, const rpc_server_stats *st)
 void metrics_net(const struct metrics_sources *m, struct mcu_prom *t)
 {
 	rpc_server_stats st;
-	static const char *const refused = "mcrepl_master_rpc_refused_total";
 
 	if (!m->rpc)
 		return;
 	rpc_server_stats_get(m->rpc, &st);
-	mcu_prom_metric(t, "mcrepl_master_rpc_connections", "gauge",
-			"Open RPC connections",
-			(uint64_t)rpc_server_conn_count(m->rpc));
-	mcu_prom_head(t, refused, "counter",
-		      "RPC connections refused (TOO_MANY), by cap");
-	mcu_prom_u64(
-	    t, refused,
-	    (const struct mcu_prom_label[]){{.name = "reason", .value = "cap"}},
-	    1, st.refused_cap);
-	mcu_prom_u64(t, refused,
-		     (const struct mcu_prom_label[]){
-			 {.name = "reason", .value = "peer"}},
-		     1, st.refused_peer);
-	mcu_prom_u64(t, refused,
-		     (const struct mcu_prom_label[]){
-			 {.name = "reason", .value = "reserve"}},
-		     1, st.refused_reserve);
+	conn_metrics(m, t, &st);
 	anon_metrics(t, &st);
 	mcu_prom_metric(t, "mcrepl_master_rpc_idle_closed_total", "counter",
 			"RPC connections closed idle", st.idle_closed);
@@ -110,6 +118,22 @@ void metrics_net(const struct metrics_sources *m, struct mcu_prom *t)
 			(uint64_t)st.budget_used);
 	httpcap_metrics(m->http_cap, "mcrepl_master_http", t);
 	auth_metrics(m, t, &st);
+}
+
+/* The longest gap in seconds (base units), and in milliseconds under the
+ * name it had before, kept one more release (docs/HA.md). */
+static void pause_metrics(struct mcu_prom *t, uint64_t ms)
+{
+	static const char *const s = "mcrepl_master_ha_longest_pause_seconds";
+
+	mcu_prom_head(t, s, "gauge", "The longest of those gaps");
+	mcu_prom_printf(t, "%s %llu.%03llu\n", s, (unsigned long long)ms / 1000,
+			(unsigned long long)ms % 1000);
+	mcu_prom_metric(
+	    t, "mcrepl_master_ha_longest_pause_ms", "gauge",
+	    "Deprecated, removed in the next release: "
+	    "mcrepl_master_ha_longest_pause_seconds in milliseconds",
+	    ms);
 }
 
 /* HA: role, term, failovers, objects recovered (docs/HA.md). */
@@ -144,15 +168,10 @@ void metrics_ha(const struct metrics_sources *m,
 			"1 while this master leads and its lease is certain to "
 			"hold",
 			f.serving);
-	mcu_prom_head(t, "mcrepl_master_ha_step_downs_total", "counter",
-		      "Leaderships given up, by reason (lease_expired: no "
-		      "renewal confirmed for a whole TTL)");
-	for (int why = 0; why < HA_SD_COUNT; why++)
-		mcu_prom_u64(
-		    t, "mcrepl_master_ha_step_downs_total",
-		    (const struct mcu_prom_label[]){
-			{.name = "reason", .value = ha_step_down_name(why)}},
-		    1, f.step_downs_by[why]);
+	mcu_prom_reasons(t, "mcrepl_master_ha_step_downs_total",
+			 "Leaderships given up, by reason (lease_expired: no "
+			 "renewal confirmed for a whole TTL)",
+			 step_down_reason, f.step_downs_by, 0, HA_SD_COUNT);
 	mcu_prom_metric(t, "mcrepl_master_ha_suspensions_total", "counter",
 			"Times the leader stopped serving for want of a "
 			"confirmed renewal and kept its term",
@@ -161,8 +180,7 @@ void metrics_ha(const struct metrics_sources *m,
 			"Gaps longer than TTL/4 in this master's runs (stopped "
 			"or starved of CPU)",
 			f.pauses);
-	mcu_prom_metric(t, "mcrepl_master_ha_longest_pause_ms", "gauge",
-			"The longest of those gaps", f.longest_pause_ms);
+	pause_metrics(t, f.longest_pause_ms);
 	mcu_prom_metric(t, "mcrepl_master_ha_etcd_errors_total", "counter",
 			"etcd requests that failed", f.etcd_errors);
 	mcu_prom_metric(t, "mcrepl_master_ha_refused_total", "counter",

@@ -107,9 +107,13 @@ static const char *kind_name(const struct auth_principal *p)
 	return p->kind == AUTH_WORKER ? "worker" : "client";
 }
 
-McreplRpc__Code svc_auth_object(struct master_service *svc, const void *cd,
-				const char *tenant, unsigned right,
-				struct reply *r)
+/* svc_authorize's parts: each returns OK when cd's principal may do it
+ * (always without an auth table), else the refusal's code with r->msg and
+ * r->why filled. Called from the RPC loop; svc_auth_task reads the store
+ * and runs under its lock. */
+static McreplRpc__Code svc_auth_object(struct master_service *svc,
+				       const void *cd, const char *tenant,
+				       unsigned right, struct reply *r)
 {
 	const struct auth_principal *p;
 	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
@@ -135,8 +139,9 @@ McreplRpc__Code svc_auth_object(struct master_service *svc, const void *cd,
 	return code;
 }
 
-McreplRpc__Code svc_auth_admin(struct master_service *svc, const void *cd,
-			       const char *what, struct reply *r)
+static McreplRpc__Code svc_auth_admin(struct master_service *svc,
+				      const void *cd, const char *what,
+				      struct reply *r)
 {
 	const struct auth_principal *p;
 	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
@@ -217,8 +222,10 @@ static McreplRpc__Code worker_id(struct master_service *svc, const void *cd,
 	return MCREPL_RPC__CODE__OK;
 }
 
-McreplRpc__Code svc_auth_worker(struct master_service *svc, const void *cd,
-				uint64_t client_id, struct reply *r)
+/* Worker calls naming client_id (Unmount, Heartbeat, FetchTasks, ...). */
+static McreplRpc__Code svc_auth_worker(struct master_service *svc,
+				       const void *cd, uint64_t client_id,
+				       struct reply *r)
 {
 	const struct auth_principal *p;
 	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
@@ -229,9 +236,10 @@ McreplRpc__Code svc_auth_worker(struct master_service *svc, const void *cd,
 	return p ? worker_id(svc, cd, p, client_id, r) : code;
 }
 
-McreplRpc__Code svc_auth_mount(struct master_service *svc, const void *cd,
-			       const McreplRpc__MountSegmentRequest *req,
-			       struct reply *r)
+static McreplRpc__Code svc_auth_mount(struct master_service *svc,
+				      const void *cd,
+				      const McreplRpc__MountSegmentRequest *req,
+				      struct reply *r)
 {
 	const struct auth_principal *p;
 	McreplRpc__Code code = MCREPL_RPC__CODE__OK;
@@ -283,8 +291,18 @@ McreplRpc__Code svc_auth_writer(struct master_service *svc, const void *cd,
 	return MCREPL_RPC__CODE__OK;
 }
 
-McreplRpc__Code svc_auth_task(struct master_service *svc, const void *cd,
-			      const struct task_claim *c, struct reply *r)
+/* A copy RPC: a worker call whose task is queued for client_id and names
+ * the same object (and, for starts, the same segments). */
+struct task_claim {
+	uint64_t client_id, task_id;
+	const char *tenant, *key;
+	bool check_segments;
+	uint64_t source, target;
+};
+
+static McreplRpc__Code svc_auth_task(struct master_service *svc, const void *cd,
+				     const struct task_claim *c,
+				     struct reply *r)
 {
 	McreplRpc__Code code = svc_auth_worker(svc, cd, c->client_id, r);
 	const struct task *t;

@@ -42,42 +42,20 @@ void svc_replica_rdma(struct store *s, McreplRpc__Replica *m,
 /* ---- authorization (service_auth.c) ----
  * svc_authorize: what m's row (methods.h) asks of the caller of req, the
  * request's fields read by name; the service runs it before every handler
- * (master_invoke). The svc_auth_* below are its parts, and what handlers
- * check beyond it (PutStart's writer id, Stats' detail). */
+ * (master_invoke). The svc_auth_* below are what handlers check beyond it
+ * (PutStart's writer id, Stats' detail). */
 struct master_method;
 McreplRpc__Code svc_authorize(struct master_service *svc, const void *cd,
 			      const struct master_method *m,
 			      const ProtobufCMessage *req, struct reply *r);
-/*
- * Each returns OK when cd's principal may do it (always without an auth
- * table), else the refusal's code with r->msg and r->why filled. Called
- * from the RPC loop; svc_auth_task and svc_auth_writer read the store and
- * run under its lock. */
-McreplRpc__Code svc_auth_object(struct master_service *svc, const void *cd,
-				const char *tenant, unsigned right,
-				struct reply *r);
-McreplRpc__Code svc_auth_admin(struct master_service *svc, const void *cd,
-			       const char *what, struct reply *r);
+/* Whether cd's principal holds the admin right (true without an auth
+ * table). */
 bool svc_auth_is_admin(const struct master_service *svc, const void *cd);
-McreplRpc__Code svc_auth_mount(struct master_service *svc, const void *cd,
-			       const McreplRpc__MountSegmentRequest *req,
-			       struct reply *r);
-/* Worker calls naming client_id (Unmount, Heartbeat, FetchTasks, ...). */
-McreplRpc__Code svc_auth_worker(struct master_service *svc, const void *cd,
-				uint64_t client_id, struct reply *r);
-/* PutStart's optional writer id: 0, or a live one of the caller's space. */
+/* PutStart's optional writer id: 0, or a live one of the caller's space.
+ * OK when it is (always without an auth table), else the refusal's code
+ * with r->msg and r->why filled. Reads the store: runs under its lock. */
 McreplRpc__Code svc_auth_writer(struct master_service *svc, const void *cd,
 				uint64_t client_id, struct reply *r);
-/* A copy RPC: a worker call whose task is queued for client_id and names
- * the same object (and, for starts, the same segments). */
-struct task_claim {
-	uint64_t client_id, task_id;
-	const char *tenant, *key;
-	bool check_segments;
-	uint64_t source, target;
-};
-McreplRpc__Code svc_auth_task(struct master_service *svc, const void *cd,
-			      const struct task_claim *c, struct reply *r);
 /* len bytes of buf sealed in place with the session key of cd's connection
  * (auth_seal), left as they are on a connection without a handshake. 0,
  * or -1 (libcrypto failed). */

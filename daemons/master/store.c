@@ -147,8 +147,7 @@ void store_snapshot(struct store *s, struct store_snapshot *out)
 	store_ha_figures(s, &out->ha);
 }
 
-mcrepl_status store_render_stats(struct store *s, char *buf, size_t cap,
-				 size_t *need)
+void store_copy_stats(struct store *s, mcrepl_stats *dst)
 {
-	return mcrepl_stats_render(s->stats, buf, cap, need);
+	mcrepl_stats_copy(dst, s->stats);
 }

@@ -391,9 +391,6 @@ uint64_t store_incarnation(const struct store *s);
  * bits. 2^64 - 128. */
 #define STORE_MAX_OBJECT_BYTES                                                 \
 	((UINT64_MAX & ~(uint64_t)(SEG_ALLOC_DEFAULT_ALIGN - 1u)) - STAMP_BYTES)
-/* True when size may name an object (1..STORE_MAX_OBJECT_BYTES);
- * otherwise false, the reason in err. */
-bool store_size_valid(uint64_t size, char *err, size_t errlen);
 /* Bytes a replica of a size-byte object occupies: its stamp, then the
  * object (runtime/data/stamp.h). Every object's size passed
  * store_size_valid (puts and recovered records), so this never wraps. */
@@ -415,11 +412,10 @@ bool store_drain(struct store *s, uint64_t now_ms);
 bool store_backlog(const struct store *s);
 /* Every figure of STORE_FIGURES at this moment. */
 void store_figures(struct store *s, struct store_figures *f);
-/* libmcrepl's RFC metrics as Prometheus text (mcrepl_stats_render). Its
- * counters are atomics, so this needs no store lock: /metrics renders it
- * after its snapshot, outside the lock. */
-mcrepl_status store_render_stats(struct store *s, char *buf, size_t cap,
-				 size_t *need);
+/* libmcrepl's RFC counters copied into dst (mcrepl_stats_copy): under
+ * the store lock, with store_snapshot, they agree with the store's
+ * figures; /metrics renders the copy after the lock is released. */
+void store_copy_stats(struct store *s, mcrepl_stats *dst);
 
 /* ---- high availability (store_ha.c, docs/HA.md) ---- */
 /* The leader's term (0: a single master, the default). Versions handed

@@ -158,7 +158,8 @@ bool dyn_task_lease_live(struct store *s, const struct task *t)
 
 /* ---- the proposal path ---------------------------------------------------- */
 
-uint32_t dyn__readable_count(const struct object *o)
+/* o's COMPLETE replicas. */
+static uint32_t dyn__readable_count(const struct object *o)
 {
 	uint32_t n = 0;
 

@@ -14,8 +14,6 @@
  * full table reuses the slot of a domain no longer mounted. */
 mcrepl_heat_cell *dyn__heat_cell(const struct store *s, struct object *o,
 				 const char *domain, bool create);
-/* o's COMPLETE replicas. */
-uint32_t dyn__readable_count(const struct object *o);
 
 /* store_dyn_room.c */
 /* Free `bytes` on seg for a hot copy whose room relieves `relief` reads

@@ -139,7 +139,9 @@ static uint64_t put_grant_expiry(const struct store *s, uint64_t now_ms)
 	return now_ms + ttl;
 }
 
-bool store_size_valid(uint64_t size, char *err, size_t errlen)
+/* True when size may name an object (1..STORE_MAX_OBJECT_BYTES);
+ * otherwise false, the reason in err. */
+static bool store_size_valid(uint64_t size, char *err, size_t errlen)
 {
 	if (size <= STORE_MAX_OBJECT_BYTES)
 		return true;

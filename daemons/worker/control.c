@@ -130,8 +130,13 @@ static void print_ready(struct worker *w)
 	w->ready = true;
 }
 
-void control_master_clock(struct worker *w, uint64_t master_time_ms,
-			  int64_t sent_ms)
+/* The master answered a call sent at sent_ms with its clock: re-base the
+ * grant expiries (grant.h). A slow answer (above CLOCK_MAX_RTT_MS) is
+ * skipped once an offset is known: its estimate would be early by the
+ * whole round trip. */
+#define CLOCK_MAX_RTT_MS 1000
+static void control_master_clock(struct worker *w, uint64_t master_time_ms,
+				 int64_t sent_ms)
 {
 	if (!master_time_ms ||
 	    (w->clock_known && net_now_ms() - sent_ms > CLOCK_MAX_RTT_MS))

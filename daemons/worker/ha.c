@@ -67,14 +67,6 @@ int ha_setup(struct worker *w, char *err, size_t errlen)
 	return 0;
 }
 
-void ha_teardown(struct worker *w)
-{
-	etcd_destroy(w->etcd);
-	w->etcd = NULL;
-	for (uint32_t i = 0; i < w->n_segs; i++)
-		ha_index_free(&w->segs[i]);
-}
-
 static void switch_master(struct worker *w, const char *addr)
 {
 	char err[256];
@@ -169,7 +161,7 @@ static void entry_remove(struct widx *x, struct wentry *e)
 	free(e);
 }
 
-void ha_index_free(struct wseg *s)
+static void ha_index_free(struct wseg *s)
 {
 	struct widx *x = s->index;
 
@@ -180,6 +172,14 @@ void ha_index_free(struct wseg *s)
 	mcu_map_fini(&x->map);
 	free(x);
 	s->index = NULL;
+}
+
+void ha_teardown(struct worker *w)
+{
+	etcd_destroy(w->etcd);
+	w->etcd = NULL;
+	for (uint32_t i = 0; i < w->n_segs; i++)
+		ha_index_free(&w->segs[i]);
 }
 
 size_t ha_index_size(const struct wseg *s)

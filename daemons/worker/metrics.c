@@ -47,31 +47,29 @@ static void per_segment(struct worker *w, struct mcu_prom *out)
 	}
 }
 
+/* The reason labels of grant refusals, in grant_refusals' order. */
+static const char *grant_reason(int i)
+{
+	static const char *const reasons[] = {"invalid", "expired",
+					      "stale_region"};
+
+	return reasons[i];
+}
+
 /* Data-plane requests refused for their grant (grant.h), by reason. */
 static void grant_refusals(const struct data_server_counters *c,
 			   struct mcu_prom *out)
 {
-	static const char name[] = "mcrepl_worker_grant_refusals_total";
-	const struct {
-		const char *reason;
-		uint64_t v;
-	} rows[] = {
-	    {"invalid", c->refused_grant},
-	    {"expired", c->refused_expired},
-	    {"stale_region", c->refused_stale},
-	};
+	const uint64_t v[] = {c->refused_grant, c->refused_expired,
+			      c->refused_stale};
 
-	mcu_prom_head(out, name, "counter",
-		      "READs and WRITEs refused for their grant: forged or for "
-		      "another op, region or object (invalid), expired "
-		      "(writes cut mid-stream included), or a READ of a region "
-		      "holding another object (stale_region)");
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct mcu_prom_label l = {.name = "reason",
-					   .value = rows[i].reason};
-
-		mcu_prom_u64(out, name, &l, 1, rows[i].v);
-	}
+	mcu_prom_reasons(
+	    out, "mcrepl_worker_grant_refusals_total",
+	    "READs and WRITEs refused for their grant: forged or for "
+	    "another op, region or object (invalid), expired "
+	    "(writes cut mid-stream included), or a READ of a region "
+	    "holding another object (stale_region)",
+	    grant_reason, v, 0, (int)(sizeof(v) / sizeof(v[0])));
 	mcu_prom_metric(out, "mcrepl_worker_writes_cut_total", "counter",
 			"WRITEs cut when their grant expired mid-stream",
 			c->cut_writes);

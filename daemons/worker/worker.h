@@ -158,13 +158,6 @@ void control_unmount_all(struct worker *w);
  * async unmount not answered yet), all within budget_ms. Returns how many
  * could not be unmounted. */
 int control_unmount_sync(struct worker *w, int budget_ms);
-/* The master answered a call sent at sent_ms with its clock: re-base the
- * grant expiries (grant.h). A slow answer (above CLOCK_MAX_RTT_MS) is
- * skipped once an offset is known: its estimate would be early by the
- * whole round trip. */
-#define CLOCK_MAX_RTT_MS 1000
-void control_master_clock(struct worker *w, uint64_t master_time_ms,
-			  int64_t sent_ms);
 /* The segment with master id `id`, or NULL. */
 struct wseg *worker_segment(struct worker *w, uint64_t id);
 bool worker_all_mounted(const struct worker *w);
@@ -196,7 +189,6 @@ void ha_mounted(struct worker *w, struct wseg *s, uint64_t prev_id,
 bool ha_hold(const struct wseg *s);
 /* Apply journal entries from FetchTasks. */
 void ha_index_apply(struct worker *w, McreplRpc__IndexEntry **e, size_t n);
-void ha_index_free(struct wseg *s);
 size_t ha_index_size(const struct wseg *s);
 
 /* ---- segment memory (segment.c) ---- */

@@ -309,7 +309,11 @@ static void accept_error(struct evconnlistener *l, void *arg)
 		evconnlistener_enable(l);
 }
 
-void net_accept_backoff(struct evconnlistener *l)
+/* Makes accept(2) errors on l disable the listener for
+ * NET_ACCEPT_RETRY_MS and log through a per-process ratelog. For
+ * listeners whose callback argument is not ours (evhttp's); the RPC and
+ * data servers keep a timer of their own. */
+static void net_accept_backoff(struct evconnlistener *l)
 {
 	evconnlistener_set_error_cb(l, accept_error);
 }

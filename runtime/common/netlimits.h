@@ -87,13 +87,10 @@ struct net_limits *net_limits(void);
  * less NET_FD_HEADROOM (at least 16). */
 uint32_t net_conn_cap(uint32_t cap);
 
-/* Makes accept(2) errors on l (EMFILE, ENFILE, ENOBUFS, ...) disable the
- * listener for NET_ACCEPT_RETRY_MS and log through a per-process ratelog
- * named `who`, instead of libevent's default: a warning per retry, in a
- * busy loop. For listeners whose callback argument is not ours (evhttp's);
- * the RPC and data servers keep a timer of their own. */
+/* How long a listener stays disabled after an accept(2) error (EMFILE,
+ * ENFILE, ENOBUFS, ...), instead of libevent's default: a warning per
+ * retry, in a busy loop. */
 #define NET_ACCEPT_RETRY_MS 100
-void net_accept_backoff(struct evconnlistener *l);
 
 /* Applies net_limits()->http to an evhttp on base and accept back-off to
  * its bound socket (sock may be NULL): header and body size caps, the

@@ -33,7 +33,8 @@ bool tls_files_server(const struct tls_files *f)
 	return given(f->cert) && given(f->key);
 }
 
-void tls_last_error(char *buf, size_t len)
+/* OpenSSL's queued error as text (and clears the queue), or "" */
+static void tls_last_error(char *buf, size_t len)
 {
 	unsigned long e = ERR_get_error();
 

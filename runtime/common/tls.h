@@ -101,7 +101,4 @@ int tls_session_key(SSL *ssl, uint8_t out[TLS_SESSION_KEY_BYTES]);
 void tls_client_error(SSL *ssl, unsigned long ssl_err, int sys_errno, char *err,
 		      size_t errlen);
 
-/* OpenSSL's queued error as text (and clears the queue), or "" */
-void tls_last_error(char *buf, size_t len);
-
 #endif

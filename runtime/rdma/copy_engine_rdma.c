@@ -52,11 +52,12 @@ int rdma_parse_endpoint(const char *endpoint, uint16_t default_port, char *host,
 	return *port ? 0 : -1;
 }
 
-/* See copy_engine_rdma.h, "Peers": the target's advertised rdma_cm
+/* The rdma_cm host and port to dial for dst (copy_engine_rdma.h,
+ * "Peers"); 0, or -1 when dst names none: the target's advertised rdma_cm
  * endpoint, else an explicit "/rdma_port" on its data endpoint. Never our
  * own port: a peer's listener is where its PD is. */
-int rdma_target_peer(const struct copy_target *dst, char *host, size_t hostlen,
-		     uint16_t *port)
+static int rdma_target_peer(const struct copy_target *dst, char *host,
+			    size_t hostlen, uint16_t *port)
 {
 	if (!dst->rdma_endpoint || !dst->rdma_endpoint[0])
 		return rdma_parse_endpoint(dst->endpoint, 0, host, hostlen,

@@ -243,11 +243,6 @@ struct copy_engine *copy_engine_rdma_create_with(
 int rdma_parse_endpoint(const char *endpoint, uint16_t default_port, char *host,
 			size_t hostlen, uint16_t *port);
 
-/* The rdma_cm host and port to dial for dst (see "Peers"); 0, or -1 when
- * dst names none. */
-int rdma_target_peer(const struct copy_target *dst, char *host, size_t hostlen,
-		     uint16_t *port);
-
 /* ---- internal, shared by the engine's files --------------------------- */
 
 /* rdma_dev.c: device, PD and caps; the MR table. */
@@ -284,8 +279,6 @@ void rdma_conn_finish(struct rdma_conn *conn);
 /* rdma_async.c: the device's async events. */
 int rdma_async_open(struct rdma_engine *e, char *err, size_t errlen);
 void rdma_async_close(struct rdma_engine *e);
-/* Fails every connection with why (logged once). */
-void rdma_fail_all(struct rdma_engine *e, const char *why);
 /* The device is gone (fatal error, removal): fail all, refuse copies. */
 void rdma_device_dead(struct rdma_engine *e, const char *what);
 

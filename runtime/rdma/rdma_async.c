@@ -34,8 +34,8 @@ static struct rdma_conn *conn_of_cq(struct rdma_engine *e,
 	return NULL;
 }
 
-/* See copy_engine_rdma.h. */
-void rdma_fail_all(struct rdma_engine *e, const char *why)
+/* Fails every connection with why (logged once). */
+static void rdma_fail_all(struct rdma_engine *e, const char *why)
 {
 	struct rdma_conn *conn, *next;
 

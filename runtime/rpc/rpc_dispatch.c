@@ -106,14 +106,7 @@ static const ProtobufCMethodDescriptor *lookup(struct rpc_call *call,
 void rpc_dispatch(ProtobufCService *svc, const McreplRpc__Envelope *env,
 		  rpc_reply_fn reply, void *arg)
 {
-	rpc_dispatch_limited(svc, env, NULL, reply, arg);
-}
-
-void rpc_dispatch_limited(ProtobufCService *svc, const McreplRpc__Envelope *env,
-			  const pb_string_limits *lim, rpc_reply_fn reply,
-			  void *arg)
-{
-	rpc_dispatch_as(svc, env, lim, NULL, reply, arg);
+	rpc_dispatch_as(svc, env, NULL, NULL, reply, arg);
 }
 
 void rpc_dispatch_as(ProtobufCService *svc, const McreplRpc__Envelope *env,

@@ -30,14 +30,6 @@ typedef void (*rpc_reply_fn)(void *arg, const rpc_frame_head *head,
 void rpc_dispatch(ProtobufCService *service, const McreplRpc__Envelope *env,
 		  rpc_reply_fn reply, void *arg);
 
-/* As rpc_dispatch(), refusing with INVALID_ARGUMENT a request whose string
- * fields are longer than lim allows (pbcheck.h; NULL = no limits); the
- * error names the message, the field, its length and the limit. */
-void rpc_dispatch_limited(ProtobufCService *service,
-			  const McreplRpc__Envelope *env,
-			  const pb_string_limits *lim, rpc_reply_fn reply,
-			  void *arg);
-
 /* Who a request came from: the principal its connection authenticated
  * as (NULL: none; the connection did no handshake), the session key, the
  * peer's address ("1.2.3.4:5678"; NULL: in-process), and the connection's
@@ -54,8 +46,10 @@ struct rpc_caller {
 	void *later_arg;
 };
 
-/* As rpc_dispatch_limited(), for a request from `from` (NULL: an
- * in-process caller, no principal). */
+/* As rpc_dispatch(), for a request from `from` (NULL: an in-process
+ * caller, no principal), refusing with INVALID_ARGUMENT a request whose
+ * string fields are longer than lim allows (pbcheck.h; NULL = no limits);
+ * the error names the message, the field, its length and the limit. */
 void rpc_dispatch_as(ProtobufCService *service, const McreplRpc__Envelope *env,
 		     const pb_string_limits *lim, const struct rpc_caller *from,
 		     rpc_reply_fn reply, void *arg);

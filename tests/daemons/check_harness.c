@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -97,6 +98,36 @@ START_TEST(test_https_get_silent_listener_times_out)
 }
 END_TEST
 
+/* master_start()'s bound on a master's ready line is scaled like every
+ * wait of the tests; an unset, zero or malformed scale is 1. */
+START_TEST(test_master_ready_bound_scales)
+{
+	static const struct {
+		const char *scale;
+		int ms;
+	} cases[] = {{.scale = NULL, .ms = 20000},
+		     {.scale = "3", .ms = 60000},
+		     {.scale = "0", .ms = 20000},
+		     {.scale = "x", .ms = 20000},
+		     {.scale = "1001", .ms = 20000}};
+	const char *was = getenv("MCREPL_TEST_TIMEOUT_SCALE");
+	char *saved = was ? strdup(was) : NULL;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].scale)
+			setenv("MCREPL_TEST_TIMEOUT_SCALE", cases[i].scale, 1);
+		else
+			unsetenv("MCREPL_TEST_TIMEOUT_SCALE");
+		ck_assert_int_eq(harness_ready_ms(), cases[i].ms);
+	}
+	if (saved)
+		setenv("MCREPL_TEST_TIMEOUT_SCALE", saved, 1);
+	else
+		unsetenv("MCREPL_TEST_TIMEOUT_SCALE");
+	free(saved);
+}
+END_TEST
+
 Suite *make_harness_suite(void)
 {
 	Suite *s = suite_create("harness");
@@ -106,6 +137,9 @@ Suite *make_harness_suite(void)
 	tcase_add_checked_fixture(tc, silent_listener, silent_teardown);
 	tcase_add_test(tc, test_http_get_silent_listener_times_out);
 	tcase_add_test(tc, test_https_get_silent_listener_times_out);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("bounds");
+	tcase_add_test(tc, test_master_ready_bound_scales);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,5 +1,4 @@
 /* Waiting on conditions (see wait.h). */
-#include <stdlib.h>
 #include <time.h>
 
 #include "harness.h"
@@ -7,10 +6,7 @@
 
 int test_timeout_scale(void)
 {
-	const char *s = getenv("MCREPL_TEST_TIMEOUT_SCALE");
-	long v = s ? strtol(s, NULL, 10) : 1;
-
-	return v >= 1 && v <= 1000 ? (int)v : 1;
+	return harness_timeout_scale();
 }
 
 int test_hang_ms(void)

@@ -43,11 +43,6 @@ void zipf_keys_free(struct zipf_keys *k)
 	k->perm = NULL;
 }
 
-uint32_t zipf_keys_next(const struct zipf_keys *k, uint64_t *rng)
-{
-	return k->perm[zipf_sample(&k->rank, uniform, rng) - 1];
-}
-
 uint32_t zipf_keys_next_pop(const struct zipf_keys *k, const struct popgen *g,
 			    uint64_t *rng)
 {

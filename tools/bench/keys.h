@@ -26,12 +26,10 @@ int zipf_keys_init(struct zipf_keys *k, uint64_t n, uint64_t ranks,
 		   double theta, uint64_t seed);
 void zipf_keys_free(struct zipf_keys *k);
 
-/* The next key id, drawing from the caller's generator *rng (splitmix64
- * state). Thread-safe for distinct rng (the table is read only). */
-uint32_t zipf_keys_next(const struct zipf_keys *k, uint64_t *rng);
-
-/* The same through the popularity generator g: the key of the object
- * g names for the rank drawn. */
+/* The next key id, drawing a rank from the caller's generator *rng
+ * (splitmix64 state): the key of the object the popularity generator g
+ * names for that rank. Thread-safe for distinct rng (the table is read
+ * only). */
 uint32_t zipf_keys_next_pop(const struct zipf_keys *k, const struct popgen *g,
 			    uint64_t *rng);
 

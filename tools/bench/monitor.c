@@ -82,7 +82,8 @@ int master_sample(store_client *sc, struct master_sample *m)
 	return 0;
 }
 
-double max_over_mean(const uint64_t *v, uint32_t n)
+/* max / mean of n counts (0 when they sum to 0). */
+static double max_over_mean(const uint64_t *v, uint32_t n)
 {
 	uint64_t max = 0, sum = 0;
 

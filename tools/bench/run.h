@@ -109,9 +109,6 @@ int monitor_run(struct run *r, struct load *l, store_client *sc,
 		const struct bench_opts *o,
 		volatile const sig_atomic_t *interrupted);
 
-/* max / mean of n counts (0 when they sum to 0). */
-double max_over_mean(const uint64_t *v, uint32_t n);
-
 /* ---- survey.c ---- */
 /* Ask the master for the replicas of the `top` hottest keys (Zipf ranks
  * of the last ranking read,

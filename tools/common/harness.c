@@ -164,6 +164,19 @@ uint64_t proc_field(const struct proc *p, const char *name)
 	return at ? strtoull(at + strlen(pat), NULL, 10) : 0;
 }
 
+int harness_timeout_scale(void)
+{
+	const char *s = getenv("MCREPL_TEST_TIMEOUT_SCALE");
+	long v = s ? strtol(s, NULL, 10) : 1;
+
+	return v >= 1 && v <= 1000 ? (int)v : 1;
+}
+
+int harness_ready_ms(void)
+{
+	return HARNESS_READY_MS * harness_timeout_scale();
+}
+
 int master_start(struct proc *p, const char *const *flags)
 {
 	char bin[512];
@@ -180,7 +193,7 @@ int master_start(struct proc *p, const char *const *flags)
 	/* a bound on a hang only: the ready line comes in milliseconds, but
 	 * a master under valgrind on a loaded machine may take seconds */
 	return proc_start(p, (char *const *)(uintptr_t)argv,
-			  "mcrepl-master ready", 20000);
+			  "mcrepl-master ready", harness_ready_ms());
 }
 
 rpc_client *harness_client(uint16_t port)

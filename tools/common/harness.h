@@ -34,8 +34,17 @@ void proc_kill9(struct proc *p);
 /* The number after "name=" in the ready line, or 0. */
 uint64_t proc_field(const struct proc *p, const char *name);
 
-/* A master started with extra flags (NULL-terminated list). */
+/* A master started with extra flags (NULL-terminated list), waiting for
+ * its ready line harness_ready_ms() at most. */
 int master_start(struct proc *p, const char *const *flags);
+
+/* $MCREPL_TEST_TIMEOUT_SCALE: a whole number 1..1000 (1 when unset or
+ * invalid) that multiplies every bound of the daemon tests
+ * (tests/daemons/wait.h) and master_start()'s. */
+int harness_timeout_scale(void);
+/* master_start()'s bound on a hang: HARNESS_READY_MS times the scale. */
+#define HARNESS_READY_MS 20000
+int harness_ready_ms(void);
 
 /* A private temporary directory "$TMPDIR/mcrepl-<what>-XXXXXX" (TMPDIR
  * unset: /tmp) into dir[cap]: 0, or -1 (errno). The test targets point

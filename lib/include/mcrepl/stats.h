@@ -89,6 +89,14 @@ MCREPL_API void mcrepl_stats_domain_proposal(mcrepl_stats *s,
 					     const char *requester_domain,
 					     const char *target_domain);
 
+/* Copy every counter, rejection and domain pair of src into dst (both
+ * from mcrepl_stats_create), replacing dst's: a snapshot to render later,
+ * taken where the caller's own figures are consistent with src (under
+ * the lock its updates run under). MCREPL_EINVAL when either is NULL or
+ * they are the same. Allocates nothing. */
+MCREPL_API mcrepl_status mcrepl_stats_copy(mcrepl_stats *dst,
+					   const mcrepl_stats *src);
+
 /*
  * Render every counter as Prometheus text exposition (HELP, TYPE, value;
  * rejections with one {reason} label per reason, domain pairs with
