@@ -30,8 +30,11 @@
 #
 # One line per run (mode enforce, or off: what the policy starts from):
 # steady max/mean (median of the last half of the
-# intervals), noise_floor_max_mean (the floor: what an even spread of the
-# same reads shows from sampling alone) and their ratio; flash runs the
+# intervals), floor_room (full only: the least max/mean of copies placed
+# only in room under the fill line, no only copy evicted; "-" elsewhere),
+# the floor (noise_floor_max_mean, what an even spread of the same reads
+# shows from sampling alone, or floor_room where that is higher: memory
+# binds) and their ratio; flash runs the
 # flash second's max/mean (flash_mm, against the same floor); shifting and
 # rehot runs add the worst
 # phase's steady max/mean, the phases within 1.05 x the floor; every run
@@ -82,9 +85,11 @@ run_one() {
 	}
 	{
 		mm = num("steady_max_mean"); nf = num("noise_floor_max_mean")
+		fr = num("floor_room") # bounded node memory only
+		if (fr != "-" && fr + 0 > nf + 0) nf = fr # memory binds
 		fl = c == "flash" ? num("flash_max_mean") : "-"
-		printf "%-8s %5s %4s %-7s %8s %8s %6.3f %8s %8s %4s %5s %11s %6s %11s %7s %9s  %s\n",
-		    c, n, s, m, mm, nf, (nf + 0 > 0 ? mm / nf : 0), fl,
+		printf "%-8s %5s %4s %-7s %8s %8s %8s %6.3f %8s %8s %4s %5s %11s %6s %11s %7s %9s  %s\n",
+		    c, n, s, m, mm, fr, nf, (nf + 0 > 0 ? mm / nf : 0), fl,
 		    num("worst_phase_max_mean"), num("phases_relieved"),
 		    num("relief_windows_p90"),
 		    num("relief_unrelieved") "/" num("relief_episodes"),
@@ -124,8 +129,8 @@ for c in $CASES; do
 		done
 	done
 done | {
-	printf "%-8s %5s %4s %-7s %8s %8s %6s %8s %8s %4s %5s %11s %6s %11s %7s %9s  %s\n" \
-		case nodes seed mode max/mean floor ratio flash_mm worst_ph \
+	printf "%-8s %5s %4s %-7s %8s %8s %8s %6s %8s %8s %4s %5s %11s %6s %11s %7s %9s  %s\n" \
+		case nodes seed mode max/mean fl_room floor ratio flash_mm worst_ph \
 		relv p90 unrel/epis dyn "copies(p/r)" evicted room/miss \
 		"dyn at each phase end (rehot: max/mean of each phase)"
 	export SIM PHASES TRACE

@@ -71,6 +71,9 @@ struct eseg {
 	/* the key a swap made room for this window (mcr_eng_key_hash;
 	 * 0: none): its next proposal sees the segment under the watermark */
 	uint64_t room_key;
+	/* what that grant charged the window's budget, given back when the
+	 * host reports it could not make the room (engine_room.c) */
+	uint64_t room_charged;
 	bool allocatable, can_copy;
 	_Atomic uint32_t node;
 	char *name;  /* the host's name (engine_hosts.c) */

@@ -69,6 +69,42 @@ static uint32_t headroom_target(mcrepl_engine *e,
 	return mcr_eng_slot(e, e->scratch[pick].id.v);
 }
 
+/* Headroom is scarce on a full cluster (a copy or so a node under the
+ * fill line), so it goes where a copy lowers the busiest node: to a key
+ * with a replica on a node within balance_tolerance of the busiest one
+ * (load-aware reads take its reads off its busiest replica first) whose
+ * copy takes at least that tolerance of the busiest node's load off
+ * (relief, mcrepl_room_relief(): its reads over its readable copies + 1),
+ * onto a node that can take that much before it is as busy as that
+ * replica (else the copy only moves the peak). As
+ * copies bring the busiest node down the next one takes its place: a
+ * greedy water-filling (docs/POLICY.md, "Room that costs no misses"). */
+static bool lowers_the_peak(const mcrepl_engine *e,
+			    const mcrepl_propose_input *in, uint32_t slot)
+{
+	uint64_t peak = 0, mine = 0,
+		 target = mcr_eng_seg_load(e, e->segs[slot].id);
+	uint64_t relief = mcrepl_room_relief(
+	    in->heat_count, in->object->readable_memory_replicas);
+	double tol = e->cfg.balance_tolerance;
+
+	for (uint32_t i = 0; i < e->max_segs; i++) {
+		uint64_t l = e->nodes[i].name ? mcr_eng_node_load(e, i) : 0;
+
+		peak = l > peak ? l : peak;
+	}
+	for (size_t i = 0; i < in->n_replicas; i++) {
+		uint64_t l = mcr_eng_seg_load(e, in->replicas[i].segment.v);
+
+		mine = l > mine ? l : mine;
+	}
+	if (!peak) /* no reads seen: nothing to tell copies apart */
+		return true;
+	return (double)mine >= (1.0 - tol) * (double)peak &&
+	       (double)relief >= tol * (double)peak &&
+	       (double)target + tol * (double)peak <= (double)mine;
+}
+
 /* Headroom on slot: granted with nothing to evict, not charged to the
  * window's budget (it displaces nothing). */
 static mcrepl_status headroom(mcrepl_engine *e, const mcrepl_propose_input *in,
@@ -78,11 +114,15 @@ static mcrepl_status headroom(mcrepl_engine *e, const mcrepl_propose_input *in,
 	uint64_t used = g->used + g->promised;
 
 	if (used + in->object->size <=
-	    watermark_bytes(e->cfg.target_high_watermark, g->capacity)) {
-		e->room_none++; /* it has room: refused for another reason */
+		watermark_bytes(e->cfg.target_high_watermark, g->capacity) ||
+	    !lowers_the_peak(e, in, slot)) {
+		/* it has room (refused for another reason), or the copy
+		 * would not lower the busiest node */
+		e->room_none++;
 		return MCREPL_ENOENT;
 	}
 	g->room_key = mcr_eng_key_hash(in->proposal->tenant, in->proposal->key);
+	g->room_charged = 0;
 	e->room_live = true;
 	e->room_ok++;
 	e->room_headroom++;
@@ -159,6 +199,9 @@ room_locked(mcrepl_engine *e, const mcrepl_propose_input *in, mcrepl_room *out)
 	e->room_spent += charge;
 	e->room_bytes += charge;
 	e->room_live = true;
+	if (g->room_key != key)
+		g->room_charged = 0;
+	g->room_charged += charge;
 	g->room_key = key;
 	e->room_ok++;
 	*out = (mcrepl_room){.segment = {g->id}, .bytes = need};
@@ -197,6 +240,43 @@ mcrepl_status mcrepl_engine_room(mcrepl_engine *e,
 		return MCREPL_EINVAL;
 	pthread_mutex_lock(&e->mu);
 	st = room_locked(e, in, out);
+	pthread_mutex_unlock(&e->mu);
+	return st;
+}
+
+/* Give back the grant for in's key on the room's segment: its charge to
+ * the budget and the segment's credit. */
+static mcrepl_status refused_locked(mcrepl_engine *e,
+				    const mcrepl_propose_input *in,
+				    const mcrepl_room *room)
+{
+	uint32_t slot = mcr_eng_slot(e, room->segment.v);
+	struct eseg *g;
+
+	if (slot == ENG_NONE)
+		return MCREPL_ENOENT;
+	g = &e->segs[slot];
+	if (!g->room_key ||
+	    g->room_key !=
+		mcr_eng_key_hash(in->proposal->tenant, in->proposal->key))
+		return MCREPL_ENOENT;
+	e->room_spent -=
+	    g->room_charged < e->room_spent ? g->room_charged : e->room_spent;
+	g->room_charged = 0;
+	g->room_key = 0;
+	return MCREPL_OK;
+}
+
+mcrepl_status mcrepl_engine_room_refused(mcrepl_engine *e,
+					 const mcrepl_propose_input *in,
+					 const mcrepl_room *room)
+{
+	mcrepl_status st;
+
+	if (!e || !in || !in->proposal || !room)
+		return MCREPL_EINVAL;
+	pthread_mutex_lock(&e->mu);
+	st = refused_locked(e, in, room);
 	pthread_mutex_unlock(&e->mu);
 	return st;
 }

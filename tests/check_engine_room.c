@@ -169,6 +169,50 @@ START_TEST(test_engine_room_budget_per_window)
 }
 END_TEST
 
+/* Room the host could not make (too little to evict under the room rule)
+ * is reported back: its bytes return to the window's budget, so the next
+ * key gets room, and the segment is no longer credited for the key. */
+START_TEST(test_engine_room_refused_gives_the_budget_back)
+{
+	mcrepl_engine *e = full_cluster(1);
+	mcrepl_engine_stats st = {.struct_size = sizeof(st)};
+	mcrepl_propose_result res;
+	mcrepl_room room, again;
+	struct hot a, b;
+
+	mcrepl_engine_tick(e, NOW, NULL);
+	hot_key(&a, "p1");
+	hot_key(&b, "p2");
+	b.p.key = "b";
+	ck_assert_int_eq(mcrepl_engine_room(e, &a.in, &room), MCREPL_OK);
+	ck_assert_uint_eq(room.bytes, MIB);
+	ck_assert_int_eq(mcrepl_engine_room_refused(e, &a.in, &room),
+			 MCREPL_OK);
+	/* the segment is not credited: a's proposal finds no target */
+	ck_assert_int_eq(mcrepl_engine_propose(e, &a.in, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_str_eq(mcrepl_reason_name(res.reason), "no_target");
+	/* the budget is whole again: b's swap is the window's first */
+	ck_assert_int_eq(mcrepl_engine_room(e, &b.in, &again), MCREPL_OK);
+	ck_assert_uint_eq(again.bytes, MIB);
+	/* nothing more to give back for a, nor for b twice */
+	ck_assert_int_eq(mcrepl_engine_room_refused(e, &a.in, &room),
+			 MCREPL_ENOENT);
+	ck_assert_int_eq(mcrepl_engine_room_refused(e, &b.in, &again),
+			 MCREPL_OK);
+	ck_assert_int_eq(mcrepl_engine_room_refused(e, &b.in, &again),
+			 MCREPL_ENOENT);
+	ck_assert_int_eq(mcrepl_engine_room_refused(e, NULL, &again),
+			 MCREPL_EINVAL);
+	ck_assert_int_eq(mcrepl_engine_room_refused(e, &b.in, NULL),
+			 MCREPL_EINVAL);
+	mcrepl_engine_get_stats(e, &st);
+	ck_assert_uint_eq(st.room_total, 2);
+	ck_assert_uint_eq(st.room_budget_total, 0);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
 /* No room asked where there is room, nor under policy rfc, nor with room
  * turned off. */
 START_TEST(test_engine_room_refusals)
@@ -337,6 +381,95 @@ START_TEST(test_room_rule_default_keeps_only_copies)
 }
 END_TEST
 
+/* Headroom is scarce (a copy or so a node at the fill line): it goes to
+ * copies that lower the busiest node. A key whose replicas are all more
+ * than balance_tolerance (5 %) under the busiest node gets none; one
+ * within it does, when its copy would take at least that 5 % off. */
+START_TEST(test_engine_room_headroom_goes_to_the_peak)
+{
+	mcrepl_engine *e = cluster_at(0, 87 * MIB, 0.90);
+	mcrepl_engine_stats st = {.struct_size = sizeof(st)};
+	mcrepl_room room;
+	struct hot cool, near, top;
+
+	for (int i = 0; i < 64; i++)
+		mcrepl_engine_read(e, (mcrepl_segment_id){1});
+	for (int i = 0; i < 60; i++)
+		mcrepl_engine_read(e, (mcrepl_segment_id){2});
+	for (int i = 0; i < 61; i++)
+		mcrepl_engine_read(e, (mcrepl_segment_id){3});
+	mcrepl_engine_tick(e, NOW, NULL);
+	hot_key(&cool, "p1");
+	cool.p.key = "cool";
+	cool.r.segment.v = cool.r.client.v = 2;
+	cool.r.host = "h2";
+	ck_assert_int_eq(mcrepl_engine_room(e, &cool.in, &room),
+			 MCREPL_ENOENT); /* 60 < 0.95 x 64 */
+	hot_key(&near, "p2");
+	near.p.key = "near";
+	near.r.segment.v = near.r.client.v = 3;
+	near.r.host = "h3";
+	ck_assert_int_eq(mcrepl_engine_room(e, &near.in, &room), MCREPL_OK);
+	ck_assert_uint_eq(room.segment.v, 4);
+	ck_assert_uint_eq(room.bytes, 0);
+	/* on the busiest node but too cold to lower it by the tolerance:
+	 * relief 6 / (1 + 1) = 3 reads < 0.05 x 64 */
+	hot_key(&top, "p3");
+	top.in.heat_count = 6;
+	ck_assert_int_eq(mcrepl_engine_room(e, &top.in, &room), MCREPL_ENOENT);
+	top.in.heat_count = 7; /* 3 reads still: 7 / 2 rounds down */
+	ck_assert_int_eq(mcrepl_engine_room(e, &top.in, &room), MCREPL_ENOENT);
+	top.in.heat_count = 8; /* 4 reads >= 3.2 */
+	ck_assert_int_eq(mcrepl_engine_room(e, &top.in, &room), MCREPL_OK);
+	ck_assert_uint_eq(room.bytes, 0);
+	mcrepl_engine_get_stats(e, &st);
+	ck_assert_uint_eq(st.room_total, 2);
+	ck_assert_uint_eq(st.room_headroom_total, 2);
+	ck_assert_uint_eq(st.room_none_total, 3);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* Four segments at 87 %, read 64 / `two` / `two` + 1 / 0 times, the
+ * idle one (4) at the fill line: headroom only on 2 and 3. */
+static mcrepl_engine *busy_headroom(int two)
+{
+	mcrepl_engine *e = cluster_at(0, 87 * MIB, 0.90);
+
+	for (int i = 0; i < 64; i++)
+		mcrepl_engine_read(e, (mcrepl_segment_id){1});
+	for (int i = 0; i < two; i++) {
+		mcrepl_engine_read(e, (mcrepl_segment_id){2});
+		mcrepl_engine_read(e, (mcrepl_segment_id){3});
+	}
+	mcrepl_engine_read(e, (mcrepl_segment_id){3});
+	ck_assert_int_eq(mcrepl_engine_segment_used(e, (mcrepl_segment_id){4},
+						    90 * MIB, true),
+			 MCREPL_OK);
+	mcrepl_engine_tick(e, NOW, NULL);
+	return e;
+}
+
+/* Nor does headroom go onto a node the copy could not take the tolerance
+ * (5 % of the busiest, 3.2 reads) off before it is as busy as the key's
+ * busiest replica: 61 + 3.2 > 64, 60 + 3.2 <= 64. */
+START_TEST(test_engine_room_headroom_not_onto_a_busy_node)
+{
+	mcrepl_engine *e = busy_headroom(61);
+	mcrepl_room room;
+	struct hot h;
+
+	hot_key(&h, "p1");
+	ck_assert_int_eq(mcrepl_engine_room(e, &h.in, &room), MCREPL_ENOENT);
+	mcrepl_engine_destroy(e);
+	e = busy_headroom(60);
+	ck_assert_int_eq(mcrepl_engine_room(e, &h.in, &room), MCREPL_OK);
+	ck_assert_uint_eq(room.segment.v, 2);
+	ck_assert_uint_eq(room.bytes, 0);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
 /* With a cost: an only copy goes when cost * max(1, reads) < relief,
  * relief = the hot key's reads / (its readable copies + 1). */
 START_TEST(test_room_rule_only_copy_when_cheaper_than_relief)
@@ -387,10 +520,13 @@ Suite *make_engine_room_suite(void)
 	tcase_add_test(tc, test_engine_room_credit_is_the_keys_own);
 	tcase_add_test(tc, test_engine_room_budget_per_window);
 	tcase_add_test(tc, test_engine_room_refusals);
+	tcase_add_test(tc, test_engine_room_refused_gives_the_budget_back);
 	tcase_add_test(tc,
 		       test_engine_retire_sheds_every_cold_copy_in_one_pass);
 	tcase_add_test(tc, test_engine_room_headroom_under_the_fill_line);
 	tcase_add_test(tc, test_engine_room_no_headroom_above_the_fill_line);
+	tcase_add_test(tc, test_engine_room_headroom_goes_to_the_peak);
+	tcase_add_test(tc, test_engine_room_headroom_not_onto_a_busy_node);
 	tcase_add_test(tc, test_room_rule_default_keeps_only_copies);
 	tcase_add_test(tc, test_room_rule_only_copy_when_cheaper_than_relief);
 	suite_add_tcase(s, tc);

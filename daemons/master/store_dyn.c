@@ -278,7 +278,8 @@ static void object_input(struct store *s, struct object *o,
  * dynamic replicas and copies with another readable copy first, an only
  * copy as room_miss_cost allows, never an object under read lease) frees
  * what the engine asks on the segment it names, at once, so the copy is
- * placed there before puts refill it. True when the room was made. */
+ * placed there before puts refill it. True when the room was made; room
+ * refused is reported back (mcrepl_engine_room_refused()). */
 static bool make_room(struct store *s, const mcrepl_propose_input *in,
 		      uint64_t now_ms)
 {
@@ -287,13 +288,17 @@ static bool make_room(struct store *s, const mcrepl_propose_input *in,
 	struct segment *seg;
 	mcrepl_room room;
 
-	if (mcrepl_engine_room(s->engine, in, &room) != MCREPL_OK ||
-	    !(seg = store_segment(s, room.segment.v)))
+	if (mcrepl_engine_room(s->engine, in, &room) != MCREPL_OK)
 		return false;
+	if (!(seg = store_segment(s, room.segment.v)) ||
+	    (room.bytes && dyn__evict_room(s, seg, room.bytes, relief, now_ms) <
+			       room.bytes)) {
+		/* refused: its bytes go back to the window's room budget */
+		mcrepl_engine_room_refused(s->engine, in, &room);
+		return false;
+	}
 	if (room.bytes == 0) /* headroom under room_fill_limit */
 		return true;
-	if (dyn__evict_room(s, seg, room.bytes, relief, now_ms) < room.bytes)
-		return false;
 	segment_usage(s);
 	return true;
 }

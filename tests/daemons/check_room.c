@@ -233,6 +233,46 @@ START_TEST(test_room_default_never_evicts_an_only_copy)
 }
 END_TEST
 
+/* Room refused is given back (mcrepl_engine_room_refused()): the segment
+ * is not credited for the key, so proposing it again places no copy where
+ * nothing was evicted, and the window's room budget (1 % of 512 MiB, less
+ * than one object: only the window's first grant passes while any is
+ * charged) lets another key ask. */
+START_TEST(test_room_refused_is_given_back)
+{
+	static const char *const keys[] = {"hot", "hot2"};
+	mcrepl_propose_result res;
+	struct object *hot, *hot2;
+	struct fx x;
+
+	fx_start(&x, 0);
+	hot = put_big(&x, "hot", 1);
+	put_big(&x, cold_name(x.n_cold++), 1);
+	hot2 =
+	    put_big(&x, "hot2", 1); /* beside hot: its segment the busy one */
+	ck_assert_uint_eq(hot2->replicas[0].segment_id,
+			  hot->replicas[0].segment_id);
+	fill(&x, 3);
+	read_n(&x, "hot", 50);
+	read_n(&x, "hot2", 50);
+	ck_assert_int_eq(propose(&x, hot, "p1", &res), MCREPL_EREJECTED);
+	ck_assert_str_eq(mcrepl_reason_name(res.reason), "no_target");
+	ck_assert_uint_eq(figures(&x).room_short, 1);
+	ck_assert_int_eq(propose(&x, hot, "p2", &res), MCREPL_EREJECTED);
+	ck_assert_str_eq(mcrepl_reason_name(res.reason), "no_target");
+	ck_assert_uint_eq(hot->n_replicas, 1);
+	ck_assert_uint_eq(figures(&x).room_short, 2);
+	ck_assert_int_eq(propose(&x, hot2, "p3", &res), MCREPL_EREJECTED);
+	ck_assert_str_eq(mcrepl_reason_name(res.reason), "no_target");
+	ck_assert_uint_eq(figures(&x).policy_room_budget, 0);
+	ck_assert_uint_eq(figures(&x).room_short, 3);
+	ck_assert_uint_eq(hot2->n_replicas, 1);
+	ck_assert_uint_eq(figures(&x).evicted_objects, 0);
+	all_read(&x, keys, 2);
+	fx_stop(&x);
+}
+END_TEST
+
 /* room_miss_cost 1: hot's 50 reads over one replica relieve 25 (its
  * copy's share), above one never-read cold object's 1 x 1: the least
  * recently read cold object goes, a miss, counted. At 30 (30 > 25) none
@@ -342,6 +382,7 @@ Suite *make_room_suite(void)
 	tcase_add_test(tc, test_room_from_a_dynamic_replica_not_an_only_copy);
 	tcase_add_test(tc, test_room_from_a_duplicated_object);
 	tcase_add_test(tc, test_room_default_never_evicts_an_only_copy);
+	tcase_add_test(tc, test_room_refused_is_given_back);
 	tcase_add_test(tc, test_room_only_copy_when_the_rule_allows);
 	tcase_add_test(tc, test_room_headroom_copies_with_nothing_evicted);
 	tcase_add_test(tc,

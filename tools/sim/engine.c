@@ -298,7 +298,11 @@ bool sim_engine_room(struct sim_master *m, const mcrepl_propose_input *in,
 		freed += room_from_only_copies(m, seg, room.bytes - freed,
 					       relief, now);
 	sim_engine_usage(m);
-	return freed >= room.bytes;
+	if (freed >= room.bytes)
+		return true;
+	/* as the master: room it could not make goes back to the budget */
+	mcrepl_engine_room_refused(m->eng.e, in, &room);
+	return false;
 }
 
 void sim_engine_tick(struct sim_master *m, uint64_t now)

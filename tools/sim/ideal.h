@@ -63,4 +63,26 @@ int sim_ideal_frontier(const struct sim_cluster *c, const struct sim_opts *o,
 		       const uint64_t *counts, uint64_t copies, double target,
 		       struct sim_frontier *f);
 
+/*
+ * The room-constrained floor (only with --node_memory): the least max/mean
+ * any placement reaches when its copies go only where there is room, a
+ * node's bytes under the line (room_fill_limit x node memory when that is
+ * above the target watermark, else the watermark) less its use, plus its
+ * dynamic replicas' bytes (copies it may give back), in whole objects, and
+ * no object's only copy is evicted. Reads of a key may split in any
+ * proportion over its replicas (load-aware reads). A lower bound, found by
+ * bisection on the max load t, of two conditions every such placement
+ * meets (sim_ideal_room() in ideal_room.c): the load above t fits the
+ * spare load of the nodes with room, and the copies that load needs (its
+ * node's heaviest keys first, each copy taking at most the largest spare)
+ * fit the slots. No sampling noise, no time.
+ */
+struct sim_room_floor {
+	double max_mean; /* the floor */
+	uint64_t slots;	 /* copies the room holds, all nodes */
+};
+
+int sim_ideal_room(const struct sim_cluster *c, const struct sim_opts *o,
+		   const uint64_t *counts, struct sim_room_floor *out);
+
 #endif

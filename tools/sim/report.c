@@ -81,6 +81,27 @@ static void json_str(FILE *f, const char *s)
 	quoted(f, s, 0);
 }
 
+/* The oracle's frontier, the noise floor and, with bounded node memory,
+ * the room-constrained floor. */
+static void floors_json(FILE *f, const struct sim_result *r)
+{
+	fprintf(f,
+		",\"oracle_at_mem_max_mean\":%.4f"
+		",\"oracle_mem_for_max_mean\":%.0f"
+		",\"oracle_best_max_mean\":%.4f,\"oracle_best_mem\":%.0f"
+		",\"noise_floor\":%.4f,\"noise_floor_max_mean\":%.4f",
+		r->oracle.at_mem,
+		r->oracle.mem_for == UINT64_MAX ? -1.0
+						: (double)r->oracle.mem_for,
+		r->oracle.best,
+		r->oracle.best_mem == UINT64_MAX ? -1.0
+						 : (double)r->oracle.best_mem,
+		r->noise_floor, r->noise_floor);
+	if (!isnan(r->room_floor.max_mean))
+		fprintf(f, ",\"floor_room\":%.4f,\"floor_room_slots\":%" PRIu64,
+			r->room_floor.max_mean, r->room_floor.slots);
+}
+
 void sim_report_summary(FILE *f, const struct sim_result *r)
 {
 	fprintf(f,
@@ -100,18 +121,7 @@ void sim_report_summary(FILE *f, const struct sim_result *r)
 		r->steady_max_mean, r->steady_p99_mean, r->ideal.max_mean,
 		r->ideal.k, r->ideal.r, r->ideal.at_k, r->ideal.base,
 		r->ideal.nocap, r->ideal.nocap_k, r->ideal.nocap_r);
-	fprintf(f,
-		",\"oracle_at_mem_max_mean\":%.4f"
-		",\"oracle_mem_for_max_mean\":%.0f"
-		",\"oracle_best_max_mean\":%.4f,\"oracle_best_mem\":%.0f"
-		",\"noise_floor\":%.4f,\"noise_floor_max_mean\":%.4f",
-		r->oracle.at_mem,
-		r->oracle.mem_for == UINT64_MAX ? -1.0
-						: (double)r->oracle.mem_for,
-		r->oracle.best,
-		r->oracle.best_mem == UINT64_MAX ? -1.0
-						 : (double)r->oracle.best_mem,
-		r->noise_floor, r->noise_floor);
+	floors_json(f, r);
 	if (r->shift_phases)
 		phases_json(f, &r->phases);
 	else

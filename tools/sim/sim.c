@@ -234,6 +234,16 @@ static int loop(struct run *u, uint64_t total_ms, uint64_t interval_ms)
 	return 0;
 }
 
+/* The room-constrained floor, with bounded node memory only. */
+static void room_floor(struct run *u, const struct trace *t,
+		       struct sim_result *r)
+{
+	r->room_floor.max_mean = NAN;
+	if (u->o->node_memory &&
+	    sim_ideal_room(&u->c, u->o, t ? t->counts : NULL, &r->room_floor))
+		r->room_floor.max_mean = NAN;
+}
+
 static void finish(struct run *u, const struct trace *t, double t0)
 {
 	struct sim_result *r = u->r;
@@ -311,6 +321,7 @@ static void finish(struct run *u, const struct trace *t, double t0)
 		&u->c, u->o, t ? t->counts : NULL, r->dyn_replicas,
 		fmax(1.0, r->steady_max_mean / r->noise_floor), &r->oracle))
 		r->oracle.at_mem = NAN;
+	room_floor(u, t, r);
 	r->wall_seconds = wall_now() - t0;
 }
 

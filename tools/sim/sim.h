@@ -25,6 +25,8 @@ struct sim_result {
 	double steady_max_mean, steady_p99_mean; /* medians, last half */
 	struct sim_ideal ideal;
 	struct sim_frontier oracle; /* at this run's memory and max/mean */
+	/* with --node_memory only (room_floor.max_mean NAN otherwise) */
+	struct sim_room_floor room_floor;
 	uint64_t replicated_keys, dyn_replicas;
 	double dyn_share; /* dynamic bytes / primary bytes, at the end */
 	uint64_t copy_bytes, copies, copies_failed, leases_expired, evicted;

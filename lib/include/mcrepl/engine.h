@@ -311,7 +311,12 @@ typedef struct mcrepl_room {
  * more than what it displaces. Headroom first: the segment placement
  * chooses (by projected load) among those where the copy fits under
  * cfg->room_fill_limit, with bytes 0 (nothing to evict, not charged to
- * the budget). Otherwise the segment where making room makes the
+ * the budget), only when the copy lowers the busiest node (a replica of
+ * the key within cfg->balance_tolerance of the busiest node's load, the
+ * key's reads over its readable copies + 1 at least that tolerance of it,
+ * and the segment's node able to take as much before it is as busy as
+ * that replica; MCREPL_ENOENT otherwise: headroom is kept for such
+ * copies). Otherwise the segment where making room makes the
  * best target (placement's order with every segment's room ignored: the
  * least projected load first, other hosts first) and the bytes to free
  * there. The host evicts with its own eviction (never an object being
@@ -327,6 +332,19 @@ typedef struct mcrepl_room {
 MCREPL_API mcrepl_status mcrepl_engine_room(mcrepl_engine *e,
 					    const mcrepl_propose_input *in,
 					    mcrepl_room *out);
+
+/*
+ * The host could not make the room mcrepl_engine_room() granted for `in`
+ * (room, as it answered): too little it may evict under the room rule, or
+ * the segment gone. The bytes charged for it return to the window's budget
+ * and the segment is no longer credited for the key, so the next key may
+ * have that room. Call it once per refused grant, within the heat window
+ * that granted it (after the window turns there is nothing to give back).
+ * MCREPL_OK; MCREPL_ENOENT (no grant for the key on that segment this
+ * window, or already given back); MCREPL_EINVAL.
+ */
+MCREPL_API mcrepl_status mcrepl_engine_room_refused(
+    mcrepl_engine *e, const mcrepl_propose_input *in, const mcrepl_room *room);
 
 /* What making room may cost: the class of a copy the host could evict for
  * a hot copy's room, best first (docs/POLICY.md, "Room that costs no
@@ -451,7 +469,9 @@ typedef struct mcrepl_engine_stats {
 	uint64_t room_total;	    /* mcrepl_engine_room() answers MCREPL_OK */
 	uint64_t room_bytes_total;  /* bytes of room asked for */
 	uint64_t room_budget_total; /* refused: the window's budget spent */
-	uint64_t room_none_total;   /* refused: no segment could take it */
+	/* refused: no segment could take it, or headroom would not lower
+	 * the busiest node */
+	uint64_t room_none_total;
 	/* of room_total: granted under room_fill_limit, nothing to evict */
 	uint64_t room_headroom_total;
 } mcrepl_engine_stats;
