@@ -3,6 +3,7 @@
  * the tick, the reader order and proposals with projected loads. Tracked
  * dynamic replicas and retirement: engine_retire.c.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,8 @@ static int alloc_tables(mcrepl_engine *e)
 	e->scratch = calloc(e->max_segs, sizeof(*e->scratch));
 	e->tab = calloc(tab, sizeof(*e->tab));
 	e->tab_mask = tab - 1;
-	if (!e->segs || !e->nodes || !e->memo || !e->scratch || !e->tab)
+	if (!e->segs || !e->nodes || !e->memo || !e->scratch || !e->tab ||
+	    mcr_eng_views_init(e))
 		return -1;
 	return mcr_eng_dkeys_init(e);
 }
@@ -125,6 +127,7 @@ void mcrepl_engine_destroy(mcrepl_engine *e)
 	free(e->nodes);
 	free(e->memo);
 	free(e->scratch);
+	mcr_eng_views_free(e);
 	free(e->tab);
 	pthread_mutex_destroy(&e->mu);
 	free(e);
@@ -382,6 +385,16 @@ double mcr_eng_span(const mcrepl_engine *e)
 	       (double)(e->last_ms % e->bucket_ms) / (double)e->bucket_ms;
 }
 
+/* The recent rate alone (est = recent span / buckets) does not pass the
+ * count, the margin covering rounding: mcr_policy_rising() is the count,
+ * as its estimate is est less its noise, never over est. */
+static bool rate_under(uint32_t recent, double span, uint32_t count)
+{
+	double b = MCREPL_POLICY_RISING_NODE_BUCKETS;
+
+	return (double)recent * (span / b) * (1 + 1e-9) <= (double)count;
+}
+
 /* mcr_policy_rising() of node i's counts, a full window seen (mutex
  * held). The policy's estimates depend on nothing but the counts,
  * the latest tick and the bucket length, so a memo hit returns exactly
@@ -390,6 +403,7 @@ static uint32_t node_rising(const mcrepl_engine *e, uint32_t i, uint32_t sum,
 			    uint32_t recent)
 {
 	struct ememo *m = &e->memo[i];
+	double span = mcr_eng_span(e);
 
 	if (m->bucket_ms == e->bucket_ms && m->ms == e->last_ms &&
 	    m->sum == sum && m->recent == recent)
@@ -399,9 +413,11 @@ static uint32_t node_rising(const mcrepl_engine *e, uint32_t i, uint32_t sum,
 	    .bucket_ms = e->bucket_ms,
 	    .sum = sum,
 	    .recent = recent,
-	    .rising = mcr_policy_rising(
-		sum, recent, MCREPL_POLICY_RISING_NODE_BUCKETS, mcr_eng_span(e),
-		MCREPL_POLICY_RISING_NODE_Z),
+	    .rising = rate_under(recent, span, sum)
+			  ? sum
+			  : mcr_policy_rising(
+				sum, recent, MCREPL_POLICY_RISING_NODE_BUCKETS,
+				span, MCREPL_POLICY_RISING_NODE_Z),
 	};
 	return m->rising;
 }
@@ -421,19 +437,50 @@ static double node_low(const mcrepl_engine *e, uint32_t i, uint32_t recent)
 	return m->low;
 }
 
-uint64_t mcr_eng_node_load(const mcrepl_engine *e, uint32_t node)
+/* An upper bound of mcr_policy_recent_low() of node counts `recent` at
+ * every span from the latest tick's to the bucket's end (ENG_B): that is
+ * est - z sqrt(est f), est = recent f, f = span / buckets, and both est
+ * and the term taken off grow with the span, so est at ENG_B less the
+ * term now bounds it. The margins (1e-9, relative) cover the rounding of
+ * either computation. */
+static double low_bound(const mcrepl_engine *e, uint32_t recent)
+{
+	double b = MCREPL_POLICY_RISING_NODE_BUCKETS;
+	double f = mcr_eng_span(e) / b, est = (double)recent * f;
+	double hi = (double)recent * ((double)ENG_B / b) * (1 + 1e-9);
+	double off = MCREPL_POLICY_RISING_NODE_Z * sqrt(est * f) * (1 - 1e-9);
+
+	return hi - off > 0 ? hi - off : 0;
+}
+
+uint64_t mcr_eng_node_load_span(const mcrepl_engine *e, uint32_t node,
+				bool *span)
 {
 	const struct enode *n = &e->nodes[node];
 	uint32_t cur = atomic_load(&e->cur), recent = n->closed_recent;
 	uint32_t sum = n->closed + node_bucket(n, cur);
 	bool full = mcr_eng_full(e);
-	double x, low;
+	double x, low, bound;
 
 	x = n->proj + (double)(full ? node_rising(e, node, sum, recent) : sum);
 	low = full && n->proj < 0 ? node_low(e, node, recent) : 0;
 	if (x < low)
 		x = low;
+	if (span && full) {
+		/* the rising estimate, and the floor of a node projected to
+		 * lose reads, stay under its count and load till the roll */
+		bound = low_bound(e, recent);
+		*span = !(bound <= (double)sum &&
+			  (n->proj >= 0 || n->proj + (double)sum >= bound));
+	} else if (span) {
+		*span = false;
+	}
 	return x > 0 ? (uint64_t)(x + 0.5) : 0;
+}
+
+uint64_t mcr_eng_node_load(const mcrepl_engine *e, uint32_t node)
+{
+	return mcr_eng_node_load_span(e, node, NULL);
 }
 
 /* The load of the segment in slot (mutex held). */
@@ -491,6 +538,7 @@ static mcrepl_status seg_fill(mcrepl_engine *e, struct eseg *g,
 	char buf[32];
 	uint32_t node, old = atomic_load(&g->node);
 
+	mcr_eng_views_reset(e); /* the views point at its strings */
 	if (set_str(&g->host, s->host) || set_str(&g->domain, s->domain) ||
 	    set_str(&g->name, s->name))
 		return MCREPL_ENOMEM;
@@ -578,6 +626,7 @@ mcrepl_status mcrepl_engine_segment_used(mcrepl_engine *e, mcrepl_segment_id id,
 		e->segs[slot].used = used;
 		e->segs[slot].promised = 0;
 		e->segs[slot].allocatable = allocatable;
+		mcr_eng_views_seg(e, slot);
 		st = MCREPL_OK;
 	}
 	pthread_mutex_unlock(&e->mu);
@@ -597,6 +646,7 @@ void mcr_eng_seg_drop(mcrepl_engine *e, uint32_t slot)
 	memset(g, 0, sizeof(*g));
 	atomic_store(&g->node, ENG_NONE);
 	e->n_segs--;
+	mcr_eng_views_reset(e);
 	if (e->on)
 		e->view.nodes = e->n_nodes;
 }
@@ -671,6 +721,8 @@ void mcrepl_engine_read(mcrepl_engine *e, mcrepl_segment_id id)
 	st = node_stripe(&e->nodes[node], caller_stripe());
 	atomic_fetch_add_explicit(&st->bucket[cur], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&st->now_reads, 1, memory_order_relaxed);
+	if (e->on)
+		mcr_eng_views_mark(e, node);
 }
 
 /* Most replicas of one key the order handles with loads (more: no load). */
@@ -779,17 +831,23 @@ static void roll_period(mcrepl_engine *e, bool skipped)
 	}
 }
 
-/* The window's reads as the tick sees them: each node's closed buckets
- * as of the last roll and its current one. */
-static uint64_t tick_window_reads(const mcrepl_engine *e)
+/* Every node's reader-order base (node_snap()), and the window's reads as
+ * the tick sees them: each node's closed buckets as of the last roll and
+ * its current one; one pass, as both read the nodes' stripes. */
+static uint64_t snap_nodes(mcrepl_engine *e)
 {
 	uint32_t cur = atomic_load(&e->cur);
 	uint64_t sum = 0;
 
-	for (uint32_t i = 0; i < e->max_segs; i++)
-		if (e->nodes[i].name)
-			sum += (uint64_t)e->nodes[i].closed +
-			       node_bucket(&e->nodes[i], cur);
+	for (uint32_t i = 0; i < e->max_segs; i++) {
+		struct enode *n = &e->nodes[i];
+
+		if (!n->name)
+			continue;
+		node_snap(n);
+		if (e->on)
+			sum += (uint64_t)n->closed + node_bucket(n, cur);
+	}
 	return sum;
 }
 
@@ -807,7 +865,7 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 			mcrepl_engine_tick_result *out)
 {
 	uint64_t epoch = now_ms / e->bucket_ms;
-	uint64_t period = now_ms / e->order_period_ms;
+	uint64_t period = now_ms / e->order_period_ms, window;
 	bool rolled = false;
 
 	pthread_mutex_lock(&e->mu);
@@ -829,12 +887,10 @@ void mcrepl_engine_tick(mcrepl_engine *e, uint64_t now_ms,
 		roll_period(e, period > e->period + 1);
 		e->period = period;
 	}
-	for (uint32_t i = 0; i < e->max_segs; i++)
-		if (e->nodes[i].name)
-			node_snap(&e->nodes[i]);
+	window = snap_nodes(e);
 	if (e->on) {
 		e->view.nodes = e->n_nodes;
-		e->view.window_reads = tick_window_reads(e);
+		e->view.window_reads = window;
 		atomic_store(&e->read_threshold,
 			     mcr_threshold_trigger(&e->cfg, &e->view));
 	}
@@ -883,29 +939,6 @@ uint64_t mcrepl_engine_load(mcrepl_engine *e, mcrepl_segment_id id)
 
 /* ---- proposals ---------------------------------------------------------- */
 
-size_t mcr_eng_views(mcrepl_engine *e)
-{
-	size_t n = 0;
-
-	for (uint32_t i = 0; i < e->max_segs; i++) {
-		const struct eseg *g = &e->segs[i];
-
-		if (!g->id)
-			continue;
-		e->scratch[n++] = (mcrepl_segment_view){
-		    .id = {g->id},
-		    .client = {g->client},
-		    .host = g->host,
-		    .domain = g->domain,
-		    .capacity = g->capacity,
-		    .used = g->used + g->promised,
-		    .allocatable = g->allocatable,
-		    .read_load = seg_load_at(e, i), /* the slot of g->id */
-		};
-	}
-	return n;
-}
-
 /* d reads per window on node: now, fading by d/B at each of the next B
  * bucket boundaries. */
 static void add_projection(mcrepl_engine *e, uint64_t seg, double d)
@@ -917,6 +950,7 @@ static void add_projection(mcrepl_engine *e, uint64_t seg, double d)
 		return;
 	n = &e->nodes[node];
 	n->proj += d;
+	mcr_eng_views_mark(e, node);
 	for (uint32_t k = 1; k <= ENG_B; k++)
 		n->fade[(cur + k) % ENG_B] += d / ENG_B;
 }
@@ -1016,10 +1050,12 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 		x.heat_count = mcr_policy_rising(
 		    in->heat_count, in->heat_recent, 1, mcr_eng_span(e),
 		    MCREPL_POLICY_RISING_KEY_Z);
-	x.n_segments = mcr_eng_views(e);
+	x.n_segments = mcr_eng_views_kept(e);
 	x.segments = e->scratch;
-	if (e->room_live)
+	if (e->room_live) { /* credits write into the views */
 		mcr_eng_room_credit(e, in, x.n_segments);
+		mcr_eng_views_reset(e);
+	}
 	x.cluster = e->on ? &e->view : NULL;
 	st = mcrepl_leases_propose(e->leases, &x, res);
 	if (st == MCREPL_OK && !res->repeated) {
@@ -1027,6 +1063,7 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 		if (slot != ENG_NONE) {
 			e->segs[slot].promised += res->lease.size;
 			e->segs[slot].room_key = 0; /* the swap is used */
+			mcr_eng_views_seg(e, slot);
 		}
 		if (e->on)
 			project_auto(e, &x, in->heat_count, &res->lease);

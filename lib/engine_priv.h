@@ -63,6 +63,27 @@ struct ememo {
 	bool has_low;
 };
 
+/* The segment views proposals read (engine_views.c), kept between them:
+ * a segment's view is filled again only when its bytes changed, a node's
+ * load computed again only when its counts or projection changed, a
+ * bucket rolled, or the tick moved a load that depends on the span. */
+struct eviews {
+	bool ok;	    /* scratch holds every segment's view */
+	bool full;	    /* mcr_eng_full() at the last build */
+	size_t n;	    /* views in scratch */
+	uint64_t ms, epoch; /* last_ms and epoch at the last build */
+	uint32_t words;	    /* words of each bitmap */
+	uint32_t *idx;	    /* [max_segs] slot -> scratch index */
+	uint32_t *next;	    /* [max_segs] scratch index -> next on its node */
+	uint32_t *head;	    /* [max_segs] node -> its first scratch index */
+	uint64_t *load;	    /* [max_segs] node -> its load at the last build */
+	/* bitmaps: nodes read (lock-free) or projected since the last
+	 * build; nodes whose load may move with the tick alone; slots whose
+	 * used or allocatable changed */
+	_Atomic uint64_t *node_dirty;
+	uint64_t *span, *seg_dirty;
+};
+
 /* A segment. A free slot has id 0. */
 struct eseg {
 	uint64_t id, client;
@@ -123,6 +144,7 @@ struct mcrepl_engine {
 	uint64_t start_epoch; /* the first tick's bucket */
 	mcrepl_cluster_view view;
 	mcrepl_segment_view *scratch; /* candidate views for propose */
+	struct eviews v;
 	/* tracked dynamic replicas */
 	struct mcu_map dkeys;
 	struct dkey *head, *tail, *cursor;
@@ -151,8 +173,35 @@ uint64_t mcr_eng_node_load(const mcrepl_engine *e, uint32_t node);
 uint64_t mcr_eng_seg_load(const mcrepl_engine *e, uint64_t id);
 
 /* Every segment as a candidate target into e->scratch (used counts the
- * promised bytes, read_load as placement sees it); how many (mutex held). */
+ * promised bytes, read_load as placement sees it); how many (mutex held).
+ * The caller may write into scratch: the next build fills it anew. */
 size_t mcr_eng_views(mcrepl_engine *e);
+/* engine_views.c: the same views, for a caller that does not write into
+ * them: only what changed since the last build is filled again. */
+size_t mcr_eng_views_kept(mcrepl_engine *e);
+int mcr_eng_views_init(mcrepl_engine *e);
+void mcr_eng_views_free(mcrepl_engine *e);
+/* Segment slot's bytes changed; every view changed (mutex held). */
+void mcr_eng_views_seg(mcrepl_engine *e, uint32_t slot);
+void mcr_eng_views_reset(mcrepl_engine *e);
+/* Node i's load, and whether a later tick in the same bucket may move it
+ * with no read or projection (mutex held). */
+uint64_t mcr_eng_node_load_span(const mcrepl_engine *e, uint32_t node,
+				bool *span);
+
+/* Node i was read or projected: its load is computed again at the next
+ * build (lock-free; mutex held or not). The bit is tested before it is
+ * set, so readers write the shared word once per build, not per read. A
+ * read racing a build may show only at the node's next read or the
+ * bucket's roll, as a read racing the roll does. */
+static inline void mcr_eng_views_mark(mcrepl_engine *e, uint32_t i)
+{
+	_Atomic uint64_t *w = &e->v.node_dirty[i / 64];
+	uint64_t b = 1ull << (i % 64);
+
+	if (!(atomic_load_explicit(w, memory_order_relaxed) & b))
+		atomic_fetch_or_explicit(w, b, memory_order_release);
+}
 
 /* engine.c: add or replace segment s / drop the segment in slot (mutex
  * held; the public set and remove, unlocked). */

@@ -841,6 +841,236 @@ START_TEST(test_engine_load_asked_again_follows_reads_and_time)
 }
 END_TEST
 
+/* Placement reads the views the engine keeps between proposals: a read
+ * or a projection after one proposal shows in the next one's targets. */
+START_TEST(test_engine_propose_views_follow_reads_and_projections)
+{
+	static const unsigned busy1[4] = {9000, 1000, 100, 1900};
+	mcrepl_config c = auto_cfg();
+	mcrepl_propose_result res;
+	mcrepl_engine *e = four(&c, busy1);
+
+	ck_assert_int_eq(propose(e, "v1", 1000, NOW + 1, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 3);
+	ck_assert_uint_eq(load(e, 3), 100 + 1000);
+	ck_assert_uint_eq(load(e, 1), 9000 - 1000);
+	/* the projection: 3 now above 2 */
+	ck_assert_int_eq(propose(e, "v2", 1000, NOW + 1, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 2);
+	ck_assert_uint_eq(load(e, 2), 1000 + 1000);
+	/* reads: 3 at 2,100, over 2 at 2,000 and 4 at 1,900 */
+	reads(e, 3, 1000);
+	ck_assert_int_eq(propose(e, "v3", 1000, NOW + 1, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 4);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* A segment set, added or removed after one proposal shows in the next
+ * one's targets. */
+START_TEST(test_engine_propose_views_follow_segment_changes)
+{
+	static const unsigned busy1[4] = {9000, 1000, 100, 1900};
+	mcrepl_config c = auto_cfg();
+	mcrepl_propose_result res;
+	mcrepl_engine *e = four(&c, busy1);
+	mcrepl_engine_segment s = seg(2, "h2", "", NULL);
+
+	ck_assert_int_eq(propose(e, "w1", 1000, NOW + 1, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 3);
+	/* 2, the least loaded, full: 60 + 1 MiB over 0.85 x 64 MiB */
+	s.used = 60 * MIB;
+	ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	ck_assert_int_eq(propose(e, "w2", 1000, NOW + 1, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 3); /* 1,100 under 4's 1,900 */
+	ck_assert_uint_eq(load(e, 3), 2100);
+	/* a new segment, no reads: the least loaded */
+	set(e, 5, "h5", NULL);
+	ck_assert_int_eq(propose(e, "w3", 1000, NOW + 1, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 5);
+	/* gone again: 4 at 1,900 under 3 at 2,100 */
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_remove(e, (mcrepl_segment_id){5}), MCREPL_OK);
+	ck_assert_int_eq(propose(e, "w4", 1000, NOW + 1, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 4);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* Four 100 MiB segments `used` full, target watermark `wm` and fill line
+ * `fill`, 64 reads on segment 1, and the first tick. */
+static mcrepl_engine *full4(uint64_t used, double wm, double fill)
+{
+	static const char *hosts[4] = {"h1", "h2", "h3", "h4"};
+	mcrepl_config c = auto_cfg();
+	mcrepl_engine *e;
+
+	c.target_high_watermark = wm;
+	c.room_fill_limit = fill;
+	e = mk(&c);
+	for (unsigned i = 0; i < 4; i++) {
+		mcrepl_engine_segment s = seg(i + 1, hosts[i], "", NULL);
+
+		s.capacity = 100 * MIB;
+		s.used = used;
+		ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	}
+	reads(e, 1, 64);
+	mcrepl_engine_tick(e, NOW, NULL);
+	return e;
+}
+
+/* A proposal of key `key` on segment 1 (1 MiB, heat 64). */
+struct hot {
+	mcrepl_replica_view rep;
+	mcrepl_proposal p;
+	mcrepl_object_view o;
+	mcrepl_propose_input in;
+};
+
+static void hot(struct hot *h, const char *id, const char *key)
+{
+	h->rep = (mcrepl_replica_view){.segment = {1},
+				       .client = {1},
+				       .host = "h1",
+				       .domain = "",
+				       .readable = true,
+				       .memory = true,
+				       .can_copy = true};
+	h->p = (mcrepl_proposal){.action = MCREPL_ACTION_ADD,
+				 .proposal_id = id,
+				 .tenant = "t",
+				 .key = key,
+				 .observed_version = 7,
+				 .expected_size = MIB,
+				 .expires_at_ms = NOW + 5000};
+	h->o = (mcrepl_object_view){.exists = true,
+				    .version = 7,
+				    .size = MIB,
+				    .readable_memory_replicas = 1};
+	h->in = (mcrepl_propose_input){.proposal = &h->p,
+				       .object = &h->o,
+				       .heat_count = 64,
+				       .replicas = &h->rep,
+				       .n_replicas = 1,
+				       .now_ms = NOW};
+}
+
+/* A room credit a proposal of the key wrote into its views is not in the
+ * next proposal's, another key's. */
+START_TEST(test_engine_propose_views_drop_a_room_credit)
+{
+	mcrepl_engine *e = full4(90 * MIB, 0.85, 0.90); /* no headroom */
+	mcrepl_propose_result res;
+	mcrepl_room room;
+	struct hot h;
+
+	hot(&h, "r1", "hot");
+	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_NO_TARGET);
+	ck_assert_int_eq(mcrepl_engine_room(e, &h.in, &room), MCREPL_OK);
+	ck_assert_uint_eq(room.bytes, MIB);
+	ck_assert_int_eq(
+	    mcrepl_engine_segment_used(e, room.segment, 89 * MIB, true),
+	    MCREPL_OK);
+	/* the key's proposal, credited, refused for its heat */
+	hot(&h, "r2", "hot");
+	h.in.heat_count = 1;
+	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BELOW_THRESHOLD);
+	/* another key: no credit, no target */
+	hot(&h, "r3", "other");
+	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_NO_TARGET);
+	/* the key itself: its credit */
+	hot(&h, "r4", "hot");
+	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, room.segment.v);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* The room a caller asks for writes its guesses (every segment with
+ * room for the copy) into the views: the next proposal has none of them.
+ * Full segments, the watermark at 1: nothing fits. */
+START_TEST(test_engine_propose_views_drop_room_guesses)
+{
+	mcrepl_engine *e = full4(100 * MIB, 1.0, 1.0);
+	mcrepl_propose_result res;
+	mcrepl_room room;
+	struct hot h;
+
+	hot(&h, "g1", "hot");
+	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_NO_TARGET);
+	ck_assert_int_eq(mcrepl_engine_room(e, &h.in, &room), MCREPL_OK);
+	ck_assert_uint_eq(room.bytes, MIB);
+	hot(&h, "g2", "other");
+	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res),
+			 MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_NO_TARGET);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
+/* Three nodes a full window in: h1 busy (3,000 reads a bucket, the key's
+ * replica), h3 steady (880 a bucket), h2 rising (900 in each of the last
+ * two buckets only). */
+static mcrepl_engine *span_nodes(void)
+{
+	mcrepl_config c = auto_cfg();
+	mcrepl_engine *e = mk(&c);
+	static const char *hosts[3] = {"h1", "h2", "h3"};
+
+	for (unsigned i = 0; i < 3; i++) {
+		mcrepl_engine_segment s = seg(i + 1, hosts[i], "", NULL);
+
+		ck_assert_int_eq(mcrepl_engine_segment_set(e, &s), MCREPL_OK);
+	}
+	for (unsigned b = 0; b < MCREPL_HEAT_BUCKETS; b++) {
+		mcrepl_engine_tick(e, NOW + b * BUCKET, NULL);
+		reads(e, 1, 3000);
+		reads(e, 3, 880);
+		reads(e, 2, b >= 6 ? 900 : 0);
+	}
+	mcrepl_engine_tick(e, NOW + MCREPL_HEAT_BUCKETS * BUCKET, NULL);
+	return e;
+}
+
+/* With no read and no projection, the tick alone moves the rising views
+ * (their span grows): the next proposal's targets see it. */
+START_TEST(test_engine_propose_views_follow_the_tick)
+{
+	uint64_t now = NOW + MCREPL_HEAT_BUCKETS * BUCKET;
+	mcrepl_propose_result res;
+	mcrepl_engine *e = span_nodes();
+
+	/* span 7: h2 1,800 x 7 / 2 = 6,300, less two deviations 6,003; h3
+	 * its count, 6,160 */
+	ck_assert_uint_eq(load(e, 2), 6003);
+	ck_assert_uint_eq(load(e, 3), 6160);
+	ck_assert_int_eq(propose(e, "s1", 1000, now, &res), MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 2);
+	mcrepl_engine_destroy(e);
+	/* the same, a proposal refused at span 7, then one at span 7.5: h2
+	 * 6,431, h3 1,760 x 7.5 / 2 = 6,600 less two deviations 6,285 */
+	e = span_nodes();
+	ck_assert_int_eq(propose(e, "s0", 1, now, &res), MCREPL_EREJECTED);
+	ck_assert_int_eq(res.reason, MCREPL_REASON_BELOW_THRESHOLD);
+	mcrepl_engine_tick(e, now + BUCKET / 2, NULL);
+	ck_assert_uint_eq(load(e, 2), 6431);
+	ck_assert_uint_eq(load(e, 3), 6285);
+	ck_assert_int_eq(propose(e, "s1", 1000, now + BUCKET / 2, &res),
+			 MCREPL_OK);
+	ck_assert_uint_eq(res.lease.target.v, 3);
+	mcrepl_engine_destroy(e);
+}
+END_TEST
+
 /* ---- retirement --------------------------------------------------------- */
 
 struct probe_ctx {
@@ -1288,6 +1518,12 @@ Suite *make_engine_suite(void)
 	tcase_add_test(tc, test_engine_alloc_failure);
 	tcase_add_test(tc, test_engine_concurrent_reads);
 	tcase_add_test(tc, test_engine_load_asked_again_follows_reads_and_time);
+	tcase_add_test(tc,
+		       test_engine_propose_views_follow_reads_and_projections);
+	tcase_add_test(tc, test_engine_propose_views_follow_the_tick);
+	tcase_add_test(tc, test_engine_propose_views_follow_segment_changes);
+	tcase_add_test(tc, test_engine_propose_views_drop_a_room_credit);
+	tcase_add_test(tc, test_engine_propose_views_drop_room_guesses);
 	suite_add_tcase(s, tc);
 	return s;
 }

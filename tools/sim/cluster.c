@@ -146,6 +146,7 @@ static void set_joined(struct sim_cluster *c, uint32_t dom, bool in)
 	for (uint32_t s = 0; s < c->n_segs; s++)
 		if (c->nodes[sim_node_of(c, s)].domain == dom)
 			c->segs[s].allocatable = in;
+	c->segs_gen++;
 	c->n_active = 0;
 	for (uint32_t i = 0; i < c->n_nodes; i++)
 		if (c->segs[i * c->hosts_per_node].allocatable)
@@ -197,6 +198,7 @@ static void add_used(struct sim_cluster *c, uint32_t seg, uint64_t bytes)
 	struct sim_node *n = &c->nodes[sim_node_of(c, seg)];
 
 	c->segs[seg].used += bytes;
+	c->segs_gen++;
 	n->used += bytes;
 	if (!n->dirty) {
 		n->dirty = true;
@@ -219,6 +221,7 @@ void sim_cluster_evict(struct sim_cluster *c, uint64_t o)
 	c->objs[o].primary = SIM_NONE;
 	c->primary_bytes -= c->object_size;
 	c->segs[seg].used -= c->object_size;
+	c->segs_gen++;
 	n->used -= c->object_size;
 }
 
@@ -323,6 +326,7 @@ void sim_dyn_remove(struct sim_cluster *c, uint32_t d)
 			c->replicated_keys--;
 	}
 	c->segs[x->seg].used -= c->object_size;
+	c->segs_gen++;
 	n->used -= c->object_size;
 	c->dyn_bytes -= c->object_size;
 	x->next = c->dyn_free;

@@ -71,6 +71,8 @@ struct sim_cluster {
 	uint64_t primary_bytes, dyn_bytes; /* dyn: reserved, incl. copying */
 	uint64_t dyn_readable;		   /* readable dynamic replicas */
 	uint64_t replicated_keys;	   /* objects with one or more */
+	/* moves at every change of a segment's used or allocatable */
+	uint64_t segs_gen;
 };
 
 /* Segment capacity = node_capacity / hosts_per_node. 0 or -1 (ENOMEM). */

@@ -68,6 +68,7 @@ void sim_copy_incoming(struct sim_master *m, struct sim_copy *x, bool on)
 		t->used += x->lease.size;
 	else
 		t->used -= x->lease.size;
+	m->c->segs_gen++;
 }
 
 /* The copy is over for the master (done, failed or expired). */

@@ -88,8 +88,10 @@ void sim_engine_sync(struct sim_master *m)
 
 void sim_engine_granted(struct sim_master *m, uint32_t seg)
 {
-	if (m->eng.sent && seg < m->c->n_segs)
+	if (m->eng.sent && seg < m->c->n_segs) {
 		m->eng.sent[seg].stale = true;
+		m->eng.granted = true;
+	}
 }
 
 /* Auto: send segment s's use when it changed or a grant promised on it
@@ -111,6 +113,11 @@ void sim_engine_usage(struct sim_master *m)
 	struct sim_engine *g = &m->eng;
 	mcrepl_engine_segment v;
 
+	/* auto: no use changed and no grant since the last send, no send */
+	if (g->on && !g->granted && g->sent_gen == m->c->segs_gen)
+		return;
+	g->granted = false;
+	g->sent_gen = m->c->segs_gen;
 	for (uint32_t s = 0; s < m->c->n_segs; s++) {
 		if (!g->mounted[s])
 			continue;

@@ -59,6 +59,10 @@ struct sim_engine {
 	 * sent before a proposal (a grant's promise is cleared by the next
 	 * send: stale) */
 	struct sim_sent *sent;
+	/* the cluster's segs_gen when every use was last sent, and a grant
+	 * since (its promise is cleared by the next send) */
+	uint64_t sent_gen;
+	bool granted;
 };
 
 struct sim_master {

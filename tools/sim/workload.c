@@ -98,30 +98,58 @@ double sim_gen_trace_ms(const struct sim_opts *o, const struct trace *trace)
 	return trace->ts_ms[trace->n_req - 1] / o->speedup;
 }
 
+/* The next read's object (the key stream; flash: the flash object). */
+static uint64_t next_object(struct sim_gen *g, const struct sim_cluster *c,
+			    uint64_t now)
+{
+	if (popgen_flash(&g->pop.o, (double)now, &g->flash_seen)) {
+		g->flash_reads++;
+		return popgen_flash_object(&g->pop.o);
+	}
+	if (g->o->workload != SIM_UNIFORM)
+		return popgen_object(
+		    &g->pop,
+		    zipf_sample(&g->zipf, sim_rng_uniform, &g->keys) - 1);
+	return sim_rng_below(&g->keys, c->n_objs);
+}
+
+/* Reads drawn this far ahead of the one served: their objects are
+ * fetched into the cache meanwhile (one miss a read otherwise, 10 M
+ * objects being far larger than the cache). The key and reader streams
+ * are drawn in the same order as one read at a time. */
+#define LOOKAHEAD 8
+
+static uint64_t ahead(struct sim_gen *g, const struct sim_cluster *c,
+		      uint64_t now)
+{
+	uint64_t o = next_object(g, c, now);
+
+	__builtin_prefetch(&c->objs[o]);
+	__builtin_prefetch((const char *)&c->objs[o + 1] - 1);
+	return o;
+}
+
 static void tick_synthetic(struct sim_gen *g, struct sim_master *m,
 			   uint64_t now, uint64_t end)
 {
 	uint64_t due = (uint64_t)floor(g->o->rate * (double)end / 1000.0);
+	uint64_t ring[LOOKAHEAD], n;
+
 	if (due > g->total)
 		due = g->total;
 	popgen_advance(&g->pop, (double)now);
-	for (; g->issued < due; g->issued++) {
-		uint64_t o;
+	n = due > g->issued ? due - g->issued : 0;
+	for (uint64_t i = 0; i < n && i < LOOKAHEAD; i++)
+		ring[i] = ahead(g, m->c, now);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t o = ring[i % LOOKAHEAD];
 
-		if (popgen_flash(&g->pop.o, (double)now, &g->flash_seen)) {
-			o = popgen_flash_object(&g->pop.o);
-			g->flash_reads++;
-		} else if (g->o->workload != SIM_UNIFORM) {
-			o = popgen_object(
-			    &g->pop,
-			    zipf_sample(&g->zipf, sim_rng_uniform, &g->keys) -
-				1);
-		} else {
-			o = sim_rng_below(&g->keys, m->c->n_objs);
-		}
+		if (i + LOOKAHEAD < n)
+			ring[i % LOOKAHEAD] = ahead(g, m->c, now);
 		sim_master_read(
 		    m, o, sim_cluster_pick_reader(m->c, &g->readers), now);
 	}
+	g->issued += n;
 }
 
 /* Where a new trace block goes: the least-used segment (this project's
