@@ -379,7 +379,9 @@ bool mcr_eng_full(const mcrepl_engine *e)
 	return e->started && e->epoch >= e->start_epoch + ENG_B;
 }
 
-double mcr_eng_span(const mcrepl_engine *e)
+/* The buckets a window count covers at the latest tick: the B - 1
+ * complete ones and the open one's elapsed fraction (mutex held). */
+static double window_span(const mcrepl_engine *e)
 {
 	return (double)(ENG_B - 1) +
 	       (double)(e->last_ms % e->bucket_ms) / (double)e->bucket_ms;
@@ -403,7 +405,7 @@ static uint32_t node_rising(const mcrepl_engine *e, uint32_t i, uint32_t sum,
 			    uint32_t recent)
 {
 	struct ememo *m = &e->memo[i];
-	double span = mcr_eng_span(e);
+	double span = window_span(e);
 
 	if (m->bucket_ms == e->bucket_ms && m->ms == e->last_ms &&
 	    m->sum == sum && m->recent == recent)
@@ -430,7 +432,7 @@ static double node_low(const mcrepl_engine *e, uint32_t i, uint32_t recent)
 
 	if (!m->has_low) {
 		m->low = mcr_policy_recent_low(
-		    recent, MCREPL_POLICY_RISING_NODE_BUCKETS, mcr_eng_span(e),
+		    recent, MCREPL_POLICY_RISING_NODE_BUCKETS, window_span(e),
 		    MCREPL_POLICY_RISING_NODE_Z);
 		m->has_low = true;
 	}
@@ -446,7 +448,7 @@ static double node_low(const mcrepl_engine *e, uint32_t i, uint32_t recent)
 static double low_bound(const mcrepl_engine *e, uint32_t recent)
 {
 	double b = MCREPL_POLICY_RISING_NODE_BUCKETS;
-	double f = mcr_eng_span(e) / b, est = (double)recent * f;
+	double f = window_span(e) / b, est = (double)recent * f;
 	double hi = (double)recent * ((double)ENG_B / b) * (1 + 1e-9);
 	double off = MCREPL_POLICY_RISING_NODE_Z * sqrt(est * f) * (1 - 1e-9);
 
@@ -1048,7 +1050,7 @@ mcrepl_status mcrepl_engine_propose(mcrepl_engine *e,
 	}
 	if (e->on && mcr_eng_full(e)) /* counts are comparable */
 		x.heat_count = mcr_policy_rising(
-		    in->heat_count, in->heat_recent, 1, mcr_eng_span(e),
+		    in->heat_count, in->heat_recent, 1, window_span(e),
 		    MCREPL_POLICY_RISING_KEY_Z);
 	x.n_segments = mcr_eng_views_kept(e);
 	x.segments = e->scratch;

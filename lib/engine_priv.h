@@ -164,9 +164,6 @@ uint32_t mcr_eng_slot(const mcrepl_engine *e, uint64_t id);
 /* A full window has passed since the first tick: every count covers a
  * whole window, not the engine's start (mutex held). */
 bool mcr_eng_full(const mcrepl_engine *e);
-/* The buckets a window count covers at the latest tick: the B - 1
- * complete ones and the open one's elapsed fraction (mutex held). */
-double mcr_eng_span(const mcrepl_engine *e);
 /* A node's load as placement sees it (mutex held). */
 uint64_t mcr_eng_node_load(const mcrepl_engine *e, uint32_t node);
 /* A segment's load, auto or the host's (mutex held); 0 when unknown. */

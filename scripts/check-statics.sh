@@ -22,10 +22,7 @@ case $objdir in /*) ;; *) objdir=$(pwd)/$objdir ;; esac
 #     daemons/master/methods.h in the service's order, so the compiler
 #     checks each one's shape against protobuf-c's table, whichever file
 #     defines it;
-#   mcr_eng_full, mcr_eng_node_load, mcr_eng_span (lib/engine.c) and
-#     sim_copy_find (tools/sim/copy.c): to be made static with those
-#     files' next change, then dropped from here.
-ALLOWED='method_* mcr_eng_full mcr_eng_node_load mcr_eng_span sim_copy_find'
+ALLOWED='method_*'
 
 objs=$(find "$objdir" -name '*.o' 2>/dev/null | sort)
 [ -n "$objs" ] || { echo "check-statics: no object under $objdir (build first)"; exit 2; }

@@ -37,7 +37,7 @@ struct sim_copy *sim_copy_new(struct sim_master *m)
 	return &m->copies[i];
 }
 
-struct sim_copy *sim_copy_find(struct sim_master *m, uint64_t task)
+static struct sim_copy *copy_find(struct sim_master *m, uint64_t task)
 {
 	uint64_t slot = (task & ((1ULL << SLOT_BITS) - 1)) - 1;
 
@@ -208,7 +208,7 @@ void sim_master_events(struct sim_master *m, uint64_t now)
 	struct sim_event e;
 
 	while (sim_events_pop_due(&m->ev, now, &e)) {
-		struct sim_copy *x = sim_copy_find(m, e.task);
+		struct sim_copy *x = copy_find(m, e.task);
 
 		if (!x)
 			continue;
@@ -221,7 +221,7 @@ void sim_master_events(struct sim_master *m, uint64_t now)
 
 static void expire(struct sim_master *m, const mcrepl_lease *l)
 {
-	struct sim_copy *x = sim_copy_find(m, l->task.v);
+	struct sim_copy *x = copy_find(m, l->task.v);
 
 	if (!x || x->state == COPY_DEAD)
 		return;

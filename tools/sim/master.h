@@ -197,7 +197,6 @@ void sim_master_retrigger(struct sim_master *m, uint64_t o, uint64_t now_ms);
 
 /* Internal to the master's files. */
 struct sim_copy *sim_copy_new(struct sim_master *m);
-struct sim_copy *sim_copy_find(struct sim_master *m, uint64_t task);
 void sim_copy_release(struct sim_master *m, struct sim_copy *x);
 /* Count a granted copy in its target segment's used until it reserves
  * (as the master daemon does), so one batch does not overfill a target. */
