@@ -341,7 +341,7 @@ MCREPL_API mcrepl_status mcrepl_engine_room(mcrepl_engine *e,
  * have that room. Call it once per refused grant, within the heat window
  * that granted it (after the window turns there is nothing to give back).
  * MCREPL_OK; MCREPL_ENOENT (no grant for the key on that segment this
- * window, or already given back); MCREPL_EINVAL.
+ * window, or already given back); MCREPL_EINVAL. Since 0.6.6.
  */
 MCREPL_API mcrepl_status mcrepl_engine_room_refused(
     mcrepl_engine *e, const mcrepl_propose_input *in, const mcrepl_room *room);

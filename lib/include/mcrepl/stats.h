@@ -93,7 +93,7 @@ MCREPL_API void mcrepl_stats_domain_proposal(mcrepl_stats *s,
  * from mcrepl_stats_create), replacing dst's: a snapshot to render later,
  * taken where the caller's own figures are consistent with src (under
  * the lock its updates run under). MCREPL_EINVAL when either is NULL or
- * they are the same. Allocates nothing. */
+ * they are the same. Allocates nothing. Since 0.6.6. */
 MCREPL_API mcrepl_status mcrepl_stats_copy(mcrepl_stats *dst,
 					   const mcrepl_stats *src);
 
