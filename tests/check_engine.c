@@ -8,6 +8,7 @@
 
 #include "mcrepl/engine.h"
 #include "mcrepl/mcrepl.h"
+#include "hotkey.h"
 #include "testutil.h"
 
 #define MIB (1024ULL * 1024ULL)
@@ -920,42 +921,6 @@ static mcrepl_engine *full4(uint64_t used, double wm, double fill)
 	return e;
 }
 
-/* A proposal of key `key` on segment 1 (1 MiB, heat 64). */
-struct hot {
-	mcrepl_replica_view rep;
-	mcrepl_proposal p;
-	mcrepl_object_view o;
-	mcrepl_propose_input in;
-};
-
-static void hot(struct hot *h, const char *id, const char *key)
-{
-	h->rep = (mcrepl_replica_view){.segment = {1},
-				       .client = {1},
-				       .host = "h1",
-				       .domain = "",
-				       .readable = true,
-				       .memory = true,
-				       .can_copy = true};
-	h->p = (mcrepl_proposal){.action = MCREPL_ACTION_ADD,
-				 .proposal_id = id,
-				 .tenant = "t",
-				 .key = key,
-				 .observed_version = 7,
-				 .expected_size = MIB,
-				 .expires_at_ms = NOW + 5000};
-	h->o = (mcrepl_object_view){.exists = true,
-				    .version = 7,
-				    .size = MIB,
-				    .readable_memory_replicas = 1};
-	h->in = (mcrepl_propose_input){.proposal = &h->p,
-				       .object = &h->o,
-				       .heat_count = 64,
-				       .replicas = &h->rep,
-				       .n_replicas = 1,
-				       .now_ms = NOW};
-}
-
 /* A room credit a proposal of the key wrote into its views is not in the
  * next proposal's, another key's. */
 START_TEST(test_engine_propose_views_drop_a_room_credit)
@@ -965,7 +930,7 @@ START_TEST(test_engine_propose_views_drop_a_room_credit)
 	mcrepl_room room;
 	struct hot h;
 
-	hot(&h, "r1", "hot");
+	hot_key(&h, "r1", "hot");
 	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res),
 			 MCREPL_EREJECTED);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_NO_TARGET);
@@ -975,18 +940,18 @@ START_TEST(test_engine_propose_views_drop_a_room_credit)
 	    mcrepl_engine_segment_used(e, room.segment, 89 * MIB, true),
 	    MCREPL_OK);
 	/* the key's proposal, credited, refused for its heat */
-	hot(&h, "r2", "hot");
+	hot_key(&h, "r2", "hot");
 	h.in.heat_count = 1;
 	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res),
 			 MCREPL_EREJECTED);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_BELOW_THRESHOLD);
 	/* another key: no credit, no target */
-	hot(&h, "r3", "other");
+	hot_key(&h, "r3", "other");
 	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res),
 			 MCREPL_EREJECTED);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_NO_TARGET);
 	/* the key itself: its credit */
-	hot(&h, "r4", "hot");
+	hot_key(&h, "r4", "hot");
 	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res), MCREPL_OK);
 	ck_assert_uint_eq(res.lease.target.v, room.segment.v);
 	mcrepl_engine_destroy(e);
@@ -1003,13 +968,13 @@ START_TEST(test_engine_propose_views_drop_room_guesses)
 	mcrepl_room room;
 	struct hot h;
 
-	hot(&h, "g1", "hot");
+	hot_key(&h, "g1", "hot");
 	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res),
 			 MCREPL_EREJECTED);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_NO_TARGET);
 	ck_assert_int_eq(mcrepl_engine_room(e, &h.in, &room), MCREPL_OK);
 	ck_assert_uint_eq(room.bytes, MIB);
-	hot(&h, "g2", "other");
+	hot_key(&h, "g2", "other");
 	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res),
 			 MCREPL_EREJECTED);
 	ck_assert_int_eq(res.reason, MCREPL_REASON_NO_TARGET);

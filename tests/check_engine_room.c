@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mcrepl/mcrepl.h"
+#include "hotkey.h"
 #include "testutil.h"
 
 #define MIB (1024 * 1024ULL)
@@ -51,44 +52,6 @@ static mcrepl_engine *full_cluster(uint32_t room_permille)
 	return cluster_at(room_permille, 90 * MIB, 0.90);
 }
 
-struct hot {
-	char id[16];
-	mcrepl_proposal p;
-	mcrepl_object_view o;
-	mcrepl_replica_view r;
-	mcrepl_propose_input in;
-};
-
-/* A key on segment 1, read 64 times: hot on a 4-node cluster. */
-static void hot_key(struct hot *h, const char *id)
-{
-	memset(h, 0, sizeof(*h));
-	snprintf(h->id, sizeof(h->id), "%s", id);
-	h->p = (mcrepl_proposal){.action = MCREPL_ACTION_ADD,
-				 .proposal_id = h->id,
-				 .tenant = "t",
-				 .key = "hot",
-				 .observed_version = 7,
-				 .expected_size = MIB,
-				 .expires_at_ms = NOW + 5000};
-	h->o = (mcrepl_object_view){.exists = true,
-				    .version = 7,
-				    .size = MIB,
-				    .readable_memory_replicas = 1};
-	h->r = (mcrepl_replica_view){.segment = {1},
-				     .client = {1},
-				     .host = "h1",
-				     .readable = true,
-				     .memory = true,
-				     .can_copy = true};
-	h->in = (mcrepl_propose_input){.proposal = &h->p,
-				       .object = &h->o,
-				       .heat_count = 64,
-				       .replicas = &h->r,
-				       .n_replicas = 1,
-				       .now_ms = NOW};
-}
-
 /* Full clusters. */
 START_TEST(test_engine_room_swaps_a_cold_object_for_a_hot_copy)
 {
@@ -101,7 +64,7 @@ START_TEST(test_engine_room_swaps_a_cold_object_for_a_hot_copy)
 	for (int i = 0; i < 64; i++)
 		mcrepl_engine_read(e, (mcrepl_segment_id){1});
 	mcrepl_engine_tick(e, NOW, NULL);
-	hot_key(&h, "p1");
+	hot_key(&h, "p1", "hot");
 	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res),
 			 MCREPL_EREJECTED);
 	ck_assert_str_eq(mcrepl_reason_name(res.reason), "no_target");
@@ -130,9 +93,9 @@ START_TEST(test_engine_room_credit_is_the_keys_own)
 	mcrepl_room room;
 	struct hot h, other;
 
-	hot_key(&h, "p1");
+	hot_key(&h, "p1", "hot");
 	ck_assert_int_eq(mcrepl_engine_room(e, &h.in, &room), MCREPL_OK);
-	hot_key(&other, "p2");
+	hot_key(&other, "p2", "hot");
 	other.p.key = "other";
 	ck_assert_int_eq(mcrepl_engine_propose(e, &other.in, &res),
 			 MCREPL_EREJECTED);
@@ -153,8 +116,8 @@ START_TEST(test_engine_room_budget_per_window)
 	uint64_t w = 10000; /* the default heat window */
 
 	mcrepl_engine_tick(e, NOW, NULL);
-	hot_key(&a, "p1");
-	hot_key(&b, "p2");
+	hot_key(&a, "p1", "hot");
+	hot_key(&b, "p2", "hot");
 	b.p.key = "b";
 	ck_assert_int_eq(mcrepl_engine_room(e, &a.in, &room), MCREPL_OK);
 	ck_assert_int_eq(mcrepl_engine_room(e, &a.in, &room), MCREPL_OK);
@@ -181,8 +144,8 @@ START_TEST(test_engine_room_refused_gives_the_budget_back)
 	struct hot a, b;
 
 	mcrepl_engine_tick(e, NOW, NULL);
-	hot_key(&a, "p1");
-	hot_key(&b, "p2");
+	hot_key(&a, "p1", "hot");
+	hot_key(&b, "p2", "hot");
 	b.p.key = "b";
 	ck_assert_int_eq(mcrepl_engine_room(e, &a.in, &room), MCREPL_OK);
 	ck_assert_uint_eq(room.bytes, MIB);
@@ -224,7 +187,7 @@ START_TEST(test_engine_room_refusals)
 	mcrepl_room room;
 	struct hot h;
 
-	hot_key(&h, "p1");
+	hot_key(&h, "p1", "hot");
 	ck_assert_int_eq(mcrepl_engine_segment_used(e, (mcrepl_segment_id){3},
 						    10 * MIB, true),
 			 MCREPL_OK);
@@ -312,7 +275,7 @@ START_TEST(test_engine_room_headroom_under_the_fill_line)
 		mcrepl_engine_read(e, (mcrepl_segment_id){1});
 	mcrepl_engine_read(e, (mcrepl_segment_id){2});
 	mcrepl_engine_tick(e, NOW, NULL);
-	hot_key(&h, "p1");
+	hot_key(&h, "p1", "hot");
 	ck_assert_int_eq(mcrepl_engine_propose(e, &h.in, &res),
 			 MCREPL_EREJECTED);
 	ck_assert_str_eq(mcrepl_reason_name(res.reason), "no_target");
@@ -338,7 +301,7 @@ START_TEST(test_engine_room_no_headroom_above_the_fill_line)
 	mcrepl_room room;
 	struct hot h;
 
-	hot_key(&h, "p1");
+	hot_key(&h, "p1", "hot");
 	ck_assert_int_eq(mcrepl_engine_room(e, &h.in, &room), MCREPL_OK);
 	ck_assert_uint_eq(room.bytes, MIB);
 	mcrepl_engine_get_stats(e, &st);
@@ -399,13 +362,13 @@ START_TEST(test_engine_room_headroom_goes_to_the_peak)
 	for (int i = 0; i < 61; i++)
 		mcrepl_engine_read(e, (mcrepl_segment_id){3});
 	mcrepl_engine_tick(e, NOW, NULL);
-	hot_key(&cool, "p1");
+	hot_key(&cool, "p1", "hot");
 	cool.p.key = "cool";
 	cool.r.segment.v = cool.r.client.v = 2;
 	cool.r.host = "h2";
 	ck_assert_int_eq(mcrepl_engine_room(e, &cool.in, &room),
 			 MCREPL_ENOENT); /* 60 < 0.95 x 64 */
-	hot_key(&near, "p2");
+	hot_key(&near, "p2", "hot");
 	near.p.key = "near";
 	near.r.segment.v = near.r.client.v = 3;
 	near.r.host = "h3";
@@ -414,7 +377,7 @@ START_TEST(test_engine_room_headroom_goes_to_the_peak)
 	ck_assert_uint_eq(room.bytes, 0);
 	/* on the busiest node but too cold to lower it by the tolerance:
 	 * relief 6 / (1 + 1) = 3 reads < 0.05 x 64 */
-	hot_key(&top, "p3");
+	hot_key(&top, "p3", "hot");
 	top.in.heat_count = 6;
 	ck_assert_int_eq(mcrepl_engine_room(e, &top.in, &room), MCREPL_ENOENT);
 	top.in.heat_count = 7; /* 3 reads still: 7 / 2 rounds down */
@@ -459,7 +422,7 @@ START_TEST(test_engine_room_headroom_not_onto_a_busy_node)
 	mcrepl_room room;
 	struct hot h;
 
-	hot_key(&h, "p1");
+	hot_key(&h, "p1", "hot");
 	ck_assert_int_eq(mcrepl_engine_room(e, &h.in, &room), MCREPL_ENOENT);
 	mcrepl_engine_destroy(e);
 	e = busy_headroom(60);
