@@ -1089,7 +1089,8 @@ class Engine
 		     "spent",
 		     s.room_budget_total},
 		    {"mcrepl_policy_room_refused_none_total", "counter",
-		     "Room for a hot copy refused: no segment could take it",
+		     "Room for a hot copy refused: no segment could take it, "
+		     "or headroom would not lower the busiest node",
 		     s.room_none_total},
 		};
 		for (const auto &r : rows) {
